@@ -1,0 +1,47 @@
+/* cmd_check.c: `attnviz check LESSON...`: validate lessons, one line each. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "attn.h"
+#include "lesson.h"
+
+int cmd_check(int argc, char **argv)
+{
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        printf("usage: attnviz check LESSON...\n\n"
+               "Loads each lesson, validates it and runs its forward pass. Prints 'ok' and the\n"
+               "lesson's id per good file, one error line per bad one; exits 2 if any is bad.\n");
+        return APP_OK;
+    }
+    if (argc < 2) return app_fail(APP_USAGE, "check needs at least one lesson (usage: attnviz check LESSON...)");
+    int bad = 0;
+    for (int i = 1; i < argc; i++) {
+        char *path = app_resolve_lesson(argv[i]);
+        if (!path) {
+            bad++;
+            continue;
+        }
+        Lesson lesson;
+        LessonError lerr;
+        if (lesson_load(&lesson, path, &lerr) != 0) {
+            fprintf(stderr, "%s\n", lerr.msg);
+            bad++;
+            free(path);
+            continue;
+        }
+        char err[512];
+        AttnTrace *t = attn_trace_create(&lesson.cfg, err, sizeof err);
+        if (!t) {
+            fprintf(stderr, "%s: %s\n", path, err);
+            bad++;
+        } else {
+            printf("ok %s (%s, %d steps)\n", path, lesson.id, t->n_steps);
+        }
+        attn_trace_destroy(t);
+        lesson_free(&lesson);
+        free(path);
+    }
+    return bad ? APP_USAGE : APP_OK;
+}

@@ -1,0 +1,53 @@
+/* cmd_trace.c: `attnviz trace LESSON`, every intermediate as JSON on stdout. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "attn.h"
+#include "lesson.h"
+
+int cmd_trace(int argc, char **argv)
+{
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        printf("usage: attnviz trace LESSON\n\n"
+               "Prints every intermediate of the lesson's forward pass as JSON (format attnviz-trace/1):\n"
+               "the config, then each step with its kind, name, head, shape, data and the steps it came from.\n");
+        return APP_OK;
+    }
+    if (argc != 2) return app_fail(APP_USAGE, "trace takes one lesson (usage: attnviz trace LESSON)");
+    char *path = app_resolve_lesson(argv[1]);
+    if (!path) return APP_USAGE;
+    Lesson lesson;
+    LessonError lerr;
+    if (lesson_load(&lesson, path, &lerr) != 0) {
+        fprintf(stderr, "%s\n", lerr.msg);
+        free(path);
+        return APP_USAGE;
+    }
+    free(path);
+    char err[512];
+    AttnTrace *t = attn_trace_create(&lesson.cfg, err, sizeof err);
+    if (!t) {
+        int st = app_fail(APP_RUNTIME, "%s: %s", lesson.path, err);
+        lesson_free(&lesson);
+        return st;
+    }
+    /* Build the whole document before anything reaches stdout: a failure
+     * half-way must not leave half a JSON document behind. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    int st = APP_OK;
+    if (!mem || trace_write_json(mem, &lesson, t) != 0 || fclose(mem) != 0) {
+        st = app_fail(APP_RUNTIME, "out of memory writing the trace");
+        mem = NULL;
+    } else if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0) {
+        st = app_fail(APP_RUNTIME, "writing the trace: %s", strerror(errno));
+    }
+    free(buf);
+    attn_trace_destroy(t);
+    lesson_free(&lesson);
+    return st;
+}

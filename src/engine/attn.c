@@ -1,0 +1,519 @@
+/* attn.c: the forward pass and its trace. See attn.h for the conventions.
+ *
+ * A trace is built in two passes over the same plan: the first pass only
+ * counts steps, `from` links, row flags and floats; then one block is
+ * allocated for all of it; the second pass lays the steps out in that block.
+ * Only then is anything computed, step by step, into the recorded buffers.
+ */
+#include "attn.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn_internal.h"
+
+static const char *const kind_names[] = {
+    "input",   "weight", "bias",         "projection", "split",  "scores",          "scaled",
+    "masked",  "softmax", "weighted_sum", "concat",     "output", "additive_hidden",
+};
+_Static_assert(sizeof kind_names / sizeof kind_names[0] == ATTN_STEP_KIND_COUNT,
+               "kind_names must name every AttnStepKind");
+
+const char *attn_step_kind_name(AttnStepKind kind)
+{
+    assert(kind >= 0 && kind < ATTN_STEP_KIND_COUNT);
+    return kind_names[kind];
+}
+
+int attn_step_kind_from_name(const char *name)
+{
+    for (int i = 0; i < ATTN_STEP_KIND_COUNT; i++)
+        if (strcmp(kind_names[i], name) == 0) return i;
+    return -1;
+}
+
+const char *attn_mask_kind_name(AttnMaskKind kind)
+{
+    static const char *const names[] = {"none", "causal", "padding", "matrix"};
+    assert(kind >= 0 && kind <= ATTN_MASK_MATRIX);
+    return names[kind];
+}
+
+const char *attn_scale_kind_name(AttnScaleKind kind)
+{
+    static const char *const names[] = {"sqrt_dk", "sqrt_dmodel", "none", "value"};
+    assert(kind >= 0 && kind <= ATTN_SCALE_VALUE);
+    return names[kind];
+}
+
+void attn_config_init(AttnConfig *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->attention = ATTN_DOT;
+    cfg->heads = 1;
+    cfg->scale_kind = ATTN_SCALE_SQRT_DK;
+    cfg->mask_kind = ATTN_MASK_NONE;
+    cfg->mask_fill = -INFINITY;
+    cfg->threads = 1;
+}
+
+float attn_config_divisor(const AttnConfig *cfg)
+{
+    if (cfg->attention == ATTN_ADDITIVE) return 1.0f;
+    switch (cfg->scale_kind) {
+    case ATTN_SCALE_SQRT_DK: return sqrtf((float)cfg->d_k);
+    case ATTN_SCALE_SQRT_DMODEL: return sqrtf((float)cfg->d_model);
+    case ATTN_SCALE_NONE: return 1.0f;
+    case ATTN_SCALE_VALUE: return cfg->scale_value;
+    }
+    return 1.0f;
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* The engine's own ceiling on any one size, far above what lessons allow
+ * (lesson.h sets the user-facing limits); it keeps every product of two sizes
+ * well inside size_t and int. */
+#define ATTN_MAX_DIM (1 << 16)
+
+int attn_config_check(const AttnConfig *c, char *err, size_t errlen)
+{
+    if (c->n_q < 1 || c->n_q > ATTN_MAX_DIM) return fail(err, errlen, "n_q must be 1..%d, got %d", ATTN_MAX_DIM, c->n_q);
+    if (c->n_k < 1 || c->n_k > ATTN_MAX_DIM) return fail(err, errlen, "n_k must be 1..%d, got %d", ATTN_MAX_DIM, c->n_k);
+    if (!c->cross && c->n_k != c->n_q)
+        return fail(err, errlen, "self-attention needs n_k == n_q, got n_q=%d n_k=%d", c->n_q, c->n_k);
+    if (!c->X) return fail(err, errlen, "X is missing");
+    if (c->cross && !c->Y) return fail(err, errlen, "cross-attention needs Y");
+    if (c->mask_kind == ATTN_MASK_PADDING || c->mask_kind == ATTN_MASK_MATRIX) {
+        if (!c->mask) return fail(err, errlen, "mask '%s' needs its values", attn_mask_kind_name(c->mask_kind));
+    }
+    if (isnan(c->mask_fill) || c->mask_fill == INFINITY)
+        return fail(err, errlen, "mask fill must be a number or -inf");
+
+    if (c->attention == ATTN_ADDITIVE) {
+        if (c->d_x < 1 || c->d_x > ATTN_MAX_DIM) return fail(err, errlen, "d_x must be 1..%d, got %d", ATTN_MAX_DIM, c->d_x);
+        int dy = c->cross ? c->d_y : c->d_x;
+        if (dy < 1 || dy > ATTN_MAX_DIM) return fail(err, errlen, "d_y must be 1..%d, got %d", ATTN_MAX_DIM, dy);
+        if (c->d_a < 1 || c->d_a > ATTN_MAX_DIM) return fail(err, errlen, "d_a must be 1..%d, got %d", ATTN_MAX_DIM, c->d_a);
+        if (!c->W_a) return fail(err, errlen, "additive attention needs W_a");
+        if (!c->v_a) return fail(err, errlen, "additive attention needs v_a");
+        return 0;
+    }
+    if (c->d_model < 1 || c->d_model > ATTN_MAX_DIM) return fail(err, errlen, "d_model must be 1..%d, got %d", ATTN_MAX_DIM, c->d_model);
+    if (c->heads < 1 || c->heads > 1024) return fail(err, errlen, "heads must be 1..1024, got %d", c->heads);
+    if (c->d_k < 1 || (long)c->d_k * c->heads > ATTN_MAX_DIM)
+        return fail(err, errlen, "d_k must be ≥ 1 with heads·d_k ≤ %d, got d_k=%d", ATTN_MAX_DIM, c->d_k);
+    if (c->d_v < 1 || (long)c->d_v * c->heads > ATTN_MAX_DIM)
+        return fail(err, errlen, "d_v must be ≥ 1 with heads·d_v ≤ %d, got d_v=%d", ATTN_MAX_DIM, c->d_v);
+    if (!c->W_Q || !c->W_K || !c->W_V) return fail(err, errlen, "W_Q, W_K and W_V are required");
+    if (c->b_O && !c->W_O) return fail(err, errlen, "b_O needs W_O");
+    if (c->scale_kind == ATTN_SCALE_VALUE && !(c->scale_value > 0 && isfinite(c->scale_value)))
+        return fail(err, errlen, "scale must be a positive finite number, got %g", (double)c->scale_value);
+    return 0;
+}
+
+/* ---- planning: the two-pass builder ---------------------------------- */
+
+typedef struct Builder {
+    AttnTrace *t; /* NULL on the counting pass */
+    int n_steps;
+    size_t n_from, n_flags, n_floats;
+    int *from_cur;
+    unsigned char *flag_cur;
+    float *float_cur;
+} Builder;
+
+/* Adds one step; returns its index. from: n_from indices, -1 entries skipped. */
+static int add_step(Builder *b, AttnStepKind kind, int head, int rows, int cols, int flags,
+                    const int *from, int n_from, const char *fmt, ...)
+{
+    int real_from = 0;
+    for (int i = 0; i < n_from; i++) real_from += from[i] >= 0;
+    int idx = b->n_steps++;
+    size_t nf = (size_t)rows * (size_t)cols;
+    if (b->t) {
+        AttnStep *s = &b->t->steps[idx];
+        s->kind = kind;
+        s->head = head;
+        s->rows = rows;
+        s->cols = cols;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(s->name, sizeof s->name, fmt, ap);
+        va_end(ap);
+        s->data = b->float_cur;
+        b->float_cur += nf;
+        s->n_from = real_from;
+        s->from = b->from_cur;
+        for (int i = 0; i < n_from; i++)
+            if (from[i] >= 0) *b->from_cur++ = from[i];
+        s->row_flags = NULL;
+        if (flags) {
+            s->row_flags = b->flag_cur;
+            memset(s->row_flags, 0, (size_t)rows);
+            b->flag_cur += rows;
+        }
+    }
+    b->n_from += (size_t)real_from;
+    b->n_flags += flags ? (size_t)rows : 0;
+    b->n_floats += nf;
+    return idx;
+}
+
+/* Indices of the planned steps, -1 where a step is absent. */
+struct Plan {
+    int X, Y, W_Q, b_Q, W_K, b_K, W_V, b_V, W_O, b_O, Q, K, V, concat, output;
+    int W_a, b_a, v_a, hidden;
+    HeadPlan *head;   /* (heads) */
+    int *concat_from; /* (heads) scratch for concat's links */
+};
+typedef struct Plan Plan;
+
+static void plan_dot(Builder *b, const AttnConfig *c, Plan *p)
+{
+    int H = c->heads, dm = c->d_model, nq = c->n_q, nk = c->n_k;
+    int has_mask = c->mask_kind != ATTN_MASK_NONE;
+    p->X = add_step(b, ATTN_STEP_INPUT, 0, nq, dm, 0, NULL, 0, "X");
+    p->Y = c->cross ? add_step(b, ATTN_STEP_INPUT, 0, nk, dm, 0, NULL, 0, "Y") : -1;
+    int src = c->cross ? p->Y : p->X;
+    p->W_Q = add_step(b, ATTN_STEP_WEIGHT, 0, dm, H * c->d_k, 0, NULL, 0, "W_Q");
+    p->b_Q = c->b_Q ? add_step(b, ATTN_STEP_BIAS, 0, 1, H * c->d_k, 0, NULL, 0, "b_Q") : -1;
+    p->W_K = add_step(b, ATTN_STEP_WEIGHT, 0, dm, H * c->d_k, 0, NULL, 0, "W_K");
+    p->b_K = c->b_K ? add_step(b, ATTN_STEP_BIAS, 0, 1, H * c->d_k, 0, NULL, 0, "b_K") : -1;
+    p->W_V = add_step(b, ATTN_STEP_WEIGHT, 0, dm, H * c->d_v, 0, NULL, 0, "W_V");
+    p->b_V = c->b_V ? add_step(b, ATTN_STEP_BIAS, 0, 1, H * c->d_v, 0, NULL, 0, "b_V") : -1;
+    p->W_O = c->W_O ? add_step(b, ATTN_STEP_WEIGHT, 0, H * c->d_v, dm, 0, NULL, 0, "W_O") : -1;
+    p->b_O = c->b_O ? add_step(b, ATTN_STEP_BIAS, 0, 1, dm, 0, NULL, 0, "b_O") : -1;
+
+    p->Q = add_step(b, ATTN_STEP_PROJECTION, 0, nq, H * c->d_k, 0, (int[]){p->X, p->W_Q, p->b_Q}, 3, "Q");
+    p->K = add_step(b, ATTN_STEP_PROJECTION, 0, nk, H * c->d_k, 0, (int[]){src, p->W_K, p->b_K}, 3, "K");
+    p->V = add_step(b, ATTN_STEP_PROJECTION, 0, nk, H * c->d_v, 0, (int[]){src, p->W_V, p->b_V}, 3, "V");
+
+    for (int h = 0; h < H; h++) {
+        HeadPlan *hp = &p->head[h];
+        int n = h + 1;
+        hp->Q = add_step(b, ATTN_STEP_SPLIT, n, nq, c->d_k, 0, &p->Q, 1, "Q_%d", n);
+        hp->K = add_step(b, ATTN_STEP_SPLIT, n, nk, c->d_k, 0, &p->K, 1, "K_%d", n);
+        hp->V = add_step(b, ATTN_STEP_SPLIT, n, nk, c->d_v, 0, &p->V, 1, "V_%d", n);
+        hp->scores = add_step(b, ATTN_STEP_SCORES, n, nq, nk, 0, (int[]){hp->Q, hp->K}, 2, "scores_%d", n);
+        hp->scaled = add_step(b, ATTN_STEP_SCALED, n, nq, nk, 0, &hp->scores, 1, "scaled_%d", n);
+        hp->masked = has_mask ? add_step(b, ATTN_STEP_MASKED, n, nq, nk, 1, &hp->scaled, 1, "masked_%d", n) : -1;
+        int pre = has_mask ? hp->masked : hp->scaled;
+        hp->weights = add_step(b, ATTN_STEP_SOFTMAX, n, nq, nk, 1, &pre, 1, "weights_%d", n);
+        hp->out = add_step(b, ATTN_STEP_WEIGHTED_SUM, n, nq, c->d_v, 1, (int[]){hp->weights, hp->V}, 2, "head_%d", n);
+    }
+    /* concat depends on every head's output */
+    for (int h = 0; h < H; h++) p->concat_from[h] = p->head[h].out;
+    p->concat = add_step(b, ATTN_STEP_CONCAT, 0, nq, H * c->d_v, 0, p->concat_from, H, "concat");
+    p->output = c->W_O ? add_step(b, ATTN_STEP_OUTPUT, 0, nq, dm, 0, (int[]){p->concat, p->W_O, p->b_O}, 3, "output") : -1;
+}
+
+static void plan_additive(Builder *b, const AttnConfig *c, Plan *p)
+{
+    int nq = c->n_q, nk = c->n_k, dx = c->d_x, dy = c->cross ? c->d_y : c->d_x, da = c->d_a;
+    int has_mask = c->mask_kind != ATTN_MASK_NONE;
+    HeadPlan *hp = &p->head[0];
+    p->X = add_step(b, ATTN_STEP_INPUT, 0, nq, dx, 0, NULL, 0, "X");
+    p->Y = c->cross ? add_step(b, ATTN_STEP_INPUT, 0, nk, dy, 0, NULL, 0, "Y") : -1;
+    int src = c->cross ? p->Y : p->X;
+    p->W_a = add_step(b, ATTN_STEP_WEIGHT, 0, dx + dy, da, 0, NULL, 0, "W_a");
+    p->b_a = c->b_a ? add_step(b, ATTN_STEP_BIAS, 0, 1, da, 0, NULL, 0, "b_a") : -1;
+    p->v_a = add_step(b, ATTN_STEP_WEIGHT, 0, da, 1, 0, NULL, 0, "v_a");
+    p->hidden = add_step(b, ATTN_STEP_ADDITIVE_HIDDEN, 0, nq * nk, da, 0, (int[]){p->X, src, p->W_a, p->b_a}, 4, "hidden");
+    hp->scores = add_step(b, ATTN_STEP_SCORES, 0, nq, nk, 0, (int[]){p->hidden, p->v_a}, 2, "scores");
+    hp->scaled = -1;
+    hp->masked = has_mask ? add_step(b, ATTN_STEP_MASKED, 0, nq, nk, 1, &hp->scores, 1, "masked") : -1;
+    int pre = has_mask ? hp->masked : hp->scores;
+    hp->weights = add_step(b, ATTN_STEP_SOFTMAX, 0, nq, nk, 1, &pre, 1, "weights");
+    hp->out = add_step(b, ATTN_STEP_WEIGHTED_SUM, 0, nq, dy, 1, (int[]){hp->weights, src}, 2, "context");
+}
+
+static void plan(Builder *b, const AttnConfig *c, Plan *p)
+{
+    if (c->attention == ATTN_ADDITIVE)
+        plan_additive(b, c, p);
+    else
+        plan_dot(b, c, p);
+}
+
+/* ---- computing ---------------------------------------------------------- */
+
+static void copy_in(AttnTrace *t, int idx, const float *src)
+{
+    if (idx < 0) return;
+    AttnStep *s = &t->steps[idx];
+    memcpy(s->data, src, sizeof(float) * (size_t)s->rows * (size_t)s->cols);
+}
+
+static float *data_of(AttnTrace *t, int idx) { return idx >= 0 ? t->steps[idx].data : NULL; }
+
+/* Is query i allowed to attend key j? */
+static int allowed(const AttnConfig *c, const unsigned char *mask, int i, int j)
+{
+    switch (c->mask_kind) {
+    case ATTN_MASK_NONE: return 1;
+    case ATTN_MASK_CAUSAL: return j <= i;
+    case ATTN_MASK_PADDING: return mask[j] != 0;
+    case ATTN_MASK_MATRIX: return mask[(size_t)i * (size_t)c->n_k + (size_t)j] != 0;
+    }
+    return 1;
+}
+
+/* masked(i,j) = allowed ? in(i,j) : fill. Rows with no allowed key at all are
+ * flagged, whatever the fill. */
+void attn__apply_mask(const AttnConfig *c, const unsigned char *mask, float *out, unsigned char *flags,
+                      const float *in)
+{
+    for (int i = 0; i < c->n_q; i++) {
+        int any = 0;
+        for (int j = 0; j < c->n_k; j++) {
+            size_t at = (size_t)i * (size_t)c->n_k + (size_t)j;
+            int ok = allowed(c, mask, i, j);
+            out[at] = ok ? in[at] : c->mask_fill;
+            any |= ok;
+        }
+        if (!any && flags) flags[i] |= ATTN_ROW_ALL_BLOCKED;
+    }
+}
+
+/* One head of dot attention: split, scores, scale, mask, softmax, weighted sum.
+ * Reads the projections Q, K, V; writes only this head's steps, so heads may
+ * run on different threads. */
+void attn__compute_head(AttnTrace *t, const Plan *p, const unsigned char *mask, int h)
+{
+    const AttnConfig *c = &t->cfg;
+    const HeadPlan *hp = &p->head[h];
+    int nq = c->n_q, nk = c->n_k, dk = c->d_k, dv = c->d_v, H = c->heads;
+    const float *Q = data_of(t, p->Q), *K = data_of(t, p->K), *V = data_of(t, p->V);
+    float *Qh = data_of(t, hp->Q), *Kh = data_of(t, hp->K), *Vh = data_of(t, hp->V);
+
+    /* 1. split: head h takes columns [h·d_k, (h+1)·d_k) of Q and K, [h·d_v, (h+1)·d_v) of V */
+    for (int i = 0; i < nq; i++)
+        memcpy(Qh + (size_t)i * dk, Q + (size_t)i * H * dk + (size_t)h * dk, sizeof(float) * (size_t)dk);
+    for (int j = 0; j < nk; j++) {
+        memcpy(Kh + (size_t)j * dk, K + (size_t)j * H * dk + (size_t)h * dk, sizeof(float) * (size_t)dk);
+        memcpy(Vh + (size_t)j * dv, V + (size_t)j * H * dv + (size_t)h * dv, sizeof(float) * (size_t)dv);
+    }
+    /* 2. scores = Q_h · K_hᵀ  (n_q, n_k) */
+    float *S = data_of(t, hp->scores);
+    attn_matmul_nt(S, Qh, Kh, nq, dk, nk);
+    /* 3. scaled = scores / divisor */
+    float *A = data_of(t, hp->scaled);
+    size_t nn = (size_t)nq * (size_t)nk;
+    for (size_t i = 0; i < nn; i++) A[i] = S[i] / t->divisor;
+    /* 4. masked: blocked cells become the fill */
+    const float *pre = A;
+    if (hp->masked >= 0) {
+        AttnStep *m = &t->steps[hp->masked];
+        attn__apply_mask(c, mask, m->data, m->row_flags, A);
+        pre = m->data;
+    }
+    /* 5. softmax along each row; 6. weighted sum of the values */
+    AttnStep *w = &t->steps[hp->weights];
+    attn_softmax_rows(w->data, w->row_flags, pre, nq, nk);
+    if (hp->masked >= 0) /* a row flagged by the mask stays flagged even under a finite fill */
+        for (int i = 0; i < nq; i++) w->row_flags[i] |= t->steps[hp->masked].row_flags[i];
+    AttnStep *o = &t->steps[hp->out];
+    attn_matmul(o->data, w->data, Vh, NULL, nq, nk, dv);
+    memcpy(o->row_flags, w->row_flags, (size_t)nq);
+}
+
+static void compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p)
+{
+    int H = c->heads, nq = c->n_q, nk = c->n_k, dm = c->d_model, dk = c->d_k, dv = c->d_v;
+    copy_in(t, p->X, c->X);
+    copy_in(t, p->Y, c->Y);
+    copy_in(t, p->W_Q, c->W_Q);
+    copy_in(t, p->b_Q, c->b_Q);
+    copy_in(t, p->W_K, c->W_K);
+    copy_in(t, p->b_K, c->b_K);
+    copy_in(t, p->W_V, c->W_V);
+    copy_in(t, p->b_V, c->b_V);
+    copy_in(t, p->W_O, c->W_O);
+    copy_in(t, p->b_O, c->b_O);
+    const float *src = c->cross ? data_of(t, p->Y) : data_of(t, p->X);
+
+    /* projections, bias included: Q (n_q, H·d_k), K (n_k, H·d_k), V (n_k, H·d_v) */
+    attn_matmul(data_of(t, p->Q), data_of(t, p->X), data_of(t, p->W_Q), data_of(t, p->b_Q), nq, dm, H * dk);
+    attn_matmul(data_of(t, p->K), src, data_of(t, p->W_K), data_of(t, p->b_K), nk, dm, H * dk);
+    attn_matmul(data_of(t, p->V), src, data_of(t, p->W_V), data_of(t, p->b_V), nk, dm, H * dv);
+
+    attn__run_heads(t, p, c->mask, H, c->threads);
+
+    /* concat: head h's output goes to columns [h·d_v, (h+1)·d_v) */
+    float *cat = data_of(t, p->concat);
+    for (int h = 0; h < H; h++) {
+        const float *o = data_of(t, p->head[h].out);
+        for (int i = 0; i < nq; i++)
+            memcpy(cat + (size_t)i * H * dv + (size_t)h * dv, o + (size_t)i * dv, sizeof(float) * (size_t)dv);
+    }
+    if (p->output >= 0)
+        attn_matmul(data_of(t, p->output), cat, data_of(t, p->W_O), data_of(t, p->b_O), nq, H * dv, dm);
+}
+
+static void compute_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)
+{
+    int nq = c->n_q, nk = c->n_k, dx = c->d_x, dy = c->cross ? c->d_y : c->d_x, da = c->d_a;
+    const HeadPlan *hp = &p->head[0];
+    copy_in(t, p->X, c->X);
+    copy_in(t, p->Y, c->Y);
+    copy_in(t, p->W_a, c->W_a);
+    copy_in(t, p->b_a, c->b_a);
+    copy_in(t, p->v_a, c->v_a);
+    const float *X = data_of(t, p->X), *Y = c->cross ? data_of(t, p->Y) : X;
+    const float *Wa = data_of(t, p->W_a), *ba = data_of(t, p->b_a), *va = data_of(t, p->v_a);
+
+    /* 1. hidden[(i·n_k + j), :] = tanh([x_i ; y_j] · W_a + b_a). The product
+     *    splits as x_i · W_a[0:d_x] + y_j · W_a[d_x:], so each half is
+     *    computed once per token and the pairs only add. */
+    float *xa = malloc(sizeof(float) * (size_t)nq * da); /* (n_q, d_a) */
+    float *ya = malloc(sizeof(float) * (size_t)nk * da); /* (n_k, d_a) */
+    float *H = data_of(t, p->hidden);
+    if (xa && ya) {
+        attn_matmul(xa, X, Wa, ba, nq, dx, da);
+        attn_matmul(ya, Y, Wa + (size_t)dx * da, NULL, nk, dy, da);
+        for (int i = 0; i < nq; i++)
+            for (int j = 0; j < nk; j++) {
+                float *hrow = H + ((size_t)i * nk + j) * da;
+                for (int a = 0; a < da; a++) hrow[a] = tanhf(xa[(size_t)i * da + a] + ya[(size_t)j * da + a]);
+            }
+    } else { /* no scratch: the plain definition, one pair at a time */
+        for (int i = 0; i < nq; i++)
+            for (int j = 0; j < nk; j++) {
+                float *hrow = H + ((size_t)i * nk + j) * da;
+                for (int a = 0; a < da; a++) {
+                    double s = ba ? ba[a] : 0.0;
+                    for (int q = 0; q < dx; q++) s += (double)X[(size_t)i * dx + q] * Wa[(size_t)q * da + a];
+                    for (int q = 0; q < dy; q++) s += (double)Y[(size_t)j * dy + q] * Wa[(size_t)(dx + q) * da + a];
+                    hrow[a] = tanhf((float)s);
+                }
+            }
+    }
+    free(xa);
+    free(ya);
+    /* 2. scores(i, j) = hidden[(i·n_k + j), :] · v_a */
+    float *S = data_of(t, hp->scores);
+    attn_matmul(S, H, va, NULL, nq * nk, da, 1);
+    /* 3. mask, softmax over j, context = weights · Y */
+    const float *pre = S;
+    if (hp->masked >= 0) {
+        AttnStep *m = &t->steps[hp->masked];
+        attn__apply_mask(c, c->mask, m->data, m->row_flags, S);
+        pre = m->data;
+    }
+    AttnStep *w = &t->steps[hp->weights];
+    attn_softmax_rows(w->data, w->row_flags, pre, nq, nk);
+    if (hp->masked >= 0)
+        for (int i = 0; i < nq; i++) w->row_flags[i] |= t->steps[hp->masked].row_flags[i];
+    AttnStep *o = &t->steps[hp->out];
+    attn_matmul(o->data, w->data, Y, NULL, nq, nk, dy);
+    memcpy(o->row_flags, w->row_flags, (size_t)nq);
+}
+
+#define ALIGN_UP(x, a) (((x) + ((a)-1)) & ~(size_t)((a)-1))
+
+AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
+{
+    if (attn_config_check(cfg, err, errlen) != 0) return NULL;
+    int heads = cfg->attention == ATTN_ADDITIVE ? 1 : cfg->heads;
+    Plan p;
+    memset(&p, 0, sizeof p);
+    p.head = calloc((size_t)heads, sizeof *p.head);
+    p.concat_from = calloc((size_t)heads, sizeof *p.concat_from);
+    if (!p.head || !p.concat_from) {
+        free(p.head);
+        free(p.concat_from);
+        fail(err, errlen, "out of memory planning %d heads", heads);
+        return NULL;
+    }
+
+    /* pass 1: count */
+    Builder b = {0};
+    plan(&b, cfg, &p);
+
+    /* one block: [AttnTrace][steps][from][flags][pad][floats] */
+    size_t off_steps = ALIGN_UP(sizeof(AttnTrace), 64);
+    size_t off_from = off_steps + sizeof(AttnStep) * (size_t)b.n_steps;
+    size_t off_flags = off_from + sizeof(int) * b.n_from;
+    size_t off_floats = ALIGN_UP(off_flags + b.n_flags, 64);
+    if (b.n_floats > (SIZE_MAX - off_floats) / sizeof(float)) {
+        free(p.head);
+        free(p.concat_from);
+        fail(err, errlen, "the trace would need more memory than can be addressed");
+        return NULL;
+    }
+    size_t total = off_floats + sizeof(float) * b.n_floats;
+    unsigned char *block = aligned_alloc(64, ALIGN_UP(total, 64));
+    if (!block) {
+        free(p.head);
+        free(p.concat_from);
+        fail(err, errlen, "out of memory: the trace needs %zu bytes", total);
+        return NULL;
+    }
+    memset(block, 0, off_floats);
+    AttnTrace *t = (AttnTrace *)block;
+    t->cfg = *cfg;
+    t->divisor = attn_config_divisor(cfg);
+    t->n_steps = b.n_steps;
+    t->steps = (AttnStep *)(block + off_steps);
+    t->data_bytes = sizeof(float) * b.n_floats;
+    t->alloc_bytes = ALIGN_UP(total, 64);
+
+    /* pass 2: lay out */
+    Builder fill = {.t = t,
+                    .from_cur = (int *)(block + off_from),
+                    .flag_cur = block + off_flags,
+                    .float_cur = (float *)(block + off_floats)};
+    plan(&fill, cfg, &p);
+    assert(fill.n_steps == b.n_steps && fill.n_floats == b.n_floats);
+
+    if (cfg->attention == ATTN_ADDITIVE)
+        compute_additive(t, cfg, &p);
+    else
+        compute_dot(t, cfg, &p);
+
+    /* The trace keeps no borrowed pointer: what it recorded is in its steps. */
+    t->cfg.X = t->cfg.Y = t->cfg.W_Q = t->cfg.W_K = t->cfg.W_V = t->cfg.W_O = NULL;
+    t->cfg.b_Q = t->cfg.b_K = t->cfg.b_V = t->cfg.b_O = NULL;
+    t->cfg.W_a = t->cfg.b_a = t->cfg.v_a = NULL;
+    t->cfg.mask = NULL;
+    free(p.head);
+    free(p.concat_from);
+    return t;
+}
+
+void attn_trace_destroy(AttnTrace *trace) { free(trace); }
+
+const AttnStep *attn_trace_find(const AttnTrace *t, AttnStepKind kind, int head)
+{
+    for (int i = 0; i < t->n_steps; i++)
+        if (t->steps[i].kind == kind && t->steps[i].head == head) return &t->steps[i];
+    return NULL;
+}
+
+const AttnStep *attn_trace_find_name(const AttnTrace *t, const char *name)
+{
+    for (int i = 0; i < t->n_steps; i++)
+        if (strcmp(t->steps[i].name, name) == 0) return &t->steps[i];
+    return NULL;
+}
+
+int attn_trace_index(const AttnTrace *t, const AttnStep *s)
+{
+    assert(s >= t->steps && s < t->steps + t->n_steps);
+    return (int)(s - t->steps);
+}

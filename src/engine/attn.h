@@ -1,0 +1,187 @@
+/* attn.h: the attnviz reference attention engine.
+ *
+ * Computes scaled dot-product attention, multi-head attention (self and
+ * cross), masks and additive (Bahdanau) attention in float32, and records
+ * every intermediate as a step of an AttnTrace, so that a lesson can show
+ * where each number comes from. No SDL, no file I/O, no JSON: libc and libm.
+ *
+ * Usage:
+ *
+ *     float X[2 * 3] = {1, 2, 3, 4, 5, 6};          // (n_q, d_model), row-major
+ *     float WQ[3 * 2] = ..., WK[3 * 2] = ..., WV[3 * 2] = ...;
+ *     AttnConfig cfg;
+ *     attn_config_init(&cfg);                        // defaults: dot, 1 head, sqrt_dk
+ *     cfg.n_q = cfg.n_k = 2; cfg.d_model = 3; cfg.heads = 1; cfg.d_k = cfg.d_v = 2;
+ *     cfg.X = X; cfg.W_Q = WQ; cfg.W_K = WK; cfg.W_V = WV; // W_O NULL: output = concat
+ *     char err[256];
+ *     AttnTrace *t = attn_trace_create(&cfg, err, sizeof err);
+ *     if (!t) { fprintf(stderr, "%s\n", err); return -1; }
+ *     const AttnStep *w = attn_trace_find(t, ATTN_STEP_SOFTMAX, 1); // head 1 weights
+ *     ...
+ *     attn_trace_destroy(t);
+ *
+ * Conventions (the seeds'): row vectors, Q = X · W_Q with W_Q of shape
+ * d_model × heads·d_k; head h (1-based) uses columns [(h-1)·d_k, h·d_k) of Q
+ * and K and [(h-1)·d_v, h·d_v) of V, exactly as split_heads does; softmax runs
+ * along each row (one row per query). Every matrix is row-major float32.
+ *
+ * Masks use the seeds' convention 1 = may attend, 0 = blocked. A blocked
+ * score is replaced by cfg.mask_fill (default -INFINITY) in the `masked`
+ * step. With -INFINITY a blocked cell gets weight exactly 0 and a row whose
+ * keys are all blocked gets all-zero weights and a zero output (never NaN);
+ * such rows are flagged in AttnStep.row_flags. With a finite fill (the seeds'
+ * -1e9 or -1e20) the softmax is computed as PyTorch would compute it.
+ *
+ * Ownership: attn_trace_create copies nothing it does not need to: the
+ * config's matrices are borrowed for the duration of the call only; the trace
+ * holds its own copies of everything it records, in one allocation, and is
+ * released by attn_trace_destroy (NULL is fine).
+ */
+#ifndef ATTN_H
+#define ATTN_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ATTN_MAX_NAME 32
+
+/* What a step of the trace is. The order is the order of a forward pass. */
+typedef enum AttnStepKind {
+    ATTN_STEP_INPUT,           /* X, Y */
+    ATTN_STEP_WEIGHT,          /* W_Q, W_K, W_V, W_O, W_a, v_a */
+    ATTN_STEP_BIAS,            /* b_Q, b_K, b_V, b_O, b_a (each 1 × width) */
+    ATTN_STEP_PROJECTION,      /* Q = X·W_Q + b_Q, K, V */
+    ATTN_STEP_SPLIT,           /* Q_h, K_h, V_h: a head's columns */
+    ATTN_STEP_SCORES,          /* Q_h · K_hᵀ (dot) or tanh(...)·v_a (additive) */
+    ATTN_STEP_SCALED,          /* scores / divisor */
+    ATTN_STEP_MASKED,          /* blocked cells replaced by the fill */
+    ATTN_STEP_SOFTMAX,         /* attention weights, rows sum to 1 */
+    ATTN_STEP_WEIGHTED_SUM,    /* weights · V_h (a head's output), or context */
+    ATTN_STEP_CONCAT,          /* [head_1 | ... | head_h] */
+    ATTN_STEP_OUTPUT,          /* concat · W_O + b_O */
+    ATTN_STEP_ADDITIVE_HIDDEN, /* tanh([x_i ; y_j] · W_a + b_a), (n_q·n_k) × d_a */
+    ATTN_STEP_KIND_COUNT
+} AttnStepKind;
+
+/* "input", "weight", ... as the trace format spells them. */
+const char *attn_step_kind_name(AttnStepKind kind);
+/* The kind for a name, or -1. */
+int attn_step_kind_from_name(const char *name);
+
+typedef enum AttnKind { ATTN_DOT, ATTN_ADDITIVE } AttnKind;
+
+typedef enum AttnMaskKind {
+    ATTN_MASK_NONE,
+    ATTN_MASK_CAUSAL,  /* query i may attend key j iff j <= i */
+    ATTN_MASK_PADDING, /* cfg.mask has n_k entries, one per key */
+    ATTN_MASK_MATRIX   /* cfg.mask has n_q × n_k entries */
+} AttnMaskKind;
+const char *attn_mask_kind_name(AttnMaskKind kind); /* "none", "causal", ... */
+
+typedef enum AttnScaleKind {
+    ATTN_SCALE_SQRT_DK,     /* divide by √d_k (the default, the paper's) */
+    ATTN_SCALE_SQRT_DMODEL, /* divide by √d_model (seed 003's pitfall) */
+    ATTN_SCALE_NONE,        /* divide by 1 */
+    ATTN_SCALE_VALUE        /* divide by cfg.scale_value (> 0) */
+} AttnScaleKind;
+const char *attn_scale_kind_name(AttnScaleKind kind); /* "sqrt_dk", ... */
+
+/* Everything one forward pass needs. Pointers are borrowed, row-major. */
+typedef struct AttnConfig {
+    AttnKind attention;
+    int cross;        /* 1: K and V come from Y (n_k rows), 0: from X */
+    int n_q, n_k;     /* query and key counts (n_k == n_q when !cross) */
+    int d_model;      /* width of X and Y for dot attention */
+    int heads;        /* ≥ 1 */
+    int d_k, d_v;     /* per-head widths */
+    AttnScaleKind scale_kind;
+    float scale_value; /* the divisor when scale_kind == ATTN_SCALE_VALUE */
+    AttnMaskKind mask_kind;
+    const unsigned char *mask; /* (n_k) for PADDING, (n_q, n_k) for MATRIX: 1 attend, 0 blocked */
+    float mask_fill;           /* what a blocked score becomes; default -INFINITY */
+
+    const float *X;   /* (n_q, d_model), or (n_q, d_x) for additive */
+    const float *Y;   /* (n_k, d_model), or (n_k, d_y); NULL unless cross */
+    const float *W_Q; /* (d_model, heads·d_k) */
+    const float *W_K; /* (d_model, heads·d_k) */
+    const float *W_V; /* (d_model, heads·d_v) */
+    const float *W_O; /* (heads·d_v, d_model), NULL: no output projection */
+    const float *b_Q; /* (heads·d_k) or NULL */
+    const float *b_K; /* (heads·d_k) or NULL */
+    const float *b_V; /* (heads·d_v) or NULL */
+    const float *b_O; /* (d_model) or NULL; only with W_O */
+
+    /* additive attention */
+    int d_x, d_y, d_a;
+    const float *W_a; /* (d_x + d_y, d_a) */
+    const float *b_a; /* (d_a) or NULL */
+    const float *v_a; /* (d_a) */
+
+    int threads;      /* worker threads over heads; ≤ 1 computes on the caller's thread */
+} AttnConfig;
+
+/* Fills the defaults: dot, self, one head, sqrt_dk, no mask, fill -INFINITY. */
+void attn_config_init(AttnConfig *cfg);
+/* Checks sizes and pointers. Returns 0, or -1 with a message in err. */
+int attn_config_check(const AttnConfig *cfg, char *err, size_t errlen);
+/* The divisor the `scaled` step uses, for this config. */
+float attn_config_divisor(const AttnConfig *cfg);
+
+/* Row flags of masked, softmax and weighted_sum steps. */
+enum { ATTN_ROW_ALL_BLOCKED = 1 };
+
+typedef struct AttnStep {
+    AttnStepKind kind;
+    char name[ATTN_MAX_NAME]; /* "X", "W_Q", "Q", "Q_2", "scores_2", "weights_2", "head_2", "concat", "output" */
+    int head;                 /* 1-based head, 0 when the step is not per-head */
+    int rows, cols;
+    float *data;              /* (rows, cols), owned by the trace */
+    int n_from;
+    const int *from;          /* indices of the steps this one was computed from */
+    unsigned char *row_flags; /* (rows) ATTN_ROW_* bits, or NULL when the step has none */
+} AttnStep;
+
+typedef struct AttnTrace {
+    AttnConfig cfg; /* a copy, with every borrowed pointer set to NULL */
+    float divisor;  /* what `scaled` divides by */
+    int n_steps;
+    AttnStep *steps; /* (n_steps) */
+    size_t data_bytes;  /* bytes of all step data: the intermediates themselves */
+    size_t alloc_bytes; /* bytes of the single allocation that holds the trace */
+} AttnTrace;
+
+/* Runs the forward pass and records it. Returns NULL with a message in err
+ * when the config is invalid or memory runs out. */
+AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen);
+void attn_trace_destroy(AttnTrace *trace);
+
+/* The first step of that kind and head (0: not per-head), or NULL. */
+const AttnStep *attn_trace_find(const AttnTrace *trace, AttnStepKind kind, int head);
+/* The step with that name, or NULL. */
+const AttnStep *attn_trace_find_name(const AttnTrace *trace, const char *name);
+/* Index of a step in trace->steps. */
+int attn_trace_index(const AttnTrace *trace, const AttnStep *step);
+
+/* ---- the plain kernels, exposed for tests and for the view's explanations ---- */
+
+/* C(m,n) = A(m,k) · B(k,n) [+ bias(n)], accumulated in double: the reference. */
+void attn_matmul_naive(float *C, const float *A, const float *B, const float *bias,
+                       int m, int k, int n);
+/* C(m,n) = A(m,k) · B(n,k)ᵀ, accumulated in double: the reference. */
+void attn_matmul_nt_naive(float *C, const float *A, const float *B, int m, int k, int n);
+/* The same products, cache-blocked and vectorisable; tested against the naive ones. */
+void attn_matmul(float *C, const float *A, const float *B, const float *bias,
+                 int m, int k, int n);
+void attn_matmul_nt(float *C, const float *A, const float *B, int m, int k, int n);
+/* Row-wise softmax of x (rows, cols) into y, max subtracted first. A row that
+ * is all -INFINITY becomes all zero and gets ATTN_ROW_ALL_BLOCKED in flags
+ * (flags may be NULL). */
+void attn_softmax_rows(float *y, unsigned char *flags, const float *x, int rows, int cols);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

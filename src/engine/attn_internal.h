@@ -1,0 +1,23 @@
+/* attn_internal.h: what the engine's own files share. Not installed, not
+ * included outside src/engine. */
+#ifndef ATTN_INTERNAL_H
+#define ATTN_INTERNAL_H
+
+#include "attn.h"
+
+/* Indices of one head's steps in the trace, -1 where absent. */
+typedef struct HeadPlan {
+    int Q, K, V, scores, scaled, masked, weights, out;
+} HeadPlan;
+
+struct Plan;
+
+/* Computes head h (0-based) of dot attention into its recorded steps. */
+void attn__compute_head(AttnTrace *t, const struct Plan *p, const unsigned char *mask, int h);
+/* Computes heads 0..heads-1, on up to `threads` threads. */
+void attn__run_heads(AttnTrace *t, const struct Plan *p, const unsigned char *mask, int heads, int threads);
+/* masked(i,j) = allowed(i,j) ? in(i,j) : cfg->mask_fill, rows with no allowed key flagged. */
+void attn__apply_mask(const AttnConfig *c, const unsigned char *mask, float *out, unsigned char *flags,
+                      const float *in);
+
+#endif

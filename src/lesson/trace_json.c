@@ -1,0 +1,120 @@
+/* trace_json.c: the trace as "attnviz-trace/1" JSON.
+ *
+ * Written by hand rather than through cJSON for two reasons: float32 values
+ * must round-trip (%.9g), and blocked cells must appear as the string "-inf",
+ * which no JSON number can express. Large traces stream straight to the file. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lesson.h"
+
+/* A JSON string literal; the lesson's ids and tokens are valid UTF-8 already. */
+static void put_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\t': fputs("\\t", out); break;
+        case '\r': fputs("\\r", out); break;
+        default:
+            if (*p < 0x20)
+                fprintf(out, "\\u%04x", *p);
+            else
+                fputc(*p, out);
+        }
+    }
+    fputc('"', out);
+}
+
+static void put_number(FILE *out, float v)
+{
+    if (isnan(v))
+        fputs("\"nan\"", out);
+    else if (isinf(v))
+        fputs(v < 0 ? "\"-inf\"" : "\"inf\"", out);
+    else {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%.9g", (double)v);
+        fputs(buf, out);
+    }
+}
+
+static void put_string_list(FILE *out, char *const *items, int n)
+{
+    fputc('[', out);
+    for (int i = 0; i < n; i++) {
+        if (i) fputs(", ", out);
+        put_string(out, items[i]);
+    }
+    fputc(']', out);
+}
+
+int trace_write_json(FILE *out, const Lesson *lesson, const AttnTrace *t)
+{
+    const AttnConfig *c = &t->cfg;
+    int additive = c->attention == ATTN_ADDITIVE;
+    errno = 0;
+    fputs("{\"format\": \"attnviz-trace/1\", \"lesson\": ", out);
+    put_string(out, lesson->id);
+    fputs(",\n \"tokens\": ", out);
+    put_string_list(out, lesson->tokens, lesson->n_tokens);
+    if (c->cross) {
+        fputs(", \"source_tokens\": ", out);
+        put_string_list(out, lesson->source_tokens, lesson->n_source_tokens);
+    }
+    fprintf(out,
+            ",\n \"config\": {\"attention\": \"%s\", \"cross\": %s, \"n_q\": %d, \"n_k\": %d, "
+            "\"d_model\": %d, \"heads\": %d, \"d_k\": %d, \"d_v\": %d, \"scale\": ",
+            additive ? "additive" : "dot", c->cross ? "true" : "false", c->n_q, c->n_k,
+            additive ? c->d_x : c->d_model, additive ? 1 : c->heads, additive ? c->d_a : c->d_k,
+            additive ? (c->cross ? c->d_y : c->d_x) : c->d_v);
+    put_number(out, t->divisor);
+    fprintf(out, ", \"mask\": \"%s\", \"mask_fill\": ", attn_mask_kind_name(c->mask_kind));
+    put_number(out, c->mask_fill);
+    if (additive) fprintf(out, ", \"d_x\": %d, \"d_y\": %d, \"d_a\": %d", c->d_x, c->cross ? c->d_y : c->d_x, c->d_a);
+    fputs("},\n \"steps\": [", out);
+    for (int i = 0; i < t->n_steps; i++) {
+        const AttnStep *s = &t->steps[i];
+        fprintf(out, "%s\n  {\"index\": %d, \"kind\": \"%s\", \"name\": ", i ? "," : "", i, attn_step_kind_name(s->kind));
+        put_string(out, s->name);
+        if (s->head > 0)
+            fprintf(out, ", \"head\": %d", s->head);
+        else
+            fputs(", \"head\": null", out);
+        fprintf(out, ", \"shape\": [%d, %d], \"from\": [", s->rows, s->cols);
+        for (int f = 0; f < s->n_from; f++) fprintf(out, "%s%d", f ? ", " : "", s->from[f]);
+        fputc(']', out);
+        if (s->row_flags) {
+            fputs(", \"blocked_rows\": [", out);
+            int first = 1;
+            for (int r = 0; r < s->rows; r++)
+                if (s->row_flags[r] & ATTN_ROW_ALL_BLOCKED) {
+                    fprintf(out, "%s%d", first ? "" : ", ", r);
+                    first = 0;
+                }
+            fputc(']', out);
+        }
+        fputs(",\n   \"data\": [", out);
+        for (int r = 0; r < s->rows; r++) {
+            fputs(r ? ", [" : "[", out);
+            const float *row = s->data + (size_t)r * s->cols;
+            for (int col = 0; col < s->cols; col++) {
+                if (col) fputs(", ", out);
+                put_number(out, row[col]);
+            }
+            fputc(']', out);
+        }
+        fputs("]}", out);
+    }
+    fputs("\n]}\n", out);
+    if (fflush(out) != 0 || ferror(out)) {
+        if (!errno) errno = EIO;
+        return -1;
+    }
+    return 0;
+}
