@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# setup.sh: install what attnviz needs, build it, then run it or test it.
+#
+#   tools/setup.sh run [ARGS...]   install, build, open the default lesson (or ARGS: attnviz ARGS)
+#   tools/setup.sh test            install, build, run the whole test suite
+#   tools/setup.sh build           install and build only
+#
+# Debian and Ubuntu: missing packages are installed with apt-get (through sudo
+# when not root). Elsewhere it prints the equivalent brew/dnf command and
+# builds with whatever pkg-config finds. The build goes to ./build (or
+# $ATTNVIZ_BUILD_DIR). With CI=true, warnings are errors.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${ATTNVIZ_BUILD_DIR:-$here/build}
+mode=${1:-run}
+[ $# -gt 0 ] && shift
+
+case "$mode" in
+run | test | build) ;;
+-h | --help)
+    sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    exit 0
+    ;;
+*)
+    echo "setup.sh: unknown mode '$mode' (run, test or build)" >&2
+    exit 2
+    ;;
+esac
+
+# What the build, the program and the tests need, by Debian package name.
+debian_packages=(
+    build-essential cmake pkg-config
+    libsdl2-dev libsdl2-ttf-dev libcjson-dev libpng-dev libfontconfig-dev
+    libcmocka-dev
+    fonts-dejavu-core fonts-noto-cjk
+    xvfb xauth xdotool x11-apps imagemagick
+)
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+install_debian() {
+    local missing=()
+    for p in "${debian_packages[@]}"; do
+        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+            missing+=("$p")
+        fi
+    done
+    if [ ${#missing[@]} -eq 0 ]; then
+        say "all ${#debian_packages[@]} packages are installed"
+        return 0
+    fi
+    local sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        if command -v sudo >/dev/null 2>&1; then
+            sudo=(sudo)
+        else
+            echo "setup.sh: these packages are missing and this user cannot install them (no sudo):" >&2
+            echo "  apt-get install ${missing[*]}" >&2
+            exit 1
+        fi
+    fi
+    say "installing ${missing[*]}"
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+if command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1; then
+    install_debian
+else
+    cat >&2 <<'EOF'
+setup.sh: not a Debian/Ubuntu system; install the dependencies yourself, then rerun:
+  macOS (Homebrew):  brew install cmake pkg-config sdl2 sdl2_ttf cjson libpng fontconfig cmocka
+  Fedora (dnf):      sudo dnf install cmake gcc pkgconf-pkg-config SDL2-devel SDL2_ttf-devel cjson-devel \
+                       libpng-devel fontconfig-devel libcmocka-devel dejavu-sans-fonts \
+                       google-noto-sans-cjk-fonts xorg-x11-server-Xvfb xdotool ImageMagick
+Trying to build with what is there.
+EOF
+fi
+
+werror=OFF
+[ "${CI:-}" = "true" ] && werror=ON
+jobs=$(nproc 2>/dev/null || echo 2)
+
+say "configuring in $build"
+cmake -S "$here" -B "$build" -DATTNVIZ_WERROR=$werror >/dev/null
+say "building"
+cmake --build "$build" -j "$jobs"
+
+case "$mode" in
+build) say "built $build/attnviz" ;;
+run)
+    say "opening attnviz"
+    exec "$build/attnviz" show "$@"
+    ;;
+test)
+    say "running the tests"
+    cd "$build"
+    exec ctest --output-on-failure -j "$jobs"
+    ;;
+esac
