@@ -1,0 +1,110 @@
+/* png_write.h: attnviz's PNG writer. Encodes an RGB/RGBA/RGBX pixel buffer
+ * with libpng (text chunks included) into memory, and writes files so that a
+ * final name never holds a half-written PNG: the bytes go to a temporary file
+ * made with mkstemp in the target folder, which is renamed over the final
+ * name only once every byte is written and the file is closed. On any error
+ * (unwritable folder, full disk, a libpng error) the temporary file is
+ * removed and the call returns -1 with one line in err.
+ *
+ * Usage:
+ *
+ *     ExportImage img = {pixels, 1280, 720, 1280 * 4, EXPORT_PIXELS_RGBX32};
+ *     ExportPngText text[] = {{"Title", "我喜欢跑步"}, {"Software", "attnviz 0.1.0"}};
+ *     char err[512];
+ *     if (export_png_write_file("out/001-scores-h1.png", &img, text, 2, NULL, err, sizeof err) != 0)
+ *         fprintf(stderr, "%s\n", err); // "out/001-scores-h1.png: No space left on device"
+ *
+ * Pixel layouts (bytes in memory, top row first, rows `pitch` bytes apart):
+ * RGB24 = R,G,B; RGBA32 = R,G,B,A (written as an RGBA PNG); RGBX32 = R,G,B,x
+ * (the fourth byte is ignored and an RGB PNG is written). SDL's
+ * SDL_PIXELFORMAT_RGB24, SDL_PIXELFORMAT_ABGR8888 and SDL_PIXELFORMAT_XBGR8888
+ * have these layouts on a little-endian machine (SDL_PIXELFORMAT_RGBA32 and
+ * SDL_PIXELFORMAT_RGBX32 name them on any machine).
+ *
+ * Text: each key is a PNG keyword (1..79 printable Latin-1 characters).
+ * ASCII values are written as tEXt chunks (what most viewers show), any other
+ * UTF-8 value as an uncompressed iTXt chunk. Values are borrowed for the call.
+ *
+ * Compression: EXPORT_PNG_DEFAULT_LEVEL / _FILTER / _STRATEGY were chosen by
+ * measuring attnviz frames at 1280×720 (tools/bench_export.py --sweep prints
+ * the time and size table; README.md has the numbers).
+ *
+ * Thread safety: every function here may run on several threads at once.
+ */
+#ifndef EXPORT_PNG_WRITE_H
+#define EXPORT_PNG_WRITE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ExportPixelLayout {
+    EXPORT_PIXELS_RGB24,  /* R,G,B */
+    EXPORT_PIXELS_RGBA32, /* R,G,B,A */
+    EXPORT_PIXELS_RGBX32  /* R,G,B,ignored */
+} ExportPixelLayout;
+
+/* A borrowed view of pixels. */
+typedef struct ExportImage {
+    const unsigned char *pixels; /* (height, pitch) bytes */
+    int width, height;           /* 1..EXPORT_PNG_MAX_SIDE each */
+    size_t pitch;                /* bytes from one row to the next */
+    ExportPixelLayout layout;
+} ExportImage;
+
+#define EXPORT_PNG_MAX_SIDE 32768
+
+typedef struct ExportPngText {
+    const char *key;  /* PNG keyword: "Title", "Software", "attnviz:formula", ... */
+    const char *text; /* UTF-8 */
+} ExportPngText;
+
+/* Values measured on attnviz frames (see the top of this file). */
+#define EXPORT_PNG_DEFAULT_LEVEL 1      /* zlib level 0..9 */
+#define EXPORT_PNG_DEFAULT_FILTER "sub" /* see export_png_filter_from_name */
+#define EXPORT_PNG_DEFAULT_STRATEGY "rle"
+
+typedef struct ExportPngOptions {
+    int level;    /* zlib level, 0..9 */
+    int filters;  /* libpng PNG_FILTER_* bits (PNG_FILTER_SUB, ...) */
+    int strategy; /* zlib strategy: Z_DEFAULT_STRATEGY, Z_FILTERED, Z_RLE, ... */
+} ExportPngOptions;
+
+/* Fills the measured defaults. */
+void export_png_options_init(ExportPngOptions *opt);
+/* "none", "sub", "up", "avg", "paeth", "fast" (none|sub|up, libpng picks per
+ * row), "all": the PNG_FILTER_* bits, or -1. */
+int export_png_filter_from_name(const char *name);
+/* "default", "filtered", "rle", "huffman", "fixed": the zlib strategy, or -1. */
+int export_png_strategy_from_name(const char *name);
+
+/* A growable byte buffer; export_buffer_free releases it (a zeroed one is empty). */
+typedef struct ExportBuffer {
+    unsigned char *data; /* (cap) bytes, len of them used */
+    size_t len, cap;
+} ExportBuffer;
+void export_buffer_free(ExportBuffer *buf);
+
+/* Encodes img as a PNG, appending to out (which may already hold bytes or be
+ * zeroed). opt NULL: the defaults. 0, or -1 with err filled (out then holds
+ * what it held before). */
+int export_png_encode(const ExportImage *img, const ExportPngText *text, int n_text,
+                      const ExportPngOptions *opt, ExportBuffer *out, char *err, size_t errlen);
+
+/* Writes len bytes to path, atomically for a regular file: through a
+ * mkstemp file in path's folder, renamed when complete (mode 0666 & ~umask).
+ * When path already exists and is a device or a pipe (/dev/stdout,
+ * /dev/full), the bytes are written to it directly. A folder is an error.
+ * 0, or -1 with err = "PATH: reason" and no file left under any name. */
+int export_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen);
+
+/* export_png_encode + export_write_file. */
+int export_png_write_file(const char *path, const ExportImage *img, const ExportPngText *text, int n_text,
+                          const ExportPngOptions *opt, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,4 @@
+# export tests: the PNG writer, headless export, golden images.
+attnviz_add_test(test_export_png
+  SOURCES ${ATTNVIZ_TESTS_DIR}/test_export_png.c ${ATTNVIZ_TESTS_DIR}/test_export_read.c
+  LIBS attnviz_export PkgConfig::PNG)
