@@ -1,9 +1,218 @@
-/* cmd_bench.c: placeholder until its module lands. */
+/* cmd_bench.c: `attnviz bench`, the time of one traced multi-head forward.
+ *
+ * Each repetition is what a lesson costs: attn_trace_create on a self-attention
+ * config with all four projections and their biases (as PyTorch's
+ * nn.MultiheadAttention has them), recording every intermediate, then
+ * attn_trace_destroy. Inputs are seeded pseudo-random numbers, the same on
+ * every run. One line per configuration, in this fixed format (tools/bench.sh
+ * parses it):
+ *
+ *   n=512 d_model=512 heads=8 threads=1 median: 41.200 ms min: 40.100 ms trace: 33554432 bytes data: 33030144 bytes
+ *
+ * median and min are milliseconds per forward over the timed repetitions;
+ * trace is trace->alloc_bytes (the one allocation that holds the trace), data
+ * is trace->data_bytes (the recorded matrices themselves).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
 #include "app.h"
+#include "attn.h"
+
+typedef struct BenchShape {
+    int n, d_model, heads;
+} BenchShape;
+
+/* The issue's standard set: two lesson sizes, then the documents' d_model = 512
+ * with growing sequence length. */
+static const BenchShape bench_standard[] = {
+    {5, 8, 2}, {64, 64, 8}, {512, 512, 8}, {1024, 512, 8}, {2048, 512, 8},
+};
+enum { BENCH_N_STANDARD = sizeof bench_standard / sizeof bench_standard[0] };
+
+/* With no --reps: repeat until this much time is spent (at least
+ * BENCH_MIN_AUTO_REPS, at most BENCH_MAX_AUTO_REPS repetitions). */
+#define BENCH_AUTO_SECONDS 1.0
+enum { BENCH_MIN_AUTO_REPS = 5, BENCH_MAX_AUTO_REPS = 2000 };
+
+static void bench_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: attnviz bench [--n N] [--d-model D] [--heads H] [--reps R] [--threads T]\n"
+            "\n"
+            "Times the full traced multi-head self-attention forward pass (Q, K, V projections\n"
+            "with biases, split, scores, scaled, softmax, weighted sum per head, concat, W_O)\n"
+            "on seeded random inputs, creating and destroying the trace each time.\n"
+            "\n"
+            "  --n N          tokens (1..8192)\n"
+            "  --d-model D    model width (1..4096), a multiple of H\n"
+            "  --heads H      heads (1..256); d_k = d_v = D / H\n"
+            "  --reps R       timed repetitions (1..100000); default: as many as fit in %.0f s,\n"
+            "                 at least %d, at most %d\n"
+            "  --threads T    worker threads (1..64), default 1\n"
+            "\n"
+            "With none of --n, --d-model, --heads it runs the standard set\n"
+            "(n, d_model, heads) = (5,8,2) (64,64,8) (512,512,8) (1024,512,8) (2048,512,8);\n"
+            "with some of them, one configuration, the rest defaulting to 512, 512, 8.\n"
+            "\n"
+            "Output, one line per configuration:\n"
+            "  n=N d_model=D heads=H threads=T median: X ms min: Y ms trace: A bytes data: B bytes\n"
+            "X and Y are milliseconds per forward; A is the trace's allocation, B the bytes of\n"
+            "the matrices it records. One warm-up forward runs before the timed ones.\n",
+            BENCH_AUTO_SECONDS, BENCH_MIN_AUTO_REPS, BENCH_MAX_AUTO_REPS);
+}
+
+/* Parses a whole decimal integer in [lo, hi]; 0, or -1 after printing why. */
+static int bench_parse_int(const char *opt, const char *arg, int lo, int hi, int *out)
+{
+    if (!arg) {
+        app_fail(APP_USAGE, "%s needs a value (%d..%d)", opt, lo, hi);
+        return -1;
+    }
+    char *end;
+    errno = 0;
+    long v = strtol(arg, &end, 10);
+    if (end == arg || *end != '\0' || errno == ERANGE || v < lo || v > hi) {
+        app_fail(APP_USAGE, "%s must be an integer in %d..%d, got '%s'", opt, lo, hi, arg);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* xorshift64*: small, seeded, the same sequence on every machine. */
+static float bench_rand(unsigned long long *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    unsigned long long r = *s * 2685821657736338717ULL;
+    return (float)((double)(r >> 40) / (double)(1ULL << 24)) * 2.0f - 1.0f; /* [-1, 1) */
+}
+
+static void bench_fill(float *x, size_t count, float scale, unsigned long long *seed)
+{
+    for (size_t i = 0; i < count; i++) x[i] = scale * bench_rand(seed);
+}
+
+static double bench_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int bench_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Times one configuration and prints its line. Returns an APP_* status. */
+static int bench_run(BenchShape s, int reps, int threads)
+{
+    int n = s.n, dm = s.d_model, H = s.heads;
+    size_t nx = (size_t)n * dm, nw = (size_t)dm * dm;
+    float *X = malloc(sizeof(float) * nx);  /* (n, d_model) */
+    float *W = malloc(sizeof(float) * nw * 4); /* W_Q, W_K, W_V, W_O: 4 × (d_model, d_model) */
+    float *b = malloc(sizeof(float) * (size_t)dm * 4); /* b_Q, b_K, b_V, b_O: 4 × (d_model) */
+    int auto_reps = reps == 0;
+    int cap = auto_reps ? BENCH_MAX_AUTO_REPS : reps;
+    double *ms = malloc(sizeof(double) * (size_t)cap); /* (cap) per-forward times */
+    if (!X || !W || !b || !ms) {
+        free(X), free(W), free(b), free(ms);
+        return app_fail(APP_RUNTIME, "out of memory for the inputs of n=%d d_model=%d", n, dm);
+    }
+    unsigned long long seed = 0x5eed0000ULL + (unsigned long long)n * 131 + (unsigned long long)dm;
+    float wscale = 1.0f / sqrtf((float)dm); /* keeps the scores O(1), as trained weights are */
+    bench_fill(X, nx, 1.0f, &seed);
+    bench_fill(W, nw * 4, wscale, &seed);
+    bench_fill(b, (size_t)dm * 4, 0.1f, &seed);
+
+    AttnConfig cfg;
+    attn_config_init(&cfg);
+    cfg.n_q = cfg.n_k = n;
+    cfg.d_model = dm;
+    cfg.heads = H;
+    cfg.d_k = cfg.d_v = dm / H;
+    cfg.X = X;
+    cfg.W_Q = W, cfg.W_K = W + nw, cfg.W_V = W + 2 * nw, cfg.W_O = W + 3 * nw;
+    cfg.b_Q = b, cfg.b_K = b + dm, cfg.b_V = b + 2 * dm, cfg.b_O = b + 3 * dm;
+    cfg.threads = threads;
+
+    char err[256];
+    int status = APP_OK;
+    /* warm-up: page in the code, let the allocator settle */
+    AttnTrace *t = attn_trace_create(&cfg, err, sizeof err);
+    if (!t) {
+        status = app_fail(APP_RUNTIME, "n=%d d_model=%d heads=%d: %s", n, dm, H, err);
+        goto done;
+    }
+    size_t alloc_bytes = t->alloc_bytes, data_bytes = t->data_bytes;
+    attn_trace_destroy(t);
+
+    int done_reps = 0;
+    double start = bench_now_ms();
+    while (done_reps < cap) {
+        double t0 = bench_now_ms();
+        t = attn_trace_create(&cfg, err, sizeof err);
+        attn_trace_destroy(t);
+        double t1 = bench_now_ms();
+        if (!t) {
+            status = app_fail(APP_RUNTIME, "n=%d d_model=%d heads=%d: %s", n, dm, H, err);
+            goto done;
+        }
+        ms[done_reps++] = t1 - t0;
+        if (auto_reps && done_reps >= BENCH_MIN_AUTO_REPS && t1 - start >= BENCH_AUTO_SECONDS * 1e3) break;
+    }
+    qsort(ms, (size_t)done_reps, sizeof *ms, bench_cmp_double);
+    double median = done_reps % 2 ? ms[done_reps / 2] : 0.5 * (ms[done_reps / 2 - 1] + ms[done_reps / 2]);
+    printf("n=%d d_model=%d heads=%d threads=%d median: %.4f ms min: %.4f ms trace: %zu bytes data: %zu bytes\n", n,
+           dm, H, threads, median, ms[0], alloc_bytes, data_bytes);
+    fflush(stdout);
+done:
+    free(X), free(W), free(b), free(ms);
+    return status;
+}
 
 int cmd_bench(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return app_fail(APP_RUNTIME, "'bench' is not built yet");
+    BenchShape one = {512, 512, 8};
+    int have_shape = 0, reps = 0, threads = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        int *target = NULL, lo = 1, hi = 1;
+        if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
+            bench_usage(stdout);
+            return APP_OK;
+        } else if (strcmp(opt, "--n") == 0) {
+            target = &one.n, hi = 8192, have_shape = 1;
+        } else if (strcmp(opt, "--d-model") == 0) {
+            target = &one.d_model, hi = 4096, have_shape = 1;
+        } else if (strcmp(opt, "--heads") == 0) {
+            target = &one.heads, hi = 256, have_shape = 1;
+        } else if (strcmp(opt, "--reps") == 0) {
+            target = &reps, hi = 100000;
+        } else if (strcmp(opt, "--threads") == 0) {
+            target = &threads, hi = 64;
+        } else {
+            return app_fail(APP_USAGE, "bench: unknown option '%s' (try 'attnviz bench --help')", opt);
+        }
+        if (bench_parse_int(opt, val, lo, hi, target) != 0) return APP_USAGE;
+        i++;
+    }
+    if (have_shape) {
+        if (one.d_model % one.heads != 0)
+            return app_fail(APP_USAGE, "--d-model (%d) must be a multiple of --heads (%d)", one.d_model, one.heads);
+        return bench_run(one, reps, threads);
+    }
+    for (int i = 0; i < BENCH_N_STANDARD; i++) {
+        int st = bench_run(bench_standard[i], reps, threads);
+        if (st != APP_OK) return st;
+    }
+    return APP_OK;
 }
