@@ -1,20 +1,1084 @@
-/* lesson.c: placeholder until the loader lands. */
-#include <string.h>
-
+/* lesson.c: the lesson loader: "attnviz-lesson/1" JSON into an engine config.
+ *
+ * The order of work, so that the first problem found is the one reported and
+ * nothing big is allocated for a file that is wrong:
+ *   1. size of the file, then JSON syntax and UTF-8 (lesson_json.c), with
+ *      positions for everything;
+ *   2. the top-level keys: unknown (with the nearest known one) or duplicated;
+ *   3. the scalar fields (format, id, title, tokens, sizes), each with its
+ *      limit, then the size of the whole trace, all before any matrix is read;
+ *   4. the matrices, read or generated, their shapes named with where the
+ *      expected shape comes from; mask, scale, narration.
+ * Every failure is one line, "NAME:LINE:COL: FIELD: ...", and leaves the
+ * Lesson zeroed. The format is documented in lessons/FORMAT.md.
+ */
 #include "lesson.h"
+
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "lesson_json.h"
+
+/* ---- the top-level keys ------------------------------------------------- */
+
+enum {
+    F_FORMAT, F_ID, F_TITLE, F_SUMMARY, F_ORDER, F_COMMENT, F_TOKENS, F_SOURCE_TOKENS, F_SEED, F_ATTENTION,
+    F_D_MODEL, F_HEADS, F_D_K, F_D_V, F_X, F_Y, F_W_Q, F_W_K, F_W_V, F_W_O, F_B_Q, F_B_K, F_B_V, F_B_O,
+    F_D_X, F_D_Y, F_D_A, F_W_A, F_B_A, F_V_A, F_MASK, F_MASK_FILL, F_SCALE, F_NARRATION, F_COUNT
+};
+static const char *const field_names[F_COUNT] = {
+    "format", "id", "title", "summary", "order", "comment", "tokens", "source_tokens", "seed", "attention",
+    "d_model", "heads", "d_k", "d_v", "X", "Y", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O",
+    "d_x", "d_y", "d_a", "W_a", "b_a", "v_a", "mask", "mask_fill", "scale", "narration",
+};
+
+typedef struct Ctx {
+    const char *name; /* the path or name for messages */
+    const char *text;
+    size_t len;
+    JsonDoc doc;
+    LessonError *err;
+    Lesson *L;
+    const JsonNode *root;
+    const JsonNode *val[F_COUNT]; /* the value of each top-level key, NULL when absent */
+    const JsonNode *key[F_COUNT]; /* its key, for pointing at the field itself */
+} Ctx;
+
+/* ---- messages -------------------------------------------------------------- */
+
+/* The one line: "NAME:LINE:COL: text", or "NAME: text" without a node. */
+static int lesson_fail(Ctx *c, const JsonNode *at, const char *fmt, ...)
+{
+    char body[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(body, sizeof body, fmt, ap);
+    va_end(ap);
+    if (at) {
+        json_line_col(c->text, c->len, at->off, &c->err->line, &c->err->col);
+        snprintf(c->err->msg, sizeof c->err->msg, "%s:%d:%d: %s", c->name, c->err->line, c->err->col, body);
+    } else {
+        c->err->line = c->err->col = 0;
+        snprintf(c->err->msg, sizeof c->err->msg, "%s: %s", c->name, body);
+    }
+    return -1;
+}
+
+/* A user's string made safe for a one-line message: control characters
+ * become '?', and it is cut at max bytes on a character boundary. */
+static void clean(const char *s, char *out, size_t outlen, size_t max)
+{
+    size_t n = 0, limit = max < outlen - 4 ? max : outlen - 4;
+    for (; s[n] && n < limit; n++) out[n] = (unsigned char)s[n] < 0x20 || s[n] == 0x7F ? '?' : s[n];
+    int cut = s[n] != 0;
+    while (cut && n > 0 && ((unsigned char)out[n] & 0xC0) == 0x80 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+    if (cut) /* step back to the start of a partly copied character */
+        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+    out[n] = 0;
+    if (cut) strcat(out, "...");
+}
+
+/* What a value is, for "found ...": 1e39, "abc", an array of 3, an object. */
+static void found(const Ctx *c, const JsonNode *n, char *out, size_t outlen)
+{
+    char tmp[96];
+    switch ((JsonType)n->type) {
+    case JSON_NUMBER: {
+        size_t e = n->off;
+        while (e < c->len && e - n->off < 40 && strchr("+-0123456789.eE", c->text[e])) e++;
+        snprintf(out, outlen, "%.*s", (int)(e - n->off), c->text + n->off);
+        break;
+    }
+    case JSON_STRING:
+        clean(json_str(&c->doc, n), tmp, sizeof tmp, 40);
+        snprintf(out, outlen, "the string \"%s\"", tmp);
+        break;
+    case JSON_ARRAY:
+        if (n->u.c.n == 0)
+            snprintf(out, outlen, "an empty array");
+        else
+            snprintf(out, outlen, "an array of %u", (unsigned)n->u.c.n);
+        break;
+    case JSON_OBJECT: snprintf(out, outlen, "an object"); break;
+    default: snprintf(out, outlen, "%s", json_type_phrase((JsonType)n->type)); break;
+    }
+}
+
+static int fail_type(Ctx *c, const JsonNode *n, const char *path, const char *want)
+{
+    char f[128];
+    found(c, n, f, sizeof f);
+    return lesson_fail(c, n, "%s: expected %s, found %s", path, want, f);
+}
+
+/* ---- suggestions ------------------------------------------------------------ */
+
+static int lower(int ch) { return ch >= 'A' && ch <= 'Z' ? ch + 32 : ch; }
+
+/* Edit distance (insert, delete, substitute, swap two neighbours), ignoring
+ * case; capped at 9 for long strings. */
+static int edit_distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 40 || m > 40) return 9;
+    int d[41][41];
+    for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            int cost = lower(a[i - 1]) != lower(b[j - 1]);
+            int v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+            if (d[i - 1][j - 1] + cost < v) v = d[i - 1][j - 1] + cost;
+            if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) && lower(a[i - 2]) == lower(b[j - 1]) &&
+                d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[n][m];
+}
+
+/* The known word nearest to s, or NULL when none is close enough to guess. */
+static const char *nearest(const char *s, const char *const *known, int n_known)
+{
+    const char *best = NULL;
+    int best_d = 1000;
+    for (int i = 0; i < n_known; i++) {
+        int dist = edit_distance(s, known[i]);
+        if (dist < best_d) best_d = dist, best = known[i];
+    }
+    size_t len = strlen(s);
+    int limit = len <= 3 ? 1 : len <= 8 ? 2 : 3;
+    return best_d <= limit ? best : NULL;
+}
+
+/* "unknown key" with a suggestion, for a key at path prefix. */
+static int fail_unknown(Ctx *c, const JsonNode *key, const char *prefix, const char *what,
+                        const char *const *known, int n_known)
+{
+    char k[96];
+    const char *s = json_str(&c->doc, key);
+    clean(s, k, sizeof k, 48);
+    const char *near = nearest(s, known, n_known);
+    if (near)
+        return lesson_fail(c, key, "%s%s: unknown %s; did you mean \"%s\"?", prefix, k, what, near);
+    return lesson_fail(c, key, "%s%s: unknown %s (lessons/FORMAT.md lists them)", prefix, k, what);
+}
+
+/* ---- reading values ----------------------------------------------------------- */
+
+/* Looks up a member of an object; counts nodes in order (objects are small). */
+static const JsonNode *member(const Ctx *c, const JsonNode *obj, const char *name, const JsonNode **key_out)
+{
+    const JsonNode *k = json_first(obj);
+    for (uint32_t i = 0; i < obj->u.c.n; i++) {
+        const JsonNode *v = json_skip(k);
+        if (strcmp(json_str(&c->doc, k), name) == 0) {
+            if (key_out) *key_out = k;
+            return v;
+        }
+        k = json_skip(v);
+    }
+    return NULL;
+}
+
+/* Checks an object's keys against a list: unknown or duplicate keys fail. */
+static int check_keys(Ctx *c, const JsonNode *obj, const char *prefix, const char *const *known, int n_known)
+{
+    const JsonNode *k = json_first(obj);
+    const JsonNode *seen[64];
+    int n_seen = 0;
+    for (uint32_t i = 0; i < obj->u.c.n; i++) {
+        const char *s = json_str(&c->doc, k);
+        int ok = 0;
+        for (int j = 0; j < n_known && !ok; j++) ok = strcmp(s, known[j]) == 0;
+        if (!ok) return fail_unknown(c, k, prefix, "key", known, n_known);
+        for (int j = 0; j < n_seen; j++)
+            if (strcmp(json_str(&c->doc, seen[j]), s) == 0) {
+                int l, col;
+                json_line_col(c->text, c->len, seen[j]->off, &l, &col);
+                return lesson_fail(c, k, "%s%s: expected each key once, found it a second time (first at line %d, column %d)",
+                                   prefix, s, l, col);
+            }
+        if (n_seen < 64) seen[n_seen++] = k; /* known lists are shorter than 64 */
+        k = json_skip(json_skip(k));
+    }
+    return 0;
+}
+
+/* An integer in [lo, hi]. */
+static int read_int(Ctx *c, const JsonNode *n, const char *path, double lo, double hi, const char *what, double *out)
+{
+    char want[160];
+    snprintf(want, sizeof want, "%s, an integer %.17g..%.17g", what, lo, hi);
+    if (n->type != JSON_NUMBER) return fail_type(c, n, path, want);
+    double v = n->u.num;
+    if (!(v >= lo && v <= hi) || v != floor(v)) return fail_type(c, n, path, want);
+    *out = v;
+    return 0;
+}
+
+static int field_int(Ctx *c, int f, double lo, double hi, const char *what, int dflt, int *out)
+{
+    if (!c->val[f]) {
+        *out = dflt;
+        return 0;
+    }
+    double v;
+    if (read_int(c, c->val[f], field_names[f], lo, hi, what, &v) != 0) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* A finite number that float32 can hold. */
+static int read_f32(Ctx *c, const JsonNode *n, const char *path, float *out)
+{
+    if (n->type != JSON_NUMBER) return fail_type(c, n, path, "a number");
+    double v = n->u.num;
+    float f = (float)v;
+    if (!isfinite(v) || !isfinite(f)) {
+        char fs[64];
+        found(c, n, fs, sizeof fs);
+        return lesson_fail(c, n, "%s: expected a number float32 can hold (|x| <= 3.4028235e38), found %s", path, fs);
+    }
+    *out = f;
+    return 0;
+}
+
+/* A string in UTF-8 (checked by the parser) of at most max bytes; copied. */
+static int read_string(Ctx *c, const JsonNode *n, const char *path, size_t max, int allow_empty, char **out)
+{
+    if (n->type != JSON_STRING) return fail_type(c, n, path, "a string");
+    size_t len = n->u.c.n;
+    if (len == 0 && !allow_empty) return lesson_fail(c, n, "%s: expected text, found an empty string", path);
+    if (len > max)
+        return lesson_fail(c, n, "%s: expected at most %zu bytes of text, found %zu", path, max, len);
+    if (memchr(json_str(&c->doc, n), 0, len)) /* the parser refuses \u0000; this is a guard */
+        return lesson_fail(c, n, "%s: expected text, found a NUL character", path);
+    *out = malloc(len + 1);
+    if (!*out) return lesson_fail(c, n, "%s: out of memory", path);
+    memcpy(*out, json_str(&c->doc, n), len + 1);
+    return 0;
+}
+
+/* Narration placeholders are {name}: every '{' closes before the next one opens. */
+static int check_braces(Ctx *c, const JsonNode *n, const char *path, const char *s)
+{
+    int open = 0;
+    size_t chars = 0, open_at = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if ((*p & 0xC0) != 0x80) chars++;
+        if (*p == '{') {
+            if (open)
+                return lesson_fail(c, n, "%s: expected '}' before the next '{' (placeholders are {name}), found '{' at character %zu",
+                                   path, chars);
+            open = 1, open_at = chars;
+        } else if (*p == '}') {
+            if (!open)
+                return lesson_fail(c, n, "%s: expected '{' before '}' (placeholders are {name}), found a lone '}' at character %zu",
+                                   path, chars);
+            open = 0;
+        }
+    }
+    if (open)
+        return lesson_fail(c, n, "%s: expected '}' to close the '{' at character %zu, found the end of the text", path,
+                           open_at);
+    return 0;
+}
+
+/* {"en": ..., "zh": ...}, en required. */
+static int read_text(Ctx *c, const JsonNode *n, const char *path, int braces, LessonText *out)
+{
+    static const char *const langs[] = {"en", "zh"};
+    if (n->type != JSON_OBJECT) return fail_type(c, n, path, "an object {\"en\": ..., \"zh\": ...}");
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "%s.", path);
+    if (check_keys(c, n, prefix, langs, 2) != 0) return -1;
+    for (int l = 0; l < LESSON_LANG_COUNT; l++) {
+        const JsonNode *v = member(c, n, langs[l], NULL);
+        char sub[160];
+        snprintf(sub, sizeof sub, "%s.%s", path, langs[l]);
+        if (!v) {
+            if (l == LESSON_EN) return lesson_fail(c, n, "%s: missing; expected the English text (\"en\" is required)", sub);
+            continue;
+        }
+        if (read_string(c, v, sub, LESSON_MAX_TEXT_BYTES, 0, &out->text[l]) != 0) return -1;
+        if (braces && check_braces(c, v, sub, out->text[l]) != 0) return -1;
+    }
+    return 0;
+}
+
+static void text_free(LessonText *t)
+{
+    for (int l = 0; l < LESSON_LANG_COUNT; l++) free(t->text[l]);
+    memset(t, 0, sizeof *t);
+}
+
+/* tokens / source_tokens: 1..LESSON_MAX_TOKENS non-empty strings. */
+static int read_tokens(Ctx *c, int f, char ***out, int *n_out)
+{
+    const JsonNode *n = c->val[f];
+    const char *name = field_names[f];
+    if (n->type != JSON_ARRAY) return fail_type(c, n, name, "an array of token strings");
+    if (n->u.c.n < 1) return lesson_fail(c, n, "%s: expected at least 1 token, found an empty array", name);
+    if (n->u.c.n > LESSON_MAX_TOKENS)
+        return lesson_fail(c, n, "%s: expected at most %d tokens, found %u", name, LESSON_MAX_TOKENS, (unsigned)n->u.c.n);
+    /* check everything before allocating */
+    const JsonNode *e = json_first(n);
+    for (uint32_t i = 0; i < n->u.c.n; i++, e = json_skip(e)) {
+        char path[64];
+        snprintf(path, sizeof path, "%s[%u]", name, (unsigned)i);
+        if (e->type != JSON_STRING) return fail_type(c, e, path, "a token string");
+        if (e->u.c.n == 0) return lesson_fail(c, e, "%s: expected a token, found an empty string", path);
+        if (e->u.c.n > LESSON_MAX_TOKEN_BYTES)
+            return lesson_fail(c, e, "%s: expected a token of at most %d bytes, found %u", path, LESSON_MAX_TOKEN_BYTES,
+                               (unsigned)e->u.c.n);
+    }
+    *out = calloc(n->u.c.n, sizeof **out);
+    if (!*out) return lesson_fail(c, n, "%s: out of memory", name);
+    *n_out = (int)n->u.c.n;
+    e = json_first(n);
+    for (uint32_t i = 0; i < n->u.c.n; i++, e = json_skip(e))
+        if (read_string(c, e, name, LESSON_MAX_TOKEN_BYTES, 0, &(*out)[i]) != 0) return -1;
+    return 0;
+}
+
+/* ---- matrices ------------------------------------------------------------------ */
+
+/* The column count of a matrix's first row, or -1 when it has none. Used to
+ * infer additive sizes from X and Y. */
+static int first_row_len(const JsonNode *n)
+{
+    if (!n || n->type != JSON_ARRAY || n->u.c.n == 0) return -1;
+    const JsonNode *r = json_first(n);
+    return r->type == JSON_ARRAY ? (int)r->u.c.n : -1;
+}
+
+/* A matrix of rows × cols numbers as an array of rows; `why` says where the
+ * expected shape comes from ("d_model × heads·d_k = 4 × 2·2"). The buffer is
+ * allocated only after the whole shape has been checked. */
+static int read_matrix(Ctx *c, const JsonNode *n, const char *name, int rows, int cols, const char *why, float **out)
+{
+    char want[256];
+    snprintf(want, sizeof want, "a %d×%d matrix (%s) as an array of %d rows", rows, cols, why, rows);
+    if (n->type != JSON_ARRAY) return fail_type(c, n, name, want);
+    /* 1. every entry is a row, and the rows agree with the first */
+    const JsonNode *r = json_first(n);
+    uint32_t width = 0;
+    for (uint32_t i = 0; i < n->u.c.n; i++, r = json_skip(r)) {
+        char path[64];
+        snprintf(path, sizeof path, "%s[%u]", name, (unsigned)i);
+        if (r->type != JSON_ARRAY) {
+            char w2[96];
+            snprintf(w2, sizeof w2, "a row (an array of %d numbers)", cols);
+            return fail_type(c, r, path, w2);
+        }
+        if (i == 0) width = r->u.c.n;
+        else if (r->u.c.n != width)
+            return lesson_fail(c, r, "%s: expected %u numbers like %s[0] (rows must have equal length), found %u", path,
+                               (unsigned)width, name, (unsigned)r->u.c.n);
+    }
+    /* 2. the shape */
+    if ((int)n->u.c.n != rows || (int)width != cols)
+        return lesson_fail(c, n, "%s: expected %d×%d (%s), found %u×%u", name, rows, cols, why, (unsigned)n->u.c.n,
+                           (unsigned)width);
+    /* 3. the numbers */
+    r = json_first(n);
+    for (uint32_t i = 0; i < n->u.c.n; i++, r = json_skip(r)) {
+        const JsonNode *e = json_first(r);
+        for (uint32_t j = 0; j < r->u.c.n; j++, e = json_skip(e))
+            if (e->type != JSON_NUMBER || !isfinite((float)e->u.num)) {
+                char path[64];
+                snprintf(path, sizeof path, "%s[%u][%u]", name, (unsigned)i, (unsigned)j);
+                float dummy;
+                return read_f32(c, e, path, &dummy);
+            }
+    }
+    float *m = malloc(sizeof(float) * (size_t)rows * (size_t)cols); /* (rows, cols) */
+    if (!m) return lesson_fail(c, n, "%s: out of memory", name);
+    r = json_first(n);
+    size_t at = 0;
+    for (uint32_t i = 0; i < n->u.c.n; i++, r = json_skip(r)) {
+        const JsonNode *e = json_first(r);
+        for (uint32_t j = 0; j < r->u.c.n; j++, e = json_skip(e)) m[at++] = (float)e->u.num;
+    }
+    *out = m;
+    return 0;
+}
+
+/* A vector of n numbers (a bias, v_a). */
+static int read_vector(Ctx *c, const JsonNode *n, const char *name, int len, const char *why, float **out)
+{
+    char want[192];
+    snprintf(want, sizeof want, "an array of %d numbers (%s)", len, why);
+    if (n->type != JSON_ARRAY) return fail_type(c, n, name, want);
+    if ((int)n->u.c.n != len) return lesson_fail(c, n, "%s: expected %d numbers (%s), found %u", name, len, why, (unsigned)n->u.c.n);
+    const JsonNode *e = json_first(n);
+    for (uint32_t i = 0; i < n->u.c.n; i++, e = json_skip(e))
+        if (e->type != JSON_NUMBER || !isfinite((float)e->u.num)) {
+            char path[64];
+            snprintf(path, sizeof path, "%s[%u]", name, (unsigned)i);
+            float dummy;
+            return read_f32(c, e, path, &dummy);
+        }
+    float *v = malloc(sizeof(float) * (size_t)len); /* (len) */
+    if (!v) return lesson_fail(c, n, "%s: out of memory", name);
+    e = json_first(n);
+    for (int i = 0; i < len; i++, e = json_skip(e)) v[i] = (float)e->u.num;
+    *out = v;
+    return 0;
+}
+
+/* ---- the seeded initialiser ----------------------------------------------------- */
+
+uint64_t lesson_fnv1a64(const char *name)
+{
+    uint64_t h = 0xcbf29ce484222325u;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        h ^= *p;
+        h *= 0x100000001b3u;
+    }
+    return h;
+}
+
+void lesson_random_fill(float *out, size_t count, uint64_t seed, const char *name, double bound)
+{
+    uint64_t state = seed ^ lesson_fnv1a64(name);
+    for (size_t i = 0; i < count; i++) {
+        /* splitmix64 */
+        state += 0x9E3779B97F4A7C15u;
+        uint64_t z = state;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+        z ^= z >> 31;
+        double u = (double)(z >> 40) / 16777216.0; /* [0, 1), 24 bits: exact */
+        out[i] = (float)((2.0 * u - 1.0) * bound);
+    }
+}
+
+/* A matrix the lesson gives (read) or leaves out (generated, and marked so). */
+static int matrix_or_random(Ctx *c, int f, int mat, int rows, int cols, const char *why, double bound, float **out)
+{
+    const char *name = field_names[f];
+    if (c->val[f]) return read_matrix(c, c->val[f], name, rows, cols, why, out);
+    float *m = malloc(sizeof(float) * (size_t)rows * (size_t)cols); /* (rows, cols) */
+    if (!m) return lesson_fail(c, NULL, "%s: out of memory", name);
+    lesson_random_fill(m, (size_t)rows * (size_t)cols, c->L->seed, name, bound);
+    c->L->generated |= 1u << mat;
+    *out = m;
+    return 0;
+}
+
+/* ---- the fields ------------------------------------------------------------------- */
+
+static int required(Ctx *c, int f, const char *what)
+{
+    if (c->val[f]) return 0;
+    return lesson_fail(c, c->root, "%s: missing; expected %s", field_names[f], what);
+}
+
+/* A field that only the other kind of attention uses. */
+static int refuse_fields(Ctx *c, const int *fields, int n, const char *why)
+{
+    for (int i = 0; i < n; i++)
+        if (c->val[fields[i]])
+            return lesson_fail(c, c->key[fields[i]], "%s: not used here; %s", field_names[fields[i]], why);
+    return 0;
+}
+
+static int read_id(Ctx *c)
+{
+    const JsonNode *n = c->val[F_ID];
+    if (read_string(c, n, "id", LESSON_MAX_ID_BYTES, 0, &c->L->id) != 0) return -1;
+    for (const char *p = c->L->id; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-')) {
+            char f[128];
+            found(c, n, f, sizeof f);
+            return lesson_fail(c, n, "id: expected lowercase letters, digits and dashes (like \"mhsa-basics\"), found %s", f);
+        }
+    return 0;
+}
+
+/* A string field that must be one of a few words. */
+static int read_word(Ctx *c, const JsonNode *n, const char *path, const char *const *words, int n_words,
+                     const char *want, int *out)
+{
+    if (n->type == JSON_STRING) {
+        const char *s = json_str(&c->doc, n);
+        for (int i = 0; i < n_words; i++)
+            if (strcmp(s, words[i]) == 0) {
+                *out = i;
+                return 0;
+            }
+        const char *near = nearest(s, words, n_words);
+        if (near) {
+            char f[128];
+            found(c, n, f, sizeof f);
+            return lesson_fail(c, n, "%s: expected %s, found %s; did you mean \"%s\"?", path, want, f, near);
+        }
+    }
+    return fail_type(c, n, path, want);
+}
+
+static int read_mask(Ctx *c)
+{
+    Lesson *L = c->L;
+    AttnConfig *cfg = &L->cfg;
+    const JsonNode *n = c->val[F_MASK];
+    const char *kt = cfg->cross ? "source_tokens" : "tokens";
+    if (!n) return 0;
+    if (n->type == JSON_STRING || n->type == JSON_NUMBER || n->type == JSON_NULL || n->type == JSON_TRUE ||
+        n->type == JSON_FALSE) {
+        static const char *const words[] = {"none", "causal"};
+        int w;
+        if (read_word(c, n, "mask", words, 2,
+                      "\"none\", \"causal\", {\"padding\": [1, 1, 0]} or an n_q×n_k matrix of 0 and 1", &w) != 0)
+            return -1;
+        cfg->mask_kind = w == 0 ? ATTN_MASK_NONE : ATTN_MASK_CAUSAL;
+        return 0;
+    }
+    if (n->type == JSON_OBJECT) {
+        static const char *const keys[] = {"padding"};
+        if (check_keys(c, n, "mask.", keys, 1) != 0) return -1;
+        const JsonNode *p = member(c, n, "padding", NULL);
+        if (!p) return lesson_fail(c, n, "mask: expected {\"padding\": [1, 1, 0]} (one 0 or 1 per key), found an object without \"padding\"");
+        char why[96];
+        snprintf(why, sizeof why, "one per key: n_k = %d, the %s", cfg->n_k, kt);
+        if (p->type != JSON_ARRAY) return fail_type(c, p, "mask.padding", "an array of 0 and 1, one per key");
+        if ((int)p->u.c.n != cfg->n_k)
+            return lesson_fail(c, p, "mask.padding: expected %d entries (%s), found %u", cfg->n_k, why, (unsigned)p->u.c.n);
+        const JsonNode *e = json_first(p);
+        for (uint32_t j = 0; j < p->u.c.n; j++, e = json_skip(e))
+            if (e->type != JSON_NUMBER || (e->u.num != 0 && e->u.num != 1)) {
+                char path[64];
+                snprintf(path, sizeof path, "mask.padding[%u]", (unsigned)j);
+                return fail_type(c, e, path, "0 or 1 (1 = may attend, 0 = blocked)");
+            }
+        L->mask = malloc((size_t)cfg->n_k); /* (n_k) */
+        if (!L->mask) return lesson_fail(c, p, "mask: out of memory");
+        e = json_first(p);
+        for (int j = 0; j < cfg->n_k; j++, e = json_skip(e)) L->mask[j] = e->u.num != 0;
+        cfg->mask_kind = ATTN_MASK_PADDING;
+        return 0;
+    }
+    /* an n_q × n_k matrix */
+    char why[128];
+    snprintf(why, sizeof why, "tokens × %s = n_q × n_k = %d × %d", kt, cfg->n_q, cfg->n_k);
+    const JsonNode *r = json_first(n);
+    uint32_t width = 0;
+    for (uint32_t i = 0; i < n->u.c.n; i++, r = json_skip(r)) {
+        char path[64];
+        snprintf(path, sizeof path, "mask[%u]", (unsigned)i);
+        if (r->type != JSON_ARRAY) return fail_type(c, r, path, "a row of 0 and 1 (one per key)");
+        if (i == 0) width = r->u.c.n;
+        else if (r->u.c.n != width)
+            return lesson_fail(c, r, "%s: expected %u entries like mask[0] (rows must have equal length), found %u", path,
+                               (unsigned)width, (unsigned)r->u.c.n);
+    }
+    if ((int)n->u.c.n != cfg->n_q || (int)width != cfg->n_k)
+        return lesson_fail(c, n, "mask: expected %d×%d (%s), found %u×%u", cfg->n_q, cfg->n_k, why, (unsigned)n->u.c.n,
+                           (unsigned)width);
+    r = json_first(n);
+    for (uint32_t i = 0; i < n->u.c.n; i++, r = json_skip(r)) {
+        const JsonNode *e = json_first(r);
+        for (uint32_t j = 0; j < r->u.c.n; j++, e = json_skip(e))
+            if (e->type != JSON_NUMBER || (e->u.num != 0 && e->u.num != 1)) {
+                char path[64];
+                snprintf(path, sizeof path, "mask[%u][%u]", (unsigned)i, (unsigned)j);
+                return fail_type(c, e, path, "0 or 1 (1 = may attend, 0 = blocked)");
+            }
+    }
+    L->mask = malloc((size_t)cfg->n_q * (size_t)cfg->n_k); /* (n_q, n_k) */
+    if (!L->mask) return lesson_fail(c, n, "mask: out of memory");
+    r = json_first(n);
+    size_t at = 0;
+    for (uint32_t i = 0; i < n->u.c.n; i++, r = json_skip(r)) {
+        const JsonNode *e = json_first(r);
+        for (uint32_t j = 0; j < r->u.c.n; j++, e = json_skip(e)) L->mask[at++] = e->u.num != 0;
+    }
+    cfg->mask_kind = ATTN_MASK_MATRIX;
+    return 0;
+}
+
+static int read_mask_fill(Ctx *c)
+{
+    const JsonNode *n = c->val[F_MASK_FILL];
+    if (!n) return 0;
+    const char *want = "\"-inf\" or a number such as -1e9";
+    if (n->type == JSON_STRING) {
+        static const char *const words[] = {"-inf"};
+        int w;
+        if (read_word(c, n, "mask_fill", words, 1, want, &w) != 0) return -1;
+        c->L->cfg.mask_fill = -INFINITY;
+        return 0;
+    }
+    if (n->type != JSON_NUMBER) return fail_type(c, n, "mask_fill", want);
+    return read_f32(c, n, "mask_fill", &c->L->cfg.mask_fill);
+}
+
+static int read_scale(Ctx *c)
+{
+    const JsonNode *n = c->val[F_SCALE];
+    AttnConfig *cfg = &c->L->cfg;
+    if (!n) return 0;
+    const char *want = "\"sqrt_dk\", \"sqrt_dmodel\", \"none\" or a positive number";
+    if (n->type == JSON_NUMBER) {
+        float v;
+        if (read_f32(c, n, "scale", &v) != 0) return -1;
+        if (!(v > 0)) return fail_type(c, n, "scale", "a positive number (the divisor of the scores)");
+        cfg->scale_kind = ATTN_SCALE_VALUE;
+        cfg->scale_value = v;
+        return 0;
+    }
+    static const char *const words[] = {"sqrt_dk", "sqrt_dmodel", "none"};
+    static const AttnScaleKind kinds[] = {ATTN_SCALE_SQRT_DK, ATTN_SCALE_SQRT_DMODEL, ATTN_SCALE_NONE};
+    int w;
+    if (read_word(c, n, "scale", words, 3, want, &w) != 0) return -1;
+    cfg->scale_kind = kinds[w];
+    return 0;
+}
+
+/* The names a narration key may take in this lesson: "intro", the step kinds,
+ * and every step name its configuration can produce. */
+static char **narration_keys(const AttnConfig *cfg, int *n_out)
+{
+    static const char *const dot_fixed[] = {"X", "Y", "W_Q", "b_Q", "W_K", "b_K", "W_V", "b_V", "W_O", "b_O",
+                                            "Q", "K", "V", "concat", "output"};
+    static const char *const dot_head[] = {"Q_", "K_", "V_", "scores_", "scaled_", "masked_", "weights_", "head_"};
+    static const char *const add_fixed[] = {"X", "Y", "W_a", "b_a", "v_a", "hidden", "scores", "masked", "weights", "context"};
+    int additive = cfg->attention == ATTN_ADDITIVE;
+    int n = 1 + ATTN_STEP_KIND_COUNT + (additive ? 10 : 15 + 8 * cfg->heads);
+    char **keys = calloc((size_t)n, sizeof *keys);
+    if (!keys) return NULL;
+    int at = 0;
+    keys[at++] = strdup("intro");
+    for (int k = 0; k < ATTN_STEP_KIND_COUNT; k++) keys[at++] = strdup(attn_step_kind_name((AttnStepKind)k));
+    if (additive) {
+        for (int i = 0; i < 10; i++) keys[at++] = strdup(add_fixed[i]);
+    } else {
+        for (int i = 0; i < 15; i++) keys[at++] = strdup(dot_fixed[i]);
+        for (int h = 1; h <= cfg->heads; h++)
+            for (int i = 0; i < 8; i++) {
+                char buf[32];
+                snprintf(buf, sizeof buf, "%s%d", dot_head[i], h);
+                keys[at++] = strdup(buf);
+            }
+    }
+    for (int i = 0; i < at; i++)
+        if (!keys[i]) {
+            for (int j = 0; j < at; j++) free(keys[j]);
+            free(keys);
+            return NULL;
+        }
+    *n_out = at;
+    return keys;
+}
+
+static int read_narration(Ctx *c)
+{
+    Lesson *L = c->L;
+    const JsonNode *n = c->val[F_NARRATION];
+    if (!n) return 0;
+    if (n->type != JSON_OBJECT)
+        return fail_type(c, n, "narration", "an object of {\"en\": ..., \"zh\": ...} texts keyed by step kind or name");
+    int n_keys = 0;
+    char **keys = narration_keys(&L->cfg, &n_keys);
+    if (!keys) return lesson_fail(c, n, "narration: out of memory");
+    int rc = check_keys(c, n, "narration.", (const char *const *)keys, n_keys);
+    for (int i = 0; i < n_keys; i++) free(keys[i]);
+    free(keys);
+    if (rc != 0) return -1;
+    if (n->u.c.n == 0) return 0;
+    L->narration = calloc(n->u.c.n, sizeof *L->narration);
+    if (!L->narration) return lesson_fail(c, n, "narration: out of memory");
+    const JsonNode *k = json_first(n);
+    for (uint32_t i = 0; i < n->u.c.n; i++) {
+        const JsonNode *v = json_skip(k);
+        LessonNarration *dst = &L->narration[L->n_narration++];
+        char path[96];
+        snprintf(path, sizeof path, "narration.%s", json_str(&c->doc, k));
+        dst->key = strdup(json_str(&c->doc, k));
+        if (!dst->key) return lesson_fail(c, k, "narration: out of memory");
+        if (read_text(c, v, path, 1, &dst->text) != 0) return -1;
+        k = json_skip(v);
+    }
+    return 0;
+}
+
+/* All intermediates the engine will record, in floats (see attn.c's plan). */
+static double trace_floats(const AttnConfig *g)
+{
+    double nq = g->n_q, nk = g->n_k;
+    if (g->attention == ATTN_ADDITIVE) {
+        double dx = g->d_x, dy = g->cross ? g->d_y : g->d_x, da = g->d_a;
+        return nq * dx + (g->cross ? nk * dy : 0) + (dx + dy) * da + 2 * da + nq * nk * da + 3 * nq * nk + nq * dy;
+    }
+    double dm = g->d_model, H = g->heads, dk = g->d_k, dv = g->d_v;
+    double inputs = nq * dm + (g->cross ? nk * dm : 0);
+    double weights = dm * H * (2 * dk + dv) + H * dv * dm + H * (2 * dk + dv) + dm;
+    double proj = nq * H * dk + nk * H * (dk + dv);
+    double heads = H * (nq * dk + nk * (dk + dv) + 4 * nq * nk + nq * dv);
+    return inputs + weights + proj + heads + nq * H * dv + nq * dm;
+}
+
+static int load_dot(Ctx *c)
+{
+    Lesson *L = c->L;
+    AttnConfig *g = &L->cfg;
+    static const int additive_only[] = {F_D_X, F_D_Y, F_D_A, F_W_A, F_B_A, F_V_A};
+    if (refuse_fields(c, additive_only, 6, "it belongs to additive attention (\"attention\": \"additive\")") != 0) return -1;
+    if (required(c, F_D_MODEL, "the width of each token vector, an integer 1..4096") != 0) return -1;
+    if (field_int(c, F_D_MODEL, 1, LESSON_MAX_D_MODEL, "the width of each token vector", 0, &g->d_model) != 0) return -1;
+    if (field_int(c, F_HEADS, 1, LESSON_MAX_HEADS, "the number of heads", 1, &g->heads) != 0) return -1;
+    for (int f = F_D_K; f <= F_D_V; f++) {
+        int *dst = f == F_D_K ? &g->d_k : &g->d_v;
+        if (c->val[f]) {
+            if (field_int(c, f, 1, LESSON_MAX_D_MODEL, "the width of each head", 0, dst) != 0) return -1;
+            if ((long)*dst * g->heads > LESSON_MAX_D_MODEL)
+                return lesson_fail(c, c->val[f], "%s: expected heads·%s <= %d, found %d·%d = %ld", field_names[f],
+                                   field_names[f], LESSON_MAX_D_MODEL, g->heads, *dst, (long)*dst * g->heads);
+        } else if (g->d_model % g->heads != 0) {
+            return lesson_fail(c, c->val[F_HEADS], "heads: expected a divisor of d_model = %d (%s defaults to d_model / heads), found %d; "
+                               "change heads or give d_k and d_v",
+                               g->d_model, field_names[f], g->heads);
+        } else {
+            *dst = g->d_model / g->heads;
+        }
+    }
+    double floats = trace_floats(g);
+    if (floats > LESSON_MAX_TRACE_FLOATS)
+        return lesson_fail(c, c->root, "lesson: expected a trace of at most %u numbers (256 MiB), found %.0f (n_q=%d, n_k=%d, d_model=%d, heads=%d, d_k=%d, d_v=%d)",
+                           LESSON_MAX_TRACE_FLOATS, floats, g->n_q, g->n_k, g->d_model, g->heads, g->d_k, g->d_v);
+
+    char why[128];
+    int H = g->heads, dm = g->d_model;
+    snprintf(why, sizeof why, "tokens × d_model = %d × %d", g->n_q, dm);
+    if (matrix_or_random(c, F_X, LESSON_MAT_X, g->n_q, dm, why, 1.0, &L->X) != 0) return -1;
+    if (g->cross) {
+        snprintf(why, sizeof why, "source_tokens × d_model = %d × %d", g->n_k, dm);
+        if (read_matrix(c, c->val[F_Y], "Y", g->n_k, dm, why, &L->Y) != 0) return -1;
+    }
+    double wb = 1.0 / sqrt((double)dm);
+    snprintf(why, sizeof why, "d_model × heads·d_k = %d × %d·%d", dm, H, g->d_k);
+    if (matrix_or_random(c, F_W_Q, LESSON_MAT_W_Q, dm, H * g->d_k, why, wb, &L->W_Q) != 0) return -1;
+    if (matrix_or_random(c, F_W_K, LESSON_MAT_W_K, dm, H * g->d_k, why, wb, &L->W_K) != 0) return -1;
+    snprintf(why, sizeof why, "d_model × heads·d_v = %d × %d·%d", dm, H, g->d_v);
+    if (matrix_or_random(c, F_W_V, LESSON_MAT_W_V, dm, H * g->d_v, why, wb, &L->W_V) != 0) return -1;
+    if (c->val[F_W_O] && c->val[F_W_O]->type == JSON_NULL) {
+        if (c->val[F_B_O])
+            return lesson_fail(c, c->key[F_B_O], "b_O: expected no b_O when W_O is null (there is no output projection), found one");
+    } else {
+        snprintf(why, sizeof why, "heads·d_v × d_model = %d·%d × %d", H, g->d_v, dm);
+        if (matrix_or_random(c, F_W_O, LESSON_MAT_W_O, H * g->d_v, dm, why, 1.0 / sqrt((double)H * g->d_v), &L->W_O) != 0)
+            return -1;
+    }
+    snprintf(why, sizeof why, "heads·d_k = %d·%d", H, g->d_k);
+    if (c->val[F_B_Q] && read_vector(c, c->val[F_B_Q], "b_Q", H * g->d_k, why, &L->b_Q) != 0) return -1;
+    if (c->val[F_B_K] && read_vector(c, c->val[F_B_K], "b_K", H * g->d_k, why, &L->b_K) != 0) return -1;
+    snprintf(why, sizeof why, "heads·d_v = %d·%d", H, g->d_v);
+    if (c->val[F_B_V] && read_vector(c, c->val[F_B_V], "b_V", H * g->d_v, why, &L->b_V) != 0) return -1;
+    snprintf(why, sizeof why, "d_model = %d", dm);
+    if (c->val[F_B_O] && read_vector(c, c->val[F_B_O], "b_O", dm, why, &L->b_O) != 0) return -1;
+    return read_scale(c);
+}
+
+static int load_additive(Ctx *c)
+{
+    Lesson *L = c->L;
+    AttnConfig *g = &L->cfg;
+    static const int dot_only[] = {F_HEADS, F_D_K, F_D_V, F_W_Q, F_W_K, F_W_V, F_W_O, F_B_Q, F_B_K, F_B_V, F_B_O, F_SCALE};
+    if (refuse_fields(c, dot_only, 12, "additive attention uses W_a, b_a and v_a, one head and no scaling") != 0)
+        return -1;
+    if (required(c, F_W_A, "W_a, the (d_x + d_y) × d_a matrix of additive attention") != 0) return -1;
+    if (required(c, F_V_A, "v_a, the d_a vector that turns tanh(...) into a score") != 0) return -1;
+    int dm = 0;
+    if (field_int(c, F_D_MODEL, 1, LESSON_MAX_D_MODEL, "the default width of X and Y", 0, &dm) != 0) return -1;
+    /* d_x: the field, else X's width, else d_model */
+    int xw = first_row_len(c->val[F_X]);
+    if (c->val[F_D_X]) {
+        if (field_int(c, F_D_X, 1, LESSON_MAX_D_MODEL, "the width of X", 0, &g->d_x) != 0) return -1;
+    } else if (xw > 0) {
+        g->d_x = xw;
+    } else if (dm > 0) {
+        g->d_x = dm;
+    } else {
+        return lesson_fail(c, c->root, "d_x: missing; expected d_x, d_model or X (n_q × d_x) to give the width of X");
+    }
+    if (g->d_x > LESSON_MAX_D_MODEL)
+        return lesson_fail(c, c->val[F_X], "X: expected rows of at most %d numbers, found %d", LESSON_MAX_D_MODEL, g->d_x);
+    if (g->cross) {
+        int yw = first_row_len(c->val[F_Y]);
+        if (c->val[F_D_Y]) {
+            if (field_int(c, F_D_Y, 1, LESSON_MAX_D_MODEL, "the width of Y", 0, &g->d_y) != 0) return -1;
+        } else if (yw > 0) {
+            g->d_y = yw;
+        } else {
+            g->d_y = dm > 0 ? dm : g->d_x;
+        }
+        if (g->d_y > LESSON_MAX_D_MODEL)
+            return lesson_fail(c, c->val[F_Y], "Y: expected rows of at most %d numbers, found %d", LESSON_MAX_D_MODEL, g->d_y);
+    } else {
+        g->d_y = g->d_x;
+        if (c->val[F_D_Y]) {
+            int dy;
+            if (field_int(c, F_D_Y, 1, LESSON_MAX_D_MODEL, "the width of Y", 0, &dy) != 0) return -1;
+            if (dy != g->d_x)
+                return lesson_fail(c, c->val[F_D_Y], "d_y: expected d_x = %d (without Y the keys are X itself), found %d", g->d_x, dy);
+        }
+    }
+    /* d_a: the field, else the length of v_a */
+    const JsonNode *va = c->val[F_V_A];
+    if (c->val[F_D_A]) {
+        if (field_int(c, F_D_A, 1, LESSON_MAX_D_MODEL, "the width of the hidden layer", 0, &g->d_a) != 0) return -1;
+    } else {
+        if (va->type != JSON_ARRAY || va->u.c.n == 0)
+            return fail_type(c, va, "v_a", "an array of d_a numbers (at least one)");
+        if (va->u.c.n > LESSON_MAX_D_MODEL)
+            return lesson_fail(c, va, "v_a: expected at most %d numbers, found %u", LESSON_MAX_D_MODEL, (unsigned)va->u.c.n);
+        g->d_a = (int)va->u.c.n;
+    }
+    double floats = trace_floats(g);
+    if (floats > LESSON_MAX_TRACE_FLOATS)
+        return lesson_fail(c, c->root, "lesson: expected a trace of at most %u numbers (256 MiB), found %.0f (n_q=%d, n_k=%d, d_x=%d, d_y=%d, d_a=%d)",
+                           LESSON_MAX_TRACE_FLOATS, floats, g->n_q, g->n_k, g->d_x, g->d_y, g->d_a);
+    char why[128];
+    snprintf(why, sizeof why, "tokens × d_x = %d × %d", g->n_q, g->d_x);
+    if (matrix_or_random(c, F_X, LESSON_MAT_X, g->n_q, g->d_x, why, 1.0, &L->X) != 0) return -1;
+    if (g->cross) {
+        snprintf(why, sizeof why, "source_tokens × d_y = %d × %d", g->n_k, g->d_y);
+        if (read_matrix(c, c->val[F_Y], "Y", g->n_k, g->d_y, why, &L->Y) != 0) return -1;
+    }
+    snprintf(why, sizeof why, "(d_x + d_y) × d_a = (%d + %d) × %d", g->d_x, g->d_y, g->d_a);
+    if (read_matrix(c, c->val[F_W_A], "W_a", g->d_x + g->d_y, g->d_a, why, &L->W_a) != 0) return -1;
+    snprintf(why, sizeof why, "d_a = %d", g->d_a);
+    if (c->val[F_B_A] && read_vector(c, c->val[F_B_A], "b_a", g->d_a, why, &L->b_a) != 0) return -1;
+    if (read_vector(c, va, "v_a", g->d_a, why, &L->v_a) != 0) return -1;
+    return 0;
+}
+
+static int load(Ctx *c)
+{
+    Lesson *L = c->L;
+    AttnConfig *g = &L->cfg;
+    const JsonNode *root = c->root;
+    if (root->type != JSON_OBJECT) return fail_type(c, root, "lesson", "a JSON object {\"format\": \"attnviz-lesson/1\", ...}");
+
+    /* 1. keys: unknown, duplicated */
+    if (check_keys(c, root, "", field_names, F_COUNT) != 0) return -1;
+    for (int f = 0; f < F_COUNT; f++) c->val[f] = member(c, root, field_names[f], &c->key[f]);
+
+    /* 2. format first: a different format's mistakes are not ours to list */
+    if (required(c, F_FORMAT, "\"" LESSON_FORMAT "\"") != 0) return -1;
+    const JsonNode *fmt = c->val[F_FORMAT];
+    if (fmt->type != JSON_STRING || strcmp(json_str(&c->doc, fmt), LESSON_FORMAT) != 0)
+        return fail_type(c, fmt, "format", "\"" LESSON_FORMAT "\"");
+
+    /* 3. the scalars */
+    if (required(c, F_ID, "an id of lowercase letters, digits and dashes") != 0 || read_id(c) != 0) return -1;
+    if (required(c, F_TITLE, "a title {\"en\": ..., \"zh\": ...}") != 0) return -1;
+    if (read_text(c, c->val[F_TITLE], "title", 0, &L->title) != 0) return -1;
+    if (c->val[F_SUMMARY] && read_text(c, c->val[F_SUMMARY], "summary", 0, &L->summary) != 0) return -1;
+    if (field_int(c, F_ORDER, -1000000, 1000000, "the teaching order", 1000, &L->order) != 0) return -1;
+    if (c->val[F_COMMENT] && c->val[F_COMMENT]->type != JSON_STRING)
+        return fail_type(c, c->val[F_COMMENT], "comment", "a string (a note for whoever edits the file)");
+    if (c->val[F_SEED]) {
+        double s;
+        if (read_int(c, c->val[F_SEED], "seed", 0, LESSON_MAX_SEED, "the seed for generated matrices", &s) != 0) return -1;
+        L->seed = (uint64_t)s;
+    }
+    attn_config_init(g);
+    if (c->val[F_ATTENTION]) {
+        static const char *const words[] = {"dot", "additive"};
+        int w;
+        if (read_word(c, c->val[F_ATTENTION], "attention", words, 2, "\"dot\" or \"additive\"", &w) != 0) return -1;
+        g->attention = w ? ATTN_ADDITIVE : ATTN_DOT;
+    }
+    if (required(c, F_TOKENS, "the query tokens, an array of strings like [\"我\", \"喜欢\", \"跑步\"]") != 0) return -1;
+    if (read_tokens(c, F_TOKENS, &L->tokens, &L->n_tokens) != 0) return -1;
+    g->n_q = g->n_k = L->n_tokens;
+    /* cross-attention: both source_tokens and Y, or neither */
+    if (c->val[F_SOURCE_TOKENS] && !c->val[F_Y])
+        return lesson_fail(c, c->key[F_SOURCE_TOKENS], "source_tokens: expected Y beside it (cross-attention needs the source vectors Y, one row per source token), found no Y");
+    if (c->val[F_Y] && !c->val[F_SOURCE_TOKENS])
+        return lesson_fail(c, c->key[F_Y], "Y: expected source_tokens beside it (cross-attention needs a token per row of Y), found no source_tokens");
+    if (c->val[F_SOURCE_TOKENS]) {
+        if (read_tokens(c, F_SOURCE_TOKENS, &L->source_tokens, &L->n_source_tokens) != 0) return -1;
+        g->cross = 1;
+        g->n_k = L->n_source_tokens;
+    }
+
+    /* 4. sizes, the trace limit, then the matrices */
+    if ((g->attention == ATTN_ADDITIVE ? load_additive(c) : load_dot(c)) != 0) return -1;
+    if (read_mask(c) != 0 || read_mask_fill(c) != 0) return -1;
+    if (read_narration(c) != 0) return -1;
+
+    g->X = L->X;
+    g->Y = L->Y;
+    g->W_Q = L->W_Q, g->W_K = L->W_K, g->W_V = L->W_V, g->W_O = L->W_O;
+    g->b_Q = L->b_Q, g->b_K = L->b_K, g->b_V = L->b_V, g->b_O = L->b_O;
+    g->W_a = L->W_a, g->b_a = L->b_a, g->v_a = L->v_a;
+    g->mask = L->mask;
+    char err[256];
+    if (attn_config_check(g, err, sizeof err) != 0) /* the checks above should make this impossible */
+        return lesson_fail(c, c->root, "lesson: %s", err);
+    return 0;
+}
+
+int lesson_parse(Lesson *out, const char *text, size_t len, const char *name, LessonError *err)
+{
+    memset(out, 0, sizeof *out);
+    memset(err, 0, sizeof *err);
+    Ctx c = {.name = name ? name : "(lesson)", .text = text, .len = len, .err = err, .L = out};
+    out->order = 1000;
+    if (len > LESSON_MAX_FILE_BYTES)
+        return lesson_fail(&c, NULL, "expected a lesson of at most %u bytes (16 MiB), found %zu bytes", LESSON_MAX_FILE_BYTES, len);
+    char msg[512];
+    size_t at = 0;
+    if (json_parse(&c.doc, text, len, LESSON_MAX_DEPTH, msg, sizeof msg, &at) != 0) {
+        JsonNode where = {.off = (uint32_t)at};
+        lesson_fail(&c, &where, "%s", msg);
+        memset(out, 0, sizeof *out);
+        return -1;
+    }
+    c.root = json_root(&c.doc);
+    out->path = strdup(c.name);
+    int rc = out->path ? load(&c) : lesson_fail(&c, NULL, "out of memory");
+    json_free(&c.doc);
+    if (rc != 0) {
+        lesson_free(out);
+        return -1;
+    }
+    return 0;
+}
 
 int lesson_load(Lesson *out, const char *path, LessonError *err)
 {
     memset(out, 0, sizeof *out);
     memset(err, 0, sizeof *err);
-    (void)path;
-    strcpy(err->msg, "lesson loading is not built yet");
-    return -1;
+    Ctx c = {.name = path, .err = err, .L = out};
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return lesson_fail(&c, NULL, "expected a lesson file, found %s", errno == ENOENT ? "no such file" : strerror(errno));
+    if (S_ISDIR(st.st_mode)) return lesson_fail(&c, NULL, "expected a lesson file (.json), found a folder");
+    if (S_ISREG(st.st_mode) && st.st_size > (off_t)LESSON_MAX_FILE_BYTES)
+        return lesson_fail(&c, NULL, "expected a lesson of at most %u bytes (16 MiB), found %lld bytes", LESSON_MAX_FILE_BYTES,
+                           (long long)st.st_size);
+    FILE *f = fopen(path, "rb");
+    if (!f) return lesson_fail(&c, NULL, "cannot open the lesson: %s", strerror(errno));
+    /* read at most one byte past the limit: also right for pipes and devices */
+    size_t cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536, len = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (len > LESSON_MAX_FILE_BYTES || got == 0) break;
+        if (len == cap) {
+            size_t ncap = cap * 2 > (size_t)LESSON_MAX_FILE_BYTES + 1 ? (size_t)LESSON_MAX_FILE_BYTES + 1 : cap * 2;
+            char *grown = realloc(buf, ncap);
+            if (!grown) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = grown;
+            cap = ncap;
+        }
+    }
+    int read_err = ferror(f);
+    fclose(f);
+    if (!buf) return lesson_fail(&c, NULL, "out of memory reading the lesson");
+    if (read_err) {
+        free(buf);
+        return lesson_fail(&c, NULL, "cannot read the lesson: %s", strerror(errno ? errno : EIO));
+    }
+    if (len > LESSON_MAX_FILE_BYTES) {
+        free(buf);
+        return lesson_fail(&c, NULL, "expected a lesson of at most %u bytes (16 MiB), found more", LESSON_MAX_FILE_BYTES);
+    }
+    int rc = lesson_parse(out, buf, len, path, err);
+    free(buf);
+    return rc;
 }
-int lesson_parse(Lesson *out, const char *text, size_t len, const char *name, LessonError *err)
+
+void lesson_free(Lesson *L)
 {
-    (void)text; (void)len;
-    return lesson_load(out, name, err);
+    if (!L) return;
+    free(L->path);
+    free(L->id);
+    text_free(&L->title);
+    text_free(&L->summary);
+    for (int i = 0; i < L->n_tokens; i++) free(L->tokens ? L->tokens[i] : NULL);
+    free(L->tokens);
+    for (int i = 0; i < L->n_source_tokens; i++) free(L->source_tokens ? L->source_tokens[i] : NULL);
+    free(L->source_tokens);
+    float *bufs[] = {L->X, L->Y, L->W_Q, L->W_K, L->W_V, L->W_O, L->b_Q, L->b_K, L->b_V, L->b_O, L->W_a, L->b_a, L->v_a};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
+    free(L->mask);
+    for (int i = 0; i < L->n_narration; i++) {
+        free(L->narration[i].key);
+        text_free(&L->narration[i].text);
+    }
+    free(L->narration);
+    memset(L, 0, sizeof *L);
 }
-void lesson_free(Lesson *lesson) { memset(lesson, 0, sizeof *lesson); }
-const char *lesson_text(const LessonText *text, LessonLang lang) { return text->text[lang] ? text->text[lang] : text->text[LESSON_EN]; }
+
+/* ---- lookups for the view ---------------------------------------------------------- */
+
+const char *lesson_text(const LessonText *text, LessonLang lang)
+{
+    if (lang >= 0 && lang < LESSON_LANG_COUNT && text->text[lang]) return text->text[lang];
+    return text->text[LESSON_EN];
+}
+
+const char *lesson_narration_key(const Lesson *lesson, const char *key, LessonLang lang)
+{
+    for (int i = 0; i < lesson->n_narration; i++)
+        if (strcmp(lesson->narration[i].key, key) == 0) return lesson_text(&lesson->narration[i].text, lang);
+    return NULL;
+}
+
+const char *lesson_narration(const Lesson *lesson, const AttnStep *step, LessonLang lang)
+{
+    const char *s = lesson_narration_key(lesson, step->name, lang);
+    return s ? s : lesson_narration_key(lesson, attn_step_kind_name(step->kind), lang);
+}
+
+static const char *const *query_labels(const Lesson *L) { return (const char *const *)L->tokens; }
+static const char *const *key_labels(const Lesson *L)
+{
+    return (const char *const *)(L->cfg.cross ? L->source_tokens : L->tokens);
+}
+
+const char *const *lesson_row_labels(const Lesson *L, const AttnStep *s)
+{
+    switch (s->kind) {
+    case ATTN_STEP_INPUT: return strcmp(s->name, "Y") == 0 ? key_labels(L) : query_labels(L);
+    case ATTN_STEP_PROJECTION:
+    case ATTN_STEP_SPLIT: return s->name[0] == 'Q' ? query_labels(L) : key_labels(L);
+    case ATTN_STEP_SCORES:
+    case ATTN_STEP_SCALED:
+    case ATTN_STEP_MASKED:
+    case ATTN_STEP_SOFTMAX:
+    case ATTN_STEP_WEIGHTED_SUM:
+    case ATTN_STEP_CONCAT:
+    case ATTN_STEP_OUTPUT: return query_labels(L);
+    default: return NULL; /* weights, biases, additive pairs */
+    }
+}
+
+const char *const *lesson_col_labels(const Lesson *L, const AttnStep *s)
+{
+    switch (s->kind) {
+    case ATTN_STEP_SCORES:
+    case ATTN_STEP_SCALED:
+    case ATTN_STEP_MASKED:
+    case ATTN_STEP_SOFTMAX: return key_labels(L);
+    default: return NULL;
+    }
+}

@@ -41,6 +41,15 @@ extern "C" {
 #define LESSON_MAX_HEADS 64
 #define LESSON_MAX_TOKEN_BYTES 64
 #define LESSON_MAX_TEXT_BYTES 4096
+#define LESSON_MAX_ID_BYTES 64
+/* Containers nest at most this deep: the format needs 3 (a matrix row inside
+ * a matrix inside the top-level object; narration -> step -> language). */
+#define LESSON_MAX_DEPTH 3
+/* Every intermediate of the forward pass together, in floats (256 MiB):
+ * refused before anything is allocated when a lesson's sizes would exceed it. */
+#define LESSON_MAX_TRACE_FLOATS (64u * 1024u * 1024u)
+/* `seed` is an integer 0 .. 2^53 - 1 (exact in a double, so in any JSON tool). */
+#define LESSON_MAX_SEED 9007199254740991.0
 
 typedef enum LessonLang { LESSON_EN, LESSON_ZH, LESSON_LANG_COUNT } LessonLang;
 
@@ -103,6 +112,9 @@ void lesson_free(Lesson *lesson);
  * Falls back to English when the language has none. Placeholders are not
  * filled here (see view). */
 const char *lesson_narration(const Lesson *lesson, const AttnStep *step, LessonLang lang);
+/* The narration stored under a key ("intro", a kind or a step name), with the
+ * same language fallback; NULL when the lesson has none for that key. */
+const char *lesson_narration_key(const Lesson *lesson, const char *key, LessonLang lang);
 /* The title in a language, falling back to English. */
 const char *lesson_text(const LessonText *text, LessonLang lang);
 
@@ -110,6 +122,15 @@ const char *lesson_text(const LessonText *text, LessonLang lang);
  * the axis is not a token axis (a feature axis). */
 const char *const *lesson_row_labels(const Lesson *lesson, const AttnStep *step);
 const char *const *lesson_col_labels(const Lesson *lesson, const AttnStep *step);
+
+/* The seeded initialiser for matrices a lesson leaves out (lessons/FORMAT.md
+ * gives the algorithm and a Python version): splitmix64 from the state
+ * seed XOR fnv1a64(name), each output z giving u = (z >> 40) / 2^24 and the
+ * value float32((2u - 1) · bound), row-major. Weights use bound = 1/√fan_in
+ * (fan_in = the matrix's rows, like nn.Linear), X uses bound = 1. */
+void lesson_random_fill(float *out, size_t count, uint64_t seed, const char *name, double bound);
+/* FNV-1a, 64-bit, of the bytes of name: the per-matrix stream. */
+uint64_t lesson_fnv1a64(const char *name);
 
 /* Writes the trace as "attnviz-trace/1" JSON (see README). 0, or -1 on a
  * write error (errno set). */
