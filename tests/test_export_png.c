@@ -82,10 +82,12 @@ static void roundtrip(ExportPixelLayout layout, const char *filter)
         for (int x = 0; x < w; x++) {
             const unsigned char *a = p + (size_t)y * pitch + (size_t)x * bpp;
             const unsigned char *b = png.rgba + ((size_t)y * w + x) * 4;
+            int bgr = layout == EXPORT_PIXELS_BGRX32;
+            int r = a[bgr ? 2 : 0], g = a[1], bl = a[bgr ? 0 : 2];
             int alpha = layout == EXPORT_PIXELS_RGBA32 ? a[3] : 255;
-            if (a[0] != b[0] || a[1] != b[1] || a[2] != b[2] || alpha != b[3])
-                fail_msg("pixel (%d,%d): wrote %d,%d,%d,%d read %d,%d,%d,%d", x, y, a[0], a[1], a[2], alpha, b[0],
-                         b[1], b[2], b[3]);
+            if (r != b[0] || g != b[1] || bl != b[2] || alpha != b[3])
+                fail_msg("pixel (%d,%d): wrote %d,%d,%d,%d read %d,%d,%d,%d", x, y, r, g, bl, alpha, b[0], b[1], b[2],
+                         b[3]);
         }
     for (int i = 0; i < 4; i++) {
         const char *got = test_png_text(&png, text[i].key);
@@ -109,9 +111,10 @@ static void test_roundtrip_layouts_and_filters(void **state)
         roundtrip(EXPORT_PIXELS_RGBX32, filters[f]);
         roundtrip(EXPORT_PIXELS_RGB24, filters[f]);
         roundtrip(EXPORT_PIXELS_RGBA32, filters[f]);
+        roundtrip(EXPORT_PIXELS_BGRX32, filters[f]);
     }
     /* only the final names, no temporary files */
-    assert_int_equal(test_dir_count(scratch), 21);
+    assert_int_equal(test_dir_count(scratch), 28);
 }
 
 static void test_bad_arguments(void **state)
@@ -123,7 +126,7 @@ static void test_bad_arguments(void **state)
     ExportImage zero = {px, 0, 1, 4, EXPORT_PIXELS_RGBX32};
     assert_int_equal(export_png_encode(&zero, NULL, 0, NULL, &buf, err, sizeof err), -1);
     assert_non_null(strstr(err, "0x1"));
-    ExportImage huge = {px, EXPORT_PNG_MAX_SIDE + 1, 1, 4, EXPORT_PIXELS_RGBX32};
+    ExportImage huge = {px, EXPORT_PNG_MAX_WIDTH + 1, 1, 4, EXPORT_PIXELS_RGBX32};
     assert_int_equal(export_png_encode(&huge, NULL, 0, NULL, &buf, err, sizeof err), -1);
     ExportImage shortpitch = {px, 2, 2, 7, EXPORT_PIXELS_RGBX32};
     assert_int_equal(export_png_encode(&shortpitch, NULL, 0, NULL, &buf, err, sizeof err), -1);
@@ -230,11 +233,55 @@ static void test_full_disk_keeps_old_file(void **state)
     free(big);
 }
 
+/* The streaming encoder in uneven bands gives the same bytes as one call,
+ * and a stream that ends early is an error that leaves the buffer as it was. */
+static void test_stream_bands(void **state)
+{
+    (void)state;
+    const int w = 50, h = 97;
+    size_t pitch;
+    unsigned char *p = make_pattern(w, h, EXPORT_PIXELS_BGRX32, &pitch);
+    ExportImage img = {p, w, h, pitch, EXPORT_PIXELS_BGRX32};
+    ExportPngText text[] = {{"Title", "跑步"}};
+    ExportBuffer whole = {0}, bands = {0};
+    char err[256] = "";
+    assert_int_equal(export_png_encode(&img, text, 1, NULL, &whole, err, sizeof err), 0);
+    ExportPngStream *s = export_png_stream_begin(w, h, EXPORT_PIXELS_BGRX32, text, 1, NULL, &bands, err, sizeof err);
+    assert_non_null(s);
+    int y = 0, band = 1;
+    while (y < h) {
+        int n = band < h - y ? band : h - y;
+        assert_int_equal(export_png_stream_rows(s, p + (size_t)y * pitch, pitch, n, err, sizeof err), 0);
+        y += n;
+        band += 7;
+    }
+    assert_int_equal(export_png_stream_end(s, err, sizeof err), 0);
+    assert_int_equal(whole.len, bands.len);
+    assert_memory_equal(whole.data, bands.data, whole.len);
+    size_t before = bands.len;
+    s = export_png_stream_begin(w, h, EXPORT_PIXELS_BGRX32, NULL, 0, NULL, &bands, err, sizeof err);
+    assert_non_null(s);
+    assert_int_equal(export_png_stream_rows(s, p, pitch, 10, err, sizeof err), 0);
+    assert_int_equal(export_png_stream_end(s, err, sizeof err), -1);
+    assert_non_null(strstr(err, "10 of 97"));
+    assert_int_equal(bands.len, before);
+    s = export_png_stream_begin(w, h, EXPORT_PIXELS_BGRX32, NULL, 0, NULL, &bands, err, sizeof err);
+    assert_int_equal(export_png_stream_rows(s, p, pitch, h + 1, err, sizeof err), -1);
+    assert_int_equal(bands.len, before);
+    s = export_png_stream_begin(w, h, EXPORT_PIXELS_BGRX32, NULL, 0, NULL, &bands, err, sizeof err);
+    export_png_stream_abort(s);
+    assert_int_equal(bands.len, before);
+    export_buffer_free(&whole);
+    export_buffer_free(&bands);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_roundtrip_layouts_and_filters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stream_bands, setup, teardown),
         cmocka_unit_test_setup_teardown(test_libpng_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_disk_keeps_old_file, setup, teardown),

@@ -146,74 +146,103 @@ static int valid_keyword(const char *k)
     return 1;
 }
 
-int export_png_encode(const ExportImage *img, const ExportPngText *text, int n_text,
-                      const ExportPngOptions *opt, ExportBuffer *out, char *err, size_t errlen)
+struct ExportPngStream {
+    png_structp png;
+    png_infop info;
+    png_textp chunks;  /* (n_text), libpng copies them in png_set_text */
+    PngSink sink;
+    size_t len_before; /* out->len when the stream began, restored on failure */
+    int width, height, rows_done;
+    ExportPixelLayout layout;
+};
+
+static void stream_free(ExportPngStream *s, int failed)
 {
-    ExportPngOptions o; /* a copy: setjmp below must not see a changed parameter */
+    if (!s) return;
+    png_destroy_write_struct(&s->png, s->info ? &s->info : NULL);
+    free(s->chunks);
+    if (failed) s->sink.out->len = s->len_before;
+    free(s);
+}
+
+/* The message after a longjmp, and the stream released. */
+static void stream_fail(ExportPngStream *s, char *err, size_t errlen)
+{
+    set_err(err, errlen, "encoding PNG: %s", s->sink.msg[0] ? s->sink.msg : "libpng error");
+    stream_free(s, 1);
+}
+
+static size_t layout_bpp(ExportPixelLayout layout)
+{
+    return layout == EXPORT_PIXELS_RGB24 ? 3 : 4;
+}
+
+ExportPngStream *export_png_stream_begin(int width, int height, ExportPixelLayout layout, const ExportPngText *text,
+                                         int n_text, const ExportPngOptions *opt, ExportBuffer *out, char *err,
+                                         size_t errlen)
+{
+    ExportPngOptions o;
     if (opt)
         o = *opt;
     else
         export_png_options_init(&o);
-    if (!img || !img->pixels || img->width < 1 || img->height < 1 || img->width > EXPORT_PNG_MAX_SIDE ||
-        img->height > EXPORT_PNG_MAX_SIDE) {
-        set_err(err, errlen, "image size must be 1..%d on each side, got %dx%d", EXPORT_PNG_MAX_SIDE,
-                img ? img->width : 0, img ? img->height : 0);
-        return -1;
-    }
-    size_t bpp = img->layout == EXPORT_PIXELS_RGB24 ? 3 : 4;
-    if (img->pitch < (size_t)img->width * bpp) {
-        set_err(err, errlen, "row pitch %zu is shorter than a row of %d pixels", img->pitch, img->width);
-        return -1;
+    if (width < 1 || height < 1 || width > EXPORT_PNG_MAX_WIDTH || height > EXPORT_PNG_MAX_HEIGHT) {
+        set_err(err, errlen, "image size must be 1..%d wide and 1..%d high, got %dx%d", EXPORT_PNG_MAX_WIDTH,
+                EXPORT_PNG_MAX_HEIGHT, width, height);
+        return NULL;
     }
     if (o.level < 0 || o.level > 9 || (o.filters & ~PNG_ALL_FILTERS) != 0 || o.filters == 0) {
         set_err(err, errlen, "PNG options: level must be 0..9 and filters a non-empty set, got level %d filters 0x%x",
                 o.level, (unsigned)o.filters);
-        return -1;
+        return NULL;
     }
     for (int i = 0; i < n_text; i++)
         if (!text[i].key || !valid_keyword(text[i].key) || !text[i].text) {
             set_err(err, errlen, "PNG text %d: the key must be 1..79 printable characters and the text non-NULL", i);
-            return -1;
+            return NULL;
         }
-
-    /* Locals that change after setjmp and are read after a longjmp are volatile. */
-    PngSink sink = {.out = out, .oom = 0, .msg = ""};
-    size_t len_before = out->len;
-    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &sink, sink_error, sink_warning);
-    png_infop volatile info = NULL;
-    png_textp volatile chunks = NULL;
-    if (!png) {
+    ExportPngStream *s = calloc(1, sizeof *s);
+    if (!s) {
         set_err(err, errlen, "out of memory starting the PNG encoder");
-        return -1;
+        return NULL;
     }
-    if (setjmp(png_jmpbuf(png))) {
-        png_infop i = info;
-        png_destroy_write_struct(&png, i ? &i : NULL);
-        free(chunks);
-        out->len = len_before;
-        set_err(err, errlen, "encoding PNG: %s", sink.msg[0] ? sink.msg : "libpng error");
-        return -1;
+    s->sink.out = out;
+    s->len_before = out->len;
+    s->width = width;
+    s->height = height;
+    s->layout = layout;
+    s->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &s->sink, sink_error, sink_warning);
+    if (!s->png) {
+        free(s);
+        set_err(err, errlen, "out of memory starting the PNG encoder");
+        return NULL;
     }
-    info = png_create_info_struct(png);
-    if (!info) png_error(png, "out of memory");
-    png_set_write_fn(png, &sink, sink_write, sink_flush);
+    /* Only s's fields change after setjmp, and s lives on the heap. */
+    if (setjmp(png_jmpbuf(s->png))) {
+        stream_fail(s, err, errlen);
+        return NULL;
+    }
+    s->info = png_create_info_struct(s->png);
+    if (!s->info) png_error(s->png, "out of memory");
+    png_set_write_fn(s->png, &s->sink, sink_write, sink_flush);
+    png_set_user_limits(s->png, EXPORT_PNG_MAX_WIDTH, EXPORT_PNG_MAX_HEIGHT);
 
     /* 1. Header: 8-bit RGB (or RGBA when the alpha is real), no interlace. */
-    int color = img->layout == EXPORT_PIXELS_RGBA32 ? PNG_COLOR_TYPE_RGB_ALPHA : PNG_COLOR_TYPE_RGB;
-    png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, 8, color, PNG_INTERLACE_NONE,
+    int color = layout == EXPORT_PIXELS_RGBA32 ? PNG_COLOR_TYPE_RGB_ALPHA : PNG_COLOR_TYPE_RGB;
+    png_set_IHDR(s->png, s->info, (png_uint_32)width, (png_uint_32)height, 8, color, PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     /* 2. Compression, as measured (png_write.h). A bigger zlib buffer means
      * fewer IDAT chunks and fewer calls into the sink. */
-    png_set_compression_level(png, o.level);
-    png_set_compression_strategy(png, o.strategy);
-    png_set_filter(png, PNG_FILTER_TYPE_BASE, o.filters);
-    png_set_compression_buffer_size(png, 256 * 1024);
+    png_set_compression_level(s->png, o.level);
+    png_set_compression_strategy(s->png, o.strategy);
+    png_set_filter(s->png, PNG_FILTER_TYPE_BASE, o.filters);
+    png_set_compression_buffer_size(s->png, 256 * 1024);
     /* 3. Text chunks before the image data, so readers find them early. */
     if (n_text > 0) {
-        chunks = calloc((size_t)n_text, sizeof *chunks);
-        if (!chunks) png_error(png, "out of memory");
+        s->chunks = calloc((size_t)n_text, sizeof *s->chunks);
+        if (!s->chunks) png_error(s->png, "out of memory");
         for (int i = 0; i < n_text; i++) {
-            png_textp c = &chunks[i];
+            png_textp c = &s->chunks[i];
             c->key = (png_charp)text[i].key;
             c->text = (png_charp)text[i].text;
             c->text_length = strlen(text[i].text);
@@ -227,17 +256,71 @@ int export_png_encode(const ExportImage *img, const ExportPngText *text, int n_t
                 c->lang_key = (png_charp) "";
             }
         }
-        png_set_text(png, info, chunks, n_text);
+        png_set_text(s->png, s->info, s->chunks, n_text);
     }
-    png_write_info(png, info);
-    /* 4. Rows. RGBX: libpng drops the filler byte of each pixel. */
-    if (img->layout == EXPORT_PIXELS_RGBX32) png_set_filler(png, 0, PNG_FILLER_AFTER);
-    for (int y = 0; y < img->height; y++) png_write_row(png, img->pixels + (size_t)y * img->pitch);
-    png_write_end(png, info);
-    png_infop i = info;
-    png_destroy_write_struct(&png, &i);
-    free(chunks);
+    png_write_info(s->png, s->info);
+    /* 4. Input transforms: libpng drops the filler byte of RGBX/BGRX pixels
+     * and swaps BGR to RGB as it filters each row. */
+    if (layout == EXPORT_PIXELS_RGBX32 || layout == EXPORT_PIXELS_BGRX32) png_set_filler(s->png, 0, PNG_FILLER_AFTER);
+    if (layout == EXPORT_PIXELS_BGRX32) png_set_bgr(s->png);
+    return s;
+}
+
+int export_png_stream_rows(ExportPngStream *s, const unsigned char *pixels, size_t pitch, int n_rows, char *err,
+                           size_t errlen)
+{
+    if (pitch < (size_t)s->width * layout_bpp(s->layout) || n_rows < 0 || n_rows > s->height - s->rows_done) {
+        set_err(err, errlen, "PNG rows: pitch %zu for %d pixels, %d rows with %d of %d left", pitch, s->width, n_rows,
+                s->height - s->rows_done, s->height);
+        stream_free(s, 1);
+        return -1;
+    }
+    if (setjmp(png_jmpbuf(s->png))) {
+        stream_fail(s, err, errlen);
+        return -1;
+    }
+    for (int y = 0; y < n_rows; y++) png_write_row(s->png, pixels + (size_t)y * pitch);
+    s->rows_done += n_rows;
     return 0;
+}
+
+int export_png_stream_end(ExportPngStream *s, char *err, size_t errlen)
+{
+    if (s->rows_done != s->height) {
+        set_err(err, errlen, "PNG ended after %d of %d rows", s->rows_done, s->height);
+        stream_free(s, 1);
+        return -1;
+    }
+    if (setjmp(png_jmpbuf(s->png))) {
+        stream_fail(s, err, errlen);
+        return -1;
+    }
+    png_write_end(s->png, s->info);
+    stream_free(s, 0);
+    return 0;
+}
+
+void export_png_stream_abort(ExportPngStream *s)
+{
+    stream_free(s, 1);
+}
+
+int export_png_encode(const ExportImage *img, const ExportPngText *text, int n_text,
+                      const ExportPngOptions *opt, ExportBuffer *out, char *err, size_t errlen)
+{
+    if (!img || !img->pixels) {
+        set_err(err, errlen, "no pixels to encode");
+        return -1;
+    }
+    if (img->width >= 1 && img->pitch < (size_t)img->width * layout_bpp(img->layout)) {
+        set_err(err, errlen, "row pitch %zu is shorter than a row of %d pixels", img->pitch, img->width);
+        return -1;
+    }
+    ExportPngStream *s =
+        export_png_stream_begin(img->width, img->height, img->layout, text, n_text, opt, out, err, errlen);
+    if (!s) return -1;
+    if (export_png_stream_rows(s, img->pixels, img->pitch, img->height, err, errlen) != 0) return -1;
+    return export_png_stream_end(s, err, errlen);
 }
 
 /* ---- files ---- */
@@ -365,6 +448,7 @@ int export_png_write_file(const char *path, const ExportImage *img, const Export
     ExportBuffer buf = {0};
     char msg[384];
     if (export_png_encode(img, text, n_text, opt, &buf, msg, sizeof msg) != 0) {
+        export_buffer_free(&buf);
         set_err(err, errlen, "%s: %s", path, msg);
         return -1;
     }

@@ -16,9 +16,9 @@
  *
  * Pixel layouts (bytes in memory, top row first, rows `pitch` bytes apart):
  * RGB24 = R,G,B; RGBA32 = R,G,B,A (written as an RGBA PNG); RGBX32 = R,G,B,x
- * (the fourth byte is ignored and an RGB PNG is written). SDL's
- * SDL_PIXELFORMAT_RGB24, SDL_PIXELFORMAT_ABGR8888 and SDL_PIXELFORMAT_XBGR8888
- * have these layouts on a little-endian machine (SDL_PIXELFORMAT_RGBA32 and
+ * and BGRX32 = B,G,R,x (the fourth byte is ignored and an RGB PNG is written). SDL's
+ * SDL_PIXELFORMAT_RGB24, SDL_PIXELFORMAT_ABGR8888, SDL_PIXELFORMAT_XBGR8888 and
+ * SDL_PIXELFORMAT_XRGB8888 have these layouts on a little-endian machine (SDL_PIXELFORMAT_RGBA32 and
  * SDL_PIXELFORMAT_RGBX32 name them on any machine).
  *
  * Text: each key is a PNG keyword (1..79 printable Latin-1 characters).
@@ -43,18 +43,21 @@ extern "C" {
 typedef enum ExportPixelLayout {
     EXPORT_PIXELS_RGB24,  /* R,G,B */
     EXPORT_PIXELS_RGBA32, /* R,G,B,A */
-    EXPORT_PIXELS_RGBX32  /* R,G,B,ignored */
+    EXPORT_PIXELS_RGBX32, /* R,G,B,ignored */
+    EXPORT_PIXELS_BGRX32  /* B,G,R,ignored: SDL_PIXELFORMAT_XRGB8888 on little-endian */
 } ExportPixelLayout;
 
 /* A borrowed view of pixels. */
 typedef struct ExportImage {
     const unsigned char *pixels; /* (height, pitch) bytes */
-    int width, height;           /* 1..EXPORT_PNG_MAX_SIDE each */
+    int width, height;           /* 1..EXPORT_PNG_MAX_WIDTH, 1..EXPORT_PNG_MAX_HEIGHT */
     size_t pitch;                /* bytes from one row to the next */
     ExportPixelLayout layout;
 } ExportImage;
 
-#define EXPORT_PNG_MAX_SIDE 32768
+/* libpng's own default limits; a handout sheet can be very tall. */
+#define EXPORT_PNG_MAX_WIDTH 1000000
+#define EXPORT_PNG_MAX_HEIGHT 1000000
 
 typedef struct ExportPngText {
     const char *key;  /* PNG keyword: "Title", "Software", "attnviz:formula", ... */
@@ -92,6 +95,21 @@ void export_buffer_free(ExportBuffer *buf);
  * what it held before). */
 int export_png_encode(const ExportImage *img, const ExportPngText *text, int n_text,
                       const ExportPngOptions *opt, ExportBuffer *out, char *err, size_t errlen);
+
+/* Streaming: the same encoding, a band of rows at a time, so a tall image
+ * (the handout sheet) never has to be in memory whole. begin returns NULL
+ * with err filled; rows and end return 0, or -1 with err filled, and on
+ * failure the stream is already released and out->len restored. Every
+ * stream ends with exactly one successful end, a failure, or an abort. */
+typedef struct ExportPngStream ExportPngStream;
+ExportPngStream *export_png_stream_begin(int width, int height, ExportPixelLayout layout, const ExportPngText *text,
+                                         int n_text, const ExportPngOptions *opt, ExportBuffer *out, char *err,
+                                         size_t errlen);
+/* n_rows rows of `pitch` bytes from pixels, top first. */
+int export_png_stream_rows(ExportPngStream *s, const unsigned char *pixels, size_t pitch, int n_rows, char *err,
+                           size_t errlen);
+int export_png_stream_end(ExportPngStream *s, char *err, size_t errlen);
+void export_png_stream_abort(ExportPngStream *s);
 
 /* Writes len bytes to path, atomically for a regular file: through a
  * mkstemp file in path's folder, renamed when complete (mode 0666 & ~umask).
