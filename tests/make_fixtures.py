@@ -1,0 +1,550 @@
+#!/usr/bin/python3
+"""make_fixtures.py: PyTorch reference fixtures for the attnviz engine tests.
+
+Regenerate (from the repository root; needs Debian's python3-torch, which the
+`python3` first on PATH may lack, hence the explicit interpreter):
+
+    /usr/bin/python3 tests/make_fixtures.py            # writes tests/fixtures/*.bin + MANIFEST
+    /usr/bin/python3 tests/make_fixtures.py --check    # recompute, cross-check, compare with the committed files
+
+then rebuild and run `ctest -R test_engine`. The files are committed so the
+C tests need no Python. Inputs come from torch.Generator seeded per
+configuration, so the same script writes the same bytes on every machine with
+the same torch build (the --check mode tells you if it does not).
+
+What it computes. For every configuration below, every intermediate of the
+forward pass, in float32 with plain torch ops, in the seeds' convention:
+row vectors, Q = X·W_Q (+ b_Q) with W_Q of shape d_model × heads·d_k, head h
+(1-based) takes columns [(h-1)·d_k, h·d_k), scores = Q_h·K_hᵀ, scaled =
+scores / divisor, masked = scaled.masked_fill(mask == 0, fill), weights =
+softmax(dim=-1), head_h = weights·V_h, concat, output = concat·W_O + b_O.
+Additive (seed 004): hidden[(i·n_k + j)] = tanh([x_i ; y_j]·W_a + b_a),
+scores = hidden·v_a, softmax over j, context = weights·Y.
+
+How it checks itself, failing loudly (exit 1) on any disagreement:
+  * against torch.nn.MultiheadAttention (need_weights=True,
+    average_attn_weights=False, bool masks True = blocked) wherever its layout
+    applies: d_k = d_v = d_model/heads and scale √d_k. Missing biases are
+    zeros there; a missing W_O is the identity. Rows whose keys are all
+    blocked are compared only for being NaN in both;
+  * additive configurations against a direct transcription of seed 004's
+    `Attention` module (its cat(hidden_dec, last_layer_enc), nn.Linear,
+    torch.rand V, bmm, softmax);
+  * every configuration against the same computation in float64, which must
+    agree within half the C test's tolerance (1e-5 + 1e-4·|ref|): that proves
+    the fixture is well-conditioned, so a correct float32 engine must pass.
+
+A fully blocked row with the fill -inf is NaN in torch (softmax of all -inf).
+The fixture keeps torch's NaN; the C test asserts that the engine gives exact
+zeros there (and b_O in the output) and flags the row.
+
+File format (little-endian), one file per configuration:
+
+    char[8]  magic "ATVZFIX1"
+    u32      version (1)
+    str      name                       str = u32 length + bytes, no NUL
+    i32      attention                  0 dot, 1 additive
+    i32      cross                      0 self, 1 cross
+    i32 × 9  n_q n_k d_model heads d_k d_v d_x d_y d_a   (unused ones 0)
+    i32      has_W_O                    0 / 1
+    i32      scale_kind                 0 sqrt_dk, 1 sqrt_dmodel, 2 none, 3 value
+    f32      scale_value                the given divisor for kind 3, else 0
+    f32      divisor                    what the scores were divided by
+    i32      mask_kind                  0 none, 1 causal, 2 padding, 3 matrix
+    f32      mask_fill                  -inf, -1e9, -1e20
+    u32      mask_len; u8[mask_len]     0, n_k (padding) or n_q·n_k (matrix); 1 attend, 0 blocked
+    u32      n_inputs;  tensor × n_inputs   X, Y, W_*, b_*, v_a: what the engine is given
+    u32      n_steps;   tensor × n_steps    every computed step, in the engine's order
+    char[4]  "END!"
+
+    tensor:  str name; str kind (the trace's kind name); i32 head (1-based, 0: none);
+             i32 rows; i32 cols; u32 encoding;
+             encoding 0: f32[rows·cols]
+             encoding 1: i32 e; i8[rows·cols], value = q · 2^-e (exact in float32;
+                         keeps the d_model = 512 weights under 1 MB)
+"""
+import math
+import os
+import struct
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+MAGIC = b"ATVZFIX1"
+VERSION = 1
+ABS_TOL, REL_TOL = 1e-5, 1e-4
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "fixtures")
+
+SCALE_KINDS = {"sqrt_dk": 0, "sqrt_dmodel": 1, "none": 2, "value": 3}
+MASK_KINDS = {"none": 0, "causal": 1, "padding": 2, "matrix": 3}
+
+torch.set_num_threads(1)
+
+
+class Fail(Exception):
+    pass
+
+
+# ---- inputs -----------------------------------------------------------------
+
+def uniform(g, rows, cols, bound):
+    """nn.Linear's initialiser: U(-bound, bound), bound = 1/sqrt(fan_in)."""
+    return (torch.rand(rows, cols, generator=g, dtype=torch.float32) * 2 - 1) * bound
+
+
+def int8_weight(g, rows, cols, e):
+    """Integers in [-127, 127] times 2^-e: exact float32 values, stored as int8."""
+    q = torch.randint(-127, 128, (rows, cols), generator=g, dtype=torch.int32)
+    return q.to(torch.float32) * (2.0 ** -e)
+
+
+def make_inputs(c):
+    """Seeded inputs for config c; returns {name: tensor} and {name: int8 exponent}."""
+    g = torch.Generator().manual_seed(c["seed"])
+    t, enc = {}, {}
+    if c["attention"] == "additive":
+        dx, dy, da = c["d_x"], c["d_y"] if c["cross"] else c["d_x"], c["d_a"]
+        t["X"] = torch.randn(c["n_q"], dx, generator=g) * c.get("x_scale", 1.0)
+        if c["cross"]:
+            t["Y"] = torch.randn(c["n_k"], dy, generator=g)
+        t["W_a"] = uniform(g, dx + dy, da, 1 / math.sqrt(dx + dy))
+        if c.get("b_a"):
+            t["b_a"] = uniform(g, 1, da, 1 / math.sqrt(dx + dy))
+        # seed 004: self.V = nn.Parameter(torch.rand(n_hidden_dec))
+        t["v_a"] = torch.rand(da, 1, generator=g)
+        return t, enc
+    dm, H, dk, dv = c["d_model"], c["heads"], c["d_k"], c["d_v"]
+    t["X"] = torch.randn(c["n_q"], dm, generator=g) * c.get("x_scale", 1.0)
+    if c["cross"]:
+        t["Y"] = torch.randn(c["n_k"], dm, generator=g) * c.get("x_scale", 1.0)
+    e = c.get("int8_exp")
+
+    def weight(name, rows, cols):
+        if e is not None:
+            t[name] = int8_weight(g, rows, cols, e)
+            enc[name] = e
+        else:
+            t[name] = uniform(g, rows, cols, 1 / math.sqrt(rows))
+
+    bias = c["bias"]
+    weight("W_Q", dm, H * dk)
+    if "Q" in bias:
+        t["b_Q"] = uniform(g, 1, H * dk, 1 / math.sqrt(dm))
+    weight("W_K", dm, H * dk)
+    if "K" in bias:
+        t["b_K"] = uniform(g, 1, H * dk, 1 / math.sqrt(dm))
+    weight("W_V", dm, H * dv)
+    if "V" in bias:
+        t["b_V"] = uniform(g, 1, H * dv, 1 / math.sqrt(dm))
+    if c["W_O"]:
+        weight("W_O", H * dv, dm)
+        if "O" in bias:
+            t["b_O"] = uniform(g, 1, dm, 1 / math.sqrt(H * dv))
+    return t, enc
+
+
+def mask_values(c):
+    """The 0/1 mask as the engine gets it (uint8 list), and the n_q × n_k allow matrix."""
+    nq, nk, kind = c["n_q"], c["n_k"], c["mask"]
+    if kind == "none":
+        return [], torch.ones(nq, nk, dtype=torch.bool)
+    if kind == "causal":
+        return [], torch.ones(nq, nk, dtype=torch.bool).tril()
+    if kind == "padding":
+        m = c["mask_values"]
+        assert len(m) == nk
+        return list(m), torch.tensor(m, dtype=torch.bool).expand(nq, nk).clone()
+    m = c["mask_values"]
+    assert len(m) == nq and all(len(r) == nk for r in m)
+    return [v for r in m for v in r], torch.tensor(m, dtype=torch.bool)
+
+
+def divisor_of(c):
+    if c["attention"] == "additive":
+        return 1.0
+    k = c["scale"]
+    if k == "sqrt_dk":
+        return math.sqrt(c["d_k"])
+    if k == "sqrt_dmodel":
+        return math.sqrt(c["d_model"])
+    if k == "none":
+        return 1.0
+    return float(c["scale_value"])
+
+
+# ---- the reference: plain torch ops in the seeds' convention -----------------
+
+def reference(c, t, allow):
+    """Every computed step as a list of (name, kind, head, tensor), in order.
+    Works in whatever dtype the inputs have (float32, or float64 for the check)."""
+    steps = []
+    fill = c["fill"]
+    has_mask = c["mask"] != "none"
+    blocked = ~allow
+
+    def add(name, kind, head, x):
+        steps.append((name, kind, head, x))
+        return x
+
+    if c["attention"] == "additive":
+        X = t["X"]
+        Y = t["Y"] if c["cross"] else X
+        nq, nk = X.shape[0], Y.shape[0]
+        pairs = torch.cat((X[:, None, :].expand(nq, nk, X.shape[1]),
+                           Y[None, :, :].expand(nq, nk, Y.shape[1])), dim=2)   # (n_q, n_k, d_x + d_y)
+        pre = pairs.reshape(nq * nk, -1) @ t["W_a"]
+        if "b_a" in t:
+            pre = pre + t["b_a"]
+        hidden = add("hidden", "additive_hidden", 0, torch.tanh(pre))         # (n_q·n_k, d_a)
+        s = add("scores", "scores", 0, (hidden @ t["v_a"]).reshape(nq, nk))
+        if has_mask:
+            s = add("masked", "masked", 0, s.masked_fill(blocked, fill))
+        w = add("weights", "softmax", 0, torch.softmax(s, dim=-1))
+        add("context", "weighted_sum", 0, w @ Y)
+        return steps
+
+    H, dk, dv = c["heads"], c["d_k"], c["d_v"]
+    X = t["X"]
+    src = t["Y"] if c["cross"] else X
+    Q = X @ t["W_Q"] + t["b_Q"] if "b_Q" in t else X @ t["W_Q"]
+    K = src @ t["W_K"] + t["b_K"] if "b_K" in t else src @ t["W_K"]
+    V = src @ t["W_V"] + t["b_V"] if "b_V" in t else src @ t["W_V"]
+    add("Q", "projection", 0, Q)
+    add("K", "projection", 0, K)
+    add("V", "projection", 0, V)
+    div = divisor_of(c)
+    heads = []
+    for h in range(H):
+        n = h + 1
+        Qh = add(f"Q_{n}", "split", n, Q[:, h * dk:(h + 1) * dk])
+        Kh = add(f"K_{n}", "split", n, K[:, h * dk:(h + 1) * dk])
+        Vh = add(f"V_{n}", "split", n, V[:, h * dv:(h + 1) * dv])
+        s = add(f"scores_{n}", "scores", n, Qh @ Kh.T)
+        s = add(f"scaled_{n}", "scaled", n, s / div)
+        if has_mask:
+            s = add(f"masked_{n}", "masked", n, s.masked_fill(blocked, fill))
+        w = add(f"weights_{n}", "softmax", n, torch.softmax(s, dim=-1))
+        heads.append(add(f"head_{n}", "weighted_sum", n, w @ Vh))
+    cat = add("concat", "concat", 0, torch.cat(heads, dim=1))
+    if c["W_O"]:
+        out = cat @ t["W_O"] + t["b_O"] if "b_O" in t else cat @ t["W_O"]
+        add("output", "output", 0, out)
+    return steps
+
+
+# ---- independent checks -------------------------------------------------------
+
+def close(name, got, ref, tol_scale, what):
+    """Elementwise got ≈ ref within tol_scale·(1e-5 + 1e-4·|ref|); NaN must match NaN.
+    Returns the worst ratio |diff| / tolerance."""
+    got64, ref64 = got.double(), ref.double()
+    if got64.shape != ref64.shape:
+        raise Fail(f"{what}: {name} shape {tuple(got64.shape)} vs {tuple(ref64.shape)}")
+    nan_g, nan_r = torch.isnan(got64), torch.isnan(ref64)
+    if not torch.equal(nan_g, nan_r):
+        raise Fail(f"{what}: {name} NaN positions differ")
+    same_inf = torch.isinf(ref64) & (got64 == ref64)
+    ok = ~nan_r & ~same_inf
+    if not ok.any():
+        return 0.0
+    tol = (ABS_TOL + REL_TOL * ref64.abs()) * tol_scale
+    ratio = ((got64 - ref64).abs() / tol)[ok]
+    worst = float(ratio.max())
+    if not math.isfinite(worst) or worst > 1.0:
+        i = int(torch.argmax(torch.where(ok, (got64 - ref64).abs() / tol, torch.zeros_like(tol))))
+        r, col = divmod(i, ref64.shape[1]) if ref64.dim() == 2 else (0, i)
+        raise Fail(f"{what}: {name}[{r},{col}] = {float(got64.flatten()[i])!r}, "
+                   f"reference {float(ref64.flatten()[i])!r} (worst |diff|/tol {worst:.3g})")
+    return worst
+
+
+def check_mha(c, t, allow, steps):
+    """The same configuration through torch.nn.MultiheadAttention."""
+    dm, H = c["d_model"], c["heads"]
+    mha = nn.MultiheadAttention(dm, H, bias=True, batch_first=True)
+    mha.eval()
+    zeros = torch.zeros(1, dm)
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(torch.cat((t["W_Q"].T, t["W_K"].T, t["W_V"].T), dim=0))
+        mha.in_proj_bias.copy_(torch.cat((t.get("b_Q", zeros), t.get("b_K", zeros),
+                                          t.get("b_V", zeros)), dim=1)[0])
+        mha.out_proj.weight.copy_(t["W_O"].T if c["W_O"] else torch.eye(dm))
+        mha.out_proj.bias.copy_(t.get("b_O", zeros)[0])
+    x = t["X"][None]
+    y = t["Y"][None] if c["cross"] else x
+    kw = {}
+    if c["mask"] == "padding":
+        kw["key_padding_mask"] = ~allow[0][None]              # (1, n_k), True = blocked
+    elif c["mask"] != "none":
+        kw["attn_mask"] = ~allow                              # (n_q, n_k), True = blocked
+    with torch.no_grad():
+        out, w = mha(x, y, y, need_weights=True, average_attn_weights=False, **kw)
+    out, w = out[0], w[0]                                     # (n_q, d_model), (H, n_q, n_k)
+    by = {s[0]: s[3] for s in steps}
+    live = allow.any(dim=1)                                   # rows with at least one key
+    dead = ~live
+    worst = 0.0
+    for h in range(H):
+        worst = max(worst, close(f"weights_{h + 1}", by[f"weights_{h + 1}"][live], w[h][live], 1.0, "vs MHA"))
+        if dead.any() and not torch.isnan(w[h][dead]).all():
+            raise Fail(f"vs MHA: expected NaN weights in fully blocked rows of head {h + 1}")
+    last = by["output"] if c["W_O"] else by["concat"]
+    worst = max(worst, close("output", last[live], out[live], 1.0, "vs MHA"))
+    return worst
+
+
+class SeedAttention(nn.Module):
+    """Seed 004's additive Attention, transcribed (comments translated). The
+    only additions are keyword arguments: bias (the seed has bias=False) and
+    n_a (the seed's W outputs n_hidden_dec features)."""
+
+    def __init__(self, n_hidden_enc, n_hidden_dec, bias=False, n_a=None):
+        super().__init__()
+        # encoder / decoder hidden widths
+        self.h_hidden_enc = n_hidden_enc
+        self.h_hidden_dec = n_hidden_dec
+        n_a = n_hidden_dec if n_a is None else n_a
+        # the core linear layer: in = 2 * encoder width + decoder width, out = decoder width, no bias
+        self.W = nn.Linear(2 * n_hidden_enc + n_hidden_dec, n_a, bias=bias)
+        # learnable V: projects the transformed features to a score, randomly initialised
+        self.V = nn.Parameter(torch.rand(n_a))
+
+    def forward(self, hidden_dec, last_layer_enc):
+        # step 1: sizes
+        batch_size = last_layer_enc.size(0)
+        src_seq_len = last_layer_enc.size(1)
+        # step 2: repeat the decoder state along the encoder sequence
+        hidden_dec = hidden_dec[:, -1, :].unsqueeze(1).repeat(1, src_seq_len, 1)
+        # step 3: concatenate + linear + tanh
+        tanh_W_s_h = torch.tanh(self.W(torch.cat((hidden_dec, last_layer_enc), dim=2)))
+        # step 4: [b, n_hidden_dec, seq_len]
+        tanh_W_s_h = tanh_W_s_h.permute(0, 2, 1)
+        # step 5: V as [b, 1, n_hidden_dec]
+        V = self.V.repeat(batch_size, 1).unsqueeze(1)
+        # step 6: unnormalised scores e, [b, seq_len]
+        e = torch.bmm(V, tanh_W_s_h).squeeze(1)
+        att_weights = F.softmax(e, dim=1)
+        return att_weights
+
+
+def check_seed004(c, t, allow, steps):
+    """Additive configurations through the seed's module: each query x_i is one
+    batch element's last decoder state, the keys Y its encoder outputs."""
+    X = t["X"]
+    Y = t["Y"] if c["cross"] else X
+    nq, dx, dy, da = X.shape[0], X.shape[1], Y.shape[1], t["W_a"].shape[1]
+    if dy % 2:
+        raise Fail("seed 004 layout needs an even encoder width (2 × n_hidden_enc)")
+    m = SeedAttention(dy // 2, dx, bias="b_a" in t, n_a=da)
+    with torch.no_grad():
+        m.W.weight.copy_(t["W_a"].T)                          # nn.Linear stores the transpose
+        if "b_a" in t:
+            m.W.bias.copy_(t["b_a"][0])
+        m.V.copy_(t["v_a"][:, 0])
+        w = m(X[:, None, :], Y[None].expand(nq, -1, -1).contiguous())   # (n_q, n_k)
+    # the seed has no mask: a padding mask renormalises the weights over the allowed keys
+    w = torch.where(allow, w, torch.zeros_like(w))
+    w = w / w.sum(dim=1, keepdim=True)
+    by = {s[0]: s[3] for s in steps}
+    worst = close("weights", by["weights"], w, 1.0, "vs seed 004")
+    # step 2 of the seed's text: Output = score(Q, K) · V, with V = the encoder states
+    return max(worst, close("context", by["context"], w @ Y, 1.0, "vs seed 004"))
+
+
+# ---- the configurations ---------------------------------------------------------
+
+def dot(name, seed, n_q, d_model, heads, **kw):
+    c = dict(name=name, seed=seed, attention="dot", cross=False, n_q=n_q, n_k=n_q,
+             d_model=d_model, heads=heads, d_k=d_model // heads, d_v=d_model // heads,
+             bias="QKVO", W_O=True, scale="sqrt_dk", scale_value=0.0, mask="none",
+             fill=-math.inf)
+    c.update(kw)
+    if c["cross"] and "n_k" not in kw:
+        raise ValueError(name + ": cross needs n_k")
+    return c
+
+
+def additive(name, seed, n_q, d_x, **kw):
+    c = dict(name=name, seed=seed, attention="additive", cross=False, n_q=n_q, n_k=n_q,
+             d_model=0, heads=1, d_k=0, d_v=0, d_x=d_x, d_y=0, d_a=d_x, W_O=False,
+             scale="none", scale_value=0.0, mask="none", fill=-math.inf)
+    c.update(kw)
+    return c
+
+
+CONFIGS = [
+    # 我喜欢跑步 as five characters; one head, every bias, W_O: the textbook case
+    dot("self_1head", 101, 5, 4, 1),
+    # seed 001's seq_len = 1: scores are 1 × 1 and softmax gives 1
+    dot("single_token", 102, 1, 4, 2),
+    dot("self_2head_nobias", 103, 5, 6, 2, bias="O"),
+    dot("self_3head_noWO", 104, 4, 6, 3, W_O=False, bias="Q"),
+    dot("bias_K_only", 105, 4, 4, 2, bias="K"),
+    dot("bias_V_only_noWO", 106, 3, 4, 2, bias="V", W_O=False),
+    dot("bias_none_noO", 107, 4, 4, 2, bias="", W_O=True),
+    # cross-attention: Q from X (3 tokens), K and V from Y (5 tokens), n_q ≠ n_k
+    dot("cross_2head", 108, 3, 8, 2, cross=True, n_k=5),
+    dot("cross_1head_noWO", 109, 4, 3, 1, cross=True, n_k=2, W_O=False, bias="QK"),
+    # seed 004: d_k ≠ d_v per head, no output projection
+    dot("dk_ne_dv_noWO", 110, 4, 6, 2, d_k=3, d_v=5, W_O=False, bias=""),
+    dot("dk_ne_dv_cross_WO", 111, 3, 5, 3, d_k=2, d_v=4, cross=True, n_k=4),
+    # masks
+    dot("mask_causal", 112, 5, 4, 2, mask="causal"),
+    dot("mask_padding_cross", 113, 3, 4, 2, cross=True, n_k=5, mask="padding",
+        mask_values=[1, 1, 0, 1, 0]),
+    dot("mask_matrix", 114, 4, 4, 2, mask="matrix",
+        mask_values=[[1, 0, 1, 1], [0, 1, 1, 0], [1, 1, 1, 1], [0, 0, 1, 0]]),
+    # a fully blocked row (query 2, and every query of the cross one): torch gives NaN, the engine 0
+    dot("mask_blocked_row", 115, 4, 4, 2, mask="matrix",
+        mask_values=[[1, 1, 0, 0], [0, 0, 0, 0], [1, 0, 1, 1], [1, 1, 1, 1]]),
+    dot("mask_blocked_row_cross_noWO", 116, 3, 4, 1, cross=True, n_k=2, W_O=False, mask="matrix",
+        mask_values=[[1, 0], [0, 0], [0, 1]]),
+    dot("mask_padding_all_blocked", 117, 2, 4, 2, cross=True, n_k=3, mask="padding",
+        mask_values=[0, 0, 0]),
+    # finite fills: seed 000's -1e9 (with a fully blocked row: uniform, as torch gives) and seed 003's -1e20
+    dot("fill_1e9_blocked_row", 118, 4, 4, 2, mask="matrix", fill=-1e9,
+        mask_values=[[1, 0, 0, 0], [0, 0, 0, 0], [1, 1, 0, 1], [1, 1, 1, 1]]),
+    # seed 003: no bias on Q/K/V, bias on fc_out, divide by √embed_size (= d_model), fill -1e20
+    dot("seed003_sqrt_dmodel_1e20", 119, 4, 8, 2, bias="O", scale="sqrt_dmodel", mask="causal",
+        fill=-1e20),
+    dot("scale_none", 120, 4, 4, 2, scale="none"),
+    dot("scale_value", 121, 4, 4, 2, scale="value", scale_value=2.5),
+    # logits around 1e4 (no scaling, large X): softmax must subtract the row max
+    dot("logits_1e4", 122, 4, 4, 1, scale="none", x_scale=120.0, bias=""),
+    # additive (Bahdanau), seed 004: decoder state x_i, encoder outputs y_j of width 2·n_hidden_enc
+    additive("additive_self", 130, 4, 4),
+    additive("additive_cross_bidir", 131, 3, 4, cross=True, n_k=5, d_y=6),
+    additive("additive_cross_bias_da", 132, 2, 3, cross=True, n_k=4, d_y=4, d_a=5, b_a=True),
+    additive("additive_cross_padding", 133, 3, 4, cross=True, n_k=4, d_y=6, mask="padding",
+             mask_values=[1, 0, 1, 1]),
+    # larger: d_model 64, 8 heads, 16 tokens, causal; seed 001's 512 / 8 / 12
+    dot("large_64x8_n16", 140, 16, 64, 8, mask="causal", int8_exp=10),
+    dot("seed001_512x8_n12", 141, 12, 512, 8, int8_exp=11),
+]
+
+
+# ---- writing --------------------------------------------------------------------
+
+def pack_str(s):
+    b = s.encode("utf-8")
+    return struct.pack("<I", len(b)) + b
+
+
+def pack_tensor(name, kind, head, x, e=None):
+    x = x.detach().to(torch.float32).contiguous()
+    if x.dim() == 1:
+        x = x[None]
+    rows, cols = x.shape
+    out = pack_str(name) + pack_str(kind) + struct.pack("<iii", head, rows, cols)
+    if e is None:
+        return out + struct.pack("<I", 0) + x.numpy().astype("<f4").tobytes()
+    q = x * (2.0 ** e)
+    if not torch.equal(q, q.round()) or q.abs().max() > 127:
+        raise Fail(f"{name}: not int8 × 2^-{e}")
+    return out + struct.pack("<Ii", 1, e) + q.to(torch.int8).numpy().tobytes()
+
+
+INPUT_KINDS = {"X": "input", "Y": "input", "W_Q": "weight", "W_K": "weight", "W_V": "weight",
+               "W_O": "weight", "W_a": "weight", "v_a": "weight", "b_Q": "bias", "b_K": "bias",
+               "b_V": "bias", "b_O": "bias", "b_a": "bias"}
+INPUT_ORDER = ["X", "Y", "W_Q", "b_Q", "W_K", "b_K", "W_V", "b_V", "W_O", "b_O", "W_a", "b_a", "v_a"]
+
+
+def serialise(c, t, enc, mask_list, steps):
+    b = bytearray(MAGIC)
+    b += struct.pack("<I", VERSION)
+    b += pack_str(c["name"])
+    add = c["attention"] == "additive"
+    b += struct.pack("<ii", 1 if add else 0, 1 if c["cross"] else 0)
+    b += struct.pack("<9i", c["n_q"], c["n_k"], c["d_model"], c["heads"], c["d_k"], c["d_v"],
+                     c.get("d_x", 0), (c.get("d_y", 0) if c["cross"] else c.get("d_x", 0)) if add else 0,
+                     c.get("d_a", 0))
+    b += struct.pack("<i", 1 if c["W_O"] else 0)
+    b += struct.pack("<iff", SCALE_KINDS[c["scale"]], c["scale_value"], divisor_of(c))
+    b += struct.pack("<if", MASK_KINDS[c["mask"]], c["fill"])
+    b += struct.pack("<I", len(mask_list)) + bytes(mask_list)
+    names = [n for n in INPUT_ORDER if n in t]
+    b += struct.pack("<I", len(names))
+    for n in names:
+        b += pack_tensor(n, INPUT_KINDS[n], 0, t[n], enc.get(n))
+    b += struct.pack("<I", len(steps))
+    for name, kind, head, x in steps:
+        b += pack_tensor(name, kind, head, x)
+    b += b"END!"
+    return bytes(b)
+
+
+def build(c):
+    t, enc = make_inputs(c)
+    mask_list, allow = mask_values(c)
+    steps = reference(c, t, allow)
+    report = []
+    # 1. float64 recomputation: the fixture must be well-conditioned at the C tolerance
+    t64 = {k: v.double() for k, v in t.items()}
+    steps64 = reference(c, t64, allow)
+    worst64 = 0.0
+    for (n, _, _, x), (_, _, _, x64) in zip(steps, steps64):
+        worst64 = max(worst64, close(n, x, x64, 0.5, "float32 vs float64"))
+    report.append(f"f32/f64 {worst64:.3f}")
+    # 2. torch's own modules
+    if c["attention"] == "additive":
+        report.append(f"seed004 {check_seed004(c, t, allow, steps):.3f}")
+    elif (c["d_k"] == c["d_v"] == c["d_model"] // c["heads"] and c["d_model"] % c["heads"] == 0
+          and c["scale"] == "sqrt_dk"):
+        report.append(f"MHA {check_mha(c, t, allow, steps):.3f}")
+    else:
+        report.append("MHA n/a")
+    # 3. what the C test relies on: NaN only in rows with no allowed key, and only with fill -inf
+    dead = ~allow.any(dim=1)
+    for n, _, _, x in steps:
+        x2 = x if x.dim() == 2 else x[None]
+        bad = torch.isnan(x2).any(dim=1)
+        if n == "hidden":
+            continue
+        if bad.any() and not (bad <= dead).all():
+            raise Fail(f"{n}: NaN outside the fully blocked rows")
+        if bad.any() and c["fill"] != -math.inf:
+            raise Fail(f"{n}: NaN with a finite fill")
+    return serialise(c, t, enc, mask_list, steps), report
+
+
+def main(argv):
+    check_only = "--check" in argv[1:]
+    os.makedirs(OUT, exist_ok=True)
+    total = 0
+    manifest = []
+    status = 0
+    for c in CONFIGS:
+        try:
+            data, report = build(c)
+        except Fail as e:
+            print(f"FAIL {c['name']}: {e}", file=sys.stderr)
+            status = 1
+            continue
+        fname = c["name"] + ".bin"
+        path = os.path.join(OUT, fname)
+        total += len(data)
+        manifest.append(fname)
+        if check_only:
+            same = os.path.exists(path) and open(path, "rb").read() == data
+            if not same:
+                print(f"DIFFERS {fname}: the committed file is not what this torch writes", file=sys.stderr)
+                status = 1
+        else:
+            with open(path, "wb") as f:
+                f.write(data)
+        print(f"{fname:36s} {len(data):8d} B  " + ", ".join(report) + "  (worst |diff|/tol)")
+    if status == 0 and not check_only:
+        with open(os.path.join(OUT, "MANIFEST"), "w") as f:
+            f.write("# written by tests/make_fixtures.py; one fixture per line, read by tests/test_engine.c\n")
+            for m in manifest:
+                f.write(m + "\n")
+    print(f"{len(manifest)} fixtures, {total} bytes", "(checked)" if check_only else "written")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,1117 @@
+/* test_engine.c: the reference engine against PyTorch, the seeds' worked
+ * examples, and the invariants of issue 2 section 5.
+ *
+ * 1. fixtures: every file in tests/fixtures/MANIFEST (written by
+ *    tests/make_fixtures.py from torch) is one cmocka test: build the config,
+ *    run attn_trace_create, compare every recorded step by name with torch's
+ *    at 1e-5 + 1e-4·|ref|, check step order, kinds, heads, row flags, and that
+ *    threads = 2 records bitwise the same trace. Rows with every key blocked
+ *    are NaN in torch; there the engine must give exact zeros (b_O after W_O).
+ * 2. seed 002's worked example, by hand.
+ * 3. invariants on random configurations (a fixed seed, so a failure repeats).
+ * 4. trace bookkeeping: data_bytes, alloc_bytes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "attn.h"
+#include "test_util.h"
+
+/* ---- fixtures: the file format of tests/make_fixtures.py ------------------ */
+
+#define FIX_MAGIC "ATVZFIX1"
+#define FIX_VERSION 1u
+
+typedef struct FixTensor {
+    char name[ATTN_MAX_NAME];
+    char kind[24];
+    int head, rows, cols;
+    float *data; /* (rows, cols), owned */
+} FixTensor;
+
+typedef struct Fixture {
+    char name[96];
+    int attention, cross, n_q, n_k, d_model, heads, d_k, d_v, d_x, d_y, d_a, has_W_O;
+    int scale_kind, mask_kind;
+    float scale_value, divisor, mask_fill;
+    uint32_t mask_len;
+    unsigned char *mask; /* (mask_len), owned */
+    int n_inputs, n_steps;
+    FixTensor *inputs; /* (n_inputs) X, Y, weights, biases */
+    FixTensor *steps;  /* (n_steps) computed steps in the engine's order */
+} Fixture;
+
+typedef struct Reader {
+    const unsigned char *base, *p, *end;
+    char *err;
+    size_t errlen;
+    int failed;
+} Reader;
+
+static void rd_fail(Reader *r, const char *fmt, ...)
+{
+    if (r->failed) return;
+    r->failed = 1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->err, r->errlen, fmt, ap);
+    va_end(ap);
+}
+
+static int rd_need(Reader *r, size_t n, const char *what)
+{
+    if (r->failed) return 0;
+    if ((size_t)(r->end - r->p) < n) {
+        rd_fail(r, "truncated at byte %zu reading %s (need %zu bytes, %zu left)", (size_t)(r->p - r->base), what,
+                n, (size_t)(r->end - r->p));
+        return 0;
+    }
+    return 1;
+}
+
+static uint32_t rd_u32(Reader *r, const char *what)
+{
+    if (!rd_need(r, 4, what)) return 0;
+    uint32_t v = (uint32_t)r->p[0] | (uint32_t)r->p[1] << 8 | (uint32_t)r->p[2] << 16 | (uint32_t)r->p[3] << 24;
+    r->p += 4;
+    return v;
+}
+
+static int rd_i32(Reader *r, const char *what)
+{
+    uint32_t u = rd_u32(r, what);
+    int32_t v;
+    memcpy(&v, &u, 4);
+    return v;
+}
+
+static float rd_f32(Reader *r, const char *what)
+{
+    uint32_t u = rd_u32(r, what);
+    float v;
+    memcpy(&v, &u, 4);
+    return v;
+}
+
+static void rd_str(Reader *r, char *out, size_t cap, const char *what)
+{
+    uint32_t n = rd_u32(r, what);
+    out[0] = 0;
+    if (r->failed) return;
+    if (n >= cap) {
+        rd_fail(r, "byte %zu: %s is %u bytes long, at most %zu expected", (size_t)(r->p - r->base), what, n,
+                cap - 1);
+        return;
+    }
+    if (!rd_need(r, n, what)) return;
+    memcpy(out, r->p, n);
+    out[n] = 0;
+    r->p += n;
+}
+
+static void rd_tensor(Reader *r, FixTensor *t)
+{
+    rd_str(r, t->name, sizeof t->name, "a tensor name");
+    rd_str(r, t->kind, sizeof t->kind, "a tensor kind");
+    t->head = rd_i32(r, "head");
+    t->rows = rd_i32(r, "rows");
+    t->cols = rd_i32(r, "cols");
+    uint32_t enc = rd_u32(r, "encoding");
+    if (r->failed) return;
+    if (t->rows < 1 || t->cols < 1 || t->rows > (1 << 20) || t->cols > (1 << 20)) {
+        rd_fail(r, "%s: shape must be positive, got %d×%d", t->name, t->rows, t->cols);
+        return;
+    }
+    size_t n = (size_t)t->rows * (size_t)t->cols;
+    if (enc == 0) {
+        if (!rd_need(r, 4 * n, t->name)) return;
+        t->data = malloc(sizeof(float) * n);
+        assert_non_null(t->data);
+        for (size_t i = 0; i < n; i++) t->data[i] = rd_f32(r, t->name);
+    } else if (enc == 1) {
+        int e = rd_i32(r, "int8 exponent");
+        if (!rd_need(r, n, t->name)) return;
+        t->data = malloc(sizeof(float) * n);
+        assert_non_null(t->data);
+        for (size_t i = 0; i < n; i++) t->data[i] = ldexpf((float)(int8_t)r->p[i], -e);
+        r->p += n;
+    } else {
+        rd_fail(r, "%s: encoding must be 0 (float32) or 1 (int8), got %u", t->name, enc);
+    }
+}
+
+static void fixture_free(Fixture *f)
+{
+    for (int i = 0; f->inputs && i < f->n_inputs; i++) free(f->inputs[i].data);
+    for (int i = 0; f->steps && i < f->n_steps; i++) free(f->steps[i].data);
+    free(f->inputs);
+    free(f->steps);
+    free(f->mask);
+    memset(f, 0, sizeof *f);
+}
+
+/* Parses a fixture held in memory. Returns 0, or -1 with a message in err;
+ * on failure f owns nothing. */
+static int fixture_parse(Fixture *f, const unsigned char *buf, size_t len, char *err, size_t errlen)
+{
+    memset(f, 0, sizeof *f);
+    Reader r = {buf, buf, buf + len, err, errlen, 0};
+    if (len < 8 || memcmp(buf, FIX_MAGIC, 8) != 0) {
+        snprintf(err, errlen, "bad magic: expected \"%s\", found \"%.8s\"", FIX_MAGIC, len >= 8 ? (const char *)buf : "");
+        return -1;
+    }
+    r.p += 8;
+    uint32_t version = rd_u32(&r, "version");
+    if (!r.failed && version != FIX_VERSION) {
+        snprintf(err, errlen, "version: expected %u, found %u (regenerate with tests/make_fixtures.py)", FIX_VERSION,
+                 version);
+        return -1;
+    }
+    rd_str(&r, f->name, sizeof f->name, "the config name");
+    f->attention = rd_i32(&r, "attention");
+    f->cross = rd_i32(&r, "cross");
+    f->n_q = rd_i32(&r, "n_q");
+    f->n_k = rd_i32(&r, "n_k");
+    f->d_model = rd_i32(&r, "d_model");
+    f->heads = rd_i32(&r, "heads");
+    f->d_k = rd_i32(&r, "d_k");
+    f->d_v = rd_i32(&r, "d_v");
+    f->d_x = rd_i32(&r, "d_x");
+    f->d_y = rd_i32(&r, "d_y");
+    f->d_a = rd_i32(&r, "d_a");
+    f->has_W_O = rd_i32(&r, "has_W_O");
+    f->scale_kind = rd_i32(&r, "scale_kind");
+    f->scale_value = rd_f32(&r, "scale_value");
+    f->divisor = rd_f32(&r, "divisor");
+    f->mask_kind = rd_i32(&r, "mask_kind");
+    f->mask_fill = rd_f32(&r, "mask_fill");
+    f->mask_len = rd_u32(&r, "mask_len");
+    if (!r.failed && (f->scale_kind < 0 || f->scale_kind > 3 || f->mask_kind < 0 || f->mask_kind > 3))
+        rd_fail(&r, "scale_kind must be 0..3 and mask_kind 0..3, got %d and %d", f->scale_kind, f->mask_kind);
+    if (!r.failed && f->mask_len && rd_need(&r, f->mask_len, "the mask")) {
+        f->mask = malloc(f->mask_len);
+        assert_non_null(f->mask);
+        memcpy(f->mask, r.p, f->mask_len);
+        r.p += f->mask_len;
+    }
+    f->n_inputs = (int)rd_u32(&r, "n_inputs");
+    if (!r.failed && (f->n_inputs < 1 || f->n_inputs > 64)) rd_fail(&r, "n_inputs must be 1..64, got %d", f->n_inputs);
+    if (!r.failed) {
+        f->inputs = calloc((size_t)f->n_inputs, sizeof *f->inputs);
+        assert_non_null(f->inputs);
+        for (int i = 0; i < f->n_inputs && !r.failed; i++) rd_tensor(&r, &f->inputs[i]);
+    }
+    f->n_steps = (int)rd_u32(&r, "n_steps");
+    if (!r.failed && (f->n_steps < 1 || f->n_steps > 100000)) rd_fail(&r, "n_steps must be ≥ 1, got %d", f->n_steps);
+    if (!r.failed) {
+        f->steps = calloc((size_t)f->n_steps, sizeof *f->steps);
+        assert_non_null(f->steps);
+        for (int i = 0; i < f->n_steps && !r.failed; i++) rd_tensor(&r, &f->steps[i]);
+    }
+    if (rd_need(&r, 4, "the end marker") && memcmp(r.p, "END!", 4) != 0)
+        rd_fail(&r, "byte %zu: expected the end marker \"END!\"", (size_t)(r.p - r.base));
+    else if (!r.failed && r.p + 4 != r.end)
+        rd_fail(&r, "%zu bytes after the end marker", (size_t)(r.end - r.p - 4));
+    if (r.failed) {
+        fixture_free(f);
+        return -1;
+    }
+    return 0;
+}
+
+static unsigned char *read_file(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    unsigned char *buf = NULL;
+    size_t cap = 0, n = 0;
+    for (;;) {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 1 << 16;
+            unsigned char *nb = realloc(buf, cap);
+            assert_non_null(nb);
+            buf = nb;
+        }
+        size_t got = fread(buf + n, 1, cap - n, fp);
+        n += got;
+        if (got == 0) break;
+    }
+    fclose(fp);
+    *len = n;
+    return buf;
+}
+
+static const FixTensor *fixture_input(const Fixture *f, const char *name)
+{
+    for (int i = 0; i < f->n_inputs; i++)
+        if (strcmp(f->inputs[i].name, name) == 0) return &f->inputs[i];
+    return NULL;
+}
+
+static const float *input_data(const Fixture *f, const char *name)
+{
+    const FixTensor *t = fixture_input(f, name);
+    return t ? t->data : NULL;
+}
+
+/* The engine config a fixture describes; pointers borrowed from f. */
+static void fixture_config(const Fixture *f, AttnConfig *c)
+{
+    static const AttnScaleKind scales[] = {ATTN_SCALE_SQRT_DK, ATTN_SCALE_SQRT_DMODEL, ATTN_SCALE_NONE,
+                                           ATTN_SCALE_VALUE};
+    static const AttnMaskKind masks[] = {ATTN_MASK_NONE, ATTN_MASK_CAUSAL, ATTN_MASK_PADDING, ATTN_MASK_MATRIX};
+    attn_config_init(c);
+    c->attention = f->attention ? ATTN_ADDITIVE : ATTN_DOT;
+    c->cross = f->cross;
+    c->n_q = f->n_q;
+    c->n_k = f->n_k;
+    c->d_model = f->d_model;
+    c->heads = f->heads;
+    c->d_k = f->d_k;
+    c->d_v = f->d_v;
+    c->d_x = f->d_x;
+    c->d_y = f->d_y;
+    c->d_a = f->d_a;
+    c->scale_kind = scales[f->scale_kind];
+    c->scale_value = f->scale_value;
+    c->mask_kind = masks[f->mask_kind];
+    c->mask = f->mask;
+    c->mask_fill = f->mask_fill;
+    c->X = input_data(f, "X");
+    c->Y = input_data(f, "Y");
+    c->W_Q = input_data(f, "W_Q");
+    c->W_K = input_data(f, "W_K");
+    c->W_V = input_data(f, "W_V");
+    c->W_O = input_data(f, "W_O");
+    c->b_Q = input_data(f, "b_Q");
+    c->b_K = input_data(f, "b_K");
+    c->b_V = input_data(f, "b_V");
+    c->b_O = input_data(f, "b_O");
+    c->W_a = input_data(f, "W_a");
+    c->b_a = input_data(f, "b_a");
+    c->v_a = input_data(f, "v_a");
+    c->threads = 1;
+}
+
+/* ---- what issue 2 section 4 says a trace is ---------------------------------- */
+
+/* May query i attend key j? Written from the issue, not from the engine. */
+static int allow_at(const AttnConfig *c, int i, int j)
+{
+    switch (c->mask_kind) {
+    case ATTN_MASK_NONE: return 1;
+    case ATTN_MASK_CAUSAL: return j <= i;
+    case ATTN_MASK_PADDING: return c->mask[j] != 0;
+    case ATTN_MASK_MATRIX: return c->mask[(size_t)i * (size_t)c->n_k + (size_t)j] != 0;
+    }
+    return 1;
+}
+
+static int row_dead(const AttnConfig *c, int i)
+{
+    for (int j = 0; j < c->n_k; j++)
+        if (allow_at(c, i, j)) return 0;
+    return 1;
+}
+
+typedef struct ExpStep {
+    char name[ATTN_MAX_NAME];
+    AttnStepKind kind;
+    int head, rows, cols;
+    int n_from;
+    char from[4][ATTN_MAX_NAME];
+} ExpStep;
+
+typedef struct ExpList {
+    ExpStep s[4096];
+    int n;
+} ExpList;
+
+static void exp_add(ExpList *L, AttnStepKind kind, int head, int rows, int cols, const char *name, int n_from, ...)
+{
+    assert_true(L->n < (int)(sizeof L->s / sizeof L->s[0]));
+    ExpStep *s = &L->s[L->n++];
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->kind = kind;
+    s->head = head;
+    s->rows = rows;
+    s->cols = cols;
+    va_list ap;
+    va_start(ap, n_from);
+    for (int i = 0; i < n_from; i++) {
+        const char *f = va_arg(ap, const char *);
+        if (f) snprintf(s->from[s->n_from++], ATTN_MAX_NAME, "%s", f);
+    }
+    va_end(ap);
+}
+
+/* The steps, in order, with names, kinds, heads, shapes and sources, that
+ * issue 2 section 4 lists for this config. */
+static void expected_steps(const AttnConfig *c, ExpList *L)
+{
+    L->n = 0;
+    int mask = c->mask_kind != ATTN_MASK_NONE;
+    if (c->attention == ATTN_ADDITIVE) {
+        int dx = c->d_x, dy = c->cross ? c->d_y : c->d_x, da = c->d_a;
+        const char *src = c->cross ? "Y" : "X";
+        exp_add(L, ATTN_STEP_INPUT, 0, c->n_q, dx, "X", 0);
+        if (c->cross) exp_add(L, ATTN_STEP_INPUT, 0, c->n_k, dy, "Y", 0);
+        exp_add(L, ATTN_STEP_WEIGHT, 0, dx + dy, da, "W_a", 0);
+        if (c->b_a) exp_add(L, ATTN_STEP_BIAS, 0, 1, da, "b_a", 0);
+        exp_add(L, ATTN_STEP_WEIGHT, 0, da, 1, "v_a", 0);
+        exp_add(L, ATTN_STEP_ADDITIVE_HIDDEN, 0, c->n_q * c->n_k, da, "hidden", 4, "X", src, "W_a",
+                c->b_a ? "b_a" : NULL);
+        exp_add(L, ATTN_STEP_SCORES, 0, c->n_q, c->n_k, "scores", 2, "hidden", "v_a");
+        if (mask) exp_add(L, ATTN_STEP_MASKED, 0, c->n_q, c->n_k, "masked", 1, "scores");
+        exp_add(L, ATTN_STEP_SOFTMAX, 0, c->n_q, c->n_k, "weights", 1, mask ? "masked" : "scores");
+        exp_add(L, ATTN_STEP_WEIGHTED_SUM, 0, c->n_q, dy, "context", 2, "weights", src);
+        return;
+    }
+    int H = c->heads, dm = c->d_model, dk = c->d_k, dv = c->d_v, nq = c->n_q, nk = c->n_k;
+    const char *src = c->cross ? "Y" : "X";
+    exp_add(L, ATTN_STEP_INPUT, 0, nq, dm, "X", 0);
+    if (c->cross) exp_add(L, ATTN_STEP_INPUT, 0, nk, dm, "Y", 0);
+    exp_add(L, ATTN_STEP_WEIGHT, 0, dm, H * dk, "W_Q", 0);
+    if (c->b_Q) exp_add(L, ATTN_STEP_BIAS, 0, 1, H * dk, "b_Q", 0);
+    exp_add(L, ATTN_STEP_WEIGHT, 0, dm, H * dk, "W_K", 0);
+    if (c->b_K) exp_add(L, ATTN_STEP_BIAS, 0, 1, H * dk, "b_K", 0);
+    exp_add(L, ATTN_STEP_WEIGHT, 0, dm, H * dv, "W_V", 0);
+    if (c->b_V) exp_add(L, ATTN_STEP_BIAS, 0, 1, H * dv, "b_V", 0);
+    if (c->W_O) exp_add(L, ATTN_STEP_WEIGHT, 0, H * dv, dm, "W_O", 0);
+    if (c->b_O) exp_add(L, ATTN_STEP_BIAS, 0, 1, dm, "b_O", 0);
+    exp_add(L, ATTN_STEP_PROJECTION, 0, nq, H * dk, "Q", 3, "X", "W_Q", c->b_Q ? "b_Q" : NULL);
+    exp_add(L, ATTN_STEP_PROJECTION, 0, nk, H * dk, "K", 3, src, "W_K", c->b_K ? "b_K" : NULL);
+    exp_add(L, ATTN_STEP_PROJECTION, 0, nk, H * dv, "V", 3, src, "W_V", c->b_V ? "b_V" : NULL);
+    for (int h = 1; h <= H; h++) {
+        char q[16], k[16], v[16], s[24], a[24], m[24], w[24], o[24];
+        snprintf(q, sizeof q, "Q_%d", h);
+        snprintf(k, sizeof k, "K_%d", h);
+        snprintf(v, sizeof v, "V_%d", h);
+        snprintf(s, sizeof s, "scores_%d", h);
+        snprintf(a, sizeof a, "scaled_%d", h);
+        snprintf(m, sizeof m, "masked_%d", h);
+        snprintf(w, sizeof w, "weights_%d", h);
+        snprintf(o, sizeof o, "head_%d", h);
+        exp_add(L, ATTN_STEP_SPLIT, h, nq, dk, q, 1, "Q");
+        exp_add(L, ATTN_STEP_SPLIT, h, nk, dk, k, 1, "K");
+        exp_add(L, ATTN_STEP_SPLIT, h, nk, dv, v, 1, "V");
+        exp_add(L, ATTN_STEP_SCORES, h, nq, nk, s, 2, q, k);
+        exp_add(L, ATTN_STEP_SCALED, h, nq, nk, a, 1, s);
+        if (mask) exp_add(L, ATTN_STEP_MASKED, h, nq, nk, m, 1, a);
+        exp_add(L, ATTN_STEP_SOFTMAX, h, nq, nk, w, 1, mask ? m : a);
+        exp_add(L, ATTN_STEP_WEIGHTED_SUM, h, nq, dv, o, 2, w, v);
+    }
+    exp_add(L, ATTN_STEP_CONCAT, 0, nq, H * dv, "concat", 0); /* its sources: every head, checked below */
+    if (c->W_O) exp_add(L, ATTN_STEP_OUTPUT, 0, nq, dm, "output", 3, "concat", "W_O", c->b_O ? "b_O" : NULL);
+}
+
+/* The trace's steps are exactly the expected ones: order, names, kinds,
+ * heads, shapes, and `from` links that point back at the expected sources. */
+static void check_structure(const AttnTrace *t, const AttnConfig *c)
+{
+    static ExpList L; /* large; tests run one at a time */
+    expected_steps(c, &L);
+    assert_int_equal(t->n_steps, L.n);
+    size_t bytes = 0;
+    for (int i = 0; i < L.n; i++) {
+        const AttnStep *s = &t->steps[i];
+        const ExpStep *e = &L.s[i];
+        if (strcmp(s->name, e->name) != 0 || s->kind != e->kind || s->head != e->head || s->rows != e->rows ||
+            s->cols != e->cols)
+            fail_msg("step %d: got %s (%s, head %d, %d×%d), expected %s (%s, head %d, %d×%d)", i, s->name,
+                     attn_step_kind_name(s->kind), s->head, s->rows, s->cols, e->name, attn_step_kind_name(e->kind),
+                     e->head, e->rows, e->cols);
+        assert_non_null(s->data);
+        bytes += sizeof(float) * (size_t)s->rows * (size_t)s->cols;
+        for (int k = 0; k < s->n_from; k++)
+            if (s->from[k] < 0 || s->from[k] >= i) fail_msg("step %s: from[%d] = %d is not an earlier step", s->name, k, s->from[k]);
+        if (s->kind == ATTN_STEP_CONCAT) {
+            assert_int_equal(s->n_from, c->heads);
+            for (int k = 0; k < s->n_from; k++) {
+                char want[ATTN_MAX_NAME];
+                snprintf(want, sizeof want, "head_%d", k + 1);
+                assert_string_equal(t->steps[s->from[k]].name, want);
+            }
+            continue;
+        }
+        if (s->n_from != e->n_from) fail_msg("step %s: %d sources, expected %d", s->name, s->n_from, e->n_from);
+        for (int k = 0; k < e->n_from; k++) {
+            int found = 0;
+            for (int m = 0; m < s->n_from; m++) found |= strcmp(t->steps[s->from[m]].name, e->from[k]) == 0;
+            if (!found) fail_msg("step %s: not linked to its source %s", s->name, e->from[k]);
+        }
+        /* row flags exist on masked, softmax and weighted_sum steps only */
+        int flagged = s->kind == ATTN_STEP_MASKED || s->kind == ATTN_STEP_SOFTMAX || s->kind == ATTN_STEP_WEIGHTED_SUM;
+        if (flagged != (s->row_flags != NULL)) fail_msg("step %s: row_flags %s", s->name, flagged ? "missing" : "unexpected");
+        if (s->row_flags)
+            for (int r = 0; r < s->rows; r++)
+                if (!!(s->row_flags[r] & ATTN_ROW_ALL_BLOCKED) != row_dead(c, r))
+                    fail_msg("step %s row %d: ATTN_ROW_ALL_BLOCKED is %s, but the row is %s", s->name, r,
+                             (s->row_flags[r] & ATTN_ROW_ALL_BLOCKED) ? "set" : "clear",
+                             row_dead(c, r) ? "fully blocked" : "not fully blocked");
+    }
+    assert_int_equal(t->data_bytes, bytes);
+    assert_true(t->alloc_bytes >= t->data_bytes);
+}
+
+/* Two traces of the same config record bitwise the same numbers. */
+static void assert_traces_identical(const AttnTrace *a, const AttnTrace *b)
+{
+    assert_int_equal(a->n_steps, b->n_steps);
+    for (int i = 0; i < a->n_steps; i++) {
+        const AttnStep *x = &a->steps[i], *y = &b->steps[i];
+        assert_string_equal(x->name, y->name);
+        assert_int_equal(x->rows, y->rows);
+        assert_int_equal(x->cols, y->cols);
+        if (memcmp(x->data, y->data, sizeof(float) * (size_t)x->rows * (size_t)x->cols) != 0)
+            fail_msg("step %s differs between the two traces", x->name);
+        assert_true((x->row_flags == NULL) == (y->row_flags == NULL));
+        if (x->row_flags) assert_memory_equal(x->row_flags, y->row_flags, (size_t)x->rows);
+    }
+}
+
+/* ---- 1. fixtures ------------------------------------------------------------- */
+
+static int is_input_kind(AttnStepKind k)
+{
+    return k == ATTN_STEP_INPUT || k == ATTN_STEP_WEIGHT || k == ATTN_STEP_BIAS;
+}
+
+static void test_fixture(void **state)
+{
+    const char *file = *state;
+    char path[1024], err[512];
+    snprintf(path, sizeof path, "%s/fixtures/%s", ATTNVIZ_TESTS_DIR, file);
+    size_t len = 0;
+    unsigned char *buf = read_file(path, &len);
+    if (!buf) fail_msg("%s: cannot read (run /usr/bin/python3 tests/make_fixtures.py)", path);
+    Fixture f;
+    int rc = fixture_parse(&f, buf, len, err, sizeof err);
+    free(buf);
+    if (rc != 0) fail_msg("%s: %s", path, err);
+
+    AttnConfig c;
+    fixture_config(&f, &c);
+    AttnTrace *t = attn_trace_create(&c, err, sizeof err);
+    if (!t) fail_msg("%s: attn_trace_create: %s", file, err);
+    if (fabsf(t->divisor - f.divisor) > 1e-7f * f.divisor)
+        fail_msg("%s: divisor %.9g, torch divided by %.9g", file, (double)t->divisor, (double)f.divisor);
+    check_structure(t, &c);
+
+    /* the trace is the fixture's inputs, then its computed steps, in order */
+    assert_int_equal(t->n_steps, f.n_inputs + f.n_steps);
+    double worst_ratio = 0, max_abs = 0;
+    const char *worst_step = "";
+    for (int i = 0; i < t->n_steps; i++) {
+        const AttnStep *s = &t->steps[i];
+        const FixTensor *r = i < f.n_inputs ? &f.inputs[i] : &f.steps[i - f.n_inputs];
+        if (strcmp(s->name, r->name) != 0 || strcmp(attn_step_kind_name(s->kind), r->kind) != 0 || s->head != r->head)
+            fail_msg("%s step %d: engine %s (%s, head %d), torch %s (%s, head %d)", file, i, s->name,
+                     attn_step_kind_name(s->kind), s->head, r->name, r->kind, r->head);
+        if (s->rows != r->rows || s->cols != r->cols)
+            fail_msg("%s %s: engine %d×%d, torch %d×%d", file, s->name, s->rows, s->cols, r->rows, r->cols);
+        size_t n = (size_t)s->rows * (size_t)s->cols;
+        if (is_input_kind(s->kind)) { /* recorded as given */
+            if (memcmp(s->data, r->data, sizeof(float) * n) != 0) fail_msg("%s: %s is not the given input", file, s->name);
+            continue;
+        }
+        /* torch's NaN rows (all keys blocked, fill -inf): the engine's exact values */
+        float *want = malloc(sizeof(float) * n); /* (rows, cols) */
+        assert_non_null(want);
+        memcpy(want, r->data, sizeof(float) * n);
+        const float *b_O = c.b_O;
+        for (int row = 0; row < s->rows; row++) {
+            int has_nan = 0;
+            for (int col = 0; col < s->cols; col++) has_nan |= isnan(want[(size_t)row * s->cols + col]);
+            if (!has_nan) continue;
+            if (s->kind == ATTN_STEP_ADDITIVE_HIDDEN || !row_dead(&c, row) || c.mask_fill != -INFINITY)
+                fail_msg("%s %s row %d: NaN in torch's result outside a fully blocked row", file, s->name, row);
+            for (int col = 0; col < s->cols; col++) {
+                float v = s->kind == ATTN_STEP_OUTPUT && b_O ? b_O[col] : 0.0f;
+                float got = s->data[(size_t)row * s->cols + col];
+                if (got != v) /* exactly: 0 weight, 0 output, never NaN */
+                    fail_msg("%s %s[%d,%d]: fully blocked row must be exactly %g, got %.9g", file, s->name, row, col,
+                             (double)v, (double)got);
+                want[(size_t)row * s->cols + col] = v;
+            }
+        }
+        char what[160];
+        snprintf(what, sizeof what, "%s %s", file, s->name);
+        assert_floats_close(what, s->data, want, s->rows, s->cols, TEST_ABS_TOL, TEST_REL_TOL);
+        /* blocked weights are exactly 0 (a finite fill on a fully blocked row is torch's uniform row) */
+        if (s->kind == ATTN_STEP_SOFTMAX)
+            for (int row = 0; row < s->rows; row++)
+                for (int col = 0; col < s->cols; col++)
+                    if (!allow_at(&c, row, col) && (c.mask_fill == -INFINITY || !row_dead(&c, row)) &&
+                        s->data[(size_t)row * s->cols + col] != 0.0f)
+                        fail_msg("%s %s[%d,%d]: blocked weight %.9g, expected exactly 0", file, s->name, row, col,
+                                 (double)s->data[(size_t)row * s->cols + col]);
+        for (size_t k = 0; k < n; k++) {
+            if (!isfinite(want[k])) continue;
+            double d = fabs((double)s->data[k] - (double)want[k]);
+            double ratio = d / (TEST_ABS_TOL + TEST_REL_TOL * fabs((double)want[k]));
+            if (d > max_abs) max_abs = d;
+            if (ratio > worst_ratio) {
+                worst_ratio = ratio;
+                worst_step = s->name;
+            }
+        }
+        free(want);
+    }
+    /* the same numbers, bitwise, on two threads */
+    c.threads = 2;
+    AttnTrace *t2 = attn_trace_create(&c, err, sizeof err);
+    if (!t2) fail_msg("%s: threads=2: %s", file, err);
+    assert_traces_identical(t, t2);
+    printf("  %-34s %4d steps  max |engine - torch| %.3g, worst |diff|/tol %.3f (%s)\n", file, t->n_steps, max_abs,
+           worst_ratio, worst_step);
+    attn_trace_destroy(t2);
+    attn_trace_destroy(t);
+    fixture_free(&f);
+}
+
+/* A fixture with a wrong magic, version, or length fails with a clear message. */
+static void test_fixture_header_errors(void **state)
+{
+    (void)state;
+    char path[1024], err[512];
+    snprintf(path, sizeof path, "%s/fixtures/self_1head.bin", ATTNVIZ_TESTS_DIR);
+    size_t len = 0;
+    unsigned char *buf = read_file(path, &len);
+    assert_non_null(buf);
+    Fixture f;
+    assert_int_equal(fixture_parse(&f, buf, len, err, sizeof err), 0);
+    fixture_free(&f);
+
+    buf[3] = 'X';
+    assert_int_equal(fixture_parse(&f, buf, len, err, sizeof err), -1);
+    assert_non_null(strstr(err, "bad magic"));
+    buf[3] = 'Z';
+    buf[8] = 2; /* version 2 */
+    assert_int_equal(fixture_parse(&f, buf, len, err, sizeof err), -1);
+    assert_non_null(strstr(err, "version: expected 1, found 2"));
+    buf[8] = 1;
+    assert_int_equal(fixture_parse(&f, buf, len - 5, err, sizeof err), -1);
+    assert_non_null(strstr(err, "truncated"));
+    assert_int_equal(fixture_parse(&f, buf, len - 4, err, sizeof err), -1);
+    assert_non_null(strstr(err, "end marker"));
+    free(buf);
+}
+
+/* ---- 2. seed 002's worked example ------------------------------------------ */
+
+static void test_seed002_worked_example(void **state)
+{
+    (void)state;
+    /* q = X·I and k = Y·I: the seed's q = [[1,2],[3,4]], k = [[5,6],[7,8]], d = 2 */
+    const float q[4] = {1, 2, 3, 4}, k[4] = {5, 6, 7, 8}, I[4] = {1, 0, 0, 1}; /* (2, 2) each */
+    AttnConfig c;
+    attn_config_init(&c);
+    c.cross = 1;
+    c.n_q = c.n_k = 2;
+    c.d_model = c.d_k = c.d_v = 2;
+    c.X = q;
+    c.Y = k;
+    c.W_Q = c.W_K = c.W_V = I;
+    char err[256];
+    AttnTrace *t = attn_trace_create(&c, err, sizeof err);
+    assert_non_null(t);
+    const AttnStep *s = attn_trace_find_name(t, "scores_1"), *a = attn_trace_find_name(t, "scaled_1");
+    assert_non_null(s);
+    assert_non_null(a);
+    const float qkT[4] = {17, 23, 39, 53};
+    assert_memory_equal(s->data, qkT, sizeof qkT); /* small integers: exact */
+    /* the seed's own code calls matmul(q, k) without transposing k */
+    const float qk[4] = {19, 22, 43, 50};
+    if (memcmp(s->data, qk, sizeof qk) == 0) fail_msg("scores_1 is q·k = [[19,22],[43,50]], not q·kᵀ");
+    /* ÷√2, as the seed prints it to four decimals */
+    const float scaled[4] = {12.0208f, 16.2635f, 27.5772f, 37.4767f};
+    assert_floats_close("seed 002 scaled", a->data, scaled, 2, 2, 5e-5 + 1e-6, 0);
+    assert_true(fabsf(t->divisor - sqrtf(2.0f)) == 0.0f);
+    attn_trace_destroy(t);
+}
+
+/* ---- 3. invariants on random configurations ---------------------------------- */
+
+typedef struct Rng {
+    uint64_t s;
+} Rng;
+
+static uint64_t rng_next(Rng *r) /* splitmix64 */
+{
+    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static int rng_int(Rng *r, int lo, int hi) { return lo + (int)(rng_next(r) % (uint64_t)(hi - lo + 1)); }
+static float rng_unit(Rng *r) { return (float)((double)(rng_next(r) >> 11) / 9007199254740992.0 * 2.0 - 1.0); }
+
+/* A random config and the buffers it borrows. */
+typedef struct Case {
+    AttnConfig c;
+    float *buf[16];
+    int nbuf;
+    unsigned char mask[64 * 64]; /* (n_q, n_k) or (n_k) */
+} Case;
+
+static float *case_floats(Case *k, Rng *r, int rows, int cols, float scale)
+{
+    float *p = malloc(sizeof(float) * (size_t)rows * (size_t)cols); /* (rows, cols) */
+    assert_non_null(p);
+    for (int i = 0; i < rows * cols; i++) p[i] = scale * rng_unit(r);
+    assert_true(k->nbuf < 16);
+    k->buf[k->nbuf++] = p;
+    return p;
+}
+
+static void case_free(Case *k)
+{
+    for (int i = 0; i < k->nbuf; i++) free(k->buf[i]);
+    k->nbuf = 0;
+}
+
+static void case_random(Case *k, Rng *r, int additive)
+{
+    memset(k, 0, sizeof *k);
+    AttnConfig *c = &k->c;
+    attn_config_init(c);
+    c->cross = rng_int(r, 0, 1);
+    c->n_q = rng_int(r, 1, 7);
+    c->n_k = c->cross ? rng_int(r, 1, 7) : c->n_q;
+    static const float fills[] = {-INFINITY, -INFINITY, -1e9f, -1e20f};
+    c->mask_fill = fills[rng_int(r, 0, 3)];
+    c->mask_kind = (AttnMaskKind)rng_int(r, 0, 3);
+    if (c->mask_kind == ATTN_MASK_PADDING)
+        for (int j = 0; j < c->n_k; j++) k->mask[j] = rng_int(r, 0, 3) != 0;
+    if (c->mask_kind == ATTN_MASK_MATRIX)
+        for (int i = 0; i < c->n_q * c->n_k; i++) k->mask[i] = rng_int(r, 0, 2) != 0;
+    c->mask = k->mask;
+    if (additive) {
+        c->attention = ATTN_ADDITIVE;
+        c->d_x = rng_int(r, 1, 6);
+        c->d_y = c->cross ? rng_int(r, 1, 6) : c->d_x;
+        c->d_a = rng_int(r, 1, 6);
+        c->X = case_floats(k, r, c->n_q, c->d_x, 2);
+        if (c->cross) c->Y = case_floats(k, r, c->n_k, c->d_y, 2);
+        c->W_a = case_floats(k, r, c->d_x + c->d_y, c->d_a, 1);
+        if (rng_int(r, 0, 1)) c->b_a = case_floats(k, r, 1, c->d_a, 1);
+        c->v_a = case_floats(k, r, c->d_a, 1, 1);
+        return;
+    }
+    c->heads = rng_int(r, 1, 4);
+    c->d_model = rng_int(r, 1, 8);
+    c->d_k = rng_int(r, 1, 5);
+    c->d_v = rng_int(r, 1, 5);
+    c->scale_kind = (AttnScaleKind)rng_int(r, 0, 3);
+    c->scale_value = 0.5f + 3.0f * (rng_unit(r) + 1.0f);
+    int H = c->heads;
+    c->X = case_floats(k, r, c->n_q, c->d_model, 2);
+    if (c->cross) c->Y = case_floats(k, r, c->n_k, c->d_model, 2);
+    c->W_Q = case_floats(k, r, c->d_model, H * c->d_k, 1);
+    c->W_K = case_floats(k, r, c->d_model, H * c->d_k, 1);
+    c->W_V = case_floats(k, r, c->d_model, H * c->d_v, 1);
+    if (rng_int(r, 0, 1)) c->b_Q = case_floats(k, r, 1, H * c->d_k, 1);
+    if (rng_int(r, 0, 1)) c->b_K = case_floats(k, r, 1, H * c->d_k, 1);
+    if (rng_int(r, 0, 1)) c->b_V = case_floats(k, r, 1, H * c->d_v, 1);
+    if (rng_int(r, 0, 1)) {
+        c->W_O = case_floats(k, r, H * c->d_v, c->d_model, 1);
+        if (rng_int(r, 0, 1)) c->b_O = case_floats(k, r, 1, c->d_model, 1);
+    }
+}
+
+/* Softmax over one row of n doubles, the definition; an all -inf row is zero. */
+static void softmax_row_double(double *w, const double *x, int n)
+{
+    double mx = -INFINITY, sum = 0;
+    for (int j = 0; j < n; j++) mx = x[j] > mx ? x[j] : mx;
+    if (mx == -INFINITY) {
+        for (int j = 0; j < n; j++) w[j] = 0;
+        return;
+    }
+    for (int j = 0; j < n; j++) sum += exp(x[j] - mx);
+    for (int j = 0; j < n; j++) w[j] = exp(x[j] - mx) / sum;
+}
+
+/* Head h (1-based) of dot attention computed directly in double from the
+ * config's inputs, written from the seeds' formulas: softmax(mask(Q_h·K_hᵀ /
+ * divisor))·V_h. out: (n_q, d_v). */
+static void direct_head(const AttnConfig *c, int h, float *out)
+{
+    int nq = c->n_q, nk = c->n_k, dm = c->d_model, dk = c->d_k, dv = c->d_v, H = c->heads;
+    const float *src = c->cross ? c->Y : c->X;
+    double div = c->scale_kind == ATTN_SCALE_SQRT_DK       ? sqrt((double)dk)
+                 : c->scale_kind == ATTN_SCALE_SQRT_DMODEL ? sqrt((double)dm)
+                 : c->scale_kind == ATTN_SCALE_NONE        ? 1.0
+                                                           : (double)c->scale_value;
+    double *row = malloc(sizeof(double) * (size_t)nk), *w = malloc(sizeof(double) * (size_t)nk); /* (n_k) */
+    assert_non_null(row);
+    assert_non_null(w);
+    for (int i = 0; i < nq; i++) {
+        for (int j = 0; j < nk; j++) {
+            double s = 0;
+            for (int d = 0; d < dk; d++) {
+                int col = (h - 1) * dk + d;
+                double q = c->b_Q ? c->b_Q[col] : 0, kk = c->b_K ? c->b_K[col] : 0;
+                for (int p = 0; p < dm; p++) {
+                    q += (double)c->X[(size_t)i * dm + p] * c->W_Q[(size_t)p * H * dk + col];
+                    kk += (double)src[(size_t)j * dm + p] * c->W_K[(size_t)p * H * dk + col];
+                }
+                s += (double)(float)q * (double)(float)kk;
+            }
+            row[j] = allow_at(c, i, j) ? s / div : (double)c->mask_fill;
+        }
+        softmax_row_double(w, row, nk);
+        for (int d = 0; d < dv; d++) {
+            int col = (h - 1) * dv + d;
+            double o = 0;
+            for (int j = 0; j < nk; j++) {
+                double v = c->b_V ? c->b_V[col] : 0;
+                for (int p = 0; p < dm; p++) v += (double)src[(size_t)j * dm + p] * c->W_V[(size_t)p * H * dv + col];
+                o += w[j] * v;
+            }
+            out[(size_t)i * dv + d] = (float)o;
+        }
+    }
+    free(row);
+    free(w);
+}
+
+/* Additive context computed directly in double. out: (n_q, d_y). */
+static void direct_context(const AttnConfig *c, float *out)
+{
+    int nq = c->n_q, nk = c->n_k, dx = c->d_x, dy = c->cross ? c->d_y : c->d_x, da = c->d_a;
+    const float *Y = c->cross ? c->Y : c->X;
+    double *row = malloc(sizeof(double) * (size_t)nk), *w = malloc(sizeof(double) * (size_t)nk); /* (n_k) */
+    assert_non_null(row);
+    assert_non_null(w);
+    for (int i = 0; i < nq; i++) {
+        for (int j = 0; j < nk; j++) {
+            double s = 0;
+            for (int a = 0; a < da; a++) {
+                double z = c->b_a ? c->b_a[a] : 0;
+                for (int p = 0; p < dx; p++) z += (double)c->X[(size_t)i * dx + p] * c->W_a[(size_t)p * da + a];
+                for (int p = 0; p < dy; p++) z += (double)Y[(size_t)j * dy + p] * c->W_a[(size_t)(dx + p) * da + a];
+                s += tanh(z) * c->v_a[a];
+            }
+            row[j] = allow_at(c, i, j) ? s : (double)c->mask_fill;
+        }
+        softmax_row_double(w, row, nk);
+        for (int d = 0; d < dy; d++) {
+            double o = 0;
+            for (int j = 0; j < nk; j++) o += w[j] * Y[(size_t)j * dy + d];
+            out[(size_t)i * dy + d] = (float)o;
+        }
+    }
+    free(row);
+    free(w);
+}
+
+/* Every softmax row sums to 1 or, fully blocked under -inf, is all zero;
+ * blocked weights are exactly 0. */
+static void check_softmax_rows(const AttnTrace *t, const AttnConfig *c)
+{
+    for (int s = 0; s < t->n_steps; s++) {
+        const AttnStep *w = &t->steps[s];
+        if (w->kind != ATTN_STEP_SOFTMAX) continue;
+        for (int i = 0; i < w->rows; i++) {
+            const float *r = w->data + (size_t)i * w->cols;
+            int dead = row_dead(c, i);
+            if (dead && c->mask_fill == -INFINITY) {
+                for (int j = 0; j < w->cols; j++)
+                    if (r[j] != 0.0f) fail_msg("%s row %d is fully blocked, weight %d = %.9g", w->name, i, j, (double)r[j]);
+                assert_true(w->row_flags[i] & ATTN_ROW_ALL_BLOCKED);
+                continue;
+            }
+            double sum = 0;
+            for (int j = 0; j < w->cols; j++) {
+                if (!(r[j] >= 0.0f && r[j] <= 1.0f)) fail_msg("%s[%d,%d] = %.9g is not a weight", w->name, i, j, (double)r[j]);
+                if (!dead && !allow_at(c, i, j) && r[j] != 0.0f)
+                    fail_msg("%s[%d,%d]: blocked weight %.9g, expected exactly 0", w->name, i, j, (double)r[j]);
+                sum += r[j];
+            }
+            if (fabs(sum - 1.0) > 1e-5) fail_msg("%s row %d sums to %.9g", w->name, i, sum);
+        }
+    }
+}
+
+/* Compares every step of b with the step of the same name in a. */
+static void assert_steps_close(const char *what, const AttnTrace *a, const AttnTrace *b)
+{
+    for (int i = 0; i < b->n_steps; i++) {
+        const AttnStep *y = &b->steps[i];
+        const AttnStep *x = attn_trace_find_name(a, y->name);
+        if (!x) fail_msg("%s: step %s missing", what, y->name);
+        assert_int_equal(x->rows, y->rows);
+        assert_int_equal(x->cols, y->cols);
+        char name[96];
+        snprintf(name, sizeof name, "%s %s", what, y->name);
+        assert_floats_close(name, y->data, x->data, y->rows, y->cols, TEST_ABS_TOL, TEST_REL_TOL);
+    }
+}
+
+enum { N_RANDOM = 300 };
+
+static void test_random_dot_invariants(void **state)
+{
+    (void)state;
+    Rng r = {20261121};
+    char err[256];
+    for (int n = 0; n < N_RANDOM; n++) {
+        Case k;
+        case_random(&k, &r, 0);
+        AttnConfig *c = &k.c;
+        AttnTrace *t = attn_trace_create(c, err, sizeof err);
+        if (!t) fail_msg("case %d: %s", n, err);
+        check_structure(t, c);
+        check_softmax_rows(t, c);
+
+        /* each head equals single-head SDPA: computed directly ... */
+        float *ref = malloc(sizeof(float) * (size_t)c->n_q * (size_t)c->d_v); /* (n_q, d_v) */
+        assert_non_null(ref);
+        for (int h = 1; h <= c->heads; h++) {
+            char name[32];
+            snprintf(name, sizeof name, "head_%d", h);
+            direct_head(c, h, ref);
+            assert_floats_close(name, attn_trace_find_name(t, name)->data, ref, c->n_q, c->d_v, TEST_ABS_TOL,
+                                TEST_REL_TOL);
+        }
+        free(ref);
+        /* ... and as the engine's own one-head run on that head's columns */
+        if (c->heads > 1) {
+            int h = rng_int(&r, 1, c->heads), H = c->heads, dm = c->d_model, dk = c->d_k, dv = c->d_v;
+            Case one = k;
+            one.nbuf = 0;
+            AttnConfig *o = &one.c;
+            o->heads = 1;
+            o->mask = one.mask;
+            float *wq = case_floats(&one, &r, dm, dk, 0), *wk = case_floats(&one, &r, dm, dk, 0);
+            float *wv = case_floats(&one, &r, dm, dv, 0);
+            for (int p = 0; p < dm; p++) {
+                memcpy(wq + (size_t)p * dk, c->W_Q + (size_t)p * H * dk + (size_t)(h - 1) * dk, sizeof(float) * dk);
+                memcpy(wk + (size_t)p * dk, c->W_K + (size_t)p * H * dk + (size_t)(h - 1) * dk, sizeof(float) * dk);
+                memcpy(wv + (size_t)p * dv, c->W_V + (size_t)p * H * dv + (size_t)(h - 1) * dv, sizeof(float) * dv);
+            }
+            o->W_Q = wq;
+            o->W_K = wk;
+            o->W_V = wv;
+            o->b_Q = c->b_Q ? c->b_Q + (size_t)(h - 1) * dk : NULL;
+            o->b_K = c->b_K ? c->b_K + (size_t)(h - 1) * dk : NULL;
+            o->b_V = c->b_V ? c->b_V + (size_t)(h - 1) * dv : NULL;
+            o->W_O = o->b_O = NULL;
+            AttnTrace *t1 = attn_trace_create(o, err, sizeof err);
+            if (!t1) fail_msg("case %d one head: %s", n, err);
+            char name[32];
+            snprintf(name, sizeof name, "head_%d", h);
+            assert_floats_close("one head vs multi-head", attn_trace_find_name(t1, "head_1")->data,
+                                attn_trace_find_name(t, name)->data, c->n_q, dv, TEST_ABS_TOL, TEST_REL_TOL);
+            attn_trace_destroy(t1);
+            case_free(&one);
+        }
+        /* self-attention equals cross-attention with Y = X */
+        if (!c->cross) {
+            AttnConfig x = *c;
+            x.cross = 1;
+            x.Y = c->X;
+            AttnTrace *tx = attn_trace_create(&x, err, sizeof err);
+            if (!tx) fail_msg("case %d as cross: %s", n, err);
+            assert_steps_close("self vs cross(Y=X)", tx, t);
+            assert_non_null(attn_trace_find_name(tx, "Y"));
+            attn_trace_destroy(tx);
+        }
+        /* threads give bitwise the same trace */
+        AttnConfig th = *c;
+        th.threads = rng_int(&r, 2, 5);
+        AttnTrace *t2 = attn_trace_create(&th, err, sizeof err);
+        if (!t2) fail_msg("case %d threads: %s", n, err);
+        assert_traces_identical(t, t2);
+        attn_trace_destroy(t2);
+        attn_trace_destroy(t);
+        case_free(&k);
+    }
+}
+
+/* Permuting the tokens of self-attention without a mask permutes the output
+ * rows and both axes of the weights. */
+static void test_random_permutation(void **state)
+{
+    (void)state;
+    Rng r = {777};
+    char err[256];
+    for (int n = 0; n < 100; n++) {
+        Case k;
+        case_random(&k, &r, n % 4 == 3);
+        AttnConfig *c = &k.c;
+        c->cross = 0;
+        c->Y = NULL;
+        c->n_k = c->n_q;
+        c->mask_kind = ATTN_MASK_NONE;
+        if (c->attention == ATTN_ADDITIVE) c->d_y = c->d_x;
+        int nq = c->n_q, dx = c->attention == ATTN_ADDITIVE ? c->d_x : c->d_model;
+        int perm[8];
+        for (int i = 0; i < nq; i++) perm[i] = i;
+        for (int i = nq - 1; i > 0; i--) { /* Fisher–Yates */
+            int j = rng_int(&r, 0, i), tmp = perm[i];
+            perm[i] = perm[j];
+            perm[j] = tmp;
+        }
+        float *Xp = case_floats(&k, &r, nq, dx, 0); /* (n_q, d) X with rows permuted */
+        for (int i = 0; i < nq; i++) memcpy(Xp + (size_t)i * dx, c->X + (size_t)perm[i] * dx, sizeof(float) * dx);
+        AttnTrace *t = attn_trace_create(c, err, sizeof err);
+        if (!t) fail_msg("case %d: %s", n, err);
+        AttnConfig pc = *c;
+        pc.X = Xp;
+        AttnTrace *tp = attn_trace_create(&pc, err, sizeof err);
+        if (!tp) fail_msg("case %d permuted: %s", n, err);
+        for (int s = 0; s < t->n_steps; s++) {
+            const AttnStep *a = &t->steps[s], *b = &tp->steps[s];
+            int out = a->kind == ATTN_STEP_OUTPUT || a->kind == ATTN_STEP_CONCAT || a->kind == ATTN_STEP_WEIGHTED_SUM;
+            int sq = a->kind == ATTN_STEP_SOFTMAX;
+            if (!out && !sq) continue;
+            float *want = malloc(sizeof(float) * (size_t)a->rows * a->cols); /* (rows, cols) */
+            assert_non_null(want);
+            for (int i = 0; i < a->rows; i++)
+                for (int j = 0; j < a->cols; j++)
+                    want[(size_t)i * a->cols + j] = a->data[(size_t)perm[i] * a->cols + (sq ? perm[j] : j)];
+            char name[64];
+            snprintf(name, sizeof name, "permuted %s", a->name);
+            assert_floats_close(name, b->data, want, a->rows, a->cols, TEST_ABS_TOL, TEST_REL_TOL);
+            free(want);
+        }
+        attn_trace_destroy(tp);
+        attn_trace_destroy(t);
+        case_free(&k);
+    }
+}
+
+static void test_random_additive_invariants(void **state)
+{
+    (void)state;
+    Rng r = {4242};
+    char err[256];
+    for (int n = 0; n < N_RANDOM; n++) {
+        Case k;
+        case_random(&k, &r, 1);
+        AttnConfig *c = &k.c;
+        AttnTrace *t = attn_trace_create(c, err, sizeof err);
+        if (!t) fail_msg("case %d: %s", n, err);
+        check_structure(t, c);
+        check_softmax_rows(t, c);
+        int dy = c->cross ? c->d_y : c->d_x;
+        float *ref = malloc(sizeof(float) * (size_t)c->n_q * (size_t)dy); /* (n_q, d_y) */
+        assert_non_null(ref);
+        direct_context(c, ref);
+        assert_floats_close("additive context", attn_trace_find_name(t, "context")->data, ref, c->n_q, dy,
+                            TEST_ABS_TOL, TEST_REL_TOL);
+        free(ref);
+        if (!c->cross) {
+            AttnConfig x = *c;
+            x.cross = 1;
+            x.Y = c->X;
+            x.d_y = c->d_x;
+            AttnTrace *tx = attn_trace_create(&x, err, sizeof err);
+            if (!tx) fail_msg("case %d as cross: %s", n, err);
+            assert_steps_close("additive self vs cross(Y=X)", tx, t);
+            attn_trace_destroy(tx);
+        }
+        attn_trace_destroy(t);
+        case_free(&k);
+    }
+}
+
+/* ---- 4. bookkeeping on seed 001's size ----------------------------------------- */
+
+static void test_trace_memory(void **state)
+{
+    (void)state;
+    Rng r = {512};
+    Case k;
+    memset(&k, 0, sizeof k);
+    AttnConfig *c = &k.c;
+    attn_config_init(c);
+    c->n_q = c->n_k = 12;
+    c->d_model = 512;
+    c->heads = 8;
+    c->d_k = c->d_v = 64;
+    c->mask_kind = ATTN_MASK_CAUSAL;
+    c->X = case_floats(&k, &r, 12, 512, 1);
+    c->W_Q = case_floats(&k, &r, 512, 512, 0.05f);
+    c->W_K = case_floats(&k, &r, 512, 512, 0.05f);
+    c->W_V = case_floats(&k, &r, 512, 512, 0.05f);
+    c->W_O = case_floats(&k, &r, 512, 512, 0.05f);
+    c->b_O = case_floats(&k, &r, 1, 512, 0.05f);
+    char err[256];
+    AttnTrace *t = attn_trace_create(c, err, sizeof err);
+    assert_non_null(t);
+    check_structure(t, c); /* data_bytes is the sum of rows·cols·4 */
+    printf("  d_model 512, 8 heads, n 12: %d steps, data %zu B, allocation %zu B (%.4f×)\n", t->n_steps,
+           t->data_bytes, t->alloc_bytes, (double)t->alloc_bytes / (double)t->data_bytes);
+    assert_true((double)t->alloc_bytes <= 1.5 * (double)t->data_bytes);
+    attn_trace_destroy(t);
+    case_free(&k);
+}
+
+/* ---- main: the fixed tests, then one test per fixture in MANIFEST ---------------- */
+
+static char **read_manifest(int *n)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/fixtures/MANIFEST", ATTNVIZ_TESTS_DIR);
+    FILE *fp = fopen(path, "r");
+    if (!fp) return NULL;
+    char **names = NULL, line[512];
+    *n = 0;
+    while (fgets(line, sizeof line, fp)) {
+        line[strcspn(line, "\r\n")] = 0;
+        if (line[0] == 0 || line[0] == '#') continue;
+        char **nn = realloc(names, sizeof *names * (size_t)(*n + 1));
+        if (!nn) break;
+        names = nn;
+        names[*n] = strdup(line);
+        if (!names[*n]) break;
+        (*n)++;
+    }
+    fclose(fp);
+    return names;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fixture_header_errors),
+        cmocka_unit_test(test_seed002_worked_example),
+        cmocka_unit_test(test_random_dot_invariants),
+        cmocka_unit_test(test_random_permutation),
+        cmocka_unit_test(test_random_additive_invariants),
+        cmocka_unit_test(test_trace_memory),
+    };
+    int failed = cmocka_run_group_tests_name("engine", tests, NULL, NULL);
+
+    int n = 0;
+    char **names = read_manifest(&n);
+    if (!names || n == 0) {
+        fprintf(stderr, "%s/fixtures/MANIFEST: missing or empty (run /usr/bin/python3 tests/make_fixtures.py)\n",
+                ATTNVIZ_TESTS_DIR);
+        return 1;
+    }
+    struct CMUnitTest *fx = calloc((size_t)n, sizeof *fx);
+    if (!fx) return 1;
+    for (int i = 0; i < n; i++) {
+        fx[i].name = names[i];
+        fx[i].test_func = test_fixture;
+        fx[i].initial_state = names[i];
+    }
+    failed += _cmocka_run_group_tests("torch fixtures", fx, (size_t)n, NULL, NULL);
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+    free(fx);
+    return failed ? 1 : 0;
+}

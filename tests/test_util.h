@@ -1,0 +1,101 @@
+/* test_util.h: comparing float arrays in cmocka tests, the way STYLE.md asks:
+ * |got - ref| ≤ abs_tol + rel_tol·|ref| elementwise, and on failure the first
+ * differing values with their indices, how many differ and the largest
+ * difference, then the cmocka test fails.
+ *
+ * Usage (after the cmocka includes):
+ *
+ *     #include "test_util.h"
+ *     assert_floats_close("weights_1", step->data, ref, rows, cols,
+ *                         TEST_ABS_TOL, TEST_REL_TOL);
+ *     TestDiff d = test_diff_floats(got, ref, n);   // just measure: max abs / rel
+ *
+ * Special values: NaN matches only NaN, an infinity only the same infinity;
+ * anything else against a NaN or an infinity differs. Header-only: every
+ * function is static inline, so including it in several tests is fine.
+ */
+#ifndef ATTNVIZ_TEST_UTIL_H
+#define ATTNVIZ_TEST_UTIL_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* The engine's tolerance against PyTorch (issue 2 section 5). */
+#define TEST_ABS_TOL 1e-5
+#define TEST_REL_TOL 1e-4
+
+/* How many differing elements are printed before the summary. */
+#define TEST_SHOW_DIFFS 5
+
+typedef struct TestDiff {
+    double max_abs;   /* largest |got - ref| over finite pairs */
+    double max_rel;   /* largest |got - ref| / |ref| over finite pairs with ref ≠ 0 */
+    size_t max_at;    /* index of max_abs */
+    size_t n_special; /* NaN / infinity positions that do not match */
+} TestDiff;
+
+/* Do got and ref agree at this element? */
+static inline int test_float_close(float got, float ref, double abs_tol, double rel_tol)
+{
+    if (isnan(ref) || isnan(got)) return isnan(ref) && isnan(got);
+    if (isinf(ref) || isinf(got)) return got == ref;
+    return fabs((double)got - (double)ref) <= abs_tol + rel_tol * fabs((double)ref);
+}
+
+/* Measures without judging: max abs and rel difference of got against ref (n). */
+static inline TestDiff test_diff_floats(const float *got, const float *ref, size_t n)
+{
+    TestDiff d = {0, 0, 0, 0};
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(got[i]) || !isfinite(ref[i])) {
+            d.n_special += !test_float_close(got[i], ref[i], 0, 0);
+            continue;
+        }
+        double a = fabs((double)got[i] - (double)ref[i]);
+        if (a > d.max_abs) {
+            d.max_abs = a;
+            d.max_at = i;
+        }
+        if (ref[i] != 0.0f && a / fabs((double)ref[i]) > d.max_rel) d.max_rel = a / fabs((double)ref[i]);
+    }
+    return d;
+}
+
+/* Compares got and ref, each n = rows·cols floats (cols ≥ 1 only shapes the
+ * printed indices). Prints the first differences as what[row,col] and a
+ * summary; returns the number of differing elements (0: all close). */
+static inline size_t test_compare_floats(const char *what, const float *got, const float *ref, int rows,
+                                         int cols, double abs_tol, double rel_tol)
+{
+    size_t n = (size_t)rows * (size_t)(cols > 0 ? cols : 1), bad = 0;
+    int c = cols > 0 ? cols : 1;
+    double worst = 0;
+    size_t worst_at = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (test_float_close(got[i], ref[i], abs_tol, rel_tol)) continue;
+        if (bad < TEST_SHOW_DIFFS)
+            printf("  %s[%zu,%zu]: got %.9g, expected %.9g (|diff| %.3g, allowed %.3g)\n", what, i / (size_t)c,
+                   i % (size_t)c, (double)got[i], (double)ref[i], fabs((double)got[i] - (double)ref[i]),
+                   abs_tol + rel_tol * fabs((double)ref[i]));
+        double a = fabs((double)got[i] - (double)ref[i]);
+        if (!(a <= worst)) { /* NaN and inf differences count as the worst */
+            worst = a;
+            worst_at = i;
+        }
+        bad++;
+    }
+    if (bad)
+        printf("  %s: %zu of %zu values differ; max |diff| %.9g at [%zu,%zu] (tolerance %g + %g·|ref|)\n", what,
+               bad, n, worst, worst_at / (size_t)c, worst_at % (size_t)c, abs_tol, rel_tol);
+    return bad;
+}
+
+/* Fails the current cmocka test when got and ref (rows × cols) differ. */
+#define assert_floats_close(what, got, ref, rows, cols, abs_tol, rel_tol)                                   \
+    do {                                                                                                    \
+        if (test_compare_floats((what), (got), (ref), (rows), (cols), (abs_tol), (rel_tol)) != 0)          \
+            fail_msg("%s differs from its reference", (what));                                             \
+    } while (0)
+
+#endif
