@@ -6,12 +6,14 @@
 #include "app.h"
 #include "attn.h"
 #include "lesson.h"
+#include "narrate.h"
 
 int cmd_check(int argc, char **argv)
 {
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         printf("usage: attnviz check LESSON...\n\n"
-               "Loads each lesson, validates it and runs its forward pass. Prints 'ok' and the\n"
+               "Loads each lesson, validates it, runs its forward pass and fills every narration\n"
+               "placeholder in both languages. Prints 'ok' and the\n"
                "lesson's id per good file, one error line per bad one; exits 2 if any is bad.\n");
         return APP_OK;
     }
@@ -34,6 +36,10 @@ int cmd_check(int argc, char **argv)
         char err[512];
         AttnTrace *t = attn_trace_create(&lesson.cfg, err, sizeof err);
         if (!t) {
+            fprintf(stderr, "%s: %s\n", path, err);
+            bad++;
+        } else if (narrate_check(&lesson, t, err, sizeof err) != 0) {
+            /* every narration, both languages, against every step it applies to */
             fprintf(stderr, "%s: %s\n", path, err);
             bad++;
         } else {

@@ -1,0 +1,455 @@
+/* narrate.c: placeholder filling for lesson narration. See narrate.h. */
+#include "narrate.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NARRATE_MAX_NAME 64 /* longest placeholder name or argument we read */
+
+/* The output being built: out[0..len) so far, cap bytes in all. */
+typedef struct Sink {
+    char *out;
+    size_t cap, len;
+    int overflow;
+} Sink;
+
+static void sink_put(Sink *s, const char *text, size_t n)
+{
+    if (s->overflow) return;
+    if (s->len + n + 1 > s->cap) {
+        s->overflow = 1;
+        return;
+    }
+    memcpy(s->out + s->len, text, n);
+    s->len += n;
+    s->out[s->len] = '\0';
+}
+
+static void sink_printf(Sink *s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void sink_printf(Sink *s, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0) n = 0;
+    if ((size_t)n >= sizeof buf) n = (int)sizeof buf - 1;
+    sink_put(s, buf, (size_t)n);
+}
+
+/* A number as a student reads it: %.Pg, with ∞ spelled out. */
+static void put_number(Sink *s, double v, int precision)
+{
+    if (isnan(v))
+        sink_put(s, "NaN", 3);
+    else if (isinf(v))
+        sink_put(s, v < 0 ? "-∞" : "∞", v < 0 ? strlen("-∞") : strlen("∞"));
+    else {
+        if (v == 0) v = 0; /* no "-0" */
+        sink_printf(s, "%.*g", precision, v);
+    }
+}
+
+/* What one call needs to answer a placeholder. */
+typedef struct Ctx {
+    const Lesson *lesson;
+    const AttnTrace *trace;
+    const AttnStep *step;
+    LessonLang lang;
+    char *err; /* where a message goes: the caller's out buffer */
+    size_t errlen;
+} Ctx;
+
+static int ctx_fail(Ctx *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static int ctx_fail(Ctx *c, const char *fmt, ...)
+{
+    if (c->err && c->errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(c->err, c->errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static int is_additive(const Ctx *c) { return c->trace->cfg.attention == ATTN_ADDITIVE; }
+
+/* Key tokens: the source sentence for cross-attention, else the query tokens. */
+static const char *key_token(const Lesson *l, int j)
+{
+    if (l->n_source_tokens > 0) return j < l->n_source_tokens ? l->source_tokens[j] : NULL;
+    return j < l->n_tokens ? l->tokens[j] : NULL;
+}
+static int key_count(const Lesson *l) { return l->n_source_tokens > 0 ? l->n_source_tokens : l->n_tokens; }
+
+/* The softmax step that "the head's weights" means for this step. */
+static const AttnStep *head_weights(const Ctx *c)
+{
+    const AttnTrace *t = c->trace;
+    if (c->step && c->step->head > 0) {
+        const AttnStep *w = attn_trace_find(t, ATTN_STEP_SOFTMAX, c->step->head);
+        if (w) return w;
+    }
+    for (int i = 0; i < t->n_steps; i++)
+        if (t->steps[i].kind == ATTN_STEP_SOFTMAX) return &t->steps[i];
+    return NULL;
+}
+
+/* Parses a non-negative decimal index; returns the end or NULL. */
+static const char *parse_index(const char *p, long *out)
+{
+    if (!isdigit((unsigned char)*p)) return NULL;
+    char *end;
+    errno = 0;
+    long v = strtol(p, &end, 10);
+    if (errno || v < 0 || v > 1000000) return NULL;
+    *out = v;
+    return end;
+}
+
+/* An optional row argument: "" means row 0. */
+static int row_arg(Ctx *c, const char *name, const char *arg, int rows, int *row)
+{
+    long r = 0;
+    if (arg) {
+        const char *end = parse_index(arg, &r);
+        if (!end || *end) return ctx_fail(c, "{%s:%s}: the argument must be a row number (0-based)", name, arg);
+    }
+    if (r >= rows) return ctx_fail(c, "{%s:%ld}: row %ld is out of range, the weights have %d rows", name, r, r, rows);
+    *row = (int)r;
+    return 0;
+}
+
+/* Index of the largest entry of row r (the first one on a tie). */
+static int row_argmax(const AttnStep *w, int r)
+{
+    const float *row = w->data + (size_t)r * (size_t)w->cols;
+    int best = 0;
+    for (int j = 1; j < w->cols; j++)
+        if (row[j] > row[best]) best = j;
+    return best;
+}
+
+/* {value:NAME[I][J]} or {value:NAME[I][J]:P} */
+static int put_value(Ctx *c, Sink *s, const char *arg)
+{
+    char name[NARRATE_MAX_NAME];
+    const char *br = strchr(arg, '[');
+    if (!br || br == arg || (size_t)(br - arg) >= sizeof name)
+        return ctx_fail(c, "{value:%s}: expected {value:NAME[I][J]}, e.g. {value:weights_1[0][2]}", arg);
+    memcpy(name, arg, (size_t)(br - arg));
+    name[br - arg] = '\0';
+    long i, j, prec = 4;
+    const char *p = parse_index(br + 1, &i);
+    if (!p || *p != ']' || p[1] != '[' || !(p = parse_index(p + 2, &j)) || *p != ']')
+        return ctx_fail(c, "{value:%s}: expected {value:NAME[I][J]} with 0-based numbers I and J", arg);
+    p++;
+    if (*p == ':') {
+        p = parse_index(p + 1, &prec);
+        if (!p || *p || prec < 1 || prec > 9)
+            return ctx_fail(c, "{value:%s}: the precision after ':' must be 1..9 significant digits", arg);
+    } else if (*p) {
+        return ctx_fail(c, "{value:%s}: unexpected '%s' after [I][J]", arg, p);
+    }
+    const AttnStep *st = attn_trace_find_name(c->trace, name);
+    if (!st) return ctx_fail(c, "{value:%s}: this lesson's trace has no step named '%s'", arg, name);
+    if (i >= st->rows || j >= st->cols)
+        return ctx_fail(c, "{value:%s}: [%ld][%ld] is outside %s, which is %d×%d", arg, i, j, name, st->rows,
+                        st->cols);
+    put_number(s, st->data[(size_t)i * (size_t)st->cols + (size_t)j], (int)prec);
+    return 0;
+}
+
+/* May query i attend key j under the lesson's mask? (The trace keeps no mask.) */
+static int mask_allows(const AttnConfig *cfg, int i, int j)
+{
+    switch (cfg->mask_kind) {
+    case ATTN_MASK_NONE: return 1;
+    case ATTN_MASK_CAUSAL: return j <= i;
+    case ATTN_MASK_PADDING: return cfg->mask ? cfg->mask[j] != 0 : 1;
+    case ATTN_MASK_MATRIX: return cfg->mask ? cfg->mask[(size_t)i * (size_t)cfg->n_k + (size_t)j] != 0 : 1;
+    }
+    return 1;
+}
+
+/* {max_weight_if:KIND}: the largest weight this head would have had if its
+ * scores had been divided by another divisor: the same scores, mask and fill,
+ * the engine's own softmax. */
+static int put_max_weight_if(Ctx *c, Sink *s, const char *arg)
+{
+    const AttnConfig *cfg = &c->trace->cfg;
+    if (!arg || is_additive(c)) return ctx_fail(c, "{max_weight_if:%s}: needs dot attention and a scaling (none, sqrt_dk, sqrt_dmodel)", arg ? arg : "");
+    float div;
+    if (strcmp(arg, "none") == 0)
+        div = 1.0f;
+    else if (strcmp(arg, "sqrt_dk") == 0)
+        div = sqrtf((float)cfg->d_k);
+    else if (strcmp(arg, "sqrt_dmodel") == 0)
+        div = sqrtf((float)cfg->d_model);
+    else
+        return ctx_fail(c, "{max_weight_if:%s}: expected none, sqrt_dk or sqrt_dmodel", arg);
+    const AttnStep *w = head_weights(c);
+    const AttnStep *sc = w ? attn_trace_find(c->trace, ATTN_STEP_SCORES, w->head) : NULL;
+    if (!sc) return ctx_fail(c, "{max_weight_if:%s}: this lesson's trace has no scores", arg);
+    size_t n = (size_t)sc->rows * (size_t)sc->cols;
+    float *x = malloc(sizeof(float) * n); /* (n_q, n_k) re-scaled, masked scores */
+    float *y = malloc(sizeof(float) * n); /* (n_q, n_k) their softmax */
+    if (!x || !y) {
+        free(x);
+        free(y);
+        return ctx_fail(c, "{max_weight_if:%s}: out of memory", arg);
+    }
+    /* The lesson's config still holds the mask (the trace's copy does not). */
+    const AttnConfig *mcfg = &c->lesson->cfg;
+    for (int i = 0; i < sc->rows; i++)
+        for (int j = 0; j < sc->cols; j++) {
+            size_t at = (size_t)i * (size_t)sc->cols + (size_t)j;
+            x[at] = mask_allows(mcfg, i, j) ? sc->data[at] / div : cfg->mask_fill;
+        }
+    attn_softmax_rows(y, NULL, x, sc->rows, sc->cols);
+    float m = y[0];
+    for (size_t k = 1; k < n; k++)
+        if (y[k] > m) m = y[k];
+    free(x);
+    free(y);
+    put_number(s, m, 4);
+    return 0;
+}
+
+static void put_token_list(Ctx *c, Sink *s, char *const *tokens, int n)
+{
+    const char *sep = c->lang == LESSON_ZH ? "、" : ", ";
+    for (int i = 0; i < n; i++) {
+        if (i) sink_put(s, sep, strlen(sep));
+        sink_put(s, tokens[i], strlen(tokens[i]));
+    }
+}
+
+static int need_step(Ctx *c, const char *name)
+{
+    if (c->step) return 0;
+    return ctx_fail(c, "{%s} needs a step, and this text (intro or summary) belongs to none", name);
+}
+
+/* One placeholder: name and optional argument (after ':'). */
+static int put_placeholder(Ctx *c, Sink *s, const char *name, const char *arg)
+{
+    const AttnConfig *cfg = &c->trace->cfg;
+    const Lesson *l = c->lesson;
+    int add = is_additive(c);
+
+    /* Sizes: plain integers, no argument. */
+    struct {
+        const char *name;
+        int value;
+        int dot_only;
+    } sizes[] = {
+        {"d_model", cfg->d_model, 1}, {"d_k", cfg->d_k, 1}, {"d_v", cfg->d_v, 1},       {"heads", cfg->heads, 1},
+        {"n", cfg->n_q, 0},           {"n_q", cfg->n_q, 0}, {"n_k", cfg->n_k, 0},       {"d_x", cfg->d_x, 0},
+        {"d_y", cfg->cross ? cfg->d_y : cfg->d_x, 0},       {"d_a", cfg->d_a, 0},
+    };
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        if (strcmp(name, sizes[k].name) != 0) continue;
+        if (arg) return ctx_fail(c, "{%s} takes no argument, found ':%s'", name, arg);
+        if (sizes[k].dot_only && add)
+            return ctx_fail(c, "{%s} is not defined for additive attention (use {d_x}, {d_y}, {d_a})", name);
+        if (!sizes[k].dot_only && name[0] == 'd' && !add)
+            return ctx_fail(c, "{%s} is only defined for additive attention", name);
+        sink_printf(s, "%d", sizes[k].value);
+        return 0;
+    }
+
+    if (strcmp(name, "scale") == 0) {
+        put_number(s, c->trace->divisor, 4);
+    } else if (strcmp(name, "sqrt_expr") == 0) {
+        if (add || cfg->scale_kind == ATTN_SCALE_NONE)
+            sink_put(s, "1", 1);
+        else if (cfg->scale_kind == ATTN_SCALE_SQRT_DK)
+            sink_printf(s, "√%d", cfg->d_k);
+        else if (cfg->scale_kind == ATTN_SCALE_SQRT_DMODEL)
+            sink_printf(s, "√%d", cfg->d_model);
+        else
+            put_number(s, cfg->scale_value, 4);
+    } else if (strcmp(name, "sqrt_dk") == 0 || strcmp(name, "sqrt_dmodel") == 0) {
+        if (add) return ctx_fail(c, "{%s} is not defined for additive attention", name);
+        put_number(s, sqrtf((float)(name[6] == 'k' ? cfg->d_k : cfg->d_model)), 4);
+    } else if (strcmp(name, "mask_fill") == 0) {
+        put_number(s, cfg->mask_fill, 4);
+    } else if (strcmp(name, "head") == 0) {
+        if (need_step(c, name)) return -1;
+        if (c->step->head < 1) return ctx_fail(c, "{head}: step '%s' belongs to no head", c->step->name);
+        sink_printf(s, "%d", c->step->head);
+    } else if (strcmp(name, "step") == 0) {
+        if (need_step(c, name)) return -1;
+        sink_put(s, c->step->name, strlen(c->step->name));
+    } else if (strcmp(name, "rows") == 0 || strcmp(name, "cols") == 0) {
+        if (need_step(c, name)) return -1;
+        sink_printf(s, "%d", name[0] == 'r' ? c->step->rows : c->step->cols);
+    } else if (strcmp(name, "tokens") == 0) {
+        put_token_list(c, s, l->tokens, l->n_tokens);
+    } else if (strcmp(name, "key_tokens") == 0) {
+        if (l->n_source_tokens > 0)
+            put_token_list(c, s, l->source_tokens, l->n_source_tokens);
+        else
+            put_token_list(c, s, l->tokens, l->n_tokens);
+    } else if (strcmp(name, "token") == 0 || strcmp(name, "key_token") == 0) {
+        long i;
+        const char *end = arg ? parse_index(arg, &i) : NULL;
+        if (!end || *end) return ctx_fail(c, "{%s:I}: I must be a 0-based token number", name);
+        int n = name[0] == 't' ? l->n_tokens : key_count(l);
+        if (i >= n) return ctx_fail(c, "{%s:%ld}: there are only %d tokens", name, i, n);
+        const char *tok = name[0] == 't' ? l->tokens[i] : key_token(l, (int)i);
+        sink_put(s, tok, strlen(tok));
+    } else if (strcmp(name, "row_max_token") == 0 || strcmp(name, "row_max_weight") == 0) {
+        const AttnStep *w = head_weights(c);
+        if (!w) return ctx_fail(c, "{%s}: this lesson's trace has no softmax", name);
+        int r = 0;
+        if (row_arg(c, name, arg, w->rows, &r)) return -1;
+        int j = row_argmax(w, r);
+        if (strcmp(name, "row_max_weight") == 0) {
+            put_number(s, w->data[(size_t)r * (size_t)w->cols + (size_t)j], 4);
+        } else {
+            const char *tok = key_token(l, j);
+            if (!tok) return ctx_fail(c, "{%s}: key %d has no token", name, j);
+            sink_put(s, tok, strlen(tok));
+        }
+    } else if (strcmp(name, "max_weight") == 0 || strcmp(name, "min_weight") == 0) {
+        if (arg) return ctx_fail(c, "{%s} takes no argument, found ':%s'", name, arg);
+        const AttnStep *w = head_weights(c);
+        if (!w) return ctx_fail(c, "{%s}: this lesson's trace has no softmax", name);
+        int want_max = name[1] == 'a';
+        float m = w->data[0];
+        for (size_t k = 1; k < (size_t)w->rows * (size_t)w->cols; k++)
+            if (want_max ? w->data[k] > m : w->data[k] < m) m = w->data[k];
+        put_number(s, m, 4);
+    } else if (strcmp(name, "max_weight_if") == 0) {
+        return put_max_weight_if(c, s, arg);
+    } else if (strcmp(name, "value") == 0) {
+        if (!arg) return ctx_fail(c, "{value} needs a cell: {value:NAME[I][J]}");
+        return put_value(c, s, arg);
+    } else {
+        return ctx_fail(c, "unknown placeholder {%s%s%s} (lessons/FORMAT.md lists the placeholders)", name,
+                        arg ? ":" : "", arg ? arg : "");
+    }
+    return 0;
+}
+
+int narrate_fill(char *out, size_t outlen, const char *text, const Lesson *lesson, const AttnTrace *trace,
+                 const AttnStep *step, LessonLang lang)
+{
+    if (!out || outlen == 0) return -1;
+    out[0] = '\0';
+    /* Messages are built here and copied to out at the end, since out also
+     * holds the text being built. */
+    char msg[512] = "";
+    Ctx c = {lesson, trace, step, lang, msg, sizeof msg};
+    Sink s = {out, outlen, 0, 0};
+    const char *p = text ? text : "";
+    int rc = 0;
+    while (*p && rc == 0) {
+        if (p[0] == '{' && p[1] == '{') {
+            sink_put(&s, "{", 1);
+            p += 2;
+        } else if (p[0] == '}' && p[1] == '}') {
+            sink_put(&s, "}", 1);
+            p += 2;
+        } else if (*p == '}') {
+            rc = ctx_fail(&c, "a lone '}' at byte %ld (write }} for a literal brace)", (long)(p - text));
+        } else if (*p == '{') {
+            const char *close = strchr(p, '}');
+            if (!close) {
+                rc = ctx_fail(&c, "'{' at byte %ld is never closed (write {{ for a literal brace)", (long)(p - text));
+                break;
+            }
+            size_t len = (size_t)(close - p - 1);
+            char inner[2 * NARRATE_MAX_NAME];
+            if (len == 0 || len >= sizeof inner) {
+                rc = ctx_fail(&c, "placeholder at byte %ld is %s", (long)(p - text), len ? "too long" : "empty");
+                break;
+            }
+            memcpy(inner, p + 1, len);
+            inner[len] = '\0';
+            char *colon = strchr(inner, ':');
+            if (colon) *colon = '\0';
+            rc = put_placeholder(&c, &s, inner, colon ? colon + 1 : NULL);
+            p = close + 1;
+        } else {
+            const char *next = p;
+            while (*next && *next != '{' && *next != '}') next++;
+            sink_put(&s, p, (size_t)(next - p));
+            p = next;
+        }
+    }
+    if (rc == 0 && s.overflow) rc = ctx_fail(&c, "the filled text is longer than %zu bytes", outlen - 1);
+    if (rc != 0) {
+        snprintf(out, outlen, "%s", msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- narrate_check --------------------------------------------------------- */
+
+typedef struct CheckState {
+    int failures;
+    char *err;
+    size_t errlen;
+} CheckState;
+
+static void check_one(CheckState *st, const Lesson *lesson, const AttnTrace *trace, const AttnStep *step,
+                      const char *key, const LessonText *text)
+{
+    static const char *const lang_names[LESSON_LANG_COUNT] = {"en", "zh"};
+    for (int lang = 0; lang < LESSON_LANG_COUNT; lang++) {
+        if (!text->text[lang]) continue;
+        char buf[LESSON_MAX_TEXT_BYTES * 2];
+        if (narrate_fill(buf, sizeof buf, text->text[lang], lesson, trace, step, (LessonLang)lang) == 0) continue;
+        if (st->failures++ == 0 && st->err && st->errlen) {
+            if (step)
+                snprintf(st->err, st->errlen, "narration '%s' (%s), step %s: %s", key, lang_names[lang], step->name,
+                         buf);
+            else
+                snprintf(st->err, st->errlen, "narration '%s' (%s): %s", key, lang_names[lang], buf);
+        }
+    }
+}
+
+int narrate_check(const Lesson *lesson, const AttnTrace *trace, char *err, size_t errlen)
+{
+    CheckState st = {0, err, errlen};
+    if (err && errlen) err[0] = '\0';
+    check_one(&st, lesson, trace, NULL, "summary", &lesson->summary);
+    for (int k = 0; k < lesson->n_narration; k++) {
+        const LessonNarration *n = &lesson->narration[k];
+        if (strcmp(n->key, "intro") == 0) {
+            check_one(&st, lesson, trace, NULL, n->key, &n->text);
+            continue;
+        }
+        int kind = attn_step_kind_from_name(n->key);
+        int used = 0;
+        for (int i = 0; i < trace->n_steps; i++) {
+            const AttnStep *s = &trace->steps[i];
+            if ((kind >= 0 && (int)s->kind == kind) || strcmp(s->name, n->key) == 0) {
+                used = 1;
+                check_one(&st, lesson, trace, s, n->key, &n->text);
+            }
+        }
+        if (!used && st.failures++ == 0 && err && errlen)
+            snprintf(err, errlen, "narration '%s': this lesson's trace has no step of that kind or name", n->key);
+    }
+    return st.failures;
+}

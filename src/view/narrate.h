@@ -1,0 +1,63 @@
+/* narrate.h: fills the placeholders of a lesson's narration from its trace,
+ * so that a sentence such as "divide by {sqrt_expr} = {scale}" stays true when
+ * someone edits the numbers of the lesson. Pure C: no SDL, no I/O.
+ *
+ * Usage:
+ *
+ *     const char *text = lesson_narration(&lesson, step, LESSON_ZH);
+ *     char line[2048];
+ *     if (text && narrate_fill(line, sizeof line, text, &lesson, trace, step, LESSON_ZH) != 0) {
+ *         // line holds the message: "unknown placeholder {d_kk} at byte 12"
+ *     }
+ *
+ *     char err[512];
+ *     int bad = narrate_check(&lesson, trace, err, sizeof err); // `attnviz check` uses this
+ *     if (bad) fprintf(stderr, "%s: %s\n", lesson.path, err);    // "narration 'softmax' (zh): ..."
+ *
+ * The placeholders (documented for lesson authors in lessons/FORMAT.md):
+ *   {d_model} {d_k} {d_v} {heads} {n} {n_q} {n_k} {d_x} {d_y} {d_a}
+ *   {scale} the divisor of the `scaled` step;  {sqrt_expr} it as written: √2, √512, 1
+ *   {sqrt_dk} {sqrt_dmodel} those two divisors as numbers;  {mask_fill}
+ *   {head} {step} {rows} {cols}: the step being narrated
+ *   {tokens} {key_tokens}; {token:I} {key_token:J}
+ *   {row_max_token} {row_max_token:I} {row_max_weight} {row_max_weight:I}
+ *   {max_weight} {min_weight} {max_weight_if:none|sqrt_dk|sqrt_dmodel}
+ *   {value:NAME[I][J]} and {value:NAME[I][J]:P} (P significant digits, default 4)
+ *   {{ and }} for literal braces.
+ * "The head's weights" are the `softmax` step of the narrated step's head, or
+ * the trace's first `softmax` step when the step belongs to no head.
+ * Indices I, J are 0-based, as in C and PyTorch.
+ *
+ * Ownership: everything is borrowed for the duration of the call; out is the
+ * caller's buffer and always ends up NUL-terminated (when outlen > 0).
+ */
+#ifndef NARRATE_H
+#define NARRATE_H
+
+#include <stddef.h>
+
+#include "attn.h"
+#include "lesson.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Copies text into out with every placeholder replaced. step may be NULL (the
+ * lesson's intro); placeholders that need a step are then errors. Returns 0,
+ * or -1 with a one-line message in out: an unknown placeholder, a bad index,
+ * an unknown step name, an unclosed brace, or text longer than outlen. */
+int narrate_fill(char *out, size_t outlen, const char *text, const Lesson *lesson, const AttnTrace *trace,
+                 const AttnStep *step, LessonLang lang);
+
+/* Fills every narration of the lesson, in both languages, against every step
+ * it applies to (a kind key: every step of that kind; a name key: that step;
+ * "intro": no step), and the summary. A key that matches no step of the trace
+ * is a failure too. Returns the number of failures; the first one is described
+ * in err as "narration 'KEY' (en|zh): message". */
+int narrate_check(const Lesson *lesson, const AttnTrace *trace, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
