@@ -302,6 +302,9 @@ static void fixture_config(const Fixture *f, AttnConfig *c)
 
 /* ---- what issue 2 section 4 says a trace is ---------------------------------- */
 
+/* Which fixture or random case is being checked, for failure messages. */
+static char g_ctx[192];
+
 /* May query i attend key j? Written from the issue, not from the engine. */
 static int allow_at(const AttnConfig *c, int i, int j)
 {
@@ -419,20 +422,20 @@ static void check_structure(const AttnTrace *t, const AttnConfig *c)
 {
     static ExpList L; /* large; tests run one at a time */
     expected_steps(c, &L);
-    assert_int_equal(t->n_steps, L.n);
+    if (t->n_steps != L.n) fail_msg("%s: the trace has %d steps, issue 2 section 4 lists %d", g_ctx, t->n_steps, L.n);
     size_t bytes = 0;
     for (int i = 0; i < L.n; i++) {
         const AttnStep *s = &t->steps[i];
         const ExpStep *e = &L.s[i];
         if (strcmp(s->name, e->name) != 0 || s->kind != e->kind || s->head != e->head || s->rows != e->rows ||
             s->cols != e->cols)
-            fail_msg("step %d: got %s (%s, head %d, %d×%d), expected %s (%s, head %d, %d×%d)", i, s->name,
+            fail_msg("%s: step %d: got %s (%s, head %d, %d×%d), expected %s (%s, head %d, %d×%d)", g_ctx, i, s->name,
                      attn_step_kind_name(s->kind), s->head, s->rows, s->cols, e->name, attn_step_kind_name(e->kind),
                      e->head, e->rows, e->cols);
         assert_non_null(s->data);
         bytes += sizeof(float) * (size_t)s->rows * (size_t)s->cols;
         for (int k = 0; k < s->n_from; k++)
-            if (s->from[k] < 0 || s->from[k] >= i) fail_msg("step %s: from[%d] = %d is not an earlier step", s->name, k, s->from[k]);
+            if (s->from[k] < 0 || s->from[k] >= i) fail_msg("%s: step %s: from[%d] = %d is not an earlier step", g_ctx, s->name, k, s->from[k]);
         if (s->kind == ATTN_STEP_CONCAT) {
             assert_int_equal(s->n_from, c->heads);
             for (int k = 0; k < s->n_from; k++) {
@@ -442,24 +445,24 @@ static void check_structure(const AttnTrace *t, const AttnConfig *c)
             }
             continue;
         }
-        if (s->n_from != e->n_from) fail_msg("step %s: %d sources, expected %d", s->name, s->n_from, e->n_from);
+        if (s->n_from != e->n_from) fail_msg("%s: step %s: %d sources, expected %d", g_ctx, s->name, s->n_from, e->n_from);
         for (int k = 0; k < e->n_from; k++) {
             int found = 0;
             for (int m = 0; m < s->n_from; m++) found |= strcmp(t->steps[s->from[m]].name, e->from[k]) == 0;
-            if (!found) fail_msg("step %s: not linked to its source %s", s->name, e->from[k]);
+            if (!found) fail_msg("%s: step %s: not linked to its source %s", g_ctx, s->name, e->from[k]);
         }
         /* row flags exist on masked, softmax and weighted_sum steps only */
         int flagged = s->kind == ATTN_STEP_MASKED || s->kind == ATTN_STEP_SOFTMAX || s->kind == ATTN_STEP_WEIGHTED_SUM;
-        if (flagged != (s->row_flags != NULL)) fail_msg("step %s: row_flags %s", s->name, flagged ? "missing" : "unexpected");
+        if (flagged != (s->row_flags != NULL)) fail_msg("%s: step %s: row_flags %s", g_ctx, s->name, flagged ? "missing" : "unexpected");
         if (s->row_flags)
             for (int r = 0; r < s->rows; r++)
                 if (!!(s->row_flags[r] & ATTN_ROW_ALL_BLOCKED) != row_dead(c, r))
-                    fail_msg("step %s row %d: ATTN_ROW_ALL_BLOCKED is %s, but the row is %s", s->name, r,
+                    fail_msg("%s: step %s row %d: ATTN_ROW_ALL_BLOCKED is %s, but the row is %s", g_ctx, s->name, r,
                              (s->row_flags[r] & ATTN_ROW_ALL_BLOCKED) ? "set" : "clear",
                              row_dead(c, r) ? "fully blocked" : "not fully blocked");
     }
-    assert_int_equal(t->data_bytes, bytes);
-    assert_true(t->alloc_bytes >= t->data_bytes);
+    if (t->data_bytes != bytes) fail_msg("%s: data_bytes is %zu, the steps hold rows·cols·4 = %zu", g_ctx, t->data_bytes, bytes);
+    if (t->alloc_bytes < t->data_bytes) fail_msg("%s: alloc_bytes %zu < data_bytes %zu", g_ctx, t->alloc_bytes, t->data_bytes);
 }
 
 /* Two traces of the same config record bitwise the same numbers. */
@@ -472,7 +475,7 @@ static void assert_traces_identical(const AttnTrace *a, const AttnTrace *b)
         assert_int_equal(x->rows, y->rows);
         assert_int_equal(x->cols, y->cols);
         if (memcmp(x->data, y->data, sizeof(float) * (size_t)x->rows * (size_t)x->cols) != 0)
-            fail_msg("step %s differs between the two traces", x->name);
+            fail_msg("%s: step %s differs between the two traces", g_ctx, x->name);
         assert_true((x->row_flags == NULL) == (y->row_flags == NULL));
         if (x->row_flags) assert_memory_equal(x->row_flags, y->row_flags, (size_t)x->rows);
     }
@@ -500,6 +503,7 @@ static void test_fixture(void **state)
 
     AttnConfig c;
     fixture_config(&f, &c);
+    snprintf(g_ctx, sizeof g_ctx, "%s", file);
     AttnTrace *t = attn_trace_create(&c, err, sizeof err);
     if (!t) fail_msg("%s: attn_trace_create: %s", file, err);
     if (fabsf(t->divisor - f.divisor) > 1e-7f * f.divisor)
@@ -508,7 +512,7 @@ static void test_fixture(void **state)
 
     /* the trace is the fixture's inputs, then its computed steps, in order */
     assert_int_equal(t->n_steps, f.n_inputs + f.n_steps);
-    double worst_ratio = 0, max_abs = 0;
+    double worst_ratio = 0, max_abs = 0, max_rel = 0; /* max_rel over |ref| ≥ 1e-3 */
     const char *worst_step = "";
     for (int i = 0; i < t->n_steps; i++) {
         const AttnStep *s = &t->steps[i];
@@ -559,6 +563,7 @@ static void test_fixture(void **state)
             double d = fabs((double)s->data[k] - (double)want[k]);
             double ratio = d / (TEST_ABS_TOL + TEST_REL_TOL * fabs((double)want[k]));
             if (d > max_abs) max_abs = d;
+            if (fabs((double)want[k]) >= 1e-3 && d / fabs((double)want[k]) > max_rel) max_rel = d / fabs((double)want[k]);
             if (ratio > worst_ratio) {
                 worst_ratio = ratio;
                 worst_step = s->name;
@@ -571,8 +576,8 @@ static void test_fixture(void **state)
     AttnTrace *t2 = attn_trace_create(&c, err, sizeof err);
     if (!t2) fail_msg("%s: threads=2: %s", file, err);
     assert_traces_identical(t, t2);
-    printf("  %-34s %4d steps  max |engine - torch| %.3g, worst |diff|/tol %.3f (%s)\n", file, t->n_steps, max_abs,
-           worst_ratio, worst_step);
+    printf("  %-34s %4d steps  max |engine - torch| %.3g, max rel %.3g (|ref| ≥ 1e-3), worst |diff|/tol %.3f (%s)\n",
+           file, t->n_steps, max_abs, max_rel, worst_ratio, worst_step);
     attn_trace_destroy(t2);
     attn_trace_destroy(t);
     fixture_free(&f);
@@ -673,18 +678,35 @@ static float *case_floats(Case *k, Rng *r, int rows, int cols, float scale)
     return p;
 }
 
+/* Names a random case in g_ctx, so that a failure says which one. */
+static void case_describe(const Case *k, const char *label, int n)
+{
+    const AttnConfig *c = &k->c;
+    if (c->attention == ATTN_ADDITIVE)
+        snprintf(g_ctx, sizeof g_ctx, "%s case %d (additive %s, n_q %d n_k %d d_x %d d_y %d d_a %d, mask %s, fill %g)",
+                 label, n, c->cross ? "cross" : "self", c->n_q, c->n_k, c->d_x, c->d_y, c->d_a,
+                 attn_mask_kind_name(c->mask_kind), (double)c->mask_fill);
+    else
+        snprintf(g_ctx, sizeof g_ctx,
+                 "%s case %d (%s, n_q %d n_k %d d_model %d heads %d d_k %d d_v %d, %s, mask %s, fill %g%s)", label, n,
+                 c->cross ? "cross" : "self", c->n_q, c->n_k, c->d_model, c->heads, c->d_k, c->d_v,
+                 attn_scale_kind_name(c->scale_kind), attn_mask_kind_name(c->mask_kind), (double)c->mask_fill,
+                 c->W_O ? ", W_O" : "");
+}
+
 static void case_free(Case *k)
 {
     for (int i = 0; i < k->nbuf; i++) free(k->buf[i]);
     k->nbuf = 0;
 }
 
-static void case_random(Case *k, Rng *r, int additive)
+/* A random config; allow_cross 0 makes it self-attention. */
+static void case_random(Case *k, Rng *r, int additive, int allow_cross)
 {
     memset(k, 0, sizeof *k);
     AttnConfig *c = &k->c;
     attn_config_init(c);
-    c->cross = rng_int(r, 0, 1);
+    c->cross = allow_cross ? rng_int(r, 0, 1) : 0;
     c->n_q = rng_int(r, 1, 7);
     c->n_k = c->cross ? rng_int(r, 1, 7) : c->n_q;
     static const float fills[] = {-INFINITY, -INFINITY, -1e9f, -1e20f};
@@ -827,18 +849,18 @@ static void check_softmax_rows(const AttnTrace *t, const AttnConfig *c)
             int dead = row_dead(c, i);
             if (dead && c->mask_fill == -INFINITY) {
                 for (int j = 0; j < w->cols; j++)
-                    if (r[j] != 0.0f) fail_msg("%s row %d is fully blocked, weight %d = %.9g", w->name, i, j, (double)r[j]);
+                    if (r[j] != 0.0f) fail_msg("%s: %s row %d is fully blocked, weight %d = %.9g", g_ctx, w->name, i, j, (double)r[j]);
                 assert_true(w->row_flags[i] & ATTN_ROW_ALL_BLOCKED);
                 continue;
             }
             double sum = 0;
             for (int j = 0; j < w->cols; j++) {
-                if (!(r[j] >= 0.0f && r[j] <= 1.0f)) fail_msg("%s[%d,%d] = %.9g is not a weight", w->name, i, j, (double)r[j]);
+                if (!(r[j] >= 0.0f && r[j] <= 1.0f)) fail_msg("%s: %s[%d,%d] = %.9g is not a weight", g_ctx, w->name, i, j, (double)r[j]);
                 if (!dead && !allow_at(c, i, j) && r[j] != 0.0f)
-                    fail_msg("%s[%d,%d]: blocked weight %.9g, expected exactly 0", w->name, i, j, (double)r[j]);
+                    fail_msg("%s: %s[%d,%d]: blocked weight %.9g, expected exactly 0", g_ctx, w->name, i, j, (double)r[j]);
                 sum += r[j];
             }
-            if (fabs(sum - 1.0) > 1e-5) fail_msg("%s row %d sums to %.9g", w->name, i, sum);
+            if (fabs(sum - 1.0) > 1e-5) fail_msg("%s: %s row %d sums to %.9g", g_ctx, w->name, i, sum);
         }
     }
 }
@@ -852,7 +874,7 @@ static void assert_steps_close(const char *what, const AttnTrace *a, const AttnT
         if (!x) fail_msg("%s: step %s missing", what, y->name);
         assert_int_equal(x->rows, y->rows);
         assert_int_equal(x->cols, y->cols);
-        char name[96];
+        char name[256];
         snprintf(name, sizeof name, "%s %s", what, y->name);
         assert_floats_close(name, y->data, x->data, y->rows, y->cols, TEST_ABS_TOL, TEST_REL_TOL);
     }
@@ -867,7 +889,8 @@ static void test_random_dot_invariants(void **state)
     char err[256];
     for (int n = 0; n < N_RANDOM; n++) {
         Case k;
-        case_random(&k, &r, 0);
+        case_random(&k, &r, 0, 1);
+        case_describe(&k, "dot", n);
         AttnConfig *c = &k.c;
         AttnTrace *t = attn_trace_create(c, err, sizeof err);
         if (!t) fail_msg("case %d: %s", n, err);
@@ -878,10 +901,11 @@ static void test_random_dot_invariants(void **state)
         float *ref = malloc(sizeof(float) * (size_t)c->n_q * (size_t)c->d_v); /* (n_q, d_v) */
         assert_non_null(ref);
         for (int h = 1; h <= c->heads; h++) {
-            char name[32];
+            char name[32], what[256];
             snprintf(name, sizeof name, "head_%d", h);
+            snprintf(what, sizeof what, "%s: %s vs direct SDPA", g_ctx, name);
             direct_head(c, h, ref);
-            assert_floats_close(name, attn_trace_find_name(t, name)->data, ref, c->n_q, c->d_v, TEST_ABS_TOL,
+            assert_floats_close(what, attn_trace_find_name(t, name)->data, ref, c->n_q, c->d_v, TEST_ABS_TOL,
                                 TEST_REL_TOL);
         }
         free(ref);
@@ -911,7 +935,9 @@ static void test_random_dot_invariants(void **state)
             if (!t1) fail_msg("case %d one head: %s", n, err);
             char name[32];
             snprintf(name, sizeof name, "head_%d", h);
-            assert_floats_close("one head vs multi-head", attn_trace_find_name(t1, "head_1")->data,
+            char what[256];
+            snprintf(what, sizeof what, "%s: one-head run on head %d's columns", g_ctx, h);
+            assert_floats_close(what, attn_trace_find_name(t1, "head_1")->data,
                                 attn_trace_find_name(t, name)->data, c->n_q, dv, TEST_ABS_TOL, TEST_REL_TOL);
             attn_trace_destroy(t1);
             case_free(&one);
@@ -923,7 +949,9 @@ static void test_random_dot_invariants(void **state)
             x.Y = c->X;
             AttnTrace *tx = attn_trace_create(&x, err, sizeof err);
             if (!tx) fail_msg("case %d as cross: %s", n, err);
-            assert_steps_close("self vs cross(Y=X)", tx, t);
+            char what[256];
+            snprintf(what, sizeof what, "%s: self vs cross with Y = X:", g_ctx);
+            assert_steps_close(what, tx, t);
             assert_non_null(attn_trace_find_name(tx, "Y"));
             attn_trace_destroy(tx);
         }
@@ -948,13 +976,10 @@ static void test_random_permutation(void **state)
     char err[256];
     for (int n = 0; n < 100; n++) {
         Case k;
-        case_random(&k, &r, n % 4 == 3);
+        case_random(&k, &r, n % 4 == 3, 0);
         AttnConfig *c = &k.c;
-        c->cross = 0;
-        c->Y = NULL;
-        c->n_k = c->n_q;
         c->mask_kind = ATTN_MASK_NONE;
-        if (c->attention == ATTN_ADDITIVE) c->d_y = c->d_x;
+        case_describe(&k, "permutation", n);
         int nq = c->n_q, dx = c->attention == ATTN_ADDITIVE ? c->d_x : c->d_model;
         int perm[8];
         for (int i = 0; i < nq; i++) perm[i] = i;
@@ -981,8 +1006,8 @@ static void test_random_permutation(void **state)
             for (int i = 0; i < a->rows; i++)
                 for (int j = 0; j < a->cols; j++)
                     want[(size_t)i * a->cols + j] = a->data[(size_t)perm[i] * a->cols + (sq ? perm[j] : j)];
-            char name[64];
-            snprintf(name, sizeof name, "permuted %s", a->name);
+            char name[256];
+            snprintf(name, sizeof name, "%s: permuted %s", g_ctx, a->name);
             assert_floats_close(name, b->data, want, a->rows, a->cols, TEST_ABS_TOL, TEST_REL_TOL);
             free(want);
         }
@@ -999,7 +1024,8 @@ static void test_random_additive_invariants(void **state)
     char err[256];
     for (int n = 0; n < N_RANDOM; n++) {
         Case k;
-        case_random(&k, &r, 1);
+        case_random(&k, &r, 1, 1);
+        case_describe(&k, "additive", n);
         AttnConfig *c = &k.c;
         AttnTrace *t = attn_trace_create(c, err, sizeof err);
         if (!t) fail_msg("case %d: %s", n, err);
@@ -1009,7 +1035,9 @@ static void test_random_additive_invariants(void **state)
         float *ref = malloc(sizeof(float) * (size_t)c->n_q * (size_t)dy); /* (n_q, d_y) */
         assert_non_null(ref);
         direct_context(c, ref);
-        assert_floats_close("additive context", attn_trace_find_name(t, "context")->data, ref, c->n_q, dy,
+        char what[256];
+        snprintf(what, sizeof what, "%s: context vs direct", g_ctx);
+        assert_floats_close(what, attn_trace_find_name(t, "context")->data, ref, c->n_q, dy,
                             TEST_ABS_TOL, TEST_REL_TOL);
         free(ref);
         if (!c->cross) {
@@ -1019,7 +1047,8 @@ static void test_random_additive_invariants(void **state)
             x.d_y = c->d_x;
             AttnTrace *tx = attn_trace_create(&x, err, sizeof err);
             if (!tx) fail_msg("case %d as cross: %s", n, err);
-            assert_steps_close("additive self vs cross(Y=X)", tx, t);
+            snprintf(what, sizeof what, "%s: self vs cross with Y = X:", g_ctx);
+            assert_steps_close(what, tx, t);
             attn_trace_destroy(tx);
         }
         attn_trace_destroy(t);
@@ -1054,7 +1083,8 @@ static void test_trace_memory(void **state)
     check_structure(t, c); /* data_bytes is the sum of rows·cols·4 */
     printf("  d_model 512, 8 heads, n 12: %d steps, data %zu B, allocation %zu B (%.4f×)\n", t->n_steps,
            t->data_bytes, t->alloc_bytes, (double)t->alloc_bytes / (double)t->data_bytes);
-    assert_true((double)t->alloc_bytes <= 1.5 * (double)t->data_bytes);
+    if ((double)t->alloc_bytes > 1.5 * (double)t->data_bytes)
+        fail_msg("alloc_bytes %zu > 1.5 × data_bytes %zu", t->alloc_bytes, t->data_bytes);
     attn_trace_destroy(t);
     case_free(&k);
 }
