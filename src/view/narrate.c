@@ -293,6 +293,13 @@ static int put_placeholder(Ctx *c, Sink *s, const char *name, const char *arg)
         if (need_step(c, name)) return -1;
         if (c->step->head < 1) return ctx_fail(c, "{head}: step '%s' belongs to no head", c->step->name);
         sink_printf(s, "%d", c->step->head);
+    } else if (strcmp(name, "col_from") == 0 || strcmp(name, "col_to") == 0) {
+        /* the columns of the projection (or of concat) that this head's step covers */
+        if (need_step(c, name)) return -1;
+        if (c->step->head < 1 || add)
+            return ctx_fail(c, "{%s}: step '%s' belongs to no head of dot attention", name, c->step->name);
+        int width = (c->step->name[0] == 'V' || c->step->kind == ATTN_STEP_WEIGHTED_SUM) ? cfg->d_v : cfg->d_k;
+        sink_printf(s, "%d", (c->step->head - (name[4] == 'f')) * width);
     } else if (strcmp(name, "step") == 0) {
         if (need_step(c, name)) return -1;
         sink_put(s, c->step->name, strlen(c->step->name));

@@ -101,7 +101,14 @@ WK = np.array([[0, 0,    0, 2],    # 我
                [0, 2,    2, 0],    # 喜欢
                [2, 0,    0, 0],    # 跑步
                [0, 0,    0, 0]])
-WV = np.eye(4)                     # V = X: each value is the word's own features
+# Values say what a head passes on. Head 1 (verb-object): 喜欢 passes
+# [1,0] "a verb", 跑步 passes [0,1] "an activity". Head 2 (subject-verb):
+# 我 passes [1,0] "a person", 喜欢 passes [0,1] "a verb". A word a head does
+# not link passes [0,0] in that head.
+WV = np.array([[0, 0,    1, 0],    # 我
+               [1, 0,    0, 1],    # 喜欢
+               [0, 1,    0, 0],    # 跑步
+               [0, 0,    0, 0]])
 # W_O mixes the heads: output columns 0-1 add head 1 and head 2, columns 2-3
 # take head 1 minus head 2.
 WO = np.array([[1, 0, 1, 0],
@@ -117,6 +124,10 @@ claim(a1[1].argmax() == 2, f"head 1: row 喜欢 puts its largest weight on 跑�
 claim(a1[2].argmax() == 1, f"head 1: row 跑步 puts its largest weight on 喜欢 ({a1[2, 1]:.4f})")
 claim(a2[0].argmax() == 1, f"head 2: row 我 puts its largest weight on 喜欢 ({a2[0, 1]:.4f})")
 claim(a2[1].argmax() == 0, f"head 2: row 喜欢 puts its largest weight on 我 ({a2[1, 0]:.4f})")
+Vv = X @ WV
+h1, h2 = a1 @ Vv[:, 0:2], a2 @ Vv[:, 2:4]
+print("head_1", rows(np.round(h1, 4)), "\nhead_2", rows(np.round(h2, 4)))
+claim(h1[1, 1] > 0.8 and h2[1, 0] > 0.8, "喜欢's head 1 output is mostly 跑步's value, its head 2 output mostly 我's")
 claim(np.allclose(a1[0], 1 / 3) and np.allclose(a2[2], 1 / 3), "a zero query gives a uniform row (我 in head 1, 跑步 in head 2)")
 
 section("single-vs-multi-head: the same weights, one head of width 4")
