@@ -1089,6 +1089,55 @@ static void test_trace_memory(void **state)
     case_free(&k);
 }
 
+/* attn_config_check refuses what the engine cannot compute, with a message,
+ * before anything is allocated. The pointers are never read by the check. */
+static void test_config_errors(void **state)
+{
+    (void)state;
+    static const float one[1] = {1};
+    char err[256];
+    AttnConfig c;
+    attn_config_init(&c);
+    c.n_q = c.n_k = 2;
+    c.d_model = c.d_k = c.d_v = 1;
+    c.X = c.W_Q = c.W_K = c.W_V = one;
+    assert_int_equal(attn_config_check(&c, err, sizeof err), 0);
+
+    AttnConfig b = c;
+    b.n_k = 3; /* self-attention with n_k ≠ n_q */
+    assert_int_equal(attn_config_check(&b, err, sizeof err), -1);
+    assert_non_null(strstr(err, "n_k == n_q"));
+    b = c;
+    b.W_V = NULL;
+    assert_int_equal(attn_config_check(&b, err, sizeof err), -1);
+    assert_non_null(strstr(err, "W_V"));
+    b = c;
+    b.scale_kind = ATTN_SCALE_VALUE;
+    b.scale_value = 0;
+    assert_int_equal(attn_config_check(&b, err, sizeof err), -1);
+    assert_non_null(strstr(err, "scale"));
+    b = c;
+    b.mask_fill = NAN;
+    assert_int_equal(attn_config_check(&b, err, sizeof err), -1);
+    b = c;
+    b.mask_kind = ATTN_MASK_MATRIX; /* without its values */
+    assert_int_equal(attn_config_check(&b, err, sizeof err), -1);
+    assert_null(attn_trace_create(&b, err, sizeof err));
+
+    /* additive attention's hidden step has n_q·n_k rows, counted in int:
+     * 65536·65536 wraps to 0 and must be refused, not laid out */
+    attn_config_init(&b);
+    b.attention = ATTN_ADDITIVE;
+    b.cross = 1;
+    b.n_q = b.n_k = 65536;
+    b.d_x = b.d_y = b.d_a = 1;
+    b.X = b.Y = b.W_a = b.v_a = one;
+    assert_int_equal(attn_config_check(&b, err, sizeof err), -1);
+    assert_non_null(strstr(err, "n_q·n_k"));
+    b.n_k = 32767; /* 65536·32767 < 2^31: the size itself is fine */
+    assert_int_equal(attn_config_check(&b, err, sizeof err), 0);
+}
+
 /* ---- main: the fixed tests, then one test per fixture in MANIFEST ---------------- */
 
 static char **read_manifest(int *n)
@@ -1122,6 +1171,7 @@ int main(void)
         cmocka_unit_test(test_random_permutation),
         cmocka_unit_test(test_random_additive_invariants),
         cmocka_unit_test(test_trace_memory),
+        cmocka_unit_test(test_config_errors),
     };
     int failed = cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 

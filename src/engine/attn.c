@@ -8,6 +8,7 @@
 #include "attn.h"
 
 #include <assert.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -96,6 +97,11 @@ int attn_config_check(const AttnConfig *c, char *err, size_t errlen)
     if (c->n_k < 1 || c->n_k > ATTN_MAX_DIM) return fail(err, errlen, "n_k must be 1..%d, got %d", ATTN_MAX_DIM, c->n_k);
     if (!c->cross && c->n_k != c->n_q)
         return fail(err, errlen, "self-attention needs n_k == n_q, got n_q=%d n_k=%d", c->n_q, c->n_k);
+    /* the score matrices and additive attention's (n_q·n_k) × d_a hidden step
+     * count their rows in int: n_q·n_k must fit, or the trace would be laid
+     * out for a wrapped size and written past its end */
+    if ((long long)c->n_q * c->n_k > INT_MAX)
+        return fail(err, errlen, "n_q·n_k must be at most %d, got %d·%d", INT_MAX, c->n_q, c->n_k);
     if (!c->X) return fail(err, errlen, "X is missing");
     if (c->cross && !c->Y) return fail(err, errlen, "cross-attention needs Y");
     if (c->mask_kind == ATTN_MASK_PADDING || c->mask_kind == ATTN_MASK_MATRIX) {
