@@ -430,6 +430,35 @@ static void compute_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)
     memcpy(o->row_flags, w->row_flags, (size_t)nq);
 }
 
+/* Issue 6: no NaN or Inf reaches the screen or a file unless the lesson asked
+ * for it, and the only one a lesson can ask for is the -inf fill of blocked
+ * cells in a `masked` step. The loader lets in only finite float32 numbers,
+ * so anything else here is float32 overflow (|x| > 3.4e38), or NaN from an
+ * inf - inf after one. The steps are in the order they were computed, so the
+ * first bad cell is where it began. Returns 0, or -1 naming step and cell. */
+static int check_finite(const AttnTrace *t, char *err, size_t errlen)
+{
+    for (int s = 0; s < t->n_steps; s++) {
+        const AttnStep *st = &t->steps[s];
+        size_t n = (size_t)st->rows * (size_t)st->cols;
+        for (size_t i = 0; i < n; i++) {
+            float v = st->data[i];
+            if (isfinite(v) || (st->kind == ATTN_STEP_MASKED && v == -INFINITY && t->cfg.mask_fill == -INFINITY))
+                continue;
+            const char *what = isnan(v) ? "nan" : v > 0 ? "+inf" : "-inf";
+            size_t r = i / (size_t)st->cols, col = i % (size_t)st->cols;
+            if (st->kind == ATTN_STEP_INPUT || st->kind == ATTN_STEP_WEIGHT || st->kind == ATTN_STEP_BIAS)
+                return fail(err, errlen, "%s[%zu][%zu] is %s: every input must be a finite float32 number", st->name, r,
+                            col, what);
+            return fail(err, errlen,
+                        "%s[%zu][%zu] is %s: computing %s overflowed float32 (|x| > 3.4e38); "
+                        "the lesson's numbers are too large, scale X or the weights down",
+                        st->name, r, col, what, st->name);
+        }
+    }
+    return 0;
+}
+
 #define ALIGN_UP(x, a) (((x) + ((a)-1)) & ~(size_t)((a)-1))
 
 AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
@@ -492,6 +521,13 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
     else
         compute_dot(t, cfg, &p);
 
+    /* a trace holding an overflowed value is refused, never shown */
+    if (check_finite(t, err, errlen) != 0) {
+        free(p.head);
+        free(p.concat_from);
+        free(block);
+        return NULL;
+    }
     /* The trace keeps no borrowed pointer: what it recorded is in its steps. */
     t->cfg.X = t->cfg.Y = t->cfg.W_Q = t->cfg.W_K = t->cfg.W_V = t->cfg.W_O = NULL;
     t->cfg.b_Q = t->cfg.b_K = t->cfg.b_V = t->cfg.b_O = NULL;

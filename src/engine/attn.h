@@ -32,6 +32,12 @@
  * such rows are flagged in AttnStep.row_flags. With a finite fill (the seeds'
  * -1e9 or -1e20) the softmax is computed as PyTorch would compute it.
  *
+ * Overflow: every number a trace holds is finite, except the -INFINITY fill
+ * of blocked cells in `masked` steps. When a product overflows float32
+ * (|x| > 3.4e38, e.g. weights of 1e30), attn_trace_create returns NULL with a
+ * message naming the first step and cell that overflowed ("scores_1[0][2] is
+ * +inf: ..."), instead of a trace that would put inf or NaN on screen.
+ *
  * Ownership: attn_trace_create copies nothing it does not need to: the
  * config's matrices are borrowed for the duration of the call only; the trace
  * holds its own copies of everything it records, in one allocation, and is

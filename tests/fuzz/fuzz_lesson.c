@@ -1,0 +1,147 @@
+/* fuzz_lesson.c: libFuzzer harness for the lesson loader (issue 6).
+ *
+ * One input is one lesson file. It goes through what `attnviz trace` does:
+ * lesson_parse, attn_trace_create, trace_write_json (to /dev/null), then
+ * lesson_free. Besides the sanitizers' own reports, it aborts when a contract
+ * of lesson.h or attn.h is broken, because those are bugs as real as a crash:
+ *
+ *   - a rejected lesson leaves one non-empty line in err.msg, a consistent
+ *     line/column, and a zeroed Lesson that owns nothing;
+ *   - an accepted lesson's config is one the engine accepts (the loader
+ *     validated it): attn_trace_create fails only when the lesson's numbers
+ *     overflow float32, and says so; its tokens match n_q / n_k, non-empty;
+ *   - no step of its trace holds NaN, and none holds ±Inf except the -inf
+ *     fill of a `masked` step, which the lesson asked for (issue 6: "no NaN or
+ *     Inf ever reaches the screen or a file unless the lesson asked for it").
+ *
+ * Build: configure with CC=clang -DATTNVIZ_FUZZ=ON (tests/fuzz.cmake), run:
+ *
+ *     build-fuzz/fuzz_lesson -dict=tests/fuzz/lesson.dict -timeout=10 \
+ *         NEW_DIR tests/fuzz/corpus tests/fuzz/regressions
+ *
+ * The same entry point is linked with replay_main.c into fuzz_lesson_replay,
+ * which CTest runs over the committed corpus with any compiler (tests/robust.cmake).
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn.h"
+#include "lesson.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Traces bigger than this many float multiply-adds are parsed and validated
+ * but not computed: the loader's limits allow forward passes of seconds, and
+ * the fuzzer must stay at thousands of inputs per second. The checks the
+ * loader makes before allocating are exercised either way. */
+#define FUZZ_MAX_WORK (1u << 22)
+
+static void fuzz_fail(const char *what, const char *detail)
+{
+    fprintf(stderr, "fuzz_lesson: contract broken: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+    abort();
+}
+
+static double work_of(const AttnConfig *c)
+{
+    if (c->attention == ATTN_ADDITIVE) {
+        double dy = c->cross ? c->d_y : c->d_x;
+        return (double)c->n_q * c->n_k * (c->d_a + dy) + (double)(c->n_q + c->n_k) * (c->d_x + dy) * c->d_a;
+    }
+    double width = (double)c->heads * (2.0 * c->d_k + c->d_v);
+    return (double)(c->n_q + c->n_k) * c->d_model * width                 /* projections */
+           + (double)c->heads * c->n_q * c->n_k * (c->d_k + c->d_v + 4.0) /* heads */
+           + (double)c->n_q * c->heads * c->d_v * c->d_model;              /* W_O */
+}
+
+static int is_zero(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        if (b[i]) return 0;
+    return 1;
+}
+
+static void check_rejected(const Lesson *lesson, const LessonError *err)
+{
+    size_t n = strnlen(err->msg, sizeof err->msg);
+    if (n == 0) fuzz_fail("rejected lesson without a message", NULL);
+    if (n == sizeof err->msg) fuzz_fail("error message not NUL-terminated", NULL);
+    if (strchr(err->msg, '\n')) fuzz_fail("error message is more than one line", err->msg);
+    if (err->line < 0 || err->col < 0 || (err->line == 0) != (err->col == 0))
+        fuzz_fail("inconsistent line/column", err->msg);
+    if (!is_zero(lesson, sizeof *lesson)) fuzz_fail("rejected lesson not zeroed", err->msg);
+}
+
+static void check_accepted(const Lesson *l)
+{
+    const AttnConfig *c = &l->cfg;
+    if (l->n_tokens != c->n_q) fuzz_fail("n_tokens != cfg.n_q", l->path);
+    for (int i = 0; i < l->n_tokens; i++)
+        if (!l->tokens[i] || !l->tokens[i][0]) fuzz_fail("empty token accepted", l->path);
+    if (c->cross) {
+        if (l->n_source_tokens != c->n_k) fuzz_fail("n_source_tokens != cfg.n_k", l->path);
+        for (int i = 0; i < l->n_source_tokens; i++)
+            if (!l->source_tokens[i] || !l->source_tokens[i][0]) fuzz_fail("empty source token accepted", l->path);
+    }
+    if (!l->id || !l->title.text[LESSON_EN]) fuzz_fail("lesson without id or English title accepted", l->path);
+}
+
+/* No NaN anywhere; ±Inf only as the -inf fill of a masked step. */
+static void check_finite(const AttnTrace *t)
+{
+    for (int s = 0; s < t->n_steps; s++) {
+        const AttnStep *st = &t->steps[s];
+        size_t n = (size_t)st->rows * (size_t)st->cols;
+        for (size_t i = 0; i < n; i++) {
+            float v = st->data[i];
+            if (isfinite(v)) continue;
+            if (st->kind == ATTN_STEP_MASKED && v == -INFINITY && t->cfg.mask_fill == -INFINITY) continue;
+            char where[96];
+            snprintf(where, sizeof where, "step %s [%zu][%zu] = %g", st->name, i / (size_t)st->cols,
+                     i % (size_t)st->cols, (double)v);
+            fuzz_fail("non-finite value in the trace", where);
+        }
+    }
+}
+
+static FILE *devnull(void)
+{
+    static FILE *f;
+    static char buf[1 << 16];
+    if (!f) {
+        f = fopen("/dev/null", "w");
+        if (!f) fuzz_fail("cannot open /dev/null", NULL);
+        setvbuf(f, buf, _IOFBF, sizeof buf);
+    }
+    return f;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    Lesson lesson;
+    LessonError err;
+    if (lesson_parse(&lesson, (const char *)data, size, "fuzz.json", &err) != 0) {
+        check_rejected(&lesson, &err);
+        return 0;
+    }
+    check_accepted(&lesson);
+    if (work_of(&lesson.cfg) <= FUZZ_MAX_WORK) {
+        char msg[512];
+        AttnTrace *t = attn_trace_create(&lesson.cfg, msg, sizeof msg);
+        if (t) {
+            check_finite(t);
+            if (trace_write_json(devnull(), &lesson, t) != 0) fuzz_fail("trace_write_json failed", NULL);
+            attn_trace_destroy(t);
+        } else if (!strstr(msg, "overflowed float32")) {
+            /* the engine refuses only numbers too large for float32 (attn.h, "Overflow") */
+            fuzz_fail("the loader accepted a config the engine rejects", msg);
+        }
+    }
+    lesson_free(&lesson);
+    return 0;
+}
