@@ -2,7 +2,7 @@
  *
  * attn_matmul / attn_matmul_nt against attn_matmul_naive / attn_matmul_nt_naive
  * on many shapes: 1×1, single rows and columns, primes, sizes on both sides of
- * the 128 block, 257×129×131. Two criteria:
+ * 128 (and of 16, 64, 256, the blocks kernels.c may use), 257×129×131. Two criteria:
  *   - signed inputs: the classic bound for a float32 sum of k+1 terms in any
  *     order, |C - C_ref| ≤ γ_{k+1}·(|bias| + |A|·|B|) + u·|C_ref|, with
  *     γ_n = n·u / (1 - n·u), u = 2⁻²⁴ (C_ref is exact to u: it is summed in
@@ -64,6 +64,9 @@ static const Shape shapes[] = {
     {7, 11, 13},   {17, 19, 23},  {31, 37, 41},  {1, 128, 1},   {1, 129, 1},   {3, 127, 5},   {3, 128, 5},
     {3, 129, 5},   {5, 5, 127},   {5, 5, 128},   {5, 5, 129},   {2, 255, 257}, {129, 128, 127}, {12, 512, 64},
     {16, 64, 64},  {12, 64, 12},  {1, 300, 300}, {257, 129, 131},
+    /* around other plausible block sizes (16, 64, 256 and their neighbours), so
+     * a change of blocking in kernels.c is still crossed */
+    {4, 1, 81},    {3, 255, 80},  {5, 256, 63},  {6, 257, 64},  {9, 513, 65},  {33, 16, 15},  {65, 17, 16},
 };
 #define N_SHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
