@@ -1,0 +1,121 @@
+/* render.h: draws one complete frame of a View onto an SDL_Renderer.
+ *
+ * The frame is a pure function of the View and the size: the same View and
+ * size give the same pixels on a window's renderer and on a software renderer
+ * over a surface, which is how `attnviz export` writes PNGs without a display.
+ * Render handles no events and writes no files; it reads fonts.
+ *
+ * Usage (headless, as the export and the tests do it):
+ *
+ *     SDL_Surface *s = SDL_CreateRGBSurfaceWithFormat(0, 1280, 720, 32, SDL_PIXELFORMAT_ARGB8888);
+ *     SDL_Renderer *r = SDL_CreateSoftwareRenderer(s);
+ *     char err[256];
+ *     RenderCtx *rc = render_create(r, NULL, err, sizeof err);   // needs TTF_Init() first
+ *     if (!rc) { fprintf(stderr, "%s\n", err); ... }
+ *     render_frame(rc, &view, 1280, 720);   // then read s->pixels
+ *     render_destroy(rc);
+ *
+ * What a frame shows: a title bar; the formula bar with the part the step
+ * computes highlighted; the step's operands and result as heatmaps with token
+ * labels, a shape label under each (`Q₁ 3×2`), numbers in cells large enough
+ * to read and a colour legend beside each; in multi-head mode the attention
+ * weights of every head as small multiples; the narration; and a timeline of
+ * all steps grouped by phase. Compare mode draws the single-head step and the
+ * multi-head step side by side. The help overlay, the hovered cell's
+ * explanation and the notice are drawn over that.
+ *
+ * Colours: weights (softmax steps) use viridis on the fixed range [0, 1];
+ * every other matrix uses a diverging map (RdBu) centred on 0 with the range
+ * ±max|value| of the matrix, fixed for the whole animation of the step (the
+ * range of the step's operand and result together). Blocked cells are grey
+ * with a hatch and labelled −∞ (or the finite fill value).
+ *
+ * Fonts: a chain of fonts, chosen per codepoint (TTF_GlyphIsProvided32): by
+ * default DejaVu Sans and Noto Sans CJK SC found through fontconfig, then the
+ * bundled fonts in assets/fonts/ (DejaVu Sans and a subset of Noto Sans CJK
+ * SC), so text renders with no system fonts at all.
+ *
+ * Ownership: the SDL_Renderer is borrowed and must outlive the RenderCtx;
+ * textures and fonts are owned by the RenderCtx. render_destroy(NULL) is fine.
+ */
+#ifndef RENDER_H
+#define RENDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <SDL.h>
+
+#include "view.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RENDER_MAX_FONTS 8
+
+typedef struct RenderOptions {
+    /* Font files tried in this order before anything else; NULL-terminated
+     * (unused entries NULL). */
+    const char *font_paths[RENDER_MAX_FONTS];
+    /* 1: no fontconfig lookup, only font_paths and the bundled fonts, so that
+     * frames are identical on every machine (the golden-image tests). */
+    int no_system_fonts;
+    /* Where assets/ is; NULL: $ATTNVIZ_ASSETS, ./assets, the source tree's. */
+    const char *assets_dir;
+} RenderOptions;
+
+typedef struct RenderCtx RenderCtx;
+
+/* Needs TTF_Init() to have been called. Returns NULL with a message in err
+ * when no font of the chain can be opened. */
+RenderCtx *render_create(SDL_Renderer *sdl, const RenderOptions *opt, char *err, size_t errlen);
+void render_destroy(RenderCtx *rc);
+
+/* Draws the whole frame (width × height pixels of the renderer's output).
+ * Does not present. 0, or -1 with SDL_GetError() set. */
+int render_frame(RenderCtx *rc, const View *view, int width, int height);
+
+/* ---- what the mouse is over, in the last frame drawn ---- */
+
+typedef enum RenderHitKind {
+    RENDER_HIT_NONE,
+    RENDER_HIT_CELL,     /* a heatmap cell: trace, step, row, col (of step->data) */
+    RENDER_HIT_TOKEN,    /* a token label: row = query token or -1, col = key token or -1 */
+    RENDER_HIT_TIMELINE, /* a step on the timeline: step */
+    RENDER_HIT_HEAD      /* a small multiple of the heads' weights: head */
+} RenderHitKind;
+
+typedef struct RenderHit {
+    RenderHitKind kind;
+    const AttnTrace *trace;
+    int step, row, col, head;
+    int zoomable;        /* the cell belongs to the zoomable (result) matrix */
+} RenderHit;
+
+/* Fills hit for pixel (x, y) of the last frame; returns hit->kind. */
+RenderHitKind render_hit_test(const RenderCtx *rc, int x, int y, RenderHit *hit);
+/* The rectangle cell (row, col) of step `step` of `trace` occupied in the
+ * last frame (the first matrix showing that step). 0, or -1 when not drawn. */
+int render_cell_rect(const RenderCtx *rc, const AttnTrace *trace, int step, int row, int col, SDL_Rect *out);
+
+/* ---- colours and fonts, for tests ---- */
+
+/* viridis at t in [0, 1] (clamped), as drawn. */
+SDL_Color render_color_seq(float t);
+/* The diverging map at t in [-1, 1] (clamped): 0 is the centre. */
+SDL_Color render_color_div(float t);
+/* The colour a value gets in a matrix of that kind and range (the rule above). */
+SDL_Color render_value_color(float value, int weights, float range);
+
+int render_font_count(const RenderCtx *rc);
+const char *render_font_path(const RenderCtx *rc, int i);
+/* The index of the first font of the chain that has a glyph for cp, or -1. */
+int render_font_for(const RenderCtx *rc, uint32_t cp);
+/* Decodes one UTF-8 codepoint at *s and advances *s (invalid bytes give U+FFFD). */
+uint32_t render_utf8_next(const char **s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

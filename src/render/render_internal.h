@@ -1,0 +1,103 @@
+/* render_internal.h: what the files of src/render share. Not a public API. */
+#ifndef RENDER_INTERNAL_H
+#define RENDER_INTERNAL_H
+
+#include <stdint.h>
+
+#include <SDL.h>
+#include <SDL_ttf.h>
+
+#include "render.h"
+
+extern const unsigned char render_viridis[256][3]; /* (256, rgb) */
+extern const unsigned char render_rdbu[256][3];    /* (256, rgb), index 127.5 is 0 */
+
+typedef struct Theme {
+    SDL_Color bg, panel, text, dim, accent, accent_text, hl_bg, grid, blocked, hatch, sel, tl_done, tl_future, error;
+    SDL_Color head[8]; /* the heads' block colours (split, concat) */
+} Theme;
+const Theme *render_theme(ViewTheme t);
+
+/* ---- text (render_text.c) ---- */
+
+#define RENDER_SIZE_SLOTS 24
+#define RENDER_TEXT_CACHE 4096 /* a power of two */
+
+typedef struct TextEntry {
+    uint64_t key;        /* 0: empty */
+    SDL_Texture *tex;
+    int w, h, ascent;
+    unsigned last_frame;
+} TextEntry;
+
+typedef struct FontSlot {
+    int size;            /* 0: free */
+    TTF_Font *font[RENDER_MAX_FONTS];
+    unsigned last_frame;
+} FontSlot;
+
+typedef struct HitMat {
+    SDL_Rect rect;       /* the cells' area on screen */
+    const AttnTrace *trace;
+    int step;
+    int rows, cols;      /* as displayed */
+    int transposed;      /* displayed rows are the step's columns */
+    int r0, c0, vr, vc;  /* the displayed window of cells (zoom) */
+    int zoomable;
+} HitMat;
+
+typedef struct HitBox {
+    SDL_Rect rect;
+    RenderHit hit;
+} HitBox;
+
+#define RENDER_MAX_HITMATS 96
+#define RENDER_MAX_HITBOXES 1024
+#define RENDER_MAT_CACHE 64
+
+typedef struct MatEntry {
+    uint64_t key;        /* 0: empty */
+    SDL_Texture *tex;
+    int w, h;
+    unsigned last_frame;
+} MatEntry;
+
+struct RenderCtx {
+    SDL_Renderer *sdl;
+    int n_fonts;
+    char *font_path[RENDER_MAX_FONTS];
+    TTF_Font *probe[RENDER_MAX_FONTS]; /* each font at one size, for glyph coverage */
+    FontSlot slots[RENDER_SIZE_SLOTS];
+    TextEntry text[RENDER_TEXT_CACHE];
+    int n_text;
+    MatEntry mats[RENDER_MAT_CACHE];
+    unsigned frame;
+    uint32_t *pix;       /* (pix_cap) scratch pixels for matrix textures */
+    size_t pix_cap;
+
+    int n_hitmats;
+    HitMat hitmats[RENDER_MAX_HITMATS];
+    int n_hitboxes;
+    HitBox hitboxes[RENDER_MAX_HITBOXES];
+    int width, height;   /* of the last frame */
+};
+
+/* A text texture from the cache (rendered on first use). NULL for "". */
+const TextEntry *render_text_get(RenderCtx *rc, const char *s, int size, SDL_Color col);
+/* Draws text with its top-left at (x, y); returns its width. align: 0 left, 1 centre, 2 right of x. */
+int render_text(RenderCtx *rc, const char *s, int size, SDL_Color col, int x, int y, int align);
+int render_text_width(RenderCtx *rc, const char *s, int size);
+int render_line_height(RenderCtx *rc, int size);
+/* Width of s[0, nbytes) by glyph advances (fast; for wrapping). */
+int render_measure(RenderCtx *rc, const char *s, size_t nbytes, int size);
+/* Word-wraps s to width: fills starts[] and lens[] (byte offsets), returns the line count (≤ max). */
+int render_wrap(RenderCtx *rc, const char *s, int size, int width, size_t *starts, size_t *lens, int max);
+int render_fonts_open(RenderCtx *rc, const RenderOptions *opt, char *err, size_t errlen);
+void render_fonts_close(RenderCtx *rc);
+void render_text_trim(RenderCtx *rc);
+
+/* ---- helpers (render.c) ---- */
+void render_fill(RenderCtx *rc, SDL_Rect r, SDL_Color c);
+void render_outline(RenderCtx *rc, SDL_Rect r, SDL_Color c, int thick);
+
+#endif

@@ -1,0 +1,430 @@
+/* render_text.c: the font chain and cached text textures.
+ *
+ * Text is split into runs of codepoints that the same font of the chain
+ * provides (the first font that has the glyph), each run rendered with
+ * TTF_RenderUTF8_Blended and the runs joined on one baseline into a texture.
+ * Textures are cached by (text, size, colour) so that a frame that repeats
+ * the last one renders no glyphs at all. */
+#include <fontconfig/fontconfig.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "render_internal.h"
+
+static int file_exists(const char *p)
+{
+    struct stat st;
+    return p && stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int dir_exists(const char *p)
+{
+    struct stat st;
+    return p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The path of a font family through fontconfig, only when the match really
+ * is that family (fontconfig always returns *some* font). malloc'd or NULL. */
+static char *fc_find(const char *family, const char *lang)
+{
+    if (!FcInit()) return NULL;
+    FcPattern *pat = FcNameParse((const FcChar8 *)family);
+    if (!pat) return NULL;
+    if (lang) FcPatternAddString(pat, FC_LANG, (const FcChar8 *)lang);
+    FcConfigSubstitute(NULL, pat, FcMatchPattern);
+    FcDefaultSubstitute(pat);
+    FcResult res;
+    FcPattern *m = FcFontMatch(NULL, pat, &res);
+    char *out = NULL;
+    if (m) {
+        FcChar8 *file = NULL, *fam = NULL;
+        int index = 0;
+        if (FcPatternGetString(m, FC_FILE, 0, &file) == FcResultMatch &&
+            FcPatternGetString(m, FC_FAMILY, 0, &fam) == FcResultMatch &&
+            FcPatternGetInteger(m, FC_INDEX, 0, &index) == FcResultMatch && strstr((const char *)fam, family) &&
+            index == 0)
+            out = strdup((const char *)file);
+        FcPatternDestroy(m);
+    }
+    FcPatternDestroy(pat);
+    return out;
+}
+
+static void add_font(RenderCtx *rc, const char *path, long index)
+{
+    if (rc->n_fonts >= RENDER_MAX_FONTS || !file_exists(path)) return;
+    for (int i = 0; i < rc->n_fonts; i++)
+        if (strcmp(rc->font_path[i], path) == 0) return;
+    TTF_Font *f = TTF_OpenFontIndex(path, 16, index);
+    if (!f) return;
+    rc->probe[rc->n_fonts] = f;
+    rc->font_path[rc->n_fonts] = strdup(path);
+    rc->n_fonts++;
+}
+
+static const char *assets_dir(const RenderOptions *opt)
+{
+    if (opt && opt->assets_dir) return opt->assets_dir;
+    const char *env = getenv("ATTNVIZ_ASSETS");
+    if (env && *env) return env;
+    if (dir_exists("assets/fonts")) return "assets";
+    return ATTNVIZ_SOURCE_DIR "/assets";
+}
+
+int render_fonts_open(RenderCtx *rc, const RenderOptions *opt, char *err, size_t errlen)
+{
+    if (opt)
+        for (int i = 0; i < RENDER_MAX_FONTS && opt->font_paths[i]; i++) add_font(rc, opt->font_paths[i], 0);
+    if (!opt || !opt->no_system_fonts) {
+        /* DejaVu Sans for Latin and the math symbols (ᵀ, subscripts, √), Noto
+         * Sans CJK SC for Han: neither covers both. The .ttc of Noto CJK holds
+         * JP, KR, SC, ...: face 2 is SC (checked by name below). */
+        char *dv = fc_find("DejaVu Sans", NULL);
+        add_font(rc, dv, 0);
+        free(dv);
+        FcPattern *pat = FcNameParse((const FcChar8 *)"Noto Sans CJK SC");
+        if (pat && FcInit()) {
+            FcConfigSubstitute(NULL, pat, FcMatchPattern);
+            FcDefaultSubstitute(pat);
+            FcResult res;
+            FcPattern *m = FcFontMatch(NULL, pat, &res);
+            FcChar8 *file = NULL, *fam = NULL;
+            int index = 0;
+            if (m && FcPatternGetString(m, FC_FILE, 0, &file) == FcResultMatch &&
+                FcPatternGetString(m, FC_FAMILY, 0, &fam) == FcResultMatch && strstr((const char *)fam, "CJK") &&
+                rc->n_fonts < RENDER_MAX_FONTS && file_exists((const char *)file)) {
+                FcPatternGetInteger(m, FC_INDEX, 0, &index);
+                TTF_Font *f = TTF_OpenFontIndex((const char *)file, 16, index);
+                if (f) {
+                    rc->probe[rc->n_fonts] = f;
+                    /* the index rides along in the path: "file#2" */
+                    size_t n = strlen((const char *)file) + 16;
+                    rc->font_path[rc->n_fonts] = malloc(n);
+                    if (rc->font_path[rc->n_fonts]) {
+                        snprintf(rc->font_path[rc->n_fonts], n, "%s#%d", (const char *)file, index);
+                        rc->n_fonts++;
+                    } else {
+                        TTF_CloseFont(f);
+                    }
+                }
+            }
+            if (m) FcPatternDestroy(m);
+        }
+        if (pat) FcPatternDestroy(pat);
+        char *wq = fc_find("WenQuanYi Micro Hei", "zh-cn");
+        add_font(rc, wq, 0);
+        free(wq);
+    }
+    char path[1024];
+    const char *dir = assets_dir(opt);
+    snprintf(path, sizeof path, "%s/fonts/DejaVuSans.ttf", dir);
+    add_font(rc, path, 0);
+    snprintf(path, sizeof path, "%s/fonts/NotoSansCJKsc-Subset.otf", dir);
+    add_font(rc, path, 0);
+    if (rc->n_fonts == 0) {
+        snprintf(err, errlen, "no usable font: fontconfig found neither DejaVu Sans nor Noto Sans CJK, and %s/fonts/ "
+                 "has no DejaVuSans.ttf (set ATTNVIZ_ASSETS to the assets folder)", dir);
+        return -1;
+    }
+    return 0;
+}
+
+/* Opens a font file "path" or "path#index" at a size. */
+static TTF_Font *open_sized(const char *spec, int size)
+{
+    const char *hash = strrchr(spec, '#');
+    if (hash && !file_exists(spec)) {
+        char file[1024];
+        snprintf(file, sizeof file, "%.*s", (int)(hash - spec), spec);
+        return TTF_OpenFontIndex(file, size, atol(hash + 1));
+    }
+    return TTF_OpenFont(spec, size);
+}
+
+void render_fonts_close(RenderCtx *rc)
+{
+    for (int s = 0; s < RENDER_SIZE_SLOTS; s++) {
+        for (int i = 0; i < rc->n_fonts; i++)
+            if (rc->slots[s].font[i]) TTF_CloseFont(rc->slots[s].font[i]);
+        memset(&rc->slots[s], 0, sizeof rc->slots[s]);
+    }
+    for (int i = 0; i < rc->n_fonts; i++) {
+        if (rc->probe[i]) TTF_CloseFont(rc->probe[i]);
+        free(rc->font_path[i]);
+        rc->probe[i] = NULL;
+        rc->font_path[i] = NULL;
+    }
+    rc->n_fonts = 0;
+    for (int i = 0; i < RENDER_TEXT_CACHE; i++)
+        if (rc->text[i].tex) SDL_DestroyTexture(rc->text[i].tex);
+    memset(rc->text, 0, sizeof rc->text);
+    rc->n_text = 0;
+}
+
+int render_font_count(const RenderCtx *rc) { return rc ? rc->n_fonts : 0; }
+const char *render_font_path(const RenderCtx *rc, int i) { return rc && i >= 0 && i < rc->n_fonts ? rc->font_path[i] : NULL; }
+
+int render_font_for(const RenderCtx *rc, uint32_t cp)
+{
+    for (int i = 0; i < rc->n_fonts; i++)
+        if (TTF_GlyphIsProvided32(rc->probe[i], cp)) return i;
+    return -1;
+}
+
+uint32_t render_utf8_next(const char **sp)
+{
+    const unsigned char *s = (const unsigned char *)*sp;
+    uint32_t c = s[0];
+    int n = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : -1;
+    if (n < 0) {
+        *sp += 1;
+        return 0xFFFD;
+    }
+    if (n > 0) c &= 0x3Fu >> n;
+    for (int i = 1; i <= n; i++) {
+        if ((s[i] & 0xC0) != 0x80) {
+            *sp += i;
+            return 0xFFFD;
+        }
+        c = (c << 6) | (s[i] & 0x3Fu);
+    }
+    *sp += n + 1;
+    return c;
+}
+
+/* The chain at a pixel size, opened on first use; slots are reused oldest first. */
+static FontSlot *slot_for(RenderCtx *rc, int size)
+{
+    FontSlot *free_slot = NULL, *oldest = &rc->slots[0];
+    for (int s = 0; s < RENDER_SIZE_SLOTS; s++) {
+        FontSlot *fs = &rc->slots[s];
+        if (fs->size == size) {
+            fs->last_frame = rc->frame;
+            return fs;
+        }
+        if (!fs->size && !free_slot) free_slot = fs;
+        if (fs->last_frame < oldest->last_frame) oldest = fs;
+    }
+    FontSlot *fs = free_slot ? free_slot : oldest;
+    for (int i = 0; i < RENDER_MAX_FONTS; i++) {
+        if (fs->font[i]) TTF_CloseFont(fs->font[i]);
+        fs->font[i] = NULL;
+    }
+    fs->size = size;
+    fs->last_frame = rc->frame;
+    for (int i = 0; i < rc->n_fonts; i++) fs->font[i] = open_sized(rc->font_path[i], size);
+    return fs;
+}
+
+static int font_index_for(RenderCtx *rc, uint32_t cp)
+{
+    int i = render_font_for(rc, cp);
+    return i < 0 ? 0 : i; /* no font has it: the first font's .notdef, visibly */
+}
+
+int render_line_height(RenderCtx *rc, int size)
+{
+    FontSlot *fs = slot_for(rc, size);
+    int h = 0;
+    for (int i = 0; i < rc->n_fonts; i++)
+        if (fs->font[i] && TTF_FontHeight(fs->font[i]) > h) h = TTF_FontHeight(fs->font[i]);
+    /* CJK fonts carry tall line gaps; the first font's height is the rhythm. */
+    if (fs->font[0]) h = TTF_FontHeight(fs->font[0]) > h * 9 / 10 ? TTF_FontHeight(fs->font[0]) : h * 9 / 10;
+    return h ? h : size;
+}
+
+int render_measure(RenderCtx *rc, const char *s, size_t nbytes, int size)
+{
+    FontSlot *fs = slot_for(rc, size);
+    const char *p = s, *end = s + nbytes;
+    int w = 0;
+    while (p < end && *p) {
+        uint32_t cp = render_utf8_next(&p);
+        int fi = font_index_for(rc, cp);
+        int adv = 0;
+        if (fs->font[fi] && TTF_GlyphMetrics32(fs->font[fi], cp, NULL, NULL, NULL, NULL, &adv) == 0) w += adv;
+    }
+    return w;
+}
+
+static int is_cjk(uint32_t cp)
+{
+    return (cp >= 0x2E80 && cp <= 0x9FFF) || (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFF00 && cp <= 0xFFEF);
+}
+
+int render_wrap(RenderCtx *rc, const char *s, int size, int width, size_t *starts, size_t *lens, int max)
+{
+    FontSlot *fs = slot_for(rc, size);
+    int n = 0;
+    const char *line = s;
+    while (*line && n < max) {
+        const char *p = line, *brk = NULL;
+        int w = 0;
+        while (*p && *p != '\n') {
+            const char *before = p;
+            uint32_t cp = render_utf8_next(&p);
+            int fi = font_index_for(rc, cp), adv = 0;
+            if (fs->font[fi]) TTF_GlyphMetrics32(fs->font[fi], cp, NULL, NULL, NULL, NULL, &adv);
+            if (w + adv > width && before > line) {
+                /* break at the last space or CJK boundary, else here */
+                if (!brk) brk = before;
+                p = brk;
+                break;
+            }
+            w += adv;
+            if (cp == ' ') brk = p;
+            else if (is_cjk(cp)) brk = p;
+        }
+        const char *end = p;
+        while (end > line && end[-1] == ' ') end--;
+        starts[n] = (size_t)(line - s);
+        lens[n] = (size_t)(end - line);
+        n++;
+        line = p;
+        if (*line == '\n') line++;
+        while (*line == ' ') line++;
+    }
+    return n;
+}
+
+static uint64_t text_key(const char *s, int size, SDL_Color c)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) h = (h ^ *p) * 1099511628211ull;
+    h = (h ^ (uint64_t)size) * 1099511628211ull;
+    h = (h ^ ((uint64_t)c.r << 24 | (uint64_t)c.g << 16 | (uint64_t)c.b << 8 | c.a)) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+/* Renders s with per-codepoint font fallback into one ARGB surface. */
+static SDL_Surface *text_surface(RenderCtx *rc, const char *s, int size, SDL_Color col, int *ascent_out)
+{
+    FontSlot *fs = slot_for(rc, size);
+    enum { MAX_RUNS = 64 };
+    SDL_Surface *runs[MAX_RUNS];
+    int run_font[MAX_RUNS];
+    int nr = 0, asc = 0, desc = 0, w = 0;
+    const char *p = s;
+    char buf[4096];
+    while (*p && nr < MAX_RUNS) {
+        const char *start = p;
+        uint32_t cp = render_utf8_next(&p);
+        int fi = font_index_for(rc, cp);
+        const char *q = p;
+        while (*q) {
+            const char *before = q;
+            uint32_t c2 = render_utf8_next(&q);
+            /* spaces and ASCII punctuation stay with the run they are in */
+            int f2 = (c2 == ' ') ? fi : font_index_for(rc, c2);
+            if (f2 != fi) {
+                q = before;
+                break;
+            }
+        }
+        size_t n = (size_t)(q - start);
+        if (n >= sizeof buf) n = sizeof buf - 1;
+        memcpy(buf, start, n);
+        buf[n] = '\0';
+        p = q;
+        TTF_Font *f = fs->font[fi];
+        if (!f) continue;
+        SDL_Surface *r = TTF_RenderUTF8_Blended(f, buf, col);
+        if (!r) continue;
+        runs[nr] = r;
+        run_font[nr] = fi;
+        nr++;
+        w += r->w;
+        if (TTF_FontAscent(f) > asc) asc = TTF_FontAscent(f);
+        if (-TTF_FontDescent(f) > desc) desc = -TTF_FontDescent(f);
+    }
+    if (!nr) return NULL;
+    SDL_Surface *out = SDL_CreateRGBSurfaceWithFormat(0, w, asc + desc, 32, SDL_PIXELFORMAT_ARGB8888);
+    if (out) {
+        SDL_FillRect(out, NULL, SDL_MapRGBA(out->format, col.r, col.g, col.b, 0));
+        int x = 0;
+        for (int i = 0; i < nr; i++) {
+            SDL_SetSurfaceBlendMode(runs[i], SDL_BLENDMODE_NONE);
+            SDL_Rect d = {x, asc - TTF_FontAscent(fs->font[run_font[i]]), runs[i]->w, runs[i]->h};
+            SDL_BlitSurface(runs[i], NULL, out, &d);
+            x += runs[i]->w;
+        }
+    }
+    for (int i = 0; i < nr; i++) SDL_FreeSurface(runs[i]);
+    *ascent_out = asc;
+    return out;
+}
+
+void render_text_trim(RenderCtx *rc)
+{
+    if (rc->n_text < RENDER_TEXT_CACHE * 3 / 4) return;
+    /* Keep what the last two frames used; rebuild the table. */
+    TextEntry *old = malloc(sizeof rc->text);
+    if (!old) return;
+    memcpy(old, rc->text, sizeof rc->text);
+    memset(rc->text, 0, sizeof rc->text);
+    rc->n_text = 0;
+    for (int i = 0; i < RENDER_TEXT_CACHE; i++) {
+        if (!old[i].key) continue;
+        if (old[i].last_frame + 2 < rc->frame) {
+            SDL_DestroyTexture(old[i].tex);
+            continue;
+        }
+        size_t j = old[i].key & (RENDER_TEXT_CACHE - 1);
+        while (rc->text[j].key) j = (j + 1) & (RENDER_TEXT_CACHE - 1);
+        rc->text[j] = old[i];
+        rc->n_text++;
+    }
+    free(old);
+}
+
+const TextEntry *render_text_get(RenderCtx *rc, const char *s, int size, SDL_Color col)
+{
+    if (!s || !*s) return NULL;
+    if (size < 4) size = 4;
+    uint64_t key = text_key(s, size, col);
+    size_t j = key & (RENDER_TEXT_CACHE - 1);
+    while (rc->text[j].key) {
+        if (rc->text[j].key == key) {
+            rc->text[j].last_frame = rc->frame;
+            return &rc->text[j];
+        }
+        j = (j + 1) & (RENDER_TEXT_CACHE - 1);
+    }
+    if (rc->n_text >= RENDER_TEXT_CACHE - 1) return NULL; /* full within one frame: draw nothing more */
+    int asc = 0;
+    SDL_Surface *surf = text_surface(rc, s, size, col, &asc);
+    if (!surf) return NULL;
+    SDL_Texture *tex = SDL_CreateTextureFromSurface(rc->sdl, surf);
+    TextEntry *e = &rc->text[j];
+    e->key = key;
+    e->tex = tex;
+    e->w = surf->w;
+    e->h = surf->h;
+    e->ascent = asc;
+    e->last_frame = rc->frame;
+    SDL_FreeSurface(surf);
+    if (!tex) {
+        e->key = 0;
+        return NULL;
+    }
+    SDL_SetTextureBlendMode(tex, SDL_BLENDMODE_BLEND);
+    rc->n_text++;
+    return e;
+}
+
+int render_text(RenderCtx *rc, const char *s, int size, SDL_Color col, int x, int y, int align)
+{
+    const TextEntry *e = render_text_get(rc, s, size, col);
+    if (!e) return 0;
+    SDL_Rect d = {x, y, e->w, e->h};
+    if (align == 1) d.x -= e->w / 2;
+    if (align == 2) d.x -= e->w;
+    SDL_RenderCopy(rc->sdl, e->tex, NULL, &d);
+    return e->w;
+}
+
+int render_text_width(RenderCtx *rc, const char *s, int size)
+{
+    return s ? render_measure(rc, s, strlen(s), size) : 0;
+}

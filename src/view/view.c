@@ -1,0 +1,867 @@
+/* view.c: the step timeline, the animation clock, selection and mode. Pure
+ * state over the engine's traces; no SDL. */
+#include "view.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__has_include)
+#if __has_include("narrate.h")
+#include "narrate.h"
+#define VIEW_HAVE_NARRATE 1
+#endif
+#endif
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static int clampi(int x, int lo, int hi) { return x < lo ? lo : x > hi ? hi : x; }
+
+/* Appends to a fixed buffer, always NUL-terminated; returns the new length. */
+static size_t cat(char *buf, size_t len, size_t at, const char *fmt, ...)
+{
+    if (at >= len) return at;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + at, len - at, fmt, ap);
+    va_end(ap);
+    if (n < 0) return at;
+    at += (size_t)n;
+    return at < len ? at : len - 1;
+}
+
+/* ---- the user-interface strings ---- */
+
+static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
+    [VS_STEP] = {"step", "步骤"},
+    [VS_OF] = {"of", "/"},
+    [VS_HEAD] = {"head", "头"},
+    [VS_MODE_MULTI] = {"multi-head", "多头"},
+    [VS_MODE_SINGLE] = {"single head", "单头"},
+    [VS_MODE_COMPARE] = {"single vs multi-head", "单头与多头对比"},
+    [VS_PLAYING] = {"playing", "自动播放"},
+    [VS_PAUSED] = {"paused", "暂停"},
+    [VS_SPEED] = {"speed", "速度"},
+    [VS_PHASE_INPUTS] = {"inputs & weights", "输入与权重"},
+    [VS_PHASE_PROJ] = {"projections", "投影"},
+    [VS_PHASE_HEAD] = {"head", "头"},
+    [VS_PHASE_OUT] = {"concat & output", "拼接与输出"},
+    [VS_PHASE_SCORE] = {"scores", "打分"},
+    [VS_PHASE_ATTEND] = {"weights & context", "权重与上下文"},
+    [VS_ROW_SUM] = {"row sum", "行和"},
+    [VS_BLOCKED] = {"blocked", "已屏蔽"},
+    [VS_SINGLE_TITLE] = {"single head (d_k = h·d_k)", "单头（d_k = h·d_k）"},
+    [VS_MULTI_TITLE] = {"multi-head", "多头"},
+    [VS_ALL_HEADS] = {"all heads: attention weights", "所有头的注意力权重"},
+    [VS_HELP_TITLE] = {"Keys and mouse", "按键与鼠标"},
+    [VS_HELP_BODY] =
+        {"→ / Space  next step            ← previous step\n"
+         "Home / End  first / last step   P  play / pause\n"
+         "[ / ]  slower / faster          1–9  choose a head   Tab  next head\n"
+         "M  single ↔ multi-head          C  compare single and multi-head\n"
+         "L  中文 ↔ English               T  theme (light, dark, projector)\n"
+         "+ / −  text size                F / F11  fullscreen\n"
+         "S  save this frame as PNG       R  reload the lesson file\n"
+         "?  this help                    Esc / Q  quit\n"
+         "Mouse: hover a cell to see how it was computed; click a token to\n"
+         "highlight it everywhere; click the timeline to jump; wheel zooms,\n"
+         "drag pans a large matrix; drop a lesson file on the window to open it.",
+         "→ / 空格  下一步                ← 上一步\n"
+         "Home / End  第一步 / 最后一步    P  自动播放 / 暂停\n"
+         "[ / ]  减速 / 加速               1–9  选择头   Tab  下一个头\n"
+         "M  单头 ↔ 多头                   C  单头与多头并排对比\n"
+         "L  中文 ↔ English               T  主题（浅色、深色、投影）\n"
+         "+ / −  字号                      F / F11  全屏\n"
+         "S  把当前画面存为 PNG            R  重新载入课程文件\n"
+         "?  本帮助                        Esc / Q  退出\n"
+         "鼠标：悬停在格子上查看它的计算过程；点击词元在所有矩阵中高亮；\n"
+         "点击时间轴跳转；滚轮缩放、拖动平移大矩阵；把课程文件拖进窗口即可打开。"},
+    [VS_HINT] = {"? help", "? 帮助"},
+    [VS_SCALE_BY] = {"scale", "缩放"},
+    [VS_SPLIT_INTO] = {"split into heads", "按头切分"},
+    [VS_CONCAT_HEADS] = {"heads side by side", "各头并排拼接"},
+    [VS_EXP_PHASE] = {"exp(x − max)", "exp(x − max)"},
+    [VS_NORM_PHASE] = {"÷ row sum", "÷ 行和"},
+    [VS_NO_NARRATION] = {"(no narration for this step)", "（本步骤没有讲解）"},
+    [VS_RELOAD_ERROR] = {"reload failed, keeping the old lesson", "重新载入失败，保留原课程"},
+    [VS_SAVED] = {"saved", "已保存"},
+    [VS_RELOADED] = {"reloaded", "已重新载入"},
+};
+
+const char *view_string(ViewString id, LessonLang lang)
+{
+    if ((int)id < 0 || id >= VS_STRING_COUNT) return "";
+    if ((int)lang < 0 || lang >= LESSON_LANG_COUNT) lang = LESSON_EN;
+    return ui_strings[id][lang];
+}
+
+static const char *const kind_text[ATTN_STEP_KIND_COUNT][LESSON_LANG_COUNT] = {
+    [ATTN_STEP_INPUT] = {"the input: one row per token", "输入：每个词元一行"},
+    [ATTN_STEP_WEIGHT] = {"a learned weight matrix", "一个可学习的权重矩阵"},
+    [ATTN_STEP_BIAS] = {"a learned bias, added to every row", "可学习的偏置，加到每一行"},
+    [ATTN_STEP_PROJECTION] = {"a projection: the input times a weight matrix", "投影：输入乘以权重矩阵"},
+    [ATTN_STEP_SPLIT] = {"one head's columns of the projection", "投影中属于这个头的列"},
+    [ATTN_STEP_SCORES] = {"scores: how well each query matches each key", "打分：每个查询与每个键的匹配程度"},
+    [ATTN_STEP_SCALED] = {"the scores divided by the scale", "分数除以缩放因子"},
+    [ATTN_STEP_MASKED] = {"blocked positions set to −∞", "被屏蔽的位置置为 −∞"},
+    [ATTN_STEP_SOFTMAX] = {"softmax: each row becomes weights that sum to 1", "softmax：每一行变成和为 1 的权重"},
+    [ATTN_STEP_WEIGHTED_SUM] = {"the weighted sum of the values", "值向量的加权和"},
+    [ATTN_STEP_CONCAT] = {"the heads' outputs side by side", "各头输出并排拼接"},
+    [ATTN_STEP_OUTPUT] = {"the output projection", "输出投影"},
+    [ATTN_STEP_ADDITIVE_HIDDEN] = {"tanh of the joined query and key, times W_a", "查询与键拼接后乘 W_a 再取 tanh"},
+};
+
+/* Exposed for the font coverage test through view_string's neighbour. */
+const char *view_kind_text(AttnStepKind kind, LessonLang lang);
+const char *view_kind_text(AttnStepKind kind, LessonLang lang)
+{
+    if ((int)kind < 0 || kind >= ATTN_STEP_KIND_COUNT) return "";
+    if ((int)lang < 0 || lang >= LESSON_LANG_COUNT) lang = LESSON_EN;
+    return kind_text[kind][lang];
+}
+
+/* ---- lifetime ---- */
+
+static void update_formula(View *v);
+
+int view_init(View *v, const Lesson *lesson, char *err, size_t errlen)
+{
+    memset(v, 0, sizeof *v);
+    if (!lesson) {
+        set_err(err, errlen, "no lesson");
+        return -1;
+    }
+    char msg[512];
+    AttnTrace *t = attn_trace_create(&lesson->cfg, msg, sizeof msg);
+    if (!t) {
+        set_err(err, errlen, "%s: %s", lesson->path ? lesson->path : "lesson", msg);
+        return -1;
+    }
+    AttnConfig one = lesson->cfg;
+    if (one.attention == ATTN_DOT) {
+        one.d_k = one.heads * one.d_k;
+        one.d_v = one.heads * one.d_v;
+        one.heads = 1;
+    }
+    AttnTrace *s = attn_trace_create(&one, msg, sizeof msg);
+    if (!s) {
+        attn_trace_destroy(t);
+        set_err(err, errlen, "%s: the single-head trace: %s", lesson->path ? lesson->path : "lesson", msg);
+        return -1;
+    }
+    v->lesson = lesson;
+    v->trace = t;
+    v->single = s;
+    v->head = 1;
+    v->lang = LESSON_EN;
+    v->mode = VIEW_MULTI;
+    v->theme = VIEW_THEME_LIGHT;
+    v->text_scale = 1.0f;
+    v->speed = 1.0;
+    v->hover_step = -1;
+    v->hover_row = v->hover_col = -1;
+    v->sel_query = v->sel_key = -1;
+    v->zoom = 1.0f;
+    view_goto(v, 0);
+    return 0;
+}
+
+void view_free(View *v)
+{
+    if (!v) return;
+    attn_trace_destroy(v->trace);
+    attn_trace_destroy(v->single);
+    memset(v, 0, sizeof *v);
+}
+
+/* ---- the timeline ---- */
+
+const AttnTrace *view_trace(const View *v) { return v->mode == VIEW_SINGLE ? v->single : v->trace; }
+
+const AttnStep *view_current(const View *v)
+{
+    const AttnTrace *t = view_trace(v);
+    return &t->steps[clampi(v->step, 0, t->n_steps - 1)];
+}
+
+int view_step_count(const View *v) { return view_trace(v)->n_steps; }
+
+static double kind_duration(AttnStepKind k)
+{
+    switch (k) {
+    case ATTN_STEP_INPUT:
+    case ATTN_STEP_WEIGHT:
+    case ATTN_STEP_BIAS: return 0.0;
+    case ATTN_STEP_SCALED:
+    case ATTN_STEP_MASKED: return 0.8;
+    case ATTN_STEP_SPLIT:
+    case ATTN_STEP_CONCAT: return 1.0;
+    default: return 1.2;
+    }
+}
+
+double view_step_duration(const View *v, int step)
+{
+    const AttnTrace *t = view_trace(v);
+    if (step < 0 || step >= t->n_steps) return 0.0;
+    return kind_duration(t->steps[step].kind);
+}
+
+double view_progress(const View *v)
+{
+    double d = view_step_duration(v, v->step);
+    if (d <= 0.0) return 1.0;
+    double p = v->t / d;
+    return p < 0 ? 0 : p > 1 ? 1 : p;
+}
+
+int view_at_end(const View *v)
+{
+    if (v->step < view_step_count(v) - 1) return 0;
+    if (v->t < view_step_duration(v, v->step)) return 0;
+    return !v->playing || v->dwell >= VIEW_DWELL_SECONDS;
+}
+
+int view_is_busy(const View *v)
+{
+    if (v->t < view_step_duration(v, v->step)) return 1;
+    if (v->playing && !view_at_end(v)) return 1;
+    return v->notice[0] && v->notice_left > 0;
+}
+
+void view_goto(View *v, int step)
+{
+    const AttnTrace *t = view_trace(v);
+    v->step = clampi(step, 0, t->n_steps - 1);
+    v->t = 0.0;
+    v->dwell = 0.0;
+    const AttnStep *s = &t->steps[v->step];
+    if (s->head > 0 && t == v->trace) v->head = s->head;
+    v->zoom = 1.0f;
+    v->pan_x = v->pan_y = 0.0f;
+    v->hover_step = -1;
+    update_formula(v);
+}
+
+void view_finish(View *v)
+{
+    v->t = view_step_duration(v, v->step);
+    v->dwell = 0.0;
+}
+
+void view_next(View *v)
+{
+    if (v->t < view_step_duration(v, v->step)) {
+        view_finish(v);
+        return;
+    }
+    if (v->step + 1 < view_step_count(v)) view_goto(v, v->step + 1);
+}
+
+void view_prev(View *v)
+{
+    if (v->step > 0) view_goto(v, v->step - 1);
+    view_finish(v);
+}
+
+void view_home(View *v) { view_goto(v, 0); }
+
+void view_end(View *v)
+{
+    view_goto(v, view_step_count(v) - 1);
+    view_finish(v);
+}
+
+void view_advance(View *v, double dt)
+{
+    if (dt < 0) dt = 0;
+    if (v->notice_left > 0) {
+        v->notice_left -= dt;
+        if (v->notice_left <= 0) {
+            v->notice_left = 0;
+            v->notice[0] = '\0';
+            v->notice_is_error = 0;
+        }
+    }
+    double d = view_step_duration(v, v->step);
+    if (v->t < d) {
+        v->t += dt * v->speed;
+        if (v->t > d) v->t = d;
+        return;
+    }
+    if (!v->playing) return;
+    if (v->dwell < VIEW_DWELL_SECONDS) v->dwell += dt * v->speed;
+    if (v->dwell >= VIEW_DWELL_SECONDS) {
+        if (v->step + 1 < view_step_count(v))
+            view_goto(v, v->step + 1);
+        else
+            v->dwell = VIEW_DWELL_SECONDS;
+    }
+}
+
+/* ---- heads and modes ---- */
+
+int view_head_count(const View *v)
+{
+    return v->trace->cfg.attention == ATTN_DOT ? v->trace->cfg.heads : 1;
+}
+
+void view_set_head(View *v, int head)
+{
+    v->head = clampi(head, 1, view_head_count(v));
+    const AttnTrace *t = view_trace(v);
+    const AttnStep *s = view_current(v);
+    if (t == v->trace && s->head > 0 && s->head != v->head) {
+        const AttnStep *to = attn_trace_find(t, s->kind, v->head);
+        if (to) {
+            view_goto(v, attn_trace_index(t, to));
+            view_finish(v);
+        }
+    }
+}
+
+void view_next_head(View *v)
+{
+    int n = view_head_count(v);
+    view_set_head(v, v->head % n + 1);
+}
+
+int view_map_step(const AttnTrace *from, int step, const AttnTrace *to, int head)
+{
+    if (!from || !to || step < 0 || step >= from->n_steps) return -1;
+    const AttnStep *s = &from->steps[step];
+    if (s->head == 0) {
+        const AttnStep *m = attn_trace_find_name(to, s->name);
+        return m ? attn_trace_index(to, m) : -1;
+    }
+    int h = clampi(head, 1, to->cfg.heads > 0 ? to->cfg.heads : 1);
+    const AttnStep *m = attn_trace_find(to, s->kind, h);
+    return m ? attn_trace_index(to, m) : -1;
+}
+
+int view_compare_step(const View *v, int step)
+{
+    int m = view_map_step(v->trace, step, v->single, 1);
+    if (m < 0) m = clampi(step, 0, v->single->n_steps - 1);
+    return m;
+}
+
+void view_set_mode(View *v, ViewMode mode)
+{
+    if ((int)mode < 0 || mode >= VIEW_MODE_COUNT || mode == v->mode) return;
+    const AttnTrace *from = view_trace(v);
+    int step = v->step;
+    v->mode = mode;
+    const AttnTrace *to = view_trace(v);
+    int m = from == to ? step : view_map_step(from, step, to, v->head);
+    if (m < 0) m = clampi(step, 0, to->n_steps - 1);
+    int keep_head = v->head;
+    view_goto(v, m);
+    if (to == v->single) v->head = keep_head; /* the selected head survives a visit to single */
+    view_finish(v);
+}
+
+void view_toggle_single(View *v) { view_set_mode(v, v->mode == VIEW_SINGLE ? VIEW_MULTI : VIEW_SINGLE); }
+void view_toggle_compare(View *v) { view_set_mode(v, v->mode == VIEW_COMPARE ? VIEW_MULTI : VIEW_COMPARE); }
+
+void view_set_speed(View *v, double speed)
+{
+    if (!(speed >= VIEW_SPEED_MIN)) speed = VIEW_SPEED_MIN;
+    if (speed > VIEW_SPEED_MAX) speed = VIEW_SPEED_MAX;
+    v->speed = speed;
+}
+
+void view_set_text_scale(View *v, float scale)
+{
+    if (!(scale >= VIEW_TEXT_SCALE_MIN)) scale = VIEW_TEXT_SCALE_MIN;
+    if (scale > VIEW_TEXT_SCALE_MAX) scale = VIEW_TEXT_SCALE_MAX;
+    v->text_scale = scale;
+}
+
+void view_toggle_lang(View *v)
+{
+    v->lang = v->lang == LESSON_EN ? LESSON_ZH : LESSON_EN;
+    update_formula(v);
+}
+
+void view_next_theme(View *v) { v->theme = (ViewTheme)((v->theme + 1) % VIEW_THEME_COUNT); }
+
+void view_select_token(View *v, int q, int k)
+{
+    if (q == v->sel_query && k == v->sel_key) q = k = -1;
+    v->sel_query = q;
+    v->sel_key = k;
+}
+
+void view_set_notice(View *v, const char *msg, int is_error)
+{
+    snprintf(v->notice, sizeof v->notice, "%s", msg ? msg : "");
+    v->notice_is_error = is_error;
+    v->notice_left = v->notice[0] ? (is_error ? 15.0 : 3.0) : 0.0;
+}
+
+/* ---- names, labels, masks ---- */
+
+/* Appends the decimal digits of n as Unicode subscripts (₀ is U+2080). */
+static size_t cat_subscript(char *buf, size_t len, size_t at, int n)
+{
+    char digits[16];
+    snprintf(digits, sizeof digits, "%d", n);
+    for (const char *d = digits; *d; d++) at = cat(buf, len, at, "\xE2\x82%c", (char)(0x80 + (*d - '0')));
+    return at;
+}
+
+void view_step_title(const AttnStep *step, char *buf, size_t len)
+{
+    if (!len) return;
+    const char *name = step->name;
+    const char *us = strrchr(name, '_');
+    if (step->head > 0 && us && us[1] >= '0' && us[1] <= '9') {
+        size_t at = cat(buf, len, 0, "%.*s", (int)(us - name), name);
+        cat_subscript(buf, len, at, atoi(us + 1));
+        return;
+    }
+    snprintf(buf, len, "%s", name);
+}
+
+const char *const *view_row_labels(const View *v, const AttnTrace *trace, const AttnStep *step)
+{
+    (void)trace;
+    return lesson_row_labels(v->lesson, step);
+}
+
+const char *const *view_col_labels(const View *v, const AttnTrace *trace, const AttnStep *step)
+{
+    (void)trace;
+    return lesson_col_labels(v->lesson, step);
+}
+
+int view_cell_blocked(const View *v, const AttnStep *step, int r, int c)
+{
+    if (step->kind != ATTN_STEP_MASKED && step->kind != ATTN_STEP_SOFTMAX) return 0;
+    const AttnConfig *cfg = &v->lesson->cfg;
+    if (r < 0 || c < 0 || r >= cfg->n_q || c >= cfg->n_k) return 0;
+    switch (cfg->mask_kind) {
+    case ATTN_MASK_CAUSAL: return c > r;
+    case ATTN_MASK_PADDING: return cfg->mask && cfg->mask[c] == 0;
+    case ATTN_MASK_MATRIX: return cfg->mask && cfg->mask[(size_t)r * (size_t)cfg->n_k + (size_t)c] == 0;
+    default: return 0;
+    }
+}
+
+int view_phase(const AttnTrace *trace, int step)
+{
+    if (step < 0 || step >= trace->n_steps) return -1;
+    const AttnStep *s = &trace->steps[step];
+    int additive = trace->cfg.attention == ATTN_ADDITIVE;
+    switch (s->kind) {
+    case ATTN_STEP_INPUT:
+    case ATTN_STEP_WEIGHT:
+    case ATTN_STEP_BIAS: return 0;
+    case ATTN_STEP_PROJECTION: return 1;
+    case ATTN_STEP_CONCAT:
+    case ATTN_STEP_OUTPUT: return 2;
+    case ATTN_STEP_ADDITIVE_HIDDEN: return 3;
+    default:
+        if (additive) return s->kind == ATTN_STEP_SCORES ? 3 : 4;
+        return 10 + s->head;
+    }
+}
+
+void view_phase_label(const View *v, const AttnTrace *trace, int step, char *buf, size_t len)
+{
+    int p = view_phase(trace, step);
+    LessonLang L = v->lang;
+    switch (p) {
+    case 0: snprintf(buf, len, "%s", view_string(VS_PHASE_INPUTS, L)); break;
+    case 1: snprintf(buf, len, "%s", view_string(VS_PHASE_PROJ, L)); break;
+    case 2: snprintf(buf, len, "%s", view_string(VS_PHASE_OUT, L)); break;
+    case 3: snprintf(buf, len, "%s", view_string(VS_PHASE_SCORE, L)); break;
+    case 4: snprintf(buf, len, "%s", view_string(VS_PHASE_ATTEND, L)); break;
+    default: snprintf(buf, len, "%s %d", view_string(VS_PHASE_HEAD, L), p - 10); break;
+    }
+}
+
+/* ---- formulas ---- */
+
+typedef struct FormulaBuilder {
+    char *buf;
+    size_t len, at;
+    int hl_start, hl_end;
+} FormulaBuilder;
+
+static void fb_add(FormulaBuilder *b, int highlight, const char *fmt, ...)
+{
+    if (b->at >= b->len) return;
+    size_t start = b->at;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b->buf + b->at, b->len - b->at, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    b->at += (size_t)n;
+    if (b->at >= b->len) b->at = b->len - 1;
+    if (highlight) {
+        if (b->hl_start < 0) b->hl_start = (int)start;
+        b->hl_end = (int)b->at;
+    }
+}
+
+static void fb_sub(FormulaBuilder *b, int highlight, int n)
+{
+    char s[24] = "";
+    cat_subscript(s, sizeof s, 0, n);
+    fb_add(b, highlight, "%s", s);
+}
+
+static void update_formula(View *v)
+{
+    const AttnTrace *t = view_trace(v);
+    const AttnStep *s = view_current(v);
+    const AttnConfig *c = &t->cfg;
+    FormulaBuilder b = {v->formula, sizeof v->formula, 0, -1, -1};
+    v->formula[0] = '\0';
+    int h = s->head;
+    AttnStepKind k = s->kind;
+    if (c->attention == ATTN_ADDITIVE) {
+        const char *y = c->cross ? "y" : "x";
+        switch (k) {
+        case ATTN_STEP_INPUT:
+        case ATTN_STEP_WEIGHT:
+        case ATTN_STEP_BIAS: fb_add(&b, 1, "%s   (%d × %d)", s->name, s->rows, s->cols); break;
+        default: {
+            int sc = k == ATTN_STEP_SCORES, hid = k == ATTN_STEP_ADDITIVE_HIDDEN;
+            fb_add(&b, sc, "e_ij = v_aᵀ · ");
+            fb_add(&b, sc || hid, "tanh([x_i ; %s_j] · W_a%s)", y, c->b_a ? " + b_a" : "");
+            if (k == ATTN_STEP_MASKED) fb_add(&b, 1, ",  e_ij = −∞ where blocked");
+            fb_add(&b, 0, "     ");
+            fb_add(&b, k == ATTN_STEP_SOFTMAX, "α_i = softmax(e_i)");
+            fb_add(&b, 0, "     ");
+            fb_add(&b, k == ATTN_STEP_WEIGHTED_SUM, "c_i = Σ_j α_ij · %s_j", y);
+        } break;
+        }
+    } else {
+        switch (k) {
+        case ATTN_STEP_INPUT:
+            fb_add(&b, 1, "%s   (n × d_model = %d × %d)", s->name, s->rows, s->cols);
+            break;
+        case ATTN_STEP_WEIGHT:
+            if (strcmp(s->name, "W_O") == 0)
+                fb_add(&b, 1, "W_O   (h·d_v × d_model = %d × %d)", s->rows, s->cols);
+            else
+                fb_add(&b, 1, "%s   (d_model × h·%s = %d × %d)", s->name, strcmp(s->name, "W_V") == 0 ? "d_v" : "d_k",
+                       s->rows, s->cols);
+            break;
+        case ATTN_STEP_BIAS: fb_add(&b, 1, "%s   (1 × %d, added to every row)", s->name, s->cols); break;
+        case ATTN_STEP_PROJECTION: {
+            const char *names[3] = {"Q", "K", "V"};
+            for (int i = 0; i < 3; i++) {
+                int on = strcmp(s->name, names[i]) == 0;
+                const char *src = (i > 0 && c->cross) ? "Y" : "X";
+                const void *bias = i == 0 ? (const void *)attn_trace_find_name(t, "b_Q")
+                                 : i == 1 ? (const void *)attn_trace_find_name(t, "b_K")
+                                          : (const void *)attn_trace_find_name(t, "b_V");
+                if (i) fb_add(&b, 0, "     ");
+                fb_add(&b, on, "%s = %s·W_%s%s%s", names[i], src, names[i], bias ? " + b_" : "", bias ? names[i] : "");
+            }
+        } break;
+        case ATTN_STEP_SPLIT: {
+            int w = s->cols;
+            fb_add(&b, 1, "%c", s->name[0]);
+            fb_sub(&b, 1, h);
+            fb_add(&b, 1, " = %c[:, %d…%d]", s->name[0], (h - 1) * w + 1, h * w);
+            fb_add(&b, 0, "   (h = %d, d_%c = %d)", c->heads, s->name[0] == 'V' ? 'v' : 'k', w);
+        } break;
+        case ATTN_STEP_SCORES:
+        case ATTN_STEP_SCALED:
+        case ATTN_STEP_MASKED:
+        case ATTN_STEP_SOFTMAX:
+        case ATTN_STEP_WEIGHTED_SUM: {
+            int ws = k == ATTN_STEP_WEIGHTED_SUM, sm = ws || k == ATTN_STEP_SOFTMAX;
+            fb_add(&b, ws, "head");
+            fb_sub(&b, ws, h);
+            fb_add(&b, ws, " = ");
+            fb_add(&b, sm, "softmax(");
+            fb_add(&b, sm || k == ATTN_STEP_SCORES, "Q");
+            fb_sub(&b, sm || k == ATTN_STEP_SCORES, h);
+            fb_add(&b, sm || k == ATTN_STEP_SCORES, "·K");
+            fb_sub(&b, sm || k == ATTN_STEP_SCORES, h);
+            fb_add(&b, sm || k == ATTN_STEP_SCORES, "ᵀ");
+            switch (c->scale_kind) {
+            case ATTN_SCALE_SQRT_DK: fb_add(&b, sm || k == ATTN_STEP_SCALED, " / √d_k"); break;
+            case ATTN_SCALE_SQRT_DMODEL: fb_add(&b, sm || k == ATTN_STEP_SCALED, " / √d_model"); break;
+            case ATTN_SCALE_NONE: fb_add(&b, sm || k == ATTN_STEP_SCALED, " / 1"); break;
+            case ATTN_SCALE_VALUE: fb_add(&b, sm || k == ATTN_STEP_SCALED, " / %g", (double)c->scale_value); break;
+            }
+            if (c->mask_kind != ATTN_MASK_NONE) fb_add(&b, sm || k == ATTN_STEP_MASKED, " + M");
+            fb_add(&b, sm, ")");
+            fb_add(&b, ws, " · V");
+            fb_sub(&b, ws, h);
+            if (k == ATTN_STEP_SCALED) fb_add(&b, 0, "      √d_k: ÷%.4g", (double)t->divisor);
+        } break;
+        case ATTN_STEP_CONCAT:
+        case ATTN_STEP_OUTPUT: {
+            int out = k == ATTN_STEP_OUTPUT;
+            fb_add(&b, 0, "MultiHead = ");
+            fb_add(&b, !out, "Concat(head");
+            fb_sub(&b, !out, 1);
+            if (c->heads > 1) {
+                fb_add(&b, !out, ", …, head");
+                fb_sub(&b, !out, c->heads);
+            }
+            fb_add(&b, !out, ")");
+            if (attn_trace_find_name(t, "W_O")) fb_add(&b, out, " · W_O");
+            if (attn_trace_find_name(t, "b_O")) fb_add(&b, out, " + b_O");
+        } break;
+        default: fb_add(&b, 1, "%s", s->name); break;
+        }
+    }
+    /* The scale note names the divisor the step really uses. */
+    if (c->attention == ATTN_DOT && k == ATTN_STEP_SCALED) {
+        char *note = strstr(v->formula, "      √d_k: ");
+        if (note) {
+            const char *what = c->scale_kind == ATTN_SCALE_SQRT_DMODEL ? "√d_model" : "√d_k";
+            if (c->scale_kind == ATTN_SCALE_NONE || c->scale_kind == ATTN_SCALE_VALUE)
+                snprintf(note, sizeof v->formula - (size_t)(note - v->formula), "      ÷%.4g", (double)t->divisor);
+            else
+                snprintf(note, sizeof v->formula - (size_t)(note - v->formula), "      %s = √%.0f = %.4g", what,
+                         (double)t->divisor * (double)t->divisor, (double)t->divisor);
+        }
+    }
+    v->formula_hl_start = b.hl_start < 0 ? 0 : b.hl_start;
+    v->formula_hl_end = b.hl_end < 0 ? 0 : b.hl_end;
+}
+
+const char *view_formula(const View *v) { return v->formula; }
+
+void view_formula_highlight(const View *v, int *start, int *end)
+{
+    *start = v->formula_hl_start;
+    *end = v->formula_hl_end;
+}
+
+/* ---- narration ---- */
+
+int view_step_narration(const View *v, const AttnTrace *trace, int step, char *buf, size_t len)
+{
+    if (!len) return -1;
+    buf[0] = '\0';
+    if (step < 0 || step >= trace->n_steps) return -1;
+    const AttnStep *s = &trace->steps[step];
+    const char *text = lesson_narration(v->lesson, s, v->lang);
+    if (text) {
+#ifdef VIEW_HAVE_NARRATE
+        if (narrate_fill(buf, len, text, v->lesson, trace, s, v->lang) == 0) return 0;
+#endif
+        snprintf(buf, len, "%s", text);
+        return 0;
+    }
+    char title[64];
+    view_step_title(s, title, sizeof title);
+    snprintf(buf, len, "%s (%d × %d): %s.", title, s->rows, s->cols, view_kind_text(s->kind, v->lang));
+    return -1;
+}
+
+int view_narration(const View *v, char *buf, size_t len)
+{
+    return view_step_narration(v, view_trace(v), v->step, buf, len);
+}
+
+/* ---- how a cell was computed ---- */
+
+/* A number as a teacher writes it: 4 significant digits, a true minus sign,
+ * negative terms in parentheses when asked. */
+static size_t cat_num(char *buf, size_t len, size_t at, float x, int paren)
+{
+    if (isinf(x)) return cat(buf, len, at, x < 0 ? "−∞" : "∞");
+    if (isnan(x)) return cat(buf, len, at, "NaN");
+    double d = (double)x;
+    if (d == 0.0) d = 0.0; /* no −0 */
+    char tmp[32];
+    snprintf(tmp, sizeof tmp, "%.4g", fabs(d));
+    if (d < 0) return cat(buf, len, at, paren ? "(−%s)" : "−%s", tmp);
+    return cat(buf, len, at, "%s", tmp);
+}
+
+static size_t cat_cellref(const View *v, const AttnTrace *t, char *buf, size_t len, size_t at, const AttnStep *s,
+                          int r, int c)
+{
+    char title[64];
+    view_step_title(s, title, sizeof title);
+    const char *const *rl = view_row_labels(v, t, s);
+    const char *const *cl = view_col_labels(v, t, s);
+    at = cat(buf, len, at, "%s[", title);
+    if (r >= 0) at = rl ? cat(buf, len, at, "%s", rl[r]) : cat(buf, len, at, "%d", r + 1);
+    if (r >= 0 && c >= 0) at = cat(buf, len, at, ", ");
+    if (c >= 0) at = cl ? cat(buf, len, at, "%s", cl[c]) : cat(buf, len, at, "%d", c + 1);
+    return cat(buf, len, at, "]");
+}
+
+#define EXPLAIN_TERMS 6
+
+/* " = a0·b0 + a1·b1 + … (n terms)": a(i) = A[ra + i·sa], b(i) = B[rb + i·sb]. */
+static size_t cat_dot(char *buf, size_t len, size_t at, const float *A, size_t ia, size_t sa, const float *B,
+                      size_t ib, size_t sb, int n)
+{
+    at = cat(buf, len, at, " = ");
+    for (int i = 0; i < n && i < EXPLAIN_TERMS; i++) {
+        if (i) at = cat(buf, len, at, " + ");
+        at = cat_num(buf, len, at, A[ia + (size_t)i * sa], i > 0);
+        at = cat(buf, len, at, "·");
+        at = cat_num(buf, len, at, B[ib + (size_t)i * sb], 1);
+    }
+    if (n > EXPLAIN_TERMS) at = cat(buf, len, at, " + …  (%d terms)", n);
+    return at;
+}
+
+static const AttnStep *from_kind(const AttnTrace *t, const AttnStep *s, AttnStepKind kind, int nth)
+{
+    for (int i = 0; i < s->n_from; i++) {
+        const AttnStep *f = &t->steps[s->from[i]];
+        if (f->kind == kind && nth-- == 0) return f;
+    }
+    return NULL;
+}
+
+static const AttnStep *from_not_kind(const AttnTrace *t, const AttnStep *s, AttnStepKind not_kind, int nth)
+{
+    for (int i = 0; i < s->n_from; i++) {
+        const AttnStep *f = &t->steps[s->from[i]];
+        if (f->kind != not_kind && nth-- == 0) return f;
+    }
+    return NULL;
+}
+
+int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c, char *buf, size_t len)
+{
+    if (!len) return -1;
+    buf[0] = '\0';
+    if (!t || step < 0 || step >= t->n_steps) return -1;
+    const AttnStep *s = &t->steps[step];
+    if (r < 0 || c < 0 || r >= s->rows || c >= s->cols) return -1;
+    size_t at = cat_cellref(v, t, buf, len, 0, s, r, c);
+    float val = s->data[(size_t)r * (size_t)s->cols + (size_t)c];
+    at = cat(buf, len, at, " = ");
+    at = cat_num(buf, len, at, val, 0);
+    switch (s->kind) {
+    case ATTN_STEP_PROJECTION:
+    case ATTN_STEP_OUTPUT: {
+        const AttnStep *A = from_not_kind(t, s, ATTN_STEP_BIAS, 0), *W = from_not_kind(t, s, ATTN_STEP_BIAS, 1);
+        const AttnStep *bias = from_kind(t, s, ATTN_STEP_BIAS, 0);
+        if (!A || !W) break;
+        at = cat(buf, len, at, "\n= ");
+        at = cat_cellref(v, t, buf, len, at, A, r, -1);
+        at = cat(buf, len, at, " · ");
+        char wt[64];
+        view_step_title(W, wt, sizeof wt);
+        at = cat(buf, len, at, "%s[:, %d]", wt, c + 1);
+        if (bias) at = cat(buf, len, at, " + %s[%d]", bias->name, c + 1);
+        at = cat(buf, len, at, "\n");
+        at = cat_dot(buf, len, at, A->data, (size_t)r * (size_t)A->cols, 1, W->data, (size_t)c, (size_t)W->cols,
+                     A->cols);
+        if (bias) {
+            at = cat(buf, len, at, " + ");
+            at = cat_num(buf, len, at, bias->data[c], 1);
+        }
+    } break;
+    case ATTN_STEP_SPLIT: {
+        const AttnStep *P = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
+        if (!P) break;
+        at = cat(buf, len, at, "\n= %s[", P->name);
+        const char *const *rl = view_row_labels(v, t, P);
+        at = rl ? cat(buf, len, at, "%s", rl[r]) : cat(buf, len, at, "%d", r + 1);
+        at = cat(buf, len, at, ", %d]  (head %d, column %d of %d)", (s->head - 1) * s->cols + c + 1, s->head, c + 1,
+                 s->cols);
+    } break;
+    case ATTN_STEP_SCORES:
+        if (t->cfg.attention == ATTN_DOT) {
+            const AttnStep *Q = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0), *K = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 1);
+            if (!Q || !K) break;
+            at = cat(buf, len, at, "\n= ");
+            at = cat_cellref(v, t, buf, len, at, Q, r, -1);
+            at = cat(buf, len, at, " · ");
+            at = cat_cellref(v, t, buf, len, at, K, c, -1);
+            at = cat(buf, len, at, "\n");
+            at = cat_dot(buf, len, at, Q->data, (size_t)r * (size_t)Q->cols, 1, K->data, (size_t)c * (size_t)K->cols, 1,
+                         Q->cols);
+        } else {
+            const AttnStep *Hd = from_kind(t, s, ATTN_STEP_ADDITIVE_HIDDEN, 0), *va = from_kind(t, s, ATTN_STEP_WEIGHT, 0);
+            if (!Hd || !va) break;
+            size_t hr = (size_t)r * (size_t)s->cols + (size_t)c;
+            at = cat(buf, len, at, "\n= hidden[%zu] · v_a\n", hr + 1);
+            at = cat_dot(buf, len, at, Hd->data, hr * (size_t)Hd->cols, 1, va->data, 0, 1, Hd->cols);
+        }
+        break;
+    case ATTN_STEP_SCALED: {
+        const AttnStep *S = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
+        if (!S) break;
+        at = cat(buf, len, at, "\n= ");
+        at = cat_num(buf, len, at, S->data[(size_t)r * (size_t)S->cols + (size_t)c], 0);
+        at = cat(buf, len, at, " ÷ %.4g", (double)t->divisor);
+    } break;
+    case ATTN_STEP_MASKED:
+        if (view_cell_blocked(v, s, r, c))
+            at = cat(buf, len, at, "\n%s: the mask is 0 here, so the score becomes the fill value",
+                     view_string(VS_BLOCKED, v->lang));
+        else
+            at = cat(buf, len, at, "\n= the scaled score (the mask is 1 here)");
+        break;
+    case ATTN_STEP_SOFTMAX: {
+        const AttnStep *X = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
+        if (!X) break;
+        const float *row = X->data + (size_t)r * (size_t)X->cols;
+        float mx = -INFINITY;
+        for (int j = 0; j < X->cols; j++)
+            if (row[j] > mx) mx = row[j];
+        if (isinf(mx) && mx < 0) {
+            at = cat(buf, len, at, "\nevery key of this row is blocked: all weights are 0");
+            break;
+        }
+        double sum = 0;
+        for (int j = 0; j < X->cols; j++) sum += exp((double)row[j] - (double)mx);
+        at = cat(buf, len, at, "\n= exp(x − max) / Σ exp(x − max)\n= exp(");
+        at = cat_num(buf, len, at, row[c], 0);
+        at = cat(buf, len, at, " − ");
+        at = cat_num(buf, len, at, mx, 1);
+        at = cat(buf, len, at, ") / %.4g = %.4g / %.4g", sum, exp((double)row[c] - (double)mx), sum);
+    } break;
+    case ATTN_STEP_WEIGHTED_SUM: {
+        const AttnStep *W = from_kind(t, s, ATTN_STEP_SOFTMAX, 0);
+        const AttnStep *V = from_not_kind(t, s, ATTN_STEP_SOFTMAX, 0);
+        if (!W || !V) break;
+        at = cat(buf, len, at, "\n= Σ_j ");
+        at = cat_cellref(v, t, buf, len, at, W, r, -1);
+        at = cat(buf, len, at, "_j · %s[j, %d]\n", V->name, c + 1);
+        at = cat_dot(buf, len, at, W->data, (size_t)r * (size_t)W->cols, 1, V->data, (size_t)c, (size_t)V->cols, W->cols);
+    } break;
+    case ATTN_STEP_CONCAT: {
+        int col = c;
+        for (int i = 0; i < s->n_from; i++) {
+            const AttnStep *Hd = &t->steps[s->from[i]];
+            if (col < Hd->cols) {
+                at = cat(buf, len, at, "\n= ");
+                at = cat_cellref(v, t, buf, len, at, Hd, r, col);
+                break;
+            }
+            col -= Hd->cols;
+        }
+    } break;
+    case ATTN_STEP_ADDITIVE_HIDDEN: {
+        int nk = t->cfg.n_k;
+        at = cat(buf, len, at, "\n= tanh([x_%d ; %s_%d] · W_a[:, %d]%s)", r / nk + 1, t->cfg.cross ? "y" : "x",
+                 r % nk + 1, c + 1, t->cfg.b_a || from_kind(t, s, ATTN_STEP_BIAS, 0) ? " + b_a" : "");
+    } break;
+    default: break;
+    }
+    (void)at;
+    return 0;
+}

@@ -1,0 +1,199 @@
+/* view.h: the state of the classroom view, as plain data with no SDL.
+ *
+ * A View walks through the trace of a lesson one step at a time: which step
+ * is current, how far its animation has run, which head is selected, the
+ * language, the mode (multi-head, single-head or both side by side), the
+ * theme, the text size, autoplay, and what the mouse hovers or selected.
+ * Drawing (src/render) is a pure function of a View and a size, so the window
+ * and the PNG export produce the same pixels for the same View.
+ *
+ * Usage:
+ *
+ *     View v;
+ *     char err[256];
+ *     if (view_init(&v, &lesson, err, sizeof err) != 0) { puts(err); return -1; }
+ *     view_goto(&v, 5);            // step 5 of the current trace, t = 0
+ *     view_advance(&v, 0.016);     // the clock: 16 ms of animation
+ *     view_finish(&v);             // the step's final state
+ *     printf("%s\n", view_formula(&v));
+ *     char text[2048];
+ *     view_narration(&v, text, sizeof text);
+ *     view_free(&v);
+ *
+ * Ownership: the lesson is borrowed and must outlive the View; both traces
+ * are owned by the View and released by view_free. Every index a function
+ * takes is clamped into range; nothing here asserts on user input.
+ *
+ * Two traces: `trace` is the lesson as written (heads = cfg.heads), `single`
+ * the same lesson with one head of width heads·d_k (and heads·d_v) on the same
+ * X and weights, so that head 1 of `single` is ordinary scaled dot-product
+ * attention. VIEW_MULTI and VIEW_COMPARE step through `trace`; VIEW_SINGLE
+ * steps through `single`. Compare mode shows beside each step of `trace` the
+ * equivalent step of `single` (view_compare_step).
+ */
+#ifndef VIEW_H
+#define VIEW_H
+
+#include <stddef.h>
+
+#include "attn.h"
+#include "lesson.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ViewMode { VIEW_MULTI, VIEW_SINGLE, VIEW_COMPARE, VIEW_MODE_COUNT } ViewMode;
+typedef enum ViewTheme { VIEW_THEME_LIGHT, VIEW_THEME_DARK, VIEW_THEME_PROJECTOR, VIEW_THEME_COUNT } ViewTheme;
+
+#define VIEW_TEXT_SCALE_MIN 0.6f
+#define VIEW_TEXT_SCALE_MAX 2.5f
+#define VIEW_SPEED_MIN 0.125
+#define VIEW_SPEED_MAX 8.0
+#define VIEW_MAX_FORMULA 320
+#define VIEW_MAX_NOTICE 512
+
+typedef struct View {
+    const Lesson *lesson; /* borrowed */
+    AttnTrace *trace;     /* the lesson as written (multi-head), owned */
+    AttnTrace *single;    /* one head of width heads·d_k on the same X and weights, owned */
+
+    int step;             /* index into view_trace(v)->steps */
+    double t;             /* seconds into the current step's animation, in [0, duration] */
+    double dwell;         /* seconds spent on a finished step while autoplaying */
+    int head;             /* 1-based selected head of `trace` */
+    LessonLang lang;
+    ViewMode mode;
+    ViewTheme theme;
+    float text_scale;     /* 1 = the default size for the frame height */
+    double speed;         /* animation speed factor, 1 = about a second per step */
+    int playing;          /* autoplay: move on after a finished step has been shown */
+
+    /* Mouse: the hovered cell, in the coordinates of the step's own matrix
+     * (row, column of step->data, whatever orientation it is drawn in). */
+    const AttnTrace *hover_trace; /* the trace hover_step indexes (compare mode has two), or NULL */
+    int hover_step;       /* -1: nothing hovered */
+    int hover_row, hover_col;
+    /* A clicked token: its row (query) and column (key) are highlighted in
+     * every matrix whose axis is a token axis. -1: none. */
+    int sel_query, sel_key;
+    /* Zoom and pan of the result matrix (wheel and drag); zoom 1 = fit. */
+    float zoom;
+    float pan_x, pan_y;   /* in cells, the top-left cell shown when zoomed */
+
+    int show_help;        /* the help overlay */
+    char notice[VIEW_MAX_NOTICE]; /* a short message (frame saved, reload failed), "" for none */
+    double notice_left;   /* seconds the notice stays on screen */
+    int notice_is_error;
+
+    char formula[VIEW_MAX_FORMULA]; /* the current step's formula (view_formula) */
+    int formula_hl_start, formula_hl_end; /* byte range of formula[] the step computes */
+} View;
+
+/* Builds both traces of the lesson. 0, or -1 with a message in err (the View
+ * is then zeroed and owns nothing). Starts at step 0, head 1, English,
+ * multi-head mode, light theme, speed 1, paused. */
+int view_init(View *v, const Lesson *lesson, char *err, size_t errlen);
+void view_free(View *v);
+
+/* The trace the current mode steps through. */
+const AttnTrace *view_trace(const View *v);
+/* The current step (never NULL for an initialised View). */
+const AttnStep *view_current(const View *v);
+int view_step_count(const View *v);
+/* Seconds the step animates for at speed 1; 0 for steps shown without
+ * animation (inputs, weights, biases). */
+double view_step_duration(const View *v, int step);
+/* The animation's progress in [0, 1]: 1 for the final state (and for steps
+ * without animation). */
+double view_progress(const View *v);
+/* 1 when the clock has something to do (an animation running, autoplay on,
+ * a notice fading): the window then redraws every frame, else it waits. */
+int view_is_busy(const View *v);
+/* 1 when the last step is shown in its final state (and, when playing, has
+ * been shown for its dwell time): `--quit-at-end` ends there. */
+int view_at_end(const View *v);
+
+void view_goto(View *v, int step);   /* jump to a step, t = 0 */
+void view_finish(View *v);           /* t = duration: the step's final state */
+/* Next: while a step animates, finish it; otherwise go to the next step (t = 0)
+ * so that its animation plays. Clamps at the last step. */
+void view_next(View *v);
+/* Previous: jump to the previous step's final state (the state is always
+ * exactly that of the trace). Clamps at step 0. */
+void view_prev(View *v);
+void view_home(View *v);             /* step 0 */
+void view_end(View *v);              /* the last step, final state */
+/* The clock: runs the animation dt seconds of wall time (times speed), fades
+ * the notice, and when playing moves to the next step after a dwell. */
+void view_advance(View *v, double dt);
+/* Seconds a finished step stays on screen during autoplay, at speed 1. */
+#define VIEW_DWELL_SECONDS 1.0
+
+/* Heads: choose head h (clamped to 1..heads). On a per-head step of the
+ * multi-head trace this moves to the same kind of step of head h. */
+void view_set_head(View *v, int head);
+void view_next_head(View *v);        /* Tab: h+1, wrapping */
+int view_head_count(const View *v);  /* heads of `trace` */
+/* Mode: keeps the equivalent step (same name, or same kind of the selected head). */
+void view_set_mode(View *v, ViewMode mode);
+void view_toggle_single(View *v);    /* M: single ↔ multi (compare goes to single) */
+void view_toggle_compare(View *v);   /* C: compare ↔ multi */
+/* The step of `single` equivalent to `step` of `trace` (compare mode's left side). */
+int view_compare_step(const View *v, int step);
+/* The step of `to` equivalent to step `step` of `from`, or -1. */
+int view_map_step(const AttnTrace *from, int step, const AttnTrace *to, int head);
+
+void view_set_speed(View *v, double speed);      /* clamped to [VIEW_SPEED_MIN, VIEW_SPEED_MAX] */
+void view_set_text_scale(View *v, float scale);  /* clamped */
+void view_toggle_lang(View *v);
+void view_next_theme(View *v);
+/* Click a token: query index q and/or key index k (-1: none). Clicking the
+ * selected token again clears the selection. */
+void view_select_token(View *v, int q, int k);
+/* Shows a message for a few seconds (is_error: until the next one, styled as an error). */
+void view_set_notice(View *v, const char *msg, int is_error);
+
+/* The UTF-8 formula of the current step, e.g. "softmax(Q·Kᵀ / √d_k) · V";
+ * the part this step computes is formula[start, end) (view_formula_highlight). */
+const char *view_formula(const View *v);
+void view_formula_highlight(const View *v, int *start, int *end);
+
+/* The narration of the current step in v->lang with its placeholders filled;
+ * when the lesson has none, a plain description of the step. Returns 0, or -1
+ * when the lesson has no narration for the step (buf holds the description). */
+int view_narration(const View *v, char *buf, size_t len);
+/* The same for any step of any of the View's traces. */
+int view_step_narration(const View *v, const AttnTrace *trace, int step, char *buf, size_t len);
+
+/* How cell (r, c) of step `step` of `trace` was computed, with the actual
+ * numbers, one line per '\n': "scores₁[我, 喜欢] = Q₁[我]·K₁[喜欢] = 1·5 + 2·6 = 17".
+ * Returns 0, or -1 for an index out of range. */
+int view_explain_cell(const View *v, const AttnTrace *trace, int step, int r, int c, char *buf, size_t len);
+
+/* Display name of a step with subscript head digits: "Q₁", "weights₂", "concat". */
+void view_step_title(const AttnStep *step, char *buf, size_t len);
+/* Token labels of a step's rows and columns, or NULL for a feature axis. */
+const char *const *view_row_labels(const View *v, const AttnTrace *trace, const AttnStep *step);
+const char *const *view_col_labels(const View *v, const AttnTrace *trace, const AttnStep *step);
+/* 1 when cell (r, c) of the step is blocked by the lesson's mask (shown as −∞). */
+int view_cell_blocked(const View *v, const AttnStep *step, int r, int c);
+
+/* Phases of the timeline: inputs, projections, one per head, concat & output. */
+int view_phase(const AttnTrace *trace, int step);        /* a small id; equal ids are one group */
+void view_phase_label(const View *v, const AttnTrace *trace, int step, char *buf, size_t len);
+
+/* The user-interface strings, in both languages (for the font coverage test). */
+typedef enum ViewString {
+    VS_STEP, VS_OF, VS_HEAD, VS_MODE_MULTI, VS_MODE_SINGLE, VS_MODE_COMPARE, VS_PLAYING, VS_PAUSED,
+    VS_SPEED, VS_PHASE_INPUTS, VS_PHASE_PROJ, VS_PHASE_HEAD, VS_PHASE_OUT, VS_PHASE_SCORE,
+    VS_PHASE_ATTEND, VS_ROW_SUM, VS_BLOCKED, VS_SINGLE_TITLE, VS_MULTI_TITLE, VS_ALL_HEADS,
+    VS_HELP_TITLE, VS_HELP_BODY, VS_HINT, VS_SCALE_BY, VS_SPLIT_INTO, VS_CONCAT_HEADS, VS_EXP_PHASE,
+    VS_NORM_PHASE, VS_NO_NARRATION, VS_RELOAD_ERROR, VS_SAVED, VS_RELOADED, VS_STRING_COUNT
+} ViewString;
+const char *view_string(ViewString id, LessonLang lang);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
