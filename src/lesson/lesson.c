@@ -267,21 +267,27 @@ static int read_string(Ctx *c, const JsonNode *n, const char *path, size_t max, 
     return 0;
 }
 
-/* Narration placeholders are {name}: every '{' closes before the next one opens. */
+/* Narration placeholders are {name}: every '{' closes before the next one
+ * opens; "{{" and "}}" outside a placeholder are literal braces (as
+ * src/view/narrate.c reads them). */
 static int check_braces(Ctx *c, const JsonNode *n, const char *path, const char *s)
 {
     int open = 0;
     size_t chars = 0, open_at = 0;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if ((*p & 0xC0) != 0x80) chars++;
+        if (!open && ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}'))) {
+            p++, chars++;
+            continue;
+        }
         if (*p == '{') {
             if (open)
-                return lesson_fail(c, n, "%s: expected '}' before the next '{' (placeholders are {name}), found '{' at character %zu",
+                return lesson_fail(c, n, "%s: expected '}' before the next '{' (placeholders are {name}, a literal brace is {{), found '{' at character %zu",
                                    path, chars);
             open = 1, open_at = chars;
         } else if (*p == '}') {
             if (!open)
-                return lesson_fail(c, n, "%s: expected '{' before '}' (placeholders are {name}), found a lone '}' at character %zu",
+                return lesson_fail(c, n, "%s: expected '{' before '}' (placeholders are {name}, a literal brace is }}), found a lone '}' at character %zu",
                                    path, chars);
             open = 0;
         }
@@ -711,20 +717,49 @@ static int read_narration(Ctx *c)
     return 0;
 }
 
-/* All intermediates the engine will record, in floats (see attn.c's plan). */
-static double trace_floats(const AttnConfig *g)
+/* Mirrors the plan in attn.c step by step. */
+double lesson_trace_floats(const AttnConfig *g)
 {
-    double nq = g->n_q, nk = g->n_k;
+    double nq = g->n_q, nk = g->n_k, nn = nq * nk;
+    double masked = g->mask_kind != ATTN_MASK_NONE ? nn : 0;
     if (g->attention == ATTN_ADDITIVE) {
         double dx = g->d_x, dy = g->cross ? g->d_y : g->d_x, da = g->d_a;
-        return nq * dx + (g->cross ? nk * dy : 0) + (dx + dy) * da + 2 * da + nq * nk * da + 3 * nq * nk + nq * dy;
+        return nq * dx + (g->cross ? nk * dy : 0) + (dx + dy) * da + (g->b_a ? da : 0) + da /* v_a */
+               + nn * da /* hidden */ + nn /* scores */ + masked + nn /* weights */ + nq * dy /* context */;
     }
     double dm = g->d_model, H = g->heads, dk = g->d_k, dv = g->d_v;
-    double inputs = nq * dm + (g->cross ? nk * dm : 0);
-    double weights = dm * H * (2 * dk + dv) + H * dv * dm + H * (2 * dk + dv) + dm;
-    double proj = nq * H * dk + nk * H * (dk + dv);
-    double heads = H * (nq * dk + nk * (dk + dv) + 4 * nq * nk + nq * dv);
-    return inputs + weights + proj + heads + nq * H * dv + nq * dm;
+    double sum = nq * dm + (g->cross ? nk * dm : 0);                       /* X, Y */
+    sum += 2 * dm * H * dk + dm * H * dv;                                  /* W_Q, W_K, W_V */
+    sum += (g->b_Q ? H * dk : 0) + (g->b_K ? H * dk : 0) + (g->b_V ? H * dv : 0);
+    sum += g->W_O ? H * dv * dm + (g->b_O ? dm : 0) : 0;                   /* W_O, b_O */
+    sum += nq * H * dk + nk * H * dk + nk * H * dv;                        /* Q, K, V */
+    sum += H * (nq * dk + nk * dk + nk * dv + 3 * nn + masked + nq * dv);  /* each head */
+    sum += nq * H * dv + (g->W_O ? nq * dm : 0);                           /* concat, output */
+    return sum;
+}
+
+/* The trace limit, checked before any matrix is allocated: the config has no
+ * buffers yet, so stand-ins mark what the lesson will have (a mask counts as
+ * present when the field is there at all: an upper bound). */
+static int check_trace_size(Ctx *c)
+{
+    static const float present = 0;
+    AttnConfig g = c->L->cfg;
+    int no_wo = c->val[F_W_O] && c->val[F_W_O]->type == JSON_NULL;
+    g.W_O = no_wo ? NULL : &present;
+    g.b_Q = c->val[F_B_Q] ? &present : NULL;
+    g.b_K = c->val[F_B_K] ? &present : NULL;
+    g.b_V = c->val[F_B_V] ? &present : NULL;
+    g.b_O = c->val[F_B_O] ? &present : NULL;
+    g.b_a = c->val[F_B_A] ? &present : NULL;
+    g.mask_kind = c->val[F_MASK] ? ATTN_MASK_MATRIX : ATTN_MASK_NONE;
+    double floats = lesson_trace_floats(&g);
+    if (floats <= LESSON_MAX_TRACE_FLOATS) return 0;
+    if (g.attention == ATTN_ADDITIVE)
+        return lesson_fail(c, c->root, "lesson: expected a trace of at most %u numbers (256 MiB), found %.0f (n_q=%d, n_k=%d, d_x=%d, d_y=%d, d_a=%d)",
+                           LESSON_MAX_TRACE_FLOATS, floats, g.n_q, g.n_k, g.d_x, g.d_y, g.d_a);
+    return lesson_fail(c, c->root, "lesson: expected a trace of at most %u numbers (256 MiB), found %.0f (n_q=%d, n_k=%d, d_model=%d, heads=%d, d_k=%d, d_v=%d)",
+                       LESSON_MAX_TRACE_FLOATS, floats, g.n_q, g.n_k, g.d_model, g.heads, g.d_k, g.d_v);
 }
 
 static int load_dot(Ctx *c)
@@ -751,10 +786,7 @@ static int load_dot(Ctx *c)
             *dst = g->d_model / g->heads;
         }
     }
-    double floats = trace_floats(g);
-    if (floats > LESSON_MAX_TRACE_FLOATS)
-        return lesson_fail(c, c->root, "lesson: expected a trace of at most %u numbers (256 MiB), found %.0f (n_q=%d, n_k=%d, d_model=%d, heads=%d, d_k=%d, d_v=%d)",
-                           LESSON_MAX_TRACE_FLOATS, floats, g->n_q, g->n_k, g->d_model, g->heads, g->d_k, g->d_v);
+    if (check_trace_size(c) != 0) return -1;
 
     char why[128];
     int H = g->heads, dm = g->d_model;
@@ -843,10 +875,7 @@ static int load_additive(Ctx *c)
             return lesson_fail(c, va, "v_a: expected at most %d numbers, found %u", LESSON_MAX_D_MODEL, (unsigned)va->u.c.n);
         g->d_a = (int)va->u.c.n;
     }
-    double floats = trace_floats(g);
-    if (floats > LESSON_MAX_TRACE_FLOATS)
-        return lesson_fail(c, c->root, "lesson: expected a trace of at most %u numbers (256 MiB), found %.0f (n_q=%d, n_k=%d, d_x=%d, d_y=%d, d_a=%d)",
-                           LESSON_MAX_TRACE_FLOATS, floats, g->n_q, g->n_k, g->d_x, g->d_y, g->d_a);
+    if (check_trace_size(c) != 0) return -1;
     char why[128];
     snprintf(why, sizeof why, "tokens × d_x = %d × %d", g->n_q, g->d_x);
     if (matrix_or_random(c, F_X, LESSON_MAT_X, g->n_q, g->d_x, why, 1.0, &L->X) != 0) return -1;
@@ -883,7 +912,7 @@ static int load(Ctx *c)
     if (required(c, F_ID, "an id of lowercase letters, digits and dashes") != 0 || read_id(c) != 0) return -1;
     if (required(c, F_TITLE, "a title {\"en\": ..., \"zh\": ...}") != 0) return -1;
     if (read_text(c, c->val[F_TITLE], "title", 0, &L->title) != 0) return -1;
-    if (c->val[F_SUMMARY] && read_text(c, c->val[F_SUMMARY], "summary", 0, &L->summary) != 0) return -1;
+    if (c->val[F_SUMMARY] && read_text(c, c->val[F_SUMMARY], "summary", 1, &L->summary) != 0) return -1;
     if (field_int(c, F_ORDER, -1000000, 1000000, "the teaching order", 1000, &L->order) != 0) return -1;
     if (c->val[F_COMMENT] && c->val[F_COMMENT]->type != JSON_STRING)
         return fail_type(c, c->val[F_COMMENT], "comment", "a string (a note for whoever edits the file)");
@@ -938,6 +967,21 @@ int lesson_parse(Lesson *out, const char *text, size_t len, const char *name, Le
     out->order = 1000;
     if (len > LESSON_MAX_FILE_BYTES)
         return lesson_fail(&c, NULL, "expected a lesson of at most %u bytes (16 MiB), found %zu bytes", LESSON_MAX_FILE_BYTES, len);
+    /* a lesson is an object: say so before the parser meets whatever else it is */
+    size_t first = len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+    while (first < len && strchr(" \t\r\n", text[first])) first++;
+    if (first < len && text[first] != '{' && text[first] != '/') {
+        JsonNode where = {.off = (uint32_t)first};
+        char what[64];
+        unsigned char b = (unsigned char)text[first];
+        if (b == '[') snprintf(what, sizeof what, "an array");
+        else if (b == '"') snprintf(what, sizeof what, "a string");
+        else if (b >= 0x20 && b < 0x7F) snprintf(what, sizeof what, "'%c'", b);
+        else snprintf(what, sizeof what, "the byte 0x%02x", b);
+        lesson_fail(&c, &where, "lesson: expected a JSON object {\"format\": \"" LESSON_FORMAT "\", ...}, found %s", what);
+        memset(out, 0, sizeof *out);
+        return -1;
+    }
     char msg[512];
     size_t at = 0;
     if (json_parse(&c.doc, text, len, LESSON_MAX_DEPTH, msg, sizeof msg, &at) != 0) {

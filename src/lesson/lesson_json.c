@@ -335,6 +335,8 @@ static int parse_word(Parser *p)
     if (e - w == wn && (strcmp(word, "nan") == 0 || strcmp(word, "inf") == 0 || strcmp(word, "infinity") == 0))
         return fail_at(p, start, 1, "expected a finite number, found %.*s (JSON has no NaN or Infinity; lessons need finite numbers)",
                        (int)n, s);
+    if (s[0] == '+' && start + 1 < p->len && is_digit(s[1]))
+        return fail_at(p, start, 0, "expected a number, found one with a '+' sign (write 5, not +5)");
     if (n > 0 && (n != 1 || (s[0] != '-' && s[0] != '+'))) {
         if (n <= 5 && (memcmp(s, "True", n) == 0 || memcmp(s, "False", n) == 0 || memcmp(s, "None", n) == 0))
             return fail_at(p, start, 0, "expected a value, found %.*s (JSON spells it true, false or null)", (int)n, s);

@@ -1,0 +1,586 @@
+/* test_lesson.c: good lessons load into the right AttnConfig; generated
+ * matrices follow the algorithm of lessons/FORMAT.md; narration and label
+ * lookups; the trace JSON has the schema of issue 2 section 4; file-level
+ * failures (missing, folder, too large). The bad-lesson catalogue is in
+ * test_lesson_errors.c. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "attn.h"
+#include "lesson.h"
+
+#define LESSONS ATTNVIZ_TESTS_DIR "/lessons"
+
+static void load_ok(Lesson *L, const char *path)
+{
+    LessonError err;
+    int rc = lesson_load(L, path, &err);
+    if (rc != 0) printf("unexpected failure: %s\n", err.msg);
+    assert_int_equal(rc, 0);
+}
+
+static void parse_ok(Lesson *L, const char *text)
+{
+    LessonError err;
+    int rc = lesson_parse(L, text, strlen(text), "inline.json", &err);
+    if (rc != 0) printf("unexpected failure: %s\n", err.msg);
+    assert_int_equal(rc, 0);
+}
+
+/* Exact float comparison with the first difference printed. */
+static void assert_floats(const float *got, const float *want, int n, const char *what)
+{
+    for (int i = 0; i < n; i++)
+        if (got[i] != want[i]) {
+            printf("%s[%d]: got %.9g, want %.9g\n", what, i, (double)got[i], (double)want[i]);
+            fail();
+        }
+}
+
+static AttnTrace *trace_of(const Lesson *L)
+{
+    char err[256];
+    AttnTrace *t = attn_trace_create(&L->cfg, err, sizeof err);
+    if (!t) printf("attn_trace_create: %s\n", err);
+    assert_non_null(t);
+    return t;
+}
+
+static void test_mhsa_tiny_config(void **state)
+{
+    (void)state;
+    Lesson L;
+    load_ok(&L, LESSONS "/mhsa-tiny.json");
+    const AttnConfig *c = &L.cfg;
+    assert_string_equal(L.id, "test-mhsa-tiny");
+    assert_string_equal(L.title.text[LESSON_EN], "Two heads over 我喜欢跑步");
+    assert_string_equal(L.title.text[LESSON_ZH], "两个头：我喜欢跑步");
+    assert_non_null(L.summary.text[LESSON_EN]);
+    assert_int_equal(L.order, 900);
+    assert_int_equal(L.n_tokens, 3);
+    assert_string_equal(L.tokens[1], "喜欢");
+    assert_int_equal(L.n_source_tokens, 0);
+    assert_true(L.seed == 7);
+    assert_int_equal(c->attention, ATTN_DOT);
+    assert_int_equal(c->cross, 0);
+    assert_int_equal(c->n_q, 3);
+    assert_int_equal(c->n_k, 3);
+    assert_int_equal(c->d_model, 4);
+    assert_int_equal(c->heads, 2);
+    assert_int_equal(c->d_k, 2);
+    assert_int_equal(c->d_v, 2);
+    assert_int_equal(c->scale_kind, ATTN_SCALE_SQRT_DK);
+    assert_int_equal(c->mask_kind, ATTN_MASK_CAUSAL);
+    assert_true(c->mask_fill == -1e9f);
+    const float X[] = {1, 0, 0.5f, -1, 0, 1, -0.5f, 2, 1, 1, 0, 0.25f};
+    assert_floats(c->X, X, 12, "X");
+    const float WQ[] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f, 0.7f, 0.8f, -0.1f, -0.2f, -0.3f, -0.4f, 1, 0, 0, 1};
+    assert_floats(c->W_Q, WQ, 16, "W_Q");
+    const float bQ[] = {0, 0, 0.5f, 0.5f};
+    assert_floats(c->b_Q, bQ, 4, "b_Q");
+    assert_null(c->W_O); /* "W_O": null */
+    assert_null(c->b_K);
+    assert_null(c->Y);
+    assert_non_null(c->W_K);
+    assert_non_null(c->W_V);
+    assert_int_equal(L.generated, (1u << LESSON_MAT_W_K) | (1u << LESSON_MAT_W_V));
+    assert_int_equal(L.n_narration, 3);
+    lesson_free(&L);
+    assert_null(L.tokens);
+    lesson_free(&L); /* twice is harmless */
+}
+
+/* The first values below were printed by the Python snippet in
+ * lessons/FORMAT.md (run with /usr/bin/python3), not by this C code. */
+static void test_generated_matches_python(void **state)
+{
+    (void)state;
+    float x[3];
+    lesson_random_fill(x, 3, 0, "X", 1.0);
+    const float x_py[] = {-0.952695727f, 0.644516468f, -0.467984319f};
+    assert_floats(x, x_py, 3, "generate(0, 'X', 2, 3)");
+
+    float wq[2];
+    lesson_random_fill(wq, 2, 0, "W_Q", 1.0 / sqrt(3.0));
+    const float wq_py[] = {0.510743558f, -0.316386968f};
+    assert_floats(wq, wq_py, 2, "generate(0, 'W_Q', 3, 2, fan_in=3)");
+
+    float wo[3];
+    lesson_random_fill(wo, 3, 42, "W_O", 1.0 / sqrt(4.0));
+    const float wo_py[] = {-0.113050342f, -0.0485358238f, 0.450937867f};
+    assert_floats(wo, wo_py, 3, "generate(42, 'W_O', 4, 3, fan_in=4)");
+
+    /* the lesson's W_K and W_V: seed 7, fan_in d_model = 4 */
+    Lesson L;
+    load_ok(&L, LESSONS "/mhsa-tiny.json");
+    const float wk_py[] = {-0.489636302f, 0.296424925f, -0.40667212f, -0.0870940089f};
+    assert_floats(L.cfg.W_K, wk_py, 4, "mhsa-tiny W_K row 0");
+    const float wv_py[] = {0.215624154f, 0.296684384f, 0.45513159f, 0.183068037f};
+    assert_floats(L.cfg.W_V, wv_py, 4, "mhsa-tiny W_V row 0");
+    lesson_free(&L);
+    assert_true(lesson_fnv1a64("") == 0xcbf29ce484222325u); /* FNV-1a's offset basis */
+}
+
+static const char *const minimal =
+    "{\"format\": \"attnviz-lesson/1\", \"id\": \"minimal\", \"title\": {\"en\": \"m\"},"
+    " \"tokens\": [\"a\", \"b\", \"c\", \"d\", \"e\"], \"d_model\": 6, \"heads\": 3}";
+
+static void test_generated_defaults(void **state)
+{
+    (void)state;
+    Lesson a, b;
+    parse_ok(&a, minimal);
+    parse_ok(&b, minimal);
+    const AttnConfig *c = &a.cfg;
+    assert_int_equal(c->d_k, 2);
+    assert_int_equal(c->d_v, 2);
+    assert_int_equal(a.order, 1000);
+    assert_true(a.seed == 0);
+    assert_int_equal(a.generated, (1u << LESSON_MAT_X) | (1u << LESSON_MAT_W_Q) | (1u << LESSON_MAT_W_K) |
+                                      (1u << LESSON_MAT_W_V) | (1u << LESSON_MAT_W_O));
+    /* same file, same numbers */
+    assert_memory_equal(a.X, b.X, sizeof(float) * 5 * 6);
+    assert_memory_equal(a.W_O, b.W_O, sizeof(float) * 6 * 6);
+    /* the bounds: X within ±1, weights within ±1/√fan_in, and they fill the range */
+    float xmax = 0, wmax = 0, omax = 0;
+    for (int i = 0; i < 30; i++) xmax = fmaxf(xmax, fabsf(a.X[i]));
+    for (int i = 0; i < 36; i++) wmax = fmaxf(wmax, fabsf(a.W_Q[i]));
+    for (int i = 0; i < 36; i++) omax = fmaxf(omax, fabsf(a.W_O[i]));
+    assert_true(xmax <= 1.0f && xmax > 0.5f);
+    assert_true(wmax <= (float)(1 / sqrt(6.0)) && wmax > 0.2f);
+    assert_true(omax <= (float)(1 / sqrt(6.0))); /* fan_in of W_O = heads·d_v = 6 */
+    /* each matrix has its own stream: W_Q and W_K differ */
+    assert_true(memcmp(a.W_Q, a.W_K, sizeof(float) * 36) != 0);
+    /* X matches the documented algorithm directly */
+    float x[30];
+    lesson_random_fill(x, 30, 0, "X", 1.0);
+    assert_floats(a.X, x, 30, "X");
+    lesson_free(&a);
+    lesson_free(&b);
+
+    /* another seed, other numbers */
+    char other[512];
+    snprintf(other, sizeof other, "%.*s, \"seed\": 1}", (int)strlen(minimal) - 1, minimal);
+    parse_ok(&a, other);
+    lesson_random_fill(x, 30, 1, "X", 1.0);
+    assert_floats(a.X, x, 30, "X seed 1");
+    lesson_free(&a);
+}
+
+static void test_additive_cross_config(void **state)
+{
+    (void)state;
+    Lesson L;
+    load_ok(&L, LESSONS "/additive-cross.json");
+    const AttnConfig *c = &L.cfg;
+    assert_int_equal(c->attention, ATTN_ADDITIVE);
+    assert_int_equal(c->cross, 1);
+    assert_int_equal(c->n_q, 2);
+    assert_int_equal(c->n_k, 3);
+    assert_int_equal(c->d_x, 2);
+    assert_int_equal(c->d_y, 3);
+    assert_int_equal(c->d_a, 2);
+    assert_int_equal(c->mask_kind, ATTN_MASK_PADDING);
+    assert_int_equal(c->mask[0], 1);
+    assert_int_equal(c->mask[1], 1);
+    assert_int_equal(c->mask[2], 0);
+    assert_true(isinf(c->mask_fill) && c->mask_fill < 0);
+    assert_int_equal(L.n_source_tokens, 3);
+    assert_string_equal(L.source_tokens[2], "跑步");
+    const float ba[] = {0.1f, -0.1f};
+    assert_floats(c->b_a, ba, 2, "b_a");
+    const float va[] = {1, -1};
+    assert_floats(c->v_a, va, 2, "v_a");
+    assert_int_equal(L.generated, 0);
+    /* hidden row 0 by hand: [0.5, -0.5, 1, 0, 0]·W_a + b_a = [0.5, -1.0] */
+    AttnTrace *t = trace_of(&L);
+    const AttnStep *h = attn_trace_find_name(t, "hidden");
+    assert_non_null(h);
+    assert_true(fabsf(h->data[0] - tanhf(0.5f)) < 1e-6f);
+    assert_true(fabsf(h->data[1] - tanhf(-1.0f)) < 1e-6f);
+    const AttnStep *w = attn_trace_find_name(t, "weights");
+    assert_true(w->data[2] == 0.0f && w->data[5] == 0.0f); /* the padded key */
+    attn_trace_destroy(t);
+    lesson_free(&L);
+}
+
+/* Every other way to set the config: explicit mask matrix, scale words and
+ * numbers, explicit d_k/d_v, biases, additive self-attention with sizes. */
+static void test_config_variants(void **state)
+{
+    (void)state;
+    Lesson L;
+    parse_ok(&L, "{\"format\": \"attnviz-lesson/1\", \"id\": \"v\", \"title\": {\"en\": \"v\"},"
+                 " \"tokens\": [\"a\", \"b\"], \"d_model\": 3, \"heads\": 2, \"d_k\": 1, \"d_v\": 4,"
+                 " \"mask\": [[1, 0], [0, 1]], \"mask_fill\": \"-inf\", \"scale\": 2.5,"
+                 " \"b_V\": [1, 2, 3, 4, 5, 6, 7, 8], \"b_O\": [0, 0, 1]}");
+    assert_int_equal(L.cfg.d_k, 1);
+    assert_int_equal(L.cfg.d_v, 4);
+    assert_int_equal(L.cfg.mask_kind, ATTN_MASK_MATRIX);
+    const unsigned char m[] = {1, 0, 0, 1};
+    assert_memory_equal(L.cfg.mask, m, 4);
+    assert_int_equal(L.cfg.scale_kind, ATTN_SCALE_VALUE);
+    assert_true(L.cfg.scale_value == 2.5f);
+    assert_non_null(L.cfg.b_V);
+    assert_true(L.cfg.b_V[7] == 8.0f);
+    assert_non_null(L.cfg.W_O);
+    assert_true(L.cfg.b_O[2] == 1.0f);
+    lesson_free(&L);
+
+    /* literal braces are {{ and }}; placeholders keep their text */
+    parse_ok(&L, "{\"format\": \"attnviz-lesson/1\", \"id\": \"b\", \"title\": {\"en\": \"{not a placeholder\"},"
+                 " \"summary\": {\"en\": \"sets {{a, b}} and {n_q} tokens\"}, \"tokens\": [\"a\"], \"d_model\": 1,"
+                 " \"narration\": {\"intro\": {\"en\": \"{{}} {max_weight_if:none|sqrt_dk}\"}}}");
+    assert_string_equal(L.summary.text[LESSON_EN], "sets {{a, b}} and {n_q} tokens");
+    assert_string_equal(lesson_narration_key(&L, "intro", LESSON_EN), "{{}} {max_weight_if:none|sqrt_dk}");
+    lesson_free(&L);
+
+    const char *scales[] = {"\"sqrt_dk\"", "\"sqrt_dmodel\"", "\"none\""};
+    const AttnScaleKind kinds[] = {ATTN_SCALE_SQRT_DK, ATTN_SCALE_SQRT_DMODEL, ATTN_SCALE_NONE};
+    for (int i = 0; i < 3; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "%.*s, \"scale\": %s, \"mask_fill\": -1e20}", (int)strlen(minimal) - 1, minimal,
+                 scales[i]);
+        parse_ok(&L, text);
+        assert_int_equal(L.cfg.scale_kind, kinds[i]);
+        assert_true(L.cfg.mask_fill == -1e20f);
+        lesson_free(&L);
+    }
+
+    parse_ok(&L, "{\"format\": \"attnviz-lesson/1\", \"id\": \"a\", \"title\": {\"en\": \"a\"}, \"attention\": \"additive\","
+                 " \"tokens\": [\"a\", \"b\", \"c\"], \"d_x\": 2, \"d_a\": 3, \"mask\": \"causal\","
+                 " \"W_a\": [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]], \"v_a\": [1, 1, 1]}");
+    assert_int_equal(L.cfg.attention, ATTN_ADDITIVE);
+    assert_int_equal(L.cfg.cross, 0);
+    assert_int_equal(L.cfg.n_k, 3);
+    assert_int_equal(L.cfg.d_x, 2);
+    assert_int_equal(L.cfg.d_y, 2);
+    assert_int_equal(L.cfg.d_a, 3);
+    assert_int_equal(L.generated, 1u << LESSON_MAT_X);
+    AttnTrace *t = trace_of(&L);
+    attn_trace_destroy(t);
+    lesson_free(&L);
+}
+
+static void test_narration(void **state)
+{
+    (void)state;
+    Lesson L;
+    load_ok(&L, LESSONS "/mhsa-tiny.json");
+    AttnTrace *t = trace_of(&L);
+    const AttnStep *w2 = attn_trace_find_name(t, "weights_2");
+    const AttnStep *w1 = attn_trace_find_name(t, "weights_1");
+    const AttnStep *s1 = attn_trace_find_name(t, "scores_1");
+    assert_non_null(w2);
+    /* by name first, then by kind; Chinese falls back to English */
+    assert_string_equal(lesson_narration(&L, w2, LESSON_EN), "Head 2 weights.");
+    assert_string_equal(lesson_narration(&L, w2, LESSON_ZH), "Head 2 weights.");
+    assert_string_equal(lesson_narration(&L, w1, LESSON_EN),
+                        "Softmax turns each row into weights that sum to 1 (d_k = {d_k}).");
+    assert_string_equal(lesson_narration(&L, w1, LESSON_ZH), "softmax 把每一行变成和为 1 的权重。");
+    assert_null(lesson_narration(&L, s1, LESSON_EN));
+    assert_string_equal(lesson_narration_key(&L, "intro", LESSON_ZH), "每个词只看它前面的词。");
+    assert_null(lesson_narration_key(&L, "nothing", LESSON_EN));
+    assert_string_equal(lesson_text(&L.title, LESSON_ZH), "两个头：我喜欢跑步");
+    assert_string_equal(lesson_text(&L.summary, LESSON_ZH), "测试课程。");
+    attn_trace_destroy(t);
+    lesson_free(&L);
+}
+
+static void test_labels(void **state)
+{
+    (void)state;
+    Lesson L;
+    load_ok(&L, LESSONS "/mhsa-tiny.json");
+    AttnTrace *t = trace_of(&L);
+    const char *const *q = (const char *const *)L.tokens;
+    struct { const char *name; const char *const *rows, *const *cols; } want[] = {
+        {"X", q, NULL},        {"W_Q", NULL, NULL},    {"b_Q", NULL, NULL},  {"Q", q, NULL},
+        {"K", q, NULL},        {"V", q, NULL},         {"Q_2", q, NULL},     {"K_1", q, NULL},
+        {"scores_1", q, q},    {"scaled_2", q, q},     {"masked_1", q, q},   {"weights_2", q, q},
+        {"head_1", q, NULL},   {"concat", q, NULL},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const AttnStep *s = attn_trace_find_name(t, want[i].name);
+        if (!s) printf("no step %s\n", want[i].name);
+        assert_non_null(s);
+        assert_ptr_equal(lesson_row_labels(&L, s), want[i].rows);
+        assert_ptr_equal(lesson_col_labels(&L, s), want[i].cols);
+    }
+    attn_trace_destroy(t);
+    lesson_free(&L);
+
+    load_ok(&L, LESSONS "/additive-cross.json");
+    t = trace_of(&L);
+    q = (const char *const *)L.tokens;
+    const char *const *k = (const char *const *)L.source_tokens;
+    struct { const char *name; const char *const *rows, *const *cols; } want2[] = {
+        {"X", q, NULL},     {"Y", k, NULL},       {"W_a", NULL, NULL}, {"v_a", NULL, NULL},
+        {"hidden", NULL, NULL}, {"scores", q, k}, {"masked", q, k},    {"weights", q, k},
+        {"context", q, NULL},
+    };
+    for (size_t i = 0; i < sizeof want2 / sizeof want2[0]; i++) {
+        const AttnStep *s = attn_trace_find_name(t, want2[i].name);
+        if (!s) printf("no step %s\n", want2[i].name);
+        assert_non_null(s);
+        assert_ptr_equal(lesson_row_labels(&L, s), want2[i].rows);
+        assert_ptr_equal(lesson_col_labels(&L, s), want2[i].cols);
+    }
+    attn_trace_destroy(t);
+    lesson_free(&L);
+
+    /* cross dot attention: K, V and the key axis are the source tokens */
+    parse_ok(&L, "{\"format\": \"attnviz-lesson/1\", \"id\": \"c\", \"title\": {\"en\": \"c\"},"
+                 " \"tokens\": [\"a\", \"b\"], \"source_tokens\": [\"x\", \"y\", \"z\"], \"d_model\": 2,"
+                 " \"Y\": [[1, 0], [0, 1], [1, 1]]}");
+    assert_int_equal(L.cfg.cross, 1);
+    assert_int_equal(L.cfg.n_k, 3);
+    t = trace_of(&L);
+    k = (const char *const *)L.source_tokens;
+    assert_ptr_equal(lesson_row_labels(&L, attn_trace_find_name(t, "K")), k);
+    assert_ptr_equal(lesson_row_labels(&L, attn_trace_find_name(t, "V_1")), k);
+    assert_ptr_equal(lesson_row_labels(&L, attn_trace_find_name(t, "Y")), k);
+    assert_ptr_equal(lesson_col_labels(&L, attn_trace_find_name(t, "weights_1")), k);
+    assert_ptr_equal(lesson_row_labels(&L, attn_trace_find_name(t, "output")), (const char *const *)L.tokens);
+    attn_trace_destroy(t);
+    lesson_free(&L);
+}
+
+/* lesson_trace_floats is what the trace limit is checked with: it must be
+ * the engine's real size, for every kind of step. */
+static void test_trace_floats_exact(void **state)
+{
+    (void)state;
+    const char *paths[] = {LESSONS "/mhsa-tiny.json", LESSONS "/additive-cross.json"};
+    const char *texts[] = {
+        minimal,
+        "{\"format\": \"attnviz-lesson/1\", \"id\": \"v\", \"title\": {\"en\": \"v\"},"
+        " \"tokens\": [\"a\", \"b\"], \"source_tokens\": [\"x\", \"y\", \"z\"], \"Y\": [[1,2,3],[4,5,6],[7,8,9]],"
+        " \"d_model\": 3, \"heads\": 2, \"d_k\": 1, \"d_v\": 4, \"mask\": {\"padding\": [1, 0, 1]},"
+        " \"b_Q\": [1, 2], \"b_K\": [1, 2], \"b_V\": [1, 2, 3, 4, 5, 6, 7, 8], \"b_O\": [0, 0, 1]}",
+        "{\"format\": \"attnviz-lesson/1\", \"id\": \"a\", \"title\": {\"en\": \"a\"}, \"attention\": \"additive\","
+        " \"tokens\": [\"a\", \"b\", \"c\"], \"d_x\": 2, \"d_a\": 3,"
+        " \"W_a\": [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]], \"v_a\": [1, 1, 1]}",
+    };
+    for (int i = 0; i < 5; i++) {
+        Lesson L;
+        if (i < 2) load_ok(&L, paths[i]);
+        else parse_ok(&L, texts[i - 2]);
+        AttnTrace *t = trace_of(&L);
+        double want = (double)t->data_bytes / sizeof(float);
+        if (lesson_trace_floats(&L.cfg) != want)
+            printf("lesson %d: lesson_trace_floats %.0f, trace %.0f\n", i, lesson_trace_floats(&L.cfg), want);
+        assert_true(lesson_trace_floats(&L.cfg) == want);
+        attn_trace_destroy(t);
+        lesson_free(&L);
+    }
+}
+
+/* trace_write_json output, read back with cJSON: the schema of issue 2 §4. */
+static void check_trace_json(const char *path)
+{
+    Lesson L;
+    load_ok(&L, path);
+    AttnTrace *t = trace_of(&L);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    assert_non_null(mem);
+    assert_int_equal(trace_write_json(mem, &L, t), 0);
+    fclose(mem);
+    cJSON *doc = cJSON_ParseWithLength(buf, len);
+    if (!doc) printf("trace of %s is not JSON near: %.40s\n", path, cJSON_GetErrorPtr());
+    assert_non_null(doc);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(doc, "format")->valuestring, "attnviz-trace/1");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(doc, "lesson")->valuestring, L.id);
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(doc, "config");
+    assert_non_null(cfg);
+    const char *keys[] = {"attention", "cross", "n_q", "n_k", "d_model", "heads", "d_k", "d_v", "scale", "mask"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (!cJSON_GetObjectItemCaseSensitive(cfg, keys[i])) printf("config has no %s\n", keys[i]);
+        assert_non_null(cJSON_GetObjectItemCaseSensitive(cfg, keys[i]));
+    }
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(cfg, "attention")->valuestring,
+                        L.cfg.attention == ATTN_ADDITIVE ? "additive" : "dot");
+    assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cfg, "cross")), L.cfg.cross);
+    assert_int_equal(cJSON_GetObjectItemCaseSensitive(cfg, "n_q")->valueint, L.cfg.n_q);
+    assert_int_equal(cJSON_GetObjectItemCaseSensitive(cfg, "n_k")->valueint, L.cfg.n_k);
+    assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(cfg, "scale")));
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(cfg, "mask")->valuestring, attn_mask_kind_name(L.cfg.mask_kind));
+    const cJSON *steps = cJSON_GetObjectItemCaseSensitive(doc, "steps");
+    assert_int_equal(cJSON_GetArraySize(steps), t->n_steps);
+    int i = 0, saw_minus_inf = 0;
+    const cJSON *s;
+    cJSON_ArrayForEach(s, steps)
+    {
+        const AttnStep *st = &t->steps[i];
+        assert_int_equal(cJSON_GetObjectItemCaseSensitive(s, "index")->valueint, i);
+        const char *kind = cJSON_GetObjectItemCaseSensitive(s, "kind")->valuestring;
+        assert_true(attn_step_kind_from_name(kind) >= 0);
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(s, "name")->valuestring, st->name);
+        const cJSON *head = cJSON_GetObjectItemCaseSensitive(s, "head");
+        if (st->head > 0) assert_int_equal(head->valueint, st->head);
+        else assert_true(cJSON_IsNull(head));
+        const cJSON *shape = cJSON_GetObjectItemCaseSensitive(s, "shape");
+        assert_int_equal(cJSON_GetArrayItem(shape, 0)->valueint, st->rows);
+        assert_int_equal(cJSON_GetArrayItem(shape, 1)->valueint, st->cols);
+        const cJSON *data = cJSON_GetObjectItemCaseSensitive(s, "data");
+        assert_int_equal(cJSON_GetArraySize(data), st->rows);
+        for (int r = 0; r < st->rows; r++) {
+            const cJSON *row = cJSON_GetArrayItem(data, r);
+            assert_int_equal(cJSON_GetArraySize(row), st->cols);
+            for (int col = 0; col < st->cols; col++) {
+                const cJSON *v = cJSON_GetArrayItem(row, col);
+                float want = st->data[(size_t)r * st->cols + col];
+                if (cJSON_IsString(v)) {
+                    assert_string_equal(v->valuestring, "-inf");
+                    assert_true(isinf(want) && want < 0);
+                    saw_minus_inf = 1;
+                } else {
+                    assert_true((float)v->valuedouble == want); /* %.9g round-trips float32 */
+                }
+            }
+        }
+        const cJSON *from = cJSON_GetObjectItemCaseSensitive(s, "from");
+        assert_int_equal(cJSON_GetArraySize(from), st->n_from);
+        for (int f = 0; f < st->n_from; f++) {
+            int idx = cJSON_GetArrayItem(from, f)->valueint;
+            assert_int_equal(idx, st->from[f]);
+            assert_true(idx < i); /* computed from earlier steps */
+        }
+        i++;
+    }
+    /* the additive lesson masks with -inf; mhsa-tiny with -1e9 */
+    assert_int_equal(saw_minus_inf, isinf(L.cfg.mask_fill) && L.cfg.mask_kind != ATTN_MASK_NONE);
+    cJSON_Delete(doc);
+    free(buf);
+    attn_trace_destroy(t);
+    lesson_free(&L);
+}
+
+static void test_trace_json(void **state)
+{
+    (void)state;
+    check_trace_json(LESSONS "/mhsa-tiny.json");
+    check_trace_json(LESSONS "/additive-cross.json");
+}
+
+static void expect_fail(const char *path, const char *want_suffix)
+{
+    Lesson L;
+    LessonError err;
+    memset(&L, 0xAB, sizeof L);
+    assert_int_equal(lesson_load(&L, path, &err), -1);
+    char want[1024];
+    snprintf(want, sizeof want, "%s: %s", path, want_suffix);
+    if (strcmp(err.msg, want) != 0) printf("want %s\ngot  %s\n", want, err.msg);
+    assert_string_equal(err.msg, want);
+    Lesson zero;
+    memset(&zero, 0, sizeof zero);
+    assert_memory_equal(&L, &zero, sizeof L);
+}
+
+static void test_file_errors(void **state)
+{
+    (void)state;
+    expect_fail(ATTNVIZ_TESTS_DIR "/lessons/no-such-lesson.json", "expected a lesson file, found no such file");
+    expect_fail(ATTNVIZ_TESTS_DIR "/lessons", "expected a lesson file (.json), found a folder");
+    /* too large: a sparse file one byte over the limit, refused before reading */
+    char path[] = "/tmp/attnviz-test-lesson-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, (off_t)LESSON_MAX_FILE_BYTES + 1), 0);
+    close(fd);
+    expect_fail(path, "expected a lesson of at most 16777216 bytes (16 MiB), found 16777217 bytes");
+    unlink(path);
+    /* the same limit from memory, without reading the text */
+    Lesson L;
+    LessonError err;
+    assert_int_equal(lesson_parse(&L, "", (size_t)LESSON_MAX_FILE_BYTES + 1, "big.json", &err), -1);
+    assert_string_equal(err.msg, "big.json: expected a lesson of at most 16777216 bytes (16 MiB), found 16777217 bytes");
+}
+
+/* Columns count characters: a Chinese character is one column. A BOM is
+ * skipped and takes no column. */
+static void test_positions(void **state)
+{
+    (void)state;
+    Lesson L;
+    LessonError err;
+    const char *text = "\xEF\xBB\xBF{\"format\": \"attnviz-lesson/1\", \"id\": \"x\", \"title\": {\"en\": \"我喜欢\"},\n"
+                       "  \"tokens\": [\"我\", \"喜欢\", \"\"], \"d_model\": 2}";
+    assert_int_equal(lesson_parse(&L, text, strlen(text), "p.json", &err), -1);
+    assert_string_equal(err.msg, "p.json:2:25: tokens[2]: expected a token, found an empty string");
+    assert_int_equal(err.line, 2);
+    assert_int_equal(err.col, 25);
+    /* a BOM, then a lesson that is fine */
+    char ok[512];
+    snprintf(ok, sizeof ok, "\xEF\xBB\xBF%s", minimal);
+    parse_ok(&L, ok);
+    lesson_free(&L);
+}
+
+/* At the limits the lesson still loads: 1024 tokens, 64 heads, 64-byte tokens. */
+static void test_limits_accepted(void **state)
+{
+    (void)state;
+    size_t cap = 64 * 1024;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    size_t at = (size_t)snprintf(text, cap, "{\"format\": \"attnviz-lesson/1\", \"id\": \"big\", \"title\": {\"en\": \"b\"}, \"tokens\": [");
+    for (int i = 0; i < LESSON_MAX_TOKENS; i++) at += (size_t)snprintf(text + at, cap - at, "%s\"t%d\"", i ? ", " : "", i);
+    snprintf(text + at, cap - at, "], \"d_model\": 2}");
+    Lesson L;
+    parse_ok(&L, text);
+    assert_int_equal(L.n_tokens, LESSON_MAX_TOKENS);
+    lesson_free(&L);
+    free(text);
+    /* 1024 tokens and 64 heads together are over the trace limit (64 heads ×
+     * 3 n_q×n_k steps alone are 201M numbers): refused, not attempted */
+    const char *many = "{\"format\": \"attnviz-lesson/1\", \"id\": \"h\", \"title\": {\"en\": \"h\"},"
+                       " \"tokens\": [\"a\", \"b\", \"c\"], \"d_model\": 64, \"heads\": 64, \"W_O\": null}";
+    parse_ok(&L, many);
+    assert_int_equal(L.cfg.heads, LESSON_MAX_HEADS);
+    assert_int_equal(L.cfg.d_k, 1);
+    lesson_free(&L);
+
+    char tok[LESSON_MAX_TOKEN_BYTES + 1];
+    memset(tok, 'a', LESSON_MAX_TOKEN_BYTES);
+    tok[LESSON_MAX_TOKEN_BYTES] = 0;
+    char small[512];
+    snprintf(small, sizeof small, "{\"format\": \"attnviz-lesson/1\", \"id\": \"t\", \"title\": {\"en\": \"t\"},"
+             " \"tokens\": [\"%s\"], \"d_model\": 1}", tok);
+    parse_ok(&L, small);
+    assert_int_equal((int)strlen(L.tokens[0]), LESSON_MAX_TOKEN_BYTES);
+    lesson_free(&L);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mhsa_tiny_config),
+        cmocka_unit_test(test_generated_matches_python),
+        cmocka_unit_test(test_generated_defaults),
+        cmocka_unit_test(test_additive_cross_config),
+        cmocka_unit_test(test_config_variants),
+        cmocka_unit_test(test_narration),
+        cmocka_unit_test(test_labels),
+        cmocka_unit_test(test_trace_floats_exact),
+        cmocka_unit_test(test_trace_json),
+        cmocka_unit_test(test_file_errors),
+        cmocka_unit_test(test_positions),
+        cmocka_unit_test(test_limits_accepted),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

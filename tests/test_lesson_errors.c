@@ -1,0 +1,133 @@
+/* test_lesson_errors.c: the catalogue of bad lessons (issue 6).
+ *
+ * Each tests/bad_lessons/NAME.json is paired with NAME.expected, the exact
+ * message after "PATH:" ("LINE:COL: FIELD: expected ..., found ..."). For
+ * every pair: lesson_load fails with exactly that one line, the Lesson is left
+ * zeroed, and lesson_parse of the same bytes says the same under another name.
+ * Every mismatch is printed, not only the first. */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lesson.h"
+
+#define BAD_DIR ATTNVIZ_TESTS_DIR "/bad_lessons"
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    size_t got;
+    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            cap *= 2;
+            char *grown = realloc(buf, cap + 1);
+            if (!grown) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = grown;
+        }
+    }
+    fclose(f);
+    if (buf) buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+static int is_zero(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        if (b[i]) return 0;
+    return 1;
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void test_catalogue(void **state)
+{
+    (void)state;
+    DIR *d = opendir(BAD_DIR);
+    assert_non_null(d);
+    char *names[256];
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) && n < 256) {
+        size_t len = strlen(de->d_name);
+        if (len > 5 && strcmp(de->d_name + len - 5, ".json") == 0) names[n++] = strdup(de->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof names[0], by_name);
+    /* the catalogue of issue 6 has at least these entries; a lost file must fail the test */
+    assert_true(n >= 64);
+    int failures = 0;
+    for (int i = 0; i < n; i++) {
+        char path[512], exp_path[512];
+        snprintf(path, sizeof path, "%s/%s", BAD_DIR, names[i]);
+        snprintf(exp_path, sizeof exp_path, "%s/%.*s.expected", BAD_DIR, (int)(strlen(names[i]) - 5), names[i]);
+        size_t elen = 0;
+        char *expected = slurp(exp_path, &elen);
+        if (!expected) {
+            printf("MISSING %s\n", exp_path);
+            failures++;
+            continue;
+        }
+        while (elen && (expected[elen - 1] == '\n' || expected[elen - 1] == '\r')) expected[--elen] = 0;
+        char want[2048];
+        snprintf(want, sizeof want, "%s:%s", path, expected);
+
+        Lesson L;
+        LessonError err;
+        int rc = lesson_load(&L, path, &err);
+        if (rc != -1 || strcmp(err.msg, want) != 0 || strchr(err.msg, '\n') || !is_zero(&L, sizeof L)) {
+            printf("FAIL %s\n  rc   %d\n  want %s\n  got  %s\n  lesson zeroed: %s\n", names[i], rc, want, err.msg,
+                   is_zero(&L, sizeof L) ? "yes" : "NO");
+            failures++;
+            if (rc == 0) lesson_free(&L);
+        }
+        /* the same bytes from memory give the same message under the given name */
+        size_t len = 0;
+        char *text = slurp(path, &len);
+        assert_non_null(text);
+        snprintf(want, sizeof want, "mem.json:%s", expected);
+        rc = lesson_parse(&L, text, len, "mem.json", &err);
+        if (rc != -1 || strcmp(err.msg, want) != 0 || !is_zero(&L, sizeof L)) {
+            printf("FAIL (parse) %s\n  want %s\n  got  %s\n", names[i], want, err.msg);
+            failures++;
+            if (rc == 0) lesson_free(&L);
+        }
+        /* line and column agree with the message */
+        if (err.line > 0) {
+            char lc[32];
+            snprintf(lc, sizeof lc, "mem.json:%d:%d: ", err.line, err.col);
+            if (strncmp(err.msg, lc, strlen(lc)) != 0) {
+                printf("FAIL (line/col) %s: err.line=%d err.col=%d but the message is %s\n", names[i], err.line, err.col,
+                       err.msg);
+                failures++;
+            }
+        }
+        free(text);
+        free(expected);
+    }
+    printf("%d bad lessons checked, %d failures\n", n, failures);
+    for (int i = 0; i < n; i++) free(names[i]);
+    assert_int_equal(failures, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_catalogue),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
