@@ -1056,6 +1056,50 @@ static void test_random_additive_invariants(void **state)
     }
 }
 
+/* Seed 001: with seq_len = 1 and d_model = 512, 8 heads of 64, each head's
+ * scores are 1 × 1, softmax gives exactly 1, so each head's output is its V_h
+ * and the concat is V itself, bit for bit. */
+static void test_seed001_single_token(void **state)
+{
+    (void)state;
+    Rng r = {1001};
+    Case k;
+    memset(&k, 0, sizeof k);
+    AttnConfig *c = &k.c;
+    attn_config_init(c);
+    c->n_q = c->n_k = 1;
+    c->d_model = 512;
+    c->heads = 8;
+    c->d_k = c->d_v = 64;
+    c->X = case_floats(&k, &r, 1, 512, 1);
+    c->W_Q = case_floats(&k, &r, 512, 512, 0.05f);
+    c->W_K = case_floats(&k, &r, 512, 512, 0.05f);
+    c->W_V = case_floats(&k, &r, 512, 512, 0.05f);
+    c->b_V = case_floats(&k, &r, 1, 512, 0.05f);
+    c->W_O = case_floats(&k, &r, 512, 512, 0.05f);
+    char err[256];
+    AttnTrace *t = attn_trace_create(c, err, sizeof err);
+    if (!t) fail_msg("%s", err);
+    snprintf(g_ctx, sizeof g_ctx, "seed 001 seq_len = 1");
+    check_structure(t, c);
+    for (int h = 1; h <= 8; h++) {
+        const AttnStep *w = attn_trace_find(t, ATTN_STEP_SOFTMAX, h), *o = attn_trace_find(t, ATTN_STEP_WEIGHTED_SUM, h);
+        char vname[16];
+        snprintf(vname, sizeof vname, "V_%d", h);
+        const AttnStep *v = attn_trace_find_name(t, vname);
+        assert_non_null(w);
+        assert_non_null(o);
+        assert_non_null(v);
+        assert_int_equal(w->rows * w->cols, 1);
+        if (w->data[0] != 1.0f) fail_msg("weights_%d = %.9g, softmax of one score must be exactly 1", h, (double)w->data[0]);
+        assert_int_equal(o->cols, 64);
+        assert_memory_equal(o->data, v->data, sizeof(float) * 64);
+    }
+    assert_memory_equal(attn_trace_find_name(t, "concat")->data, attn_trace_find_name(t, "V")->data, sizeof(float) * 512);
+    attn_trace_destroy(t);
+    case_free(&k);
+}
+
 /* ---- 4. bookkeeping on seed 001's size ----------------------------------------- */
 
 static void test_trace_memory(void **state)
@@ -1167,6 +1211,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixture_header_errors),
         cmocka_unit_test(test_seed002_worked_example),
+        cmocka_unit_test(test_seed001_single_token),
         cmocka_unit_test(test_random_dot_invariants),
         cmocka_unit_test(test_random_permutation),
         cmocka_unit_test(test_random_additive_invariants),
