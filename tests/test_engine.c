@@ -558,6 +558,11 @@ static void test_fixture(void **state)
                         s->data[(size_t)row * s->cols + col] != 0.0f)
                         fail_msg("%s %s[%d,%d]: blocked weight %.9g, expected exactly 0", file, s->name, row, col,
                                  (double)s->data[(size_t)row * s->cols + col]);
+        if (getenv("ATTNVIZ_TEST_VERBOSE")) { /* per step, for reports: ATTNVIZ_TEST_VERBOSE=1 ./test_engine */
+            TestDiff d = test_diff_floats(s->data, want, n);
+            printf("    %-12s %4d×%-4d max |diff| %.3g (at %zu, ref %.6g), max rel %.3g\n", s->name, s->rows, s->cols,
+                   d.max_abs, d.max_at, (double)want[d.max_at], d.max_rel);
+        }
         for (size_t k = 0; k < n; k++) {
             if (!isfinite(want[k])) continue;
             double d = fabs((double)s->data[k] - (double)want[k]);
