@@ -1,0 +1,1010 @@
+/* export.c: headless export of a lesson to PNG files. See export.h. */
+#include "export.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <SDL_ttf.h>
+
+#include "export_pool.h"
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void export_options_init(ExportOptions *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->width = EXPORT_DEFAULT_WIDTH;
+    opt->height = EXPORT_DEFAULT_HEIGHT;
+    opt->scale = 1.0f;
+    opt->lang = LESSON_EN;
+    opt->theme = VIEW_THEME_LIGHT;
+    opt->mode = VIEW_MULTI;
+    opt->text_scale = 1.0f;
+    opt->fps = EXPORT_DEFAULT_FPS;
+    opt->dwell = VIEW_DWELL_SECONDS;
+    opt->speed = 1.0;
+    opt->write_steps = 1;
+    export_png_options_init(&opt->png);
+}
+
+/* ---- parsing ---- */
+
+/* Digits only, no sign or spaces; *end after them. -1 when none or too large. */
+static long parse_digits(const char *s, const char **end)
+{
+    long v = 0;
+    const char *p = s;
+    while (*p >= '0' && *p <= '9') {
+        if (v > 100000000) return -1;
+        v = v * 10 + (*p - '0');
+        p++;
+    }
+    *end = p;
+    return p == s ? -1 : v;
+}
+
+int export_parse_size(const char *text, int *width, int *height, char *err, size_t errlen)
+{
+    const char *p = text ? text : "";
+    const char *q;
+    long w = parse_digits(p, &q), h = -1;
+    if (w >= 0) {
+        if (*q == 'x' || *q == 'X')
+            q += 1;
+        else if ((unsigned char)q[0] == 0xC3 && (unsigned char)q[1] == 0x97) /* × */
+            q += 2;
+        else
+            q = NULL;
+        if (q) {
+            const char *e;
+            h = parse_digits(q, &e);
+            if (*e) h = -1;
+        }
+    }
+    if (w < 0 || h < 0) {
+        set_err(err, errlen, "--size: expected WIDTHxHEIGHT in pixels such as 1920x1080, found \"%s\"", p);
+        return -1;
+    }
+    if (w < EXPORT_MIN_SIDE || h < EXPORT_MIN_SIDE || w > EXPORT_MAX_SIDE || h > EXPORT_MAX_SIDE) {
+        set_err(err, errlen, "--size: each side must be %d..%d pixels, found %ldx%ld", EXPORT_MIN_SIDE,
+                EXPORT_MAX_SIDE, w, h);
+        return -1;
+    }
+    *width = (int)w;
+    *height = (int)h;
+    return 0;
+}
+
+/* The first (or last) step an item names: an index, a step name, a kind. -1: none. */
+static int find_item(const AttnTrace *t, const char *item, size_t n, int last, int head)
+{
+    char buf[64];
+    if (n == 0 || n >= sizeof buf) return -1;
+    memcpy(buf, item, n);
+    buf[n] = 0;
+    const char *e;
+    long idx = parse_digits(buf, &e);
+    if (idx >= 0 && !*e) return idx < t->n_steps ? (int)idx : -1;
+    int kind = attn_step_kind_from_name(buf);
+    int found = -1;
+    for (int i = 0; i < t->n_steps; i++) {
+        const AttnStep *s = &t->steps[i];
+        int match = strcmp(s->name, buf) == 0 || ((int)s->kind == kind && (head == 0 || s->head == 0 || s->head == head));
+        if (match) {
+            found = i;
+            if (!last) break;
+        }
+    }
+    return found;
+}
+
+int export_select_steps(const AttnTrace *t, const char *spec, int head, unsigned char *selected, char *err,
+                        size_t errlen)
+{
+    int from = 0, to = t->n_steps - 1, kind_only = -1;
+    if (spec && *spec) {
+        const char *dash = strchr(spec, '-');
+        if (!dash) {
+            int kind = attn_step_kind_from_name(spec);
+            if (kind >= 0) {
+                kind_only = kind;
+            } else {
+                from = to = find_item(t, spec, strlen(spec), 0, head);
+                if (from < 0) goto bad;
+            }
+        } else {
+            if (strchr(dash + 1, '-')) goto bad;
+            if (dash > spec) from = find_item(t, spec, (size_t)(dash - spec), 0, head);
+            if (dash[1]) to = find_item(t, dash + 1, strlen(dash + 1), 1, head);
+            if (from < 0 || to < 0 || (dash == spec && !dash[1])) goto bad;
+            if (from > to) {
+                set_err(err, errlen, "--steps \"%s\": the range is empty (step %d comes after step %d)", spec, from,
+                        to);
+                return -1;
+            }
+        }
+    }
+    int n = 0;
+    for (int i = 0; i < t->n_steps; i++) {
+        const AttnStep *s = &t->steps[i];
+        int on = i >= from && i <= to;
+        if (kind_only >= 0) on = (int)s->kind == kind_only;
+        if (head > 0 && s->head > 0 && s->head != head) on = 0;
+        selected[i] = (unsigned char)on;
+        n += on;
+    }
+    if (n == 0) {
+        set_err(err, errlen, "--steps \"%s\"%s selects no step (the trace has %d)", spec ? spec : "",
+                head > 0 ? " with --head" : "", t->n_steps);
+        return -1;
+    }
+    return n;
+bad:
+    set_err(err, errlen,
+            "--steps: expected ITEM or FROM-TO where each is a step index (0..%d), a step name (e.g. %s) or a "
+            "kind (e.g. softmax), found \"%s\"",
+            t->n_steps - 1, t->n_steps > 0 ? t->steps[t->n_steps - 1].name : "X", spec);
+    return -1;
+}
+
+int export_step_frames(double duration, const ExportOptions *opt)
+{
+    double speed = opt->speed > 0 ? opt->speed : 1.0;
+    double seconds = (duration + (opt->dwell > 0 ? opt->dwell : 0)) / speed;
+    /* 1e-9: (1.0 + 1.0) · 30 must be 60 frames, not 61 after rounding. */
+    double n = ceil(seconds * opt->fps - 1e-9);
+    if (n < 1) n = 1;
+    if (n > EXPORT_MAX_FRAMES) n = EXPORT_MAX_FRAMES;
+    return (int)n;
+}
+
+static int step_digits(const AttnTrace *t)
+{
+    int d = 3;
+    for (int n = 1000; t->n_steps > n && d < 9; n *= 10) d++;
+    return d;
+}
+
+void export_step_filename(const AttnTrace *t, int step, char *buf, size_t len)
+{
+    const AttnStep *s = &t->steps[step];
+    if (s->head > 0)
+        snprintf(buf, len, "%0*d-%s-h%d.png", step_digits(t), step, attn_step_kind_name(s->kind), s->head);
+    else
+        snprintf(buf, len, "%0*d-%s.png", step_digits(t), step, attn_step_kind_name(s->kind));
+}
+
+/* ---- folders ---- */
+
+/* dir exists as a folder afterwards (made when its parent exists), and a
+ * file can be created in it. */
+static int ensure_dir(const char *dir, int *usage, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) {
+            set_err(err, errlen, "%s: exists and is not a folder", dir);
+            *usage = 1;
+            return -1;
+        }
+    } else if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        int e = errno;
+        char *parent = strdup(dir);
+        if (!parent) {
+            set_err(err, errlen, "%s: out of memory", dir);
+            return -1;
+        }
+        size_t n = strlen(parent);
+        while (n > 1 && parent[n - 1] == '/') parent[--n] = 0;
+        char *slash = strrchr(parent, '/');
+        if (slash == parent) slash[1] = 0;
+        else if (slash) *slash = 0;
+        else strcpy(parent, ".");
+        if (e == ENOENT)
+            set_err(err, errlen, "%s: cannot create the folder: its parent %s does not exist", dir, parent);
+        else if (e == ENOTDIR)
+            set_err(err, errlen, "%s: cannot create the folder: %s is not a folder", dir, parent);
+        else
+            set_err(err, errlen, "%s: cannot create the folder: %s", dir, strerror(e));
+        free(parent);
+        return -1;
+    }
+    /* Probe: fail now, with one clear line, rather than after drawing. */
+    size_t n = strlen(dir) + 32;
+    char *probe = malloc(n);
+    if (!probe) {
+        set_err(err, errlen, "%s: out of memory", dir);
+        return -1;
+    }
+    snprintf(probe, n, "%s/.attnviz-probe.XXXXXX", dir);
+    int fd = mkstemp(probe);
+    if (fd < 0) {
+        set_err(err, errlen, "%s: cannot write files in this folder: %s", dir, strerror(errno));
+        free(probe);
+        return -1;
+    }
+    close(fd);
+    unlink(probe);
+    free(probe);
+    return 0;
+}
+
+static char *path_join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s%s%s", dir, (*dir && dir[strlen(dir) - 1] == '/') ? "" : "/", name);
+    return p;
+}
+
+/* ---- what each PNG says about itself ---- */
+
+enum { TEXT_TITLE, TEXT_SOFTWARE, TEXT_DESCRIPTION, TEXT_LESSON, TEXT_LANG, TEXT_STEP, TEXT_NAME, TEXT_KIND,
+       TEXT_HEAD, TEXT_FORMULA, TEXT_COUNT };
+
+typedef struct StepText {
+    char step[16], head[16], software[64];
+    char narration[4096];
+    char title[64];       /* "weights₂" */
+    ExportPngText chunks[TEXT_COUNT];
+} StepText;
+
+/* The text chunks for the view's current step. Strings point into st, the
+ * view and the lesson. */
+static void step_text_fill(StepText *st, const View *v)
+{
+    const AttnTrace *t = view_trace(v);
+    const AttnStep *s = view_current(v);
+    const Lesson *l = v->lesson;
+    snprintf(st->step, sizeof st->step, "%d", attn_trace_index(t, s));
+    snprintf(st->head, sizeof st->head, "%d", s->head);
+    snprintf(st->software, sizeof st->software, "attnviz %s", ATTNVIZ_VERSION);
+    view_narration(v, st->narration, sizeof st->narration);
+    view_step_title(s, st->title, sizeof st->title);
+    const char *title = lesson_text(&l->title, v->lang);
+    static const char *const keys[TEXT_COUNT] = {"Title", "Software", "Description", "attnviz:lesson",
+                                                 "attnviz:lang", "attnviz:step", "attnviz:step-name",
+                                                 "attnviz:step-kind", "attnviz:head", "attnviz:formula"};
+    const char *vals[TEXT_COUNT] = {title ? title : "",
+                                    st->software,
+                                    st->narration,
+                                    l->id ? l->id : "",
+                                    v->lang == LESSON_ZH ? "zh" : "en",
+                                    st->step,
+                                    s->name,
+                                    attn_step_kind_name(s->kind),
+                                    st->head,
+                                    view_formula(v)};
+    for (int i = 0; i < TEXT_COUNT; i++) {
+        st->chunks[i].key = keys[i];
+        st->chunks[i].text = vals[i] ? vals[i] : "";
+    }
+}
+
+/* ---- drawing ---- */
+
+int export_draw_view(RenderCtx *rc, SDL_Renderer *sdl, const View *view, int width, int height,
+                     unsigned char *pixels, size_t pitch, char *err, size_t errlen)
+{
+    if (render_frame(rc, view, width, height) != 0) {
+        set_err(err, errlen, "drawing step %d: %s", view->step, SDL_GetError());
+        return -1;
+    }
+    /* ReadPixels flushes SDL's command batch; same format: a plain copy. */
+    SDL_Rect all = {0, 0, width, height};
+    if (SDL_RenderReadPixels(sdl, &all, SDL_PIXELFORMAT_XRGB8888, pixels, (int)pitch) != 0) {
+        set_err(err, errlen, "reading the frame's pixels: %s", SDL_GetError());
+        return -1;
+    }
+    return 0;
+}
+
+/* The drawing side of an export: a surface, a software renderer on it, and
+ * the render context. No window. */
+typedef struct Headless {
+    SDL_Surface *surface;
+    SDL_Renderer *sdl;
+    RenderCtx *rc;
+    int ttf_inited; /* 1 when we called TTF_Init */
+} Headless;
+
+static void headless_free(Headless *h)
+{
+    render_destroy(h->rc);
+    if (h->sdl) SDL_DestroyRenderer(h->sdl);
+    if (h->surface) SDL_FreeSurface(h->surface);
+    if (h->ttf_inited) TTF_Quit();
+    memset(h, 0, sizeof *h);
+}
+
+static int headless_init(Headless *h, int width, int height, const ExportOptions *opt, char *err, size_t errlen)
+{
+    memset(h, 0, sizeof *h);
+    if (!TTF_WasInit()) {
+        if (TTF_Init() != 0) {
+            set_err(err, errlen, "starting SDL_ttf: %s", TTF_GetError());
+            return -1;
+        }
+        h->ttf_inited = 1;
+    }
+    /* XRGB8888: what X11 window surfaces use, so blending rounds the same. */
+    h->surface = SDL_CreateRGBSurfaceWithFormat(0, width, height, 32, SDL_PIXELFORMAT_XRGB8888);
+    if (h->surface) h->sdl = SDL_CreateSoftwareRenderer(h->surface);
+    if (!h->surface || !h->sdl) {
+        set_err(err, errlen, "creating a %dx%d software renderer: %s", width, height, SDL_GetError());
+        headless_free(h);
+        return -1;
+    }
+    char msg[512];
+    h->rc = render_create(h->sdl, opt->use_render_options ? &opt->render : NULL, msg, sizeof msg);
+    if (!h->rc) {
+        set_err(err, errlen, "%s", msg);
+        headless_free(h);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the handout sheet's captions ---- */
+
+/* A caption line: a byte range of a text, drawn at one size. */
+typedef struct CaptionLine {
+    const char *text;
+    size_t len;
+    int size;
+} CaptionLine;
+
+#define CAPTION_MAX_LINES 48
+
+typedef struct Caption {
+    char header[256];     /* "7 · weights₂ · softmax · head 2" */
+    char formula[VIEW_MAX_FORMULA];
+    char narration[4096];
+    CaptionLine lines[CAPTION_MAX_LINES];
+    int n_lines;
+    int height;           /* pixels, padding included */
+} Caption;
+
+/* The fonts of the caption: the render chain's files, at two sizes. */
+typedef struct CaptionFonts {
+    const RenderCtx *rc;
+    int n;
+    int sizes[2];
+    TTF_Font *font[2][RENDER_MAX_FONTS];
+} CaptionFonts;
+
+static void caption_fonts_close(CaptionFonts *cf)
+{
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < cf->n; i++)
+            if (cf->font[s][i]) TTF_CloseFont(cf->font[s][i]);
+    memset(cf, 0, sizeof *cf);
+}
+
+static int caption_fonts_open(CaptionFonts *cf, const RenderCtx *rc, int height, char *err, size_t errlen)
+{
+    memset(cf, 0, sizeof *cf);
+    cf->rc = rc;
+    cf->n = render_font_count(rc);
+    if (cf->n > RENDER_MAX_FONTS) cf->n = RENDER_MAX_FONTS;
+    cf->sizes[0] = height / 34 > 10 ? height / 34 : 10; /* header */
+    cf->sizes[1] = height / 44 > 9 ? height / 44 : 9;   /* formula and narration */
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < cf->n; i++) {
+            const char *path = render_font_path(rc, i);
+            cf->font[s][i] = path ? TTF_OpenFont(path, cf->sizes[s]) : NULL;
+            if (!cf->font[s][i]) {
+                set_err(err, errlen, "opening the caption font %s: %s", path ? path : "(none)", TTF_GetError());
+                caption_fonts_close(cf);
+                return -1;
+            }
+        }
+    return 0;
+}
+
+static int font_for(const CaptionFonts *cf, uint32_t cp)
+{
+    int i = render_font_for(cf->rc, cp);
+    return i >= 0 && i < cf->n ? i : 0;
+}
+
+static int glyph_advance(const CaptionFonts *cf, int s, uint32_t cp)
+{
+    int adv = 0;
+    TTF_GlyphMetrics32(cf->font[s][font_for(cf, cp)], cp, NULL, NULL, NULL, NULL, &adv);
+    return adv;
+}
+
+/* Greedy wrapping of text into lines of at most width pixels: breaks after a
+ * space, or between two CJK characters, else mid-word when a word is wider
+ * than the line. Newlines break too. */
+static void caption_wrap(Caption *c, const CaptionFonts *cf, int s, const char *text, int width)
+{
+    const char *line = text, *p = text, *brk = NULL;
+    int w = 0;
+    while (*p && c->n_lines < CAPTION_MAX_LINES) {
+        const char *at = p;
+        uint32_t cp = render_utf8_next(&p);
+        if (cp == '\n') {
+            c->lines[c->n_lines++] = (CaptionLine){line, (size_t)(at - line), cf->sizes[s]};
+            line = p;
+            brk = NULL;
+            w = 0;
+            continue;
+        }
+        w += glyph_advance(cf, s, cp);
+        if (w > width && at > line) {
+            const char *end = brk && brk > line ? brk : at;
+            c->lines[c->n_lines++] = (CaptionLine){line, (size_t)(end - line), cf->sizes[s]};
+            line = end;
+            while (*line == ' ') line++;
+            p = line;
+            brk = NULL;
+            w = 0;
+            continue;
+        }
+        if (cp == ' ' || cp >= 0x2E80) brk = p; /* after a space or an ideograph */
+    }
+    if (*line && c->n_lines < CAPTION_MAX_LINES)
+        c->lines[c->n_lines++] = (CaptionLine){line, strlen(line), cf->sizes[s]};
+}
+
+static void caption_layout(Caption *c, const View *v, const CaptionFonts *cf, int width)
+{
+    const AttnStep *s = view_current(v);
+    char title[64];
+    view_step_title(s, title, sizeof title);
+    int idx = attn_trace_index(view_trace(v), s);
+    if (s->head > 0)
+        snprintf(c->header, sizeof c->header, "%d · %s · %s · %s %d", idx, title, attn_step_kind_name(s->kind),
+                 view_string(VS_HEAD, v->lang), s->head);
+    else
+        snprintf(c->header, sizeof c->header, "%d · %s · %s", idx, title, attn_step_kind_name(s->kind));
+    snprintf(c->formula, sizeof c->formula, "%s", view_formula(v));
+    view_narration(v, c->narration, sizeof c->narration);
+    int pad = cf->sizes[1];
+    c->n_lines = 0;
+    caption_wrap(c, cf, 0, c->header, width - 2 * pad);
+    if (c->formula[0]) caption_wrap(c, cf, 1, c->formula, width - 2 * pad);
+    caption_wrap(c, cf, 1, c->narration, width - 2 * pad);
+    c->height = 2 * pad;
+    for (int i = 0; i < c->n_lines; i++) c->height += TTF_FontLineSkip(cf->font[c->lines[i].size == cf->sizes[0] ? 0 : 1][0]);
+}
+
+/* Draws one run of text (all in one font) at x, y onto the surface. */
+static int draw_run(SDL_Surface *dst, TTF_Font *font, const char *s, size_t n, SDL_Color col, int *x, int y)
+{
+    char buf[1024];
+    if (n >= sizeof buf) n = sizeof buf - 1;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    if (!n) return 0;
+    SDL_Surface *t = TTF_RenderUTF8_Blended(font, buf, col);
+    if (!t) return -1;
+    SDL_Rect r = {*x, y, t->w, t->h};
+    SDL_BlitSurface(t, NULL, dst, &r);
+    *x += t->w;
+    SDL_FreeSurface(t);
+    return 0;
+}
+
+/* Draws the caption onto band (width × c->height), background bg. */
+static void caption_draw(const Caption *c, const CaptionFonts *cf, SDL_Surface *band, SDL_Color bg)
+{
+    SDL_FillRect(band, NULL, SDL_MapRGB(band->format, bg.r, bg.g, bg.b));
+    int lum = (bg.r * 299 + bg.g * 587 + bg.b * 114) / 1000;
+    SDL_Color fg = lum > 128 ? (SDL_Color){25, 25, 30, 255} : (SDL_Color){235, 235, 240, 255};
+    /* a rule above the caption separates it from the frame */
+    SDL_Rect rule = {0, 0, band->w, cf->sizes[1] / 8 > 1 ? cf->sizes[1] / 8 : 1};
+    SDL_FillRect(band, &rule, SDL_MapRGB(band->format, fg.r, fg.g, fg.b));
+    int pad = cf->sizes[1];
+    int y = pad;
+    for (int i = 0; i < c->n_lines; i++) {
+        const CaptionLine *ln = &c->lines[i];
+        int s = ln->size == cf->sizes[0] ? 0 : 1;
+        int x = pad;
+        const char *p = ln->text, *end = ln->text + ln->len, *run = p;
+        int run_font = -1;
+        while (p < end) {
+            const char *at = p;
+            int f = font_for(cf, render_utf8_next(&p));
+            if (run_font >= 0 && f != run_font) {
+                draw_run(band, cf->font[s][run_font], run, (size_t)(at - run), fg, &x, y);
+                run = at;
+            }
+            run_font = f;
+        }
+        if (run_font >= 0) draw_run(band, cf->font[s][run_font], run, (size_t)(end - run), fg, &x, y);
+        y += TTF_FontLineSkip(cf->font[s][0]);
+    }
+}
+
+/* ---- the export ---- */
+
+typedef struct Run {
+    const Lesson *lesson;
+    const ExportOptions *opt;
+    View view;
+    int view_ok;
+    Headless hl;
+    int width, height; /* pixels */
+    const AttnTrace *trace;
+    unsigned char *selected; /* (trace->n_steps) */
+    int n_selected;
+    double t0;
+    ExportResult *res;
+} Run;
+
+static void report(Run *r, ExportPool *pool, int steps_done, int frames_total)
+{
+    if (!r->opt->progress) return;
+    ExportPoolStats st = {0};
+    if (pool) export_pool_stats(pool, &st);
+    ExportProgress p;
+    p.steps_done = steps_done;
+    p.steps_total = r->n_selected;
+    p.frames_done = pool ? st.files : steps_done;
+    p.frames_total = frames_total;
+    p.elapsed = now_seconds() - r->t0;
+    p.fps = p.elapsed > 0 ? p.frames_done / p.elapsed : 0;
+    p.eta = p.frames_done > 0 ? p.elapsed / p.frames_done * (frames_total - p.frames_done) : -1;
+    r->opt->progress(r->opt->progress_user, &p);
+}
+
+/* One PNG per step, or every frame, through the pool; then index.json. */
+static int export_files(Run *r, const char *dir, char *err, size_t errlen)
+{
+    const ExportOptions *opt = r->opt;
+    View *v = &r->view;
+    const AttnTrace *t = r->trace;
+    int frames_total = 0;
+    for (int i = 0; i < t->n_steps; i++)
+        if (r->selected[i]) {
+            frames_total += opt->frames ? export_step_frames(view_step_duration(v, i), opt) : 1;
+            if (frames_total > EXPORT_MAX_FRAMES) {
+                set_err(err, errlen, "%s: more than %d frames; lower --fps or select fewer --steps", dir,
+                        EXPORT_MAX_FRAMES);
+                r->res->usage_error = 1;
+                return -1;
+            }
+        }
+    ExportPool *pool =
+        export_pool_create(opt->threads, r->width, r->height, EXPORT_PIXELS_BGRX32, &opt->png, err, errlen);
+    if (!pool) return -1;
+    r->res->threads = export_pool_threads(pool);
+
+    cJSON *index = cJSON_CreateObject();
+    cJSON *list = cJSON_CreateArray();
+    int rc = 0, frame = 0, steps_done = 0;
+    StepText *st = malloc(sizeof *st);
+    if (!index || !list || !st) {
+        set_err(err, errlen, "out of memory");
+        rc = -1;
+    }
+    for (int i = 0; rc == 0 && i < t->n_steps; i++) {
+        if (!r->selected[i]) continue;
+        view_goto(v, i);
+        double d = view_step_duration(v, i);
+        int n = opt->frames ? export_step_frames(d, opt) : 1;
+        view_finish(v);
+        step_text_fill(st, v);
+        char name[64];
+        export_step_filename(t, i, name, sizeof name);
+        cJSON *e = cJSON_CreateObject();
+        if (!opt->frames) cJSON_AddStringToObject(e, "file", name);
+        cJSON_AddNumberToObject(e, "step", i);
+        cJSON_AddStringToObject(e, "kind", attn_step_kind_name(t->steps[i].kind));
+        cJSON_AddStringToObject(e, "name", t->steps[i].name);
+        cJSON_AddNumberToObject(e, "head", t->steps[i].head);
+        cJSON_AddStringToObject(e, "title", st->title);
+        cJSON_AddStringToObject(e, "formula", view_formula(v));
+        cJSON_AddStringToObject(e, "narration", st->narration);
+        if (opt->frames) {
+            cJSON_AddNumberToObject(e, "first_frame", frame);
+            cJSON_AddNumberToObject(e, "frame_count", n);
+            cJSON_AddNumberToObject(e, "duration", d);
+        }
+        cJSON_AddItemToArray(list, e);
+        for (int f = 0; f < n && rc == 0; f++) {
+            if (opt->frames) {
+                double tt = f * opt->speed / opt->fps;
+                v->t = tt < d ? tt : d;
+                snprintf(name, sizeof name, "%06d.png", frame);
+            }
+            size_t pitch;
+            unsigned char *px = export_pool_acquire(pool, &pitch);
+            if (!px) break; /* a worker failed; finish() has its message */
+            double t0 = now_seconds();
+            rc = export_draw_view(r->hl.rc, r->hl.sdl, v, r->width, r->height, px, pitch, err, errlen);
+            r->res->draw_seconds += now_seconds() - t0;
+            char *path = path_join(dir, name);
+            if (rc == 0 && !path) {
+                set_err(err, errlen, "out of memory");
+                rc = -1;
+            }
+            if (rc != 0) {
+                /* hand the buffer back without writing anything */
+                export_pool_release(pool, px);
+                free(path);
+                break;
+            }
+            if (export_pool_submit(pool, px, path, st->chunks, TEXT_COUNT) != 0) {
+                free(path);
+                break;
+            }
+            free(path);
+            frame++;
+            report(r, pool, steps_done, frames_total);
+        }
+        steps_done++;
+    }
+    /* A drawing failure is the first error; else a worker's, if any. */
+    char perr[512] = "";
+    int prc = export_pool_finish(pool, perr, sizeof perr);
+    if (rc == 0 && prc != 0) {
+        set_err(err, errlen, "%s", perr);
+        rc = -1;
+    }
+    ExportPoolStats ps;
+    export_pool_stats(pool, &ps);
+    r->res->files = ps.files;
+    r->res->encode_seconds = ps.encode_seconds;
+    r->res->write_seconds = ps.write_seconds;
+    r->res->bytes += ps.bytes;
+    r->res->steps = steps_done;
+    export_pool_destroy(pool);
+    if (rc == 0) report(r, NULL, steps_done, frames_total);
+
+    /* index.json last: it lists only what exists. */
+    if (rc == 0) {
+        const Lesson *l = r->lesson;
+        const char *title = lesson_text(&l->title, opt->lang);
+        static const char *const themes[] = {"light", "dark", "projector"};
+        static const char *const modes[] = {"multi", "single", "compare"};
+        cJSON_AddStringToObject(index, "format", EXPORT_FORMAT);
+        cJSON_AddStringToObject(index, "software", st->software);
+        cJSON_AddStringToObject(index, "lesson", l->id ? l->id : "");
+        cJSON_AddStringToObject(index, "lesson_file", l->path ? l->path : "");
+        cJSON_AddStringToObject(index, "title", title ? title : "");
+        cJSON_AddStringToObject(index, "lang", opt->lang == LESSON_ZH ? "zh" : "en");
+        cJSON_AddStringToObject(index, "theme", themes[opt->theme]);
+        cJSON_AddStringToObject(index, "view", modes[opt->mode]);
+        cJSON_AddNumberToObject(index, "width", r->width);
+        cJSON_AddNumberToObject(index, "height", r->height);
+        cJSON_AddNumberToObject(index, "scale", opt->scale);
+        if (opt->frames) {
+            cJSON_AddNumberToObject(index, "fps", opt->fps);
+            cJSON_AddNumberToObject(index, "dwell", opt->dwell);
+            cJSON_AddNumberToObject(index, "speed", opt->speed);
+            cJSON_AddNumberToObject(index, "frame_count", frame);
+            cJSON_AddStringToObject(index, "frame_pattern", "%06d.png");
+        }
+        cJSON_AddItemToObject(index, opt->frames ? "steps" : "files", list);
+        list = NULL;
+        char *json = cJSON_Print(index);
+        char *path = path_join(dir, EXPORT_INDEX_NAME);
+        if (!json || !path) {
+            set_err(err, errlen, "out of memory");
+            rc = -1;
+        } else {
+            size_t n = strlen(json);
+            json[n] = '\n'; /* a final newline: overwrite the NUL, write n + 1 bytes */
+            rc = export_write_file(path, json, n + 1, err, errlen);
+        }
+        free(json);
+        free(path);
+    }
+    cJSON_Delete(list);
+    cJSON_Delete(index);
+    free(st);
+    return rc;
+}
+
+/* The handout: every selected step's final state with a caption below,
+ * streamed into one PNG a band of rows at a time. */
+static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
+{
+    const AttnTrace *t = r->trace;
+    View *v = &r->view;
+    int w = r->width, h = r->height;
+    CaptionFonts cf;
+    if (caption_fonts_open(&cf, r->hl.rc, h, err, errlen) != 0) return -1;
+    Caption *caps = calloc((size_t)t->n_steps, sizeof *caps);
+    size_t pitch = (size_t)w * 4;
+    unsigned char *px = malloc(pitch * (size_t)h);
+    ExportBuffer out = {0};
+    ExportPngStream *s = NULL;
+    SDL_Surface *band = NULL;
+    int rc = 0;
+    if (!caps || !px) {
+        set_err(err, errlen, "out of memory");
+        rc = -1;
+        goto done;
+    }
+    /* 1. Captions first: the PNG header needs the total height. */
+    long total = 0;
+    for (int i = 0; i < t->n_steps; i++) {
+        if (!r->selected[i]) continue;
+        view_goto(v, i);
+        view_finish(v);
+        caption_layout(&caps[i], v, &cf, w);
+        total += h + caps[i].height;
+    }
+    if (total > EXPORT_PNG_MAX_HEIGHT) {
+        set_err(err, errlen, "%s: the sheet would be %ld pixels high (at most %d); use a smaller --size or fewer --steps",
+                path, total, EXPORT_PNG_MAX_HEIGHT);
+        r->res->usage_error = 1;
+        rc = -1;
+        goto done;
+    }
+    char title[512];
+    const char *lt = lesson_text(&r->lesson->title, r->opt->lang);
+    snprintf(title, sizeof title, "%s", lt ? lt : "");
+    char software[64];
+    snprintf(software, sizeof software, "attnviz %s", ATTNVIZ_VERSION);
+    ExportPngText text[] = {{"Title", title},
+                            {"Software", software},
+                            {"attnviz:lesson", r->lesson->id ? r->lesson->id : ""},
+                            {"attnviz:lang", r->opt->lang == LESSON_ZH ? "zh" : "en"}};
+    char msg[384];
+    s = export_png_stream_begin(w, (int)total, EXPORT_PIXELS_BGRX32, text, 4, &r->opt->png, &out, msg, sizeof msg);
+    if (!s) {
+        set_err(err, errlen, "%s: %s", path, msg);
+        rc = -1;
+        goto done;
+    }
+    /* 2. Each step: its frame, then its caption band. */
+    int done_steps = 0;
+    for (int i = 0; i < t->n_steps && rc == 0; i++) {
+        if (!r->selected[i]) continue;
+        view_goto(v, i);
+        view_finish(v);
+        double t0 = now_seconds();
+        rc = export_draw_view(r->hl.rc, r->hl.sdl, v, w, h, px, pitch, err, errlen);
+        r->res->draw_seconds += now_seconds() - t0;
+        if (rc != 0) break;
+        if (export_png_stream_rows(s, px, pitch, h, msg, sizeof msg) != 0) {
+            s = NULL;
+            set_err(err, errlen, "%s: %s", path, msg);
+            rc = -1;
+            break;
+        }
+        band = SDL_CreateRGBSurfaceWithFormat(0, w, caps[i].height, 32, SDL_PIXELFORMAT_XRGB8888);
+        if (!band) {
+            set_err(err, errlen, "out of memory for a caption");
+            rc = -1;
+            break;
+        }
+        /* the caption's background is the frame's own (its top-left pixel) */
+        SDL_Color bg = {px[2], px[1], px[0], 255};
+        caption_draw(&caps[i], &cf, band, bg);
+        if (export_png_stream_rows(s, band->pixels, (size_t)band->pitch, band->h, msg, sizeof msg) != 0) {
+            s = NULL;
+            set_err(err, errlen, "%s: %s", path, msg);
+            rc = -1;
+        }
+        SDL_FreeSurface(band);
+        band = NULL;
+        report(r, NULL, ++done_steps, r->n_selected);
+    }
+    if (rc == 0) {
+        ExportPngStream *done_s = s;
+        s = NULL;
+        if (export_png_stream_end(done_s, msg, sizeof msg) != 0) {
+            set_err(err, errlen, "%s: %s", path, msg);
+            rc = -1;
+        }
+    }
+    if (rc == 0) rc = export_write_file(path, out.data, out.len, err, errlen);
+    if (rc == 0) r->res->bytes += out.len;
+done:
+    if (s) export_png_stream_abort(s);
+    export_buffer_free(&out);
+    free(px);
+    free(caps);
+    caption_fonts_close(&cf);
+    return rc;
+}
+
+int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *opt, ExportResult *res, char *err,
+                  size_t errlen)
+{
+    ExportResult local;
+    if (!res) res = &local;
+    memset(res, 0, sizeof *res);
+    Run r;
+    memset(&r, 0, sizeof r);
+    r.lesson = lesson;
+    r.opt = opt;
+    r.res = res;
+    r.t0 = now_seconds();
+    res->usage_error = 1; /* until the options are checked */
+
+    /* 1. Options. */
+    if (opt->width < EXPORT_MIN_SIDE || opt->height < EXPORT_MIN_SIDE || opt->width > EXPORT_MAX_SIDE ||
+        opt->height > EXPORT_MAX_SIDE) {
+        set_err(err, errlen, "--size: each side must be %d..%d pixels, found %dx%d", EXPORT_MIN_SIDE, EXPORT_MAX_SIDE,
+                opt->width, opt->height);
+        return -1;
+    }
+    if (!(opt->scale >= 0.25f && opt->scale <= 8.0f)) {
+        set_err(err, errlen, "--scale: expected a number from 0.25 to 8, found %g", (double)opt->scale);
+        return -1;
+    }
+    r.width = (int)lround(opt->width * (double)opt->scale);
+    r.height = (int)lround(opt->height * (double)opt->scale);
+    if (r.width < EXPORT_MIN_SIDE || r.height < EXPORT_MIN_SIDE || r.width > EXPORT_MAX_SIDE ||
+        r.height > EXPORT_MAX_SIDE) {
+        set_err(err, errlen, "--size × --scale: each side must be %d..%d pixels, found %dx%d", EXPORT_MIN_SIDE,
+                EXPORT_MAX_SIDE, r.width, r.height);
+        return -1;
+    }
+    if (opt->frames && !(opt->fps > 0 && opt->fps <= 240)) {
+        set_err(err, errlen, "--fps: expected a number of frames per second from 1 to 240, found %g", opt->fps);
+        return -1;
+    }
+    if (opt->frames && !(opt->speed >= VIEW_SPEED_MIN && opt->speed <= VIEW_SPEED_MAX)) {
+        set_err(err, errlen, "--speed: expected %g..%g, found %g", VIEW_SPEED_MIN, VIEW_SPEED_MAX, opt->speed);
+        return -1;
+    }
+    if (opt->frames && !(opt->dwell >= 0 && opt->dwell <= 60)) {
+        set_err(err, errlen, "--dwell: expected 0..60 seconds, found %g", opt->dwell);
+        return -1;
+    }
+    if ((unsigned)opt->lang >= LESSON_LANG_COUNT || (unsigned)opt->theme >= VIEW_THEME_COUNT ||
+        (unsigned)opt->mode >= VIEW_MODE_COUNT) {
+        set_err(err, errlen, "export options: language, theme or view out of range");
+        return -1;
+    }
+    int write_files = opt->write_steps && dir;
+    if (!write_files && !opt->sheet) {
+        set_err(err, errlen, "nothing to export: give an output folder (-o DIR) or --sheet FILE.png");
+        return -1;
+    }
+
+    /* 2. The view: both traces of the lesson, the language, theme, mode, head. */
+    char msg[512];
+    if (view_init(&r.view, lesson, msg, sizeof msg) != 0) {
+        set_err(err, errlen, "%s: %s", lesson->path ? lesson->path : "lesson", msg);
+        return -1;
+    }
+    r.view_ok = 1;
+    int rc = -1;
+    r.view.lang = opt->lang;
+    r.view.theme = opt->theme;
+    view_set_mode(&r.view, opt->mode);
+    view_set_text_scale(&r.view, opt->text_scale);
+    if (opt->head > view_head_count(&r.view)) {
+        set_err(err, errlen, "--head: the lesson has %d head%s, found %d", view_head_count(&r.view),
+                view_head_count(&r.view) == 1 ? "" : "s", opt->head);
+        goto out;
+    }
+    if (opt->head > 0) view_set_head(&r.view, opt->head);
+    r.trace = view_trace(&r.view);
+    r.selected = calloc((size_t)r.trace->n_steps, 1);
+    if (!r.selected) {
+        set_err(err, errlen, "out of memory");
+        res->usage_error = 0;
+        goto out;
+    }
+    /* --head applies to the multi-head trace; single mode has one head */
+    r.n_selected = export_select_steps(r.trace, opt->steps, opt->mode == VIEW_SINGLE ? 0 : opt->head, r.selected,
+                                       err, errlen);
+    if (r.n_selected < 0) goto out;
+
+    /* 3. Where the files go: the folder (made when its parent exists). */
+    res->usage_error = 0;
+    if (write_files && ensure_dir(dir, &res->usage_error, err, errlen) != 0) goto out;
+    res->usage_error = 0;
+
+    /* 4. Draw and write. */
+    res->width = r.width;
+    res->height = r.height;
+    if (headless_init(&r.hl, r.width, r.height, opt, err, errlen) != 0) goto out;
+    if (write_files && export_files(&r, dir, err, errlen) != 0) goto out;
+    if (opt->sheet && export_sheet(&r, opt->sheet, err, errlen) != 0) goto out;
+    rc = 0;
+out:
+    headless_free(&r.hl);
+    free(r.selected);
+    if (r.view_ok) view_free(&r.view);
+    res->seconds = now_seconds() - r.t0;
+    return rc;
+}
+
+/* ---- the window's S key ---- */
+
+int export_save_image(const ExportImage *img, const View *view, const char *dir, char *path_out, size_t path_len,
+                      char *err, size_t errlen)
+{
+    if (!dir) dir = EXPORT_SAVE_DIR;
+    int usage = 0;
+    if (ensure_dir(dir, &usage, err, errlen) != 0) return -1;
+    const AttnTrace *t = view_trace(view);
+    char name[128], file[256];
+    export_step_filename(t, view->step, name, sizeof name);
+    name[strlen(name) - 4] = 0; /* without ".png" */
+    const char *id = view->lesson && view->lesson->id ? view->lesson->id : "attnviz";
+    char *path = NULL;
+    /* the first free name: ID-NNN-kind[-hH].png, then -2, -3, ... */
+    for (int k = 1; k < 10000; k++) {
+        if (k == 1)
+            snprintf(file, sizeof file, "%s-%s.png", id, name);
+        else
+            snprintf(file, sizeof file, "%s-%s-%d.png", id, name, k);
+        free(path);
+        path = path_join(dir, file);
+        if (!path) {
+            set_err(err, errlen, "out of memory");
+            return -1;
+        }
+        struct stat st;
+        if (stat(path, &st) != 0) break;
+    }
+    StepText *st = malloc(sizeof *st);
+    if (!st) {
+        free(path);
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    step_text_fill(st, view);
+    int rc = export_png_write_file(path, img, st->chunks, TEXT_COUNT, NULL, err, errlen);
+    if (rc == 0 && path_out) snprintf(path_out, path_len, "%s", path);
+    free(st);
+    free(path);
+    return rc;
+}
+
+int export_save_frame(SDL_Renderer *sdl, const View *view, const char *dir, char *path_out, size_t path_len,
+                      char *err, size_t errlen)
+{
+    int w = 0, h = 0;
+    if (SDL_GetRendererOutputSize(sdl, &w, &h) != 0 || w < 1 || h < 1) {
+        set_err(err, errlen, "saving the frame: no output size: %s", SDL_GetError());
+        return -1;
+    }
+    size_t pitch = (size_t)w * 4;
+    unsigned char *px = malloc(pitch * (size_t)h);
+    if (!px) {
+        set_err(err, errlen, "saving the frame: out of memory for %dx%d pixels", w, h);
+        return -1;
+    }
+    if (SDL_RenderReadPixels(sdl, NULL, SDL_PIXELFORMAT_XRGB8888, px, (int)pitch) != 0) {
+        set_err(err, errlen, "saving the frame: reading pixels: %s", SDL_GetError());
+        free(px);
+        return -1;
+    }
+    ExportImage img = {px, w, h, pitch, EXPORT_PIXELS_BGRX32};
+    int rc = export_save_image(&img, view, dir, path_out, path_len, err, errlen);
+    free(px);
+    return rc;
+}

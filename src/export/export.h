@@ -1,0 +1,179 @@
+/* export.h: headless export of a lesson to PNG files: one PNG per step (its
+ * final state) with an index.json, or every animation frame for a video, or
+ * one tall handout sheet; and the window's "save this frame" (the S key).
+ *
+ * No window and no display: frames are drawn by src/render on
+ * SDL_CreateSoftwareRenderer over an SDL_Surface, the same drawing code the
+ * window uses, so a PNG has the window's pixels for the same View and size.
+ * SDL_VIDEODRIVER may be "dummy" or "offscreen"; SDL_Init is not needed.
+ * Frames are encoded and written on a pool of threads (export_pool.h) while
+ * the next one is drawn, each through a temporary file renamed when complete
+ * (png_write.h): a final name never holds a truncated PNG.
+ *
+ * Usage:
+ *
+ *     ExportOptions opt;
+ *     export_options_init(&opt);                  // 1920×1080, English, light, multi-head
+ *     export_parse_size("1280x720", &opt.width, &opt.height, err, sizeof err);
+ *     opt.lang = LESSON_ZH;
+ *     ExportResult res;
+ *     if (export_lesson(&lesson, "out", &opt, &res, err, sizeof err) != 0) {
+ *         fprintf(stderr, "%s\n", err);           // "out/007-softmax-h2.png: No space left on device"
+ *         return res.usage_error ? 2 : 1;
+ *     }
+ *     printf("%d files\n", res.files);
+ *
+ * Files (default): DIR/NNN-kind[-hH].png for each selected step, NNN the
+ * step's index in the trace (3 digits, more when the trace has over 1000
+ * steps), kind as the trace format spells it (attn_step_kind_name), -hH for
+ * per-head steps, e.g. 007-softmax-h2.png; and DIR/index.json
+ * ("attnviz-export/1": the lesson, the options, and for each file its step
+ * index, kind, name, head, formula and narration in the chosen language).
+ *
+ * Frames (opt.frames): DIR/000000.png, 000001.png, ... for `ffmpeg -i
+ * DIR/%06d.png`. A step whose animation lasts d seconds (view_step_duration,
+ * 0 for inputs and weights) is shown for (d + dwell) / speed seconds of
+ * video: export_step_frames = max(1, ceil((d + dwell) · fps / speed)) frames,
+ * frame i at animation time min(d, i · speed / fps), so each step's final
+ * state is held for the dwell as autoplay in the window holds it.
+ * index.json then lists, per step, its first frame and frame count.
+ *
+ * Sheet (opt.sheet): one PNG with every selected step's final state one
+ * below the other at the export size, each followed by a caption band
+ * (step number, title, kind and head, formula, narration).
+ *
+ * Size: opt.width × opt.height is the layout size; opt.scale (high-DPI)
+ * multiplies the pixels: PNGs are round(width·scale) × round(height·scale)
+ * and render draws the same layout at that resolution (render scales text
+ * and cells with the frame height).
+ *
+ * Errors: every function returns 0 (or a pointer) on success and -1 (NULL)
+ * with one line in err; ExportResult.usage_error tells bad options (exit 2)
+ * from runtime failures (exit 1).
+ */
+#ifndef EXPORT_H
+#define EXPORT_H
+
+#include <stddef.h>
+
+#include <SDL.h>
+
+#include "attn.h"
+#include "lesson.h"
+#include "png_write.h"
+#include "render.h"
+#include "view.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define EXPORT_DEFAULT_WIDTH 1920
+#define EXPORT_DEFAULT_HEIGHT 1080
+#define EXPORT_MIN_SIDE 64      /* smaller is not a frame anyone can read */
+#define EXPORT_MAX_SIDE 16384   /* per side, after --scale */
+#define EXPORT_DEFAULT_FPS 30.0
+#define EXPORT_MAX_FRAMES 1000000
+#define EXPORT_FORMAT "attnviz-export/1"
+#define EXPORT_INDEX_NAME "index.json"
+#define EXPORT_SAVE_DIR "attnviz-frames" /* the window's S key, relative to the working folder */
+
+/* What export_lesson reports while it runs (for a progress line). */
+typedef struct ExportProgress {
+    int steps_done, steps_total; /* selected steps fully drawn */
+    int frames_done;             /* files written completely */
+    int frames_total;
+    double elapsed;              /* seconds since the start */
+    double fps;                  /* files per second so far */
+    double eta;                  /* seconds left, estimated; < 0 unknown */
+} ExportProgress;
+typedef void (*ExportProgressFn)(void *user, const ExportProgress *p);
+
+typedef struct ExportOptions {
+    int width, height;   /* layout size, default 1920×1080 */
+    float scale;         /* pixels per layout pixel, default 1 (2 for a high-DPI 2× image) */
+    LessonLang lang;     /* narration, labels and title language */
+    ViewTheme theme;
+    ViewMode mode;       /* VIEW_MULTI (default), VIEW_SINGLE, VIEW_COMPARE */
+    float text_scale;    /* View.text_scale, default 1 */
+    int head;            /* 0: every head's steps; H ≥ 1: only head H's per-head steps, H selected */
+    const char *steps;   /* "FROM-TO", "FROM-", "-TO" or "ITEM", see export_select_steps; NULL: all */
+    int frames;          /* 1: every animation frame (000000.png ...) instead of one PNG per step */
+    double fps;          /* frames mode: frames per second, default 30 */
+    double dwell;        /* frames mode: seconds a finished step is held, default VIEW_DWELL_SECONDS */
+    double speed;        /* frames mode: animation speed factor, default 1 */
+    const char *sheet;   /* a handout sheet PNG to write, or NULL */
+    int write_steps;     /* 1 (default): write the per-step PNGs or frames into the folder */
+    int threads;         /* encoding threads, 0: one per CPU */
+    ExportPngOptions png;
+    RenderOptions render; /* fonts: the window's defaults unless a test pins them */
+    int use_render_options;
+    ExportProgressFn progress; /* called after each file and at the end; NULL: silent */
+    void *progress_user;
+} ExportOptions;
+
+typedef struct ExportResult {
+    int files;           /* PNG files written (not counting index.json or the sheet) */
+    int steps;           /* steps exported */
+    int width, height;   /* pixel size of each PNG */
+    double seconds;      /* wall time of the whole export */
+    double draw_seconds; /* time spent drawing and reading pixels (the calling thread) */
+    double encode_seconds; /* encoding, summed over the pool's threads */
+    double write_seconds;  /* writing files, summed over the pool's threads */
+    size_t bytes;        /* PNG bytes written */
+    int threads;
+    int usage_error;     /* on failure: 1 when the options or the input were wrong (exit 2) */
+} ExportResult;
+
+/* The defaults listed in ExportOptions. */
+void export_options_init(ExportOptions *opt);
+
+/* "1280x720" or "1280×720" (and "1280X720"): both sides EXPORT_MIN_SIDE..EXPORT_MAX_SIDE. */
+int export_parse_size(const char *text, int *width, int *height, char *err, size_t errlen);
+
+/* Which steps of the trace to export. spec NULL or "": all. Otherwise ITEM,
+ * FROM-TO, FROM- or -TO, where each of ITEM, FROM, TO is a step index
+ * (0-based, as in the file names), a step name ("weights_2") or a kind
+ * ("softmax"). A single ITEM selects that step, or every step of that kind;
+ * FROM is the first step it names, TO the last, both included. With head
+ * H ≥ 1 the per-head steps of other heads are left out. selected[i] is set
+ * to 1 or 0 for each of trace->n_steps; returns how many are selected, or
+ * -1 with err naming what was expected and found. */
+int export_select_steps(const AttnTrace *trace, const char *spec, int head, unsigned char *selected, char *err,
+                        size_t errlen);
+
+/* Frames a step of `duration` seconds gets in frames mode (see above). */
+int export_step_frames(double duration, const ExportOptions *opt);
+
+/* The file name of a step in the default mode: "007-softmax-h2.png".
+ * n_steps decides the digits. */
+void export_step_filename(const AttnTrace *trace, int step, char *buf, size_t len);
+
+/* Exports the lesson into dir (created when its parent exists; it may be
+ * NULL when only opt->sheet is written). 0, or -1 with err and
+ * res->usage_error. res may be NULL. */
+int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *opt, ExportResult *res, char *err,
+                  size_t errlen);
+
+/* Draws the view at width × height on a software renderer into pixels
+ * (BGRX32, i.e. SDL_PIXELFORMAT_XRGB8888, pitch bytes per row): what
+ * export writes for that view. For tests and for export_lesson itself. */
+int export_draw_view(RenderCtx *rc, SDL_Renderer *sdl, const View *view, int width, int height,
+                     unsigned char *pixels, size_t pitch, char *err, size_t errlen);
+
+/* The S key: saves what `sdl` shows (its whole output, read back with
+ * SDL_RenderReadPixels; call it after drawing and before presenting) as a
+ * PNG in dir (NULL: EXPORT_SAVE_DIR; created when its parent exists) named
+ * LESSONID-NNN-kind[-hH].png, or with -2, -3 ... when that exists, with the
+ * same text chunks as export_lesson. Writes the path into path_out. 0, or -1
+ * with err. */
+int export_save_frame(SDL_Renderer *sdl, const View *view, const char *dir, char *path_out, size_t path_len,
+                      char *err, size_t errlen);
+/* The same from pixels the caller already has. */
+int export_save_image(const ExportImage *img, const View *view, const char *dir, char *path_out, size_t path_len,
+                      char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

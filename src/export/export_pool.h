@@ -1,0 +1,70 @@
+/* export_pool.h: encoding and writing PNG files on a pool of threads, so
+ * that the next frame is drawn while earlier ones are compressed. The
+ * caller fills frame buffers the pool owns and hands each back with the
+ * file name; workers encode it (png_write.h) and write it atomically.
+ *
+ * Usage:
+ *
+ *     ExportPool *pool = export_pool_create(0, 1280, 720, EXPORT_PIXELS_BGRX32, NULL, err, sizeof err);
+ *     for (int i = 0; i < n; i++) {
+ *         size_t pitch;
+ *         unsigned char *px = export_pool_acquire(pool, &pitch); // waits for a free buffer
+ *         if (!px) break;                                        // a worker failed: stop drawing
+ *         draw_frame(px, pitch, i);
+ *         export_pool_submit(pool, px, path_of(i), text, n_text); // path and text are copied
+ *     }
+ *     int rc = export_pool_finish(pool, err, sizeof err);       // waits; the first error, if any
+ *     export_pool_destroy(pool);
+ *
+ * Memory: threads + 2 frame buffers of height × pitch bytes. After the first
+ * failure no further file is written (the failed one leaves no file, see
+ * export_write_file); files written before it are complete.
+ */
+#ifndef EXPORT_POOL_H
+#define EXPORT_POOL_H
+
+#include <stddef.h>
+
+#include "png_write.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ExportPool ExportPool;
+
+/* What the pool has done so far (export_pool_stats). */
+typedef struct ExportPoolStats {
+    int files;            /* written completely */
+    int submitted;
+    double encode_seconds; /* summed over workers: encoding only */
+    double write_seconds;  /* summed over workers: writing and renaming */
+    size_t bytes;          /* PNG bytes written */
+} ExportPoolStats;
+
+/* threads ≤ 0: one per online CPU (at most 16). opt NULL: the PNG defaults.
+ * NULL with err filled when memory or threads run out. */
+ExportPool *export_pool_create(int threads, int width, int height, ExportPixelLayout layout,
+                               const ExportPngOptions *opt, char *err, size_t errlen);
+/* The number of worker threads. */
+int export_pool_threads(const ExportPool *pool);
+/* A free buffer of (height, *pitch) bytes, waiting for one if all are
+ * queued; NULL once a worker has failed. */
+unsigned char *export_pool_acquire(ExportPool *pool, size_t *pitch);
+/* Queues buffer (from acquire) to be written to path with the text chunks
+ * (both copied). Returns 0, or -1 once a worker has failed (the buffer is
+ * taken back either way). */
+int export_pool_submit(ExportPool *pool, unsigned char *buffer, const char *path, const ExportPngText *text,
+                       int n_text);
+/* Gives an acquired buffer back unwritten (the frame could not be drawn). */
+void export_pool_release(ExportPool *pool, unsigned char *buffer);
+/* Waits for every queued file. 0, or -1 with the first failure's message. */
+int export_pool_finish(ExportPool *pool, char *err, size_t errlen);
+void export_pool_stats(ExportPool *pool, ExportPoolStats *stats);
+/* Stops the workers (finishing queued files first) and frees everything; NULL is fine. */
+void export_pool_destroy(ExportPool *pool);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
