@@ -513,10 +513,7 @@ def build(c):
 
 def main(argv):
     check_only = "--check" in argv[1:]
-    os.makedirs(OUT, exist_ok=True)
-    total = 0
-    manifest = []
-    status = 0
+    total, status, built = 0, 0, []
     for c in CONFIGS:
         try:
             data, report = build(c)
@@ -525,24 +522,28 @@ def main(argv):
             status = 1
             continue
         fname = c["name"] + ".bin"
-        path = os.path.join(OUT, fname)
         total += len(data)
-        manifest.append(fname)
-        if check_only:
-            same = os.path.exists(path) and open(path, "rb").read() == data
-            if not same:
+        built.append((fname, data))
+        print(f"{fname:36s} {len(data):8d} B  " + ", ".join(report) + "  (worst |diff|/tol)")
+    if status:
+        print("nothing written: a reference disagrees with torch's own modules", file=sys.stderr)
+        return status
+    if check_only:
+        for fname, data in built:
+            path = os.path.join(OUT, fname)
+            if not os.path.exists(path) or open(path, "rb").read() != data:
                 print(f"DIFFERS {fname}: the committed file is not what this torch writes", file=sys.stderr)
                 status = 1
-        else:
-            with open(path, "wb") as f:
+    else:
+        os.makedirs(OUT, exist_ok=True)
+        for fname, data in built:
+            with open(os.path.join(OUT, fname), "wb") as f:
                 f.write(data)
-        print(f"{fname:36s} {len(data):8d} B  " + ", ".join(report) + "  (worst |diff|/tol)")
-    if status == 0 and not check_only:
         with open(os.path.join(OUT, "MANIFEST"), "w") as f:
             f.write("# written by tests/make_fixtures.py; one fixture per line, read by tests/test_engine.c\n")
-            for m in manifest:
-                f.write(m + "\n")
-    print(f"{len(manifest)} fixtures, {total} bytes", "(checked)" if check_only else "written")
+            for fname, _ in built:
+                f.write(fname + "\n")
+    print(f"{len(built)} fixtures, {total} bytes", "checked" if check_only else "written")
     return status
 
 
