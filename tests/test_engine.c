@@ -1138,6 +1138,31 @@ static void test_trace_memory(void **state)
     case_free(&k);
 }
 
+/* The kind names are issue 2 section 4's, in the enum's order, and round-trip;
+ * mask names are the trace's "mask" values. */
+static void test_names(void **state)
+{
+    (void)state;
+    static const char *const kinds[] = {"input",   "weight",  "bias",         "projection", "split",
+                                        "scores",  "scaled",  "masked",       "softmax",    "weighted_sum",
+                                        "concat",  "output",  "additive_hidden"};
+    assert_int_equal(sizeof kinds / sizeof kinds[0], ATTN_STEP_KIND_COUNT);
+    for (int k = 0; k < ATTN_STEP_KIND_COUNT; k++) {
+        assert_string_equal(attn_step_kind_name((AttnStepKind)k), kinds[k]);
+        assert_int_equal(attn_step_kind_from_name(kinds[k]), k);
+    }
+    assert_int_equal(attn_step_kind_from_name("Softmax"), -1);
+    assert_int_equal(attn_step_kind_from_name(""), -1);
+    assert_string_equal(attn_mask_kind_name(ATTN_MASK_NONE), "none");
+    assert_string_equal(attn_mask_kind_name(ATTN_MASK_CAUSAL), "causal");
+    assert_string_equal(attn_mask_kind_name(ATTN_MASK_PADDING), "padding");
+    assert_string_equal(attn_mask_kind_name(ATTN_MASK_MATRIX), "matrix");
+    assert_string_equal(attn_scale_kind_name(ATTN_SCALE_SQRT_DK), "sqrt_dk");
+    assert_string_equal(attn_scale_kind_name(ATTN_SCALE_SQRT_DMODEL), "sqrt_dmodel");
+    assert_string_equal(attn_scale_kind_name(ATTN_SCALE_NONE), "none");
+    attn_trace_destroy(NULL); /* does nothing */
+}
+
 /* attn_config_check refuses what the engine cannot compute, with a message,
  * before anything is allocated. The pointers are never read by the check. */
 static void test_config_errors(void **state)
@@ -1222,6 +1247,7 @@ int main(void)
         cmocka_unit_test(test_random_additive_invariants),
         cmocka_unit_test(test_trace_memory),
         cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_names),
     };
     int failed = cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 
