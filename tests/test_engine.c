@@ -504,8 +504,25 @@ static void test_fixture(void **state)
     AttnConfig c;
     fixture_config(&f, &c);
     snprintf(g_ctx, sizeof g_ctx, "%s", file);
+    /* the inputs are borrowed: the engine must leave them as they were */
+    float *before[64]; /* (n_inputs ≤ 64, checked by the parser) copies */
+    for (int i = 0; i < f.n_inputs; i++) {
+        size_t bytes = sizeof(float) * (size_t)f.inputs[i].rows * (size_t)f.inputs[i].cols;
+        before[i] = malloc(bytes);
+        assert_non_null(before[i]);
+        memcpy(before[i], f.inputs[i].data, bytes);
+    }
     AttnTrace *t = attn_trace_create(&c, err, sizeof err);
     if (!t) fail_msg("%s: attn_trace_create: %s", file, err);
+    for (int i = 0; i < f.n_inputs; i++) {
+        if (memcmp(before[i], f.inputs[i].data, sizeof(float) * (size_t)f.inputs[i].rows * (size_t)f.inputs[i].cols))
+            fail_msg("%s: the engine wrote into its borrowed input %s", file, f.inputs[i].name);
+        free(before[i]);
+    }
+    /* and keeps no pointer to them */
+    const AttnConfig *tc = &t->cfg;
+    assert_true(!tc->X && !tc->Y && !tc->W_Q && !tc->W_K && !tc->W_V && !tc->W_O && !tc->b_Q && !tc->b_K && !tc->b_V &&
+                !tc->b_O && !tc->W_a && !tc->b_a && !tc->v_a && !tc->mask);
     if (fabsf(t->divisor - f.divisor) > 1e-7f * f.divisor)
         fail_msg("%s: divisor %.9g, torch divided by %.9g", file, (double)t->divisor, (double)f.divisor);
     check_structure(t, &c);
