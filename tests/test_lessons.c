@@ -1,0 +1,703 @@
+/* test_lessons.c: every lesson in lessons/ loads, traces, is narrated in both
+ * languages for every step it shows, fills every placeholder, and makes a
+ * claim that is true of its own trace.
+ *
+ * Each claim is recomputed here from the trace's inputs (X, Y, W_*) or by
+ * re-tracing the lesson with one setting changed (the fill, the scaling), never
+ * compared against a copy of what the engine printed. The only literal numbers
+ * are the seeds' own: seed 002's q, k, q·kᵀ and ÷√2, and its pitfall
+ * matmul(q, k) = [[19,22],[43,50]].
+ */
+#include <dirent.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "attn.h"
+#include "lesson.h"
+#include "narrate.h"
+#include "test_util.h"
+
+#define LESSONS_DIR ATTNVIZ_SOURCE_DIR "/lessons"
+
+/* A lesson and its trace, both owned. */
+typedef struct Loaded {
+    Lesson lesson;
+    AttnTrace *trace;
+} Loaded;
+
+static void load_path(Loaded *out, const char *path)
+{
+    LessonError lerr;
+    if (lesson_load(&out->lesson, path, &lerr) != 0) fail_msg("%s", lerr.msg);
+    char err[512];
+    out->trace = attn_trace_create(&out->lesson.cfg, err, sizeof err);
+    if (!out->trace) fail_msg("%s: %s", path, err);
+}
+
+static void load_id(Loaded *out, const char *id)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.json", LESSONS_DIR, id);
+    load_path(out, path);
+}
+
+static void unload(Loaded *l)
+{
+    attn_trace_destroy(l->trace);
+    lesson_free(&l->lesson);
+}
+
+/* Re-traces the lesson with a changed config (the lesson keeps its buffers). */
+static AttnTrace *retrace(const AttnConfig *cfg)
+{
+    char err[512];
+    AttnTrace *t = attn_trace_create(cfg, err, sizeof err);
+    if (!t) fail_msg("retrace: %s", err);
+    return t;
+}
+
+static const AttnStep *step(const AttnTrace *t, const char *name)
+{
+    const AttnStep *s = attn_trace_find_name(t, name);
+    if (!s) fail_msg("the trace has no step '%s'", name);
+    return s;
+}
+
+static float at(const AttnStep *s, int i, int j) { return s->data[(size_t)i * (size_t)s->cols + (size_t)j]; }
+
+static int row_argmax(const AttnStep *s, int i)
+{
+    int best = 0;
+    for (int j = 1; j < s->cols; j++)
+        if (at(s, i, j) > at(s, i, best)) best = j;
+    return best;
+}
+
+static float step_max(const AttnStep *s)
+{
+    float m = s->data[0];
+    for (int k = 1; k < s->rows * s->cols; k++)
+        if (s->data[k] > m) m = s->data[k];
+    return m;
+}
+
+/* C (m×n) = A (m×k) · B (k×n) in double, rounded to float once. */
+static float *matmul(const float *A, const float *B, int m, int k, int n)
+{
+    float *C = malloc(sizeof(float) * (size_t)m * (size_t)n); /* (m, n) */
+    assert_non_null(C);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0;
+            for (int q = 0; q < k; q++) s += (double)A[i * k + q] * B[q * n + j];
+            C[i * n + j] = (float)s;
+        }
+    return C;
+}
+
+/* Shape check with a readable failure. */
+static void assert_shape(const AttnStep *s, int rows, int cols)
+{
+    if (s->rows != rows || s->cols != cols)
+        fail_msg("%s is %d×%d, expected %d×%d", s->name, s->rows, s->cols, rows, cols);
+}
+
+/* ---- every lesson ------------------------------------------------------- */
+
+/* Ids of the lessons issue 3 asks for, in teaching order. */
+static const char *const required[] = {
+    "seed002-scaled-inner-product", "seed002-x-to-qkv", "self-attention-xihuan-paobu", "mhsa-wo-xihuan-paobu",
+    "single-vs-multi-head", "seed001-shapes-512", "seed001-seq-len-1", "causal-mask-decoder",
+    "mask-fill-values", "cross-attention-en-zh", "additive-bahdanau", "scaling-pitfalls",
+    "seed004-dk-dv-no-wo", "key-padding",
+};
+#define N_REQUIRED ((int)(sizeof required / sizeof required[0]))
+
+static const LessonNarration *find_narration(const Lesson *l, const char *key)
+{
+    for (int i = 0; i < l->n_narration; i++)
+        if (strcmp(l->narration[i].key, key) == 0) return &l->narration[i];
+    return NULL;
+}
+
+/* Softmax rows sum to 1 (or are all zero when flagged as fully blocked). */
+static void check_softmax_rows(const AttnTrace *t, const char *id)
+{
+    for (int s = 0; s < t->n_steps; s++) {
+        const AttnStep *w = &t->steps[s];
+        if (w->kind != ATTN_STEP_SOFTMAX) continue;
+        for (int i = 0; i < w->rows; i++) {
+            double sum = 0;
+            for (int j = 0; j < w->cols; j++) sum += at(w, i, j);
+            /* a fully blocked row is all zero under -inf, uniform under a finite fill */
+            int blocked = w->row_flags && (w->row_flags[i] & ATTN_ROW_ALL_BLOCKED) && isinf(t->cfg.mask_fill);
+            double want = blocked ? 0.0 : 1.0;
+            if (fabs(sum - want) > 1e-6) fail_msg("%s: %s row %d sums to %.9g, not %g", id, w->name, i, sum, want);
+        }
+    }
+}
+
+static void test_every_lesson(void **state)
+{
+    (void)state;
+    DIR *d = opendir(LESSONS_DIR);
+    assert_non_null(d);
+    int found[N_REQUIRED] = {0};
+    int orders[256], n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 6 || strcmp(de->d_name + len - 5, ".json") != 0) continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", LESSONS_DIR, de->d_name);
+        Loaded L;
+        load_path(&L, path);
+        const Lesson *l = &L.lesson;
+        /* the file is named after its id, so `attnviz show ID` finds it */
+        assert_int_equal(strlen(l->id) + 5, len);
+        assert_memory_equal(l->id, de->d_name, strlen(l->id));
+        for (int r = 0; r < N_REQUIRED; r++) found[r] |= strcmp(l->id, required[r]) == 0;
+        assert_true(n < 256);
+        orders[n++] = l->order;
+        /* titles, summary and intro in both languages */
+        if (!l->title.text[LESSON_ZH] || !l->summary.text[LESSON_EN] || !l->summary.text[LESSON_ZH])
+            fail_msg("%s: title.zh, summary.en and summary.zh are all required of a lesson", path);
+        const LessonNarration *intro = find_narration(l, "intro");
+        if (!intro || !intro->text.text[LESSON_ZH]) fail_msg("%s: no intro in both languages", path);
+        /* every step the lesson shows is narrated in both languages */
+        for (int s = 0; s < L.trace->n_steps; s++) {
+            const AttnStep *st = &L.trace->steps[s];
+            const LessonNarration *nar = find_narration(l, st->name);
+            if (!nar) nar = find_narration(l, attn_step_kind_name(st->kind));
+            if (!nar || !nar->text.text[LESSON_EN] || !nar->text.text[LESSON_ZH])
+                fail_msg("%s: step %s (%s) has no narration in both en and zh", path, st->name,
+                         attn_step_kind_name(st->kind));
+        }
+        /* every placeholder of every text fills, against every step it applies to */
+        char err[512];
+        if (narrate_check(l, L.trace, err, sizeof err) != 0) fail_msg("%s: %s", path, err);
+        check_softmax_rows(L.trace, l->id);
+        unload(&L);
+    }
+    closedir(d);
+    for (int r = 0; r < N_REQUIRED; r++)
+        if (!found[r]) fail_msg("lesson %s is missing from %s", required[r], LESSONS_DIR);
+    /* orders are distinct: `attnviz list` has one teaching order */
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (orders[i] == orders[j]) fail_msg("two lessons share order %d", orders[i]);
+}
+
+static void test_required_in_teaching_order(void **state)
+{
+    (void)state;
+    int prev = -1000000000;
+    for (int r = 0; r < N_REQUIRED; r++) {
+        Loaded L;
+        load_id(&L, required[r]);
+        if (L.lesson.order <= prev) fail_msg("%s (order %d) should come after order %d", required[r], L.lesson.order, prev);
+        prev = L.lesson.order;
+        unload(&L);
+    }
+}
+
+/* The default lesson of `attnviz show` is the two-head lesson. */
+static void test_default_lesson(void **state)
+{
+    (void)state;
+    assert_string_equal(LESSON_DEFAULT_ID, "mhsa-wo-xihuan-paobu");
+    Loaded L;
+    load_id(&L, LESSON_DEFAULT_ID);
+    assert_int_equal(L.trace->cfg.heads, 2);
+    assert_non_null(attn_trace_find_name(L.trace, "output"));
+    unload(&L);
+}
+
+/* ---- 1. seed 002: q·kᵀ/√2 ----------------------------------------------- */
+
+static void test_seed002_scaled_inner_product(void **state)
+{
+    (void)state;
+    Loaded L;
+    load_id(&L, "seed002-scaled-inner-product");
+    const AttnTrace *t = L.trace;
+    /* the seed's q and k, as written in seed 002 */
+    const float q[4] = {1, 2, 3, 4}, k[4] = {5, 6, 7, 8};
+    assert_floats_close("X = q", step(t, "X")->data, q, 2, 2, 0, 0);
+    assert_floats_close("Y = k", step(t, "Y")->data, k, 2, 2, 0, 0);
+    assert_floats_close("Q = q", step(t, "Q")->data, q, 2, 2, 0, 0);
+    assert_floats_close("K = k", step(t, "K")->data, k, 2, 2, 0, 0);
+    assert_int_equal(t->cfg.d_k, 2);
+    /* seed 002: q·kᵀ = [[17,23],[39,53]], ÷√2 = [[12.0208,16.2635],[27.5772,37.4767]] */
+    const float qkT[4] = {17, 23, 39, 53};
+    const float scaled[4] = {12.0208f, 16.2635f, 27.5772f, 37.4767f};
+    assert_floats_close("scores_1", step(t, "scores_1")->data, qkT, 2, 2, 0, 0);
+    assert_floats_close("scaled_1", step(t, "scaled_1")->data, scaled, 2, 2, 5e-5, 0);
+    /* the pitfall the narration points out: matmul(q, k) without the transpose */
+    const float *X = step(t, "X")->data, *Y = step(t, "Y")->data;
+    float *nt = matmul(X, Y, 2, 2, 2);
+    const float seed_bug[4] = {19, 22, 43, 50};
+    assert_floats_close("matmul(q, k)", nt, seed_bug, 2, 2, 0, 0);
+    free(nt);
+    /* softmax of the scaled row, and the weighted sum of V = k */
+    const AttnStep *w = step(t, "weights_1");
+    for (int i = 0; i < 2; i++) {
+        double e0 = exp((double)scaled[i * 2] - scaled[i * 2 + 1]);
+        assert_true(fabs(at(w, i, 0) - e0 / (1 + e0)) < 1e-4);
+        assert_int_equal(row_argmax(w, i), 1); /* the narration: both rows pick k2 */
+    }
+    float *out = matmul(w->data, step(t, "V")->data, 2, 2, 2);
+    assert_floats_close("head_1 = weights·V", step(t, "head_1")->data, out, 2, 2, 1e-6, 1e-6);
+    free(out);
+    unload(&L);
+}
+
+/* ---- 2. seed 002's X through Q, K, V ------------------------------------ */
+
+static void test_seed002_x_to_qkv(void **state)
+{
+    (void)state;
+    Loaded L;
+    load_id(&L, "seed002-x-to-qkv");
+    const AttnTrace *t = L.trace;
+    const float x[6] = {1, 2, 3, 4, 5, 6}; /* seed 002's X */
+    assert_floats_close("X", step(t, "X")->data, x, 2, 3, 0, 0);
+    const char *names[3][2] = {{"Q", "W_Q"}, {"K", "W_K"}, {"V", "W_V"}};
+    for (int p = 0; p < 3; p++) {
+        float *ref = matmul(x, step(t, names[p][1])->data, 2, 3, 2);
+        assert_floats_close(names[p][0], step(t, names[p][0])->data, ref, 2, 2, 1e-6, 1e-6);
+        free(ref);
+    }
+    /* the narration: no token takes everything, and both rows favour x2 */
+    const AttnStep *w = step(t, "weights_1");
+    for (int i = 0; i < 4; i++) assert_true(w->data[i] > 0.2f && w->data[i] < 0.8f);
+    assert_int_equal(row_argmax(w, 0), 1);
+    assert_int_equal(row_argmax(w, 1), 1);
+    unload(&L);
+}
+
+/* ---- 3. one head, W = I: every word looks most at itself ------------------ */
+
+static void test_self_attention(void **state)
+{
+    (void)state;
+    Loaded L;
+    load_id(&L, "self-attention-xihuan-paobu");
+    const AttnStep *w = step(L.trace, "weights_1");
+    for (int i = 0; i < 3; i++) assert_int_equal(row_argmax(w, i), i);
+    assert_true(at(w, 1, 2) > at(w, 1, 0)); /* 喜欢 prefers 跑步 to 我 */
+    assert_true(at(w, 2, 1) > at(w, 2, 0)); /* 跑步 prefers 喜欢 to 我 */
+    for (int k = 0; k < 9; k++) assert_true(w->data[k] > 0.0f); /* "no weight is zero" */
+    unload(&L);
+}
+
+/* ---- 4. the two designed heads ---------------------------------------------- */
+
+enum { WO = 0, XIHUAN = 1, PAOBU = 2 }; /* 我, 喜欢, 跑步 */
+
+static void test_mhsa_head_patterns(void **state)
+{
+    (void)state;
+    Loaded L;
+    load_id(&L, "mhsa-wo-xihuan-paobu");
+    const AttnTrace *t = L.trace;
+    assert_string_equal(L.lesson.tokens[WO], "我");
+    assert_string_equal(L.lesson.tokens[XIHUAN], "喜欢");
+    assert_string_equal(L.lesson.tokens[PAOBU], "跑步");
+    const AttnStep *w1 = step(t, "weights_1"), *w2 = step(t, "weights_2");
+    /* head 1, verb–object: 喜欢 ↔ 跑步 */
+    assert_int_equal(row_argmax(w1, XIHUAN), PAOBU);
+    assert_int_equal(row_argmax(w1, PAOBU), XIHUAN);
+    /* head 2, subject–verb: 我 ↔ 喜欢 */
+    assert_int_equal(row_argmax(w2, WO), XIHUAN);
+    assert_int_equal(row_argmax(w2, XIHUAN), WO);
+    /* a zero query gives a flat row: 我 in head 1, 跑步 in head 2 */
+    for (int j = 1; j < 3; j++) {
+        assert_true(at(w1, WO, j) == at(w1, WO, 0));
+        assert_true(at(w2, PAOBU, j) == at(w2, PAOBU, 0));
+    }
+    /* concat: 喜欢's head-1 half is nearest to 跑步's value, its head-2 half to 我's */
+    const AttnStep *cat = step(t, "concat"), *V1 = step(t, "V_1"), *V2 = step(t, "V_2");
+    for (int h = 0; h < 2; h++) {
+        const AttnStep *Vh = h ? V2 : V1;
+        int want = h ? WO : PAOBU, best = -1;
+        double best_d = 1e30;
+        for (int j = 0; j < 3; j++) {
+            double d2 = 0;
+            for (int c = 0; c < 2; c++) {
+                double diff = at(cat, XIHUAN, 2 * h + c) - at(Vh, j, c);
+                d2 += diff * diff;
+            }
+            if (d2 < best_d) best_d = d2, best = j;
+        }
+        assert_int_equal(best, want);
+    }
+    /* output = concat · W_O */
+    float *out = matmul(cat->data, step(t, "W_O")->data, 3, 4, 4);
+    assert_floats_close("output", step(t, "output")->data, out, 3, 4, 1e-6, 1e-6);
+    free(out);
+    unload(&L);
+}
+
+/* ---- 5. one head vs two on the same weights -------------------------------- */
+
+static void test_single_vs_multi(void **state)
+{
+    (void)state;
+    Loaded one, two;
+    load_id(&one, "single-vs-multi-head");
+    load_id(&two, "mhsa-wo-xihuan-paobu");
+    const char *same[] = {"X", "W_Q", "W_K", "W_V", "W_O", "Q", "K", "V"};
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        const AttnStep *a = step(one.trace, same[i]), *b = step(two.trace, same[i]);
+        assert_shape(a, b->rows, b->cols);
+        assert_floats_close(same[i], a->data, b->data, a->rows, a->cols, 0, 0);
+    }
+    assert_int_equal(one.trace->cfg.heads, 1);
+    assert_int_equal(one.trace->cfg.d_k, one.trace->cfg.d_model);
+    /* one head's raw scores = head 1's + head 2's */
+    const AttnStep *s = step(one.trace, "scores_1"), *s1 = step(two.trace, "scores_1"), *s2 = step(two.trace, "scores_2");
+    float sum[9];
+    for (int k = 0; k < 9; k++) sum[k] = s1->data[k] + s2->data[k];
+    assert_floats_close("scores (1 head) = scores_1 + scores_2", s->data, sum, 3, 3, 1e-6, 0);
+    /* the row of 喜欢 blends: each partner gets less than in its own head */
+    const AttnStep *w = step(one.trace, "weights_1"), *w1 = step(two.trace, "weights_1"), *w2 = step(two.trace, "weights_2");
+    assert_true(at(w, XIHUAN, WO) < at(w2, XIHUAN, WO));
+    assert_true(at(w, XIHUAN, PAOBU) < at(w1, XIHUAN, PAOBU));
+    /* "each head gave its partner about 0.89" */
+    assert_true(fabs(at(w1, XIHUAN, PAOBU) - 0.89) < 0.01 && fabs(at(w2, XIHUAN, WO) - 0.89) < 0.01);
+    /* one head of width d_model is ordinary SDPA: softmax(QKᵀ/√d_k)·V */
+    const float *Q = step(one.trace, "Q")->data, *K = step(one.trace, "K")->data, *V = step(one.trace, "V")->data;
+    float ref[12];
+    for (int i = 0; i < 3; i++) {
+        double p[3], z = 0, m = -1e30;
+        for (int j = 0; j < 3; j++) {
+            double d = 0;
+            for (int c = 0; c < 4; c++) d += (double)Q[i * 4 + c] * K[j * 4 + c];
+            p[j] = d / 2.0; /* √4 */
+            if (p[j] > m) m = p[j];
+        }
+        for (int j = 0; j < 3; j++) z += (p[j] = exp(p[j] - m));
+        for (int c = 0; c < 4; c++) {
+            double o = 0;
+            for (int j = 0; j < 3; j++) o += p[j] / z * V[j * 4 + c];
+            ref[i * 4 + c] = (float)o;
+        }
+    }
+    assert_floats_close("head_1 = SDPA", step(one.trace, "head_1")->data, ref, 3, 4, 1e-6, 1e-5);
+    unload(&one);
+    unload(&two);
+}
+
+/* ---- 6, 7. seed 001's shapes ------------------------------------------------ */
+
+static void test_seed001_shapes(void **state)
+{
+    (void)state;
+    Loaded L;
+    load_id(&L, "seed001-shapes-512");
+    const AttnTrace *t = L.trace;
+    int n = t->cfg.n_q;
+    assert_int_equal(n, 12);
+    assert_int_equal(t->cfg.d_model, 512);
+    assert_int_equal(t->cfg.heads, 8);
+    assert_int_equal(t->cfg.d_k, 64);
+    assert_int_equal(t->cfg.d_v, 64);
+    assert_true(t->divisor == 8.0f);
+    assert_shape(step(t, "Q"), n, 512);
+    assert_shape(step(t, "W_O"), 512, 512);
+    char name[32];
+    for (int h = 1; h <= 8; h++) {
+        snprintf(name, sizeof name, "Q_%d", h);
+        assert_shape(step(t, name), n, 64);
+        snprintf(name, sizeof name, "weights_%d", h);
+        const AttnStep *w = step(t, name);
+        assert_shape(w, n, n);
+        /* "fairly flat": with untrained weights no weight reaches twice uniform */
+        assert_true(step_max(w) < 2.0f / (float)n);
+        snprintf(name, sizeof name, "head_%d", h);
+        assert_shape(step(t, name), n, 64);
+    }
+    assert_shape(step(t, "concat"), n, 512);
+    assert_shape(step(t, "output"), n, 512);
+    unload(&L);
+}
+
+static void test_seed001_seq_len_1(void **state)
+{
+    (void)state;
+    Loaded L;
+    load_id(&L, "seed001-seq-len-1");
+    const AttnTrace *t = L.trace;
+    assert_int_equal(t->cfg.n_q, 1);
+    assert_int_equal(t->cfg.heads, 8);
+    char name[32];
+    for (int h = 1; h <= 8; h++) {
+        snprintf(name, sizeof name, "scores_%d", h);
+        assert_shape(step(t, name), 1, 1);
+        snprintf(name, sizeof name, "weights_%d", h);
+        const AttnStep *w = step(t, name);
+        assert_shape(w, 1, 1);
+        if (w->data[0] != 1.0f) fail_msg("%s = %.9g, not exactly 1", name, (double)w->data[0]);
+        /* head_h = 1 · V_h, exactly */
+        snprintf(name, sizeof name, "V_%d", h);
+        const AttnStep *v = step(t, name);
+        snprintf(name, sizeof name, "head_%d", h);
+        assert_shape(v, 1, 64);
+        assert_floats_close(name, step(t, name)->data, v->data, 1, 64, 0, 0);
+    }
+    assert_floats_close("concat = V", step(t, "concat")->data, step(t, "V")->data, 1, 512, 0, 0);
+    assert_shape(step(t, "output"), 1, 512);
+    unload(&L);
+}
+
+/* ---- 8. causal mask ----------------------------------------------------------- */
+
+static void test_causal(void **state)
+{
+    (void)state;
+    Loaded L;
+    load_id(&L, "causal-mask-decoder");
+    const AttnTrace *t = L.trace;
+    const AttnStep *sc = step(t, "scaled_1"), *m = step(t, "masked_1"), *w = step(t, "weights_1");
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(row_argmax(sc, i), PAOBU); /* unmasked, everyone would look at 跑步 */
+        for (int j = 0; j < 3; j++) {
+            if (j > i) {
+                assert_true(isinf(at(m, i, j)) && at(m, i, j) < 0);
+                if (at(w, i, j) != 0.0f) fail_msg("weights_1[%d][%d] = %.9g, not exactly 0", i, j, (double)at(w, i, j));
+            } else {
+                assert_true(at(m, i, j) == at(sc, i, j));
+                assert_true(at(w, i, j) > 0.0f);
+            }
+        }
+    }
+    assert_true(at(w, 0, 0) == 1.0f);
+    /* 我's output is exactly its own value */
+    assert_floats_close("head_1[0] = V[0]", step(t, "head_1")->data, step(t, "V")->data, 1, 2, 0, 0);
+    unload(&L);
+}
+
+/* ---- 9. mask fill: -1e9, -1e20, -inf on a fully blocked row -------------------- */
+
+static void test_mask_fill(void **state)
+{
+    (void)state;
+    Loaded L;
+    load_id(&L, "mask-fill-values");
+    const AttnTrace *t = L.trace;
+    assert_true(t->cfg.mask_fill == -1e9f);
+    const AttnStep *w = step(t, "weights_1");
+    int n = w->cols;
+    /* row <pad> is fully blocked: uniform 1/n under a finite fill */
+    for (int j = 0; j < n; j++) assert_true(fabsf(at(w, 0, j) - 1.0f / (float)n) < 1e-7f);
+    assert_true(w->row_flags && (w->row_flags[0] & ATTN_ROW_ALL_BLOCKED));
+    /* its output is the plain average of the values */
+    const AttnStep *V = step(t, "V"), *o = step(t, "head_1");
+    for (int c = 0; c < V->cols; c++) {
+        double mean = 0;
+        for (int j = 0; j < n; j++) mean += at(V, j, c) / n;
+        assert_true(fabs(at(o, 0, c) - mean) < 1e-6);
+    }
+    /* the other rows: blocked weights exactly 0 */
+    for (int i = 1; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (L.lesson.mask[i * n + j] == 0) assert_true(at(w, i, j) == 0.0f);
+    /* -1e20 (seed 003): bit for bit the same weights */
+    AttnConfig cfg = L.lesson.cfg;
+    cfg.mask_fill = -1e20f;
+    AttnTrace *t20 = retrace(&cfg);
+    assert_memory_equal(step(t20, "weights_1")->data, w->data, sizeof(float) * (size_t)(n * n));
+    /* -inf: the rows with something to see are bit for bit the same; row <pad> is all zero */
+    cfg.mask_fill = -INFINITY;
+    AttnTrace *tinf = retrace(&cfg);
+    const AttnStep *wi = step(tinf, "weights_1");
+    assert_memory_equal(wi->data + n, w->data + n, sizeof(float) * (size_t)((n - 1) * n));
+    for (int j = 0; j < n; j++) assert_true(at(wi, 0, j) == 0.0f);
+    for (int c = 0; c < V->cols; c++) assert_true(at(step(tinf, "head_1"), 0, c) == 0.0f);
+    assert_true(wi->row_flags[0] & ATTN_ROW_ALL_BLOCKED);
+    attn_trace_destroy(t20);
+    attn_trace_destroy(tinf);
+    unload(&L);
+}
+
+/* ---- 10. cross-attention -------------------------------------------------------- */
+
+static void test_cross(void **state)
+{
+    (void)state;
+    Loaded L;
+    load_id(&L, "cross-attention-en-zh");
+    const AttnTrace *t = L.trace;
+    assert_true(t->cfg.cross);
+    assert_true(t->cfg.n_q != t->cfg.n_k);
+    const AttnStep *w = step(t, "weights_1");
+    assert_shape(w, 4, 3);
+    /* I→我, like→喜欢, running→跑步; <s> flat */
+    for (int i = 1; i < 4; i++) {
+        assert_int_equal(row_argmax(w, i), i - 1);
+        assert_true(at(w, i, i - 1) > 0.5f);
+    }
+    for (int j = 1; j < 3; j++) assert_true(at(w, 0, j) == at(w, 0, 0));
+    /* K and V come from Y */
+    float *K = matmul(step(t, "Y")->data, step(t, "W_K")->data, 3, 4, 3);
+    assert_floats_close("K = Y·W_K", step(t, "K")->data, K, 3, 3, 0, 0);
+    free(K);
+    assert_shape(step(t, "concat"), 4, 4);
+    unload(&L);
+}
+
+/* ---- 11. additive ----------------------------------------------------------------- */
+
+static void test_additive(void **state)
+{
+    (void)state;
+    Loaded L;
+    load_id(&L, "additive-bahdanau");
+    const AttnTrace *t = L.trace;
+    const AttnConfig *c = &t->cfg;
+    assert_int_equal(c->attention, ATTN_ADDITIVE);
+    assert_true(c->d_x != c->d_y);
+    assert_null(attn_trace_find(t, ATTN_STEP_SCALED, 0));
+    const float *X = step(t, "X")->data, *Y = step(t, "Y")->data, *Wa = step(t, "W_a")->data, *va = step(t, "v_a")->data;
+    const AttnStep *hid = step(t, "hidden"), *sc = step(t, "scores");
+    for (int i = 0; i < c->n_q; i++)
+        for (int j = 0; j < c->n_k; j++) {
+            double score = 0;
+            for (int a = 0; a < c->d_a; a++) {
+                double s = 0;
+                for (int q = 0; q < c->d_x; q++) s += (double)X[i * c->d_x + q] * Wa[q * c->d_a + a];
+                for (int q = 0; q < c->d_y; q++) s += (double)Y[j * c->d_y + q] * Wa[(c->d_x + q) * c->d_a + a];
+                double h = tanh(s);
+                assert_true(fabs(at(hid, i * c->n_k + j, a) - h) < 1e-6);
+                score += h * va[a];
+            }
+            assert_true(fabs(at(sc, i, j) - score) < 1e-5);
+        }
+    const AttnStep *w = step(t, "weights");
+    assert_int_equal(row_argmax(w, 0), XIHUAN); /* s1 → 喜欢 */
+    assert_int_equal(row_argmax(w, 1), PAOBU);  /* s2 → 跑步 */
+    float *ctx = matmul(w->data, Y, c->n_q, c->n_k, c->d_y);
+    assert_floats_close("context = weights·Y", step(t, "context")->data, ctx, c->n_q, c->d_y, 1e-6, 1e-6);
+    free(ctx);
+    unload(&L);
+}
+
+/* ---- 12. scaling pitfalls ------------------------------------------------------------ */
+
+static void test_scaling(void **state)
+{
+    (void)state;
+    Loaded L;
+    load_id(&L, "scaling-pitfalls");
+    const AttnTrace *t = L.trace;
+    assert_int_equal(t->cfg.scale_kind, ATTN_SCALE_SQRT_DMODEL);
+    assert_true(t->divisor == sqrtf((float)t->cfg.d_model));
+    AttnConfig cfg = L.lesson.cfg;
+    cfg.scale_kind = ATTN_SCALE_SQRT_DK;
+    AttnTrace *tk = retrace(&cfg);
+    cfg.scale_kind = ATTN_SCALE_NONE;
+    AttnTrace *tn = retrace(&cfg);
+    char name[32];
+    for (int h = 1; h <= t->cfg.heads; h++) {
+        snprintf(name, sizeof name, "weights_%d", h);
+        float m_model = step_max(step(t, name)), m_dk = step_max(step(tk, name)), m_none = step_max(step(tn, name));
+        if (!(m_model < m_dk && m_dk < m_none))
+            fail_msg("head %d: max weight √d_model %.6g, √d_k %.6g, none %.6g: not flatter → sharper", h,
+                     (double)m_model, (double)m_dk, (double)m_none);
+        /* and the narration's {max_weight_if:...} says the same numbers */
+        char got[64], want[64];
+        const AttnStep *ws = step(t, name);
+        assert_int_equal(narrate_fill(got, sizeof got, "{max_weight_if:sqrt_dk}", &L.lesson, t, ws, LESSON_EN), 0);
+        snprintf(want, sizeof want, "%.4g", (double)m_dk);
+        assert_string_equal(got, want);
+        assert_int_equal(narrate_fill(got, sizeof got, "{max_weight_if:none}", &L.lesson, t, ws, LESSON_EN), 0);
+        snprintf(want, sizeof want, "%.4g", (double)m_none);
+        assert_string_equal(got, want);
+    }
+    attn_trace_destroy(tk);
+    attn_trace_destroy(tn);
+    unload(&L);
+}
+
+/* ---- 13. seed 004: d_k ≠ d_v, no W_O ----------------------------------------------------- */
+
+static void test_seed004(void **state)
+{
+    (void)state;
+    Loaded L;
+    load_id(&L, "seed004-dk-dv-no-wo");
+    const AttnTrace *t = L.trace;
+    const AttnConfig *c = &t->cfg;
+    assert_true(c->d_k != c->d_v);
+    assert_null(attn_trace_find_name(t, "output"));
+    assert_null(attn_trace_find(t, ATTN_STEP_BIAS, 0));
+    assert_true(t->divisor == sqrtf((float)c->d_k));
+    assert_shape(step(t, "Q_1"), c->n_q, c->d_k);
+    assert_shape(step(t, "V_2"), c->n_q, c->d_v);
+    assert_shape(step(t, "head_2"), c->n_q, c->d_v);
+    const AttnStep *cat = step(t, "concat");
+    assert_shape(cat, c->n_q, c->heads * c->d_v);
+    assert_true(cat->cols != c->d_model);
+    unload(&L);
+}
+
+/* ---- 14. key padding ------------------------------------------------------------------- */
+
+static void test_key_padding(void **state)
+{
+    (void)state;
+    Loaded L, ref;
+    load_id(&L, "key-padding");
+    load_id(&ref, "mhsa-wo-xihuan-paobu");
+    const AttnTrace *t = L.trace;
+    int n = t->cfg.n_k, real = ref.trace->cfg.n_q;
+    assert_int_equal(t->cfg.mask_kind, ATTN_MASK_PADDING);
+    char name[32];
+    for (int h = 1; h <= t->cfg.heads; h++) {
+        snprintf(name, sizeof name, "weights_%d", h);
+        const AttnStep *w = step(t, name), *wr = step(ref.trace, name);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                if (!L.lesson.mask[j] && at(w, i, j) != 0.0f)
+                    fail_msg("%s[%d][%d] = %.9g on a padded key, not exactly 0", name, i, j, (double)at(w, i, j));
+        /* the real rows, over the real keys, equal the unpadded lesson */
+        for (int i = 0; i < real; i++)
+            for (int j = 0; j < real; j++) assert_true(fabsf(at(w, i, j) - at(wr, i, j)) < 1e-7f);
+    }
+    const AttnStep *o = step(t, "output"), *orf = step(ref.trace, "output");
+    assert_floats_close("output (real rows)", o->data, orf->data, real, o->cols, 1e-6, 1e-6);
+    unload(&L);
+    unload(&ref);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_lesson),
+        cmocka_unit_test(test_required_in_teaching_order),
+        cmocka_unit_test(test_default_lesson),
+        cmocka_unit_test(test_seed002_scaled_inner_product),
+        cmocka_unit_test(test_seed002_x_to_qkv),
+        cmocka_unit_test(test_self_attention),
+        cmocka_unit_test(test_mhsa_head_patterns),
+        cmocka_unit_test(test_single_vs_multi),
+        cmocka_unit_test(test_seed001_shapes),
+        cmocka_unit_test(test_seed001_seq_len_1),
+        cmocka_unit_test(test_causal),
+        cmocka_unit_test(test_mask_fill),
+        cmocka_unit_test(test_cross),
+        cmocka_unit_test(test_additive),
+        cmocka_unit_test(test_scaling),
+        cmocka_unit_test(test_seed004),
+        cmocka_unit_test(test_key_padding),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,332 @@
+/* test_narrate.c: narrate_fill and narrate_check (src/view/narrate.c).
+ *
+ * A small lesson is parsed from memory; every expected string is either
+ * fixed by the lesson's sizes (d_k = 2, √2) or formatted here from the
+ * trace's own numbers, so the tests say what each placeholder means.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "attn.h"
+#include "lesson.h"
+#include "narrate.h"
+
+/* Two heads over 3 tokens, causal, with W_O: the multi-head lesson's numbers. */
+#define LESSON_HEAD                                                                                               \
+    "{\"format\": \"attnviz-lesson/1\", \"id\": \"t\", \"title\": {\"en\": \"t\"},"                               \
+    " \"tokens\": [\"我\", \"喜欢\", \"跑步\"], \"d_model\": 4, \"heads\": 2,"                                    \
+    " \"X\": [[1,0,0,0],[0,1,0,1],[0,0,1,1]],"                                                                    \
+    " \"W_Q\": [[0,0,2,0],[2,0,0,2],[0,2,0,0],[0,0,0,0]],"                                                        \
+    " \"W_K\": [[0,0,0,2],[0,2,2,0],[2,0,0,0],[0,0,0,0]],"                                                        \
+    " \"W_V\": [[0,0,1,0],[1,0,0,1],[0,1,0,0],[0,0,0,0]],"                                                        \
+    " \"W_O\": [[1,0,1,0],[0,1,0,1],[1,0,-1,0],[0,1,0,-1]]"
+
+typedef struct Fixture {
+    Lesson lesson;
+    AttnTrace *trace;
+} Fixture;
+
+static void fixture_load(Fixture *f, const char *json)
+{
+    LessonError err;
+    if (lesson_parse(&f->lesson, json, strlen(json), "test.json", &err) != 0) fail_msg("%s", err.msg);
+    char msg[256];
+    f->trace = attn_trace_create(&f->lesson.cfg, msg, sizeof msg);
+    if (!f->trace) fail_msg("%s", msg);
+}
+
+static void fixture_free(Fixture *f)
+{
+    attn_trace_destroy(f->trace);
+    lesson_free(&f->lesson);
+}
+
+static int setup(void **state)
+{
+    Fixture *f = calloc(1, sizeof *f);
+    if (!f) return -1;
+    fixture_load(f, LESSON_HEAD ", \"mask\": \"causal\"}");
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture_free(*state);
+    free(*state);
+    return 0;
+}
+
+static const AttnStep *step(const Fixture *f, const char *name)
+{
+    const AttnStep *s = attn_trace_find_name(f->trace, name);
+    if (!s) fail_msg("no step %s", name);
+    return s;
+}
+
+/* Fills text for a step (NULL: no step) and asserts the result. */
+static void expect_fill(const Fixture *f, const char *stepname, LessonLang lang, const char *text, const char *want)
+{
+    char out[1024];
+    const AttnStep *s = stepname ? step(f, stepname) : NULL;
+    int rc = narrate_fill(out, sizeof out, text, &f->lesson, f->trace, s, lang);
+    if (rc != 0) fail_msg("'%s' failed: %s", text, out);
+    if (strcmp(out, want) != 0) fail_msg("'%s' gave '%s', expected '%s'", text, out, want);
+}
+
+/* Fills text and asserts failure with a message containing `part`. */
+static void expect_error(const Fixture *f, const char *stepname, const char *text, const char *part)
+{
+    char out[1024];
+    const AttnStep *s = stepname ? step(f, stepname) : NULL;
+    int rc = narrate_fill(out, sizeof out, text, &f->lesson, f->trace, s, LESSON_EN);
+    if (rc != -1) fail_msg("'%s' should fail, gave '%s'", text, out);
+    if (!strstr(out, part)) fail_msg("'%s': message '%s' does not mention '%s'", text, out, part);
+}
+
+static void test_plain_and_escapes(void **state)
+{
+    const Fixture *f = *state;
+    expect_fill(f, NULL, LESSON_EN, "", "");
+    expect_fill(f, NULL, LESSON_EN, "no placeholders, 中文也行", "no placeholders, 中文也行");
+    expect_fill(f, NULL, LESSON_EN, "a {{b}} c {{{d_k}}}", "a {b} c {2}");
+}
+
+static void test_sizes(void **state)
+{
+    const Fixture *f = *state;
+    expect_fill(f, NULL, LESSON_EN, "{d_model} {d_k} {d_v} {heads} {n} {n_q} {n_k}", "4 2 2 2 3 3 3");
+    expect_fill(f, NULL, LESSON_EN, "{scale} {sqrt_expr} {sqrt_dk} {sqrt_dmodel}", "1.414 √2 1.414 2");
+    expect_fill(f, NULL, LESSON_EN, "{mask_fill}", "-∞");
+    expect_error(f, NULL, "{d_x}", "only defined for additive");
+    expect_error(f, NULL, "{d_k:1}", "takes no argument");
+}
+
+/* {scale} and {sqrt_expr} follow the lesson's "scale". */
+static void test_scale_kinds(void **state)
+{
+    (void)state;
+    const char *scales[][3] = {
+        {"\"sqrt_dmodel\"", "2", "√4"},
+        {"\"none\"", "1", "1"},
+        {"3", "3", "3"},
+        {"0.5", "0.5", "0.5"},
+    };
+    for (size_t i = 0; i < sizeof scales / sizeof scales[0]; i++) {
+        char json[2048];
+        snprintf(json, sizeof json, LESSON_HEAD ", \"scale\": %s, \"mask_fill\": -1e9}", scales[i][0]);
+        Fixture f;
+        fixture_load(&f, json);
+        char want[64];
+        snprintf(want, sizeof want, "%s %s", scales[i][1], scales[i][2]);
+        expect_fill(&f, NULL, LESSON_EN, "{scale} {sqrt_expr}", want);
+        expect_fill(&f, NULL, LESSON_EN, "{mask_fill}", "-1e+09");
+        fixture_free(&f);
+    }
+}
+
+static void test_step_fields(void **state)
+{
+    const Fixture *f = *state;
+    expect_fill(f, "Q_2", LESSON_EN, "{head} {step} {rows}×{cols} [{col_from}, {col_to})", "2 Q_2 3×2 [2, 4)");
+    expect_fill(f, "V_1", LESSON_EN, "[{col_from}, {col_to})", "[0, 2)");
+    expect_fill(f, "W_O", LESSON_EN, "{step} {rows}×{cols}", "W_O 4×4");
+    expect_error(f, "X", "{head}", "belongs to no head");
+    expect_error(f, "concat", "{col_from}", "belongs to no head");
+    expect_error(f, NULL, "{rows}", "needs a step");
+}
+
+static void test_tokens(void **state)
+{
+    const Fixture *f = *state;
+    expect_fill(f, NULL, LESSON_EN, "{tokens}", "我, 喜欢, 跑步");
+    expect_fill(f, NULL, LESSON_ZH, "{tokens}", "我、喜欢、跑步");
+    expect_fill(f, NULL, LESSON_EN, "{key_tokens}", "我, 喜欢, 跑步");
+    expect_fill(f, NULL, LESSON_EN, "{token:1} {key_token:2}", "喜欢 跑步");
+    expect_error(f, NULL, "{token:3}", "only 3 tokens");
+    expect_error(f, NULL, "{token}", "0-based token number");
+}
+
+/* The head's weights: computed here from the trace, formatted %.4g. */
+static void test_weights(void **state)
+{
+    const Fixture *f = *state;
+    for (int h = 1; h <= 2; h++) {
+        char name[32], text[64], want[256];
+        snprintf(name, sizeof name, "weights_%d", h);
+        const AttnStep *w = step(f, name);
+        for (int r = 0; r < 3; r++) {
+            int best = 0;
+            for (int j = 1; j < 3; j++)
+                if (w->data[r * 3 + j] > w->data[r * 3 + best]) best = j;
+            snprintf(text, sizeof text, "{row_max_token:%d} {row_max_weight:%d}", r, r);
+            snprintf(want, sizeof want, "%s %.4g", f->lesson.tokens[best], (double)w->data[r * 3 + best]);
+            expect_fill(f, name, LESSON_EN, text, want);
+            /* any step of the same head means the same weights */
+            snprintf(name, sizeof name, "scores_%d", h);
+            expect_fill(f, name, LESSON_EN, text, want);
+            snprintf(name, sizeof name, "weights_%d", h);
+        }
+        float mx = w->data[0], mn = w->data[0];
+        for (int k = 1; k < 9; k++) {
+            if (w->data[k] > mx) mx = w->data[k];
+            if (w->data[k] < mn) mn = w->data[k];
+        }
+        snprintf(want, sizeof want, "%.4g %.4g", (double)mx, (double)mn);
+        expect_fill(f, name, LESSON_EN, "{max_weight} {min_weight}", want);
+        /* causal: the smallest weight is an exact zero */
+        assert_true(mn == 0.0f);
+    }
+    /* a step of no head: the first softmax (head 1); {row_max_token} alone is row 0 */
+    const AttnStep *w1 = step(f, "weights_1");
+    char want[64];
+    snprintf(want, sizeof want, "%.4g", (double)w1->data[0]);
+    expect_fill(f, "X", LESSON_EN, "{row_max_weight}", want);
+    expect_fill(f, "X", LESSON_EN, "{row_max_token}", "我"); /* causal: row 0 sees only 我 */
+    expect_error(f, "X", "{row_max_token:3}", "out of range");
+    expect_error(f, "X", "{row_max_token:x}", "row number");
+}
+
+/* {max_weight_if:...}: the same scores and mask under another divisor. */
+static void test_max_weight_if(void **state)
+{
+    const Fixture *f = *state;
+    const AttnStep *sc = step(f, "scores_2");
+    double best[3] = {0, 0, 0}, div[3] = {1.0, sqrt(2.0), 2.0};
+    for (int d = 0; d < 3; d++)
+        for (int i = 0; i < 3; i++) {
+            double m = -1e30, z = 0;
+            for (int j = 0; j <= i; j++) m = fmax(m, sc->data[i * 3 + j] / div[d]);
+            for (int j = 0; j <= i; j++) z += exp(sc->data[i * 3 + j] / div[d] - m);
+            for (int j = 0; j <= i; j++) best[d] = fmax(best[d], exp(sc->data[i * 3 + j] / div[d] - m) / z);
+        }
+    char want[128];
+    snprintf(want, sizeof want, "%.4g %.4g %.4g", best[0], best[1], best[2]);
+    expect_fill(f, "weights_2", LESSON_EN, "{max_weight_if:none} {max_weight_if:sqrt_dk} {max_weight_if:sqrt_dmodel}",
+                want);
+    /* sqrt_dk is this lesson's own scaling: it must agree with {max_weight} */
+    char a[64], b[64];
+    const AttnStep *w = step(f, "weights_2");
+    assert_int_equal(narrate_fill(a, sizeof a, "{max_weight_if:sqrt_dk}", &f->lesson, f->trace, w, LESSON_EN), 0);
+    assert_int_equal(narrate_fill(b, sizeof b, "{max_weight}", &f->lesson, f->trace, w, LESSON_EN), 0);
+    assert_string_equal(a, b);
+    expect_error(f, "weights_2", "{max_weight_if:sqrt_d}", "expected none, sqrt_dk or sqrt_dmodel");
+}
+
+static void test_value(void **state)
+{
+    const Fixture *f = *state;
+    const AttnStep *s = step(f, "scaled_1");
+    char want[64];
+    snprintf(want, sizeof want, "%.4g", (double)s->data[1 * 3 + 2]);
+    expect_fill(f, NULL, LESSON_EN, "{value:scaled_1[1][2]}", want);
+    snprintf(want, sizeof want, "%.7g", (double)s->data[1 * 3 + 2]);
+    expect_fill(f, NULL, LESSON_EN, "{value:scaled_1[1][2]:7}", want);
+    expect_fill(f, NULL, LESSON_EN, "{value:W_O[2][2]}", "-1");
+    expect_fill(f, NULL, LESSON_EN, "{value:masked_1[0][2]}", "-∞");
+    expect_fill(f, NULL, LESSON_EN, "{value:weights_1[0][2]}", "0");
+    expect_error(f, NULL, "{value:nope[0][0]}", "no step named 'nope'");
+    expect_error(f, NULL, "{value:scores_1[3][0]}", "outside scores_1, which is 3×3");
+    expect_error(f, NULL, "{value:scores_1[0]}", "NAME[I][J]");
+    expect_error(f, NULL, "{value:scores_1[0][0]:0}", "precision");
+    expect_error(f, NULL, "{value}", "needs a cell");
+}
+
+static void test_errors(void **state)
+{
+    const Fixture *f = *state;
+    expect_error(f, NULL, "the {dk} of it", "unknown placeholder {dk}");
+    expect_error(f, NULL, "{d_k", "never closed");
+    expect_error(f, NULL, "d_k}", "lone '}'");
+    expect_error(f, NULL, "{}", "empty");
+    /* too long for the buffer: an error, and out still holds a terminated message */
+    char small[48];
+    memset(small, 'x', sizeof small);
+    int rc = narrate_fill(small, sizeof small, "0123456789012345678901234567890123456789012345678901234567890123",
+                          &f->lesson, f->trace, NULL, LESSON_EN);
+    assert_int_equal(rc, -1);
+    assert_non_null(memchr(small, '\0', sizeof small));
+    assert_non_null(strstr(small, "longer than"));
+}
+
+/* narrate_check: every narration in both languages, and keys that match nothing. */
+static void test_check(void **state)
+{
+    (void)state;
+    Fixture f;
+    fixture_load(&f, LESSON_HEAD ", \"narration\": {\"intro\": {\"en\": \"{n} tokens\", \"zh\": \"{n} 个词\"},"
+                     " \"softmax\": {\"en\": \"head {head}: {row_max_token:1}\", \"zh\": \"头 {head}\"},"
+                     " \"weights_2\": {\"en\": \"{value:weights_2[2][2]}\"}}}");
+    char err[512];
+    assert_int_equal(narrate_check(&f.lesson, f.trace, err, sizeof err), 0);
+    fixture_free(&f);
+
+    fixture_load(&f, LESSON_HEAD ", \"narration\": {\"softmax\": {\"en\": \"fine {d_k}\", \"zh\": \"坏 {oops}\"}}}");
+    assert_int_equal(narrate_check(&f.lesson, f.trace, err, sizeof err), 2); /* weights_1 and weights_2 */
+    assert_non_null(strstr(err, "narration 'softmax' (zh), step weights_1: unknown placeholder {oops}"));
+    fixture_free(&f);
+
+    /* {head} in the intro: no step */
+    fixture_load(&f, LESSON_HEAD ", \"narration\": {\"intro\": {\"en\": \"head {head}\"}}}");
+    assert_int_equal(narrate_check(&f.lesson, f.trace, err, sizeof err), 1);
+    assert_non_null(strstr(err, "narration 'intro' (en)"));
+    fixture_free(&f);
+
+    /* the summary is checked too */
+    fixture_load(&f, LESSON_HEAD ", \"summary\": {\"en\": \"{d_kk}\"}}");
+    assert_int_equal(narrate_check(&f.lesson, f.trace, err, sizeof err), 1);
+    assert_non_null(strstr(err, "narration 'summary' (en)"));
+    fixture_free(&f);
+
+    /* a mask-step narration in a lesson without a mask applies to nothing */
+    fixture_load(&f, LESSON_HEAD ", \"narration\": {\"masked\": {\"en\": \"blocked\"}}}");
+    assert_int_equal(narrate_check(&f.lesson, f.trace, err, sizeof err), 1);
+    assert_non_null(strstr(err, "no step of that kind or name"));
+    fixture_free(&f);
+}
+
+/* Additive lessons have their own sizes and no √. */
+static void test_additive(void **state)
+{
+    (void)state;
+    Fixture f;
+    fixture_load(&f, "{\"format\": \"attnviz-lesson/1\", \"id\": \"a\", \"title\": {\"en\": \"a\"},"
+                     " \"attention\": \"additive\", \"tokens\": [\"s\"], \"source_tokens\": [\"x\", \"y\"],"
+                     " \"X\": [[1, 0, 0]], \"Y\": [[1, 0], [0, 1]],"
+                     " \"W_a\": [[1, 0], [0, 1], [1, 1], [1, 0], [0, 1]], \"v_a\": [1, -1]}");
+    expect_fill(&f, NULL, LESSON_EN, "{d_x} {d_y} {d_a} {n_q} {n_k} {scale} {sqrt_expr}", "3 2 2 1 2 1 1");
+    expect_fill(&f, NULL, LESSON_EN, "{key_tokens}", "x, y");
+    const AttnStep *w = step(&f, "weights");
+    char want[64];
+    int best = w->data[1] > w->data[0];
+    snprintf(want, sizeof want, "%s %.4g", best ? "y" : "x", (double)w->data[best]);
+    expect_fill(&f, "context", LESSON_EN, "{row_max_token} {row_max_weight}", want);
+    expect_error(&f, NULL, "{d_k}", "not defined for additive");
+    expect_error(&f, "weights", "{max_weight_if:none}", "needs dot attention");
+    fixture_free(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_plain_and_escapes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sizes, setup, teardown),
+        cmocka_unit_test(test_scale_kinds),
+        cmocka_unit_test_setup_teardown(test_step_fields, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tokens, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_weights, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_max_weight_if, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_value, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test(test_check),
+        cmocka_unit_test(test_additive),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
