@@ -354,9 +354,13 @@ static void compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p)
     const float *src = c->cross ? data_of(t, p->Y) : data_of(t, p->X);
 
     /* projections, bias included: Q (n_q, H·d_k), K (n_k, H·d_k), V (n_k, H·d_v) */
-    attn_matmul(data_of(t, p->Q), data_of(t, p->X), data_of(t, p->W_Q), data_of(t, p->b_Q), nq, dm, H * dk);
-    attn_matmul(data_of(t, p->K), src, data_of(t, p->W_K), data_of(t, p->b_K), nk, dm, H * dk);
-    attn_matmul(data_of(t, p->V), src, data_of(t, p->W_V), data_of(t, p->b_V), nk, dm, H * dv);
+    /* (their rows split across c->threads threads) */
+    AttnMatmulJob proj[3] = {
+        {data_of(t, p->Q), data_of(t, p->X), data_of(t, p->W_Q), data_of(t, p->b_Q), nq, dm, H * dk},
+        {data_of(t, p->K), src, data_of(t, p->W_K), data_of(t, p->b_K), nk, dm, H * dk},
+        {data_of(t, p->V), src, data_of(t, p->W_V), data_of(t, p->b_V), nk, dm, H * dv},
+    };
+    attn__matmul_jobs(proj, 3, c->threads);
 
     attn__run_heads(t, p, c->mask, H, c->threads);
 
@@ -368,7 +372,8 @@ static void compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p)
             memcpy(cat + (size_t)i * H * dv + (size_t)h * dv, o + (size_t)i * dv, sizeof(float) * (size_t)dv);
     }
     if (p->output >= 0)
-        attn_matmul(data_of(t, p->output), cat, data_of(t, p->W_O), data_of(t, p->b_O), nq, H * dv, dm);
+        attn__matmul_jobs(&(AttnMatmulJob){data_of(t, p->output), cat, data_of(t, p->W_O), data_of(t, p->b_O), nq, H * dv, dm},
+                          1, c->threads);
 }
 
 static void compute_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)

@@ -16,6 +16,15 @@ struct Plan;
 void attn__compute_head(AttnTrace *t, const struct Plan *p, const unsigned char *mask, int h);
 /* Computes heads 0..heads-1, on up to `threads` threads. */
 void attn__run_heads(AttnTrace *t, const struct Plan *p, const unsigned char *mask, int heads, int threads);
+/* One matrix product C (m, n) = A (m, k) · B (k, n) [+ bias (n)]. */
+typedef struct AttnMatmulJob {
+    float *C;
+    const float *A, *B, *bias;
+    int m, k, n;
+} AttnMatmulJob;
+/* Runs up to 8 independent products, their rows split across up to `threads`
+ * threads; the results are the same as attn_matmul's, whatever the count. */
+void attn__matmul_jobs(const AttnMatmulJob *jobs, int n_jobs, int threads);
 /* masked(i,j) = allowed(i,j) ? in(i,j) : cfg->mask_fill, rows with no allowed key flagged. */
 void attn__apply_mask(const AttnConfig *c, const unsigned char *mask, float *out, unsigned char *flags,
                       const float *in);

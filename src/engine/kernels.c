@@ -5,6 +5,7 @@
  * uses, and tests/test_kernels.c compares the two on every shape they use.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,15 +31,132 @@ void attn_matmul_nt_naive(float *C, const float *A, const float *B, int m, int k
         }
 }
 
-/* Block sizes: a KB×NB panel of B (64 KiB) stays in L2 while every row of A
- * streams past it; the innermost loop runs over contiguous j, so -O2 turns it
- * into SIMD multiply-adds. */
-enum { KB = 128, NB = 128 };
+/* ---- the fast products ----------------------------------------------------
+ *
+ * Both products run the same blocked loop nest (a simplified BLIS/GotoBLAS):
+ *
+ *   for each panel of NR columns of C                          (j0)
+ *     for each slice of KC of the shared dimension              (p0)
+ *       pack B's (kc, nr) block into bp, contiguous, zero-padded
+ *       for each block of MR rows of C                          (i)
+ *         C[i:i+MR, j0:j0+nr] += A[i:i+MR, p0:p0+kc] · bp        (the micro-kernel)
+ *
+ * The micro-kernel keeps its MR×NR block of C in local accumulators for the
+ * whole kc loop, so C is read and written once per slice instead of once per
+ * multiply-add, and its innermost loop runs over NR contiguous floats of the
+ * packed panel, which the compiler turns into SIMD multiplies and adds. The
+ * packed panel (KC·NR floats, 64 KiB) is reused by every row of A. For A·Bᵀ
+ * the packing reads B's rows as the panel's columns, so no transposed copy of
+ * B is ever made.
+ *
+ * Every element of C is still bias + Σ_p a_ip·b_pj summed in order of p, in
+ * float, with no fused multiply-add (ISO C mode keeps -ffp-contract=off): the
+ * result does not depend on the block sizes nor on the instruction set chosen.
+ */
 
-void attn_matmul(float *restrict C, const float *restrict A, const float *restrict B,
-                 const float *restrict bias, int m, int k, int n)
+/* Block sizes. MR×NR_WIDE accumulators are 16 AVX-512 registers; NR_NARROW
+ * serves the last columns when fewer than NR_WIDE remain (a head's d_v of 8
+ * would otherwise waste 7/8 of a wide panel). */
+enum { MR = 4, NR_WIDE = 64, NR_NARROW = 16, KC = 256 };
+
+#if defined(__GNUC__)
+#define KERNEL_INLINE static inline __attribute__((always_inline))
+#else
+#define KERNEL_INLINE static inline
+#endif
+
+/* Runtime dispatch: the loop nest is compiled three times, for AVX-512, AVX2
+ * and baseline x86-64 (SSE2), and the loader picks the best the CPU has. The
+ * source and the arithmetic are the same in each. */
+#if defined(__x86_64__) && defined(__has_attribute) && !defined(ATTN_NO_TARGET_CLONES)
+#if __has_attribute(target_clones)
+#define KERNEL_DISPATCH __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+#ifndef KERNEL_DISPATCH
+#define KERNEL_DISPATCH
+#endif
+
+/* C[0:mr, 0:ncols] += A[0:mr, 0:kc] · bp[0:kc, 0:ncols]. a is row-major with
+ * row stride lda, c with row stride ldc; bp is the packed (kc, nr) panel, its
+ * columns ≥ ncols zero. mr and nr are constants at every call, so the loops
+ * unroll and acc lives in vector registers. */
+KERNEL_INLINE void kernel_block(const int mr, const int nr, int kc, const float *restrict a, size_t lda,
+                                const float *restrict bp, float *restrict c, size_t ldc, int ncols)
 {
-    /* 1. C starts as the bias (broadcast over rows) or zero */
+    float acc[MR][NR_WIDE]; /* (mr, nr) block of C */
+    for (int r = 0; r < mr; r++)
+        for (int j = 0; j < nr; j++) acc[r][j] = j < ncols ? c[(size_t)r * ldc + j] : 0.0f;
+    for (int p = 0; p < kc; p++) {
+        const float *restrict b = bp + (size_t)p * nr; /* (nr) row p of the panel */
+        for (int r = 0; r < mr; r++) {
+            float ar = a[(size_t)r * lda + p];
+            for (int j = 0; j < nr; j++) acc[r][j] += ar * b[j];
+        }
+    }
+    for (int r = 0; r < mr; r++)
+        for (int j = 0; j < ncols; j++) c[(size_t)r * ldc + j] = acc[r][j];
+}
+
+/* Packs the (kc, ncols) block of B at (p0, j0) into bp (kc, nr), zero-padding
+ * columns ncols..nr-1. B is (k, n) row-major, or (n, k) when transposed (then
+ * the block's column j is B's row j0+j). */
+KERNEL_INLINE void pack_panel(float *restrict bp, const float *restrict B, int transposed, int k, int n, int p0,
+                              int kc, int j0, int ncols, int nr)
+{
+    if (!transposed) {
+        for (int p = 0; p < kc; p++) {
+            float *dst = bp + (size_t)p * nr;
+            memcpy(dst, B + (size_t)(p0 + p) * n + j0, sizeof(float) * (size_t)ncols);
+            for (int j = ncols; j < nr; j++) dst[j] = 0.0f;
+        }
+    } else {
+        for (int j = 0; j < nr; j++) {
+            if (j < ncols) {
+                const float *src = B + (size_t)(j0 + j) * k + p0; /* (kc) part of row j0+j */
+                for (int p = 0; p < kc; p++) bp[(size_t)p * nr + j] = src[p];
+            } else {
+                for (int p = 0; p < kc; p++) bp[(size_t)p * nr + j] = 0.0f;
+            }
+        }
+    }
+}
+
+/* C (m, n) += A (m, k) · panels of B, for the columns [j0, j0 + width) in
+ * panels of nr (the last one partial). */
+KERNEL_INLINE void gemm_columns(float *restrict C, const float *restrict A, const float *restrict B, int transposed,
+                                int m, int k, int n, int j0, int width, const int nr, float *restrict bp)
+{
+    for (int jp = j0; jp < j0 + width; jp += nr) {
+        int ncols = j0 + width - jp < nr ? j0 + width - jp : nr;
+        for (int p0 = 0; p0 < k; p0 += KC) {
+            int kc = k - p0 < KC ? k - p0 : KC;
+            pack_panel(bp, B, transposed, k, n, p0, kc, jp, ncols, nr);
+            const float *a = A + p0;
+            float *c = C + jp;
+            int i = 0;
+            for (; i + MR <= m; i += MR)
+                kernel_block(MR, nr, kc, a + (size_t)i * k, (size_t)k, bp, c + (size_t)i * n, (size_t)n, ncols);
+            for (; i < m; i++) /* the last m % MR rows, one at a time */
+                kernel_block(1, nr, kc, a + (size_t)i * k, (size_t)k, bp, c + (size_t)i * n, (size_t)n, ncols);
+        }
+    }
+}
+
+/* C (m, n) += A (m, k) · B (k, n), or · Bᵀ with B (n, k) when transposed. */
+KERNEL_DISPATCH static void gemm_accumulate(float *restrict C, const float *restrict A, const float *restrict B,
+                                            int transposed, int m, int k, int n)
+{
+    _Alignas(64) float bp[KC * NR_WIDE]; /* (KC, NR_WIDE) the packed panel, 64 KiB */
+    int wide = n - n % NR_WIDE; /* columns [0, wide) in wide panels, the rest in narrow ones */
+    gemm_columns(C, A, B, transposed, m, k, n, 0, wide, NR_WIDE, bp);
+    gemm_columns(C, A, B, transposed, m, k, n, wide, n - wide, NR_NARROW, bp);
+}
+
+void attn_matmul(float *restrict C, const float *restrict A, const float *restrict B, const float *restrict bias,
+                 int m, int k, int n)
+{
+    /* 1. C starts as the bias (broadcast over rows) or zero; 2. C += A·B */
     for (int i = 0; i < m; i++) {
         float *c = C + (size_t)i * n;
         if (bias)
@@ -46,67 +164,134 @@ void attn_matmul(float *restrict C, const float *restrict A, const float *restri
         else
             memset(c, 0, sizeof(float) * (size_t)n);
     }
-    /* 2. accumulate A·B panel by panel: C[i, j0:j1] += A[i, p0:p1] · B[p0:p1, j0:j1] */
-    for (int j0 = 0; j0 < n; j0 += NB) {
-        int j1 = j0 + NB < n ? j0 + NB : n;
-        for (int p0 = 0; p0 < k; p0 += KB) {
-            int p1 = p0 + KB < k ? p0 + KB : k;
-            for (int i = 0; i < m; i++) {
-                float *restrict c = C + (size_t)i * n;
-                const float *restrict a = A + (size_t)i * k;
-                for (int p = p0; p < p1; p++) {
-                    float ap = a[p];
-                    const float *restrict b = B + (size_t)p * n;
-                    for (int j = j0; j < j1; j++) c[j] += ap * b[j];
-                }
-            }
-        }
-    }
+    gemm_accumulate(C, A, B, 0, m, k, n);
 }
 
 void attn_matmul_nt(float *restrict C, const float *restrict A, const float *restrict B, int m, int k, int n)
 {
-    /* A·Bᵀ as A·(Bᵀ): transposing B (n, k) once makes the inner loop contiguous. */
-    float *Bt = malloc(sizeof(float) * (size_t)k * (size_t)n); /* (k, n) */
-    if (!Bt) {
-        attn_matmul_nt_naive(C, A, B, m, k, n);
-        return;
+    memset(C, 0, sizeof(float) * (size_t)m * (size_t)n);
+    gemm_accumulate(C, A, B, 1, m, k, n);
+}
+
+/* ---- the row softmax -------------------------------------------------------
+ *
+ * Rows of ordinary numbers (finite, or -inf for blocked cells) take the fast
+ * path: a lane-wise maximum, e^(x - max) by exp_nonpositive below (vectorised,
+ * within 2 ulp of e^x), a sum in double over lanes, one multiply per cell.
+ * Rows holding +inf or NaN, which only an overflowed score produces, take the
+ * careful path in double that spells out the limits. */
+
+/* Lanes of the partial maximum and sum: independent accumulators that the
+ * compiler keeps in vector registers (32 floats = two AVX-512 registers). */
+enum { SOFTMAX_LANES = 32 };
+
+/* Below this e^x is under 1.7e-38, where float turns subnormal; such a weight
+ * is set to exactly 0, as a blocked cell's (-inf) is. */
+#define EXP_LOWEST (-87.0f)
+
+/* e^x for EXP_LOWEST ≤ x ≤ 0, and 0 for x == EXP_LOWEST (the caller clamps
+ * to it). The Cephes method: x = n·ln2 + r with |r| ≤ ln2/2 (ln2 split in a
+ * high part exact in float and a low part), e^r by its degree-7 minimax
+ * polynomial, 2^n built in the exponent bits. No calls and no branches, so a
+ * loop over it vectorises; measured against exp() in double on every 64th
+ * float of [-87, 0]: at most 1.4 ulp (tests/test_perf_paths.c checks it). */
+KERNEL_INLINE float exp_nonpositive(float x)
+{
+    const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+    int32_t n = (int32_t)(x * log2e - 0.5f); /* round to nearest (x ≤ 0): n ∈ [-126, 0] */
+    float nf = (float)n;
+    float r = x - nf * ln2_hi - nf * ln2_lo;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    union { int32_t i; float f; } two_n = {.i = x > EXP_LOWEST ? (n + 127) << 23 : 0}; /* 2^n, or 0 */
+    return p * two_n.f;
+}
+
+/* One row of only finite and -inf values, at least one finite. */
+KERNEL_INLINE void softmax_row_ordinary(float *restrict yr, const float *restrict xr, int cols)
+{
+    /* 1. the row maximum, subtracted before exp so that logits of 1e4 do
+     *    not overflow: exp(x - max) ≤ 1 */
+    float lane_max[SOFTMAX_LANES];
+    for (int l = 0; l < SOFTMAX_LANES; l++) lane_max[l] = -INFINITY;
+    int j = 0;
+    for (; j + SOFTMAX_LANES <= cols; j += SOFTMAX_LANES)
+        for (int l = 0; l < SOFTMAX_LANES; l++) lane_max[l] = xr[j + l] > lane_max[l] ? xr[j + l] : lane_max[l];
+    float mx = -INFINITY;
+    for (; j < cols; j++) mx = xr[j] > mx ? xr[j] : mx;
+    for (int l = 0; l < SOFTMAX_LANES; l++) mx = lane_max[l] > mx ? lane_max[l] : mx;
+    /* 2. exponentiate: x - max clamped at EXP_LOWEST (blocked -inf cells
+     *    included), then e^ of it, 0 at the clamp */
+    for (j = 0; j < cols; j++) {
+        float z = xr[j] - mx;
+        yr[j] = z > EXP_LOWEST ? z : EXP_LOWEST;
     }
-    for (int j = 0; j < n; j++)
-        for (int p = 0; p < k; p++) Bt[(size_t)p * n + j] = B[(size_t)j * k + p];
-    attn_matmul(C, A, Bt, NULL, m, k, n);
-    free(Bt);
+    for (j = 0; j < cols; j++) yr[j] = exp_nonpositive(yr[j]);
+    /* 3. the sum in double, lane by lane, then 4. normalise */
+    double lane_sum[SOFTMAX_LANES] = {0};
+    for (j = 0; j + SOFTMAX_LANES <= cols; j += SOFTMAX_LANES)
+        for (int l = 0; l < SOFTMAX_LANES; l++) lane_sum[l] += (double)yr[j + l];
+    double sum = 0.0;
+    for (; j < cols; j++) sum += (double)yr[j];
+    for (int l = 0; l < SOFTMAX_LANES; l++) sum += lane_sum[l];
+    double inv = 1.0 / sum; /* sum ≥ 1: the maximum's own term is e^0 */
+    for (j = 0; j < cols; j++) yr[j] = (float)((double)yr[j] * inv);
+}
+
+/* One row with anything in it: the plain definition in double, with the limits
+ * of -inf-only and +inf rows spelled out. Returns 1 when every key is blocked. */
+static int softmax_row_careful(float *yr, const float *xr, int cols)
+{
+    float mx = -INFINITY;
+    int n_pinf = 0;
+    for (int j = 0; j < cols; j++) {
+        if (xr[j] > mx) mx = xr[j];
+        n_pinf += xr[j] == INFINITY;
+    }
+    if (mx == -INFINITY || isnan(mx)) {
+        /* every key blocked: no distribution exists; the row is zero (never
+         * NaN) and flagged, so the view can say why */
+        memset(yr, 0, sizeof(float) * (size_t)cols);
+        return 1;
+    }
+    if (n_pinf > 0) {
+        /* +inf logits (an overflowed score): the limit of softmax shares the
+         * weight among them */
+        for (int j = 0; j < cols; j++) yr[j] = xr[j] == INFINITY ? 1.0f / (float)n_pinf : 0.0f;
+        return 0;
+    }
+    double sum = 0.0;
+    for (int j = 0; j < cols; j++) sum += exp((double)xr[j] - (double)mx);
+    for (int j = 0; j < cols; j++) yr[j] = (float)(exp((double)xr[j] - (double)mx) / sum);
+    return 0;
+}
+
+KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restrict flags, const float *restrict x,
+                                         int rows, int cols)
+{
+    for (int i = 0; i < rows; i++) {
+        const float *xr = x + (size_t)i * cols; /* (cols) */
+        float *yr = y + (size_t)i * cols;       /* (cols) */
+        /* which path: count the cells that are not finite-or-blocked */
+        int n_finite = 0, n_special = 0;
+        for (int j = 0; j < cols; j++) {
+            n_finite += isfinite(xr[j]) != 0;
+            n_special += !(xr[j] < INFINITY); /* +inf or NaN */
+        }
+        if (n_finite > 0 && n_special == 0) {
+            softmax_row_ordinary(yr, xr, cols);
+        } else if (softmax_row_careful(yr, xr, cols) && flags) {
+            flags[i] |= ATTN_ROW_ALL_BLOCKED;
+        }
+    }
 }
 
 void attn_softmax_rows(float *y, unsigned char *flags, const float *x, int rows, int cols)
 {
-    for (int i = 0; i < rows; i++) {
-        const float *xr = x + (size_t)i * cols;
-        float *yr = y + (size_t)i * cols;
-        /* 1. the row maximum, subtracted before exp so that logits of 1e4 do
-         *    not overflow: exp(x - max) ≤ 1 */
-        float mx = -INFINITY;
-        int n_pinf = 0;
-        for (int j = 0; j < cols; j++) {
-            if (xr[j] > mx) mx = xr[j];
-            n_pinf += xr[j] == INFINITY;
-        }
-        if (mx == -INFINITY || isnan(mx)) {
-            /* 2a. every key blocked: no distribution exists; the row is zero
-             *     (never NaN) and flagged, so the view can say why */
-            memset(yr, 0, sizeof(float) * (size_t)cols);
-            if (flags) flags[i] |= ATTN_ROW_ALL_BLOCKED;
-            continue;
-        }
-        if (n_pinf > 0) {
-            /* 2b. +inf logits (an overflowed score): the limit of softmax
-             *     shares the weight among them */
-            for (int j = 0; j < cols; j++) yr[j] = xr[j] == INFINITY ? 1.0f / (float)n_pinf : 0.0f;
-            continue;
-        }
-        /* 2. exponentiate and sum in double, 3. normalise */
-        double sum = 0.0;
-        for (int j = 0; j < cols; j++) sum += exp((double)xr[j] - (double)mx);
-        for (int j = 0; j < cols; j++) yr[j] = (float)(exp((double)xr[j] - (double)mx) / sum);
-    }
+    softmax_rows(y, flags, x, rows, cols);
 }

@@ -1,0 +1,312 @@
+/* test_perf_paths.c: the fast paths that `attnviz bench` times, against the
+ * plain references, on the configurations it times.
+ *
+ * For each benchmark shape (n, d_model, heads) = (5,8,2), (64,64,8),
+ * (512,512,8), and (1024,512,8), (2048,512,8) with n reduced to 160 and 200
+ * (the naive references are cubic; the shapes, not n, are what the blocked
+ * kernels care about), plus odd shapes that leave remainders everywhere:
+ *   - the traced forward on 1 thread is recomputed step by step with the
+ *     naive kernels (accumulating in double) from the trace's own recorded
+ *     operands, and every step must agree within the engine's tolerance
+ *     1e-5 + 1e-4·|ref|; softmax against its definition in double;
+ *   - the traced forward on 2 and 3 threads must equal the 1-thread trace bit
+ *     for bit (a row is computed by the same code whichever thread does it);
+ *   - attn_matmul / attn_matmul_nt against the naive ones on the products the
+ *     forward makes, at the same tolerance.
+ * And the softmax's exponential alone: softmax([0, x]) for x across [-87, 0]
+ * gives e^x / (1 + e^x), within 4 float ulp of the value in double.
+ * No timing here: bench measures, tests only judge correctness.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "attn.h"
+#include "test_util.h"
+
+typedef struct PerfShape {
+    int n, d_model, heads;
+} PerfShape;
+
+static const PerfShape perf_shapes[] = {
+    {5, 8, 2},   {64, 64, 8},   {512, 512, 8}, {160, 512, 8}, {200, 512, 8}, /* bench's, n reduced for the last two */
+    {37, 24, 3}, {131, 96, 12}, {1, 4, 1},     {67, 130, 2},                /* remainders of every block */
+};
+enum { N_PERF_SHAPES = sizeof perf_shapes / sizeof perf_shapes[0] };
+
+static uint64_t perf_rng_next(uint64_t *s) /* splitmix64 */
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* n floats uniform in [-scale, scale), malloc'd */
+static float *perf_random(uint64_t *seed, size_t n, float scale)
+{
+    float *p = malloc(sizeof(float) * (n ? n : 1)); /* (n) */
+    assert_non_null(p);
+    for (size_t i = 0; i < n; i++)
+        p[i] = scale * (float)(2.0 * (double)(perf_rng_next(seed) >> 11) / 9007199254740992.0 - 1.0);
+    return p;
+}
+
+/* The inputs bench uses: X in [-1, 1), weights scaled by 1/√d_model, biases. */
+typedef struct PerfInputs {
+    float *X; /* (n, d_model) */
+    float *W; /* 4 × (d_model, d_model): W_Q, W_K, W_V, W_O */
+    float *b; /* 4 × (d_model): b_Q, b_K, b_V, b_O */
+    AttnConfig cfg;
+} PerfInputs;
+
+static void perf_inputs_init(PerfInputs *in, PerfShape s, AttnMaskKind mask, int threads)
+{
+    uint64_t seed = 0xA77E0000u + (uint64_t)s.n * 7919u + (uint64_t)s.d_model;
+    size_t dm = (size_t)s.d_model, nw = dm * dm;
+    in->X = perf_random(&seed, (size_t)s.n * dm, 1.0f);
+    in->W = perf_random(&seed, 4 * nw, 1.0f / sqrtf((float)dm));
+    in->b = perf_random(&seed, 4 * dm, 0.1f);
+    attn_config_init(&in->cfg);
+    AttnConfig *c = &in->cfg;
+    c->n_q = c->n_k = s.n;
+    c->d_model = s.d_model;
+    c->heads = s.heads;
+    c->d_k = c->d_v = s.d_model / s.heads;
+    c->mask_kind = mask;
+    c->X = in->X;
+    c->W_Q = in->W, c->W_K = in->W + nw, c->W_V = in->W + 2 * nw, c->W_O = in->W + 3 * nw;
+    c->b_Q = in->b, c->b_K = in->b + dm, c->b_V = in->b + 2 * dm, c->b_O = in->b + 3 * dm;
+    c->threads = threads;
+}
+
+static void perf_inputs_free(PerfInputs *in)
+{
+    free(in->X);
+    free(in->W);
+    free(in->b);
+}
+
+static const AttnStep *perf_step(const AttnTrace *t, const char *name)
+{
+    const AttnStep *s = attn_trace_find_name(t, name);
+    if (!s) fail_msg("the trace has no step '%s'", name);
+    return s;
+}
+
+/* Compares a step with a reference of its shape; fails the test naming the
+ * step and shape when they differ. */
+static void perf_expect_step(const char *shape, const AttnStep *s, const float *ref)
+{
+    size_t bad = test_compare_floats(s->name, s->data, ref, s->rows, s->cols, TEST_ABS_TOL, TEST_REL_TOL);
+    if (bad) fail_msg("%s: step %s (%d×%d): %zu values differ from the naive reference", shape, s->name, s->rows,
+                      s->cols, bad);
+}
+
+/* Row softmax by its definition, in double, -inf cells giving 0. */
+static void perf_softmax_ref(float *y, const float *x, int rows, int cols)
+{
+    for (int i = 0; i < rows; i++) {
+        const float *xr = x + (size_t)i * cols;
+        double mx = -INFINITY, sum = 0;
+        for (int j = 0; j < cols; j++) mx = xr[j] > mx ? xr[j] : mx;
+        for (int j = 0; j < cols; j++) sum += exp((double)xr[j] - mx);
+        for (int j = 0; j < cols; j++) y[(size_t)i * cols + j] = (float)(exp((double)xr[j] - mx) / sum);
+    }
+}
+
+/* Every computed step of a 1-thread trace against the naive kernels applied to
+ * the trace's own operands. */
+static void perf_check_trace_against_naive(const char *shape, const AttnTrace *t)
+{
+    const AttnConfig *c = &t->cfg;
+    int n = c->n_q, dm = c->d_model, H = c->heads, dk = c->d_k, dv = c->d_v;
+    size_t big = (size_t)n * (size_t)(n > dm ? n : dm);
+    float *ref = malloc(sizeof(float) * (big > (size_t)n * H * dk ? big : (size_t)n * H * dk)); /* scratch, largest step */
+    assert_non_null(ref);
+    const float *X = perf_step(t, "X")->data;
+    static const char *const proj[3][3] = {{"Q", "W_Q", "b_Q"}, {"K", "W_K", "b_K"}, {"V", "W_V", "b_V"}};
+    for (int i = 0; i < 3; i++) {
+        const AttnStep *P = perf_step(t, proj[i][0]);
+        attn_matmul_naive(ref, X, perf_step(t, proj[i][1])->data, perf_step(t, proj[i][2])->data, n, dm, P->cols);
+        perf_expect_step(shape, P, ref);
+    }
+    char name[ATTN_MAX_NAME];
+    for (int h = 1; h <= H; h++) {
+        snprintf(name, sizeof name, "Q_%d", h);
+        const float *Qh = perf_step(t, name)->data;
+        snprintf(name, sizeof name, "K_%d", h);
+        const float *Kh = perf_step(t, name)->data;
+        snprintf(name, sizeof name, "V_%d", h);
+        const float *Vh = perf_step(t, name)->data;
+        snprintf(name, sizeof name, "scores_%d", h);
+        const AttnStep *S = perf_step(t, name);
+        attn_matmul_nt_naive(ref, Qh, Kh, n, dk, n);
+        perf_expect_step(shape, S, ref);
+        const AttnStep *W = attn_trace_find(t, ATTN_STEP_SOFTMAX, h);
+        const AttnStep *pre = &t->steps[W->from[0]]; /* scaled or masked */
+        perf_softmax_ref(ref, pre->data, n, n);
+        perf_expect_step(shape, W, ref);
+        snprintf(name, sizeof name, "head_%d", h);
+        attn_matmul_naive(ref, W->data, Vh, NULL, n, n, dv);
+        perf_expect_step(shape, perf_step(t, name), ref);
+    }
+    const AttnStep *O = perf_step(t, "output");
+    attn_matmul_naive(ref, perf_step(t, "concat")->data, perf_step(t, "W_O")->data, perf_step(t, "b_O")->data, n,
+                      H * dv, dm);
+    perf_expect_step(shape, O, ref);
+    free(ref);
+}
+
+/* Two traces of the same config must hold the same bits in every step. */
+static void perf_expect_identical(const char *shape, int threads, const AttnTrace *a, const AttnTrace *b)
+{
+    assert_int_equal(a->n_steps, b->n_steps);
+    for (int s = 0; s < a->n_steps; s++) {
+        const AttnStep *x = &a->steps[s], *y = &b->steps[s];
+        size_t n = (size_t)x->rows * (size_t)x->cols;
+        if (memcmp(x->data, y->data, sizeof(float) * n) != 0) {
+            size_t i = 0;
+            while (i < n && memcmp(&x->data[i], &y->data[i], sizeof(float)) == 0) i++;
+            fail_msg("%s: step %s differs between 1 and %d threads at [%zu,%zu]: %.9g vs %.9g", shape, x->name,
+                     threads, i / (size_t)x->cols, i % (size_t)x->cols, (double)x->data[i], (double)y->data[i]);
+        }
+    }
+}
+
+static void perf_run_shape(PerfShape s, AttnMaskKind mask)
+{
+    char shape[96];
+    snprintf(shape, sizeof shape, "(n=%d, d_model=%d, heads=%d, mask %s)", s.n, s.d_model, s.heads,
+             attn_mask_kind_name(mask));
+    char err[256];
+    PerfInputs in;
+    perf_inputs_init(&in, s, mask, 1);
+    AttnTrace *one = attn_trace_create(&in.cfg, err, sizeof err);
+    if (!one) fail_msg("%s: %s", shape, err);
+    perf_check_trace_against_naive(shape, one);
+    for (int threads = 2; threads <= 3; threads++) {
+        in.cfg.threads = threads;
+        AttnTrace *many = attn_trace_create(&in.cfg, err, sizeof err);
+        if (!many) fail_msg("%s, %d threads: %s", shape, threads, err);
+        perf_expect_identical(shape, threads, one, many);
+        attn_trace_destroy(many);
+    }
+    attn_trace_destroy(one);
+    perf_inputs_free(&in);
+}
+
+static void test_bench_shapes_match_naive(void **state)
+{
+    (void)state;
+    for (int i = 0; i < N_PERF_SHAPES; i++) perf_run_shape(perf_shapes[i], ATTN_MASK_NONE);
+}
+
+static void test_bench_shapes_causal_match_naive(void **state)
+{
+    (void)state;
+    /* blocked cells (-inf) through the fast softmax: weights exactly 0 */
+    for (int i = 0; i < N_PERF_SHAPES; i++) {
+        if (perf_shapes[i].n > 256) continue; /* the unmasked pass covered the large one */
+        perf_run_shape(perf_shapes[i], ATTN_MASK_CAUSAL);
+    }
+    PerfInputs in;
+    perf_inputs_init(&in, (PerfShape){64, 64, 8}, ATTN_MASK_CAUSAL, 1);
+    char err[256];
+    AttnTrace *t = attn_trace_create(&in.cfg, err, sizeof err);
+    assert_non_null(t);
+    const AttnStep *w = attn_trace_find(t, ATTN_STEP_SOFTMAX, 3);
+    for (int i = 0; i < w->rows; i++)
+        for (int j = i + 1; j < w->cols; j++)
+            if (w->data[(size_t)i * w->cols + j] != 0.0f)
+                fail_msg("weights_3[%d,%d] = %g behind a causal mask, expected exactly 0", i, j,
+                         (double)w->data[(size_t)i * w->cols + j]);
+    attn_trace_destroy(t);
+    perf_inputs_free(&in);
+}
+
+/* The products of the forward, fast against naive, with operands as the
+ * forward sees them; n_q ≠ n_k shapes as cross-attention would make. */
+static void test_products_match_naive(void **state)
+{
+    (void)state;
+    static const struct {
+        int m, k, n;
+    } prods[] = {
+        {5, 8, 8},    {5, 4, 5},    {5, 5, 4},      {64, 64, 64},  {64, 8, 64},  {64, 64, 8},  {512, 512, 512},
+        {512, 64, 512}, {512, 512, 64}, {200, 512, 512}, {200, 64, 200}, {200, 200, 64}, {3, 700, 65}, {129, 1, 17},
+    };
+    uint64_t seed = 12345;
+    for (size_t i = 0; i < sizeof prods / sizeof prods[0]; i++) {
+        int m = prods[i].m, k = prods[i].k, n = prods[i].n;
+        /* as in the forward: inputs O(1), B scaled by 1/√k so C stays O(1) */
+        float *A = perf_random(&seed, (size_t)m * k, 1.0f);                      /* (m, k) */
+        float *B = perf_random(&seed, (size_t)k * n, 1.0f / sqrtf((float)k));    /* (k, n), or (n, k) for _nt */
+        float *bias = perf_random(&seed, (size_t)n, 0.1f);                       /* (n) */
+        float *got = malloc(sizeof(float) * (size_t)m * n);                      /* (m, n) */
+        float *ref = malloc(sizeof(float) * (size_t)m * n);                      /* (m, n) */
+        assert_non_null(got);
+        assert_non_null(ref);
+        char what[64];
+        attn_matmul(got, A, B, bias, m, k, n);
+        attn_matmul_naive(ref, A, B, bias, m, k, n);
+        snprintf(what, sizeof what, "matmul %dx%dx%d", m, k, n);
+        if (test_compare_floats(what, got, ref, m, n, TEST_ABS_TOL, TEST_REL_TOL))
+            fail_msg("%s differs from attn_matmul_naive", what);
+        attn_matmul_nt(got, A, B, m, k, n);
+        attn_matmul_nt_naive(ref, A, B, m, k, n);
+        snprintf(what, sizeof what, "matmul_nt %dx%dx%d", m, k, n);
+        if (test_compare_floats(what, got, ref, m, n, TEST_ABS_TOL, TEST_REL_TOL))
+            fail_msg("%s differs from attn_matmul_nt_naive", what);
+        free(A), free(B), free(bias), free(got), free(ref);
+    }
+}
+
+/* softmax([0, x]) = (1, e^x) / (1 + e^x): the second weight tests the
+ * kernel's exponential across its whole range, to 4 float ulp. */
+static void test_softmax_exp_accuracy(void **state)
+{
+    (void)state;
+    enum { N = 20000 };
+    float *x = malloc(sizeof(float) * 2 * N); /* (N, 2) */
+    float *y = malloc(sizeof(float) * 2 * N); /* (N, 2) */
+    assert_non_null(x);
+    assert_non_null(y);
+    for (int i = 0; i < N; i++) {
+        x[2 * i] = 0.0f;
+        x[2 * i + 1] = -86.9f * (float)i / (float)(N - 1); /* 0 .. -86.9 */
+    }
+    attn_softmax_rows(y, NULL, x, N, 2);
+    double worst = 0;
+    int worst_at = 0;
+    for (int i = 0; i < N; i++) {
+        double e = exp((double)x[2 * i + 1]);
+        double w = e / (1.0 + e);
+        double rel = fabs((double)y[2 * i + 1] - w) / w;
+        if (rel > worst) worst = rel, worst_at = i;
+        /* and the row sums to 1 */
+        assert_true(fabs((double)y[2 * i] + (double)y[2 * i + 1] - 1.0) <= 2.4e-7);
+    }
+    printf("  softmax([0, x]) worst relative error %.3g at x = %g (%.2f ulp)\n", worst, (double)x[2 * worst_at + 1],
+           worst / 5.96e-8);
+    if (worst > 4 * 5.96e-8) fail_msg("the exponential is off by %.3g relative at x = %g", worst, (double)x[2 * worst_at + 1]);
+    free(x);
+    free(y);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_products_match_naive),
+        cmocka_unit_test(test_softmax_exp_accuracy),
+        cmocka_unit_test(test_bench_shapes_match_naive),
+        cmocka_unit_test(test_bench_shapes_causal_match_naive),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
