@@ -1,0 +1,230 @@
+#!/usr/bin/python3
+"""Recompute every lesson with PyTorch and compare it with `attnviz trace`.
+
+Run (after building):
+    /usr/bin/python3 tools/lesson_tools/verify_lessons.py [--attnviz build/attnviz] [lessons/*.json]
+
+For each lesson it runs `attnviz trace LESSON`, takes the inputs the trace
+recorded (X, Y, W_*, b_*, so generated matrices are included) and the mask
+from the lesson file, recomputes every intermediate in float32 torch the way
+the seeds write it (Q = X·W_Q, split_heads by view + transpose, Q·Kᵀ / divisor,
+masked_fill(mask == 0, fill), softmax, weights·V, concat, ·W_O + b_O; additive:
+tanh(cat(dec, enc)·W_a + b_a)·v_a), and, where its layout applies, also with
+torch.nn.MultiheadAttention (need_weights=True, average_attn_weights=False).
+It prints the largest difference per lesson and overall, and exits 1 when any
+difference exceeds 1e-5 + 1e-4·|ref| (the engine's tolerance against PyTorch).
+
+Rows whose keys are all blocked under a -inf fill are NaN in torch; attnviz
+defines them as zeros. Those rows are compared as zeros and counted.
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import subprocess
+import sys
+
+import torch
+
+ABS_TOL, REL_TOL = 1e-5, 1e-4
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def tensor(data):
+    return torch.tensor([[float(v) for v in row] for row in data], dtype=torch.float32)
+
+
+def mask_matrix(lesson, n_q, n_k):
+    """The lesson's mask as an n_q × n_k 0/1 tensor (1 = may attend)."""
+    m = lesson.get("mask", "none")
+    if m == "none":
+        return None
+    if m == "causal":
+        return torch.tril(torch.ones(n_q, n_k))
+    if isinstance(m, dict):
+        return torch.tensor(m["padding"], dtype=torch.float32).expand(n_q, n_k).clone()
+    return torch.tensor(m, dtype=torch.float32)
+
+
+def fill_value(lesson):
+    f = lesson.get("mask_fill", "-inf")
+    return float("-inf") if f == "-inf" else float(f)
+
+
+def reference_dot(trace, lesson):
+    """Every computed step of dot attention, by name, in float32 torch."""
+    cfg = trace["config"]
+    inp = {s["name"]: tensor(s["data"]) for s in trace["steps"] if s["kind"] in ("input", "weight", "bias")}
+    H, dk, dv, nq, nk = cfg["heads"], cfg["d_k"], cfg["d_v"], cfg["n_q"], cfg["n_k"]
+    X = inp["X"]
+    src = inp.get("Y", X)
+    ref = {}
+    Q = X @ inp["W_Q"] + (inp["b_Q"][0] if "b_Q" in inp else 0)
+    K = src @ inp["W_K"] + (inp["b_K"][0] if "b_K" in inp else 0)
+    V = src @ inp["W_V"] + (inp["b_V"][0] if "b_V" in inp else 0)
+    ref["Q"], ref["K"], ref["V"] = Q, K, V
+    # split_heads: view(seq, heads, d).transpose(0, 1), as seed 000
+    Qh = Q.view(nq, H, dk).transpose(0, 1)
+    Kh = K.view(nk, H, dk).transpose(0, 1)
+    Vh = V.view(nk, H, dv).transpose(0, 1)
+    scores = torch.matmul(Qh, Kh.transpose(-2, -1))
+    divisor = float(cfg["scale"])
+    scaled = scores / torch.tensor(divisor, dtype=torch.float32)
+    mask = mask_matrix(lesson, nq, nk)
+    pre = scaled
+    if mask is not None:
+        pre = scaled.masked_fill(mask == 0, fill_value(lesson))
+    weights = torch.softmax(pre, dim=-1)
+    nan_rows = int(torch.isnan(weights).any(dim=-1).sum())
+    weights = torch.nan_to_num(weights, nan=0.0)  # attnviz: a fully blocked row is all zero
+    out = torch.matmul(weights, Vh)
+    for h in range(H):
+        n = h + 1
+        ref[f"Q_{n}"], ref[f"K_{n}"], ref[f"V_{n}"] = Qh[h], Kh[h], Vh[h]
+        ref[f"scores_{n}"], ref[f"scaled_{n}"] = scores[h], scaled[h]
+        if mask is not None:
+            ref[f"masked_{n}"] = pre[h]
+        ref[f"weights_{n}"], ref[f"head_{n}"] = weights[h], out[h]
+    concat = out.transpose(0, 1).contiguous().view(nq, H * dv)  # combine_heads
+    ref["concat"] = concat
+    if "W_O" in inp:
+        ref["output"] = concat @ inp["W_O"] + (inp["b_O"][0] if "b_O" in inp else 0)
+    return ref, nan_rows, inp
+
+
+def reference_mha(trace, lesson, inp):
+    """torch.nn.MultiheadAttention where its layout applies, else None."""
+    cfg = trace["config"]
+    d, H = cfg["d_model"], cfg["heads"]
+    if ("W_O" not in inp or cfg["d_k"] * H != d or cfg["d_v"] != cfg["d_k"]
+            or lesson.get("scale", "sqrt_dk") != "sqrt_dk"):
+        return None
+    mha = torch.nn.MultiheadAttention(d, H, bias=True, batch_first=True)
+    zeros = lambda n: torch.zeros(n)
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(torch.cat([inp["W_Q"].T, inp["W_K"].T, inp["W_V"].T]))
+        mha.in_proj_bias.copy_(torch.cat([inp["b_Q"][0] if "b_Q" in inp else zeros(d),
+                                          inp["b_K"][0] if "b_K" in inp else zeros(d),
+                                          inp["b_V"][0] if "b_V" in inp else zeros(d)]))
+        mha.out_proj.weight.copy_(inp["W_O"].T)
+        mha.out_proj.bias.copy_(inp["b_O"][0] if "b_O" in inp else zeros(d))
+    X = inp["X"][None]
+    src = inp.get("Y", inp["X"])[None]
+    kw = {}
+    m = lesson.get("mask", "none")
+    nq, nk = cfg["n_q"], cfg["n_k"]
+    if isinstance(m, dict):
+        kw["key_padding_mask"] = torch.tensor(m["padding"])[None] == 0
+    elif m != "none":
+        kw["attn_mask"] = mask_matrix(lesson, nq, nk) == 0
+    if m != "none" and fill_value(lesson) != float("-inf"):
+        return None  # MultiheadAttention always fills with -inf
+    with torch.no_grad():
+        out, w = mha(X, src, src, need_weights=True, average_attn_weights=False, **kw)
+    ref = {"output": out[0]}
+    for h in range(H):
+        ref[f"weights_{h + 1}"] = torch.nan_to_num(w[0, h], nan=0.0)
+    return ref
+
+
+def reference_additive(trace, lesson):
+    cfg = trace["config"]
+    inp = {s["name"]: tensor(s["data"]) for s in trace["steps"] if s["kind"] in ("input", "weight", "bias")}
+    X = inp["X"]
+    Y = inp.get("Y", X)
+    nq, nk = X.shape[0], Y.shape[0]
+    # seed 004: hidden_dec repeated over the source, cat((dec, enc), dim=2), W, tanh
+    pairs = torch.cat([X[:, None, :].expand(nq, nk, X.shape[1]), Y[None].expand(nq, nk, Y.shape[1])], dim=2)
+    hidden = torch.tanh(pairs @ inp["W_a"] + (inp["b_a"][0] if "b_a" in inp else 0))
+    scores = hidden @ inp["v_a"][:, 0]
+    mask = mask_matrix(lesson, nq, nk)
+    pre = scores if mask is None else scores.masked_fill(mask == 0, fill_value(lesson))
+    weights = torch.softmax(pre, dim=-1)
+    nan_rows = int(torch.isnan(weights).any(dim=-1).sum())
+    weights = torch.nan_to_num(weights, nan=0.0)
+    ref = {"hidden": hidden.reshape(nq * nk, -1), "scores": scores, "weights": weights, "context": weights @ Y}
+    if mask is not None:
+        ref["masked"] = pre
+    return ref, nan_rows
+
+
+def compare(trace, ref, label):
+    """Largest |diff| over the steps ref names, and how many cells are out of tolerance."""
+    got = {s["name"]: s for s in trace["steps"]}
+    worst, worst_at, bad, cells = 0.0, "", 0, 0
+    for name, r in ref.items():
+        if name not in got:
+            print(f"  {label}: the trace has no step {name}")
+            bad += 1
+            continue
+        g = got[name]["data"]
+        r = r.reshape(len(g), -1).tolist()
+        for i, row in enumerate(g):
+            for j, v in enumerate(row):
+                v = float(v)  # "-inf" strings become -inf
+                rv = r[i][j]
+                cells += 1
+                if math.isinf(v) or math.isinf(rv):
+                    if v != rv:
+                        bad += 1
+                        print(f"  {label} {name}[{i}][{j}]: attnviz {v}, torch {rv}")
+                    continue
+                d = abs(v - rv)
+                if d > worst:
+                    worst, worst_at = d, f"{name}[{i}][{j}]"
+                if d > ABS_TOL + REL_TOL * abs(rv):
+                    bad += 1
+                    if bad <= 5:
+                        print(f"  {label} {name}[{i}][{j}]: attnviz {v:.9g}, torch {rv:.9g}")
+    return worst, worst_at, bad, cells
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--attnviz", default=None, help="the attnviz program (default: build*/attnviz, newest)")
+    ap.add_argument("lessons", nargs="*")
+    args = ap.parse_args()
+    exe = args.attnviz
+    if not exe:
+        found = sorted(glob.glob(os.path.join(ROOT, "build*", "attnviz")), key=os.path.getmtime)
+        if not found:
+            sys.exit("no attnviz found under build*/; build first or pass --attnviz")
+        exe = found[-1]
+    files = args.lessons or sorted(glob.glob(os.path.join(ROOT, "lessons", "*.json")))
+    overall, failed = 0.0, 0
+    print(f"attnviz: {exe}")
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            lesson = json.load(f)
+        out = subprocess.run([exe, "trace", path], capture_output=True, text=True)
+        if out.returncode != 0:
+            print(f"{path}: attnviz trace failed: {out.stderr.strip()}")
+            failed += 1
+            continue
+        trace = json.loads(out.stdout)
+        if trace["config"]["attention"] == "additive":
+            ref, nan_rows = reference_additive(trace, lesson)
+            mha = None
+        else:
+            ref, nan_rows, inp = reference_dot(trace, lesson)
+            mha = reference_mha(trace, lesson, inp)
+        worst, at, bad, cells = compare(trace, ref, "torch")
+        line = f"{lesson['id']:30s} max |diff| {worst:.3g} at {at or '-'} over {cells} cells"
+        if mha is not None:
+            w2, at2, bad2, cells2 = compare(trace, mha, "nn.MultiheadAttention")
+            line += f"; nn.MultiheadAttention {w2:.3g} over {cells2} cells"
+            worst, bad = max(worst, w2), bad + bad2
+        if nan_rows:
+            line += f"; {nan_rows} fully blocked row(s): NaN in torch, zeros in attnviz"
+        print(line + ("" if not bad else f"  FAILED ({bad} cells out of tolerance)"))
+        overall = max(overall, worst)
+        failed += bad > 0
+    print(f"\n{len(files)} lessons, overall max |diff| {overall:.3g}; "
+          + ("all within 1e-5 + 1e-4·|ref|" if not failed else f"{failed} lesson(s) FAILED"))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
