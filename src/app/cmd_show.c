@@ -1,9 +1,652 @@
-/* cmd_show.c: placeholder until its module lands. */
+/* cmd_show.c: `attnviz show [LESSON]`, the classroom window: an SDL2 window,
+ * its event loop, keys and mouse, autoplay, frame statistics. The state lives
+ * in a View (src/view) and every frame is drawn by render_frame (src/render);
+ * this file only turns events into View changes. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <SDL.h>
+#include <SDL_ttf.h>
+
 #include "app.h"
+#include "export.h"
+#include "lesson.h"
+#include "render.h"
+#include "view.h"
+
+typedef struct ShowOptions {
+    const char *lesson;
+    int autoplay, quit_at_end, frame_stats, fullscreen;
+    int width, height;
+    int lang; /* -1: the default (English) */
+    int theme, mode, head, step;
+    double speed;
+    float text_scale;
+    const char *frames_dir;
+} ShowOptions;
+
+static void show_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: attnviz show [LESSON] [options]\n"
+            "\n"
+            "Opens the classroom window on LESSON (a lesson file, or the id of a lesson in the\n"
+            "lessons folder; default: %s) and walks through every step of attention.\n"
+            "\n"
+            "  --size WxH         window size in pixels (default 1280x720)\n"
+            "  --lang en|zh       language of narration and labels (default en)\n"
+            "  --theme light|dark|projector\n"
+            "  --view multi|single|compare\n"
+            "  --head H           the selected head\n"
+            "  --step N           start at step N (0-based, as in `attnviz trace`)\n"
+            "  --speed X          animation speed factor (%.3g .. %g, default 1)\n"
+            "  --text-scale X     text size factor (default 1)\n"
+            "  --fullscreen       start in fullscreen\n"
+            "  --frames-dir DIR   where S saves frames (default ./%s)\n"
+            "  --autoplay         play the steps one after another\n"
+            "  --quit-at-end      quit after the last step has been shown\n"
+            "  --frame-stats      on exit print 'frames: N p50: X ms p99: Y ms max: Z ms' (vsync off)\n"
+            "                     and 'first-frame: X ms' (process start to the first frame shown)\n"
+            "\n"
+            "Keys: → / Space next, ← previous, Home / End, P play / pause, [ ] slower / faster,\n"
+            "1-9 head, Tab next head, M single / multi-head, C compare, L 中文 / English, T theme,\n"
+            "+ / - text size, F or F11 fullscreen, S save frame, R reload, ? help, Esc / Q quit.\n",
+            LESSON_DEFAULT_ID, VIEW_SPEED_MIN, VIEW_SPEED_MAX, EXPORT_SAVE_DIR);
+}
+
+static int parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(d)) return -1;
+    *out = d;
+    return 0;
+}
+
+static int parse_int(const char *s, int *out)
+{
+    char *end;
+    errno = 0;
+    long l = strtol(s, &end, 10);
+    if (errno || end == s || *end || l < -1000000 || l > 1000000) return -1;
+    *out = (int)l;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, ShowOptions *o)
+{
+    memset(o, 0, sizeof *o);
+    o->width = 1280;
+    o->height = 720;
+    o->lang = -1;
+    o->theme = VIEW_THEME_LIGHT;
+    o->mode = VIEW_MULTI;
+    o->speed = 1.0;
+    o->text_scale = 1.0f;
+    o->step = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED_VALUE()                                                                                                   \
+    do {                                                                                                               \
+        if (!val) return app_fail(APP_USAGE, "show: %s needs a value (try 'attnviz show --help')", a);                \
+        i++;                                                                                                           \
+    } while (0)
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            show_usage(stdout);
+            return -1;
+        } else if (strcmp(a, "--autoplay") == 0) {
+            o->autoplay = 1;
+        } else if (strcmp(a, "--quit-at-end") == 0) {
+            o->quit_at_end = 1;
+        } else if (strcmp(a, "--frame-stats") == 0) {
+            o->frame_stats = 1;
+        } else if (strcmp(a, "--fullscreen") == 0) {
+            o->fullscreen = 1;
+        } else if (strcmp(a, "--size") == 0) {
+            NEED_VALUE();
+            char err[256];
+            if (export_parse_size(val, &o->width, &o->height, err, sizeof err) != 0)
+                return app_fail(APP_USAGE, "show: --size: %s", err);
+        } else if (strcmp(a, "--lang") == 0) {
+            NEED_VALUE();
+            if (strcmp(val, "en") == 0) o->lang = LESSON_EN;
+            else if (strcmp(val, "zh") == 0) o->lang = LESSON_ZH;
+            else return app_fail(APP_USAGE, "show: --lang: expected en or zh, found '%s'", val);
+        } else if (strcmp(a, "--theme") == 0) {
+            NEED_VALUE();
+            if (strcmp(val, "light") == 0) o->theme = VIEW_THEME_LIGHT;
+            else if (strcmp(val, "dark") == 0) o->theme = VIEW_THEME_DARK;
+            else if (strcmp(val, "projector") == 0) o->theme = VIEW_THEME_PROJECTOR;
+            else return app_fail(APP_USAGE, "show: --theme: expected light, dark or projector, found '%s'", val);
+        } else if (strcmp(a, "--view") == 0) {
+            NEED_VALUE();
+            if (strcmp(val, "multi") == 0) o->mode = VIEW_MULTI;
+            else if (strcmp(val, "single") == 0) o->mode = VIEW_SINGLE;
+            else if (strcmp(val, "compare") == 0) o->mode = VIEW_COMPARE;
+            else return app_fail(APP_USAGE, "show: --view: expected multi, single or compare, found '%s'", val);
+        } else if (strcmp(a, "--head") == 0) {
+            NEED_VALUE();
+            if (parse_int(val, &o->head) != 0 || o->head < 1)
+                return app_fail(APP_USAGE, "show: --head: expected a head number from 1, found '%s'", val);
+        } else if (strcmp(a, "--step") == 0) {
+            NEED_VALUE();
+            if (parse_int(val, &o->step) != 0 || o->step < 0)
+                return app_fail(APP_USAGE, "show: --step: expected a step index from 0, found '%s'", val);
+        } else if (strcmp(a, "--speed") == 0) {
+            NEED_VALUE();
+            if (parse_double(val, &o->speed) != 0 || o->speed < VIEW_SPEED_MIN || o->speed > VIEW_SPEED_MAX)
+                return app_fail(APP_USAGE, "show: --speed: expected a number from %g to %g, found '%s'", VIEW_SPEED_MIN,
+                                VIEW_SPEED_MAX, val);
+        } else if (strcmp(a, "--text-scale") == 0) {
+            NEED_VALUE();
+            double d;
+            if (parse_double(val, &d) != 0 || d < VIEW_TEXT_SCALE_MIN || d > VIEW_TEXT_SCALE_MAX)
+                return app_fail(APP_USAGE, "show: --text-scale: expected a number from %g to %g, found '%s'",
+                                (double)VIEW_TEXT_SCALE_MIN, (double)VIEW_TEXT_SCALE_MAX, val);
+            o->text_scale = (float)d;
+        } else if (strcmp(a, "--frames-dir") == 0) {
+            NEED_VALUE();
+            o->frames_dir = val;
+        } else if (a[0] == '-' && a[1]) {
+            return app_fail(APP_USAGE, "show: unknown option '%s' (try 'attnviz show --help')", a);
+        } else if (!o->lesson) {
+            o->lesson = a;
+        } else {
+            return app_fail(APP_USAGE, "show: one lesson at a time; found '%s' after '%s'", a, o->lesson);
+        }
+#undef NEED_VALUE
+    }
+    return 0;
+}
+
+/* ---- the lesson and its view, replaceable at run time (R, file drop) ---- */
+
+typedef struct Loaded {
+    Lesson *lesson;
+    View view;
+    char *path;
+} Loaded;
+
+/* Loads path into a new lesson and view. 0, or -1 with the message in err. */
+static int load_into(Loaded *out, const char *path, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    Lesson *L = calloc(1, sizeof *L);
+    if (!L) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    LessonError le;
+    if (lesson_load(L, path, &le) != 0) {
+        snprintf(err, errlen, "%s", le.msg);
+        free(L);
+        return -1;
+    }
+    if (view_init(&out->view, L, err, errlen) != 0) {
+        lesson_free(L);
+        free(L);
+        return -1;
+    }
+    out->lesson = L;
+    out->path = strdup(path);
+    return 0;
+}
+
+static void loaded_free(Loaded *l)
+{
+    view_free(&l->view);
+    if (l->lesson) lesson_free(l->lesson);
+    free(l->lesson);
+    free(l->path);
+    memset(l, 0, sizeof *l);
+}
+
+/* Replaces cur with the lesson at path, keeping the language, theme, mode,
+ * sizes and, when the step still exists, the step. On failure cur stays and
+ * the error is shown on screen. */
+static void reload(Loaded *cur, const char *path, SDL_Window *win)
+{
+    Loaded next;
+    char err[1200];
+    if (load_into(&next, path, err, sizeof err) != 0) {
+        char msg[VIEW_MAX_NOTICE];
+        snprintf(msg, sizeof msg, "%s: %.400s", view_string(VS_RELOAD_ERROR, cur->view.lang), err);
+        view_set_notice(&cur->view, msg, 1);
+        fprintf(stderr, "attnviz: %s\n", err);
+        return;
+    }
+    View *o = &cur->view, *n = &next.view;
+    n->lang = o->lang;
+    n->theme = o->theme;
+    n->text_scale = o->text_scale;
+    n->speed = o->speed;
+    n->playing = o->playing;
+    int same = cur->path && strcmp(cur->path, path) == 0;
+    if (same) {
+        view_set_mode(n, o->mode);
+        n->head = o->head <= view_head_count(n) ? o->head : 1;
+        const AttnStep *s = view_current(o);
+        const AttnStep *m = attn_trace_find_name(view_trace(n), s->name);
+        if (m) {
+            view_goto(n, attn_trace_index(view_trace(n), m));
+            view_finish(n);
+        }
+    }
+    char msg[VIEW_MAX_NOTICE];
+    snprintf(msg, sizeof msg, "%s: %s", view_string(VS_RELOADED, n->lang), path);
+    view_set_notice(n, msg, 0);
+    loaded_free(cur);
+    *cur = next;
+    char title[512];
+    snprintf(title, sizeof title, "attnviz — %s", lesson_text(&cur->lesson->title, cur->view.lang));
+    SDL_SetWindowTitle(win, title);
+}
+
+/* ---- timing ---- */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Seconds since this process started: /proc/self/stat's start time (in clock
+ * ticks since boot) against CLOCK_BOOTTIME; -1 when unavailable. */
+static double process_age(void)
+{
+#ifdef CLOCK_BOOTTIME
+    FILE *f = fopen("/proc/self/stat", "r");
+    if (!f) return -1;
+    char buf[2048];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    if (!p) return -1;
+    /* fields after the command: state is field 3, starttime is field 22 */
+    int field = 2;
+    unsigned long long start = 0;
+    for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " ")) {
+        if (++field == 22) {
+            start = strtoull(tok, NULL, 10);
+            break;
+        }
+    }
+    long hz = sysconf(_SC_CLK_TCK);
+    if (!start || hz <= 0) return -1;
+    struct timespec ts;
+    clock_gettime(CLOCK_BOOTTIME, &ts);
+    double boot = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return boot - (double)start / (double)hz;
+#else
+    return -1;
+#endif
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double percentile(const double *sorted, size_t n, double q)
+{
+    if (!n) return 0;
+    size_t i = (size_t)ceil(q * (double)n) - 1;
+    if (i >= n) i = n - 1;
+    return sorted[i];
+}
+
+/* ---- the window ---- */
+
+static void toggle_fullscreen(SDL_Window *win)
+{
+    Uint32 fl = SDL_GetWindowFlags(win);
+    SDL_SetWindowFullscreen(win, (fl & SDL_WINDOW_FULLSCREEN_DESKTOP) ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP);
+}
+
+/* Window coordinates → renderer output pixels (high-DPI). */
+static void to_pixels(SDL_Window *win, SDL_Renderer *r, int *x, int *y)
+{
+    int ww, wh, pw, ph;
+    SDL_GetWindowSize(win, &ww, &wh);
+    if (SDL_GetRendererOutputSize(r, &pw, &ph) != 0 || ww <= 0 || wh <= 0) return;
+    *x = (int)((long)*x * pw / ww);
+    *y = (int)((long)*y * ph / wh);
+}
 
 int cmd_show(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return app_fail(APP_RUNTIME, "'show' is not built yet");
+    double t_start = now_s();
+    double age0 = process_age();
+    ShowOptions o;
+    int pr = parse_args(argc, argv, &o);
+    if (pr != 0) return pr < 0 ? APP_OK : pr;
+
+    char *path = app_resolve_lesson(o.lesson ? o.lesson : LESSON_DEFAULT_ID);
+    if (!path) return APP_USAGE;
+    Loaded cur;
+    char err[1200];
+    if (load_into(&cur, path, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        free(path);
+        return APP_USAGE;
+    }
+    free(path);
+    View *v = &cur.view;
+    if (o.lang >= 0) v->lang = (LessonLang)o.lang;
+    v->theme = (ViewTheme)o.theme;
+    view_set_speed(v, o.speed);
+    view_set_text_scale(v, o.text_scale);
+    view_set_mode(v, (ViewMode)o.mode);
+    if (o.head) view_set_head(v, o.head);
+    if (o.step >= 0) {
+        view_goto(v, o.step);
+        if (!o.autoplay) view_finish(v);
+    } else if (!o.autoplay) {
+        view_finish(v);
+    }
+    v->playing = o.autoplay;
+
+    SDL_SetHint(SDL_HINT_VIDEO_ALLOW_SCREENSAVER, "1");
+    if (SDL_Init(SDL_INIT_VIDEO | SDL_INIT_EVENTS) != 0) {
+        int st = app_fail(APP_RUNTIME, "cannot open a window: %s (is there a display? `attnviz export` needs none)",
+                          SDL_GetError());
+        loaded_free(&cur);
+        return st;
+    }
+    if (TTF_Init() != 0) {
+        int st = app_fail(APP_RUNTIME, "SDL_ttf: %s", TTF_GetError());
+        SDL_Quit();
+        loaded_free(&cur);
+        return st;
+    }
+    char title[512];
+    snprintf(title, sizeof title, "attnviz — %s", lesson_text(&cur.lesson->title, v->lang));
+    Uint32 wflags = SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI | (o.fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
+    SDL_Window *win = SDL_CreateWindow(title, SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, o.width, o.height, wflags);
+    SDL_Renderer *sdl = NULL;
+    if (win) {
+        /* vsync off when measuring, so frame times are the work, not the display's pace */
+        sdl = SDL_CreateRenderer(win, -1, SDL_RENDERER_ACCELERATED | (o.frame_stats ? 0 : SDL_RENDERER_PRESENTVSYNC));
+        if (!sdl) sdl = SDL_CreateRenderer(win, -1, SDL_RENDERER_SOFTWARE);
+    }
+    if (!win || !sdl) {
+        int st = app_fail(APP_RUNTIME, "cannot open a window: %s", SDL_GetError());
+        if (win) SDL_DestroyWindow(win);
+        TTF_Quit();
+        SDL_Quit();
+        loaded_free(&cur);
+        return st;
+    }
+    SDL_SetWindowMinimumSize(win, 640, 480);
+    RenderCtx *rc = render_create(sdl, NULL, err, sizeof err);
+    if (!rc) {
+        int st = app_fail(APP_RUNTIME, "%s", err);
+        SDL_DestroyRenderer(sdl);
+        SDL_DestroyWindow(win);
+        TTF_Quit();
+        SDL_Quit();
+        loaded_free(&cur);
+        return st;
+    }
+    SDL_EventState(SDL_DROPFILE, SDL_ENABLE);
+
+    size_t n_frames = 0, cap_frames = 0;
+    double *frame_start = NULL;
+    double first_frame = -1;
+    int running = 1, dirty = 1, save_request = 0, dragging = 0;
+    int drag_x = 0, drag_y = 0;
+    double last = now_s();
+    int status = APP_OK;
+
+    while (running) {
+        SDL_Event e;
+        int have = 0;
+        if (!dirty && !view_is_busy(v) && !save_request) {
+            /* nothing moves: sleep until something happens (no CPU) */
+            have = SDL_WaitEvent(&e);
+            last = now_s();
+        } else {
+            have = SDL_PollEvent(&e);
+        }
+        while (have) {
+            switch (e.type) {
+            case SDL_QUIT: running = 0; break;
+            case SDL_WINDOWEVENT: dirty = 1; break;
+            case SDL_DROPFILE:
+                reload(&cur, e.drop.file, win);
+                v = &cur.view;
+                SDL_free(e.drop.file);
+                dirty = 1;
+                break;
+            case SDL_KEYDOWN: {
+                SDL_Keycode k = e.key.keysym.sym;
+                Uint16 mod = e.key.keysym.mod;
+                dirty = 1;
+                if ((k == SDLK_SLASH && (mod & KMOD_SHIFT)) || k == SDLK_QUESTION || k == SDLK_F1 || k == SDLK_h) {
+                    v->show_help = !v->show_help;
+                    break;
+                }
+                if (v->show_help && k == SDLK_ESCAPE) {
+                    v->show_help = 0;
+                    break;
+                }
+                switch (k) {
+                case SDLK_ESCAPE:
+                case SDLK_q: running = 0; break;
+                case SDLK_RIGHT:
+                case SDLK_SPACE:
+                case SDLK_PAGEDOWN:
+                case SDLK_DOWN: view_next(v); break;
+                case SDLK_LEFT:
+                case SDLK_PAGEUP:
+                case SDLK_UP:
+                case SDLK_BACKSPACE: view_prev(v); break;
+                case SDLK_HOME: view_home(v); break;
+                case SDLK_END: view_end(v); break;
+                case SDLK_p:
+                    if (!v->playing && view_at_end(v)) view_home(v);
+                    v->playing = !v->playing;
+                    v->dwell = 0;
+                    break;
+                case SDLK_LEFTBRACKET: view_set_speed(v, v->speed / 1.4142135623730951); break;
+                case SDLK_RIGHTBRACKET: view_set_speed(v, v->speed * 1.4142135623730951); break;
+                case SDLK_TAB: view_next_head(v); break;
+                case SDLK_m: view_toggle_single(v); break;
+                case SDLK_c: view_toggle_compare(v); break;
+                case SDLK_l:
+                    view_toggle_lang(v);
+                    snprintf(title, sizeof title, "attnviz — %s", lesson_text(&cur.lesson->title, v->lang));
+                    SDL_SetWindowTitle(win, title);
+                    break;
+                case SDLK_t: view_next_theme(v); break;
+                case SDLK_PLUS:
+                case SDLK_EQUALS:
+                case SDLK_KP_PLUS: view_set_text_scale(v, v->text_scale * 1.1f); break;
+                case SDLK_MINUS:
+                case SDLK_KP_MINUS: view_set_text_scale(v, v->text_scale / 1.1f); break;
+                case SDLK_f:
+                case SDLK_F11: toggle_fullscreen(win); break;
+                case SDLK_s: save_request = 1; break;
+                case SDLK_r: reload(&cur, cur.path, win); v = &cur.view; break;
+                default:
+                    if (k >= SDLK_1 && k <= SDLK_9) view_set_head(v, (int)(k - SDLK_0));
+                    else if (k >= SDLK_KP_1 && k <= SDLK_KP_9) view_set_head(v, (int)(k - SDLK_KP_1) + 1);
+                    break;
+                }
+            } break;
+            case SDL_MOUSEMOTION: {
+                int x = e.motion.x, y = e.motion.y;
+                to_pixels(win, sdl, &x, &y);
+                if (dragging && v->zoom > 1.0f) {
+                    int dx = x - drag_x, dy = y - drag_y;
+                    int pw, ph;
+                    SDL_GetRendererOutputSize(sdl, &pw, &ph);
+                    float cells = 40.0f / (float)(ph > 0 ? ph : 720) * 720.0f;
+                    if (abs(dx) >= cells || abs(dy) >= cells) {
+                        v->pan_x -= (float)(dx / (int)cells);
+                        v->pan_y -= (float)(dy / (int)cells);
+                        if (v->pan_x < 0) v->pan_x = 0;
+                        if (v->pan_y < 0) v->pan_y = 0;
+                        drag_x = x;
+                        drag_y = y;
+                        dirty = 1;
+                    }
+                    break;
+                }
+                RenderHit hit;
+                render_hit_test(rc, x, y, &hit);
+                const AttnTrace *ht = hit.kind == RENDER_HIT_CELL ? hit.trace : NULL;
+                int hs = hit.kind == RENDER_HIT_CELL ? hit.step : -1;
+                if (ht != v->hover_trace || hs != v->hover_step || hit.row != v->hover_row || hit.col != v->hover_col) {
+                    v->hover_trace = ht;
+                    v->hover_step = hs;
+                    v->hover_row = hit.row;
+                    v->hover_col = hit.col;
+                    dirty = 1;
+                }
+            } break;
+            case SDL_MOUSEBUTTONDOWN: {
+                int x = e.button.x, y = e.button.y;
+                to_pixels(win, sdl, &x, &y);
+                RenderHit hit;
+                render_hit_test(rc, x, y, &hit);
+                dirty = 1;
+                if (e.button.button != SDL_BUTTON_LEFT) break;
+                if (v->show_help) {
+                    v->show_help = 0;
+                    break;
+                }
+                switch (hit.kind) {
+                case RENDER_HIT_TIMELINE:
+                    view_goto(v, hit.step);
+                    view_finish(v);
+                    break;
+                case RENDER_HIT_HEAD: view_set_head(v, hit.head); break;
+                case RENDER_HIT_TOKEN:
+                    if (cur.lesson->n_source_tokens == 0) {
+                        int i = hit.row >= 0 ? hit.row : hit.col;
+                        view_select_token(v, i, i);
+                    } else {
+                        view_select_token(v, hit.row, hit.col);
+                    }
+                    break;
+                case RENDER_HIT_CELL:
+                    if (hit.zoomable && v->zoom > 1.0f) {
+                        dragging = 1;
+                        drag_x = x;
+                        drag_y = y;
+                    }
+                    break;
+                default: break;
+                }
+            } break;
+            case SDL_MOUSEBUTTONUP: dragging = 0; break;
+            case SDL_MOUSEWHEEL: {
+                int x, y;
+                SDL_GetMouseState(&x, &y);
+                to_pixels(win, sdl, &x, &y);
+                RenderHit hit;
+                render_hit_test(rc, x, y, &hit);
+                if (hit.kind != RENDER_HIT_CELL || !hit.zoomable) break;
+                float z = v->zoom * (e.wheel.y > 0 ? 1.25f : 0.8f);
+                if (z < 1.0f) z = 1.0f;
+                if (z > 64.0f) z = 64.0f;
+                const AttnStep *s = &hit.trace->steps[hit.step];
+                /* keep the cell under the mouse in view */
+                float vr = s->rows / z, vc = s->cols / z;
+                v->zoom = z;
+                v->pan_y = fmaxf(0.0f, (float)hit.row - vr / 2.0f);
+                v->pan_x = fmaxf(0.0f, (float)hit.col - vc / 2.0f);
+                if (z == 1.0f) v->pan_x = v->pan_y = 0;
+                dirty = 1;
+            } break;
+            default: break;
+            }
+            have = SDL_PollEvent(&e);
+        }
+        if (!running) break;
+
+        double t = now_s();
+        double dt = t - last;
+        last = t;
+        if (dt > 0.25) dt = 0.25; /* after a stall, do not skip whole steps */
+        int busy = view_is_busy(v);
+        if (busy) view_advance(v, dt);
+        if (!busy && !dirty && !save_request) continue;
+
+        if (o.frame_stats) {
+            if (n_frames == cap_frames) {
+                size_t nc = cap_frames ? cap_frames * 2 : 4096;
+                double *p = realloc(frame_start, nc * sizeof *p);
+                if (p) {
+                    frame_start = p;
+                    cap_frames = nc;
+                }
+            }
+            if (n_frames < cap_frames) frame_start[n_frames++] = t;
+        }
+        int pw, ph;
+        SDL_GetRendererOutputSize(sdl, &pw, &ph);
+        if (render_frame(rc, v, pw, ph) != 0) {
+            status = app_fail(APP_RUNTIME, "drawing failed: %s", SDL_GetError());
+            break;
+        }
+        if (save_request) {
+            char saved[1024];
+            if (export_save_frame(sdl, v, o.frames_dir, saved, sizeof saved, err, sizeof err) == 0) {
+                char msg[VIEW_MAX_NOTICE];
+                snprintf(msg, sizeof msg, "%s %.440s", view_string(VS_SAVED, v->lang), saved);
+                view_set_notice(v, msg, 0);
+                fprintf(stderr, "attnviz: saved %s\n", saved);
+            } else {
+                view_set_notice(v, err, 1);
+                fprintf(stderr, "attnviz: %s\n", err);
+            }
+            save_request = 0;
+            dirty = 1; /* draw again to show the notice (not in the saved frame) */
+            SDL_RenderPresent(sdl);
+            continue;
+        }
+        SDL_RenderPresent(sdl);
+        dirty = 0;
+        if (first_frame < 0) first_frame = now_s() - t_start + (age0 > 0 ? age0 : 0);
+        if (o.quit_at_end && view_at_end(v)) running = 0;
+        if (!o.frame_stats) {
+            /* without vsync (software renderers, Xvfb) pace to 60 frames a second */
+            double spent = now_s() - t;
+            if (spent < 1.0 / 60.0 && view_is_busy(v)) SDL_Delay((Uint32)((1.0 / 60.0 - spent) * 1000.0));
+        }
+    }
+
+    if (o.frame_stats) {
+        size_t n = n_frames > 1 ? n_frames - 1 : 0;
+        double *d = n ? malloc(n * sizeof *d) : NULL;
+        if (d) {
+            for (size_t i = 0; i < n; i++) d[i] = (frame_start[i + 1] - frame_start[i]) * 1000.0;
+            qsort(d, n, sizeof *d, cmp_double);
+        }
+        printf("frames: %zu p50: %.2f ms p99: %.2f ms max: %.2f ms\n", n_frames, d ? percentile(d, n, 0.5) : 0.0,
+               d ? percentile(d, n, 0.99) : 0.0, d ? d[n - 1] : 0.0);
+        printf("first-frame: %.1f ms\n", first_frame * 1000.0);
+        fflush(stdout);
+        free(d);
+    }
+    free(frame_start);
+    render_destroy(rc);
+    SDL_DestroyRenderer(sdl);
+    SDL_DestroyWindow(win);
+    loaded_free(&cur);
+    TTF_Quit();
+    SDL_Quit();
+    return status;
 }

@@ -159,7 +159,9 @@ static void fmt_cell(char *buf, size_t len, float x, int weights)
     char tmp[32];
     if (weights)
         snprintf(tmp, sizeof tmp, "%.2f", fabs(d));
-    else if (fabs(d) >= 1e4 || (fabs(d) < 1e-2 && d != 0.0))
+    else if (fabs(d) < 0.005)
+        snprintf(tmp, sizeof tmp, "0.00");
+    else if (fabs(d) >= 1e4)
         snprintf(tmp, sizeof tmp, "%.0e", fabs(d));
     else if (fabs(d) >= 100)
         snprintf(tmp, sizeof tmp, "%.0f", fabs(d));
@@ -382,6 +384,52 @@ static int sel_for_labels(const View *v, const char *const *labels)
     return v->sel_query;
 }
 
+static int has_cjk(const char *s)
+{
+    while (*s)
+        if (render_utf8_next(&s) >= 0x2E80) return 1;
+    return 0;
+}
+
+/* How tall a column label stands: CJK upright, one character under the
+ * other (as Chinese is written vertically); anything else turned a quarter. */
+static int vlabel_height(RenderCtx *rc, const char *s, int size)
+{
+    if (!has_cjk(s)) return render_text_width(rc, s, size);
+    int n = 0;
+    for (const char *p = s; *p; n++) render_utf8_next(&p);
+    return n * size * 21 / 20;
+}
+
+/* Draws a vertical column label ending at y_bottom, centred on cx; returns its rect. */
+static SDL_Rect draw_vlabel(RenderCtx *rc, const char *s, int size, SDL_Color col, int cx, int y_bottom)
+{
+    SDL_Rect box = {cx, y_bottom, 0, 0};
+    if (has_cjk(s)) {
+        int h = vlabel_height(rc, s, size), y = y_bottom - h, step = size * 21 / 20;
+        int wmax = 0;
+        for (const char *p = s; *p;) {
+            const char *start = p;
+            render_utf8_next(&p);
+            char ch[8];
+            snprintf(ch, sizeof ch, "%.*s", (int)(p - start), start);
+            const TextEntry *e = render_text_get(rc, ch, size, col);
+            if (!e) continue;
+            SDL_Rect d = {cx - e->w / 2, y + (step - e->h) / 2, e->w, e->h};
+            SDL_RenderCopy(rc->sdl, e->tex, NULL, &d);
+            wmax = imax(wmax, e->w);
+            y += step;
+        }
+        box = (SDL_Rect){cx - wmax / 2, y_bottom - h, wmax, h};
+        return box;
+    }
+    const TextEntry *e = render_text_get(rc, s, size, col);
+    if (!e) return box;
+    SDL_Rect d = {cx - e->w / 2, y_bottom - e->w / 2 - e->h / 2, e->w, e->h};
+    SDL_RenderCopyEx(rc->sdl, e->tex, NULL, &d, -90.0, NULL, SDL_FLIP_NONE);
+    return (SDL_Rect){cx - e->h / 2, y_bottom - e->w, e->h, e->w};
+}
+
 static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, uint64_t anim_key)
 {
     const Theme *th = render_theme(v->theme);
@@ -414,7 +462,7 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
 
     /* cells: numbers, blocked marks */
     int many = it->rows * it->cols > 900;
-    int nsize = (int)fminf(fminf((float)f->num, it->ch * 0.42f), it->cw / 3.3f);
+    int nsize = (int)fminf(fminf((float)f->body, it->ch * 0.4f), it->cw / 3.3f);
     int numbers = !many && nsize >= 9 && it->alpha >= 0.5f;
     for (int i = 0; i < it->rows && (numbers || it->state); i++)
         for (int j = 0; j < it->cols; j++) {
@@ -484,19 +532,16 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
         for (int j = 0; j < it->cols; j += k) {
             const char *lab = it->cl[j + it->c0];
             SDL_Color col = j + it->c0 == sel_c ? th->accent : th->text;
-            const TextEntry *e = render_text_get(rc, lab, lsize, col);
-            if (!e) continue;
             int cx = it->x + (int)lrintf(it->cw * (j + 0.5f));
             SDL_Rect hb;
             if (!vertical) {
+                const TextEntry *e = render_text_get(rc, lab, lsize, col);
+                if (!e) continue;
                 SDL_Rect d = {cx - e->w / 2, it->y - e->h - 4, e->w, e->h};
                 SDL_RenderCopy(rc->sdl, e->tex, NULL, &d);
                 hb = d;
             } else {
-                /* rotated a quarter turn, reading upwards, ending just above the column */
-                SDL_Rect d = {cx - e->w / 2, it->y - 6 - e->w / 2 - e->h / 2, e->w, e->h};
-                SDL_RenderCopyEx(rc->sdl, e->tex, NULL, &d, -90.0, NULL, SDL_FLIP_NONE);
-                hb = (SDL_Rect){cx - e->h / 2, it->y - 6 - e->w, e->h, e->w};
+                hb = draw_vlabel(rc, lab, lsize, col, cx, it->y - 6);
             }
             RenderHit h = {RENDER_HIT_TOKEN, it->trace, it->step, -1, -1, 0, 0};
             if (it->cl == (const char *const *)v->lesson->source_tokens && v->lesson->n_source_tokens)
@@ -797,6 +842,7 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
 static const char *op_between(const AttnStep *s, const AttnStep *next, int before_result, char *buf, size_t len,
                               const AttnTrace *t, LessonLang lang)
 {
+    /* s is the result step; next the operand after the operator (NULL before the result) */
     if (before_result) {
         switch (s->kind) {
         case ATTN_STEP_SCALED: snprintf(buf, len, "÷ %.4g =", (double)t->divisor); return buf;
@@ -811,8 +857,8 @@ static const char *op_between(const AttnStep *s, const AttnStep *next, int befor
     (void)lang;
     if (next && next->kind == ATTN_STEP_BIAS) return "+";
     if (s->kind == ATTN_STEP_CONCAT) return "|";
-    if (s->kind == ATTN_STEP_ADDITIVE_HIDDEN) return next && next->kind == ATTN_STEP_WEIGHT ? "·" : ";";
-    return "·";
+    if (s->kind == ATTN_STEP_ADDITIVE_HIDDEN) return next && next->kind == ATTN_STEP_WEIGHT ? "×" : ";";
+    return "×";
 }
 
 #define MAX_ITEMS 20
@@ -869,7 +915,7 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
     const char *ops[MAX_ITEMS];
     int opw[MAX_ITEMS];
     for (int i = 1; i < n; i++) {
-        ops[i] = op_between(items[i - 1].s, i < n - 1 ? items[i].s : NULL, i == n - 1, opbuf[i], sizeof opbuf[i], t, v->lang);
+        ops[i] = op_between(s, i < n - 1 ? items[i].s : NULL, i == n - 1, opbuf[i], sizeof opbuf[i], t, v->lang);
         opw[i] = render_text_width(rc, ops[i], f->formula) + f->body;
     }
     int lh_s = text_h(rc, f->small);
@@ -877,7 +923,7 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
     for (int i = 0; i < n; i++)
         if (items[i].cl) top_h = imax(top_h, lh_s + 10);
     int bottom_h = text_h(rc, f->body) + 10 + lh_s;
-    float cap = 3.4f * (float)f->body;
+    float cap = 4.6f * (float)f->body;
     float s0 = 0;
     int level;
     for (level = 0; level < 3; level++) {
@@ -917,7 +963,11 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
         int wmax = 0;
         int lsize = imin(f->label, imax(f->small * 3 / 4, (int)(it->ch * 0.8f)));
         for (int j = 0; j < it->cols; j++) wmax = imax(wmax, render_text_width(rc, it->cl[j + it->c0], lsize));
-        if (wmax > it->cw - 4) top_h = imax(top_h, wmax + 12);
+        if (wmax > it->cw - 4) {
+            int hmax = 0;
+            for (int j = 0; j < it->cols; j++) hmax = imax(hmax, vlabel_height(rc, it->cl[j + it->c0], lsize));
+            top_h = imax(top_h, hmax + 12);
+        }
     }
     avail_h = area.h - top_h - bottom_h;
     for (int i = 0; i < n; i++) {
@@ -947,8 +997,9 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
                                                  : t->cfg.scale_kind == ATTN_SCALE_SQRT_DK     ? "√d_k"
                                                                                                 : "",
                  (double)t->divisor);
-        render_text(rc, note, f->formula, th->accent, res->x + (int)(res->cw * res->cols) / 2,
-                    res->y - top_h - text_h(rc, f->formula) / 2 > area.y ? res->y - top_h - text_h(rc, f->formula) / 2 : area.y, 1);
+        int ny = res->y + (int)lrintf(res->ch * res->rows) + 10 + text_h(rc, f->body);
+        if (ny + text_h(rc, f->formula) > area.y + area.h) ny = area.y + area.h - text_h(rc, f->formula);
+        render_text(rc, note, f->formula, th->accent, res->x + (int)(res->cw * res->cols) / 2, ny, 1);
     }
     if (s->kind == ATTN_STEP_SOFTMAX && p < 1.0) {
         const char *ph = (res->hl_row >= 0 ? 0 : 1) ? view_string(p < 0.5 ? VS_EXP_PHASE : VS_NORM_PHASE, v->lang)
@@ -957,8 +1008,9 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
             double slot = p * s->rows;
             ph = view_string(slot - floor(slot) < 0.5 ? VS_EXP_PHASE : VS_NORM_PHASE, v->lang);
         }
-        render_text(rc, ph, f->formula, th->accent, res->x + (int)(res->cw * res->cols) / 2,
-                    imax(area.y, res->y - top_h - text_h(rc, f->formula)), 1);
+        int ny = res->y + (int)lrintf(res->ch * res->rows) + 10 + text_h(rc, f->body);
+        if (ny + text_h(rc, f->formula) > area.y + area.h) ny = area.y + area.h - text_h(rc, f->formula);
+        render_text(rc, ph, f->formula, th->accent, res->x + (int)(res->cw * res->cols) / 2, ny, 1);
     }
     anim_free(&anim);
 }
@@ -971,7 +1023,7 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, const 
     int H = t->cfg.heads;
     int lh = text_h(rc, f->small);
     render_text(rc, view_string(VS_ALL_HEADS, v->lang), f->small, th->dim, area.x + area.w / 2, area.y, 1);
-    int top = area.y + lh + 6;
+    int top = area.y + lh + 12;
     int avail_h = area.y + area.h - top;
     int best = 0, best_c = 1;
     for (int c = 1; c <= H; c++) {
@@ -1004,8 +1056,8 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, const 
             SDL_RenderCopy(rc->sdl, tex, NULL, &dst);
         }
         int sel = h == v->head;
-        render_outline(rc, (SDL_Rect){dst.x - 2, dst.y - 2, dst.w + 4, dst.h + 4}, sel ? th->accent : th->head[(h - 1) % 8],
-                       sel ? 4 : 2);
+        render_outline(rc, (SDL_Rect){dst.x - 2, dst.y - 2, dst.w + 4, dst.h + 4}, th->head[(h - 1) % 8], 2);
+        if (sel) render_outline(rc, (SDL_Rect){dst.x - 5, dst.y - 5, dst.w + 10, dst.h + 10}, th->text, 3);
         char lab[32];
         snprintf(lab, sizeof lab, "%s %d", view_string(VS_HEAD, v->lang), h);
         render_text(rc, lab, f->small, sel ? th->text : th->dim, dst.x + dst.w / 2, dst.y + dst.h + 4, 1);
@@ -1074,7 +1126,11 @@ static void draw_timeline(RenderCtx *rc, const View *v, SDL_Rect bar, const Font
                 int p = view_phase(t, gstart);
                 char shortlab[16];
                 if (p >= 10) snprintf(shortlab, sizeof shortlab, "%d", p - 10);
-                else shortlab[0] = '\0';
+                else {
+                    const char *cut = strstr(lab, " &");
+                    if (!cut) cut = strstr(lab, "与");
+                    snprintf(shortlab, sizeof shortlab, "%.*s", cut ? (int)(cut - lab) : 0, lab);
+                }
                 if (shortlab[0] && render_text_width(rc, shortlab, f->small) <= gw)
                     render_text(rc, shortlab, f->small, cur_in ? th->text : th->dim, gstart_x + gw / 2, bar.y, 1);
             }
@@ -1286,18 +1342,32 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     SDL_Rect main = {m, fbar.y + fbar_h + m / 2, width - 2 * m, nbox.y - (fbar.y + fbar_h) - m};
     double p = view_progress(v);
     if (v->mode == VIEW_COMPARE) {
-        int half = main.w / 2;
+        /* the operands run left to right, so on a wide screen the two
+         * pipelines stack, each with the full width; else side by side */
+        int stacked = main.w * 2 >= main.h * 3;
         int lh = text_h(rc, f.body);
-        char cap[128];
-        snprintf(cap, sizeof cap, "%s  (h = 1, d_k = %d)", view_string(VS_MODE_SINGLE, v->lang), v->single->cfg.d_k);
-        render_text(rc, cap, f.body, th->text, main.x + half / 2, main.y, 1);
-        snprintf(cap, sizeof cap, "%s  (h = %d, d_k = %d)", view_string(VS_MULTI_TITLE, v->lang), v->trace->cfg.heads,
+        char cap1[128], cap2[128];
+        snprintf(cap1, sizeof cap1, "%s  (h = 1, d_k = %d)", view_string(VS_MODE_SINGLE, v->lang), v->single->cfg.d_k);
+        snprintf(cap2, sizeof cap2, "%s  (h = %d, d_k = %d)", view_string(VS_MULTI_TITLE, v->lang), v->trace->cfg.heads,
                  v->trace->cfg.d_k);
-        render_text(rc, cap, f.body, th->text, main.x + half + half / 2, main.y, 1);
+        SDL_Rect left, right;
+        SDL_SetRenderDrawBlendMode(rc->sdl, SDL_BLENDMODE_NONE);
         SDL_SetRenderDrawColor(rc->sdl, th->dim.r, th->dim.g, th->dim.b, 255);
-        SDL_RenderDrawLine(rc->sdl, main.x + half, main.y, main.x + half, main.y + main.h);
-        SDL_Rect left = {main.x, main.y + lh + 4, half - m / 2, main.h - lh - 4};
-        SDL_Rect right = {main.x + half + m / 2, main.y + lh + 4, half - m / 2, main.h - lh - 4};
+        if (stacked) {
+            int half = main.h / 2;
+            left = (SDL_Rect){main.x, main.y + lh + 2, main.w, half - lh - 6};
+            right = (SDL_Rect){main.x, main.y + half + lh + 4, main.w, main.h - half - lh - 4};
+            render_text(rc, cap1, f.body, th->text, main.x, main.y, 0);
+            render_text(rc, cap2, f.body, th->text, main.x, main.y + half + 2, 0);
+            SDL_RenderDrawLine(rc->sdl, main.x, main.y + half, main.x + main.w, main.y + half);
+        } else {
+            int half = main.w / 2;
+            render_text(rc, cap1, f.body, th->text, main.x + half / 2, main.y, 1);
+            render_text(rc, cap2, f.body, th->text, main.x + half + half / 2, main.y, 1);
+            SDL_RenderDrawLine(rc->sdl, main.x + half, main.y, main.x + half, main.y + main.h);
+            left = (SDL_Rect){main.x, main.y + lh + 4, half - m / 2, main.h - lh - 4};
+            right = (SDL_Rect){main.x + half + m / 2, main.y + lh + 4, half - m / 2, main.h - lh - 4};
+        }
         draw_step_panel(rc, v, v->single, view_compare_step(v, v->step), p, left, &f);
         draw_step_panel(rc, v, v->trace, v->step, p, right, &f);
     } else if (v->mode == VIEW_MULTI && nh > 1) {

@@ -339,6 +339,8 @@ static SDL_Surface *text_surface(RenderCtx *rc, const char *s, int size, SDL_Col
         if (-TTF_FontDescent(f) > desc) desc = -TTF_FontDescent(f);
     }
     if (!nr) return NULL;
+    /* a little room below the descent: underscores sit on it and would be cut */
+    desc += 1 + size / 12;
     SDL_Surface *out = SDL_CreateRGBSurfaceWithFormat(0, w, asc + desc, 32, SDL_PIXELFORMAT_ARGB8888);
     if (out) {
         SDL_FillRect(out, NULL, SDL_MapRGBA(out->format, col.r, col.g, col.b, 0));

@@ -578,7 +578,7 @@ static void update_formula(View *v)
             int w = s->cols;
             fb_add(&b, 1, "%c", s->name[0]);
             fb_sub(&b, 1, h);
-            fb_add(&b, 1, " = %c[:, %d…%d]", s->name[0], (h - 1) * w + 1, h * w);
+            fb_add(&b, 1, " = %c[:, %d:%d]", s->name[0], (h - 1) * w, h * w);
             fb_add(&b, 0, "   (h = %d, d_%c = %d)", c->heads, s->name[0] == 'V' ? 'v' : 'k', w);
         } break;
         case ATTN_STEP_SCORES:
@@ -700,9 +700,9 @@ static size_t cat_cellref(const View *v, const AttnTrace *t, char *buf, size_t l
     const char *const *rl = view_row_labels(v, t, s);
     const char *const *cl = view_col_labels(v, t, s);
     at = cat(buf, len, at, "%s[", title);
-    if (r >= 0) at = rl ? cat(buf, len, at, "%s", rl[r]) : cat(buf, len, at, "%d", r + 1);
+    if (r >= 0) at = rl ? cat(buf, len, at, "%s", rl[r]) : cat(buf, len, at, "%d", r);
     if (r >= 0 && c >= 0) at = cat(buf, len, at, ", ");
-    if (c >= 0) at = cl ? cat(buf, len, at, "%s", cl[c]) : cat(buf, len, at, "%d", c + 1);
+    if (c >= 0) at = cl ? cat(buf, len, at, "%s", cl[c]) : cat(buf, len, at, "%d", c);
     return cat(buf, len, at, "]");
 }
 
@@ -763,8 +763,8 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
         at = cat(buf, len, at, " · ");
         char wt[64];
         view_step_title(W, wt, sizeof wt);
-        at = cat(buf, len, at, "%s[:, %d]", wt, c + 1);
-        if (bias) at = cat(buf, len, at, " + %s[%d]", bias->name, c + 1);
+        at = cat(buf, len, at, "%s[:, %d]", wt, c);
+        if (bias) at = cat(buf, len, at, " + %s[%d]", bias->name, c);
         at = cat(buf, len, at, "\n");
         at = cat_dot(buf, len, at, A->data, (size_t)r * (size_t)A->cols, 1, W->data, (size_t)c, (size_t)W->cols,
                      A->cols);
@@ -778,9 +778,9 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
         if (!P) break;
         at = cat(buf, len, at, "\n= %s[", P->name);
         const char *const *rl = view_row_labels(v, t, P);
-        at = rl ? cat(buf, len, at, "%s", rl[r]) : cat(buf, len, at, "%d", r + 1);
-        at = cat(buf, len, at, ", %d]  (head %d, column %d of %d)", (s->head - 1) * s->cols + c + 1, s->head, c + 1,
-                 s->cols);
+        at = rl ? cat(buf, len, at, "%s", rl[r]) : cat(buf, len, at, "%d", r);
+        at = cat(buf, len, at, ", %d]  (head %d, its column %d of 0…%d)", (s->head - 1) * s->cols + c, s->head, c,
+                 s->cols - 1);
     } break;
     case ATTN_STEP_SCORES:
         if (t->cfg.attention == ATTN_DOT) {
@@ -797,7 +797,7 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
             const AttnStep *Hd = from_kind(t, s, ATTN_STEP_ADDITIVE_HIDDEN, 0), *va = from_kind(t, s, ATTN_STEP_WEIGHT, 0);
             if (!Hd || !va) break;
             size_t hr = (size_t)r * (size_t)s->cols + (size_t)c;
-            at = cat(buf, len, at, "\n= hidden[%zu] · v_a\n", hr + 1);
+            at = cat(buf, len, at, "\n= hidden[%zu] · v_a  (row %d·n_k + %d)\n", hr, r, c);
             at = cat_dot(buf, len, at, Hd->data, hr * (size_t)Hd->cols, 1, va->data, 0, 1, Hd->cols);
         }
         break;
@@ -840,7 +840,7 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
         if (!W || !V) break;
         at = cat(buf, len, at, "\n= Σ_j ");
         at = cat_cellref(v, t, buf, len, at, W, r, -1);
-        at = cat(buf, len, at, "_j · %s[j, %d]\n", V->name, c + 1);
+        at = cat(buf, len, at, "_j · %s[j, %d]\n", V->name, c);
         at = cat_dot(buf, len, at, W->data, (size_t)r * (size_t)W->cols, 1, V->data, (size_t)c, (size_t)V->cols, W->cols);
     } break;
     case ATTN_STEP_CONCAT: {
@@ -857,8 +857,8 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
     } break;
     case ATTN_STEP_ADDITIVE_HIDDEN: {
         int nk = t->cfg.n_k;
-        at = cat(buf, len, at, "\n= tanh([x_%d ; %s_%d] · W_a[:, %d]%s)", r / nk + 1, t->cfg.cross ? "y" : "x",
-                 r % nk + 1, c + 1, t->cfg.b_a || from_kind(t, s, ATTN_STEP_BIAS, 0) ? " + b_a" : "");
+        at = cat(buf, len, at, "\n= tanh([x_%d ; %s_%d] · W_a[:, %d]%s)", r / nk, t->cfg.cross ? "y" : "x",
+                 r % nk, c, t->cfg.b_a || from_kind(t, s, ATTN_STEP_BIAS, 0) ? " + b_a" : "");
     } break;
     default: break;
     }
