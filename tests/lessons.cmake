@@ -5,3 +5,15 @@ attnviz_add_test(test_lessons SOURCES ${ATTNVIZ_TESTS_DIR}/test_lessons.c
                  LIBS attnviz_view attnviz_lesson attnviz_engine)
 attnviz_add_test(test_narrate SOURCES ${ATTNVIZ_TESTS_DIR}/test_narrate.c
                  LIBS attnviz_view attnviz_lesson attnviz_engine)
+
+# Every lesson against PyTorch, from `attnviz trace` output (skipped when
+# Debian's /usr/bin/python3 with torch is not there), and the design script's
+# own claims about the hand-made weights (numpy only).
+add_test(NAME lessons_vs_pytorch
+         COMMAND sh -c "if /usr/bin/python3 -c 'import torch' 2>/dev/null; then exec /usr/bin/python3 \"$0\" --attnviz \"$1\"; else exit 77; fi"
+                 ${PROJECT_SOURCE_DIR}/tools/lesson_tools/verify_lessons.py $<TARGET_FILE:attnviz>)
+set_tests_properties(lessons_vs_pytorch PROPERTIES SKIP_RETURN_CODE 77)
+add_test(NAME lesson_designs
+         COMMAND sh -c "if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then exec /usr/bin/python3 \"$0\"; else exit 77; fi"
+                 ${PROJECT_SOURCE_DIR}/tools/lesson_tools/design_weights.py)
+set_tests_properties(lesson_designs PROPERTIES SKIP_RETURN_CODE 77)
