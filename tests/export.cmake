@@ -5,3 +5,9 @@ attnviz_add_test(test_export_png
 attnviz_add_test(test_export_pool
   SOURCES ${ATTNVIZ_TESTS_DIR}/test_export_pool.c ${ATTNVIZ_TESTS_DIR}/test_export_read.c
   LIBS attnviz_export PkgConfig::PNG PkgConfig::SDL2)
+attnviz_add_test(test_export
+  SOURCES ${ATTNVIZ_TESTS_DIR}/test_export.c ${ATTNVIZ_TESTS_DIR}/test_export_read.c
+  LIBS attnviz_export PkgConfig::PNG PkgConfig::CJSON PkgConfig::SDL2 PkgConfig::SDL2_TTF)
+# test_export also runs the real program, for exit statuses and messages.
+target_compile_definitions(test_export PRIVATE ATTNVIZ_BIN="$<TARGET_FILE:attnviz>")
+add_dependencies(test_export attnviz)

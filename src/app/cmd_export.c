@@ -2,6 +2,7 @@
  * files, headless (src/export does the work; this parses and reports). */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +249,9 @@ int cmd_export(int argc, char **argv)
         opt.progress_user = &pr;
     }
     opt.write_steps = dir != NULL;
+    /* A file-size limit (ulimit -f) must be an error message, not a kill:
+     * write() then fails with EFBIG and the temporary file is removed. */
+    signal(SIGXFSZ, SIG_IGN);
     ExportResult res;
     char err[1024];
     int rc = export_lesson(&lesson, dir, &opt, &res, err, sizeof err);

@@ -213,7 +213,7 @@ static int ensure_dir(const char *dir, int *usage, char *err, size_t errlen)
     if (stat(dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode)) {
             set_err(err, errlen, "%s: exists and is not a folder", dir);
-            *usage = 1;
+            *usage = 0; /* a file-system problem, like a missing parent: exit 1 */
             return -1;
         }
     } else if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
@@ -229,7 +229,9 @@ static int ensure_dir(const char *dir, int *usage, char *err, size_t errlen)
         if (slash == parent) slash[1] = 0;
         else if (slash) *slash = 0;
         else strcpy(parent, ".");
-        if (e == ENOENT)
+        struct stat pst;
+        int parent_is_dir = stat(parent, &pst) == 0 && S_ISDIR(pst.st_mode);
+        if (e == ENOENT && !parent_is_dir)
             set_err(err, errlen, "%s: cannot create the folder: its parent %s does not exist", dir, parent);
         else if (e == ENOTDIR)
             set_err(err, errlen, "%s: cannot create the folder: %s is not a folder", dir, parent);
@@ -410,6 +412,18 @@ static void caption_fonts_close(CaptionFonts *cf)
     memset(cf, 0, sizeof *cf);
 }
 
+/* A font of the render chain: "FILE" or "FILE#FACE" (a face of a .ttc). */
+static TTF_Font *open_chain_font(const char *spec, int size)
+{
+    const char *hash = strrchr(spec, '#');
+    if (hash && hash[1] >= '0' && hash[1] <= '9') {
+        char file[4096];
+        snprintf(file, sizeof file, "%.*s", (int)(hash - spec), spec);
+        return TTF_OpenFontIndex(file, size, atol(hash + 1));
+    }
+    return TTF_OpenFont(spec, size);
+}
+
 static int caption_fonts_open(CaptionFonts *cf, const RenderCtx *rc, int height, char *err, size_t errlen)
 {
     memset(cf, 0, sizeof *cf);
@@ -421,7 +435,7 @@ static int caption_fonts_open(CaptionFonts *cf, const RenderCtx *rc, int height,
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < cf->n; i++) {
             const char *path = render_font_path(rc, i);
-            cf->font[s][i] = path ? TTF_OpenFont(path, cf->sizes[s]) : NULL;
+            cf->font[s][i] = path ? open_chain_font(path, cf->sizes[s]) : NULL;
             if (!cf->font[s][i]) {
                 set_err(err, errlen, "opening the caption font %s: %s", path ? path : "(none)", TTF_GetError());
                 caption_fonts_close(cf);
@@ -478,17 +492,24 @@ static void caption_wrap(Caption *c, const CaptionFonts *cf, int s, const char *
         c->lines[c->n_lines++] = (CaptionLine){line, strlen(line), cf->sizes[s]};
 }
 
+/* The height of a caption line at size s: the tallest font of the chain. */
+static int caption_line_skip(const CaptionFonts *cf, int s)
+{
+    int skip = 0;
+    for (int f = 0; f < cf->n; f++)
+        if (TTF_FontLineSkip(cf->font[s][f]) > skip) skip = TTF_FontLineSkip(cf->font[s][f]);
+    return skip;
+}
+
 static void caption_layout(Caption *c, const View *v, const CaptionFonts *cf, int width)
 {
     const AttnStep *s = view_current(v);
     char title[64];
     view_step_title(s, title, sizeof title);
     int idx = attn_trace_index(view_trace(v), s);
-    if (s->head > 0)
-        snprintf(c->header, sizeof c->header, "%d · %s · %s · %s %d", idx, title, attn_step_kind_name(s->kind),
-                 view_string(VS_HEAD, v->lang), s->head);
-    else
-        snprintf(c->header, sizeof c->header, "%d · %s · %s", idx, title, attn_step_kind_name(s->kind));
+    char phase[128];
+    view_phase_label(v, view_trace(v), idx, phase, sizeof phase);
+    snprintf(c->header, sizeof c->header, "%d · %s · %s", idx, title, phase);
     snprintf(c->formula, sizeof c->formula, "%s", view_formula(v));
     view_narration(v, c->narration, sizeof c->narration);
     int pad = cf->sizes[1];
@@ -496,13 +517,14 @@ static void caption_layout(Caption *c, const View *v, const CaptionFonts *cf, in
     caption_wrap(c, cf, 0, c->header, width - 2 * pad);
     if (c->formula[0]) caption_wrap(c, cf, 1, c->formula, width - 2 * pad);
     caption_wrap(c, cf, 1, c->narration, width - 2 * pad);
-    c->height = 2 * pad;
-    for (int i = 0; i < c->n_lines; i++) c->height += TTF_FontLineSkip(cf->font[c->lines[i].size == cf->sizes[0] ? 0 : 1][0]);
+    c->height = 2 * pad + pad / 2;
+    for (int i = 0; i < c->n_lines; i++) c->height += caption_line_skip(cf, c->lines[i].size == cf->sizes[0] ? 0 : 1);
 }
 
-/* Draws one run of text (all in one font) at x, y onto the surface. */
-static int draw_run(SDL_Surface *dst, TTF_Font *font, const char *s, size_t n, SDL_Color col, int *x, int y)
+/* Draws one run of text (all in one font) with its baseline at `baseline`. */
+static int draw_run(SDL_Surface *dst, TTF_Font *font, const char *s, size_t n, SDL_Color col, int *x, int baseline)
 {
+    int y = baseline - TTF_FontAscent(font);
     char buf[1024];
     if (n >= sizeof buf) n = sizeof buf - 1;
     memcpy(buf, s, n);
@@ -531,6 +553,10 @@ static void caption_draw(const Caption *c, const CaptionFonts *cf, SDL_Surface *
     for (int i = 0; i < c->n_lines; i++) {
         const CaptionLine *ln = &c->lines[i];
         int s = ln->size == cf->sizes[0] ? 0 : 1;
+        /* one baseline for the line, whichever fonts its runs use */
+        int ascent = 0;
+        for (int f = 0; f < cf->n; f++)
+            if (TTF_FontAscent(cf->font[s][f]) > ascent) ascent = TTF_FontAscent(cf->font[s][f]);
         int x = pad;
         const char *p = ln->text, *end = ln->text + ln->len, *run = p;
         int run_font = -1;
@@ -538,13 +564,13 @@ static void caption_draw(const Caption *c, const CaptionFonts *cf, SDL_Surface *
             const char *at = p;
             int f = font_for(cf, render_utf8_next(&p));
             if (run_font >= 0 && f != run_font) {
-                draw_run(band, cf->font[s][run_font], run, (size_t)(at - run), fg, &x, y);
+                draw_run(band, cf->font[s][run_font], run, (size_t)(at - run), fg, &x, y + ascent);
                 run = at;
             }
             run_font = f;
         }
-        if (run_font >= 0) draw_run(band, cf->font[s][run_font], run, (size_t)(end - run), fg, &x, y);
-        y += TTF_FontLineSkip(cf->font[s][0]);
+        if (run_font >= 0) draw_run(band, cf->font[s][run_font], run, (size_t)(end - run), fg, &x, y + ascent);
+        y += caption_line_skip(cf, s);
     }
 }
 

@@ -1,0 +1,586 @@
+/* test_export.c: `attnviz export` end to end (src/export/export.c and the
+ * real program): every exported file is a valid PNG of the requested size
+ * with its text chunks; index.json lists exactly the files; --frames writes
+ * the number of frames the durations and fps imply; the sheet is as tall as
+ * its steps; each failure (missing parent folder, a folder under a regular
+ * file, /proc, an invalid size, a full disk) gives its one-line message and
+ * exit status and leaves no partial file; and export's pixels equal the
+ * window's for the same view state and size. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <SDL.h>
+#include <SDL_ttf.h>
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "export.h"
+#include "test_export_read.h"
+
+#define LESSON_A ATTNVIZ_SOURCE_DIR "/lessons/mhsa-wo-xihuan-paobu.json"
+#define LESSON_B ATTNVIZ_SOURCE_DIR "/lessons/causal-mask-decoder.json"
+
+static char scratch[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(scratch, sizeof scratch, "/tmp/attnviz-test-export-XXXXXX");
+    return mkdtemp(scratch) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    test_rm_rf(scratch);
+    return 0;
+}
+
+static void load(Lesson *l, const char *path)
+{
+    LessonError e;
+    if (lesson_load(l, path, &e) != 0) fail_msg("%s", e.msg);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
+    s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+/* Every name in dir is a complete PNG of w × h, or index.json; returns the PNG count. */
+static int check_dir_pngs(const char *dir, int w, int h)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "ls -A '%s'", dir);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char name[512];
+    int n = 0;
+    while (fgets(name, sizeof name, p)) {
+        name[strcspn(name, "\n")] = 0;
+        if (strcmp(name, EXPORT_INDEX_NAME) == 0) continue;
+        if (name[0] == '.') fail_msg("%s/%s: a temporary or hidden file was left behind", dir, name);
+        size_t len = strlen(name);
+        if (len < 4 || strcmp(name + len - 4, ".png") != 0) fail_msg("%s/%s: not a PNG name", dir, name);
+        char path[1024], err[512];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        TestPng png;
+        if (test_png_read(path, &png, err, sizeof err) != 0) fail_msg("%s", err);
+        if (png.width != w || png.height != h) fail_msg("%s: %dx%d, expected %dx%d", path, png.width, png.height, w, h);
+        test_png_free(&png);
+        n++;
+    }
+    pclose(p);
+    return n;
+}
+
+/* ---- files and index.json ---- */
+
+static void test_steps_files_and_index(void **state)
+{
+    (void)state;
+    Lesson l;
+    load(&l, LESSON_A);
+    ExportOptions opt;
+    export_options_init(&opt);
+    opt.width = 480;
+    opt.height = 270;
+    opt.lang = LESSON_ZH;
+    char dir[512], err[1024];
+    snprintf(dir, sizeof dir, "%s/out", scratch); /* made by export: its parent exists */
+    ExportResult res;
+    if (export_lesson(&l, dir, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    View v;
+    assert_int_equal(view_init(&v, &l, err, sizeof err), 0);
+    const AttnTrace *t = view_trace(&v);
+    assert_int_equal(res.files, t->n_steps);
+    assert_int_equal(check_dir_pngs(dir, 480, 270), t->n_steps);
+
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, EXPORT_INDEX_NAME);
+    char *json = slurp(path);
+    assert_non_null(json);
+    cJSON *idx = cJSON_Parse(json);
+    assert_non_null(idx);
+    assert_string_equal(cJSON_GetObjectItem(idx, "format")->valuestring, EXPORT_FORMAT);
+    assert_string_equal(cJSON_GetObjectItem(idx, "lang")->valuestring, "zh");
+    assert_int_equal(cJSON_GetObjectItem(idx, "width")->valueint, 480);
+    cJSON *files = cJSON_GetObjectItem(idx, "files");
+    assert_int_equal(cJSON_GetArraySize(files), t->n_steps);
+    v.lang = LESSON_ZH;
+    int i = 0;
+    cJSON *e;
+    cJSON_ArrayForEach(e, files)
+    {
+        const AttnStep *s = &t->steps[i];
+        char expect[64];
+        snprintf(expect, sizeof expect, "%03d-%s%s", i, attn_step_kind_name(s->kind), s->head ? "-h" : ".png");
+        const char *file = cJSON_GetObjectItem(e, "file")->valuestring;
+        if (strncmp(file, expect, strlen(expect)) != 0) fail_msg("index file %d is %s, expected %s...", i, file, expect);
+        assert_int_equal(cJSON_GetObjectItem(e, "step")->valueint, i);
+        assert_string_equal(cJSON_GetObjectItem(e, "kind")->valuestring, attn_step_kind_name(s->kind));
+        assert_string_equal(cJSON_GetObjectItem(e, "name")->valuestring, s->name);
+        assert_int_equal(cJSON_GetObjectItem(e, "head")->valueint, s->head);
+        view_goto(&v, i);
+        view_finish(&v);
+        assert_string_equal(cJSON_GetObjectItem(e, "formula")->valuestring, view_formula(&v));
+        char narr[4096];
+        view_narration(&v, narr, sizeof narr);
+        assert_string_equal(cJSON_GetObjectItem(e, "narration")->valuestring, narr);
+        /* the PNG says the same about itself */
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+        TestPng png;
+        if (test_png_read(path, &png, err, sizeof err) != 0) fail_msg("%s", err);
+        assert_string_equal(test_png_text(&png, "attnviz:step-kind"), attn_step_kind_name(s->kind));
+        assert_string_equal(test_png_text(&png, "attnviz:step-name"), s->name);
+        assert_string_equal(test_png_text(&png, "attnviz:formula"), view_formula(&v));
+        assert_string_equal(test_png_text(&png, "Title"), lesson_text(&l.title, LESSON_ZH));
+        assert_string_equal(test_png_text(&png, "Software"), "attnviz " ATTNVIZ_VERSION);
+        assert_string_equal(test_png_text(&png, "Description"), narr);
+        char head[8];
+        snprintf(head, sizeof head, "%d", s->head);
+        assert_string_equal(test_png_text(&png, "attnviz:head"), head);
+        test_png_free(&png);
+        i++;
+    }
+    /* the example name exists */
+    snprintf(path, sizeof path, "%s/020-softmax-h2.png", dir);
+    assert_int_equal(access(path, F_OK), 0);
+    cJSON_Delete(idx);
+    free(json);
+    view_free(&v);
+    lesson_free(&l);
+}
+
+static void test_select_steps(void **state)
+{
+    (void)state;
+    Lesson l;
+    load(&l, LESSON_A);
+    View v;
+    char err[512];
+    assert_int_equal(view_init(&v, &l, err, sizeof err), 0);
+    const AttnTrace *t = view_trace(&v);
+    unsigned char *sel = calloc((size_t)t->n_steps, 1);
+    assert_int_equal(export_select_steps(t, NULL, 0, sel, err, sizeof err), t->n_steps);
+    assert_int_equal(export_select_steps(t, "softmax", 0, sel, err, sizeof err), 2);
+    assert_int_equal(export_select_steps(t, "softmax", 2, sel, err, sizeof err), 1);
+    assert_int_equal(sel[attn_trace_index(t, attn_trace_find(t, ATTN_STEP_SOFTMAX, 2))], 1);
+    assert_int_equal(export_select_steps(t, "3-5", 0, sel, err, sizeof err), 3);
+    assert_true(sel[3] && sel[4] && sel[5] && !sel[2] && !sel[6]);
+    assert_int_equal(export_select_steps(t, "weights_1", 0, sel, err, sizeof err), 1);
+    /* from the first scores to the last softmax: both heads' scores..softmax */
+    int first = attn_trace_index(t, attn_trace_find(t, ATTN_STEP_SCORES, 1));
+    int last = attn_trace_index(t, attn_trace_find(t, ATTN_STEP_SOFTMAX, 2));
+    assert_int_equal(export_select_steps(t, "scores-softmax", 0, sel, err, sizeof err), last - first + 1);
+    assert_int_equal(export_select_steps(t, "concat-", 0, sel, err, sizeof err), t->n_steps - attn_trace_index(t, attn_trace_find(t, ATTN_STEP_CONCAT, 0)));
+    assert_int_equal(export_select_steps(t, "-2", 0, sel, err, sizeof err), 3);
+    assert_int_equal(export_select_steps(t, "bogus", 0, sel, err, sizeof err), -1);
+    assert_non_null(strstr(err, "\"bogus\""));
+    assert_int_equal(export_select_steps(t, "9-3", 0, sel, err, sizeof err), -1);
+    assert_non_null(strstr(err, "empty"));
+    assert_int_equal(export_select_steps(t, "1-2-3", 0, sel, err, sizeof err), -1);
+    assert_int_equal(export_select_steps(t, "999", 0, sel, err, sizeof err), -1);
+    free(sel);
+    view_free(&v);
+    lesson_free(&l);
+}
+
+static void test_parse_size(void **state)
+{
+    (void)state;
+    int w = 0, h = 0;
+    char err[256];
+    assert_int_equal(export_parse_size("1280x720", &w, &h, err, sizeof err), 0);
+    assert_int_equal(w, 1280);
+    assert_int_equal(h, 720);
+    assert_int_equal(export_parse_size("800×600", &w, &h, err, sizeof err), 0);
+    assert_int_equal(w, 800);
+    const char *bad[] = {"", "1280", "1280x", "x720", "-5x10", "1280x720x3", "12 80x720", "0x0", "63x720",
+                         "16385x100", "99999999999x1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = 0;
+        if (export_parse_size(bad[i], &w, &h, err, sizeof err) != -1) fail_msg("\"%s\" was accepted", bad[i]);
+        assert_non_null(strstr(err, "--size"));
+    }
+}
+
+/* ---- frames ---- */
+
+static void test_frames_count(void **state)
+{
+    (void)state;
+    ExportOptions opt;
+    export_options_init(&opt);
+    /* the formula, on values worked by hand */
+    opt.fps = 30;
+    opt.dwell = 1.0;
+    assert_int_equal(export_step_frames(1.0, &opt), 60);
+    assert_int_equal(export_step_frames(0.0, &opt), 30);
+    opt.dwell = 0;
+    assert_int_equal(export_step_frames(0.0, &opt), 1);
+    opt.fps = 10;
+    opt.dwell = 0.25;
+    assert_int_equal(export_step_frames(0.5, &opt), 8); /* ceil(7.5) */
+    opt.speed = 2;
+    assert_int_equal(export_step_frames(0.5, &opt), 4); /* ceil(3.75) */
+
+    /* a real run: the files are exactly 000000.png .. N-1 */
+    Lesson l;
+    load(&l, LESSON_B);
+    export_options_init(&opt);
+    opt.width = 320;
+    opt.height = 180;
+    opt.frames = 1;
+    opt.fps = 12;
+    opt.dwell = 0.25;
+    opt.steps = "scores-softmax";
+    View v;
+    char err[1024];
+    assert_int_equal(view_init(&v, &l, err, sizeof err), 0);
+    const AttnTrace *t = view_trace(&v);
+    unsigned char *sel = calloc((size_t)t->n_steps, 1);
+    assert_true(export_select_steps(t, opt.steps, 0, sel, err, sizeof err) > 0);
+    int expect = 0, animated = 0;
+    for (int i = 0; i < t->n_steps; i++)
+        if (sel[i]) {
+            double d = view_step_duration(&v, i);
+            animated += d > 0;
+            int n = (int)ceil((d + 0.25) * 12 - 1e-9);
+            expect += n < 1 ? 1 : n;
+        }
+    assert_true(animated > 0); /* the range includes steps that animate */
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/frames", scratch);
+    ExportResult res;
+    if (export_lesson(&l, dir, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_int_equal(res.files, expect);
+    assert_int_equal(check_dir_pngs(dir, 320, 180), expect);
+    for (int i = 0; i < expect; i++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%06d.png", dir, i);
+        if (access(path, F_OK) != 0) fail_msg("%s missing", path);
+    }
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", dir, EXPORT_INDEX_NAME);
+    char *json = slurp(path);
+    cJSON *idx = cJSON_Parse(json);
+    assert_int_equal(cJSON_GetObjectItem(idx, "frame_count")->valueint, expect);
+    int sum = 0;
+    cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(idx, "steps"))
+    {
+        assert_int_equal(cJSON_GetObjectItem(e, "first_frame")->valueint, sum);
+        sum += cJSON_GetObjectItem(e, "frame_count")->valueint;
+    }
+    assert_int_equal(sum, expect);
+    /* the first frame of an animated step differs from its last (it moves) */
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(idx, "steps"))
+    {
+        if (cJSON_GetObjectItem(e, "duration")->valuedouble <= 0) continue;
+        int f0 = cJSON_GetObjectItem(e, "first_frame")->valueint;
+        int f1 = f0 + cJSON_GetObjectItem(e, "frame_count")->valueint - 1;
+        TestPng a, b;
+        snprintf(path, sizeof path, "%s/%06d.png", dir, f0);
+        assert_int_equal(test_png_read(path, &a, err, sizeof err), 0);
+        snprintf(path, sizeof path, "%s/%06d.png", dir, f1);
+        assert_int_equal(test_png_read(path, &b, err, sizeof err), 0);
+        assert_true(memcmp(a.rgba, b.rgba, (size_t)a.width * a.height * 4) != 0);
+        test_png_free(&a);
+        test_png_free(&b);
+        break;
+    }
+    cJSON_Delete(idx);
+    free(json);
+    free(sel);
+    view_free(&v);
+    lesson_free(&l);
+}
+
+/* ---- the sheet ---- */
+
+static void test_sheet(void **state)
+{
+    (void)state;
+    Lesson l;
+    load(&l, LESSON_A);
+    ExportOptions opt;
+    export_options_init(&opt);
+    opt.width = 400;
+    opt.height = 225;
+    opt.steps = "softmax";
+    char sheet[512], err[1024];
+    snprintf(sheet, sizeof sheet, "%s/sheet.png", scratch);
+    opt.sheet = sheet;
+    opt.write_steps = 0;
+    ExportResult res;
+    if (export_lesson(&l, NULL, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    TestPng png;
+    if (test_png_read(sheet, &png, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_int_equal(png.width, 400);
+    /* two frames, each with a caption band below */
+    assert_true(png.height > 2 * 225 + 2 * 20);
+    assert_true(png.height < 2 * 225 + 2 * 225);
+    /* the first frame's rows are the per-step export's rows */
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/steps", scratch);
+    opt.sheet = NULL;
+    opt.write_steps = 1;
+    if (export_lesson(&l, dir, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    char path[600];
+    snprintf(path, sizeof path, "%s/013-softmax-h1.png", dir);
+    TestPng first;
+    if (test_png_read(path, &first, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_memory_equal(first.rgba, png.rgba, (size_t)400 * 225 * 4);
+    test_png_free(&first);
+    test_png_free(&png);
+    assert_int_equal(test_dir_count(scratch), 2);
+    lesson_free(&l);
+}
+
+/* ---- failures ---- */
+
+/* Runs the real program; returns its exit status and its stderr in out. */
+static int run_attnviz(char *out, size_t outlen, const char *fmt, ...)
+{
+    char args[2048], cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "%s export %s 2>&1 >/dev/null", ATTNVIZ_BIN, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, outlen - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static void expect_cli(int status, const char *needle, const char *fmt, const char *arg)
+{
+    char out[4096];
+    int st = run_attnviz(out, sizeof out, fmt, arg);
+    if (st != status) fail_msg("attnviz export %s: status %d, expected %d (%s)", arg, st, status, out);
+    if (!strstr(out, needle)) fail_msg("attnviz export %s: \"%s\" lacks \"%s\"", arg, out, needle);
+    if (strchr(out, '\n') != out + strlen(out) - 1) fail_msg("attnviz export %s: not one line: \"%s\"", arg, out);
+}
+
+static void test_failures(void **state)
+{
+    (void)state;
+    char a[1024], file[600];
+    const char *L = LESSON_A " --size 320x180 ";
+    /* missing parent folder */
+    snprintf(a, sizeof a, "%s -o %s/no/such", L, scratch);
+    expect_cli(1, "its parent", "%s", a);
+    /* a folder under a regular file (fails even for root) */
+    snprintf(file, sizeof file, "%s/regular", scratch);
+    fclose(fopen(file, "w"));
+    snprintf(a, sizeof a, "%s -o %s/sub", L, file);
+    expect_cli(1, "regular is not a folder", "%s", a);
+    snprintf(a, sizeof a, "%s -o %s", L, file);
+    expect_cli(1, "exists and is not a folder", "%s", a);
+    /* /proc takes no new folders, even from root */
+    snprintf(a, sizeof a, "%s -o /proc/attnviz-test", L);
+    expect_cli(1, "/proc/attnviz-test: cannot create the folder", "%s", a);
+    /* invalid sizes are usage errors */
+    snprintf(a, sizeof a, "%s -o %s/x --size 12x7", LESSON_A, scratch);
+    expect_cli(2, "--size: each side must be", "%s", a);
+    snprintf(a, sizeof a, "%s -o %s/x --size big", LESSON_A, scratch);
+    expect_cli(2, "--size: expected WIDTHxHEIGHT", "%s", a);
+    snprintf(a, sizeof a, "%s -o %s/x --size 10000x10000 --scale 2", LESSON_A, scratch);
+    expect_cli(2, "--scale", "%s", a);
+    /* a full disk: /dev/full for the sheet */
+    snprintf(a, sizeof a, "%s --sheet /dev/full --steps 0", L);
+    expect_cli(1, strerror(ENOSPC), "%s", a);
+    /* a full disk in the folder: a file-size limit makes write() fail
+     * part-way through a PNG, as ENOSPC would */
+    snprintf(a, sizeof a, "%s -o %s/full", L, scratch);
+    char out[4096], cmd[4096];
+    snprintf(cmd, sizeof cmd, "ulimit -f 8; %s export %s 2>&1 >/dev/null", ATTNVIZ_BIN, a);
+    FILE *p = popen(cmd, "r");
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    assert_true(WIFEXITED(st));
+    if (WEXITSTATUS(st) != 1 || !strstr(out, strerror(EFBIG))) fail_msg("full disk: status %d, \"%s\"", WEXITSTATUS(st), out);
+    snprintf(file, sizeof file, "%s/full", scratch);
+    check_dir_pngs(file, 320, 180); /* whatever is there is complete; no temporary file */
+    snprintf(file, sizeof file, "%s/full/%s", scratch, EXPORT_INDEX_NAME);
+    assert_int_not_equal(access(file, F_OK), 0); /* no index of a failed export */
+    /* nothing else was created: regular, full */
+    assert_int_equal(test_dir_count(scratch), 2);
+}
+
+/* The library, not the program: a full disk mid-export in-process. */
+static void test_full_disk_library(void **state)
+{
+    (void)state;
+    Lesson l;
+    load(&l, LESSON_A);
+    ExportOptions opt;
+    export_options_init(&opt);
+    opt.width = 320;
+    opt.height = 180;
+    char dir[512], err[1024] = "";
+    snprintf(dir, sizeof dir, "%s/lib", scratch);
+    struct rlimit old, lim;
+    getrlimit(RLIMIT_FSIZE, &old);
+    lim = old;
+    lim.rlim_cur = 6000; /* some frames fit, most do not */
+    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    ExportResult res;
+    int rc = export_lesson(&l, dir, &opt, &res, err, sizeof err);
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, prev);
+    assert_int_equal(rc, -1);
+    assert_int_equal(res.usage_error, 0);
+    assert_non_null(strstr(err, strerror(EFBIG)));
+    assert_int_equal(check_dir_pngs(dir, 320, 180), res.files);
+    lesson_free(&l);
+}
+
+/* ---- export pixels == window pixels ---- */
+
+static void test_window_pixels(void **state)
+{
+    (void)state;
+    Lesson l;
+    load(&l, LESSON_A);
+    const int w = 640, h = 360;
+    assert_int_equal(SDL_Init(SDL_INIT_VIDEO), 0);
+    assert_int_equal(TTF_Init(), 0);
+    SDL_Window *win = SDL_CreateWindow("attnviz test", 0, 0, w, h, SDL_WINDOW_HIDDEN);
+    if (!win) fail_msg("window: %s", SDL_GetError());
+    SDL_Renderer *r = SDL_CreateRenderer(win, -1, SDL_RENDERER_SOFTWARE);
+    if (!r) fail_msg("renderer: %s", SDL_GetError());
+    char err[1024];
+    RenderCtx *rc = render_create(r, NULL, err, sizeof err);
+    if (!rc) fail_msg("%s", err);
+    View v;
+    assert_int_equal(view_init(&v, &l, err, sizeof err), 0);
+    v.lang = LESSON_ZH;
+    v.theme = VIEW_THEME_PROJECTOR;
+
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/win", scratch);
+    ExportOptions opt;
+    export_options_init(&opt);
+    opt.width = w;
+    opt.height = h;
+    opt.lang = LESSON_ZH;
+    opt.theme = VIEW_THEME_PROJECTOR;
+    opt.steps = "scores-softmax";
+    opt.head = 2;
+    ExportResult res;
+    if (export_lesson(&l, dir, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+
+    const AttnTrace *t = view_trace(&v);
+    const int steps[] = {attn_trace_index(t, attn_trace_find(t, ATTN_STEP_SCORES, 2)),
+                         attn_trace_index(t, attn_trace_find(t, ATTN_STEP_SOFTMAX, 2))};
+    unsigned char *px = malloc((size_t)w * h * 4);
+    for (int k = 0; k < 2; k++) {
+        view_set_head(&v, 2);
+        view_goto(&v, steps[k]);
+        view_finish(&v);
+        assert_int_equal(render_frame(rc, &v, w, h), 0);
+        assert_int_equal(SDL_RenderReadPixels(r, NULL, SDL_PIXELFORMAT_ABGR8888, px, w * 4), 0);
+        char name[64], path[700];
+        export_step_filename(t, steps[k], name, sizeof name);
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        TestPng png;
+        if (test_png_read(path, &png, err, sizeof err) != 0) fail_msg("%s", err);
+        int diff = 0, first = -1;
+        for (int i = 0; i < w * h; i++)
+            if (memcmp(px + 4 * i, png.rgba + 4 * i, 3) != 0) {
+                if (first < 0) first = i;
+                diff++;
+            }
+        if (diff)
+            fail_msg("%s: %d pixels differ from the window's, first at (%d,%d): window %d,%d,%d, export %d,%d,%d", path,
+                     diff, first % w, first / w, px[4 * first], px[4 * first + 1], px[4 * first + 2],
+                     png.rgba[4 * first], png.rgba[4 * first + 1], png.rgba[4 * first + 2]);
+        /* and the S key saves those same pixels */
+        char saved[700];
+        if (export_save_frame(r, &v, dir, saved, sizeof saved, err, sizeof err) != 0) fail_msg("%s", err);
+        TestPng s;
+        if (test_png_read(saved, &s, err, sizeof err) != 0) fail_msg("%s", err);
+        assert_int_equal(s.width, w);
+        assert_memory_equal(s.rgba, png.rgba, (size_t)w * h * 4);
+        assert_string_equal(test_png_text(&s, "attnviz:step-name"), t->steps[steps[k]].name);
+        assert_non_null(strstr(saved, "mhsa-wo-xihuan-paobu-0"));
+        test_png_free(&s);
+        test_png_free(&png);
+    }
+    /* saving the same step twice does not overwrite the first */
+    char p1[700], p2[700];
+    assert_int_equal(export_save_frame(r, &v, dir, p1, sizeof p1, err, sizeof err), 0);
+    assert_int_equal(export_save_frame(r, &v, dir, p2, sizeof p2, err, sizeof err), 0);
+    assert_string_not_equal(p1, p2);
+    free(px);
+    view_free(&v);
+    render_destroy(rc);
+    SDL_DestroyRenderer(r);
+    SDL_DestroyWindow(win);
+    TTF_Quit();
+    SDL_Quit();
+    lesson_free(&l);
+}
+
+/* --scale 2 draws the same layout at twice the pixels. */
+static void test_scale(void **state)
+{
+    (void)state;
+    Lesson l;
+    load(&l, LESSON_A);
+    ExportOptions opt;
+    export_options_init(&opt);
+    opt.width = 320;
+    opt.height = 180;
+    opt.scale = 2;
+    opt.steps = "0";
+    char dir[512], err[1024];
+    snprintf(dir, sizeof dir, "%s/hidpi", scratch);
+    ExportResult res;
+    if (export_lesson(&l, dir, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_int_equal(check_dir_pngs(dir, 640, 360), 1);
+    lesson_free(&l);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_size),
+        cmocka_unit_test(test_select_steps),
+        cmocka_unit_test_setup_teardown(test_steps_files_and_index, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_frames_count, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sheet, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failures, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_full_disk_library, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_window_pixels, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_scale, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
