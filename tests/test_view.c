@@ -1,0 +1,411 @@
+/* test_view.c: the View's state without any display: stepping, reversing,
+ * the clock, head and mode switches, clamping at the ends, formulas,
+ * narration and cell explanations, on small lessons written inline. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "test_util.h"
+#include "view.h"
+
+/* Two heads, d_model 4, 我喜欢跑步, W_O given, narration with a placeholder. */
+static const char *LESSON_MHSA =
+    "{\"format\": \"attnviz-lesson/1\", \"id\": \"test-view-mhsa\","
+    " \"title\": {\"en\": \"View test\", \"zh\": \"视图测试\"},"
+    " \"tokens\": [\"我\", \"喜欢\", \"跑步\"], \"d_model\": 4, \"heads\": 2, \"seed\": 3,"
+    " \"X\": [[1, 0, 0.5, -1], [0, 1, -0.5, 2], [1, 1, 0, 0.25]],"
+    " \"narration\": {\"softmax\": {\"en\": \"rows sum to 1, d_k = {d_k}\", \"zh\": \"每行和为 1，d_k = {d_k}\"}}}";
+
+/* One head, causal mask: blocked cells. */
+static const char *LESSON_CAUSAL =
+    "{\"format\": \"attnviz-lesson/1\", \"id\": \"test-view-causal\", \"title\": {\"en\": \"Causal\"},"
+    " \"tokens\": [\"a\", \"b\", \"c\"], \"d_model\": 2, \"heads\": 1, \"seed\": 5, \"W_O\": null,"
+    " \"mask\": \"causal\"}";
+
+typedef struct Fixture {
+    Lesson lesson;
+    View view;
+} Fixture;
+
+static Fixture *fixture_make(const char *json)
+{
+    Fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    LessonError le;
+    if (lesson_parse(&f->lesson, json, strlen(json), "inline.json", &le) != 0) fail_msg("lesson: %s", le.msg);
+    char err[512];
+    if (view_init(&f->view, &f->lesson, err, sizeof err) != 0) fail_msg("view_init: %s", err);
+    return f;
+}
+
+static void fixture_free(Fixture *f)
+{
+    view_free(&f->view);
+    lesson_free(&f->lesson);
+    free(f);
+}
+
+static int step_of(const View *v, const char *name)
+{
+    const AttnStep *s = attn_trace_find_name(view_trace(v), name);
+    if (!s) fail_msg("no step %s in the current trace", name);
+    return attn_trace_index(view_trace(v), s);
+}
+
+static void test_init_state(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make(LESSON_MHSA);
+    View *v = &f->view;
+    assert_int_equal(v->step, 0);
+    assert_int_equal(v->head, 1);
+    assert_int_equal(v->mode, VIEW_MULTI);
+    assert_int_equal(v->lang, LESSON_EN);
+    assert_ptr_equal(view_trace(v), v->trace);
+    assert_int_equal(view_step_count(v), v->trace->n_steps);
+    assert_int_equal(view_head_count(v), 2);
+    /* the single-head trace: one head of width heads·d_k on the same weights */
+    assert_int_equal(v->single->cfg.heads, 1);
+    assert_int_equal(v->single->cfg.d_k, 4);
+    assert_int_equal(v->single->cfg.d_v, 4);
+    assert_true(fabsf(v->single->divisor - 2.0f) < 1e-6f);     /* √4 */
+    assert_true(fabsf(v->trace->divisor - sqrtf(2.0f)) < 1e-6f); /* √2 */
+    fixture_free(f);
+}
+
+/* Head 1 of the single trace is ordinary SDPA: softmax(Q·Kᵀ/√d_model)·V
+ * with the full projections, recomputed here independently. */
+static void test_single_is_sdpa(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make(LESSON_MHSA);
+    const AttnTrace *s = f->view.single, *m = f->view.trace;
+    const AttnStep *Q = attn_trace_find_name(m, "Q"), *K = attn_trace_find_name(m, "K"), *V = attn_trace_find_name(m, "V");
+    const AttnStep *out = attn_trace_find(s, ATTN_STEP_WEIGHTED_SUM, 1);
+    assert_non_null(Q);
+    assert_non_null(out);
+    int n = Q->rows, d = Q->cols;
+    float ref[3 * 4]; /* (n, d) */
+    for (int i = 0; i < n; i++) {
+        double sc[3], mx = -INFINITY, sum = 0;
+        for (int j = 0; j < n; j++) {
+            double dot = 0;
+            for (int k = 0; k < d; k++) dot += (double)Q->data[i * d + k] * K->data[j * d + k];
+            sc[j] = dot / sqrt((double)d);
+            if (sc[j] > mx) mx = sc[j];
+        }
+        for (int j = 0; j < n; j++) sum += (sc[j] = exp(sc[j] - mx));
+        for (int c = 0; c < d; c++) {
+            double acc = 0;
+            for (int j = 0; j < n; j++) acc += sc[j] / sum * V->data[j * d + c];
+            ref[i * d + c] = (float)acc;
+        }
+    }
+    assert_floats_close("single head_1", out->data, ref, n, d, TEST_ABS_TOL, TEST_REL_TOL);
+    fixture_free(f);
+}
+
+static void test_stepping_and_clamping(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make(LESSON_MHSA);
+    View *v = &f->view;
+    int n = view_step_count(v);
+    view_prev(v); /* at 0: stays */
+    assert_int_equal(v->step, 0);
+    /* X has no animation: next moves straight on */
+    assert_true(view_step_duration(v, 0) == 0.0);
+    view_next(v);
+    assert_int_equal(v->step, 1);
+    assert_true(v->t == 0.0);
+    /* an animated step: the first next finishes it, the second moves on */
+    int q = step_of(v, "Q");
+    view_goto(v, q);
+    assert_true(view_step_duration(v, q) > 0.5);
+    assert_true(view_progress(v) == 0.0);
+    view_next(v);
+    assert_int_equal(v->step, q);
+    assert_true(view_progress(v) == 1.0);
+    view_next(v);
+    assert_int_equal(v->step, q + 1);
+    assert_true(v->t == 0.0);
+    /* reversing shows the previous step's final state, exactly the trace's */
+    view_prev(v);
+    assert_int_equal(v->step, q);
+    assert_true(view_progress(v) == 1.0);
+    /* the ends */
+    view_end(v);
+    assert_int_equal(v->step, n - 1);
+    assert_true(view_progress(v) == 1.0);
+    view_next(v);
+    assert_int_equal(v->step, n - 1);
+    assert_true(view_at_end(v));
+    view_goto(v, n + 50);
+    assert_int_equal(v->step, n - 1);
+    view_goto(v, -7);
+    assert_int_equal(v->step, 0);
+    view_home(v);
+    assert_int_equal(v->step, 0);
+    fixture_free(f);
+}
+
+static void test_clock_and_autoplay(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make(LESSON_MHSA);
+    View *v = &f->view;
+    int q = step_of(v, "Q");
+    view_goto(v, q);
+    double d = view_step_duration(v, q);
+    assert_true(view_is_busy(v));
+    view_advance(v, d / 4);
+    assert_true(fabs(view_progress(v) - 0.25) < 1e-9);
+    view_set_speed(v, 2.0);
+    view_advance(v, d / 4); /* twice as fast: another half */
+    assert_true(fabs(view_progress(v) - 0.75) < 1e-9);
+    view_advance(v, 10.0); /* clamps at the final state, does not move on when paused */
+    assert_int_equal(v->step, q);
+    assert_true(view_progress(v) == 1.0);
+    assert_false(view_is_busy(v));
+    view_advance(v, 10.0);
+    assert_int_equal(v->step, q);
+    /* autoplay: after the dwell the next step starts */
+    v->playing = 1;
+    view_set_speed(v, 1.0);
+    assert_true(view_is_busy(v));
+    view_advance(v, VIEW_DWELL_SECONDS / 2);
+    assert_int_equal(v->step, q);
+    view_advance(v, VIEW_DWELL_SECONDS / 2 + 1e-6);
+    assert_int_equal(v->step, q + 1);
+    assert_true(v->t == 0.0);
+    /* playing to the end stops there */
+    int guard = 0;
+    while (!view_at_end(v) && guard++ < 100000) view_advance(v, 1.0 / 60.0);
+    assert_true(view_at_end(v));
+    assert_int_equal(v->step, view_step_count(v) - 1);
+    assert_false(view_is_busy(v));
+    /* clamps */
+    view_set_speed(v, 1000);
+    assert_true(v->speed == VIEW_SPEED_MAX);
+    view_set_speed(v, 0);
+    assert_true(v->speed == VIEW_SPEED_MIN);
+    view_set_speed(v, NAN);
+    assert_true(v->speed == VIEW_SPEED_MIN);
+    view_set_text_scale(v, 100.0f);
+    assert_true(v->text_scale == VIEW_TEXT_SCALE_MAX);
+    view_set_text_scale(v, -1.0f);
+    assert_true(v->text_scale == VIEW_TEXT_SCALE_MIN);
+    view_advance(v, -5.0); /* time does not run backwards */
+    assert_true(view_progress(v) == 1.0);
+    fixture_free(f);
+}
+
+static void test_heads(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make(LESSON_MHSA);
+    View *v = &f->view;
+    view_goto(v, step_of(v, "weights_1"));
+    assert_int_equal(v->head, 1);
+    view_set_head(v, 2);
+    assert_string_equal(view_current(v)->name, "weights_2");
+    assert_int_equal(v->head, 2);
+    assert_true(view_progress(v) == 1.0);
+    view_next_head(v); /* wraps */
+    assert_string_equal(view_current(v)->name, "weights_1");
+    view_set_head(v, 99); /* clamps */
+    assert_int_equal(v->head, 2);
+    assert_string_equal(view_current(v)->name, "weights_2");
+    view_set_head(v, -3);
+    assert_int_equal(v->head, 1);
+    /* on a step of no head, the head is only selected */
+    view_goto(v, step_of(v, "Q"));
+    view_set_head(v, 2);
+    assert_string_equal(view_current(v)->name, "Q");
+    assert_int_equal(v->head, 2);
+    /* stepping into a head's pipeline selects that head */
+    view_goto(v, step_of(v, "scores_1"));
+    assert_int_equal(v->head, 1);
+    fixture_free(f);
+}
+
+static void test_modes(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make(LESSON_MHSA);
+    View *v = &f->view;
+    view_goto(v, step_of(v, "weights_2"));
+    view_toggle_single(v);
+    assert_int_equal(v->mode, VIEW_SINGLE);
+    assert_ptr_equal(view_trace(v), v->single);
+    assert_string_equal(view_current(v)->name, "weights_1"); /* the single trace's only head */
+    assert_int_equal(v->head, 2);                             /* remembered for the way back */
+    assert_int_equal(view_step_count(v), v->single->n_steps);
+    view_toggle_single(v);
+    assert_int_equal(v->mode, VIEW_MULTI);
+    assert_string_equal(view_current(v)->name, "weights_2");
+    /* steps of no head map by name */
+    view_goto(v, step_of(v, "concat"));
+    view_set_mode(v, VIEW_SINGLE);
+    assert_string_equal(view_current(v)->name, "concat");
+    /* compare steps through the multi-head trace, with the single step beside */
+    view_set_mode(v, VIEW_COMPARE);
+    assert_ptr_equal(view_trace(v), v->trace);
+    view_goto(v, step_of(v, "scores_2"));
+    int cs = view_compare_step(v, v->step);
+    assert_string_equal(v->single->steps[cs].name, "scores_1");
+    view_toggle_compare(v);
+    assert_int_equal(v->mode, VIEW_MULTI);
+    view_set_mode(v, (ViewMode)42); /* ignored */
+    assert_int_equal(v->mode, VIEW_MULTI);
+    assert_int_equal(view_map_step(v->trace, -1, v->single, 1), -1);
+    fixture_free(f);
+}
+
+/* The highlighted part of the formula is the part this step computes. */
+static void expect_highlight(View *v, const char *step, const char *part)
+{
+    view_goto(v, step_of(v, step));
+    int a, b;
+    view_formula_highlight(v, &a, &b);
+    const char *fm = view_formula(v);
+    assert_true(a >= 0 && b >= a && (size_t)b <= strlen(fm));
+    char got[VIEW_MAX_FORMULA];
+    snprintf(got, sizeof got, "%.*s", b - a, fm + a);
+    if (strcmp(got, part) != 0) fail_msg("%s: highlighted '%s' in '%s', expected '%s'", step, got, fm, part);
+}
+
+static void test_formula(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make(LESSON_MHSA);
+    View *v = &f->view;
+    expect_highlight(v, "scores_2", "Q₂·K₂ᵀ");
+    expect_highlight(v, "scaled_1", " / √d_k");
+    expect_highlight(v, "weights_1", "softmax(Q₁·K₁ᵀ / √d_k)");
+    expect_highlight(v, "head_2", "head₂ = softmax(Q₂·K₂ᵀ / √d_k) · V₂");
+    expect_highlight(v, "K", "K = X·W_K");
+    expect_highlight(v, "Q_2", "Q₂ = Q[:, 2:4]");
+    expect_highlight(v, "concat", "Concat(head₁, …, head₂)");
+    expect_highlight(v, "output", " · W_O");
+    view_goto(v, step_of(v, "scaled_1"));
+    assert_non_null(strstr(view_formula(v), "√2 = 1.414"));
+    fixture_free(f);
+}
+
+static void test_narration_and_explain(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make(LESSON_MHSA);
+    View *v = &f->view;
+    char buf[2048];
+    view_goto(v, step_of(v, "weights_1"));
+    assert_int_equal(view_narration(v, buf, sizeof buf), 0);
+    assert_string_equal(buf, "rows sum to 1, d_k = 2"); /* placeholder filled */
+    view_toggle_lang(v);
+    assert_int_equal(view_narration(v, buf, sizeof buf), 0);
+    assert_string_equal(buf, "每行和为 1，d_k = 2");
+    view_toggle_lang(v);
+    /* no narration: a description, and -1 */
+    view_goto(v, step_of(v, "Q"));
+    assert_int_equal(view_narration(v, buf, sizeof buf), -1);
+    assert_non_null(strstr(buf, "Q (3 × 4)"));
+
+    /* a score as its term-by-term dot product, with the real numbers */
+    const AttnTrace *t = v->trace;
+    int si = step_of(v, "scores_1");
+    const AttnStep *sc = &t->steps[si];
+    assert_int_equal(view_explain_cell(v, t, si, 1, 2, buf, sizeof buf), 0);
+    assert_non_null(strstr(buf, "scores₁[喜欢, 跑步]"));
+    assert_non_null(strstr(buf, "Q₁[喜欢] · K₁[跑步]"));
+    const AttnStep *Q1 = attn_trace_find_name(t, "Q_1");
+    char term[64];
+    snprintf(term, sizeof term, "%.4g", fabs((double)Q1->data[1 * 2 + 0]));
+    assert_non_null(strstr(buf, term));
+    char val[64];
+    snprintf(val, sizeof val, "%.4g", fabs((double)sc->data[1 * 3 + 2]));
+    assert_non_null(strstr(buf, val));
+    /* a weight as exp(x − max) / Σ */
+    assert_int_equal(view_explain_cell(v, t, step_of(v, "weights_2"), 0, 0, buf, sizeof buf), 0);
+    assert_non_null(strstr(buf, "exp(x − max) / Σ"));
+    /* an output cell as Σ weight·value */
+    assert_int_equal(view_explain_cell(v, t, step_of(v, "head_1"), 2, 1, buf, sizeof buf), 0);
+    assert_non_null(strstr(buf, "Σ_j weights₁[跑步]_j · V_1[j, 1]"));
+    /* out of range */
+    assert_int_equal(view_explain_cell(v, t, si, 3, 0, buf, sizeof buf), -1);
+    assert_int_equal(view_explain_cell(v, t, -1, 0, 0, buf, sizeof buf), -1);
+    assert_int_equal(view_explain_cell(v, t, si, 0, -1, buf, sizeof buf), -1);
+    fixture_free(f);
+}
+
+static void test_mask_and_labels(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make(LESSON_CAUSAL);
+    View *v = &f->view;
+    const AttnTrace *t = v->trace;
+    const AttnStep *m = attn_trace_find(t, ATTN_STEP_MASKED, 1), *w = attn_trace_find(t, ATTN_STEP_SOFTMAX, 1);
+    const AttnStep *sc = attn_trace_find(t, ATTN_STEP_SCORES, 1);
+    assert_non_null(m);
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) {
+            assert_int_equal(view_cell_blocked(v, m, r, c), c > r);
+            assert_int_equal(view_cell_blocked(v, w, r, c), c > r);
+            assert_int_equal(view_cell_blocked(v, sc, r, c), 0); /* not yet masked */
+            if (c > r) assert_true(w->data[r * 3 + c] == 0.0f);
+        }
+    expect_highlight(v, "masked_1", " + M");
+    const char *const *rl = view_row_labels(v, t, sc), *const *cl = view_col_labels(v, t, sc);
+    assert_non_null(rl);
+    assert_non_null(cl);
+    assert_string_equal(rl[2], "c");
+    assert_null(view_row_labels(v, t, attn_trace_find_name(t, "W_Q"))); /* a feature axis */
+    char title[64];
+    view_step_title(w, title, sizeof title);
+    assert_string_equal(title, "weights₁");
+    /* one head: the single trace is the same computation */
+    assert_int_equal(v->single->n_steps, v->trace->n_steps);
+    fixture_free(f);
+}
+
+static void test_selection_and_notice(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make(LESSON_MHSA);
+    View *v = &f->view;
+    view_select_token(v, 1, 1);
+    assert_int_equal(v->sel_query, 1);
+    view_select_token(v, 1, 1); /* again: cleared */
+    assert_int_equal(v->sel_query, -1);
+    assert_int_equal(v->sel_key, -1);
+    view_finish(v);
+    view_set_notice(v, "saved x.png", 0);
+    assert_true(view_is_busy(v));
+    view_advance(v, 10.0);
+    assert_string_equal(v->notice, "");
+    assert_false(view_is_busy(v));
+    for (int i = 0; i < VIEW_THEME_COUNT; i++) view_next_theme(v);
+    assert_int_equal(v->theme, VIEW_THEME_LIGHT);
+    for (int id = 0; id < VS_STRING_COUNT; id++)
+        for (int l = 0; l < LESSON_LANG_COUNT; l++)
+            if (!view_string((ViewString)id, (LessonLang)l)[0]) fail_msg("UI string %d (%d) is empty", id, l);
+    fixture_free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_init_state),       cmocka_unit_test(test_single_is_sdpa),
+        cmocka_unit_test(test_stepping_and_clamping), cmocka_unit_test(test_clock_and_autoplay),
+        cmocka_unit_test(test_heads),            cmocka_unit_test(test_modes),
+        cmocka_unit_test(test_formula),          cmocka_unit_test(test_narration_and_explain),
+        cmocka_unit_test(test_mask_and_labels),  cmocka_unit_test(test_selection_and_notice),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,2 @@
+# view: the state of the classroom view (steps, clock, heads, modes), no display.
+attnviz_add_test(test_view SOURCES ${ATTNVIZ_TESTS_DIR}/test_view.c LIBS attnviz_view)
