@@ -11,3 +11,15 @@ add_executable(fuzz_lesson_replay ${ATTNVIZ_TESTS_DIR}/fuzz/fuzz_lesson.c ${ATTN
 target_link_libraries(fuzz_lesson_replay PRIVATE attnviz_lesson attnviz_engine m)
 add_test(NAME fuzz_lesson_replay
          COMMAND fuzz_lesson_replay ${ATTNVIZ_TESTS_DIR}/fuzz/corpus ${ATTNVIZ_TESTS_DIR}/fuzz/regressions)
+
+# The window under abuse: resizing to 1×1, minimising, key storms during an
+# animation, reloading a corrupted lesson, no fonts from fontconfig, the
+# software renderer. Needs an X server: xvfb-run gives it one. Skips (77)
+# while `attnviz show` does not exist.
+find_program(ATTNVIZ_XVFB_RUN xvfb-run)
+if(ATTNVIZ_XVFB_RUN)
+  add_test(NAME robust_window
+           COMMAND ${ATTNVIZ_XVFB_RUN} -a -s "-screen 0 1920x1080x24"
+                   ${ATTNVIZ_TESTS_DIR}/e2e/robust_window.sh $<TARGET_FILE:attnviz> ${PROJECT_SOURCE_DIR})
+  set_tests_properties(robust_window PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300 RUN_SERIAL TRUE)
+endif()
