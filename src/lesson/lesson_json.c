@@ -97,9 +97,19 @@ static void path_format(const Parser *p, char *out, size_t outlen)
     int depth = p->depth < JSON_MAX_PATH ? p->depth : JSON_MAX_PATH;
     for (int i = 0; i < depth && at < outlen; i++) {
         int w;
-        if (p->path[i].key)
-            w = snprintf(out + at, outlen - at, "%s%s", at ? "." : "", p->path[i].key);
-        else
+        if (p->path[i].key) { /* a key as the user wrote it: one line, at most 48 bytes */
+            char k[64];
+            size_t n = 0;
+            const char *src = p->path[i].key;
+            while (src[n] && n < 48) {
+                k[n] = (unsigned char)src[n] < 0x20 || src[n] == 0x7F ? '?' : src[n];
+                n++;
+            }
+            if (src[n]) /* cut: not inside a character */
+                while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80) n--;
+            k[n] = 0;
+            w = snprintf(out + at, outlen - at, "%s%s%s", at ? "." : "", k, src[n] ? "..." : "");
+        } else
             w = snprintf(out + at, outlen - at, "[%u]", (unsigned)p->path[i].index);
         if (w < 0) break;
         at += (size_t)w;
