@@ -291,6 +291,7 @@ static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it,
             int r, c;
             disp_to_step(&full, i, j, &r, &c);
             int st = step_state(it, r, c);
+            if (!it->state && view_cell_blocked(v, it->s, r, c)) st = ST_BLOCKED;
             SDL_Color col;
             if (st == ST_EMPTY)
                 col = th->panel;
@@ -359,7 +360,7 @@ static void draw_legend(RenderCtx *rc, const View *v, const Item *it, const Font
         SDL_SetRenderDrawColor(rc->sdl, c.r, c.g, c.b, 255);
         SDL_RenderDrawLine(rc->sdl, x, y + i, x + bw - 1, y + i);
     }
-    render_outline(rc, (SDL_Rect){x, y, bw, h}, th->dim, 1);
+    render_outline(rc, (SDL_Rect){x - 1, y - 1, bw + 2, h + 2}, th->dim, 1);
     char a[32], b[32];
     legend_text(a, sizeof a, it, 1);
     legend_text(b, sizeof b, it, 0);
@@ -464,11 +465,13 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
     int many = it->rows * it->cols > 900;
     int nsize = (int)fminf(fminf((float)f->body, it->ch * 0.4f), it->cw / 3.3f);
     int numbers = !many && nsize >= 9 && it->alpha >= 0.5f;
-    for (int i = 0; i < it->rows && (numbers || it->state); i++)
+    int maskable = it->s->kind == ATTN_STEP_MASKED || it->s->kind == ATTN_STEP_SOFTMAX;
+    for (int i = 0; i < it->rows && (numbers || it->state || maskable); i++)
         for (int j = 0; j < it->cols; j++) {
             int r, c;
             disp_to_step(it, i, j, &r, &c);
             int st = step_state(it, r, c);
+            if (!it->state && view_cell_blocked(v, it->s, r, c)) st = ST_BLOCKED;
             SDL_Rect cell = {it->x + (int)lrintf(it->cw * j), it->y + (int)lrintf(it->ch * i),
                              (int)lrintf(it->cw * (j + 1)) - (int)lrintf(it->cw * j),
                              (int)lrintf(it->ch * (i + 1)) - (int)lrintf(it->ch * i)};
@@ -909,6 +912,15 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
 
     Anim anim = {0};
     uint64_t akey = animate(v, res, items, n_ops, ease_d(p), &anim);
+    if (s->kind == ATTN_STEP_SOFTMAX && !res->rowsum) {
+        /* the final state keeps its row sums: every row Σ = 1 (0 when all blocked) */
+        anim.rowsum = calloc((size_t)s->rows, sizeof *anim.rowsum);
+        if (anim.rowsum) {
+            for (int r = 0; r < s->rows; r++)
+                for (int c = 0; c < s->cols; c++) anim.rowsum[r] += s->data[(size_t)r * (size_t)s->cols + (size_t)c];
+            res->rowsum = anim.rowsum;
+        }
+    }
 
     /* layout: try with every legend and label, then shed them until it fits */
     char opbuf[MAX_ITEMS][48];

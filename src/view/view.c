@@ -120,8 +120,6 @@ static const char *const kind_text[ATTN_STEP_KIND_COUNT][LESSON_LANG_COUNT] = {
     [ATTN_STEP_ADDITIVE_HIDDEN] = {"tanh of the joined query and key, times W_a", "查询与键拼接后乘 W_a 再取 tanh"},
 };
 
-/* Exposed for the font coverage test through view_string's neighbour. */
-const char *view_kind_text(AttnStepKind kind, LessonLang lang);
 const char *view_kind_text(AttnStepKind kind, LessonLang lang)
 {
     if ((int)kind < 0 || kind >= ATTN_STEP_KIND_COUNT) return "";

@@ -192,6 +192,8 @@ typedef enum ViewString {
     VS_NORM_PHASE, VS_NO_NARRATION, VS_RELOAD_ERROR, VS_SAVED, VS_RELOADED, VS_STRING_COUNT
 } ViewString;
 const char *view_string(ViewString id, LessonLang lang);
+/* What a kind of step is, one phrase per language (the default narration). */
+const char *view_kind_text(AttnStepKind kind, LessonLang lang);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,351 @@
+/* test_render.c: frames drawn on SDL_CreateSoftwareRenderer over a surface,
+ * no display: cell colours are exactly the colour map's, legends and labels
+ * are drawn, Chinese is not drawn as missing-glyph boxes, the same View gives
+ * the same pixels, and every theme, mode and size draws. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <SDL.h>
+#include <SDL_ttf.h>
+
+#include "render.h"
+#include "render_internal.h"
+
+static const char *LESSON_JSON =
+    "{\"format\": \"attnviz-lesson/1\", \"id\": \"test-render\","
+    " \"title\": {\"en\": \"Render test\", \"zh\": \"绘制测试：我喜欢跑步\"},"
+    " \"tokens\": [\"我\", \"喜欢\", \"跑步\"], \"d_model\": 4, \"heads\": 2, \"seed\": 11,"
+    " \"mask\": \"causal\","
+    " \"narration\": {\"softmax\": {\"en\": \"Each row sums to 1.\", \"zh\": \"每一行的和都是 1。\"}}}";
+
+typedef struct Canvas {
+    SDL_Surface *surf;
+    SDL_Renderer *sdl;
+    RenderCtx *rc;
+    Lesson lesson;
+    View view;
+    int w, h;
+} Canvas;
+
+static Canvas *canvas_make(int w, int h, int bundled_only)
+{
+    Canvas *c = calloc(1, sizeof *c);
+    assert_non_null(c);
+    c->w = w;
+    c->h = h;
+    c->surf = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_ARGB8888);
+    assert_non_null(c->surf);
+    c->sdl = SDL_CreateSoftwareRenderer(c->surf);
+    assert_non_null(c->sdl);
+    RenderOptions opt = {0};
+    opt.no_system_fonts = bundled_only;
+    opt.assets_dir = ATTNVIZ_TESTS_DIR "/../assets";
+    char err[512];
+    c->rc = render_create(c->sdl, &opt, err, sizeof err);
+    if (!c->rc) fail_msg("render_create: %s", err);
+    LessonError le;
+    if (lesson_parse(&c->lesson, LESSON_JSON, strlen(LESSON_JSON), "inline.json", &le) != 0) fail_msg("%s", le.msg);
+    if (view_init(&c->view, &c->lesson, err, sizeof err) != 0) fail_msg("%s", err);
+    return c;
+}
+
+static void canvas_free(Canvas *c)
+{
+    render_destroy(c->rc);
+    SDL_DestroyRenderer(c->sdl);
+    SDL_FreeSurface(c->surf);
+    view_free(&c->view);
+    lesson_free(&c->lesson);
+    free(c);
+}
+
+static SDL_Color pixel(const Canvas *c, int x, int y)
+{
+    assert_true(x >= 0 && y >= 0 && x < c->w && y < c->h);
+    Uint32 p = ((const Uint32 *)c->surf->pixels)[(size_t)y * (size_t)(c->surf->pitch / 4) + (size_t)x];
+    SDL_Color col;
+    SDL_GetRGBA(p, c->surf->format, &col.r, &col.g, &col.b, &col.a);
+    return col;
+}
+
+static int same_rgb(SDL_Color a, SDL_Color b) { return a.r == b.r && a.g == b.g && a.b == b.b; }
+
+static void draw(Canvas *c)
+{
+    if (render_frame(c->rc, &c->view, c->w, c->h) != 0) fail_msg("render_frame: %s", SDL_GetError());
+}
+
+static int goto_name(View *v, const char *name)
+{
+    const AttnStep *s = attn_trace_find_name(view_trace(v), name);
+    assert_non_null(s);
+    int i = attn_trace_index(view_trace(v), s);
+    view_goto(v, i);
+    view_finish(v);
+    return i;
+}
+
+/* Every cell of the result is exactly the colour map's colour for its
+ * value (tolerance 0: one texel per cell, nearest-neighbour stretch). */
+static void check_cells(Canvas *c, int step, int weights)
+{
+    const AttnTrace *t = view_trace(&c->view);
+    const AttnStep *s = &t->steps[step];
+    float range = 0;
+    for (int i = 0; i < s->rows * s->cols; i++)
+        if (isfinite(s->data[i]) && fabsf(s->data[i]) > range) range = fabsf(s->data[i]);
+    int checked = 0;
+    for (int r = 0; r < s->rows; r++)
+        for (int col = 0; col < s->cols; col++) {
+            SDL_Rect cell;
+            if (render_cell_rect(c->rc, t, step, r, col, &cell) != 0) fail_msg("%s[%d][%d] not drawn", s->name, r, col);
+            if (view_cell_blocked(&c->view, s, r, col)) continue;
+            float x = s->data[r * s->cols + col];
+            SDL_Color want = render_value_color(x, weights, weights ? 1.0f : range);
+            /* a corner pixel: the centre may carry the number */
+            SDL_Color got = pixel(c, cell.x + 2, cell.y + 2);
+            if (!same_rgb(got, want))
+                fail_msg("%s[%d][%d] = %g: pixel (%d,%d) is %d,%d,%d, the map gives %d,%d,%d", s->name, r, col, (double)x,
+                         cell.x + 2, cell.y + 2, got.r, got.g, got.b, want.r, want.g, want.b);
+            checked++;
+        }
+    assert_true(checked > 0);
+}
+
+static void test_cell_colours(void **state)
+{
+    (void)state;
+    Canvas *c = canvas_make(1280, 720, 1);
+    int w = goto_name(&c->view, "weights_1");
+    draw(c);
+    check_cells(c, w, 1);
+    int s = goto_name(&c->view, "scores_2");
+    draw(c);
+    check_cells(c, s, 0);
+    /* viridis ends and the diverging centre, as the sources give them */
+    SDL_Color lo = render_color_seq(0), hi = render_color_seq(1), mid = render_color_div(0);
+    assert_true(lo.r == 68 && lo.g == 1 && lo.b == 84);
+    assert_true(hi.r == 253 && hi.g == 231 && hi.b == 37);
+    assert_true(mid.r > 240 && mid.g > 240 && mid.b > 240);
+    SDL_Color neg = render_color_div(-1), pos = render_color_div(1);
+    assert_true(neg.b > neg.r && pos.r > pos.b);
+    canvas_free(c);
+}
+
+/* Blocked cells are neither colour map's colour: grey, with −∞ written. */
+static void test_blocked_cells(void **state)
+{
+    (void)state;
+    Canvas *c = canvas_make(1280, 720, 1);
+    int m = goto_name(&c->view, "masked_1");
+    draw(c);
+    SDL_Rect cell;
+    assert_int_equal(render_cell_rect(c->rc, view_trace(&c->view), m, 0, 2, &cell), 0);
+    SDL_Color got = pixel(c, cell.x + 2, cell.y + cell.h / 2);
+    const Theme *th = render_theme(c->view.theme);
+    if (!same_rgb(got, th->blocked) && !same_rgb(got, th->hatch))
+        fail_msg("blocked cell is %d,%d,%d", got.r, got.g, got.b);
+    /* the −∞ label: dark ink in the middle of the cell */
+    int ink = 0;
+    for (int y = cell.y + cell.h / 3; y < cell.y + 2 * cell.h / 3; y++)
+        for (int x = cell.x + cell.w / 3; x < cell.x + 2 * cell.w / 3; x++) {
+            SDL_Color p = pixel(c, x, y);
+            ink += p.r < 60 && p.g < 60 && p.b < 60;
+        }
+    assert_true(ink > 5);
+    canvas_free(c);
+}
+
+/* The legend beside the result: a bar from the map's top to its bottom colour. */
+static void test_legend_and_labels(void **state)
+{
+    (void)state;
+    Canvas *c = canvas_make(1280, 720, 1);
+    int w = goto_name(&c->view, "weights_2");
+    draw(c);
+    SDL_Rect first, last;
+    const AttnTrace *t = view_trace(&c->view);
+    assert_int_equal(render_cell_rect(c->rc, t, w, 0, 2, &first), 0);
+    assert_int_equal(render_cell_rect(c->rc, t, w, 2, 2, &last), 0);
+    int right = first.x + first.w, top = first.y, bottom = last.y + last.h;
+    SDL_Color hi = render_color_seq(1), lo = render_color_seq(0);
+    int found_hi = 0, found_lo = 0;
+    for (int x = right + 1; x < right + 260 && x < c->w; x++) {
+        for (int y = top - 4; y <= top + 4; y++) found_hi |= same_rgb(pixel(c, x, y), hi);
+        for (int y = bottom - 4; y <= bottom + 4; y++) found_lo |= same_rgb(pixel(c, x, y), lo);
+    }
+    if (!found_hi || !found_lo) fail_msg("legend bar: top colour %s, bottom colour %s", found_hi ? "found" : "missing",
+                                         found_lo ? "found" : "missing");
+    /* token labels left of each row: text ink, and they answer the mouse */
+    const Theme *th = render_theme(c->view.theme);
+    for (int r = 0; r < 3; r++) {
+        SDL_Rect cell;
+        assert_int_equal(render_cell_rect(c->rc, t, w, r, 0, &cell), 0);
+        int ink = 0, y = cell.y + cell.h / 2, hit_x = -1;
+        for (int yy = y - 8; yy <= y + 8; yy++)
+            for (int x = cell.x - 80; x < cell.x - 4; x++) {
+                SDL_Color p = pixel(c, x, yy);
+                if (abs(p.r - th->text.r) < 40 && abs(p.g - th->text.g) < 40 && abs(p.b - th->text.b) < 40) {
+                    ink++;
+                    hit_x = x;
+                }
+            }
+        if (ink < 2) fail_msg("no label ink left of row %d", r);
+        RenderHit hit;
+        assert_int_equal(render_hit_test(c->rc, hit_x, y, &hit), RENDER_HIT_TOKEN);
+        assert_int_equal(hit.row, r);
+    }
+    /* a cell answers the mouse with its own coordinates */
+    SDL_Rect cell;
+    assert_int_equal(render_cell_rect(c->rc, t, w, 1, 2, &cell), 0);
+    RenderHit hit;
+    assert_int_equal(render_hit_test(c->rc, cell.x + cell.w / 2, cell.y + cell.h / 2, &hit), RENDER_HIT_CELL);
+    assert_int_equal(hit.step, w);
+    assert_int_equal(hit.row, 1);
+    assert_int_equal(hit.col, 2);
+    canvas_free(c);
+}
+
+/* Rasterises one string alone at 48 px into an ink bitmap of the canvas. */
+static void ink_of(Canvas *c, const char *s, unsigned char *bits /* (h, w) */)
+{
+    SDL_SetRenderDrawColor(c->sdl, 255, 255, 255, 255);
+    SDL_RenderClear(c->sdl);
+    render_text(c->rc, s, 48, (SDL_Color){0, 0, 0, 255}, 10, 10, 0);
+    for (int y = 0; y < c->h; y++)
+        for (int x = 0; x < c->w; x++) bits[y * c->w + x] = pixel(c, x, y).r < 128;
+}
+
+/* Chinese is drawn with real glyphs, not the missing-glyph box: each
+ * character's ink differs from the .notdef box's and from each other's. */
+static void test_chinese_glyphs(void **state)
+{
+    (void)state;
+    for (int bundled = 1; bundled >= 0; bundled--) {
+        Canvas *c = canvas_make(200, 100, bundled);
+        size_t n = (size_t)c->w * (size_t)c->h;
+        unsigned char *box = malloc(n), *g = malloc(n), *g2 = malloc(n);
+        assert_non_null(box);
+        assert_non_null(g);
+        assert_non_null(g2);
+        assert_int_equal(render_font_for(c->rc, 0x10FFFD), -1); /* no font has it */
+        ink_of(c, "\xF4\x8F\xBF\xBD", box);                    /* U+10FFFD: .notdef */
+        const char *chars[] = {"我", "喜", "欢", "跑", "步", "√", "ᵀ", "₁"};
+        for (size_t i = 0; i < sizeof chars / sizeof chars[0]; i++) {
+            const char *p = chars[i];
+            uint32_t cp = render_utf8_next(&p);
+            if (render_font_for(c->rc, cp) < 0) fail_msg("%s: no font of the chain has U+%04X", chars[i], cp);
+            ink_of(c, chars[i], g);
+            size_t ink = 0, diff = 0;
+            for (size_t k = 0; k < n; k++) {
+                ink += g[k];
+                diff += g[k] != box[k];
+            }
+            if (ink < 20 || diff < 20)
+                fail_msg("%s (%s fonts): %zu ink pixels, %zu differ from the missing-glyph box", chars[i],
+                         bundled ? "bundled" : "system", ink, diff);
+        }
+        ink_of(c, "喜", g);
+        ink_of(c, "欢", g2);
+        assert_true(memcmp(g, g2, n) != 0);
+        free(box);
+        free(g);
+        free(g2);
+        canvas_free(c);
+    }
+}
+
+/* The same View and size give the same pixels, from two separate contexts. */
+static void test_deterministic(void **state)
+{
+    (void)state;
+    Canvas *a = canvas_make(800, 600, 1), *b = canvas_make(800, 600, 1);
+    goto_name(&a->view, "weights_1");
+    goto_name(&b->view, "weights_1");
+    a->view.t = b->view.t = 0.37 * view_step_duration(&a->view, a->view.step);
+    a->view.lang = b->view.lang = LESSON_ZH;
+    draw(a);
+    draw(a); /* a second frame from the caches */
+    draw(b);
+    size_t bytes = (size_t)a->surf->pitch * (size_t)a->h;
+    assert_int_equal(memcmp(a->surf->pixels, b->surf->pixels, bytes), 0);
+    canvas_free(a);
+    canvas_free(b);
+}
+
+/* Every step in every mode, theme, language and size draws, and the frame
+ * is not blank; the animation changes the picture; hover and help draw. */
+static void test_all_states_draw(void **state)
+{
+    (void)state;
+    const int sizes[][2] = {{800, 600}, {1280, 720}, {1920, 1080}};
+    for (size_t si = 0; si < 3; si++) {
+        Canvas *c = canvas_make(sizes[si][0], sizes[si][1], 1);
+        View *v = &c->view;
+        for (int mode = 0; mode < VIEW_MODE_COUNT; mode++) {
+            view_set_mode(v, (ViewMode)mode);
+            v->theme = (ViewTheme)((mode + (int)si) % VIEW_THEME_COUNT);
+            v->lang = (LessonLang)(mode % 2);
+            for (int s = 0; s < view_step_count(v); s++) {
+                view_goto(v, s);
+                v->t = 0.5 * view_step_duration(v, s);
+                draw(c);
+                view_finish(v);
+                draw(c);
+                SDL_Color bg = render_theme(v->theme)->bg;
+                int other = 0;
+                for (int y = 0; y < c->h; y += 7)
+                    for (int x = 0; x < c->w; x += 7) other += !same_rgb(pixel(c, x, y), bg);
+                if (other < 100) fail_msg("step %d mode %d: the frame is almost blank", s, mode);
+            }
+        }
+        /* the animation is visible: halfway through the scores differs from the end */
+        view_set_mode(v, VIEW_MULTI);
+        goto_name(v, "scores_1");
+        draw(c);
+        size_t bytes = (size_t)c->surf->pitch * (size_t)c->h;
+        unsigned char *end = malloc(bytes);
+        assert_non_null(end);
+        memcpy(end, c->surf->pixels, bytes);
+        v->t = 0.3 * view_step_duration(v, v->step);
+        draw(c);
+        assert_true(memcmp(end, c->surf->pixels, bytes) != 0);
+        free(end);
+        /* hover, selection, help and a notice draw */
+        view_finish(v);
+        v->hover_trace = v->trace;
+        v->hover_step = v->step;
+        v->hover_row = 1;
+        v->hover_col = 0;
+        view_select_token(v, 2, 2);
+        view_set_notice(v, "saved attnviz-frames/x.png", 0);
+        v->show_help = 1;
+        v->text_scale = VIEW_TEXT_SCALE_MAX;
+        draw(c);
+        canvas_free(c);
+    }
+}
+
+int main(void)
+{
+    SDL_SetHint(SDL_HINT_RENDER_DRIVER, "software");
+    if (TTF_Init() != 0) {
+        fprintf(stderr, "TTF_Init: %s\n", TTF_GetError());
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cell_colours),   cmocka_unit_test(test_blocked_cells),
+        cmocka_unit_test(test_legend_and_labels), cmocka_unit_test(test_chinese_glyphs),
+        cmocka_unit_test(test_deterministic),  cmocka_unit_test(test_all_states_draw),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    TTF_Quit();
+    return rc;
+}
