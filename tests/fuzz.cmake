@@ -4,7 +4,7 @@
 #   cmake --build build-fuzz --target fuzz_lesson
 #   build-fuzz/fuzz_lesson -dict=tests/fuzz/lesson.dict NEW_DIR tests/fuzz/corpus tests/fuzz/regressions
 #
-# The harness is compiled together with the lesson and engine sources (read
+# The harness is compiled together with the view, lesson and engine sources (read
 # from their targets), so that libFuzzer's coverage instrumentation sees the
 # code it fuzzes while the libraries themselves stay uninstrumented for the
 # rest of the build. tools/ci-robustness.sh runs it for a bounded time.
@@ -13,7 +13,7 @@ if(ATTNVIZ_FUZZ)
     message(FATAL_ERROR "ATTNVIZ_FUZZ needs clang (libFuzzer): configure with CC=clang")
   endif()
   set(_fuzz_sources ${ATTNVIZ_TESTS_DIR}/fuzz/fuzz_lesson.c)
-  foreach(_lib attnviz_lesson attnviz_engine)
+  foreach(_lib attnviz_view attnviz_lesson attnviz_engine)
     get_target_property(_srcs ${_lib} SOURCES)
     get_target_property(_dir ${_lib} SOURCE_DIR)
     foreach(_s ${_srcs})
@@ -29,7 +29,8 @@ if(ATTNVIZ_FUZZ)
     set(_fuzz_san fuzzer,address,undefined)
   endif()
   add_executable(fuzz_lesson ${_fuzz_sources})
-  target_include_directories(fuzz_lesson PRIVATE ${PROJECT_SOURCE_DIR}/src/engine ${PROJECT_SOURCE_DIR}/src/lesson)
+  target_include_directories(fuzz_lesson PRIVATE ${PROJECT_SOURCE_DIR}/src/engine ${PROJECT_SOURCE_DIR}/src/lesson
+                           ${PROJECT_SOURCE_DIR}/src/view)
   target_compile_options(fuzz_lesson PRIVATE -fsanitize=${_fuzz_san} -fno-omit-frame-pointer)
   target_link_options(fuzz_lesson PRIVATE -fsanitize=${_fuzz_san})
   target_link_libraries(fuzz_lesson PRIVATE PkgConfig::CJSON m Threads::Threads)

@@ -1,8 +1,9 @@
 /* fuzz_lesson.c: libFuzzer harness for the lesson loader (issue 6).
  *
- * One input is one lesson file. It goes through what `attnviz trace` does:
- * lesson_parse, attn_trace_create, trace_write_json (to /dev/null), then
- * lesson_free. Besides the sanitizers' own reports, it aborts when a contract
+ * One input is one lesson file. It goes through what `attnviz check` and
+ * `attnviz trace` do: lesson_parse, attn_trace_create, narrate_check (every
+ * narration placeholder filled against the trace), trace_write_json (to
+ * /dev/null), then lesson_free. Besides the sanitizers' own reports, it aborts when a contract
  * of lesson.h or attn.h is broken, because those are bugs as real as a crash:
  *
  *   - a rejected lesson leaves one non-empty line in err.msg, a consistent
@@ -31,6 +32,7 @@
 
 #include "attn.h"
 #include "lesson.h"
+#include "narrate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -139,6 +141,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         AttnTrace *t = attn_trace_create(&lesson.cfg, msg, sizeof msg);
         if (t) {
             check_finite(t);
+            char nerr[512];
+            if (narrate_check(&lesson, t, nerr, sizeof nerr) != 0 && (!nerr[0] || strchr(nerr, '\n')))
+                fuzz_fail("narrate_check failed without a one-line message", nerr);
             if (t->data_bytes / sizeof(float) <= FUZZ_MAX_WRITE_FLOATS && trace_write_json(devnull(), &lesson, t) != 0)
                 fuzz_fail("trace_write_json failed", NULL);
             attn_trace_destroy(t);
