@@ -5,3 +5,16 @@ attnviz_add_test(test_render SOURCES ${ATTNVIZ_TESTS_DIR}/test_render.c
                  LIBS attnviz_render attnviz_view PkgConfig::SDL2 PkgConfig::SDL2_TTF)
 attnviz_add_test(test_render_fonts SOURCES ${ATTNVIZ_TESTS_DIR}/test_render_fonts.c
                  LIBS attnviz_render attnviz_view PkgConfig::SDL2 PkgConfig::SDL2_TTF)
+
+# The real program in a real X window (Xvfb), driven by xdotool: keys change
+# the window, S saves a PNG, Q quits with 0. Skipped, saying why, without
+# xvfb-run; the script itself skips without xdotool or ImageMagick.
+find_program(ATTNVIZ_XVFB_RUN xvfb-run)
+if(ATTNVIZ_XVFB_RUN)
+  add_test(NAME show_e2e
+           COMMAND ${ATTNVIZ_XVFB_RUN} -a -s "-screen 0 1280x800x24"
+                   ${ATTNVIZ_TESTS_DIR}/e2e/show_e2e.sh $<TARGET_FILE:attnviz>)
+else()
+  add_test(NAME show_e2e COMMAND sh -c "echo 'SKIP: xvfb-run is not installed (apt-get install xvfb)'; exit 77")
+endif()
+set_tests_properties(show_e2e PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 ENVIRONMENT "SDL_VIDEODRIVER=x11")

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# show_e2e.sh: the real classroom window, end to end, in an X server.
+#
+#   tests/e2e/show_e2e.sh ATTNVIZ
+#
+# CTest runs it inside `xvfb-run` (tests/render.cmake). It starts `attnviz
+# show` on the default lesson, presses keys with xdotool as a teacher would
+# (→ next, 2 head two, M single-head, L Chinese, S save, C compare, T theme,
+# ? help, Q quit), takes a screenshot of the screen after each with
+# ImageMagick's `import -window root`, and checks that:
+#   - the window appears with the lesson's title,
+#   - every key changed what the window shows,
+#   - L switches the window title to the Chinese one,
+#   - S saved a PNG of the window's size into --frames-dir,
+#   - Q quits with status 0.
+# Screenshots and the program's stderr stay in $ATTNVIZ_E2E_OUT (default a
+# temporary folder that is removed on success).
+#
+# Exit status: 0 passed, 1 failed, 77 skipped (no X display, xdotool or import).
+set -uo pipefail
+
+app=${1:?usage: show_e2e.sh ATTNVIZ}
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null; echo "(screenshots and log kept in $out)"; exit 1; }
+
+[ -n "${DISPLAY:-}" ] || skip "no X display (run under xvfb-run)"
+command -v xdotool >/dev/null || skip "xdotool is not installed (apt-get install xdotool)"
+command -v import >/dev/null || skip "ImageMagick's import is not installed (apt-get install imagemagick)"
+[ -x "$app" ] || fail "$app is not an executable"
+
+out=${ATTNVIZ_E2E_OUT:-$(mktemp -d /tmp/attnviz-e2e.XXXXXX)}
+mkdir -p "$out"
+frames="$out/frames"
+rm -rf "$frames"
+cd "$out" || exit 1
+
+export SDL_VIDEODRIVER=x11
+"$app" show --size 1024x640 --frames-dir "$frames" 2>"$out/stderr.log" &
+pid=$!
+
+# The window, by its title ("attnviz — <lesson title>").
+wid=""
+for _ in $(seq 1 100); do
+    wid=$(xdotool search --onlyvisible --name '^attnviz' 2>/dev/null | head -n 1)
+    [ -n "$wid" ] && break
+    kill -0 "$pid" 2>/dev/null || fail "attnviz show exited early: $(cat "$out/stderr.log")"
+    sleep 0.1
+done
+[ -n "$wid" ] || fail "no attnviz window appeared within 10 s"
+title_en=$(xdotool getwindowname "$wid")
+echo "window $wid: $title_en"
+case "$title_en" in
+    *"我喜欢跑步"*) ;;
+    *) fail "the window title '$title_en' does not name the default lesson" ;;
+esac
+xdotool windowfocus --sync "$wid" 2>/dev/null || true
+
+n=0
+shot() { # shot NAME: a screenshot after the window has settled
+    sleep "${2:-0.8}"
+    import -window root "$out/$1.png" || fail "import failed"
+    n=$((n + 1))
+}
+digest() { convert "$out/$1.png" rgb:- | md5sum | cut -d' ' -f1; }
+changed() { # changed BEFORE AFTER WHAT
+    [ "$(digest "$1")" != "$(digest "$2")" ] || fail "$3: the window did not change ($1.png = $2.png)"
+    echo "ok: $3"
+}
+press() { xdotool key --window "$wid" --clearmodifiers "$1" 2>/dev/null || xdotool key "$1"; }
+
+shot 00-start 1.5
+press Right
+shot 01-next 2.0 # the next step's animation lasts about a second
+changed 00-start 01-next "→ next step"
+press 2
+shot 02-head2
+changed 01-next 02-head2 "2 selects head 2"
+press m
+shot 03-single
+changed 02-head2 03-single "M single-head"
+press l
+shot 04-zh
+changed 03-single 04-zh "L Chinese"
+title_zh=$(xdotool getwindowname "$wid")
+[ "$title_zh" != "$title_en" ] || fail "L did not change the window title ('$title_zh')"
+case "$title_zh" in
+    *多头*|*注意力*) echo "ok: the title is Chinese: $title_zh" ;;
+    *) fail "after L the title '$title_zh' is not the Chinese one" ;;
+esac
+press s
+shot 05-saved 1.5
+saved=$(ls "$frames"/*.png 2>/dev/null | head -n 1)
+[ -n "$saved" ] || fail "S saved no PNG into $frames ($(cat "$out/stderr.log"))"
+size=$(identify -format '%wx%h' "$saved" 2>/dev/null)
+[ "$size" = "1024x640" ] || fail "the saved frame $saved is '$size', expected 1024x640"
+echo "ok: S saved $saved ($size)"
+changed 04-zh 05-saved "S shows a notice"
+press c
+shot 06-compare
+changed 05-saved 06-compare "C compare"
+press t
+shot 07-theme
+changed 06-compare 07-theme "T theme"
+press question
+shot 08-help
+changed 07-theme 08-help "? help"
+press q
+for _ in $(seq 1 50); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+done
+kill -0 "$pid" 2>/dev/null && fail "Q did not quit within 5 s"
+wait "$pid"
+status=$?
+[ "$status" -eq 0 ] || fail "attnviz show exited with status $status: $(cat "$out/stderr.log")"
+echo "ok: Q quit with status 0 ($n screenshots)"
+[ -z "${ATTNVIZ_E2E_OUT:-}" ] && rm -rf "$out"
+exit 0
