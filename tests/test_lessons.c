@@ -660,6 +660,9 @@ static void test_key_padding(void **state)
     const AttnTrace *t = L.trace;
     int n = t->cfg.n_k, real = ref.trace->cfg.n_q;
     assert_int_equal(t->cfg.mask_kind, ATTN_MASK_PADDING);
+    /* the narration: unmasked, a <pad> key would score like 我 in 喜欢's row of head 1 */
+    const AttnStep *s1 = step(t, "scores_1");
+    for (int j = real; j < n; j++) assert_true(at(s1, XIHUAN, j) == at(s1, XIHUAN, WO));
     char name[32];
     for (int h = 1; h <= t->cfg.heads; h++) {
         snprintf(name, sizeof name, "weights_%d", h);
