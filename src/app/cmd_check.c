@@ -13,7 +13,7 @@ int cmd_check(int argc, char **argv)
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         printf("usage: attnviz check LESSON...\n\n"
                "Loads each lesson, validates it, runs its forward pass and fills every narration\n"
-               "placeholder in both languages. Prints 'ok' and the\n"
+               "placeholder in both languages (lessons/FORMAT.md lists them). Prints 'ok' and the\n"
                "lesson's id per good file, one error line per bad one; exits 2 if any is bad.\n");
         return APP_OK;
     }
