@@ -116,7 +116,7 @@ static const char *const required[] = {
     "seed002-scaled-inner-product", "seed002-x-to-qkv", "self-attention-xihuan-paobu", "mhsa-wo-xihuan-paobu",
     "single-vs-multi-head", "seed001-shapes-512", "seed001-seq-len-1", "causal-mask-decoder",
     "mask-fill-values", "cross-attention-en-zh", "additive-bahdanau", "scaling-pitfalls",
-    "seed004-dk-dv-no-wo", "key-padding",
+    "seed004-dk-dv-no-wo", "key-padding", "seed000-projection-biases",
 };
 #define N_REQUIRED ((int)(sizeof required / sizeof required[0]))
 
@@ -681,6 +681,51 @@ static void test_key_padding(void **state)
     unload(&ref);
 }
 
+/* ---- 15. seed 000's projection biases -------------------------------------------------- */
+
+static void test_biases(void **state)
+{
+    (void)state;
+    Loaded L;
+    load_id(&L, "seed000-projection-biases");
+    const AttnTrace *t = L.trace;
+    assert_non_null(L.lesson.cfg.b_Q);
+    assert_non_null(L.lesson.cfg.b_K);
+    assert_non_null(L.lesson.cfg.b_V);
+    char name[32];
+    /* b_K changes the scores but no weight */
+    AttnConfig cfg = L.lesson.cfg;
+    cfg.b_K = NULL;
+    AttnTrace *nok = retrace(&cfg);
+    /* without b_Q, the zero-query rows (我 in head 1, 跑步 in head 2) are flat again */
+    cfg = L.lesson.cfg;
+    cfg.b_Q = NULL;
+    AttnTrace *noq = retrace(&cfg);
+    /* without b_V every head's output is exactly b_V less */
+    cfg = L.lesson.cfg;
+    cfg.b_V = NULL;
+    AttnTrace *nov = retrace(&cfg);
+    for (int h = 1; h <= 2; h++) {
+        snprintf(name, sizeof name, "scores_%d", h);
+        assert_true(fabsf(step(t, name)->data[0] - step(nok, name)->data[0]) > 0.1f);
+        snprintf(name, sizeof name, "weights_%d", h);
+        const AttnStep *w = step(t, name);
+        assert_floats_close("weights without b_K", step(nok, name)->data, w->data, 3, 3, 1e-6, 1e-5);
+        int zero_row = h == 1 ? WO : PAOBU;
+        const AttnStep *wq = step(noq, name);
+        for (int j = 1; j < 3; j++) assert_true(at(wq, zero_row, j) == at(wq, zero_row, 0));
+        assert_true(step_max(w) > 0.0f && fabsf(at(w, zero_row, 0) - at(w, zero_row, 2)) > 0.1f);
+        snprintf(name, sizeof name, "head_%d", h);
+        const AttnStep *o = step(t, name), *ov = step(nov, name);
+        for (int k = 0; k < o->rows * o->cols; k++)
+            assert_true(fabsf(o->data[k] - (ov->data[k] + L.lesson.cfg.b_V[(h - 1) * 2 + k % 2])) < 1e-6f);
+    }
+    attn_trace_destroy(nok);
+    attn_trace_destroy(noq);
+    attn_trace_destroy(nov);
+    unload(&L);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -701,6 +746,7 @@ int main(void)
         cmocka_unit_test(test_scaling),
         cmocka_unit_test(test_seed004),
         cmocka_unit_test(test_key_padding),
+        cmocka_unit_test(test_biases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
