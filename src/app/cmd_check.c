@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "app.h"
 #include "attn.h"
@@ -18,8 +19,17 @@ int cmd_check(int argc, char **argv)
         return APP_OK;
     }
     if (argc < 2) return app_fail(APP_USAGE, "check needs at least one lesson (usage: attnviz check LESSON...)");
-    int bad = 0;
+    int bad = 0, checked = 0;
     for (int i = 1; i < argc; i++) {
+        /* `attnviz check lessons/<star>` also names lessons/FORMAT.md: an existing file
+         * that is not a .json is noted and skipped, not counted as a bad lesson */
+        struct stat st;
+        size_t len = strlen(argv[i]);
+        if (stat(argv[i], &st) == 0 && S_ISREG(st.st_mode) && (len < 5 || strcmp(argv[i] + len - 5, ".json") != 0)) {
+            fprintf(stderr, "attnviz: %s: skipped, not a lesson file (lessons end in .json)\n", argv[i]);
+            continue;
+        }
+        checked++;
         char *path = app_resolve_lesson(argv[i]);
         if (!path) {
             bad++;
@@ -49,5 +59,6 @@ int cmd_check(int argc, char **argv)
         lesson_free(&lesson);
         free(path);
     }
+    if (!checked) return app_fail(APP_USAGE, "check: none of the arguments is a lesson file (.json)");
     return bad ? APP_USAGE : APP_OK;
 }
