@@ -127,7 +127,7 @@ static void test_scale_kinds(void **state)
         char want[64];
         snprintf(want, sizeof want, "%s %s", scales[i][1], scales[i][2]);
         expect_fill(&f, NULL, LESSON_EN, "{scale} {sqrt_expr}", want);
-        expect_fill(&f, NULL, LESSON_EN, "{mask_fill}", "-1e+09");
+        expect_fill(&f, NULL, LESSON_EN, "{mask_fill}", "-1e9");
         fixture_free(&f);
     }
 }
@@ -239,6 +239,18 @@ static void test_value(void **state)
     expect_error(f, NULL, "{value}", "needs a cell");
 }
 
+/* Exponents as a teacher writes them: no '+', no leading zeros. */
+static void test_exponents(void **state)
+{
+    (void)state;
+    Fixture f;
+    fixture_load(&f, "{\"format\": \"attnviz-lesson/1\", \"id\": \"e\", \"title\": {\"en\": \"e\"},"
+                     " \"tokens\": [\"a\"], \"d_model\": 2, \"X\": [[0.00005, 25000000000]],"
+                     " \"W_Q\": [[1, 0], [0, 1]], \"W_K\": [[1, 0], [0, 1]], \"W_V\": [[1, 0], [0, 1]], \"W_O\": null}");
+    expect_fill(&f, NULL, LESSON_EN, "{value:X[0][0]} {value:X[0][1]} {value:X[0][1]:2}", "5e-5 2.5e10 2.5e10");
+    fixture_free(&f);
+}
+
 static void test_errors(void **state)
 {
     const Fixture *f = *state;
@@ -324,6 +336,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_weights, setup, teardown),
         cmocka_unit_test_setup_teardown(test_max_weight_if, setup, teardown),
         cmocka_unit_test_setup_teardown(test_value, setup, teardown),
+        cmocka_unit_test(test_exponents),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_additive),

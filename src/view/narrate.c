@@ -56,7 +56,18 @@ static void put_number(Sink *s, double v, int precision)
         sink_put(s, v < 0 ? "-∞" : "∞", v < 0 ? strlen("-∞") : strlen("∞"));
     else {
         if (v == 0) v = 0; /* no "-0" */
-        sink_printf(s, "%.*g", precision, v);
+        char buf[64];
+        snprintf(buf, sizeof buf, "%.*g", precision, v);
+        /* exponents as a teacher writes them: 1e+09 -> 1e9, 5e-05 -> 5e-5 */
+        char *e = strchr(buf, 'e');
+        if (e) {
+            char *src = e + 1, *dst = e + 1;
+            if (*src == '+') src++;
+            else if (*src == '-') *dst++ = *src++;
+            while (*src == '0' && src[1]) src++;
+            memmove(dst, src, strlen(src) + 1);
+        }
+        sink_put(s, buf, strlen(buf));
     }
 }
 
