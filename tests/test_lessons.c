@@ -455,6 +455,12 @@ static void test_seed001_seq_len_1(void **state)
     }
     assert_floats_close("concat = V", step(t, "concat")->data, step(t, "V")->data, 1, 512, 0, 0);
     assert_shape(step(t, "output"), 1, 512);
+    /* attention reduces to X·W_V·W_O */
+    float *v = matmul(step(t, "X")->data, step(t, "W_V")->data, 1, 512, 512);
+    float *o = matmul(v, step(t, "W_O")->data, 1, 512, 512);
+    assert_floats_close("output = X·W_V·W_O", step(t, "output")->data, o, 1, 512, 1e-5, 1e-4);
+    free(v);
+    free(o);
     unload(&L);
 }
 
