@@ -63,6 +63,7 @@ static long parse_digits(const char *s, const char **end)
 {
     long v = 0;
     const char *p = s;
+    *end = s; /* set on every path: the caller reads it after a too-long number too */
     while (*p >= '0' && *p <= '9') {
         if (v > 100000000) return -1;
         v = v * 10 + (*p - '0');
