@@ -11,3 +11,8 @@ attnviz_add_test(test_export
 # test_export also runs the real program, for exit statuses and messages.
 target_compile_definitions(test_export PRIVATE ATTNVIZ_BIN="$<TARGET_FILE:attnviz>")
 add_dependencies(test_export attnviz)
+# Golden images (tests/golden/): see the top of test_export_golden.c for the
+# tolerance and how to regenerate them.
+attnviz_add_test(test_export_golden
+  SOURCES ${ATTNVIZ_TESTS_DIR}/test_export_golden.c ${ATTNVIZ_TESTS_DIR}/test_export_read.c
+  LIBS attnviz_export PkgConfig::PNG PkgConfig::SDL2 PkgConfig::SDL2_TTF)

@@ -140,7 +140,7 @@ def sweep(attnviz, lesson, size, tmp, reps):
     print("%-6s %-7s %-9s %12s %12s" % ("level", "filter", "strategy", "encode ms", "KiB/frame"))
     for strategy in ["default", "rle", "filtered"]:
         for level in [0, 1, 2, 3, 6, 9]:
-            for filt in ["none", "sub", "up", "paeth", "fast", "all"]:
+            for filt in ["none", "sub", "up", "paeth", "fast"]:
                 if level == 0 and (filt != "none" or strategy != "default"):
                     continue
                 enc = []

@@ -118,7 +118,7 @@ typedef struct ExportResult {
     int width, height;   /* pixel size of each PNG */
     double seconds;      /* wall time of the whole export */
     double draw_seconds; /* time spent drawing and reading pixels (the calling thread) */
-    double encode_seconds; /* encoding, summed over the pool's threads */
+    double encode_seconds; /* CPU seconds of encoding, summed over the pool's threads */
     double write_seconds;  /* writing files, summed over the pool's threads */
     size_t bytes;        /* PNG bytes written */
     int threads;

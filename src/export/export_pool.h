@@ -37,7 +37,7 @@ typedef struct ExportPool ExportPool;
 typedef struct ExportPoolStats {
     int files;            /* written completely */
     int submitted;
-    double encode_seconds; /* summed over workers: encoding only */
+    double encode_seconds; /* CPU seconds of encoding, summed over workers */
     double write_seconds;  /* summed over workers: writing and renaming */
     size_t bytes;          /* PNG bytes written */
 } ExportPoolStats;
