@@ -4,6 +4,7 @@
  * failures (missing, folder, too large). The bad-lesson catalogue is in
  * test_lesson_errors.c. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -566,6 +567,44 @@ static void test_limits_accepted(void **state)
     lesson_free(&L);
 }
 
+/* float32's edge: 3.4028235e38 (FLT_MAX as printed) rounds to FLT_MAX and
+ * loads; 3.4028236e38 is past the rounding midpoint and is refused (bad
+ * lesson 69). */
+static void test_float32_edge(void **state)
+{
+    (void)state;
+    Lesson L;
+    parse_ok(&L, "{\"format\": \"attnviz-lesson/1\", \"id\": \"f\", \"title\": {\"en\": \"f\"},"
+                 " \"tokens\": [\"a\"], \"d_model\": 2, \"X\": [[3.4028235e38, -3.4028235e38]], \"mask_fill\": -3.4028235e38}");
+    assert_true(L.cfg.X[0] == FLT_MAX && L.cfg.X[1] == -FLT_MAX);
+    assert_true(L.cfg.mask_fill == -FLT_MAX);
+    lesson_free(&L);
+}
+
+/* Duplicate keys are found however many keys come first: a 64-head lesson
+ * may narrate all 64 heads' weights and repeat one at the end. */
+static void test_duplicate_after_many_keys(void **state)
+{
+    (void)state;
+    char text[8192];
+    size_t at = (size_t)snprintf(text, sizeof text,
+                                 "{\"format\": \"attnviz-lesson/1\", \"id\": \"d\", \"title\": {\"en\": \"d\"},"
+                                 " \"tokens\": [\"a\"], \"d_model\": 64, \"heads\": 64, \"narration\": {");
+    for (int h = 1; h <= 64; h++) at += (size_t)snprintf(text + at, sizeof text - at, "\"weights_%d\": {\"en\": \"w\"}, ", h);
+    snprintf(text + at, sizeof text - at, "\"weights_3\": {\"en\": \"again\"}}}");
+    Lesson L;
+    LessonError err;
+    assert_int_equal(lesson_parse(&L, text, strlen(text), "d.json", &err), -1);
+    const char *want = "weights_3: expected each key once, found it a second time (first at line 1, column ";
+    if (!strstr(err.msg, want)) printf("got %s\n", err.msg);
+    assert_non_null(strstr(err.msg, want));
+    /* and without the repeat it loads, with all 64 */
+    snprintf(text + at - 2, sizeof text - at + 2, "}}");
+    parse_ok(&L, text);
+    assert_int_equal(L.n_narration, 64);
+    lesson_free(&L);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -581,6 +620,8 @@ int main(void)
         cmocka_unit_test(test_file_errors),
         cmocka_unit_test(test_positions),
         cmocka_unit_test(test_limits_accepted),
+        cmocka_unit_test(test_float32_edge),
+        cmocka_unit_test(test_duplicate_after_many_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -191,22 +191,22 @@ static const JsonNode *member(const Ctx *c, const JsonNode *obj, const char *nam
 /* Checks an object's keys against a list: unknown or duplicate keys fail. */
 static int check_keys(Ctx *c, const JsonNode *obj, const char *prefix, const char *const *known, int n_known)
 {
+    /* Every key before this one is known and distinct, so an object is
+     * checked in at most n_known² comparisons, however long it is. */
     const JsonNode *k = json_first(obj);
-    const JsonNode *seen[64];
-    int n_seen = 0;
     for (uint32_t i = 0; i < obj->u.c.n; i++) {
         const char *s = json_str(&c->doc, k);
         int ok = 0;
         for (int j = 0; j < n_known && !ok; j++) ok = strcmp(s, known[j]) == 0;
         if (!ok) return fail_unknown(c, k, prefix, "key", known, n_known);
-        for (int j = 0; j < n_seen; j++)
-            if (strcmp(json_str(&c->doc, seen[j]), s) == 0) {
+        const JsonNode *e = json_first(obj);
+        for (uint32_t j = 0; j < i; j++, e = json_skip(json_skip(e)))
+            if (strcmp(json_str(&c->doc, e), s) == 0) {
                 int l, col;
-                json_line_col(c->text, c->len, seen[j]->off, &l, &col);
+                json_line_col(c->text, c->len, e->off, &l, &col);
                 return lesson_fail(c, k, "%s%s: expected each key once, found it a second time (first at line %d, column %d)",
                                    prefix, s, l, col);
             }
-        if (n_seen < 64) seen[n_seen++] = k; /* known lists are shorter than 64 */
         k = json_skip(json_skip(k));
     }
     return 0;
@@ -236,18 +236,22 @@ static int field_int(Ctx *c, int f, double lo, double hi, const char *what, int 
     return 0;
 }
 
+/* Does v round to a finite float32? Everything below FLT_MAX + half an ulp
+ * (2^103) does; at that midpoint and above it rounds to infinity. Checked
+ * before the cast, which C leaves undefined out of range. */
+static int fits_f32(double v) { return isfinite(v) && fabs(v) < (double)FLT_MAX + ldexp(1.0, 103); }
+
 /* A finite number that float32 can hold. */
 static int read_f32(Ctx *c, const JsonNode *n, const char *path, float *out)
 {
     if (n->type != JSON_NUMBER) return fail_type(c, n, path, "a number");
     double v = n->u.num;
-    float f = (float)v;
-    if (!isfinite(v) || !isfinite(f)) {
+    if (!fits_f32(v)) {
         char fs[64];
         found(c, n, fs, sizeof fs);
         return lesson_fail(c, n, "%s: expected a number float32 can hold (|x| <= 3.4028235e38), found %s", path, fs);
     }
-    *out = f;
+    *out = (float)v;
     return 0;
 }
 
@@ -345,6 +349,10 @@ static int read_tokens(Ctx *c, int f, char ***out, int *n_out)
         if (e->u.c.n > LESSON_MAX_TOKEN_BYTES)
             return lesson_fail(c, e, "%s: expected a token of at most %d bytes, found %u", path, LESSON_MAX_TOKEN_BYTES,
                                (unsigned)e->u.c.n);
+        for (const unsigned char *p = (const unsigned char *)json_str(&c->doc, e); *p; p++)
+            if (*p < 0x20 || *p == 0x7F)
+                return lesson_fail(c, e, "%s: expected a token on one line, found the control character 0x%02x%s", path, *p,
+                                   *p == '\n' ? " (a line break)" : *p == '\t' ? " (a tab)" : "");
     }
     *out = calloc(n->u.c.n, sizeof **out);
     if (!*out) return lesson_fail(c, n, "%s: out of memory", name);
@@ -399,7 +407,7 @@ static int read_matrix(Ctx *c, const JsonNode *n, const char *name, int rows, in
     for (uint32_t i = 0; i < n->u.c.n; i++, r = json_skip(r)) {
         const JsonNode *e = json_first(r);
         for (uint32_t j = 0; j < r->u.c.n; j++, e = json_skip(e))
-            if (e->type != JSON_NUMBER || !isfinite((float)e->u.num)) {
+            if (e->type != JSON_NUMBER || !fits_f32(e->u.num)) {
                 char path[64];
                 snprintf(path, sizeof path, "%s[%u][%u]", name, (unsigned)i, (unsigned)j);
                 float dummy;
@@ -427,7 +435,7 @@ static int read_vector(Ctx *c, const JsonNode *n, const char *name, int len, con
     if ((int)n->u.c.n != len) return lesson_fail(c, n, "%s: expected %d numbers (%s), found %u", name, len, why, (unsigned)n->u.c.n);
     const JsonNode *e = json_first(n);
     for (uint32_t i = 0; i < n->u.c.n; i++, e = json_skip(e))
-        if (e->type != JSON_NUMBER || !isfinite((float)e->u.num)) {
+        if (e->type != JSON_NUMBER || !fits_f32(e->u.num)) {
             char path[64];
             snprintf(path, sizeof path, "%s[%u]", name, (unsigned)i);
             float dummy;
