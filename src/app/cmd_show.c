@@ -17,11 +17,12 @@
 #include "export.h"
 #include "lesson.h"
 #include "render.h"
+#include "show_screen.h"
 #include "view.h"
 
 typedef struct ShowOptions {
     const char *lesson;
-    int autoplay, quit_at_end, frame_stats, fullscreen;
+    int autoplay, quit_at_end, frame_stats, fullscreen, gpu;
     int width, height;
     int lang; /* -1: the default (English) */
     int theme, mode, head, step;
@@ -47,6 +48,8 @@ static void show_usage(FILE *out)
             "  --speed X          animation speed factor (%.3g .. %g, default 1)\n"
             "  --text-scale X     text size factor (default 1)\n"
             "  --fullscreen       start in fullscreen\n"
+            "  --gpu              draw with SDL's accelerated renderer (default: the software\n"
+            "                     renderer of `attnviz export`, sending only what changed)\n"
             "  --frames-dir DIR   where S saves frames (default ./%s)\n"
             "  --autoplay         play the steps one after another\n"
             "  --quit-at-end      quit after the last step has been shown\n"
@@ -109,6 +112,8 @@ static int parse_args(int argc, char **argv, ShowOptions *o)
             o->frame_stats = 1;
         } else if (strcmp(a, "--fullscreen") == 0) {
             o->fullscreen = 1;
+        } else if (strcmp(a, "--gpu") == 0) {
+            o->gpu = 1;
         } else if (strcmp(a, "--size") == 0) {
             NEED_VALUE();
             char err[256];
@@ -313,14 +318,14 @@ static void toggle_fullscreen(SDL_Window *win)
     SDL_SetWindowFullscreen(win, (fl & SDL_WINDOW_FULLSCREEN_DESKTOP) ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP);
 }
 
-/* Window coordinates → renderer output pixels (high-DPI). */
-static void to_pixels(SDL_Window *win, SDL_Renderer *r, int *x, int *y)
+/* Window coordinates → frame pixels (high-DPI). */
+static void to_pixels(SDL_Window *win, const ShowScreen *scr, int *x, int *y)
 {
-    int ww, wh, pw, ph;
+    int ww, wh;
     SDL_GetWindowSize(win, &ww, &wh);
-    if (SDL_GetRendererOutputSize(r, &pw, &ph) != 0 || ww <= 0 || wh <= 0) return;
-    *x = (int)((long)*x * pw / ww);
-    *y = (int)((long)*y * ph / wh);
+    if (ww <= 0 || wh <= 0) return;
+    *x = (int)((long)*x * scr->w / ww);
+    *y = (int)((long)*y * scr->h / wh);
 }
 
 int cmd_show(int argc, char **argv)
@@ -373,14 +378,10 @@ int cmd_show(int argc, char **argv)
     snprintf(title, sizeof title, "attnviz — %s", lesson_text(&cur.lesson->title, v->lang));
     Uint32 wflags = SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI | (o.fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
     SDL_Window *win = SDL_CreateWindow(title, SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, o.width, o.height, wflags);
-    SDL_Renderer *sdl = NULL;
-    if (win) {
-        /* vsync off when measuring, so frame times are the work, not the display's pace */
-        sdl = SDL_CreateRenderer(win, -1, SDL_RENDERER_ACCELERATED | (o.frame_stats ? 0 : SDL_RENDERER_PRESENTVSYNC));
-        if (!sdl) sdl = SDL_CreateRenderer(win, -1, SDL_RENDERER_SOFTWARE);
-    }
-    if (!win || !sdl) {
-        int st = app_fail(APP_RUNTIME, "cannot open a window: %s", SDL_GetError());
+    ShowScreen scr;
+    /* vsync off when measuring, so frame times are the work, not the display's pace */
+    if (!win || show_screen_open(&scr, win, o.gpu, !o.frame_stats, err, sizeof err) != 0) {
+        int st = app_fail(APP_RUNTIME, "cannot open a window: %s", win ? err : SDL_GetError());
         if (win) SDL_DestroyWindow(win);
         TTF_Quit();
         SDL_Quit();
@@ -388,10 +389,10 @@ int cmd_show(int argc, char **argv)
         return st;
     }
     SDL_SetWindowMinimumSize(win, 640, 480);
-    RenderCtx *rc = render_create(sdl, NULL, err, sizeof err);
+    RenderCtx *rc = render_create(scr.sdl, NULL, err, sizeof err);
     if (!rc) {
         int st = app_fail(APP_RUNTIME, "%s", err);
-        SDL_DestroyRenderer(sdl);
+        show_screen_close(&scr);
         SDL_DestroyWindow(win);
         TTF_Quit();
         SDL_Quit();
@@ -403,6 +404,11 @@ int cmd_show(int argc, char **argv)
     size_t n_frames = 0, cap_frames = 0;
     double *frame_start = NULL;
     double first_frame = -1;
+    /* ATTNVIZ_FRAME_LOG=FILE: one line per frame (start, draw and present
+     * times, the step), to find what a slow frame was doing */
+    FILE *frame_log = NULL;
+    const char *log_path = getenv("ATTNVIZ_FRAME_LOG");
+    if (log_path && *log_path) frame_log = fopen(log_path, "w");
     int running = 1, dirty = 1, save_request = 0, dragging = 0;
     int drag_x = 0, drag_y = 0;
     double last = now_s();
@@ -421,7 +427,12 @@ int cmd_show(int argc, char **argv)
         while (have) {
             switch (e.type) {
             case SDL_QUIT: running = 0; break;
-            case SDL_WINDOWEVENT: dirty = 1; break;
+            case SDL_WINDOWEVENT:
+                if (e.window.event == SDL_WINDOWEVENT_EXPOSED || e.window.event == SDL_WINDOWEVENT_SIZE_CHANGED ||
+                    e.window.event == SDL_WINDOWEVENT_RESTORED)
+                    show_screen_invalidate(&scr);
+                dirty = 1;
+                break;
             case SDL_DROPFILE:
                 reload(&cur, e.drop.file, win);
                 v = &cur.view;
@@ -486,12 +497,10 @@ int cmd_show(int argc, char **argv)
             } break;
             case SDL_MOUSEMOTION: {
                 int x = e.motion.x, y = e.motion.y;
-                to_pixels(win, sdl, &x, &y);
+                to_pixels(win, &scr, &x, &y);
                 if (dragging && v->zoom > 1.0f) {
                     int dx = x - drag_x, dy = y - drag_y;
-                    int pw, ph;
-                    SDL_GetRendererOutputSize(sdl, &pw, &ph);
-                    float cells = 40.0f / (float)(ph > 0 ? ph : 720) * 720.0f;
+                    float cells = 40.0f * (float)scr.h / 720.0f;
                     if (abs(dx) >= cells || abs(dy) >= cells) {
                         v->pan_x -= (float)(dx / (int)cells);
                         v->pan_y -= (float)(dy / (int)cells);
@@ -517,7 +526,7 @@ int cmd_show(int argc, char **argv)
             } break;
             case SDL_MOUSEBUTTONDOWN: {
                 int x = e.button.x, y = e.button.y;
-                to_pixels(win, sdl, &x, &y);
+                to_pixels(win, &scr, &x, &y);
                 RenderHit hit;
                 render_hit_test(rc, x, y, &hit);
                 dirty = 1;
@@ -554,7 +563,7 @@ int cmd_show(int argc, char **argv)
             case SDL_MOUSEWHEEL: {
                 int x, y;
                 SDL_GetMouseState(&x, &y);
-                to_pixels(win, sdl, &x, &y);
+                to_pixels(win, &scr, &x, &y);
                 RenderHit hit;
                 render_hit_test(rc, x, y, &hit);
                 if (hit.kind != RENDER_HIT_CELL || !hit.zoomable) break;
@@ -596,14 +605,13 @@ int cmd_show(int argc, char **argv)
             if (n_frames < cap_frames) frame_start[n_frames++] = t;
         }
         int pw, ph;
-        SDL_GetRendererOutputSize(sdl, &pw, &ph);
-        if (render_frame(rc, v, pw, ph) != 0) {
+        if (show_screen_begin(&scr, rc, &pw, &ph) != 0 || render_frame(rc, v, pw, ph) != 0) {
             status = app_fail(APP_RUNTIME, "drawing failed: %s", SDL_GetError());
             break;
         }
         if (save_request) {
             char saved[1024];
-            if (export_save_frame(sdl, v, o.frames_dir, saved, sizeof saved, err, sizeof err) == 0) {
+            if (export_save_frame(scr.sdl, v, o.frames_dir, saved, sizeof saved, err, sizeof err) == 0) {
                 char msg[VIEW_MAX_NOTICE];
                 snprintf(msg, sizeof msg, "%s %.440s", view_string(VS_SAVED, v->lang), saved);
                 view_set_notice(v, msg, 0);
@@ -614,10 +622,19 @@ int cmd_show(int argc, char **argv)
             }
             save_request = 0;
             dirty = 1; /* draw again to show the notice (not in the saved frame) */
-            SDL_RenderPresent(sdl);
+            show_screen_present(&scr);
             continue;
         }
-        SDL_RenderPresent(sdl);
+        double t_drawn = now_s();
+        unsigned long long sent0 = scr.sent_px;
+        if (show_screen_present(&scr) != 0) {
+            status = app_fail(APP_RUNTIME, "showing the frame failed: %s", SDL_GetError());
+            break;
+        }
+        if (frame_log)
+            fprintf(frame_log, "%.3f draw %.2f ms present %.2f ms sent %llu px step %d %s t %.3f\n", (t - t_start) * 1000.0,
+                    (t_drawn - t) * 1000.0, (now_s() - t_drawn) * 1000.0, scr.sent_px - sent0, v->step,
+                    view_current(v)->name, v->t);
         dirty = 0;
         if (first_frame < 0) first_frame = now_s() - t_start + (age0 > 0 ? age0 : 0);
         if (o.quit_at_end && view_at_end(v)) running = 0;
@@ -642,8 +659,9 @@ int cmd_show(int argc, char **argv)
         free(d);
     }
     free(frame_start);
+    if (frame_log) fclose(frame_log);
     render_destroy(rc);
-    SDL_DestroyRenderer(sdl);
+    show_screen_close(&scr);
     SDL_DestroyWindow(win);
     loaded_free(&cur);
     TTF_Quit();

@@ -92,6 +92,26 @@ RenderCtx *render_create(SDL_Renderer *sdl, const RenderOptions *opt, char *err,
     return rc;
 }
 
+static void drop_textures(RenderCtx *rc)
+{
+    for (int i = 0; i < RENDER_MAT_CACHE; i++) {
+        if (rc->mats[i].tex) SDL_DestroyTexture(rc->mats[i].tex);
+        memset(&rc->mats[i], 0, sizeof rc->mats[i]);
+    }
+    for (int i = 0; i < RENDER_TEXT_CACHE; i++)
+        if (rc->text[i].tex) SDL_DestroyTexture(rc->text[i].tex);
+    memset(rc->text, 0, sizeof rc->text);
+    rc->n_text = 0;
+}
+
+void render_set_renderer(RenderCtx *rc, SDL_Renderer *sdl)
+{
+    if (!rc || !sdl || sdl == rc->sdl) return;
+    drop_textures(rc);
+    rc->sdl = sdl;
+    rc->n_hitboxes = rc->n_hitmats = 0;
+}
+
 void render_destroy(RenderCtx *rc)
 {
     if (!rc) return;
@@ -245,15 +265,44 @@ static uint64_t mix64(uint64_t h, uint64_t x)
 }
 
 /* The cells' texture (full matrix, displayed orientation), cached by content. */
-static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it, uint64_t anim_key)
+/* The colour of displayed cell (i, j) of the full matrix. */
+static uint32_t cell_pixel(const View *v, const Theme *th, const Item *it, int i, int j)
+{
+    Item full = *it;
+    full.r0 = full.c0 = 0;
+    int r, c;
+    disp_to_step(&full, i, j, &r, &c);
+    int st = step_state(it, r, c);
+    if (!it->state && view_cell_blocked(v, it->s, r, c)) st = ST_BLOCKED;
+    SDL_Color col;
+    if (st == ST_EMPTY)
+        col = th->panel;
+    else if (st == ST_BLOCKED) {
+        float x = step_val(it, r, c);
+        SDL_Color from = isfinite(x) && it->blocked_mix < 1.0f ? render_value_color(x, it->weights, it->range) : th->blocked;
+        col = it->blocked_mix >= 1.0f ? th->blocked : mix(from, th->blocked, it->blocked_mix);
+    } else
+        col = render_value_color(step_val(it, r, c), it->weights, it->range);
+    return 0xFF000000u | (uint32_t)col.r << 16 | (uint32_t)col.g << 8 | col.b;
+}
+
+/* The cells' texture at its size on screen, W × H pixels, for the displayed
+ * window of cells (zoom): cell j covers pixels [lrint(W/cols·j), lrint(W/cols·(j+1)))
+ * as the grid lines and render_cell_rect have it, so copying it is a plain
+ * 1:1 copy every frame and each pixel is exactly its cell's colour. Cached by
+ * what it shows; rebuilt only when that changes. */
+static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it, uint64_t anim_key, int W, int H)
 {
     const Theme *th = render_theme(v->theme);
-    int R = it->full_rows, C = it->full_cols;
+    if (W < 1) W = 1;
+    if (H < 1) H = 1;
     uint64_t key = mix64(mix64(mix64((uint64_t)(uintptr_t)it->trace, (uint64_t)it->step), (uint64_t)it->transposed),
                          anim_key);
     uint32_t rbits;
     memcpy(&rbits, &it->range, 4);
     key = mix64(mix64(key, rbits), (uint64_t)(it->weights * 2 + 1) * 131 + (uint64_t)v->theme);
+    key = mix64(mix64(key, (uint64_t)W << 32 | (uint64_t)H), (uint64_t)it->r0 << 40 | (uint64_t)it->c0 << 20 |
+                                                                (uint64_t)(it->rows * 4099 + it->cols));
     if (!key) key = 1;
     MatEntry *slot = NULL, *oldest = &rc->mats[0];
     for (int i = 0; i < RENDER_MAT_CACHE; i++) {
@@ -266,45 +315,40 @@ static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it,
         if (e->last_frame < oldest->last_frame) oldest = e;
     }
     if (!slot) slot = oldest;
-    if (slot->tex && (slot->w != C || slot->h != R)) {
+    if (slot->tex && (slot->w != W || slot->h != H)) {
         SDL_DestroyTexture(slot->tex);
         slot->tex = NULL;
     }
     if (!slot->tex) {
-        slot->tex = SDL_CreateTexture(rc->sdl, SDL_PIXELFORMAT_ARGB8888, SDL_TEXTUREACCESS_STATIC, C, R);
+        slot->tex = SDL_CreateTexture(rc->sdl, SDL_PIXELFORMAT_ARGB8888, SDL_TEXTUREACCESS_STATIC, W, H);
         if (!slot->tex) return NULL;
         SDL_SetTextureScaleMode(slot->tex, SDL_ScaleModeNearest);
-        slot->w = C;
-        slot->h = R;
+        slot->w = W;
+        slot->h = H;
     }
-    size_t n = (size_t)R * (size_t)C;
+    size_t n = (size_t)W * (size_t)H + (size_t)W; /* the pixels, then one row of cell colours */
     if (n > rc->pix_cap) {
         uint32_t *p = realloc(rc->pix, n * sizeof *p);
         if (!p) return NULL;
         rc->pix = p;
         rc->pix_cap = n;
     }
-    Item full = *it;
-    full.r0 = full.c0 = 0;
-    for (int i = 0; i < R; i++)
-        for (int j = 0; j < C; j++) {
-            int r, c;
-            disp_to_step(&full, i, j, &r, &c);
-            int st = step_state(it, r, c);
-            if (!it->state && view_cell_blocked(v, it->s, r, c)) st = ST_BLOCKED;
-            SDL_Color col;
-            if (st == ST_EMPTY)
-                col = th->panel;
-            else if (st == ST_BLOCKED) {
-                float x = step_val(it, r, c);
-                SDL_Color from = isfinite(x) && it->blocked_mix < 1.0f ? render_value_color(x, it->weights, it->range)
-                                                                       : th->blocked;
-                col = it->blocked_mix >= 1.0f ? th->blocked : mix(from, th->blocked, it->blocked_mix);
-            } else
-                col = render_value_color(step_val(it, r, c), it->weights, it->range);
-            rc->pix[(size_t)i * (size_t)C + (size_t)j] = 0xFF000000u | (uint32_t)col.r << 16 | (uint32_t)col.g << 8 | col.b;
+    uint32_t *row = rc->pix + (size_t)W * (size_t)H; /* (W) one pixel row */
+    float cw = (float)W / (float)it->cols, ch = (float)H / (float)it->rows;
+    int y = 0;
+    for (int i = 0; i < it->rows && y < H; i++) {
+        int y1 = i + 1 == it->rows ? H : (int)lrintf(ch * (float)(i + 1));
+        if (y1 <= y) continue; /* rows thinner than a pixel: the first one shows */
+        int x = 0;
+        for (int j = 0; j < it->cols && x < W; j++) {
+            int x1 = j + 1 == it->cols ? W : (int)lrintf(cw * (float)(j + 1));
+            if (x1 <= x) continue;
+            uint32_t p = cell_pixel(v, th, it, i + it->r0, j + it->c0);
+            for (; x < x1; x++) row[x] = p;
         }
-    SDL_UpdateTexture(slot->tex, NULL, rc->pix, C * 4);
+        for (; y < y1; y++) memcpy(rc->pix + (size_t)y * (size_t)W, row, (size_t)W * sizeof *row);
+    }
+    SDL_UpdateTexture(slot->tex, NULL, rc->pix, W * 4);
     slot->key = key;
     slot->last_frame = rc->frame;
     return slot->tex;
@@ -434,16 +478,15 @@ static SDL_Rect draw_vlabel(RenderCtx *rc, const char *s, int size, SDL_Color co
 static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, uint64_t anim_key)
 {
     const Theme *th = render_theme(v->theme);
-    SDL_Texture *tex = matrix_texture(rc, v, it, anim_key);
     int W = (int)lrintf(it->cw * it->cols), H = (int)lrintf(it->ch * it->rows);
     if (W < 1) W = 1;
     if (H < 1) H = 1;
+    SDL_Texture *tex = matrix_texture(rc, v, it, anim_key, W, H);
     SDL_Rect dst = {it->x, it->y, W, H};
     if (tex) {
-        SDL_Rect src = {it->c0, it->r0, it->cols, it->rows};
         SDL_SetTextureAlphaMod(tex, (Uint8)lrintf(255.0f * fclampf(it->alpha, 0, 1)));
         SDL_SetTextureBlendMode(tex, it->alpha < 1.0f ? SDL_BLENDMODE_BLEND : SDL_BLENDMODE_NONE);
-        SDL_RenderCopy(rc->sdl, tex, &src, &dst);
+        SDL_RenderCopy(rc->sdl, tex, NULL, &dst);
         SDL_SetTextureAlphaMod(tex, 255);
     }
     /* grid lines between cells large enough to tell apart */
@@ -501,11 +544,7 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
                 fmt_cell(num, sizeof num, x, it->weights);
                 bgc = render_value_color(x, it->weights, it->range);
             }
-            const TextEntry *e = render_text_get(rc, num, nsize, ink_on(bgc));
-            if (e && e->w <= cell.w - 2) {
-                SDL_Rect d = {cell.x + (cell.w - e->w) / 2, cell.y + (cell.h - e->h) / 2, e->w, e->h};
-                SDL_RenderCopy(rc->sdl, e->tex, NULL, &d);
-            }
+            render_text_glyphs(rc, num, nsize, ink_on(bgc), cell.x + cell.w / 2, cell.y + cell.h / 2, cell.w - 2);
         }
 
     /* token labels */
@@ -1061,8 +1100,8 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, const 
         it.cw = it.ch = cell;
         it.x = gx + j * (best + 8) + (best - (int)(cell * nk)) / 2;
         it.y = top + i * (best + lh + 10);
-        SDL_Texture *tex = matrix_texture(rc, v, &it, 0);
         SDL_Rect dst = {it.x, it.y, (int)lrintf(cell * nk), (int)lrintf(cell * nq)};
+        SDL_Texture *tex = matrix_texture(rc, v, &it, 0, dst.w, dst.h);
         if (tex) {
             SDL_SetTextureBlendMode(tex, SDL_BLENDMODE_NONE);
             SDL_RenderCopy(rc->sdl, tex, NULL, &dst);

@@ -71,6 +71,9 @@ typedef struct RenderCtx RenderCtx;
  * when no font of the chain can be opened. */
 RenderCtx *render_create(SDL_Renderer *sdl, const RenderOptions *opt, char *err, size_t errlen);
 void render_destroy(RenderCtx *rc);
+/* Moves the context to another renderer (the window's after a resize):
+ * drops every cached texture, keeps the fonts. */
+void render_set_renderer(RenderCtx *rc, SDL_Renderer *sdl);
 
 /* Draws the whole frame (width × height pixels of the renderer's output).
  * Does not present. 0, or -1 with SDL_GetError() set. */

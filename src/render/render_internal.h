@@ -87,6 +87,9 @@ const TextEntry *render_text_get(RenderCtx *rc, const char *s, int size, SDL_Col
 /* Draws text with its top-left at (x, y); returns its width. align: 0 left, 1 centre, 2 right of x. */
 int render_text(RenderCtx *rc, const char *s, int size, SDL_Color col, int x, int y, int align);
 int render_text_width(RenderCtx *rc, const char *s, int size);
+/* A short string (a number) from cached one-character textures, centred on
+ * (cx, cy); returns its width, or -1 (nothing drawn) when wider than maxw. */
+int render_text_glyphs(RenderCtx *rc, const char *s, int size, SDL_Color col, int cx, int cy, int maxw);
 int render_line_height(RenderCtx *rc, int size);
 /* Width of s[0, nbytes) by glyph advances (fast; for wrapping). */
 int render_measure(RenderCtx *rc, const char *s, size_t nbytes, int size);

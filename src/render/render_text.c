@@ -430,3 +430,31 @@ int render_text_width(RenderCtx *rc, const char *s, int size)
 {
     return s ? render_measure(rc, s, strlen(s), size) : 0;
 }
+
+int render_text_glyphs(RenderCtx *rc, const char *s, int size, SDL_Color col, int cx, int cy, int maxw)
+{
+    /* Numbers change every step and every animation frame; their few
+     * distinct characters are cached one by one, so a new number costs
+     * blits, not a rasterisation. */
+    const TextEntry *g[32];
+    int n = 0, w = 0, h = 0;
+    for (const char *p = s; *p && n < 32;) {
+        const char *start = p;
+        render_utf8_next(&p);
+        char ch[8];
+        snprintf(ch, sizeof ch, "%.*s", (int)(p - start), start);
+        const TextEntry *e = render_text_get(rc, ch, size, col);
+        if (!e) continue;
+        g[n++] = e;
+        w += e->w;
+        if (e->h > h) h = e->h;
+    }
+    if (!n || w > maxw) return -1;
+    int x = cx - w / 2, y = cy - h / 2;
+    for (int i = 0; i < n; i++) {
+        SDL_Rect d = {x, y + (h - g[i]->h) / 2, g[i]->w, g[i]->h};
+        SDL_RenderCopy(rc->sdl, g[i]->tex, NULL, &d);
+        x += g[i]->w;
+    }
+    return w;
+}

@@ -1,0 +1,164 @@
+/* show_screen.c: frames to the window; see show_screen.h. */
+#include "show_screen.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void pixel_size(SDL_Window *win, int *w, int *h)
+{
+    SDL_GetWindowSizeInPixels(win, w, h);
+    if (*w < 1) *w = 1;
+    if (*h < 1) *h = 1;
+}
+
+/* A new software frame of w × h and its renderer; the old ones stay valid
+ * until the caller has moved rc over. */
+static int make_frame(ShowScreen *s, int w, int h, SDL_Surface **frame, SDL_Renderer **sdl, uint32_t **prev)
+{
+    *frame = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_ARGB8888);
+    *prev = *frame ? malloc((size_t)w * (size_t)h * 4) : NULL;
+    *sdl = *prev ? SDL_CreateSoftwareRenderer(*frame) : NULL;
+    if (!*sdl) {
+        if (!*frame || !*prev) SDL_SetError("out of memory for a %d×%d frame", w, h);
+        free(*prev);
+        SDL_FreeSurface(*frame);
+        return -1;
+    }
+    (void)s;
+    return 0;
+}
+
+int show_screen_open(ShowScreen *s, SDL_Window *win, int gpu, int vsync, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    s->win = win;
+    s->gpu = gpu;
+    s->full = 1;
+    if (gpu) {
+        s->sdl = SDL_CreateRenderer(win, -1, SDL_RENDERER_ACCELERATED | (vsync ? SDL_RENDERER_PRESENTVSYNC : 0));
+        if (!s->sdl) {
+            snprintf(err, errlen, "no accelerated renderer for the window: %s (drop --gpu)", SDL_GetError());
+            return -1;
+        }
+        SDL_GetRendererOutputSize(s->sdl, &s->w, &s->h);
+        return 0;
+    }
+    pixel_size(win, &s->w, &s->h);
+    if (make_frame(s, s->w, s->h, &s->frame, &s->sdl, &s->prev) != 0) {
+        snprintf(err, errlen, "cannot draw a %d×%d frame: %s", s->w, s->h, SDL_GetError());
+        return -1;
+    }
+    return 0;
+}
+
+int show_screen_begin(ShowScreen *s, RenderCtx *rc, int *w, int *h)
+{
+    if (s->gpu) {
+        SDL_GetRendererOutputSize(s->sdl, &s->w, &s->h);
+        *w = s->w;
+        *h = s->h;
+        return 0;
+    }
+    int nw, nh;
+    pixel_size(s->win, &nw, &nh);
+    if (nw != s->w || nh != s->h) {
+        SDL_Surface *frame;
+        SDL_Renderer *sdl;
+        uint32_t *prev;
+        if (make_frame(s, nw, nh, &frame, &sdl, &prev) != 0) return -1;
+        if (rc) render_set_renderer(rc, sdl); /* before the old renderer goes: its textures go with it */
+        SDL_DestroyRenderer(s->sdl);
+        SDL_FreeSurface(s->frame);
+        free(s->prev);
+        s->frame = frame;
+        s->sdl = sdl;
+        s->prev = prev;
+        s->w = nw;
+        s->h = nh;
+        s->full = 1;
+    }
+    *w = s->w;
+    *h = s->h;
+    return 0;
+}
+
+void show_screen_invalidate(ShowScreen *s) { s->full = 1; }
+
+enum { MAX_RECTS = 32 };
+
+int show_screen_present(ShowScreen *s)
+{
+    if (s->gpu) {
+        SDL_RenderPresent(s->sdl);
+        s->sent_px += (unsigned long long)s->w * (unsigned long long)s->h;
+        return 0;
+    }
+    SDL_Surface *ws = SDL_GetWindowSurface(s->win);
+    if (!ws) return -1;
+    if (ws->w != s->w || ws->h != s->h) s->full = 1; /* a resize under way: the next begin follows it */
+    SDL_SetSurfaceBlendMode(s->frame, SDL_BLENDMODE_NONE);
+    const uint32_t *px = s->frame->pixels;
+    size_t pitch = (size_t)s->frame->pitch / 4, w = (size_t)s->w;
+    if (s->full) {
+        if (SDL_BlitSurface(s->frame, NULL, ws, NULL) != 0) return -1;
+        for (int y = 0; y < s->h; y++) memcpy(s->prev + (size_t)y * w, px + (size_t)y * pitch, w * 4);
+        s->full = 0;
+        s->sent_px += (unsigned long long)s->w * (unsigned long long)s->h;
+        return SDL_UpdateWindowSurface(s->win);
+    }
+    /* Bands of changed rows, each with the span of columns that changed;
+     * bands closer than 16 rows merge, so a frame sends a few rectangles. */
+    SDL_Rect rects[MAX_RECTS];
+    int n = 0;
+    int y = 0;
+    while (y < s->h) {
+        const uint32_t *a = px + (size_t)y * pitch, *b = s->prev + (size_t)y * w;
+        if (memcmp(a, b, w * 4) == 0) {
+            y++;
+            continue;
+        }
+        int y0 = y, y1 = y, x0 = s->w, x1 = -1, clean = 0;
+        for (; y < s->h && clean < 16; y++) {
+            a = px + (size_t)y * pitch;
+            b = s->prev + (size_t)y * w;
+            if (memcmp(a, b, w * 4) == 0) {
+                clean++;
+                continue;
+            }
+            clean = 0;
+            y1 = y;
+            int l = 0, r = s->w - 1;
+            while (l < x0 && a[l] == b[l]) l++;
+            while (r > x1 && a[r] == b[r]) r--;
+            if (l < x0) x0 = l;
+            if (r > x1) x1 = r;
+        }
+        if (x1 < x0) continue;
+        if (n == MAX_RECTS) { /* too many: one more band swallows the rest */
+            rects[n - 1].h = y1 + 1 - rects[n - 1].y;
+            rects[n - 1].x = 0;
+            rects[n - 1].w = s->w;
+            continue;
+        }
+        rects[n++] = (SDL_Rect){x0, y0, x1 + 1 - x0, y1 + 1 - y0};
+    }
+    if (!n) return 0;
+    for (int i = 0; i < n; i++) {
+        SDL_Rect r = rects[i];
+        if (SDL_BlitSurface(s->frame, &r, ws, &rects[i]) != 0) return -1;
+        rects[i] = r;
+        for (int yy = r.y; yy < r.y + r.h; yy++)
+            memcpy(s->prev + (size_t)yy * w + (size_t)r.x, px + (size_t)yy * pitch + (size_t)r.x, (size_t)r.w * 4);
+        s->sent_px += (unsigned long long)r.w * (unsigned long long)r.h;
+    }
+    return SDL_UpdateWindowSurfaceRects(s->win, rects, n);
+}
+
+void show_screen_close(ShowScreen *s)
+{
+    if (s->sdl) SDL_DestroyRenderer(s->sdl);
+    SDL_FreeSurface(s->frame);
+    free(s->prev);
+    memset(s, 0, sizeof *s);
+}
