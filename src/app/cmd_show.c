@@ -4,6 +4,7 @@
  * this file only turns events into View changes. */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,6 +311,41 @@ static double percentile(const double *sorted, size_t n, double q)
     return sorted[i];
 }
 
+/* A digest of everything a frame shows (render_frame is a function of the
+ * View and the size): equal digests, equal frames, nothing to draw. */
+static uint64_t visible_key(const View *v, int w, int h)
+{
+    uint64_t k = 1469598103934665603ull;
+#define MIX(x) k = (k ^ (uint64_t)(x)) * 1099511628211ull
+    uint64_t tb;
+    memcpy(&tb, &v->t, sizeof tb);
+    MIX(v->step);
+    MIX(tb);
+    MIX(v->mode);
+    MIX(v->head);
+    MIX(v->lang);
+    MIX(v->theme);
+    MIX((int)(v->text_scale * 1000));
+    MIX((int)(v->speed * 1000));
+    MIX(v->playing);
+    MIX((uintptr_t)v->hover_trace);
+    MIX(v->hover_step);
+    MIX(v->hover_row);
+    MIX(v->hover_col);
+    MIX(v->sel_query);
+    MIX(v->sel_key);
+    MIX((int)(v->zoom * 1000));
+    MIX((int)v->pan_x);
+    MIX((int)v->pan_y);
+    MIX(v->show_help);
+    MIX(v->notice_is_error);
+    for (const char *p = v->notice; *p; p++) MIX((unsigned char)*p);
+    MIX(w);
+    MIX(h);
+#undef MIX
+    return k;
+}
+
 /* ---- the window ---- */
 
 static void toggle_fullscreen(SDL_Window *win)
@@ -400,6 +436,10 @@ int cmd_show(int argc, char **argv)
         return st;
     }
     SDL_EventState(SDL_DROPFILE, SDL_ENABLE);
+    if (render_font_count(rc) > 0 && strstr(render_font_path(rc, 0), "/fonts/DejaVuSans.ttf") &&
+        strstr(render_font_path(rc, 0), "assets"))
+        fprintf(stderr, "attnviz: fontconfig found neither DejaVu Sans nor Noto Sans CJK; using the bundled fonts in %s\n",
+                render_font_path(rc, 0));
 
     size_t n_frames = 0, cap_frames = 0;
     double *frame_start = NULL;
@@ -410,6 +450,7 @@ int cmd_show(int argc, char **argv)
     const char *log_path = getenv("ATTNVIZ_FRAME_LOG");
     if (log_path && *log_path) frame_log = fopen(log_path, "w");
     int running = 1, dirty = 1, save_request = 0, dragging = 0;
+    uint64_t drawn_key = 0;
     int drag_x = 0, drag_y = 0;
     double last = now_s();
     int status = APP_OK;
@@ -592,6 +633,17 @@ int cmd_show(int argc, char **argv)
         int busy = view_is_busy(v);
         if (busy) view_advance(v, dt);
         if (!busy && !dirty && !save_request) continue;
+        if (!o.frame_stats && !save_request) {
+            /* autoplay's dwell changes nothing on screen: sleep instead of
+             * drawing the same frame again (wake for input at once) */
+            int ww, wh;
+            SDL_GetWindowSizeInPixels(win, &ww, &wh);
+            if (visible_key(v, ww, wh) == drawn_key) {
+                dirty = 0;
+                SDL_WaitEventTimeout(NULL, 20);
+                continue;
+            }
+        }
 
         if (o.frame_stats) {
             if (n_frames == cap_frames) {
@@ -636,6 +688,7 @@ int cmd_show(int argc, char **argv)
                     (t_drawn - t) * 1000.0, (now_s() - t_drawn) * 1000.0, scr.sent_px - sent0, v->step,
                     view_current(v)->name, v->t);
         dirty = 0;
+        drawn_key = visible_key(v, pw, ph);
         if (first_frame < 0) first_frame = now_s() - t_start + (age0 > 0 ? age0 : 0);
         if (o.quit_at_end && view_at_end(v)) running = 0;
         if (!o.frame_stats) {
