@@ -506,7 +506,7 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
 
     /* cells: numbers, blocked marks */
     int many = it->rows * it->cols > 900;
-    int nsize = (int)fminf(fminf((float)f->body, it->ch * 0.4f), it->cw / 3.3f);
+    int nsize = (int)fminf(fminf((float)f->body, it->ch * 0.4f), it->cw / 3.8f);
     int numbers = !many && nsize >= 9 && it->alpha >= 0.5f;
     int maskable = it->s->kind == ATTN_STEP_MASKED || it->s->kind == ATTN_STEP_SOFTMAX;
     for (int i = 0; i < it->rows && (numbers || it->state || maskable); i++)
@@ -557,6 +557,7 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
             const char *lab = it->rl[i + it->r0];
             int y = it->y + (int)lrintf(it->ch * (i + 0.5f)) - lh / 2;
             int tw = render_text(rc, lab, lsize, i + it->r0 == sel_r ? th->accent : th->text, it->x - 6, y, 2);
+            if (it->rl == (const char *const *)v->pair_labels) continue; /* (query, key) pairs, not one token */
             SDL_Rect hb = {it->x - 6 - tw, y, tw + 4, lh};
             RenderHit h = {RENDER_HIT_TOKEN, it->trace, it->step, -1, -1, 0, 0};
             if (it->rl == (const char *const *)v->lesson->source_tokens && v->lesson->n_source_tokens)
@@ -618,7 +619,7 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
             char hn[32];
             snprintf(hn, sizeof hn, "%s %d", view_string(VS_HEAD, v->lang), b + 1);
             if (render_text_width(rc, hn, f->small) < br.w + it->cw)
-                render_text(rc, hn, f->small, th->head[b % 8], br.x + br.w / 2, it->y + H + 2 + text_h(rc, f->small), 1);
+                render_text(rc, hn, f->small, th->head[b % 8], br.x + br.w / 2, it->y + H + 3, 1);
         }
     }
     if (it->block_color > 0) render_outline(rc, (SDL_Rect){it->x - 3, it->y - 3, W + 6, H + 6}, th->head[(it->block_color - 1) % 8], 3);
@@ -666,7 +667,13 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
     snprintf(shape, sizeof shape, "%s%s  %d×%d", title, it->transposed ? "ᵀ" : "", it->transposed ? it->s->cols : it->s->rows,
              it->transposed ? it->s->rows : it->s->cols);
     int sy = it->y + H + 6 + (it->block_w > 0 ? text_h(rc, f->small) + 2 : 0);
-    render_text(rc, shape, f->body, it->result ? th->text : th->dim, it->x + W / 2, sy, 1);
+    /* the label may be wider than a narrow matrix: then the name alone, smaller, or nothing */
+    int room = W + it->leg_w + it->lab_w / 2;
+    int ssize = f->body;
+    if (render_text_width(rc, shape, ssize) > room) snprintf(shape, sizeof shape, "%s%s", title, it->transposed ? "ᵀ" : "");
+    while (render_text_width(rc, shape, ssize) > room && ssize > f->small * 3 / 4) ssize = ssize * 9 / 10;
+    if (render_text_width(rc, shape, ssize) <= room)
+        render_text(rc, shape, ssize, it->result ? th->text : th->dim, it->x + W / 2, sy, 1);
 
     if (it->legend) {
         int lx = it->x + W + 8 + (it->rowsum ? render_text_width(rc, "Σ = 0.00", f->small) + 12 : 0);
@@ -804,6 +811,14 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
                 res->cur_r = kr;
                 res->cur_c = C <= 64 ? kc : -1;
             }
+        }
+        if (res->cur_r >= 0 && s->kind == ATTN_STEP_SCORES && res->trace->cfg.attention == ATTN_ADDITIVE && n_ops >= 1 &&
+            res->cur_c >= 0)
+            ops[0].hl_row = res->cur_r * C + res->cur_c - ops[0].r0; /* the pair's row of hidden */
+        if (res->cur_r >= 0 && s->kind == ATTN_STEP_ADDITIVE_HIDDEN && n_ops >= 1) {
+            int nk = res->trace->cfg.n_k;
+            ops[0].hl_row = res->cur_r / nk - ops[0].r0; /* x_i */
+            if (n_ops >= 2 && ops[1].s->kind == ATTN_STEP_INPUT) ops[1].hl_row = res->cur_r % nk - ops[1].r0; /* y_j */
         }
         /* the left operand's row and the right operand's column */
         if (res->cur_r >= 0 && n_ops >= 2 && s->kind != ATTN_STEP_ADDITIVE_HIDDEN &&
@@ -1358,8 +1373,10 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     char headpart[64] = "";
     if (nh > 1 && v->mode != VIEW_SINGLE)
         snprintf(headpart, sizeof headpart, "%s %d/%d  ·  ", view_string(VS_HEAD, v->lang), v->head, nh);
-    snprintf(status, sizeof status, "%s %d/%d  ·  %s%s  ·  %s ×%g  ·  %s", view_string(VS_STEP, v->lang), v->step + 1,
-             t->n_steps, headpart, mode, view_string(v->playing ? VS_PLAYING : VS_PAUSED, v->lang), v->speed,
+    char modepart[96] = "";
+    if (t->cfg.attention == ATTN_DOT) snprintf(modepart, sizeof modepart, "%s  ·  ", mode);
+    snprintf(status, sizeof status, "%s %d/%d  ·  %s%s%s ×%g  ·  %s", view_string(VS_STEP, v->lang), v->step + 1,
+             t->n_steps, headpart, modepart, view_string(v->playing ? VS_PLAYING : VS_PAUSED, v->lang), v->speed,
              view_string(VS_HINT, v->lang));
     int sw = render_text_width(rc, status, f.small);
     int stw = width - 3 * m - sw;

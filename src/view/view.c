@@ -159,6 +159,26 @@ int view_init(View *v, const Lesson *lesson, char *err, size_t errlen)
     v->lesson = lesson;
     v->trace = t;
     v->single = s;
+    if (lesson->cfg.attention == ATTN_ADDITIVE && lesson->tokens) {
+        /* the rows of `hidden` are (query, key) pairs: label them "我 ; s1" */
+        int nq = lesson->cfg.n_q, nk = lesson->cfg.n_k;
+        char *const *keys = lesson->n_source_tokens ? lesson->source_tokens : lesson->tokens;
+        size_t n = (size_t)nq * (size_t)nk, bytes = 0;
+        for (int i = 0; i < nq; i++)
+            for (int j = 0; j < nk; j++) bytes += strlen(lesson->tokens[i]) + strlen(keys[j]) + 4;
+        char **lab = malloc(n * sizeof *lab + bytes);
+        if (lab) {
+            char *p = (char *)(lab + n);
+            for (int i = 0; i < nq; i++)
+                for (int j = 0; j < nk; j++) {
+                    size_t len = strlen(lesson->tokens[i]) + strlen(keys[j]) + 4;
+                    snprintf(p, len, "%s ; %s", lesson->tokens[i], keys[j]);
+                    lab[(size_t)i * (size_t)nk + (size_t)j] = p;
+                    p += len;
+                }
+            v->pair_labels = lab;
+        }
+    }
     v->head = 1;
     v->lang = LESSON_EN;
     v->mode = VIEW_MULTI;
@@ -178,6 +198,7 @@ void view_free(View *v)
     if (!v) return;
     attn_trace_destroy(v->trace);
     attn_trace_destroy(v->single);
+    free(v->pair_labels);
     memset(v, 0, sizeof *v);
 }
 
@@ -434,6 +455,7 @@ void view_step_title(const AttnStep *step, char *buf, size_t len)
 const char *const *view_row_labels(const View *v, const AttnTrace *trace, const AttnStep *step)
 {
     (void)trace;
+    if (step->kind == ATTN_STEP_ADDITIVE_HIDDEN && v->pair_labels) return (const char *const *)v->pair_labels;
     return lesson_row_labels(v->lesson, step);
 }
 

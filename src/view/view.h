@@ -86,6 +86,7 @@ typedef struct View {
     double notice_left;   /* seconds the notice stays on screen */
     int notice_is_error;
 
+    char **pair_labels;   /* additive: (n_q·n_k) "x_i ; y_j" token pairs, the rows of `hidden`; owned, or NULL */
     char formula[VIEW_MAX_FORMULA]; /* the current step's formula (view_formula) */
     int formula_hl_start, formula_hl_end; /* byte range of formula[] the step computes */
 } View;
