@@ -310,6 +310,32 @@ static void test_frames_count(void **state)
         test_png_free(&b);
         break;
     }
+    /* the last frame of every step is its final state: the per-step PNG
+     * (held frames are copies, never redrawn; they must still be right) */
+    char sdir[512];
+    snprintf(sdir, sizeof sdir, "%s/steps", scratch);
+    opt.frames = 0;
+    if (export_lesson(&l, sdir, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    int checked = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(idx, "steps"))
+    {
+        int step = cJSON_GetObjectItem(e, "step")->valueint;
+        int last_frame = cJSON_GetObjectItem(e, "first_frame")->valueint + cJSON_GetObjectItem(e, "frame_count")->valueint - 1;
+        char name[64], a_path[700], b_path[700];
+        export_step_filename(t, step, name, sizeof name);
+        snprintf(a_path, sizeof a_path, "%s/%s", sdir, name);
+        snprintf(b_path, sizeof b_path, "%s/%06d.png", dir, last_frame);
+        TestPng a, b;
+        if (test_png_read(a_path, &a, err, sizeof err) != 0) fail_msg("%s", err);
+        if (test_png_read(b_path, &b, err, sizeof err) != 0) fail_msg("%s", err);
+        if (memcmp(a.rgba, b.rgba, (size_t)a.width * a.height * 4) != 0)
+            fail_msg("%s (last frame of step %d) is not the step's final state %s", b_path, step, a_path);
+        assert_string_equal(test_png_text(&b, "attnviz:step-name"), t->steps[step].name);
+        test_png_free(&a);
+        test_png_free(&b);
+        checked++;
+    }
+    assert_true(checked > 0);
     cJSON_Delete(idx);
     free(json);
     free(sel);

@@ -70,12 +70,19 @@ static void run_pool(int threads, int n_frames)
         snprintf(idx, sizeof idx, "%d", i);
         ExportPngText text[] = {{"attnviz:frame", idx}};
         assert_int_equal(export_pool_submit(pool, px, path, text, 1), 0);
+        /* every third frame is also held: copies of its bytes under other names */
+        for (int k = 0; i % 3 == 0 && k < 3; k++) {
+            snprintf(path, sizeof path, "%s/t%d-%03d-copy%d.png", scratch, threads, i, k);
+            assert_int_equal(export_pool_submit_copy(pool, path), 0);
+        }
     }
     if (export_pool_finish(pool, err, sizeof err) != 0) fail_msg("%s", err);
     ExportPoolStats st;
     export_pool_stats(pool, &st);
-    assert_int_equal(st.files, n_frames);
-    assert_int_equal(st.submitted, n_frames);
+    int held = 3 * ((n_frames + 2) / 3);
+    assert_int_equal(st.files, n_frames + held);
+    assert_int_equal(st.copies, held);
+    assert_int_equal(st.submitted, n_frames + held);
     assert_true(st.bytes > 0);
     export_pool_destroy(pool);
     /* every file is the frame drawn for its name */
@@ -100,6 +107,13 @@ static void run_pool(int threads, int n_frames)
                 if (q[0] != rr || q[1] != gg || q[2] != bb)
                     fail_msg("%s (%d,%d): drawn %d,%d,%d, file %d,%d,%d", path, x, y, rr, gg, bb, q[0], q[1], q[2]);
             }
+        /* a copy is the same bytes as its frame */
+        for (int k = 0; i % 3 == 0 && k < 3; k++) {
+            char cpath[512], cmd[1200];
+            snprintf(cpath, sizeof cpath, "%s/t%d-%03d-copy%d.png", scratch, threads, i, k);
+            snprintf(cmd, sizeof cmd, "cmp -s '%s' '%s'", path, cpath);
+            if (system(cmd) != 0) fail_msg("%s differs from %s", cpath, path);
+        }
         test_png_free(&png);
     }
     SDL_DestroyRenderer(r);
@@ -112,7 +126,7 @@ static void test_pool_threads(void **state)
     run_pool(1, 7);
     run_pool(2, 23);
     run_pool(5, 12);
-    assert_int_equal(test_dir_count(scratch), 7 + 23 + 12);
+    assert_int_equal(test_dir_count(scratch), 7 + 3 * 3 + 23 + 3 * 8 + 12 + 3 * 4);
 }
 
 static void test_pool_failure(void **state)
@@ -122,6 +136,7 @@ static void test_pool_failure(void **state)
     char err[512] = "";
     ExportPool *pool = export_pool_create(2, w, h, EXPORT_PIXELS_BGRX32, NULL, err, sizeof err);
     assert_non_null(pool);
+    assert_int_equal(export_pool_submit_copy(pool, "/nonexistent/x.png"), -1); /* nothing to copy yet */
     int failed_at = -1;
     for (int i = 0; i < 50; i++) {
         size_t pitch;

@@ -104,6 +104,7 @@ static int parse_choice(const char *opt, const char *s, const char *const *names
 typedef struct Progress {
     double last;  /* when the line was last drawn */
     int shown;    /* a line is on screen */
+    const char *what;
 } Progress;
 
 static double wall(void)
@@ -120,11 +121,17 @@ static void show_progress(void *user, const ExportProgress *p)
     double now = wall();
     int final = p->steps_done == p->steps_total && p->frames_done == p->frames_total;
     if (!final && now - pr->last < 0.1) return;
+    if (pr->shown && pr->what && strcmp(pr->what, p->what) != 0) fputc('\n', stderr); /* a new part: a new line */
+    pr->what = p->what;
     pr->last = now;
     char eta[32] = "";
     if (p->eta >= 0 && !final) snprintf(eta, sizeof eta, ", %.0f s left", ceil(p->eta));
-    fprintf(stderr, "\r\033[Kexport: step %d/%d, %d/%d files, %.1f files/s%s", p->steps_done, p->steps_total,
-            p->frames_done, p->frames_total, p->fps, eta);
+    if (strcmp(p->what, "sheet") == 0)
+        fprintf(stderr, "\r\033[Kexport: sheet, step %d/%d, %.1f steps/s%s", p->steps_done, p->steps_total, p->fps,
+                eta);
+    else
+        fprintf(stderr, "\r\033[Kexport: step %d/%d, %d/%d %s, %.1f files/s%s", p->steps_done, p->steps_total,
+                p->frames_done, p->frames_total, p->what, p->fps, eta);
     pr->shown = 1;
 }
 
@@ -243,7 +250,7 @@ int cmd_export(int argc, char **argv)
     }
     free(path);
 
-    Progress pr = {0, 0};
+    Progress pr = {0, 0, NULL};
     if (!quiet && isatty(2)) {
         opt.progress = show_progress;
         opt.progress_user = &pr;

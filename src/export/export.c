@@ -587,21 +587,28 @@ typedef struct Run {
     const AttnTrace *trace;
     unsigned char *selected; /* (trace->n_steps) */
     int n_selected;
-    double t0;
+    double t0;         /* start of the export */
+    double part_t0;    /* start of the current part (files, sheet) */
+    const char *what;  /* the current part, for progress */
     ExportResult *res;
 } Run;
 
-static void report(Run *r, ExportPool *pool, int steps_done, int frames_total)
+/* Tells the caller how far the export is: frames_done < 0 means "ask the pool". */
+static void report(Run *r, ExportPool *pool, int steps_done, int frames_done, int frames_total)
 {
     if (!r->opt->progress) return;
-    ExportPoolStats st = {0};
-    if (pool) export_pool_stats(pool, &st);
+    if (frames_done < 0) {
+        ExportPoolStats st = {0};
+        export_pool_stats(pool, &st);
+        frames_done = st.files;
+    }
     ExportProgress p;
+    p.what = r->what;
     p.steps_done = steps_done;
     p.steps_total = r->n_selected;
-    p.frames_done = pool ? st.files : steps_done;
+    p.frames_done = frames_done;
     p.frames_total = frames_total;
-    p.elapsed = now_seconds() - r->t0;
+    p.elapsed = now_seconds() - r->part_t0;
     p.fps = p.elapsed > 0 ? p.frames_done / p.elapsed : 0;
     p.eta = p.frames_done > 0 ? p.elapsed / p.frames_done * (frames_total - p.frames_done) : -1;
     r->opt->progress(r->opt->progress_user, &p);
@@ -666,6 +673,23 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
                 double tt = f * opt->speed / opt->fps;
                 v->t = tt < d ? tt : d;
                 snprintf(name, sizeof name, "%06d.png", frame);
+                /* The final state held (t clamped at d): the View is the
+                 * one just drawn, and drawing is a pure function of the
+                 * View, so the PNG is the same bytes: copy, do not redraw. */
+                if (f > 0 && tt >= d && (f - 1) * opt->speed / opt->fps >= d) {
+                    char *path = path_join(dir, name);
+                    if (!path) {
+                        set_err(err, errlen, "out of memory");
+                        rc = -1;
+                        break;
+                    }
+                    int crc = export_pool_submit_copy(pool, path);
+                    free(path);
+                    if (crc != 0) break; /* a worker failed; finish() has its message */
+                    frame++;
+                    report(r, pool, steps_done, -1, frames_total);
+                    continue;
+                }
             }
             size_t pitch;
             unsigned char *px = export_pool_acquire(pool, &pitch);
@@ -690,7 +714,7 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
             }
             free(path);
             frame++;
-            report(r, pool, steps_done, frames_total);
+            report(r, pool, steps_done, -1, frames_total);
         }
         steps_done++;
     }
@@ -709,7 +733,7 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
     r->res->bytes += ps.bytes;
     r->res->steps = steps_done;
     export_pool_destroy(pool);
-    if (rc == 0) report(r, NULL, steps_done, frames_total);
+    if (rc == 0) report(r, NULL, steps_done, ps.files, frames_total);
 
     /* index.json last: it lists only what exists. */
     if (rc == 0) {
@@ -841,7 +865,8 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         }
         SDL_FreeSurface(band);
         band = NULL;
-        report(r, NULL, ++done_steps, r->n_selected);
+        done_steps++;
+        report(r, NULL, done_steps, done_steps, r->n_selected);
     }
     if (rc == 0) {
         ExportPngStream *done_s = s;
@@ -957,7 +982,11 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
     res->width = r.width;
     res->height = r.height;
     if (headless_init(&r.hl, r.width, r.height, opt, err, errlen) != 0) goto out;
+    r.what = opt->frames ? "frames" : "steps";
+    r.part_t0 = now_seconds();
     if (write_files && export_files(&r, dir, err, errlen) != 0) goto out;
+    r.what = "sheet";
+    r.part_t0 = now_seconds();
     if (opt->sheet && export_sheet(&r, opt->sheet, err, errlen) != 0) goto out;
     rc = 0;
 out:

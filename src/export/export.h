@@ -80,10 +80,11 @@ extern "C" {
 
 /* What export_lesson reports while it runs (for a progress line). */
 typedef struct ExportProgress {
+    const char *what;            /* "steps", "frames" or "sheet": what is being written */
     int steps_done, steps_total; /* selected steps fully drawn */
     int frames_done;             /* files written completely */
     int frames_total;
-    double elapsed;              /* seconds since the start */
+    double elapsed;              /* seconds since the start of this part */
     double fps;                  /* files per second so far */
     double eta;                  /* seconds left, estimated; < 0 unknown */
 } ExportProgress;

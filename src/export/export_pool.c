@@ -10,13 +10,24 @@
 
 #define POOL_MAX_THREADS 16
 
-/* One frame buffer and what to do with it once it is queued. */
-typedef struct PoolSlot {
-    unsigned char *pixels; /* (height, pitch) */
-    char *path;            /* owned, set on submit */
+/* A frame's PNG bytes, shared by the job that encodes them and the copy
+ * jobs that write them again. Guarded by the pool's mutex, except `bytes`,
+ * which is only read once state is 1 and never changes after. */
+typedef struct Encoded {
+    ExportBuffer bytes;
+    int state; /* 0 pending, 1 ready, -1 failed */
+    int refs;
+} Encoded;
+
+/* One file to write. */
+typedef struct PoolJob {
+    struct PoolJob *next;
+    int slot;            /* the frame buffer to encode, or -1 for a copy of enc */
+    char *path;          /* owned */
     int n_text;
-    ExportPngText *text;   /* (n_text), keys and values owned */
-} PoolSlot;
+    ExportPngText *text; /* (n_text), keys and values owned */
+    Encoded *enc;        /* a reference */
+} PoolJob;
 
 struct ExportPool {
     int width, height;
@@ -29,21 +40,23 @@ struct ExportPool {
     int n_started;
 
     int n_slots;
-    PoolSlot *slots;  /* (n_slots) */
-    int *free_stack;  /* (n_slots) indices of free slots; n_free of them */
+    unsigned char **slots; /* (n_slots) frame buffers of (height, pitch) */
+    int *free_stack;       /* (n_slots) indices of free slots; n_free of them */
     int n_free;
-    int *queue;       /* (n_slots) ring of queued slot indices */
-    int q_head, q_len;
-    int busy;         /* slots a worker is encoding */
+    PoolJob *q_head, *q_tail; /* FIFO of queued jobs */
+    int q_len;
+    int busy;              /* jobs a worker holds */
+    Encoded *last;         /* the last submitted frame's result (a reference), or NULL */
 
-    int stop;         /* destroy: workers exit once the queue is empty */
+    int stop;              /* destroy: workers exit once the queue is empty */
     int failed;
-    char error[512];  /* the first failure */
+    char error[1024];      /* the first failure */
     ExportPoolStats stats;
 
     pthread_mutex_t mu;
-    pthread_cond_t work;  /* a slot was queued, or stop */
-    pthread_cond_t freed; /* a slot became free, or a failure */
+    pthread_cond_t work;   /* a job was queued, or stop */
+    pthread_cond_t freed;  /* a slot became free, a job ended, or a failure */
+    pthread_cond_t ready;  /* an Encoded became ready or failed */
 };
 
 static double now_seconds(void)
@@ -62,17 +75,34 @@ static double thread_cpu_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void slot_clear(PoolSlot *s)
+/* Both with the mutex held. */
+static void enc_unref(Encoded *e)
 {
-    free(s->path);
-    s->path = NULL;
-    for (int i = 0; i < s->n_text; i++) {
-        free((char *)s->text[i].key);
-        free((char *)s->text[i].text);
+    if (e && --e->refs == 0) {
+        export_buffer_free(&e->bytes);
+        free(e);
     }
-    free(s->text);
-    s->text = NULL;
-    s->n_text = 0;
+}
+
+static void job_free(PoolJob *j)
+{
+    if (!j) return;
+    free(j->path);
+    for (int i = 0; i < j->n_text; i++) {
+        free((char *)j->text[i].key);
+        free((char *)j->text[i].text);
+    }
+    free(j->text);
+    free(j);
+}
+
+static void fail_locked(ExportPool *p, const char *msg)
+{
+    if (p->failed) return;
+    p->failed = 1;
+    snprintf(p->error, sizeof p->error, "%s", msg);
+    pthread_cond_broadcast(&p->freed);
+    pthread_cond_broadcast(&p->ready);
 }
 
 static void *pool_worker(void *arg)
@@ -81,47 +111,65 @@ static void *pool_worker(void *arg)
     ExportBuffer buf = {0}; /* reused across frames: one allocation per worker */
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (p->q_len == 0 && !p->stop) pthread_cond_wait(&p->work, &p->mu);
-        if (p->q_len == 0 && p->stop) break;
-        int idx = p->queue[p->q_head];
-        p->q_head = (p->q_head + 1) % p->n_slots;
+        while (!p->q_head && !p->stop) pthread_cond_wait(&p->work, &p->mu);
+        if (!p->q_head && p->stop) break;
+        PoolJob *j = p->q_head;
+        p->q_head = j->next;
+        if (!p->q_head) p->q_tail = NULL;
         p->q_len--;
         p->busy++;
         int skip = p->failed;
+        /* a copy waits for the frame it copies (queued before it, so held
+         * by a worker or done: this cannot wait forever) */
+        while (j->slot < 0 && !skip && j->enc->state == 0 && !p->failed) pthread_cond_wait(&p->ready, &p->mu);
+        if (j->slot < 0 && j->enc->state != 1) skip = 1;
         pthread_mutex_unlock(&p->mu);
 
-        PoolSlot *s = &p->slots[idx];
         char err[512] = "";
         int rc = 0;
         double c0 = thread_cpu_seconds(), c1 = c0, t1 = now_seconds(), t2 = t1;
-        if (!skip) {
-            ExportImage img = {s->pixels, p->width, p->height, p->pitch, p->layout};
+        const ExportBuffer *out = &buf;
+        if (!skip && j->slot >= 0) {
+            ExportImage img = {p->slots[j->slot], p->width, p->height, p->pitch, p->layout};
             buf.len = 0;
             char msg[384];
-            rc = export_png_encode(&img, s->text, s->n_text, &p->png, &buf, msg, sizeof msg);
-            if (rc != 0) snprintf(err, sizeof err, "%s: %s", s->path, msg);
+            rc = export_png_encode(&img, j->text, j->n_text, &p->png, &buf, msg, sizeof msg);
+            if (rc != 0) snprintf(err, sizeof err, "%s: %s", j->path, msg);
             c1 = thread_cpu_seconds();
             t1 = now_seconds();
-            if (rc == 0) rc = export_write_file(s->path, buf.data, buf.len, err, sizeof err);
-            t2 = now_seconds();
+        } else if (!skip) {
+            out = &j->enc->bytes; /* ready, so immutable */
         }
-        size_t bytes = buf.len;
-        slot_clear(s);
+        if (!skip && rc == 0) rc = export_write_file(j->path, out->data, out->len, err, sizeof err);
+        t2 = now_seconds();
+        size_t bytes = out->len;
 
         pthread_mutex_lock(&p->mu);
         p->busy--;
+        if (j->slot >= 0) {
+            /* share the bytes with copies still to come: hand over this
+             * worker's buffer rather than copying it */
+            if (!skip && rc == 0 && j->enc->refs > 1) {
+                j->enc->bytes = buf;
+                memset(&buf, 0, sizeof buf);
+            }
+            j->enc->state = (!skip && rc == 0) ? 1 : -1;
+            pthread_cond_broadcast(&p->ready);
+            p->free_stack[p->n_free++] = j->slot;
+        }
         if (!skip) {
             p->stats.encode_seconds += c1 - c0;
             p->stats.write_seconds += t2 - t1;
             if (rc == 0) {
                 p->stats.files++;
+                p->stats.copies += j->slot < 0;
                 p->stats.bytes += bytes;
-            } else if (!p->failed) {
-                p->failed = 1;
-                snprintf(p->error, sizeof p->error, "%s", err);
+            } else {
+                fail_locked(p, err);
             }
         }
-        p->free_stack[p->n_free++] = idx;
+        enc_unref(j->enc);
+        job_free(j);
         pthread_cond_broadcast(&p->freed);
     }
     pthread_mutex_unlock(&p->mu);
@@ -157,16 +205,16 @@ ExportPool *export_pool_create(int threads, int width, int height, ExportPixelLa
     p->n_slots = threads + 2;
     p->slots = calloc((size_t)p->n_slots, sizeof *p->slots);
     p->free_stack = calloc((size_t)p->n_slots, sizeof *p->free_stack);
-    p->queue = calloc((size_t)p->n_slots, sizeof *p->queue);
-    if (!p->slots || !p->free_stack || !p->queue) goto oom;
+    if (!p->slots || !p->free_stack) goto oom;
     for (int i = 0; i < p->n_slots; i++) {
-        p->slots[i].pixels = malloc(p->pitch * (size_t)height);
-        if (!p->slots[i].pixels) goto oom;
+        p->slots[i] = malloc(p->pitch * (size_t)height);
+        if (!p->slots[i]) goto oom;
         p->free_stack[p->n_free++] = i;
     }
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_cond_init(&p->freed, NULL);
+    pthread_cond_init(&p->ready, NULL);
     /* 2. Workers. */
     for (int i = 0; i < threads; i++) {
         if (pthread_create(&p->threads[i], NULL, pool_worker, p) != 0) {
@@ -179,10 +227,9 @@ ExportPool *export_pool_create(int threads, int width, int height, ExportPixelLa
     return p;
 oom:
     if (p) {
-        for (int i = 0; p->slots && i < p->n_slots; i++) free(p->slots[i].pixels);
+        for (int i = 0; p->slots && i < p->n_slots; i++) free(p->slots[i]);
         free(p->slots);
         free(p->free_stack);
-        free(p->queue);
         free(p);
     }
     snprintf(err, errlen, "out of memory for %d frame buffers of %dx%d", threads + 2, width, height);
@@ -199,20 +246,18 @@ unsigned char *export_pool_acquire(ExportPool *p, size_t *pitch)
     pthread_mutex_lock(&p->mu);
     while (p->n_free == 0 && !p->failed) pthread_cond_wait(&p->freed, &p->mu);
     unsigned char *px = NULL;
-    if (!p->failed) {
-        int idx = p->free_stack[--p->n_free];
-        px = p->slots[idx].pixels;
-    }
+    if (!p->failed) px = p->slots[p->free_stack[--p->n_free]];
     pthread_mutex_unlock(&p->mu);
     *pitch = p->pitch;
     return px;
 }
 
-static int slot_of(const ExportPool *p, const unsigned char *buffer)
+static int slot_of(const ExportPool *p, const unsigned char *buffer, const char *who)
 {
     for (int i = 0; i < p->n_slots; i++)
-        if (p->slots[i].pixels == buffer) return i;
-    return -1;
+        if (p->slots[i] == buffer) return i;
+    fprintf(stderr, "%s:%d: %s: not a buffer of this pool\n", __FILE__, __LINE__, who);
+    abort(); /* a programmer error */
 }
 
 static char *dup_str(const char *s)
@@ -223,51 +268,88 @@ static char *dup_str(const char *s)
     return d;
 }
 
+/* A job with its path and text copied, or NULL when memory runs out. */
+static PoolJob *job_new(int slot, const char *path, const ExportPngText *text, int n_text)
+{
+    PoolJob *j = calloc(1, sizeof *j);
+    if (!j) return NULL;
+    j->slot = slot;
+    j->path = dup_str(path);
+    j->text = n_text > 0 ? calloc((size_t)n_text, sizeof *j->text) : NULL;
+    if (!j->path || (n_text > 0 && !j->text)) goto oom;
+    for (int i = 0; i < n_text; i++) {
+        j->text[i].key = dup_str(text[i].key);
+        j->text[i].text = dup_str(text[i].text);
+        j->n_text = i + 1;
+        if (!j->text[i].key || !j->text[i].text) goto oom;
+    }
+    return j;
+oom:
+    job_free(j);
+    return NULL;
+}
+
+/* With the mutex held. */
+static void enqueue(ExportPool *p, PoolJob *j)
+{
+    if (p->q_tail)
+        p->q_tail->next = j;
+    else
+        p->q_head = j;
+    p->q_tail = j;
+    p->q_len++;
+    p->stats.submitted++;
+    pthread_cond_signal(&p->work);
+}
+
 int export_pool_submit(ExportPool *p, unsigned char *buffer, const char *path, const ExportPngText *text, int n_text)
 {
-    int idx = slot_of(p, buffer);
-    if (idx < 0) {
-        fprintf(stderr, "%s:%d: export_pool_submit: not a buffer of this pool\n", __FILE__, __LINE__);
-        abort(); /* a programmer error */
-    }
-    PoolSlot *s = &p->slots[idx];
-    int oom = 0;
-    s->path = dup_str(path);
-    s->text = n_text > 0 ? calloc((size_t)n_text, sizeof *s->text) : NULL;
-    if (!s->path || (n_text > 0 && !s->text)) oom = 1;
-    for (int i = 0; !oom && i < n_text; i++) {
-        s->text[i].key = dup_str(text[i].key);
-        s->text[i].text = dup_str(text[i].text);
-        s->n_text = i + 1;
-        if (!s->text[i].key || !s->text[i].text) oom = 1;
-    }
+    int idx = slot_of(p, buffer, "export_pool_submit");
+    PoolJob *j = job_new(idx, path, text, n_text);
+    Encoded *e = calloc(1, sizeof *e);
     pthread_mutex_lock(&p->mu);
-    p->stats.submitted++;
-    if (oom && !p->failed) {
-        p->failed = 1;
-        snprintf(p->error, sizeof p->error, "%s: out of memory", path);
+    if ((!j || !e) && !p->failed) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "%s: out of memory", path);
+        fail_locked(p, msg);
     }
     if (p->failed) {
-        slot_clear(s);
+        job_free(j);
+        free(e);
         p->free_stack[p->n_free++] = idx;
         pthread_cond_broadcast(&p->freed);
         pthread_mutex_unlock(&p->mu);
         return -1;
     }
-    p->queue[(p->q_head + p->q_len) % p->n_slots] = idx;
-    p->q_len++;
-    pthread_cond_signal(&p->work);
+    e->refs = 2; /* the job's, and p->last's */
+    j->enc = e;
+    enc_unref(p->last);
+    p->last = e;
+    enqueue(p, j);
+    pthread_mutex_unlock(&p->mu);
+    return 0;
+}
+
+int export_pool_submit_copy(ExportPool *p, const char *path)
+{
+    PoolJob *j = job_new(-1, path, NULL, 0);
+    pthread_mutex_lock(&p->mu);
+    if (!p->last || !j || p->failed) {
+        if (!j && !p->failed) fail_locked(p, "out of memory");
+        pthread_mutex_unlock(&p->mu);
+        job_free(j);
+        return -1;
+    }
+    j->enc = p->last;
+    p->last->refs++;
+    enqueue(p, j);
     pthread_mutex_unlock(&p->mu);
     return 0;
 }
 
 void export_pool_release(ExportPool *p, unsigned char *buffer)
 {
-    int idx = slot_of(p, buffer);
-    if (idx < 0) {
-        fprintf(stderr, "%s:%d: export_pool_release: not a buffer of this pool\n", __FILE__, __LINE__);
-        abort();
-    }
+    int idx = slot_of(p, buffer, "export_pool_release");
     pthread_mutex_lock(&p->mu);
     p->free_stack[p->n_free++] = idx;
     pthread_cond_broadcast(&p->freed);
@@ -299,15 +381,14 @@ void export_pool_destroy(ExportPool *p)
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->mu);
     for (int i = 0; i < p->n_started; i++) pthread_join(p->threads[i], NULL);
-    for (int i = 0; i < p->n_slots; i++) {
-        slot_clear(&p->slots[i]);
-        free(p->slots[i].pixels);
-    }
+    /* the workers have drained the queue; only p->last may remain */
+    enc_unref(p->last);
+    for (int i = 0; i < p->n_slots; i++) free(p->slots[i]);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->work);
     pthread_cond_destroy(&p->freed);
+    pthread_cond_destroy(&p->ready);
     free(p->slots);
     free(p->free_stack);
-    free(p->queue);
     free(p);
 }

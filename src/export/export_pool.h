@@ -16,6 +16,10 @@
  *     int rc = export_pool_finish(pool, err, sizeof err);       // waits; the first error, if any
  *     export_pool_destroy(pool);
  *
+ * A frame identical to the last one submitted (a held final state in a
+ * video) need not be drawn or encoded again: export_pool_submit_copy writes
+ * the last frame's PNG bytes under another name.
+ *
  * Memory: threads + 2 frame buffers of height × pitch bytes. After the first
  * failure no further file is written (the failed one leaves no file, see
  * export_write_file); files written before it are complete.
@@ -36,6 +40,7 @@ typedef struct ExportPool ExportPool;
 /* What the pool has done so far (export_pool_stats). */
 typedef struct ExportPoolStats {
     int files;            /* written completely */
+    int copies;           /* of them, written by export_pool_submit_copy */
     int submitted;
     double encode_seconds; /* CPU seconds of encoding, summed over workers */
     double write_seconds;  /* summed over workers: writing and renaming */
@@ -56,6 +61,10 @@ unsigned char *export_pool_acquire(ExportPool *pool, size_t *pitch);
  * taken back either way). */
 int export_pool_submit(ExportPool *pool, unsigned char *buffer, const char *path, const ExportPngText *text,
                        int n_text);
+/* Queues a file with exactly the bytes of the last export_pool_submit'ed
+ * frame (same pixels, same text). 0, or -1 when there is no such frame or
+ * once a worker has failed. */
+int export_pool_submit_copy(ExportPool *pool, const char *path);
 /* Gives an acquired buffer back unwritten (the frame could not be drawn). */
 void export_pool_release(ExportPool *pool, unsigned char *buffer);
 /* Waits for every queued file. 0, or -1 with the first failure's message. */
