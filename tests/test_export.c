@@ -488,6 +488,39 @@ static void test_full_disk_library(void **state)
     lesson_free(&l);
 }
 
+/* Cancelling (Ctrl-C in the program) part-way: the export stops with
+ * "interrupted", the files written are complete, no temporary file stays. */
+static volatile sig_atomic_t cancel_flag;
+
+static void cancel_after_ten(void *user, const ExportProgress *p)
+{
+    (void)user;
+    if (p->frames_done >= 10) cancel_flag = 1;
+}
+
+static void test_cancel(void **state)
+{
+    (void)state;
+    Lesson l;
+    load(&l, LESSON_A);
+    ExportOptions opt;
+    export_options_init(&opt);
+    opt.width = 320;
+    opt.height = 180;
+    opt.frames = 1;
+    opt.cancel = &cancel_flag;
+    opt.progress = cancel_after_ten;
+    cancel_flag = 0;
+    char dir[512], err[1024] = "";
+    snprintf(dir, sizeof dir, "%s/cancel", scratch);
+    ExportResult res;
+    assert_int_equal(export_lesson(&l, dir, &opt, &res, err, sizeof err), -1);
+    assert_non_null(strstr(err, "interrupted"));
+    assert_true(res.files >= 10);
+    assert_int_equal(check_dir_pngs(dir, 320, 180), res.files);
+    lesson_free(&l);
+}
+
 /* ---- export pixels == window pixels ---- */
 
 static void test_window_pixels(void **state)
@@ -605,6 +638,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sheet, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_disk_library, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_window_pixels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scale, setup, teardown),
     };

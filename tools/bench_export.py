@@ -2,12 +2,14 @@
 """bench_export.py: attnviz export against matplotlib, side by side, in one run.
 
 Times, at the same size (default 1280x720):
-  - matplotlib: imshow + savefig of one heatmap figure per frame (the figure
-    is made once and its data replaced each frame, matplotlib's fastest way
-    to write many frames, so the ratio below is not flattered);
-  - attnviz: the whole `attnviz export LESSON --frames` run (process start,
-    lesson, fonts, drawing, encoding, writing) divided by the frames written.
-and prints one line each plus the ratio.
+  - matplotlib: imshow + savefig of one heatmap figure (colorbar, title) per
+    frame, as the issue measures it; and, for comparison, matplotlib at its
+    fastest (one figure, only the data replaced before each savefig);
+  - attnviz: the whole `attnviz export LESSON --frames --dwell 0` run (process
+    start, lesson, fonts, drawing, encoding, writing) divided by the frames
+    written, every frame drawn and encoded; and the default `--frames` run (a
+    video: each finished step held 1 s, held frames written as copies).
+and prints one line each plus the ratios.
 
     /usr/bin/python3 tools/bench_export.py [--attnviz build/attnviz] [--lesson ID]
                                            [--size 1280x720] [--mpl-frames 30]
@@ -25,6 +27,7 @@ import argparse
 import glob
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -42,7 +45,14 @@ def find_attnviz():
     sys.exit("bench_export.py: no attnviz binary found; build first or pass --attnviz PATH")
 
 
-def bench_matplotlib(width, height, frames, outdir):
+def bench_matplotlib(width, height, frames, outdir, reuse):
+    """Seconds per frame (wall, CPU) of writing `frames` heatmap PNGs.
+
+    reuse False (the issue's measure): per frame a figure of width x height
+    pixels, imshow of an 8x8 matrix with a colorbar and a title, savefig,
+    close: what a script writing slides does.
+    reuse True (matplotlib at its fastest): one figure, only the image's data
+    replaced before each savefig."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -50,32 +60,49 @@ def bench_matplotlib(width, height, frames, outdir):
 
     rng = np.random.default_rng(0)
     dpi = 100
-    fig, ax = plt.subplots(figsize=(width / dpi, height / dpi), dpi=dpi)
-    data = rng.random((8, 8))
-    im = ax.imshow(data, cmap="viridis", vmin=0, vmax=1)
-    fig.colorbar(im, ax=ax)
-    ax.set_title("weights")
+
+    def make(data):
+        fig, ax = plt.subplots(figsize=(width / dpi, height / dpi), dpi=dpi)
+        im = ax.imshow(data, cmap="viridis", vmin=0, vmax=1)
+        fig.colorbar(im, ax=ax)
+        ax.set_title("weights")
+        return fig, im
+
     # one warm-up frame (font cache, first draw), not timed
+    fig, im = make(rng.random((8, 8)))
     fig.savefig(os.path.join(outdir, "warmup.png"), dpi=dpi)
+    if not reuse:
+        plt.close(fig)
     t0 = time.perf_counter()
+    c0 = time.process_time()
     for i in range(frames):
-        im.set_data(rng.random((8, 8)))
+        if reuse:
+            im.set_data(rng.random((8, 8)))
+        else:
+            fig, im = make(rng.random((8, 8)))
         fig.savefig(os.path.join(outdir, "mpl-%04d.png" % i), dpi=dpi)
+        if not reuse:
+            plt.close(fig)
     t1 = time.perf_counter()
-    plt.close(fig)
+    c1 = time.process_time()
+    if reuse:
+        plt.close(fig)
     from PIL import Image  # matplotlib depends on Pillow
     w, h = Image.open(os.path.join(outdir, "mpl-0000.png")).size
     if (w, h) != (width, height):
         sys.exit("bench_export.py: matplotlib wrote %dx%d, expected %dx%d" % (w, h, width, height))
-    return (t1 - t0) / frames
+    return (t1 - t0) / frames, (c1 - c0) / frames
 
 
 def run_export(attnviz, lesson, size, outdir, extra):
     shutil.rmtree(outdir, ignore_errors=True)
     cmd = [attnviz, "export", lesson, "-o", outdir, "--size", size, "--stats", "--quiet"] + extra
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True)
     t1 = time.perf_counter()
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     if p.returncode != 0:
         sys.exit("bench_export.py: %s failed (%d): %s" % (" ".join(cmd), p.returncode, p.stderr.strip()))
     n = len(glob.glob(os.path.join(outdir, "*.png")))
@@ -85,6 +112,8 @@ def run_export(attnviz, lesson, size, outdir, extra):
     if m:
         stats = dict(encode=float(m.group(1)), write=float(m.group(2)), threads=int(m.group(3)),
                      kib=float(m.group(4)))
+    if stats is not None:
+        stats["cpu"] = cpu
     return t1 - t0, n, stats
 
 
@@ -112,25 +141,47 @@ def main():
         if args.sweep:
             sweep(attnviz, lesson, args.size, tmp, args.reps)
             return
-        mpl = []
-        ours = []
-        n_frames = 0
+        load0 = os.getloadavg()
+        mpl, mpl_cpu, fast, fast_cpu = [], [], [], []
+        video = []    # --frames as a teacher runs it: held final states are copies
+        drawn, drawn_cpu = [], []  # --frames --dwell 0: every frame drawn and encoded
+        n_video = n_drawn = 0
         mpl_dir = os.path.join(tmp, "mpl")
         os.makedirs(mpl_dir, exist_ok=True)
         for _ in range(args.reps):
-            mpl.append(bench_matplotlib(width, height, args.mpl_frames, mpl_dir))
-            secs, n, _ = run_export(attnviz, lesson, args.size, os.path.join(tmp, "frames"), ["--frames"])
-            ours.append(secs / n)
-            n_frames = n
-        mpl.sort()
-        ours.sort()
-        m = mpl[len(mpl) // 2]
-        o = ours[len(ours) // 2]
-        print("matplotlib imshow+savefig %s: %.2f ms/frame (median of %d runs of %d frames)"
+            wall, cpu = bench_matplotlib(width, height, args.mpl_frames, mpl_dir, False)
+            mpl.append(wall)
+            mpl_cpu.append(cpu)
+            wall, cpu = bench_matplotlib(width, height, args.mpl_frames, mpl_dir, True)
+            fast.append(wall)
+            fast_cpu.append(cpu)
+            secs, n_video, _ = run_export(attnviz, lesson, args.size, os.path.join(tmp, "frames"), ["--frames"])
+            video.append(secs / n_video)
+            secs, n_drawn, st = run_export(attnviz, lesson, args.size, os.path.join(tmp, "frames"),
+                                           ["--frames", "--dwell", "0"])
+            drawn.append(secs / n_drawn)
+            drawn_cpu.append(st["cpu"] / n_drawn)
+
+        def median(v):
+            return sorted(v)[len(v) // 2]
+        m, mf, o_video, o_drawn = median(mpl), median(fast), median(video), median(drawn)
+        name = os.path.basename(str(lesson))
+        print("load average at the start: %.2f %.2f %.2f on %d CPUs (other work on the machine slows attnviz's "
+              "threads more than matplotlib's one)" % (load0 + (os.cpu_count(),)))
+        print("matplotlib figure+imshow+savefig %s: %.2f ms/frame (a figure per frame; median of %d runs of %d frames)"
               % (args.size, m * 1e3, args.reps, args.mpl_frames))
-        print("attnviz export --frames %s: %.2f ms/frame (median of %d whole runs of %d frames, %s)"
-              % (args.size, o * 1e3, args.reps, n_frames, os.path.basename(str(lesson))))
-        print("ratio matplotlib/attnviz: %.1fx (target: at least 10x)" % (m / o))
+        print("matplotlib set_data+savefig %s: %.2f ms/frame (one figure reused, its fastest)" % (args.size, mf * 1e3))
+        print("attnviz export --frames --dwell 0 %s: %.2f ms/frame (every frame drawn and encoded; median of %d "
+              "whole runs of %d frames, %s)" % (args.size, o_drawn * 1e3, args.reps, n_drawn, name))
+        print("attnviz export --frames %s: %.2f ms/frame (a video with 1 s holds, held frames copied; median of %d "
+              "whole runs of %d frames)" % (args.size, o_video * 1e3, args.reps, n_video))
+        print("ratio matplotlib/attnviz, every frame drawn: %.1fx (target: at least 10x)" % (m / o_drawn))
+        print("ratio matplotlib at its fastest/attnviz, every frame drawn: %.1fx" % (mf / o_drawn))
+        print("ratio matplotlib/attnviz, video with holds: %.1fx" % (m / o_video))
+        print("CPU time per frame (user+sys, all threads): matplotlib %.2f ms (fastest %.2f), attnviz every frame "
+              "drawn %.2f ms: ratio %.1fx (fastest %.1fx)"
+              % (median(mpl_cpu) * 1e3, median(fast_cpu) * 1e3, median(drawn_cpu) * 1e3,
+                 median(mpl_cpu) / median(drawn_cpu), median(fast_cpu) / median(drawn_cpu)))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

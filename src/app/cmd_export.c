@@ -101,6 +101,14 @@ static int parse_choice(const char *opt, const char *s, const char *const *names
     return -1;
 }
 
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
 typedef struct Progress {
     double last;  /* when the line was last drawn */
     int shown;    /* a line is on screen */
@@ -259,6 +267,11 @@ int cmd_export(int argc, char **argv)
     /* A file-size limit (ulimit -f) must be an error message, not a kill:
      * write() then fails with EFBIG and the temporary file is removed. */
     signal(SIGXFSZ, SIG_IGN);
+    /* Ctrl-C: finish the files being written, then stop, so that no
+     * temporary file is left in the folder. */
+    opt.cancel = &interrupted;
+    signal(SIGINT, on_interrupt);
+    signal(SIGTERM, on_interrupt);
     ExportResult res;
     char err[1024];
     int rc = export_lesson(&lesson, dir, &opt, &res, err, sizeof err);

@@ -676,7 +676,7 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
                 /* The final state held (t clamped at d): the View is the
                  * one just drawn, and drawing is a pure function of the
                  * View, so the PNG is the same bytes: copy, do not redraw. */
-                if (f > 0 && tt >= d && (f - 1) * opt->speed / opt->fps >= d) {
+                if (f > 0 && tt >= d && (f - 1) * opt->speed / opt->fps >= d && !(opt->cancel && *opt->cancel)) {
                     char *path = path_join(dir, name);
                     if (!path) {
                         set_err(err, errlen, "out of memory");
@@ -690,6 +690,11 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
                     report(r, pool, steps_done, -1, frames_total);
                     continue;
                 }
+            }
+            if (opt->cancel && *opt->cancel) {
+                set_err(err, errlen, "%s: interrupted after %d of %d files", dir, frame, frames_total);
+                rc = -1;
+                break;
             }
             size_t pitch;
             unsigned char *px = export_pool_acquire(pool, &pitch);
@@ -837,6 +842,11 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
     int done_steps = 0;
     for (int i = 0; i < t->n_steps && rc == 0; i++) {
         if (!r->selected[i]) continue;
+        if (r->opt->cancel && *r->opt->cancel) {
+            set_err(err, errlen, "%s: interrupted", path);
+            rc = -1;
+            break;
+        }
         view_goto(v, i);
         view_finish(v);
         double t0 = now_seconds();

@@ -54,6 +54,7 @@
 #ifndef EXPORT_H
 #define EXPORT_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include <SDL.h>
@@ -111,6 +112,10 @@ typedef struct ExportOptions {
     int use_render_options;
     ExportProgressFn progress; /* called after each file and at the end; NULL: silent */
     void *progress_user;
+    /* When not NULL and set (by a signal handler, say), the export stops
+     * after the files already queued are written, and fails "interrupted":
+     * no temporary file is left behind. */
+    const volatile sig_atomic_t *cancel;
 } ExportOptions;
 
 typedef struct ExportResult {
