@@ -59,6 +59,13 @@ void attn_matmul_nt_naive(float *C, const float *A, const float *B, int m, int k
  * would otherwise waste 7/8 of a wide panel). */
 enum { MR = 4, NR_WIDE = 64, NR_NARROW = 16, KC = 256 };
 
+/* No fused multiply-add, on any compiler: a product then a sum, each rounded,
+ * as the naive references and every clone below compute them. (GCC keeps
+ * -ffp-contract=off in ISO C mode already and does not know this pragma.) */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
 #if defined(__GNUC__)
 #define KERNEL_INLINE static inline __attribute__((always_inline))
 #else
@@ -66,9 +73,19 @@ enum { MR = 4, NR_WIDE = 64, NR_NARROW = 16, KC = 256 };
 #endif
 
 /* Runtime dispatch: the loop nest is compiled three times, for AVX-512, AVX2
- * and baseline x86-64 (SSE2), and the loader picks the best the CPU has. The
- * source and the arithmetic are the same in each. */
-#if defined(__x86_64__) && defined(__has_attribute) && !defined(ATTN_NO_TARGET_CLONES)
+ * and baseline x86-64 (SSE2), and the loader picks the best the CPU has (an
+ * ifunc). The source and the arithmetic are the same in each. Off under
+ * ThreadSanitizer, whose runtime is not up yet when the loader runs the
+ * resolver, and with -DATTN_NO_TARGET_CLONES. */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ATTN_NO_TARGET_CLONES 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) && !defined(ATTN_NO_TARGET_CLONES)
+#define ATTN_NO_TARGET_CLONES 1
+#endif
+#if defined(__x86_64__) && defined(__linux__) && defined(__has_attribute) && !defined(ATTN_NO_TARGET_CLONES)
 #if __has_attribute(target_clones)
 #define KERNEL_DISPATCH __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
