@@ -450,6 +450,16 @@ static int check_finite(const AttnTrace *t, char *err, size_t errlen)
     for (int s = 0; s < t->n_steps; s++) {
         const AttnStep *st = &t->steps[s];
         size_t n = (size_t)st->rows * (size_t)st->cols;
+        /* a branch-free count first (it vectorises: this pass was 40% of a
+         * 64-token forward as a branchy scan); the search below only when
+         * there is something to name */
+        int any_pinf_nan = 0, any_ninf = 0;
+        for (size_t i = 0; i < n; i++) {
+            any_pinf_nan |= !(st->data[i] < INFINITY);
+            any_ninf |= st->data[i] == -INFINITY;
+        }
+        int ninf_allowed = st->kind == ATTN_STEP_MASKED && t->cfg.mask_fill == -INFINITY;
+        if (!any_pinf_nan && (!any_ninf || ninf_allowed)) continue;
         for (size_t i = 0; i < n; i++) {
             float v = st->data[i];
             if (isfinite(v) || (st->kind == ATTN_STEP_MASKED && v == -INFINITY && t->cfg.mask_fill == -INFINITY))

@@ -160,10 +160,27 @@ KERNEL_INLINE void gemm_columns(float *restrict C, const float *restrict A, cons
     }
 }
 
+/* Below this many multiply-adds packing costs more than it saves (the
+ * lessons' 5×8 products): the plain loop, same order of sums. */
+enum { GEMM_SMALL = 4096 };
+
 /* C (m, n) += A (m, k) · B (k, n), or · Bᵀ with B (n, k) when transposed. */
 KERNEL_DISPATCH static void gemm_accumulate(float *restrict C, const float *restrict A, const float *restrict B,
                                             int transposed, int m, int k, int n)
 {
+    if ((size_t)m * (size_t)k * (size_t)n <= GEMM_SMALL) {
+        for (int i = 0; i < m; i++) {
+            float *restrict c = C + (size_t)i * n; /* (n) row i of C */
+            for (int p = 0; p < k; p++) {
+                float a = A[(size_t)i * k + p];
+                if (transposed)
+                    for (int j = 0; j < n; j++) c[j] += a * B[(size_t)j * k + p];
+                else
+                    for (int j = 0; j < n; j++) c[j] += a * B[(size_t)p * n + j];
+            }
+        }
+        return;
+    }
     _Alignas(64) float bp[KC * NR_WIDE]; /* (KC, NR_WIDE) the packed panel, 64 KiB */
     int wide = n - n % NR_WIDE; /* columns [0, wide) in wide panels, the rest in narrow ones */
     gemm_columns(C, A, B, transposed, m, k, n, 0, wide, NR_WIDE, bp);
@@ -234,14 +251,16 @@ KERNEL_INLINE void softmax_row_ordinary(float *restrict yr, const float *restric
 {
     /* 1. the row maximum, subtracted before exp so that logits of 1e4 do
      *    not overflow: exp(x - max) ≤ 1 */
-    float lane_max[SOFTMAX_LANES];
-    for (int l = 0; l < SOFTMAX_LANES; l++) lane_max[l] = -INFINITY;
-    int j = 0;
-    for (; j + SOFTMAX_LANES <= cols; j += SOFTMAX_LANES)
-        for (int l = 0; l < SOFTMAX_LANES; l++) lane_max[l] = xr[j + l] > lane_max[l] ? xr[j + l] : lane_max[l];
     float mx = -INFINITY;
+    int j = 0;
+    if (cols >= SOFTMAX_LANES) {
+        float lane_max[SOFTMAX_LANES];
+        for (int l = 0; l < SOFTMAX_LANES; l++) lane_max[l] = -INFINITY;
+        for (; j + SOFTMAX_LANES <= cols; j += SOFTMAX_LANES)
+            for (int l = 0; l < SOFTMAX_LANES; l++) lane_max[l] = xr[j + l] > lane_max[l] ? xr[j + l] : lane_max[l];
+        for (int l = 0; l < SOFTMAX_LANES; l++) mx = lane_max[l] > mx ? lane_max[l] : mx;
+    }
     for (; j < cols; j++) mx = xr[j] > mx ? xr[j] : mx;
-    for (int l = 0; l < SOFTMAX_LANES; l++) mx = lane_max[l] > mx ? lane_max[l] : mx;
     /* 2. exponentiate: x - max clamped at EXP_LOWEST (blocked -inf cells
      *    included), then e^ of it, 0 at the clamp */
     for (j = 0; j < cols; j++) {
@@ -250,12 +269,15 @@ KERNEL_INLINE void softmax_row_ordinary(float *restrict yr, const float *restric
     }
     for (j = 0; j < cols; j++) yr[j] = exp_nonpositive(yr[j]);
     /* 3. the sum in double, lane by lane, then 4. normalise */
-    double lane_sum[SOFTMAX_LANES] = {0};
-    for (j = 0; j + SOFTMAX_LANES <= cols; j += SOFTMAX_LANES)
-        for (int l = 0; l < SOFTMAX_LANES; l++) lane_sum[l] += (double)yr[j + l];
     double sum = 0.0;
+    j = 0;
+    if (cols >= SOFTMAX_LANES) {
+        double lane_sum[SOFTMAX_LANES] = {0};
+        for (; j + SOFTMAX_LANES <= cols; j += SOFTMAX_LANES)
+            for (int l = 0; l < SOFTMAX_LANES; l++) lane_sum[l] += (double)yr[j + l];
+        for (int l = 0; l < SOFTMAX_LANES; l++) sum += lane_sum[l];
+    }
     for (; j < cols; j++) sum += (double)yr[j];
-    for (int l = 0; l < SOFTMAX_LANES; l++) sum += lane_sum[l];
     double inv = 1.0 / sum; /* sum ≥ 1: the maximum's own term is e^0 */
     for (j = 0; j < cols; j++) yr[j] = (float)((double)yr[j] * inv);
 }
