@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "attn.h"
@@ -112,10 +113,26 @@ static int bench_cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Bytes of the matrices the trace of one forward holds: inputs and weights,
+ * Q, K, V, per head the split copies, scores, scaled, weights and output, then
+ * concat and output. */
+static double bench_trace_bytes(BenchShape s)
+{
+    double n = s.n, d = s.d_model, h = s.heads, dk = d / h;
+    return 4.0 * (n * d + 4 * d * d + 4 * d + 3 * n * d + h * (3 * n * dk + 3 * n * n + n * dk) + 2 * n * d);
+}
+
 /* Times one configuration and prints its line. Returns an APP_* status. */
 static int bench_run(BenchShape s, int reps, int threads)
 {
     int n = s.n, dm = s.d_model, H = s.heads;
+    /* refuse what would push a shared machine into swapping or the OOM killer:
+     * the trace must fit in half of the physical memory */
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    double need = bench_trace_bytes(s), have = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
+    if (have > 0 && need > have / 2)
+        return app_fail(APP_RUNTIME, "n=%d d_model=%d heads=%d: the trace would need %.1f GiB, more than half of "
+                        "this machine's %.1f GiB of memory", n, dm, H, need / 1073741824.0, have / 1073741824.0);
     size_t nx = (size_t)n * dm, nw = (size_t)dm * dm;
     float *X = malloc(sizeof(float) * nx);  /* (n, d_model) */
     float *W = malloc(sizeof(float) * nw * 4); /* W_Q, W_K, W_V, W_O: 4 × (d_model, d_model) */
