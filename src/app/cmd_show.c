@@ -451,6 +451,7 @@ int cmd_show(int argc, char **argv)
     if (log_path && *log_path) frame_log = fopen(log_path, "w");
     int running = 1, dirty = 1, save_request = 0, dragging = 0;
     uint64_t drawn_key = 0;
+    int must_draw = 1; /* draw even when the View did not change (expose, map, resize) */
     int drag_x = 0, drag_y = 0;
     double last = now_s();
     int status = APP_OK;
@@ -469,9 +470,18 @@ int cmd_show(int argc, char **argv)
             switch (e.type) {
             case SDL_QUIT: running = 0; break;
             case SDL_WINDOWEVENT:
-                if (e.window.event == SDL_WINDOWEVENT_EXPOSED || e.window.event == SDL_WINDOWEVENT_SIZE_CHANGED ||
-                    e.window.event == SDL_WINDOWEVENT_RESTORED)
+                switch (e.window.event) {
+                case SDL_WINDOWEVENT_EXPOSED:
+                case SDL_WINDOWEVENT_SHOWN:
+                case SDL_WINDOWEVENT_SIZE_CHANGED:
+                case SDL_WINDOWEVENT_RESTORED:
+                case SDL_WINDOWEVENT_MAXIMIZED:
+                    /* the window's pixels are gone or stale: draw and send everything */
                     show_screen_invalidate(&scr);
+                    must_draw = 1;
+                    break;
+                default: break;
+                }
                 dirty = 1;
                 break;
             case SDL_DROPFILE:
@@ -633,7 +643,7 @@ int cmd_show(int argc, char **argv)
         int busy = view_is_busy(v);
         if (busy) view_advance(v, dt);
         if (!busy && !dirty && !save_request) continue;
-        if (!o.frame_stats && !save_request) {
+        if (!o.frame_stats && !save_request && !must_draw) {
             /* autoplay's dwell changes nothing on screen: sleep instead of
              * drawing the same frame again (wake for input at once) */
             int ww, wh;
@@ -688,6 +698,7 @@ int cmd_show(int argc, char **argv)
                     (t_drawn - t) * 1000.0, (now_s() - t_drawn) * 1000.0, scr.sent_px - sent0, v->step,
                     view_current(v)->name, v->t);
         dirty = 0;
+        must_draw = 0;
         drawn_key = visible_key(v, pw, ph);
         if (first_frame < 0) first_frame = now_s() - t_start + (age0 > 0 ? age0 : 0);
         if (o.quit_at_end && view_at_end(v)) running = 0;

@@ -1330,11 +1330,11 @@ static void draw_help(RenderCtx *rc, const View *v, const Fonts *f)
     }
 }
 
-static Fonts fonts_for(const View *v, int width, int height)
+static Fonts fonts_for(const View *v, int width, int height, float shrink)
 {
     float base = (float)imin(height, width * 9 / 16 + height / 8) / 42.0f;
     if (v->theme == VIEW_THEME_PROJECTOR) base *= 1.12f;
-    base *= v->text_scale;
+    base *= v->text_scale * shrink;
     Fonts f;
     f.body = imax(11, (int)lrintf(base));
     f.small = imax(10, (int)lrintf(base * 0.78f));
@@ -1354,7 +1354,17 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     rc->width = width;
     rc->height = height;
     const Theme *th = render_theme(v->theme);
-    Fonts f = fonts_for(v, width, height);
+    /* Text as large as asked, as long as the bars around the matrices leave
+     * them at least 55% of the height: + and − never squeeze them away. */
+    int max_lines = height >= 700 ? 4 : 3;
+    Fonts f = fonts_for(v, width, height, 1.0f);
+    for (float shrink = 0.9f; shrink > 0.2f; shrink *= 0.9f) {
+        int mm = imax(8, f.body * 2 / 3);
+        /* line heights estimated (1.25 × size) so that no font is opened at sizes never drawn */
+        int chrome = (f.title + f.formula + max_lines * f.body + f.small) * 5 / 4 + imax(12, f.body * 3 / 4) + 6 + 5 * mm;
+        if (chrome <= height * 45 / 100) break;
+        f = fonts_for(v, width, height, shrink);
+    }
     SDL_Rect all = {0, 0, width, height};
     SDL_RenderSetViewport(rc->sdl, NULL);
     SDL_RenderSetClipRect(rc->sdl, NULL);
@@ -1378,12 +1388,14 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     snprintf(status, sizeof status, "%s %d/%d  ·  %s%s%s ×%g  ·  %s", view_string(VS_STEP, v->lang), v->step + 1,
              t->n_steps, headpart, modepart, view_string(v->playing ? VS_PLAYING : VS_PAUSED, v->lang), v->speed,
              view_string(VS_HINT, v->lang));
-    int sw = render_text_width(rc, status, f.small);
+    int ssize = f.small;
+    while (render_text_width(rc, status, ssize) > width * 45 / 100 && ssize > 9) ssize = ssize * 9 / 10;
+    int sw = render_text_width(rc, status, ssize);
     int stw = width - 3 * m - sw;
     int tsize = f.title;
     while (title && render_text_width(rc, title, tsize) > stw && tsize > 10) tsize = tsize * 9 / 10;
     render_text(rc, title ? title : "", tsize, th->text, m, m / 2, 0);
-    render_text(rc, status, f.small, th->dim, width - m, m / 2 + (text_h(rc, f.title) - text_h(rc, f.small)) / 2, 2);
+    render_text(rc, status, ssize, th->dim, width - m, m / 2 + (text_h(rc, f.title) - text_h(rc, ssize)) / 2, 2);
 
     /* formula bar */
     int fbar_h = text_h(rc, f.formula) + m;
@@ -1397,7 +1409,6 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     char narr[4096];
     view_narration(v, narr, sizeof narr);
     int nsize = f.body, nw = width - 4 * m;
-    int max_lines = height >= 700 ? 4 : 3;
     while (wrapped_lines(rc, narr, nsize, nw) > max_lines && nsize > f.small) nsize--;
     int nl = imin(max_lines, imax(2, wrapped_lines(rc, narr, nsize, nw)));
     int narr_h = nl * text_h(rc, nsize) + m;
