@@ -678,6 +678,21 @@ int view_step_narration(const View *v, const AttnTrace *trace, int step, char *b
     if (step < 0 || step >= trace->n_steps) return -1;
     const AttnStep *s = &trace->steps[step];
     const char *text = lesson_narration(v->lesson, s, v->lang);
+    size_t at = 0;
+    if (step == 0) {
+        /* the lesson's introduction opens its first step, as its own paragraph */
+        const char *intro = lesson_narration_key(v->lesson, "intro", v->lang);
+        if (intro) {
+#ifdef VIEW_HAVE_NARRATE
+            if (narrate_fill(buf, len, intro, v->lesson, trace, NULL, v->lang) != 0) snprintf(buf, len, "%s", intro);
+#else
+            snprintf(buf, len, "%s", intro);
+#endif
+            at = cat(buf, len, strlen(buf), "\n");
+            buf += at;
+            len -= at;
+        }
+    }
     if (text) {
 #ifdef VIEW_HAVE_NARRATE
         if (narrate_fill(buf, len, text, v->lesson, trace, s, v->lang) == 0) return 0;
