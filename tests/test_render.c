@@ -333,6 +333,32 @@ static void test_all_states_draw(void **state)
     }
 }
 
+/* Zoom: the result's window of cells fills the matrix's room, so a cell is
+ * bigger, and the cells outside the window are not drawn. */
+static void test_zoom(void **state)
+{
+    (void)state;
+    Canvas *c = canvas_make(1280, 720, 1);
+    int w = goto_name(&c->view, "weights_1");
+    const AttnTrace *t = view_trace(&c->view);
+    draw(c);
+    SDL_Rect before, after;
+    assert_int_equal(render_cell_rect(c->rc, t, w, 1, 1, &before), 0);
+    c->view.zoom = 3.0f; /* 3×3 cells: a 1×1 window */
+    c->view.pan_x = c->view.pan_y = 1.0f;
+    draw(c);
+    assert_int_equal(render_cell_rect(c->rc, t, w, 1, 1, &after), 0);
+    assert_true(after.w >= 2 * before.w && after.h >= 2 * before.h);
+    assert_int_equal(render_cell_rect(c->rc, t, w, 0, 0, &after), -1);
+    RenderHit hit;
+    assert_int_equal(render_cell_rect(c->rc, t, w, 1, 1, &after), 0);
+    assert_int_equal(render_hit_test(c->rc, after.x + after.w / 2, after.y + after.h / 2, &hit), RENDER_HIT_CELL);
+    assert_int_equal(hit.row, 1);
+    assert_int_equal(hit.col, 1);
+    assert_true(hit.zoomable);
+    canvas_free(c);
+}
+
 int main(void)
 {
     SDL_SetHint(SDL_HINT_RENDER_DRIVER, "software");
@@ -344,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_cell_colours),   cmocka_unit_test(test_blocked_cells),
         cmocka_unit_test(test_legend_and_labels), cmocka_unit_test(test_chinese_glyphs),
         cmocka_unit_test(test_deterministic),  cmocka_unit_test(test_all_states_draw),
+        cmocka_unit_test(test_zoom),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     TTF_Quit();

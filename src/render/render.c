@@ -1002,8 +1002,8 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
             it->leg_w = it->legend ? legend_width(rc, it, f) + 8 : 0;
             if (it->result && it->s->kind == ATTN_STEP_SOFTMAX) it->leg_w += render_text_width(rc, "Σ = 0.00", f->small) + 12;
             over += it->lab_w + it->leg_w + (i > 0 ? opw[i] : 0);
-            sum_cols += it->cols;
-            max_rows = imax(max_rows, it->rows);
+            sum_cols += it->full_cols; /* a zoomed matrix keeps the room it had */
+            max_rows = imax(max_rows, it->full_rows);
         }
         float sw = (float)(area.w - over - f->body) / (float)sum_cols;
         float sh = (float)(area.h - top_h - bottom_h) / (float)max_rows;
@@ -1017,9 +1017,12 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
     for (int i = 0; i < n; i++) {
         Item *it = &items[i];
         it->cw = s0;
-        float want = it->rl ? fminf(1.3f * (float)f->label, (float)avail_h / (float)it->rows) : s0;
+        float want = it->rl ? fminf(1.3f * (float)f->label, (float)avail_h / (float)it->full_rows) : s0;
         it->ch = fmaxf(s0, want);
-        if (it->ch * it->rows > avail_h) it->ch = (float)avail_h / (float)it->rows;
+        if (it->ch * it->full_rows > avail_h) it->ch = (float)avail_h / (float)it->full_rows;
+        /* zoomed: the window of cells fills the matrix's room */
+        it->cw *= (float)it->full_cols / (float)it->cols;
+        it->ch *= (float)it->full_rows / (float)it->rows;
         total_w += it->lab_w + (int)lrintf(it->cw * it->cols) + it->leg_w + (i > 0 ? opw[i] : 0);
     }
     /* column labels that must stand vertically need room above */
