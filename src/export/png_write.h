@@ -64,29 +64,31 @@ typedef struct ExportPngText {
     const char *text; /* UTF-8 */
 } ExportPngText;
 
-/* Measured on attnviz frames (tools/bench_export.py --sweep: the 24 steps of
- * mhsa-wo-xihuan-paobu at 1280×720, encode CPU time per frame on one thread,
- * median of 3, a shared 2-core machine):
+/* Measured on attnviz frames (/usr/bin/python3 tools/bench_export.py --sweep:
+ * the 24 steps of mhsa-wo-xihuan-paobu at 1280×720, encode CPU time per
+ * frame on one thread, median of 3; the machine was shared, so rows differ
+ * by about ±0.5 ms of noise: level 1 "filtered" equals level 1 "default" in
+ * zlib, yet measured 5.67 against 5.13):
  *
  *     level filter strategy   encode ms  KiB/frame
- *     0     none   default       2.86     2701.9   (stored: 40× the bytes)
- *     1     none   default       5.33       67.5   <- chosen
- *     2     none   default       5.40       63.9
- *     3     none   default       5.61       59.7
- *     1     sub    default       6.08       74.4
- *     1     up     default       6.24       66.7
- *     1     paeth  default       8.91       66.3
- *     1     fast   default      11.01       65.3   (libpng picks per row)
- *     6     none   default      11.06       49.2   (zlib's default level)
- *     9     none   default      38.18       44.4
- *     1     sub    rle           7.23      154.5
- *     1     paeth  rle           9.44       96.1
- *     1     none   rle          16.04      742.7
+ *     0     none   default       2.57     2701.9   (stored: 40× the bytes)
+ *     1     none   default       5.13       67.2   <- chosen
+ *     2     none   default       5.57       63.6
+ *     3     none   default       5.47       59.5
+ *     1     sub    default       6.18       74.1
+ *     1     up     default       6.33       66.4
+ *     1     paeth  default       8.94       65.9
+ *     1     fast   default      11.17       65.0   (libpng picks per row)
+ *     6     none   default      10.87       49.0   (zlib's default level)
+ *     9     none   default      38.60       44.2
+ *     1     sub    rle           6.99      153.4
+ *     1     none   rle          20.66      741.9
  *
  * Frames are flat cells, flat backgrounds and text: zlib's fastest level
- * finds the repeats without any row filter, which only costs time here (and
- * Z_FILTERED equals the default strategy at levels 1-3). Level 1 is the
- * fastest; 2 and 3 are within the noise in time and 5-12% smaller. */
+ * finds the repeats (a row above is 3840 bytes back, inside the window)
+ * without any row filter, which here only costs time. Levels 2 and 3 are
+ * within the noise of level 1 and 5-12% smaller; level 1 was the fastest in
+ * both sweeps run. */
 #define EXPORT_PNG_DEFAULT_LEVEL 1         /* zlib level 0..9 */
 #define EXPORT_PNG_DEFAULT_FILTER "none"   /* see export_png_filter_from_name */
 #define EXPORT_PNG_DEFAULT_STRATEGY "default"
