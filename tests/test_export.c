@@ -461,6 +461,29 @@ static void test_failures(void **state)
     assert_int_equal(test_dir_count(scratch), 2);
 }
 
+/* Progress goes to stderr only when it is a terminal: silent into a pipe,
+ * a "step N/M" line under a pseudo-terminal (script(1)). */
+static void test_progress_only_on_a_terminal(void **state)
+{
+    (void)state;
+    char out[8192], a[1024];
+    snprintf(a, sizeof a, "%s --size 320x180 --steps 0-5 -o %s/quiet", LESSON_A, scratch);
+    int st = run_attnviz(out, sizeof out, "%s", a);
+    assert_int_equal(st, 0);
+    if (out[0]) fail_msg("stderr into a pipe was not empty: \"%s\"", out);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "script -qec \"%s export %s --size 320x180 --frames --fps 5 -o %s/tty\" /dev/null",
+             ATTNVIZ_BIN, LESSON_A, scratch);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = 0;
+    st = pclose(p);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    if (!strstr(out, "export: step ") || !strstr(out, "files/s"))
+        fail_msg("no progress line on a terminal: \"%s\"", out);
+}
+
 /* The library, not the program: a full disk mid-export in-process. */
 static void test_full_disk_library(void **state)
 {
@@ -640,6 +663,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sheet, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_disk_library, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_progress_only_on_a_terminal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_window_pixels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scale, setup, teardown),
