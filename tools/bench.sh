@@ -3,7 +3,11 @@
 # on one machine (issue 7). Prints one table and writes it as Markdown, with
 # the machine it came from, to tools/bench-latest.md.
 #
-#   tools/bench.sh [--attnviz PATH] [--out FILE.md] [--skip-show] [--skip-export]
+#   tools/bench.sh [--attnviz PATH] [--out FILE.md] [--show-speed X] [--skip-show] [--skip-export]
+#                  [--readme]
+#
+# --readme also puts the table into README.md, between the lines
+# <!-- BEGIN bench table ... --> and <!-- END bench table -->.
 #
 # Measures:
 #   forward   `attnviz bench` (1 and 2 threads) vs PyTorch nn.MultiheadAttention
@@ -18,8 +22,10 @@
 #   export    tools/bench_export.py: attnviz export --frames vs matplotlib
 #             imshow+savefig, ms per frame at 1280×720
 #   window    `attnviz show LESSON --autoplay --quit-at-end --frame-stats
-#             --size 1920x1080` under xvfb-run on the largest lesson: frame
-#             time p50/p99/max and time from start to the first frame
+#             --size 1920x1080 --speed X` under xvfb-run on the largest lesson:
+#             frame time p50/p99/max and time from start to the first frame.
+#             X (--show-speed, default 4) only shortens the run: at speed 1
+#             the lesson plays for over 2 minutes; a frame costs the same.
 # A row whose tool is missing says "not available"; nothing is estimated.
 #
 # Without --attnviz it builds the tree in build-bench/ (the project's default
@@ -35,11 +41,15 @@ OUT_MD=$ROOT/tools/bench-latest.md
 BIN=
 SKIP_SHOW=0
 SKIP_EXPORT=0
+SHOW_SPEED=4
+README=
 while [ $# -gt 0 ]; do
     case $1 in
     --attnviz) BIN=${2:?--attnviz needs a path}; shift 2 ;;
     --out) OUT_MD=${2:?--out needs a file}; shift 2 ;;
+    --show-speed) SHOW_SPEED=${2:?--show-speed needs a number}; shift 2 ;;
     --skip-show) SKIP_SHOW=1; shift ;;
+    --readme) README=$ROOT/README.md; shift ;;
     --skip-export) SKIP_EXPORT=1; shift ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
@@ -110,16 +120,16 @@ EOF
 if [ $SKIP_SHOW = 0 ] && [ -n "$LESSON" ] && command -v xvfb-run >/dev/null; then
     echo "== attnviz show --frame-stats at 1920x1080 under Xvfb: $(basename "$LESSON")" >&2
     timeout 240 xvfb-run -a -s "-screen 0 1920x1080x24" \
-        "$BIN" show "$LESSON" --autoplay --quit-at-end --frame-stats --size 1920x1080 \
+        "$BIN" show "$LESSON" --autoplay --quit-at-end --frame-stats --size 1920x1080 --speed "$SHOW_SPEED" \
         >"$TMP/show.out" 2>"$TMP/show.err" || echo "show failed or unsupported: $(tail -1 "$TMP/show.err")" >&2
 fi
 echo "$(cut -d' ' -f1-3 /proc/loadavg)" >"$TMP/load-end"
 
 # ---- the table -------------------------------------------------------------
-"$PY" - "$TMP" "$OUT_MD" "$BIN" "$LESSON" <<'EOF'
+"$PY" - "$TMP" "$OUT_MD" "$BIN" "$LESSON" "$SHOW_SPEED" "$README" <<'EOF'
 import datetime, os, platform, re, subprocess, sys
 
-tmp, out_md, binary, lesson = sys.argv[1:5]
+tmp, out_md, binary, lesson, show_speed, readme = sys.argv[1:7]
 def read(name):
     p = os.path.join(tmp, name)
     return open(p, encoding="utf-8", errors="replace").read() if os.path.exists(p) else ""
@@ -141,6 +151,8 @@ def rss(name):
 
 def ms(v):
     return "not available" if v is None else ("%.4f" % v if v < 1 else "%.2f" % v if v < 100 else "%.1f" % v)
+def ms2(row):
+    return "not available" if not row else "%s (%s)" % (ms(row["median"]), ms(row["min"]))
 def ratio(a, b):
     return "not available" if a is None or b is None or b == 0 else "%.1f×" % (a / b)
 
@@ -155,9 +167,10 @@ for key in sorted(a1, key=lambda k: (k[0] * k[0] * k[1], k)):
     target = 50 if key in lesson_sizes else 5
     met = "yes" if tt is not None and tt / t1 >= target else "no"
     tr, da = a1[key]["trace"], a1[key]["data"]
-    rows.append(["(%d, %d, %d)" % key, ms(t1), ms(t2), ms(tt), ms(tn), ratio(tt, t1), "≥ %d×: %s" % (target, met),
+    rows.append(["(%d, %d, %d)" % key, ms2(a1[key]), ms2(a2.get(key)), ms2(tor.get(key)), ms2(npy.get(key)),
+                 ratio(tt, t1), "≥ %d×: %s" % (target, met),
                  ratio(tn, t1), ratio(t1, t2), "%d" % tr, "%.3f" % (tr / da), "%.0f" % (t1 * 1e9 / (n * n * d))])
-head = ["(n, d_model, heads)", "attnviz 1 thread ms", "attnviz 2 threads ms", "PyTorch ms", "NumPy ms",
+head = ["(n, d_model, heads)", "attnviz 1 thread", "attnviz 2 threads", "PyTorch", "NumPy",
         "PyTorch / attnviz", "target", "NumPy / attnviz", "2-thread speed-up", "trace bytes",
         "trace / intermediates", "ps per n²·d"]
 
@@ -175,7 +188,7 @@ other = [
     ["export per frame, 1280×720", ms(our_ms) + " ms" if our_ms else na,
      (ms(mpl_ms) + " ms (matplotlib)") if mpl_ms else na,
      ("%.1f× faster" % (mpl_ms / our_ms)) if mpl_ms and our_ms else na, "≥ 10×"],
-    ["frame time at 1920×1080, %s" % os.path.basename(lesson or "?"),
+    ["frame time at 1920×1080, %s, --speed %s" % (os.path.basename(lesson or "?"), show_speed),
      ("p50 %s ms, p99 %s ms, max %s ms over %s frames" % (fs.group(2), fs.group(3), fs.group(4), fs.group(1))) if fs else na,
      "", ("p99 %s ms" % fs.group(3)) if fs else na, "p99 < 16.7 ms"],
     ["start to first frame", (ms(first) + " ms") if first is not None else na, "", "", "≤ 300 ms"],
@@ -214,12 +227,12 @@ def md_table(head, rows):
 
 md = ["# attnviz benchmark (tools/bench.sh)", ""]
 md += ["- **%s**: %s" % kv for kv in machine]
-md += ["", "## Traced multi-head self-attention forward, median ms per forward", "",
+md += ["", "## Traced multi-head self-attention forward, ms per forward: median (min)", "",
        md_table(head, rows), "",
        "attnviz: `attnviz bench` (every intermediate recorded, the trace allocated and freed each time). "
        "PyTorch: `nn.MultiheadAttention`, `need_weights=True, average_attn_weights=False`, eval, no grad, "
        "`torch.set_num_threads(1)`. NumPy: the same traced forward in float32, one BLAS thread. "
-       "Ratios > 1× mean attnviz is faster. trace / intermediates = trace->alloc_bytes / trace->data_bytes.",
+       "Ratios (of medians) > 1× mean attnviz is faster. trace / intermediates = trace->alloc_bytes / trace->data_bytes.",
        "", "## Export, window, memory", "", md_table(other_head, other), "",
        "The machine is shared: numbers taken while it was busy are noisy (see the load average above); "
        "rerun `tools/bench.sh` on a quiet machine for the figures to quote.", ""]
@@ -228,4 +241,14 @@ with open(out_md, "w", encoding="utf-8") as f:
     f.write(text)
 print(text)
 print("(written to %s)" % out_md, file=sys.stderr)
+if readme:
+    body = open(readme, encoding="utf-8").read()
+    m = re.search(r"(<!-- BEGIN bench table[^\n]*-->\n)(.*?)(<!-- END bench table -->)", body, re.S)
+    if not m:
+        sys.exit("bench.sh: %s has no <!-- BEGIN bench table --> ... <!-- END bench table --> block" % readme)
+    table = "\n".join(md[2:]).replace("\n## ", "\n### ")  # under the README's own heading
+    body = body[:m.start(2)] + table.strip() + "\n" + body[m.end(2):]
+    with open(readme, "w", encoding="utf-8") as f:
+        f.write(body)
+    print("(and into %s)" % readme, file=sys.stderr)
 EOF

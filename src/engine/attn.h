@@ -126,7 +126,8 @@ typedef struct AttnConfig {
     const float *b_a; /* (d_a) or NULL */
     const float *v_a; /* (d_a) */
 
-    int threads;      /* worker threads over heads; ≤ 1 computes on the caller's thread */
+    int threads;      /* worker threads for the heads and the projections' rows; ≤ 1: the caller's thread only.
+                       * The trace is the same, bit for bit, whatever the count. */
 } AttnConfig;
 
 /* Fills the defaults: dot, self, one head, sqrt_dk, no mask, fill -INFINITY. */
