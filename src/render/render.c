@@ -230,6 +230,7 @@ typedef struct Item {
     int block_w;          /* >0: outline blocks of this many columns in head colours */
     int block_sel;        /* 1-based block to emphasise */
     int block_color;      /* this item is head n's output: outline in its colour (0: none) */
+    float block_gap;      /* 0..1: the blocks drawn apart (split's animation) */
 } Item;
 
 static float step_val(const Item *it, int r, int c)
@@ -608,6 +609,16 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
     /* head blocks (split, concat) */
     if (it->block_w > 0 && !it->transposed) {
         int nb = it->full_cols / it->block_w;
+        if (it->block_gap > 0.0f) {
+            /* the projection's columns come apart into the heads' blocks */
+            int gap = imax(1, (int)lrintf(it->block_gap * fmaxf(4.0f, fminf(12.0f, it->cw * 0.4f))));
+            for (int b = 1; b < nb; b++) {
+                int cb = b * it->block_w - it->c0;
+                if (cb <= 0 || cb >= it->cols) continue;
+                int x = it->x + (int)lrintf(it->cw * cb);
+                render_fill(rc, (SDL_Rect){x - gap / 2 - 1, it->y - 1, gap + 2, H + 2}, render_theme(v->theme)->bg);
+            }
+        }
         for (int b = 0; b < nb; b++) {
             int c0 = b * it->block_w - it->c0, c1 = c0 + it->block_w;
             if (c1 <= 0 || c0 >= it->cols) continue;
@@ -625,12 +636,13 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
     if (it->block_color > 0) render_outline(rc, (SDL_Rect){it->x - 3, it->y - 3, W + 6, H + 6}, th->head[(it->block_color - 1) % 8], 3);
 
     /* operands of the cell being computed */
+    int thick = imax(3, f->body / 9);
     if (it->hl_row >= 0 && it->hl_row < it->rows)
         render_outline(rc, (SDL_Rect){it->x, it->y + (int)lrintf(it->ch * it->hl_row), W, imax(2, (int)lrintf(it->ch))},
-                       th->sel, 3);
+                       th->sel, thick);
     if (it->hl_col >= 0 && it->hl_col < it->cols)
         render_outline(rc, (SDL_Rect){it->x + (int)lrintf(it->cw * it->hl_col), it->y, imax(2, (int)lrintf(it->cw)), H},
-                       th->sel, 3);
+                       th->sel, thick);
     if (it->cur_r >= 0) {
         int i = it->transposed ? it->cur_c : it->cur_r, j = it->transposed ? it->cur_r : it->cur_c;
         i -= it->r0;
@@ -639,7 +651,7 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
             SDL_Rect cr = j >= 0 ? (SDL_Rect){it->x + (int)lrintf(it->cw * j), it->y + (int)lrintf(it->ch * i),
                                               imax(2, (int)lrintf(it->cw)), imax(2, (int)lrintf(it->ch))}
                                  : (SDL_Rect){it->x, it->y + (int)lrintf(it->ch * i), W, imax(2, (int)lrintf(it->ch))};
-            render_outline(rc, cr, th->sel, 3);
+            render_outline(rc, cr, th->sel, thick);
         }
     }
 
@@ -956,6 +968,7 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
     if (s->kind == ATTN_STEP_SPLIT && n_ops == 1 && t->cfg.heads > 1) {
         items[0].block_w = s->cols;
         items[0].block_sel = s->head;
+        items[0].block_gap = (float)fmin(1.0, p * 2.0);
     }
     if (s->kind == ATTN_STEP_CONCAT && t->cfg.heads > 1) {
         res->block_w = s->cols / t->cfg.heads;
