@@ -206,6 +206,8 @@ void export_step_filename(const AttnTrace *t, int step, char *buf, size_t len)
 
 /* ---- folders ---- */
 
+static int probe_dir(const char *dir, char *err, size_t errlen);
+
 /* dir exists as a folder afterwards (made when its parent exists), and a
  * file can be created in it. */
 static int ensure_dir(const char *dir, int *usage, char *err, size_t errlen)
@@ -241,7 +243,13 @@ static int ensure_dir(const char *dir, int *usage, char *err, size_t errlen)
         free(parent);
         return -1;
     }
-    /* Probe: fail now, with one clear line, rather than after drawing. */
+    return probe_dir(dir, err, errlen);
+}
+
+/* Fails now, with one clear line, rather than after drawing, when no file
+ * can be created in dir. */
+static int probe_dir(const char *dir, char *err, size_t errlen)
+{
     size_t n = strlen(dir) + 32;
     char *probe = malloc(n);
     if (!probe) {
@@ -987,6 +995,34 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
     res->usage_error = 0;
     if (write_files && ensure_dir(dir, &res->usage_error, err, errlen) != 0) goto out;
     res->usage_error = 0;
+
+    /* The sheet's folder must exist already (it is not created) and take
+     * files; a device such as /dev/full or /dev/stdout is written directly. */
+    if (opt->sheet) {
+        struct stat st;
+        int exists = stat(opt->sheet, &st) == 0;
+        if (exists && S_ISDIR(st.st_mode)) {
+            set_err(err, errlen, "%s: is a folder, expected a file name for --sheet", opt->sheet);
+            goto out;
+        }
+        if (!exists || S_ISREG(st.st_mode)) {
+            char *folder = strdup(opt->sheet);
+            if (!folder) {
+                set_err(err, errlen, "out of memory");
+                goto out;
+            }
+            char *slash = strrchr(folder, '/');
+            if (slash == folder) slash[1] = 0;
+            else if (slash) *slash = 0;
+            else strcpy(folder, ".");
+            struct stat fst;
+            int ok = stat(folder, &fst) == 0 && S_ISDIR(fst.st_mode);
+            if (!ok) set_err(err, errlen, "%s: the folder %s does not exist", opt->sheet, folder);
+            int prc = ok ? probe_dir(folder, err, errlen) : -1;
+            free(folder);
+            if (prc != 0) goto out;
+        }
+    }
 
     /* 4. Draw and write. */
     res->width = r.width;
