@@ -336,6 +336,22 @@ static void test_frames_count(void **state)
         checked++;
     }
     assert_true(checked > 0);
+    /* a shorter export into the same folder leaves no old frame after its
+     * own last one (ffmpeg would play it), and only those are removed */
+    char keep[700];
+    snprintf(keep, sizeof keep, "%s/notes.txt", dir);
+    fclose(fopen(keep, "w"));
+    opt.steps = "scores";
+    opt.frames = 1;
+    if (export_lesson(&l, dir, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_int_equal(res.stale_removed, expect - res.files);
+    snprintf(path, sizeof path, "%s/%06d.png", dir, res.files);
+    assert_int_not_equal(access(path, F_OK), 0);
+    snprintf(path, sizeof path, "%s/%06d.png", dir, res.files - 1);
+    assert_int_equal(access(path, F_OK), 0);
+    assert_int_equal(access(keep, F_OK), 0);
+    unlink(keep);
+
     cJSON_Delete(idx);
     free(json);
     free(sel);

@@ -748,6 +748,21 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
     export_pool_destroy(pool);
     if (rc == 0) report(r, NULL, steps_done, ps.files, frames_total);
 
+    /* Frames left from an earlier, longer export into the same folder would
+     * run on after ours in `ffmpeg -i DIR/%06d.png`: remove exactly that
+     * continuing sequence (our names, from our count on, until a gap). */
+    if (rc == 0 && opt->frames) {
+        for (int k = frame; k < EXPORT_MAX_FRAMES; k++) {
+            char stale[16];
+            snprintf(stale, sizeof stale, "%06d.png", k);
+            char *path = path_join(dir, stale);
+            int gone = path && unlink(path) == 0;
+            free(path);
+            if (!gone) break;
+            r->res->stale_removed++;
+        }
+    }
+
     /* index.json last: it lists only what exists. */
     if (rc == 0) {
         const Lesson *l = r->lesson;

@@ -36,7 +36,9 @@
  * video: export_step_frames = max(1, ceil((d + dwell) · fps / speed)) frames,
  * frame i at animation time min(d, i · speed / fps), so each step's final
  * state is held for the dwell as autoplay in the window holds it.
- * index.json then lists, per step, its first frame and frame count.
+ * index.json then lists, per step, its first frame and frame count. Frames
+ * left in DIR by an earlier, longer export (NNNNNN.png continuing from this
+ * export's count without a gap, which ffmpeg would append) are removed.
  *
  * Sheet (opt.sheet): one PNG with every selected step's final state one
  * below the other at the export size, each followed by a caption band
@@ -128,6 +130,7 @@ typedef struct ExportResult {
     double write_seconds;  /* writing files, summed over the pool's threads */
     size_t bytes;        /* PNG bytes written */
     int threads;
+    int stale_removed;   /* frames of an earlier, longer export removed (see above) */
     int usage_error;     /* on failure: 1 when the options or the input were wrong (exit 2) */
 } ExportResult;
 
