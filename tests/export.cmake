@@ -16,3 +16,7 @@ add_dependencies(test_export attnviz)
 attnviz_add_test(test_export_golden
   SOURCES ${ATTNVIZ_TESTS_DIR}/test_export_golden.c ${ATTNVIZ_TESTS_DIR}/test_export_read.c
   LIBS attnviz_export PkgConfig::PNG PkgConfig::SDL2 PkgConfig::SDL2_TTF)
+# Export pixels == the real window's pixels, under Xvfb (skipped, exit 77,
+# without xvfb-run, xdotool or ImageMagick).
+add_test(NAME test_export_window COMMAND sh ${ATTNVIZ_TESTS_DIR}/test_export_window.sh $<TARGET_FILE:attnviz>)
+set_tests_properties(test_export_window PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
