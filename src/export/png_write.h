@@ -16,10 +16,10 @@
  *
  * Pixel layouts (bytes in memory, top row first, rows `pitch` bytes apart):
  * RGB24 = R,G,B; RGBA32 = R,G,B,A (written as an RGBA PNG); RGBX32 = R,G,B,x
- * and BGRX32 = B,G,R,x (the fourth byte is ignored and an RGB PNG is written). SDL's
- * SDL_PIXELFORMAT_RGB24, SDL_PIXELFORMAT_ABGR8888, SDL_PIXELFORMAT_XBGR8888 and
- * SDL_PIXELFORMAT_XRGB8888 have these layouts on a little-endian machine (SDL_PIXELFORMAT_RGBA32 and
- * SDL_PIXELFORMAT_RGBX32 name them on any machine).
+ * and BGRX32 = B,G,R,x (the fourth byte is ignored; an RGB PNG is written).
+ * SDL_PIXELFORMAT_RGB24, _ABGR8888, _XBGR8888 and _XRGB8888 have these four
+ * layouts on a little-endian machine; SDL_PIXELFORMAT_RGBA32 and _RGBX32 name
+ * the RGBA32 and RGBX32 layouts on any machine.
  *
  * Text: each key is a PNG keyword (1..79 printable Latin-1 characters).
  * ASCII values are written as tEXt chunks (what most viewers show), any other
@@ -27,9 +27,10 @@
  *
  * Compression: EXPORT_PNG_DEFAULT_LEVEL / _FILTER / _STRATEGY were chosen by
  * measuring attnviz frames at 1280×720 (tools/bench_export.py --sweep prints
- * the time and size table; README.md has the numbers).
+ * the time and size table; the numbers are beside the defaults below).
  *
- * Thread safety: every function here may run on several threads at once.
+ * Thread safety: every function here may run on several threads at once
+ * (a stream belongs to one thread at a time).
  */
 #ifndef EXPORT_PNG_WRITE_H
 #define EXPORT_PNG_WRITE_H
