@@ -138,7 +138,9 @@ static void test_pool_failure(void **state)
     assert_non_null(pool);
     assert_int_equal(export_pool_submit_copy(pool, "/nonexistent/x.png"), -1); /* nothing to copy yet */
     int failed_at = -1;
-    for (int i = 0; i < 50; i++) {
+    /* keep submitting until the pool reports the failure (at most ~10 s, so
+     * that a loaded machine cannot make this flaky) */
+    for (int i = 0; i < 5000; i++) {
         size_t pitch;
         unsigned char *px = export_pool_acquire(pool, &pitch);
         if (!px) {
@@ -167,7 +169,7 @@ static void test_pool_failure(void **state)
     export_pool_destroy(pool);
     /* the files written are complete PNGs, and there is nothing else */
     assert_int_equal(test_dir_count(scratch), st.files);
-    for (int i = 0; i < 50; i++) {
+    for (int i = 0; i < 5000; i++) {
         char path[512];
         snprintf(path, sizeof path, "%s/%03d.png", scratch, i);
         if (access(path, F_OK) != 0) continue;
