@@ -236,6 +236,17 @@ md += ["", "## Traced multi-head self-attention forward, ms per forward: median 
        "", "## Export, window, memory", "", md_table(other_head, other), "",
        "The machine is shared: numbers taken while it was busy are noisy (see the load average above); "
        "rerun `tools/bench.sh` on a quiet machine for the figures to quote.", ""]
+try:
+    load_start = float(read("load-start").split()[0])
+    autogroup = open("/proc/sys/kernel/sched_autogroup_enabled").read().strip() == "1"
+except (ValueError, IndexError, OSError):
+    load_start, autogroup = 0.0, False
+if load_start >= 1.0:
+    md += ["**This run is not quiet** (1-minute load %.2f at the start on %d cores)%s: "
+           "read the 2-thread column as unmeasured." % (
+               load_start, os.cpu_count() or 0,
+               ", and with autogroup scheduling (kernel.sched_autogroup_enabled = 1) a busy machine gives "
+               "this run one fixed share of the CPU whatever its number of threads" if autogroup else ""), ""]
 text = "\n".join(md)
 with open(out_md, "w", encoding="utf-8") as f:
     f.write(text)
