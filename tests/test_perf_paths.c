@@ -300,6 +300,27 @@ static void test_softmax_exp_accuracy(void **state)
     free(y);
 }
 
+/* The scan for overflowed values runs on the threads too (from 4 MiB of
+ * trace): it must name the same first bad cell as on one thread. */
+static void test_overflow_named_alike_on_threads(void **state)
+{
+    (void)state;
+    PerfInputs in;
+    perf_inputs_init(&in, (PerfShape){256, 512, 8}, ATTN_MASK_NONE, 1);
+    for (int j = 0; j < in.cfg.d_model; j++) in.W[(size_t)17 * in.cfg.d_model + j] = 3e38f; /* row 17 of W_Q */
+    in.X[(size_t)5 * in.cfg.d_model + 17] = 3e38f;                                               /* X[5][17] */
+    char err1[256] = "", err2[256] = "";
+    AttnTrace *t1 = attn_trace_create(&in.cfg, err1, sizeof err1);
+    in.cfg.threads = 2;
+    AttnTrace *t2 = attn_trace_create(&in.cfg, err2, sizeof err2);
+    assert_null(t1);
+    assert_null(t2);
+    printf("  1 thread: %s\n  2 threads: %s\n", err1, err2);
+    assert_string_equal(err1, err2);
+    assert_non_null(strstr(err1, "Q[5]"));
+    perf_inputs_free(&in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -307,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_softmax_exp_accuracy),
         cmocka_unit_test(test_bench_shapes_match_naive),
         cmocka_unit_test(test_bench_shapes_causal_match_naive),
+        cmocka_unit_test(test_overflow_named_alike_on_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

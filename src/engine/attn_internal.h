@@ -25,6 +25,12 @@ typedef struct AttnMatmulJob {
 /* Runs up to 8 independent products, their rows split across up to `threads`
  * threads; the results are the same as attn_matmul's, whatever the count. */
 void attn__matmul_jobs(const AttnMatmulJob *jobs, int n_jobs, int threads);
+/* What a scan found in a float array: +inf or NaN, -inf. */
+enum { ATTN_SCAN_PINF_NAN = 1, ATTN_SCAN_NINF = 2 };
+unsigned attn__nonfinite_bits(const float *x, size_t n);
+/* found[s] = attn__nonfinite_bits of step s, for every step, on up to
+ * `threads` threads. found has n_steps entries. */
+void attn__scan_nonfinite(const AttnTrace *t, unsigned char *found, int threads);
 /* masked(i,j) = allowed(i,j) ? in(i,j) : cfg->mask_fill, rows with no allowed key flagged. */
 void attn__apply_mask(const AttnConfig *c, const unsigned char *mask, float *out, unsigned char *flags,
                       const float *in);

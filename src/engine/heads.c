@@ -1,8 +1,9 @@
 /* heads.c: the engine's work on worker threads, when cfg.threads asks for it.
  *
- * Two kinds of work split well: the heads of dot attention (independent once
- * Q, K and V exist: each writes only its own steps), and the rows of a matrix
- * product (each row of C depends only on its row of A). Both are handed out
+ * Three kinds of work split well: the heads of dot attention (independent
+ * once Q, K and V exist: each writes only its own steps), the rows of a matrix
+ * product (each row of C depends only on its row of A), and the scan of every
+ * step for values that are not finite. Both are handed out
  * as numbered tasks from one atomic counter to `threads` threads, the
  * caller's included; threads are started per call and joined before it
  * returns, so nothing outlives attn_trace_create.
@@ -13,6 +14,7 @@
  * caller's thread alone.
  */
 #include <assert.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -136,4 +138,40 @@ void attn__matmul_jobs(const AttnMatmulJob *jobs, int n_jobs, int threads)
     for (int j = 0; j < n_jobs; j++)
         rt.first_task[j + 1] = rt.first_task[j] + (jobs[j].m + rt.rows_per_task - 1) / rt.rows_per_task;
     run_tasks(row_task, &rt, rt.first_task[n_jobs], threads);
+}
+
+/* ---- the scan for non-finite values --------------------------------------------- */
+
+unsigned attn__nonfinite_bits(const float *x, size_t n)
+{
+    /* branch-free, so that it vectorises: the scan reads the whole trace */
+    int any_pinf_nan = 0, any_ninf = 0;
+    for (size_t i = 0; i < n; i++) {
+        any_pinf_nan |= !(x[i] < INFINITY);
+        any_ninf |= x[i] == -INFINITY;
+    }
+    return (any_pinf_nan ? ATTN_SCAN_PINF_NAN : 0u) | (any_ninf ? ATTN_SCAN_NINF : 0u);
+}
+
+typedef struct ScanTasks {
+    const AttnTrace *t;
+    unsigned char *found;
+} ScanTasks;
+
+static void scan_task(void *ctx, int s)
+{
+    ScanTasks *st = ctx;
+    const AttnStep *step = &st->t->steps[s];
+    st->found[s] = (unsigned char)attn__nonfinite_bits(step->data, (size_t)step->rows * (size_t)step->cols);
+}
+
+void attn__scan_nonfinite(const AttnTrace *t, unsigned char *found, int threads)
+{
+    ScanTasks st = {.t = t, .found = found};
+    /* a pass at memory speed: worth a thread from a few MiB */
+    if (threads <= 1 || t->data_bytes < ((size_t)4 << 20)) {
+        for (int s = 0; s < t->n_steps; s++) scan_task(&st, s);
+        return;
+    }
+    run_tasks(scan_task, &st, t->n_steps, threads);
 }
