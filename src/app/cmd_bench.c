@@ -200,7 +200,7 @@ int cmd_bench(int argc, char **argv)
 {
     BenchShape one = {512, 512, 8};
     int have_shape = 0, reps = 0, threads = 1;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* every option takes one value */
         const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         int *target = NULL, lo = 1, hi = 1;
         if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
@@ -220,7 +220,6 @@ int cmd_bench(int argc, char **argv)
             return app_fail(APP_USAGE, "bench: unknown option '%s' (try 'attnviz bench --help')", opt);
         }
         if (bench_parse_int(opt, val, lo, hi, target) != 0) return APP_USAGE;
-        i++;
     }
     if (have_shape) {
         if (one.d_model % one.heads != 0)
