@@ -119,7 +119,7 @@ static int parse_args(int argc, char **argv, ShowOptions *o)
             NEED_VALUE();
             char err[256];
             if (export_parse_size(val, &o->width, &o->height, err, sizeof err) != 0)
-                return app_fail(APP_USAGE, "show: --size: %s", err);
+                return app_fail(APP_USAGE, "show: %s", err);
         } else if (strcmp(a, "--lang") == 0) {
             NEED_VALUE();
             if (strcmp(val, "en") == 0) o->lang = LESSON_EN;
@@ -403,6 +403,17 @@ int cmd_show(int argc, char **argv)
                           SDL_GetError());
         loaded_free(&cur);
         return st;
+    }
+    const char *drv = SDL_GetCurrentVideoDriver();
+    const char *asked = getenv("SDL_VIDEODRIVER");
+    if (drv && (strcmp(drv, "offscreen") == 0 || strcmp(drv, "dummy") == 0) && !(asked && strcmp(asked, drv) == 0)) {
+        /* SDL falls back to an invisible window when there is no display:
+         * a window nobody can see is a failure, unless asked for by name
+         * (SDL_VIDEODRIVER=offscreen measures drawing without an X server) */
+        SDL_Quit();
+        loaded_free(&cur);
+        return app_fail(APP_RUNTIME, "cannot open a window: no display (DISPLAY is %s); `attnviz export` needs none",
+                        getenv("DISPLAY") ? "set but unusable" : "not set");
     }
     if (TTF_Init() != 0) {
         int st = app_fail(APP_RUNTIME, "SDL_ttf: %s", TTF_GetError());
