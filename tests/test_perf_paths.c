@@ -4,7 +4,8 @@
  * For each benchmark shape (n, d_model, heads) = (5,8,2), (64,64,8),
  * (512,512,8), and (1024,512,8), (2048,512,8) with n reduced to 160 and 200
  * (the naive references are cubic; the shapes, not n, are what the blocked
- * kernels care about), plus odd shapes that leave remainders everywhere:
+ * kernels care about), plus odd shapes that leave remainders everywhere, one
+ * of them large enough to be split across threads:
  *   - the traced forward on 1 thread is recomputed step by step with the
  *     naive kernels (accumulating in double) from the trace's own recorded
  *     operands, and every step must agree within the engine's tolerance
@@ -37,6 +38,7 @@ typedef struct PerfShape {
 static const PerfShape perf_shapes[] = {
     {5, 8, 2},   {64, 64, 8},   {512, 512, 8}, {160, 512, 8}, {200, 512, 8}, /* bench's, n reduced for the last two */
     {37, 24, 3}, {131, 96, 12}, {1, 4, 1},     {67, 130, 2},                /* remainders of every block */
+    {333, 256, 4}, /* large enough for threads (heads.c PARALLEL_MIN_FLOPS), rows not a multiple of 4 */
 };
 enum { N_PERF_SHAPES = sizeof perf_shapes / sizeof perf_shapes[0] };
 
