@@ -21,5 +21,11 @@ if(ATTNVIZ_XVFB_RUN)
   add_test(NAME robust_window
            COMMAND ${ATTNVIZ_XVFB_RUN} -a -s "-screen 0 1920x1080x24"
                    ${ATTNVIZ_TESTS_DIR}/e2e/robust_window.sh $<TARGET_FILE:attnviz> ${PROJECT_SOURCE_DIR})
-  set_tests_properties(robust_window PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300 RUN_SERIAL TRUE)
+  # In a sanitizer build, ASan and UBSan watch the window, LSan does not: the
+  # GL driver SDL loads (Mesa's swrast_dri) leaks and is unloaded at exit, so
+  # its leaks cannot be told apart or suppressed by module, and slow
+  # unwinding to find them deadlocks inside LLVM's JIT. Leaks of attnviz's
+  # own rendering are checked by the export tests and under valgrind.
+  set_tests_properties(robust_window PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 400 RUN_SERIAL TRUE
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()

@@ -61,6 +61,10 @@ fail() {
 }
 alive() { kill -0 "$pid" 2>/dev/null; }
 
+# Every X client call is bounded: a helper that hangs fails the scenario
+# instead of the whole test timing out.
+xdo() { timeout 10 xdotool "$@" 2>/dev/null; }
+
 # start [ENV=VALUE...] -- ARGS...: starts attnviz show, waits for its window (sets pid, win)
 start() {
     local envs=()
@@ -72,31 +76,57 @@ start() {
     : >"$work/err"
     env "${envs[@]}" "$app" show --frames-dir "$work/frames" "$@" >"$work/out" 2>"$work/err" &
     pid=$!
+    # SDL may replace its first window when the renderer needs another
+    # visual: wait for a visible window that has drawn something (slow under
+    # sanitizers: up to 60 s)
     win=
-    for _ in $(seq 1 100); do
-        win=$(xdotool search --pid "$pid" 2>/dev/null | tail -n 1)
-        [ -n "$win" ] && break
+    local up=0
+    for _ in $(seq 1 120); do
         alive || break
-        sleep 0.1
+        win=$(xdo search --onlyvisible --name "^attnviz" | tail -n 1)
+        if [ -n "$win" ] && draws >/dev/null; then
+            up=1
+            break
+        fi
+        sleep 0.5
     done
-    if [ -z "$win" ]; then
-        fail "no window appeared within 10 s"
+    if ! alive; then
+        wait "$pid"
+        fail "attnviz exited (status $?) before its window was up"
+        pid=
+        return 1
+    fi
+    if [ $up = 0 ]; then
+        fail "no window drew anything within 60 s (windows: $(xdo search --name attnviz | tr '\n' ' '))"
+        if command -v gdb >/dev/null 2>&1; then # where is it stuck?
+            timeout 30 gdb -p "$pid" -batch -ex "thread apply all bt 12" 2>/dev/null | grep -E '^(#|Thread)' | head -60
+        fi
+        kill "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+        pid=
         return 1
     fi
     # without a window manager, focus by hand so that XTEST keys reach it
-    xdotool windowfocus "$win" 2>/dev/null
+    xdo windowfocus "$win"
     sleep 0.3
     return 0
 }
 
-# draws: a screenshot of the window is not one flat colour (it still renders)
+# draws: a screenshot of the window is not one flat colour (it still renders).
+# On failure the screenshot is kept as $keep/robust-window-SCENARIO.png.
+keep=${TMPDIR:-/tmp}
 draws() {
-    command -v import >/dev/null 2>&1 || return 0
-    sleep 0.3
-    import -window "$win" "$work/shot.png" 2>/dev/null || return 0
+    command -v xwd >/dev/null 2>&1 && command -v convert >/dev/null 2>&1 || return 0
+    if ! timeout 20 xwd -silent -id "$win" >"$work/shot.xwd" 2>"$work/xwd.err"; then
+        echo "xwd could not capture window $win: $(head -c 200 "$work/xwd.err")"
+        return 1
+    fi
     local sd
-    sd=$(convert "$work/shot.png" -colorspace gray -format '%[fx:standard_deviation]' info: 2>/dev/null || echo 1)
-    awk -v s="$sd" 'BEGIN { exit !(s > 0.01) }'
+    sd=$(timeout 20 convert "xwd:$work/shot.xwd" -colorspace gray -format '%[fx:standard_deviation]' info: 2>/dev/null || echo 0)
+    if awk -v s="$sd" 'BEGIN { exit !(s > 0.01) }'; then return 0; fi
+    [ "${1:-}" = keep ] && convert "xwd:$work/shot.xwd" "$keep/robust-window-$scenario.png" 2>/dev/null
+    echo "the window is one flat colour (grey std dev $sd): $keep/robust-window-$scenario.png"
+    return 1
 }
 
 # finish: the window must still be alive and drawing; q must end it with status 0
@@ -107,10 +137,12 @@ finish() {
         pid=
         return 1
     fi
-    draws || fail "the window shows one flat colour: it stopped drawing"
-    xdotool windowfocus "$win" 2>/dev/null
-    xdotool key --window "$win" q 2>/dev/null
-    xdotool key q 2>/dev/null
+    local why
+    sleep 0.3
+    why=$(draws keep) || fail "it stopped drawing: $why"
+    xdo windowfocus "$win"
+    xdo key --window "$win" q
+    xdo key q
     for _ in $(seq 1 100); do
         alive || break
         sleep 0.1
@@ -141,7 +173,7 @@ finish() {
 scenario=resize
 if start -- "$lesson" --autoplay; then
     for size in "1 1" "2 1" "1 2" "640 480" "1 1" "3 3" "1280 720" "1 1" "1920 1080" "1 700" "700 1" "1280 720"; do
-        xdotool windowsize "$win" $size 2>/dev/null
+        xdo windowsize "$win" $size
         sleep 0.15
         alive || break
     done
@@ -151,14 +183,14 @@ fi
 # ---- minimise, unmap, map ------------------------------------------------------
 scenario=minimise
 if start -- "$lesson" --autoplay; then
-    xdotool windowminimize "$win" 2>/dev/null
+    xdo windowminimize "$win"
     sleep 0.5
-    xdotool windowunmap "$win" 2>/dev/null
+    xdo windowunmap "$win"
     sleep 0.5
-    xdotool key Right Right space 2>/dev/null # keys while hidden go nowhere, harmlessly
-    xdotool windowmap "$win" 2>/dev/null
+    xdo key Right Right space # keys while hidden go nowhere, harmlessly
+    xdo windowmap "$win"
     sleep 0.3
-    xdotool windowactivate "$win" 2>/dev/null
+    xdo windowactivate "$win"
     sleep 0.3
     finish
 fi
@@ -172,7 +204,7 @@ if start -- "$lesson" --autoplay; then
     list=()
     for _ in $(seq 1 20); do list+=("${keys[@]}"); done
     t0=$(date +%s.%N)
-    xdotool key --delay 1 "${list[@]}" 2>/dev/null
+    timeout 60 xdotool key --delay 1 "${list[@]}" 2>/dev/null
     t1=$(date +%s.%N)
     n=${#list[@]}
     rate=$(awk -v n="$n" -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", n / (b - a) }')
@@ -187,20 +219,20 @@ scenario=reload
 cp "$lesson" "$work/lesson.json"
 if start -- "$work/lesson.json"; then
     printf '{"format": "attnviz-lesson/1", "id": "broken", "tokens": [' >"$work/lesson.json" # truncated
-    xdotool key r 2>/dev/null
+    xdo key r
     sleep 1
     if ! alive; then
         fail "died on reloading a corrupted lesson"
     else
         grep -q "lesson.json" "$work/err" || fail "reloading the corrupted lesson reported no error on stderr"
         cp "$lesson" "$work/lesson.json"
-        xdotool key r 2>/dev/null
+        xdo key r
         sleep 1
         printf '\xff\xfe not even text' >"$work/lesson.json"
-        xdotool key r 2>/dev/null
+        xdo key r
         sleep 0.5
         rm -f "$work/lesson.json"
-        xdotool key r 2>/dev/null
+        xdo key r
         sleep 0.5
         finish
     fi
@@ -210,7 +242,7 @@ fi
 scenario=font
 printf '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig></fontconfig>\n' >"$work/fonts.conf"
 if start FONTCONFIG_FILE="$work/fonts.conf" FONTCONFIG_PATH="$work" -- "$lesson" --autoplay; then
-    xdotool key Right Right 2>/dev/null
+    xdo key Right Right
     sleep 0.5
     if ! grep -qiE 'bundled|assets/fonts' "$work/err"; then
         fail "fell back without saying so: expected stderr to mention the bundled font (assets/fonts)"
@@ -223,10 +255,10 @@ fi
 # ---- the software renderer -----------------------------------------------------------
 scenario=software
 if start SDL_RENDER_DRIVER=software -- "$lesson" --autoplay; then
-    xdotool key --delay 5 Right Right Tab space Left 2>/dev/null
-    xdotool windowsize "$win" 1 1 2>/dev/null
+    xdo key --delay 5 Right Right Tab space Left
+    xdo windowsize "$win" 1 1
     sleep 0.2
-    xdotool windowsize "$win" 1024 768 2>/dev/null
+    xdo windowsize "$win" 1024 768
     sleep 0.3
     finish
 fi
