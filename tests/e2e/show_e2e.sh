@@ -5,9 +5,10 @@
 #
 # CTest runs it inside `xvfb-run` (tests/render.cmake). It starts `attnviz
 # show` on the default lesson, presses keys with xdotool as a teacher would
-# (→ next, 2 head two, M single-head, L Chinese, S save, C compare, T theme,
-# ? help, Q quit), takes a screenshot of the screen after each with
-# ImageMagick's `import -window root`, and checks that:
+# (→ next, 2 head two, M single-head, L Chinese, hover a cell, S save, C
+# compare, T theme, ? help, a click on the timeline, Q quit), takes a
+# screenshot of the screen after each with ImageMagick's `import -window
+# root`, and checks that:
 #   - the window appears with the lesson's title,
 #   - every key changed what the window shows,
 #   - L switches the window title to the Chinese one,
@@ -40,14 +41,16 @@ pid=$!
 
 # The window, by its title ("attnviz — <lesson title>").
 wid=""
+title_en=""
 for _ in $(seq 1 100); do
-    wid=$(xdotool search --onlyvisible --name '^attnviz' 2>/dev/null | head -n 1)
-    [ -n "$wid" ] && break
+    # the window of this process, once mapped and titled
+    wid=$(xdotool search --onlyvisible --pid "$pid" 2>/dev/null | tail -n 1)
+    [ -n "$wid" ] && title_en=$(xdotool getwindowname "$wid" 2>/dev/null)
+    [ -n "$title_en" ] && break
     kill -0 "$pid" 2>/dev/null || fail "attnviz show exited early: $(cat "$out/stderr.log")"
     sleep 0.1
 done
-[ -n "$wid" ] || fail "no attnviz window appeared within 10 s"
-title_en=$(xdotool getwindowname "$wid")
+[ -n "$wid" ] && [ -n "$title_en" ] || fail "no titled attnviz window appeared within 10 s"
 echo "window $wid: $title_en"
 case "$title_en" in
     *"我喜欢跑步"*) ;;
@@ -81,12 +84,25 @@ changed 02-head2 03-single "M single-head"
 press l
 shot 04-zh
 changed 03-single 04-zh "L Chinese"
-title_zh=$(xdotool getwindowname "$wid")
+title_zh=""
+for _ in $(seq 1 20); do # the title property can be read mid-update: retry
+    title_zh=$(xdotool getwindowname "$wid" 2>/dev/null)
+    [ -n "$title_zh" ] && break
+    sleep 0.1
+done
 [ "$title_zh" != "$title_en" ] || fail "L did not change the window title ('$title_zh')"
 case "$title_zh" in
     *多头*|*注意力*) echo "ok: the title is Chinese: $title_zh" ;;
     *) fail "after L the title '$title_zh' is not the Chinese one" ;;
 esac
+# the mouse: hover the middle of the window (single-head mode centres the
+# matrix there): the cell's explanation appears
+xdotool mousemove --window "$wid" 512 330 2>/dev/null || fail "xdotool mousemove failed"
+shot 04b-hover
+changed 04-zh 04b-hover "hovering a cell shows how it was computed"
+xdotool mousemove --window "$wid" 5 5 2>/dev/null
+shot 04c-unhover
+changed 04b-hover 04c-unhover "moving away hides the explanation"
 press s
 shot 05-saved 1.5
 saved=$(ls "$frames"/*.png 2>/dev/null | head -n 1)
@@ -94,7 +110,7 @@ saved=$(ls "$frames"/*.png 2>/dev/null | head -n 1)
 size=$(identify -format '%wx%h' "$saved" 2>/dev/null)
 [ "$size" = "1024x640" ] || fail "the saved frame $saved is '$size', expected 1024x640"
 echo "ok: S saved $saved ($size)"
-changed 04-zh 05-saved "S shows a notice"
+changed 04c-unhover 05-saved "S shows a notice"
 press c
 shot 06-compare
 changed 05-saved 06-compare "C compare"
@@ -104,6 +120,13 @@ changed 06-compare 07-theme "T theme"
 press question
 shot 08-help
 changed 07-theme 08-help "? help"
+press question
+shot 09-nohelp
+changed 08-help 09-nohelp "? closes the help"
+# the timeline along the bottom: a click at its right end jumps to the last step
+xdotool mousemove --window "$wid" 1012 632 click 1 2>/dev/null || fail "xdotool click failed"
+shot 10-timeline
+changed 09-nohelp 10-timeline "a click on the timeline jumps"
 press q
 for _ in $(seq 1 50); do
     kill -0 "$pid" 2>/dev/null || break
