@@ -337,6 +337,9 @@ static void test_narration_and_explain(void **state)
     /* an output cell as Σ weight·value */
     assert_int_equal(view_explain_cell(v, t, step_of(v, "head_1"), 2, 1, buf, sizeof buf), 0);
     assert_non_null(strstr(buf, "Σ_j weights₁[跑步]_j · V_1[j, 1]"));
+    /* a weight says where it carries a feature */
+    assert_int_equal(view_explain_cell(v, t, step_of(v, "W_Q"), 1, 3, buf, sizeof buf), 0);
+    assert_non_null(strstr(buf, "feature 1 of each token into column 3 of Q (head 2's column 1)"));
     /* out of range */
     assert_int_equal(view_explain_cell(v, t, si, 3, 0, buf, sizeof buf), -1);
     assert_int_equal(view_explain_cell(v, t, -1, 0, 0, buf, sizeof buf), -1);

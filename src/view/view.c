@@ -745,7 +745,7 @@ static size_t cat_cellref(const View *v, const AttnTrace *t, char *buf, size_t l
 
 /* " = a0·b0 + a1·b1 + … (n terms)": a(i) = A[ra + i·sa], b(i) = B[rb + i·sb]. */
 static size_t cat_dot(char *buf, size_t len, size_t at, const float *A, size_t ia, size_t sa, const float *B,
-                      size_t ib, size_t sb, int n)
+                      size_t ib, size_t sb, int n, LessonLang lang)
 {
     at = cat(buf, len, at, " = ");
     for (int i = 0; i < n && i < EXPLAIN_TERMS; i++) {
@@ -754,7 +754,7 @@ static size_t cat_dot(char *buf, size_t len, size_t at, const float *A, size_t i
         at = cat(buf, len, at, "·");
         at = cat_num(buf, len, at, B[ib + (size_t)i * sb], 1);
     }
-    if (n > EXPLAIN_TERMS) at = cat(buf, len, at, " + …  (%d terms)", n);
+    if (n > EXPLAIN_TERMS) at = cat(buf, len, at, lang == LESSON_ZH ? " + …（共 %d 项）" : " + …  (%d terms)", n);
     return at;
 }
 
@@ -802,7 +802,7 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
         if (bias) at = cat(buf, len, at, " + %s[%d]", bias->name, c);
         at = cat(buf, len, at, "\n");
         at = cat_dot(buf, len, at, A->data, (size_t)r * (size_t)A->cols, 1, W->data, (size_t)c, (size_t)W->cols,
-                     A->cols);
+                     A->cols, v->lang);
         if (bias) {
             at = cat(buf, len, at, " + ");
             at = cat_num(buf, len, at, bias->data[c], 1);
@@ -814,8 +814,9 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
         at = cat(buf, len, at, "\n= %s[", P->name);
         const char *const *rl = view_row_labels(v, t, P);
         at = rl ? cat(buf, len, at, "%s", rl[r]) : cat(buf, len, at, "%d", r);
-        at = cat(buf, len, at, ", %d]  (head %d, its column %d of 0…%d)", (s->head - 1) * s->cols + c, s->head, c,
-                 s->cols - 1);
+        at = cat(buf, len, at,
+                 v->lang == LESSON_ZH ? ", %d]（头 %d 的第 %d 列，共 0…%d）" : ", %d]  (head %d, its column %d of 0…%d)",
+                 (s->head - 1) * s->cols + c, s->head, c, s->cols - 1);
     } break;
     case ATTN_STEP_SCORES:
         if (t->cfg.attention == ATTN_DOT) {
@@ -827,13 +828,13 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
             at = cat_cellref(v, t, buf, len, at, K, c, -1);
             at = cat(buf, len, at, "\n");
             at = cat_dot(buf, len, at, Q->data, (size_t)r * (size_t)Q->cols, 1, K->data, (size_t)c * (size_t)K->cols, 1,
-                         Q->cols);
+                         Q->cols, v->lang);
         } else {
             const AttnStep *Hd = from_kind(t, s, ATTN_STEP_ADDITIVE_HIDDEN, 0), *va = from_kind(t, s, ATTN_STEP_WEIGHT, 0);
             if (!Hd || !va) break;
             size_t hr = (size_t)r * (size_t)s->cols + (size_t)c;
             at = cat(buf, len, at, "\n= hidden[%zu] · v_a  (row %d·n_k + %d)\n", hr, r, c);
-            at = cat_dot(buf, len, at, Hd->data, hr * (size_t)Hd->cols, 1, va->data, 0, 1, Hd->cols);
+            at = cat_dot(buf, len, at, Hd->data, hr * (size_t)Hd->cols, 1, va->data, 0, 1, Hd->cols, v->lang);
         }
         break;
     case ATTN_STEP_SCALED: {
@@ -845,10 +846,11 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
     } break;
     case ATTN_STEP_MASKED:
         if (view_cell_blocked(v, s, r, c))
-            at = cat(buf, len, at, "\n%s: the mask is 0 here, so the score becomes the fill value",
+            at = cat(buf, len, at,
+                     v->lang == LESSON_ZH ? "\n%s：这里的掩码是 0，分数被替换成填充值" : "\n%s: the mask is 0 here, so the score becomes the fill value",
                      view_string(VS_BLOCKED, v->lang));
         else
-            at = cat(buf, len, at, "\n= the scaled score (the mask is 1 here)");
+            at = cat(buf, len, at, v->lang == LESSON_ZH ? "\n= 缩放后的分数（这里的掩码是 1）" : "\n= the scaled score (the mask is 1 here)");
         break;
     case ATTN_STEP_SOFTMAX: {
         const AttnStep *X = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
@@ -858,7 +860,7 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
         for (int j = 0; j < X->cols; j++)
             if (row[j] > mx) mx = row[j];
         if (isinf(mx) && mx < 0) {
-            at = cat(buf, len, at, "\nevery key of this row is blocked: all weights are 0");
+            at = cat(buf, len, at, v->lang == LESSON_ZH ? "\n这一行的键全部被屏蔽：权重全为 0" : "\nevery key of this row is blocked: all weights are 0");
             break;
         }
         double sum = 0;
@@ -876,7 +878,7 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
         at = cat(buf, len, at, "\n= Σ_j ");
         at = cat_cellref(v, t, buf, len, at, W, r, -1);
         at = cat(buf, len, at, "_j · %s[j, %d]\n", V->name, c);
-        at = cat_dot(buf, len, at, W->data, (size_t)r * (size_t)W->cols, 1, V->data, (size_t)c, (size_t)V->cols, W->cols);
+        at = cat_dot(buf, len, at, W->data, (size_t)r * (size_t)W->cols, 1, V->data, (size_t)c, (size_t)V->cols, W->cols, v->lang);
     } break;
     case ATTN_STEP_CONCAT: {
         int col = c;
@@ -890,6 +892,17 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
             col -= Hd->cols;
         }
     } break;
+    case ATTN_STEP_WEIGHT:
+        if (t->cfg.attention == ATTN_DOT && s->name[0] == 'W' && s->name[2] != 'O') {
+            int dk = s->name[2] == 'V' ? t->cfg.d_v : t->cfg.d_k;
+            if (dk > 0 && v->lang == LESSON_ZH)
+                at = cat(buf, len, at, "\n把每个词的第 %d 个特征乘进 %c 的第 %d 列（头 %d 的第 %d 列）", r, s->name[2], c,
+                         c / dk + 1, c % dk);
+            else if (dk > 0)
+                at = cat(buf, len, at, "\nmultiplies feature %d of each token into column %d of %c (head %d's column %d)",
+                         r, c, s->name[2], c / dk + 1, c % dk);
+        }
+        break;
     case ATTN_STEP_ADDITIVE_HIDDEN: {
         int nk = t->cfg.n_k;
         at = cat(buf, len, at, "\n= tanh([x_%d ; %s_%d] · W_a[:, %d]%s)", r / nk, t->cfg.cross ? "y" : "x",
