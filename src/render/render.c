@@ -269,10 +269,7 @@ static uint64_t mix64(uint64_t h, uint64_t x)
 /* The colour of displayed cell (i, j) of the full matrix. */
 static uint32_t cell_pixel(const View *v, const Theme *th, const Item *it, int i, int j)
 {
-    Item full = *it;
-    full.r0 = full.c0 = 0;
-    int r, c;
-    disp_to_step(&full, i, j, &r, &c);
+    int r = it->transposed ? j : i, c = it->transposed ? i : j; /* displayed (i, j) of the full matrix */
     int st = step_state(it, r, c);
     if (!it->state && view_cell_blocked(v, it->s, r, c)) st = ST_BLOCKED;
     SDL_Color col;
