@@ -974,6 +974,9 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
     }
     if (s->kind == ATTN_STEP_SPLIT) res->block_color = t->cfg.heads > 1 ? s->head : 0;
 
+    /* scaling keeps the scores' colour scale, during and after: the values
+     * visibly shrink, and nothing jumps when the animation ends */
+    if (s->kind == ATTN_STEP_SCALED && n_ops >= 1 && !items[0].weights) res->range = items[0].range;
     Anim anim = {0};
     uint64_t akey = animate(v, res, items, n_ops, ease_d(p), &anim);
     if (s->kind == ATTN_STEP_SOFTMAX && !res->rowsum) {

@@ -26,9 +26,10 @@
  *
  * Colours: weights (softmax steps) use viridis on the fixed range [0, 1];
  * every other matrix uses a diverging map (RdBu) centred on 0 with the range
- * ±max|value| of the matrix, fixed for the whole animation of the step (the
- * range of the step's operand and result together). Blocked cells are grey
- * with a hatch and labelled −∞ (or the finite fill value).
+ * ±max|value| of the matrix (blocked cells left out), fixed for the whole
+ * animation of the step; the scaled scores keep the scores' range, so the
+ * division shows as paler colours. Blocked cells are grey with a hatch and
+ * labelled −∞.
  *
  * Fonts: a chain of fonts, chosen per codepoint (TTF_GlyphIsProvided32): by
  * default DejaVu Sans and Noto Sans CJK SC found through fontconfig, then the
