@@ -18,3 +18,14 @@ else()
   add_test(NAME show_e2e COMMAND sh -c "echo 'SKIP: xvfb-run is not installed (apt-get install xvfb)'; exit 77")
 endif()
 set_tests_properties(show_e2e PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 ENVIRONMENT "SDL_VIDEODRIVER=x11")
+
+# --autoplay --quit-at-end --frame-stats: plays the lesson, quits with 0 and
+# prints the two lines the benchmark reads.
+if(ATTNVIZ_XVFB_RUN)
+  add_test(NAME show_frame_stats
+           COMMAND ${ATTNVIZ_XVFB_RUN} -a -s "-screen 0 1280x800x24"
+                   ${ATTNVIZ_TESTS_DIR}/e2e/show_stats.sh $<TARGET_FILE:attnviz>)
+else()
+  add_test(NAME show_frame_stats COMMAND sh -c "echo 'SKIP: xvfb-run is not installed (apt-get install xvfb)'; exit 77")
+endif()
+set_tests_properties(show_frame_stats PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180)
