@@ -235,9 +235,34 @@ KERNEL_DISPATCH static void gemm_accumulate(float *restrict C, const float *rest
     gemm_columns(C, A, B, transposed, m, k, n, wide, n - wide, NR_NARROW, bp);
 }
 
+/* A product with few columns and many rows (a head's weights · V_h with
+ * d_v = 8) would fill a quarter of even a narrow panel. Computed transposed,
+ * Cᵀ (n, m) = Bᵀ (n, k) · Aᵀ, A's rows become the panel's columns: the
+ * products and the order of each sum are unchanged, so are the bits. Returns
+ * 0, or -1 (nothing written) when there is no memory for the two transposes. */
+static int matmul_transposed(float *restrict C, const float *restrict A, const float *restrict B,
+                             const float *restrict bias, int m, int k, int n)
+{
+    float *bt = calloc((size_t)n * ((size_t)k + (size_t)m), sizeof(float)); /* Bᵀ (n, k), then Cᵀ (n, m) */
+    if (!bt) return -1;
+    float *ct = bt + (size_t)n * k;
+    for (int p = 0; p < k; p++)
+        for (int d = 0; d < n; d++) bt[(size_t)d * k + p] = B[(size_t)p * n + d];
+    for (int d = 0; d < n; d++)
+        for (int i = 0; i < m; i++) ct[(size_t)d * m + i] = bias ? bias[d] : 0.0f;
+    gemm_accumulate(ct, bt, A, 1, n, k, m); /* Cᵀ += Bᵀ · Aᵀ, A read as (m, k) rows */
+    for (int i = 0; i < m; i++)
+        for (int d = 0; d < n; d++) C[(size_t)i * n + d] = ct[(size_t)d * m + i];
+    free(bt);
+    return 0;
+}
+
 void attn_matmul(float *restrict C, const float *restrict A, const float *restrict B, const float *restrict bias,
                  int m, int k, int n)
 {
+    if (n < NR_NARROW && m >= NR_WIDE && (size_t)m * (size_t)k * (size_t)n > GEMM_SMALL &&
+        matmul_transposed(C, A, B, bias, m, k, n) == 0)
+        return;
     /* 1. C starts as the bias (broadcast over rows) or zero; 2. C += A·B */
     for (int i = 0; i < m; i++) {
         float *c = C + (size_t)i * n;
