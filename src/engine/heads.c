@@ -14,7 +14,6 @@
  * caller's thread alone.
  */
 #include <assert.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -142,18 +141,7 @@ void attn__matmul_jobs(const AttnMatmulJob *jobs, int n_jobs, int threads)
     run_tasks(row_task, &rt, rt.first_task[n_jobs], threads);
 }
 
-/* ---- the scan for non-finite values --------------------------------------------- */
-
-unsigned attn__nonfinite_bits(const float *x, size_t n)
-{
-    /* branch-free, so that it vectorises: the scan reads the whole trace */
-    int any_pinf_nan = 0, any_ninf = 0;
-    for (size_t i = 0; i < n; i++) {
-        any_pinf_nan |= !(x[i] < INFINITY);
-        any_ninf |= x[i] == -INFINITY;
-    }
-    return (any_pinf_nan ? ATTN_SCAN_PINF_NAN : 0u) | (any_ninf ? ATTN_SCAN_NINF : 0u);
-}
+/* ---- the scan for non-finite values (attn__nonfinite_bits is in kernels.c) ---------- */
 
 typedef struct ScanTasks {
     const AttnTrace *t;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "attn_internal.h"
 
 void attn_matmul_naive(float *C, const float *A, const float *B, const float *bias, int m, int k, int n)
 {
@@ -290,7 +291,7 @@ void attn_matmul_nt(float *restrict C, const float *restrict A, const float *res
 
 /* Lanes of the partial maximum and sum: independent accumulators that the
  * compiler keeps in vector registers (32 floats = two AVX-512 registers). */
-enum { SOFTMAX_LANES = 32 };
+enum { SOFTMAX_LANES = 32 }; /* the halving reductions below assume 32 */
 
 /* Below this e^x is under 1.7e-38, where float turns subnormal; such a weight
  * is set to exactly 0, as a blocked cell's (-inf) is. */
@@ -331,7 +332,17 @@ KERNEL_INLINE void softmax_row_ordinary(float *restrict yr, const float *restric
         for (int l = 0; l < SOFTMAX_LANES; l++) lane_max[l] = -INFINITY;
         for (; j + SOFTMAX_LANES <= cols; j += SOFTMAX_LANES)
             for (int l = 0; l < SOFTMAX_LANES; l++) lane_max[l] = xr[j + l] > lane_max[l] ? xr[j + l] : lane_max[l];
-        for (int l = 0; l < SOFTMAX_LANES; l++) mx = lane_max[l] > mx ? lane_max[l] : mx;
+        /* halving, each step a loop of constant length (vector operations),
+         * not a chain of 32 dependent scalar steps */
+#define HALVE_MAX(w) \
+    for (int l = 0; l < (w); l++) lane_max[l] = lane_max[l + (w)] > lane_max[l] ? lane_max[l + (w)] : lane_max[l]
+        HALVE_MAX(16);
+        HALVE_MAX(8);
+        HALVE_MAX(4);
+        HALVE_MAX(2);
+        HALVE_MAX(1);
+#undef HALVE_MAX
+        mx = lane_max[0];
     }
     for (; j < cols; j++) mx = xr[j] > mx ? xr[j] : mx;
     /* 2. exponentiate: x - max clamped at EXP_LOWEST (blocked -inf cells
@@ -348,7 +359,15 @@ KERNEL_INLINE void softmax_row_ordinary(float *restrict yr, const float *restric
         double lane_sum[SOFTMAX_LANES] = {0};
         for (; j + SOFTMAX_LANES <= cols; j += SOFTMAX_LANES)
             for (int l = 0; l < SOFTMAX_LANES; l++) lane_sum[l] += (double)yr[j + l];
-        for (int l = 0; l < SOFTMAX_LANES; l++) sum += lane_sum[l];
+#define HALVE_SUM(w) \
+    for (int l = 0; l < (w); l++) lane_sum[l] += lane_sum[l + (w)]
+        HALVE_SUM(16); /* as for the maximum */
+        HALVE_SUM(8);
+        HALVE_SUM(4);
+        HALVE_SUM(2);
+        HALVE_SUM(1);
+#undef HALVE_SUM
+        sum = lane_sum[0];
     }
     for (; j < cols; j++) sum += (double)yr[j];
     double inv = 1.0 / sum; /* sum ≥ 1: the maximum's own term is e^0 */
@@ -407,3 +426,19 @@ void attn_softmax_rows(float *y, unsigned char *flags, const float *x, int rows,
 {
     softmax_rows(y, flags, x, rows, cols);
 }
+
+/* ---- the scan for non-finite values ------------------------------------------ */
+
+/* Branch-free, so that it vectorises (and in the clones, 16 floats at a time):
+ * attn_trace_create's check reads the whole trace with it. */
+KERNEL_DISPATCH static unsigned nonfinite_bits(const float *restrict x, size_t n)
+{
+    int any_pinf_nan = 0, any_ninf = 0;
+    for (size_t i = 0; i < n; i++) {
+        any_pinf_nan |= !(x[i] < INFINITY);
+        any_ninf |= x[i] == -INFINITY;
+    }
+    return (any_pinf_nan ? ATTN_SCAN_PINF_NAN : 0u) | (any_ninf ? ATTN_SCAN_NINF : 0u);
+}
+
+unsigned attn__nonfinite_bits(const float *x, size_t n) { return nonfinite_bits(x, n); }
