@@ -764,14 +764,16 @@ static void anim_free(Anim *a)
     memset(a, 0, sizeof *a);
 }
 
-static int is_product(const AttnTrace *t, const AttnStep *s)
+/* Steps whose cells are each a row of one operand against a column of
+ * another: they fill cell by cell (additive scores: hidden's row · v_a). */
+static int is_product(const AttnStep *s)
 {
     switch (s->kind) {
     case ATTN_STEP_PROJECTION:
     case ATTN_STEP_WEIGHTED_SUM:
     case ATTN_STEP_OUTPUT:
-    case ATTN_STEP_ADDITIVE_HIDDEN: return 1;
-    case ATTN_STEP_SCORES: return t->cfg.attention == ATTN_DOT || 1;
+    case ATTN_STEP_ADDITIVE_HIDDEN:
+    case ATTN_STEP_SCORES: return 1;
     default: return 0;
     }
 }
@@ -799,7 +801,7 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
     res->state = a->state;
     if (p >= 1.0) return 1;
     uint64_t key = 2 + (uint64_t)lrint(p * 4096.0);
-    if (is_product(res->trace, s)) {
+    if (is_product(s)) {
         if (n <= 64) {
             size_t k = (size_t)(p * (double)n);
             for (size_t i = 0; i < n; i++)
@@ -929,8 +931,6 @@ static const char *op_between(const AttnStep *s, const AttnStep *next, int befor
 
 #define MAX_ITEMS 20
 
-static double ease_d(double p) { return p; }
-
 /* Draws a step's operands and result inside area. */
 static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, int step, double p, SDL_Rect area,
                             const Fonts *f)
@@ -978,7 +978,7 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
      * visibly shrink, and nothing jumps when the animation ends */
     if (s->kind == ATTN_STEP_SCALED && n_ops >= 1 && !items[0].weights) res->range = items[0].range;
     Anim anim = {0};
-    uint64_t akey = animate(v, res, items, n_ops, ease_d(p), &anim);
+    uint64_t akey = animate(v, res, items, n_ops, p, &anim);
     if (s->kind == ATTN_STEP_SOFTMAX && !res->rowsum) {
         /* the final state keeps its row sums: every row Σ = 1 (0 when all blocked) */
         anim.rowsum = calloc((size_t)s->rows, sizeof *anim.rowsum);
@@ -1084,12 +1084,9 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
         render_text(rc, note, f->formula, th->accent, res->x + (int)(res->cw * res->cols) / 2, ny, 1);
     }
     if (s->kind == ATTN_STEP_SOFTMAX && p < 1.0) {
-        const char *ph = (res->hl_row >= 0 ? 0 : 1) ? view_string(p < 0.5 ? VS_EXP_PHASE : VS_NORM_PHASE, v->lang)
-                                                    : NULL;
-        if (!ph) {
-            double slot = p * s->rows;
-            ph = view_string(slot - floor(slot) < 0.5 ? VS_EXP_PHASE : VS_NORM_PHASE, v->lang);
-        }
+        /* rows one after another (≤ 16 rows): the phase within the current row; else all rows at once */
+        double slot = res->hl_row >= 0 ? p * s->rows : p;
+        const char *ph = view_string(slot - floor(slot) < 0.5 ? VS_EXP_PHASE : VS_NORM_PHASE, v->lang);
         int ny = res->y + (int)lrintf(res->ch * res->rows) + 10 + text_h(rc, f->body);
         if (ny + text_h(rc, f->formula) > area.y + area.h) ny = area.y + area.h - text_h(rc, f->formula);
         render_text(rc, ph, f->formula, th->accent, res->x + (int)(res->cw * res->cols) / 2, ny, 1);
