@@ -181,8 +181,15 @@ static void fmt_cell(char *buf, size_t len, float x, int weights)
         snprintf(tmp, sizeof tmp, "%.2f", fabs(d));
     else if (fabs(d) < 0.005)
         snprintf(tmp, sizeof tmp, "0.00");
-    else if (fabs(d) >= 1e4)
-        snprintf(tmp, sizeof tmp, "%.0e", fabs(d));
+    else if (fabs(d) >= 1e4) {
+        int e = (int)floor(log10(fabs(d)));
+        double mant = fabs(d) / pow(10.0, e);
+        if (mant >= 9.5) {
+            mant /= 10.0;
+            e++;
+        }
+        snprintf(tmp, sizeof tmp, "%.0fe%d", mant, e); /* −1e9, not −1e+09 */
+    }
     else if (fabs(d) >= 100)
         snprintf(tmp, sizeof tmp, "%.0f", fabs(d));
     else if (fabs(d) >= 10)
@@ -534,9 +541,10 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
             float x = step_val(it, r, c);
             if (st == ST_BLOCKED) {
                 if (it->blocked_mix <= 0.5f) continue;
-                if (isinf(x) || it->weights) snprintf(num, sizeof num, "−∞");
-                else fmt_cell(num, sizeof num, x, 0);
+                /* what the cell becomes: −∞, or the finite fill (−1e9, −1e20), or weight 0 */
+                float fill = it->s->data[(size_t)r * (size_t)it->s->cols + (size_t)c];
                 if (it->weights) snprintf(num, sizeof num, "0");
+                else fmt_cell(num, sizeof num, fill, 0);
                 bgc = th->blocked;
             } else {
                 fmt_cell(num, sizeof num, x, it->weights);
