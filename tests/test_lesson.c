@@ -605,6 +605,56 @@ static void test_duplicate_after_many_keys(void **state)
     lesson_free(&L);
 }
 
+/* What cJSON reads and what the locator checks (src/lesson/lesson_json.h):
+ * escapes and surrogate pairs come out as cJSON decodes them, numbers as its
+ * strtod reads them, keys are compared decoded (so "h\u0065ads" repeats
+ * "heads"), and messages keep the locator's positions and decoded paths. */
+static void test_values_from_cjson(void **state)
+{
+    (void)state;
+    Lesson L;
+    LessonError err;
+    parse_ok(&L, "{\"format\": \"attnviz-lesson/1\", \"id\": \"e\", \"title\": {\"en\": \"a\\/b\\n\\u6211\", \"\\u007ah\": \"\\ud83d\\ude00\"},"
+                 " \"tokens\": [\"\\u6211\", \"\\u00e9t\\u00C9\"], \"d_model\": 1,"
+                 " \"X\": [[0.1000000000000000055511151231257827021181583404541015625],"
+                 " [-12345678901234567890123456789012345678901234567890123456789012345678901234567890e-80]]}");
+    assert_string_equal(L.title.text[LESSON_EN], "a/b\n我");
+    assert_string_equal(L.title.text[LESSON_ZH], "😀");
+    assert_string_equal(L.tokens[0], "我");
+    assert_string_equal(L.tokens[1], "étÉ");
+    assert_true(L.cfg.X[0] == 0.1f);
+    assert_true(L.cfg.X[1] == (float)-1.2345678901234567890e-1);
+    lesson_free(&L);
+
+    const char *dup = "{\"format\": \"attnviz-lesson/1\", \"heads\": 1, \"h\\u0065ads\": 1}";
+    assert_int_equal(lesson_parse(&L, dup, strlen(dup), "dup.json", &err), -1);
+    assert_string_equal(err.msg, "dup.json:1:44: heads: expected each key once, found it a second time (first at line 1, column 32)");
+
+    /* an error inside a value whose key is escaped: the path is decoded */
+    const char *nul = "{\"format\": \"attnviz-lesson/1\", \"ti\\u0074le\": {\"en\": \"a\\u0000\"}}";
+    assert_int_equal(lesson_parse(&L, nul, strlen(nul), "nul.json", &err), -1);
+    assert_string_equal(err.msg, "nul.json:1:55: title.en: expected text, found \\u0000 (a NUL character is not allowed)");
+
+    /* numbers of up to 127 characters are read; longer ones are refused */
+    char num[512];
+    for (int n = 127; n <= 128; n++) {
+        char digits[160];
+        memset(digits, '7', sizeof digits);
+        digits[0] = '0', digits[1] = '.';
+        digits[n] = 0;
+        snprintf(num, sizeof num, "{\"format\": \"attnviz-lesson/1\", \"id\": \"n\", \"title\": {\"en\": \"n\"},"
+                 " \"tokens\": [\"a\"], \"d_model\": 1, \"X\": [[%s]]}", digits);
+        if (n == 127) {
+            parse_ok(&L, num);
+            assert_true(L.cfg.X[0] == (float)strtod(digits, NULL));
+            lesson_free(&L);
+        } else {
+            assert_int_equal(lesson_parse(&L, num, strlen(num), "num.json", &err), -1);
+            assert_string_equal(err.msg, "num.json:1:103: X[0][0]: expected a number of at most 127 characters, found 128");
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -622,6 +672,7 @@ int main(void)
         cmocka_unit_test(test_limits_accepted),
         cmocka_unit_test(test_float32_edge),
         cmocka_unit_test(test_duplicate_after_many_keys),
+        cmocka_unit_test(test_values_from_cjson),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,8 +2,9 @@
  *
  * The order of work, so that the first problem found is the one reported and
  * nothing big is allocated for a file that is wrong:
- *   1. size of the file, then JSON syntax and UTF-8 (lesson_json.c), with
- *      positions for everything;
+ *   1. size of the file, then JSON syntax and UTF-8, checked by the locator
+ *      in lesson_json.c, which then has cJSON parse the text and ties every
+ *      cJSON item to its position; every value below is cJSON's;
  *   2. the top-level keys: unknown (with the nearest known one) or duplicated;
  *   3. the scalar fields (format, id, title, tokens, sizes), each with its
  *      limit, then the size of the whole trace, all before any matrix is read;
@@ -23,7 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "lesson_json.h"
+#include "lesson_json.h" /* cJSON parses; the locator says where */
 
 /* ---- the top-level keys ------------------------------------------------- */
 
@@ -77,7 +78,6 @@ static void clean(const char *s, char *out, size_t outlen, size_t max)
     size_t n = 0, limit = max < outlen - 4 ? max : outlen - 4;
     for (; s[n] && n < limit; n++) out[n] = (unsigned char)s[n] < 0x20 || s[n] == 0x7F ? '?' : s[n];
     int cut = s[n] != 0;
-    while (cut && n > 0 && ((unsigned char)out[n] & 0xC0) == 0x80 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
     if (cut) /* step back to the start of a partly copied character */
         while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
     out[n] = 0;
@@ -96,14 +96,14 @@ static void found(const Ctx *c, const JsonNode *n, char *out, size_t outlen)
         break;
     }
     case JSON_STRING:
-        clean(json_str(&c->doc, n), tmp, sizeof tmp, 40);
+        clean(json_str(n), tmp, sizeof tmp, 40);
         snprintf(out, outlen, "the string \"%s\"", tmp);
         break;
     case JSON_ARRAY:
-        if (n->u.c.n == 0)
+        if (n->n == 0)
             snprintf(out, outlen, "an empty array");
         else
-            snprintf(out, outlen, "an array of %u", (unsigned)n->u.c.n);
+            snprintf(out, outlen, "an array of %u", (unsigned)n->n);
         break;
     case JSON_OBJECT: snprintf(out, outlen, "an object"); break;
     default: snprintf(out, outlen, "%s", json_type_phrase((JsonType)n->type)); break;
@@ -163,7 +163,7 @@ static int fail_unknown(Ctx *c, const JsonNode *key, const char *prefix, const c
                         const char *const *known, int n_known)
 {
     char k[96];
-    const char *s = json_str(&c->doc, key);
+    const char *s = json_str(key);
     clean(s, k, sizeof k, 48);
     const char *near = nearest(s, known, n_known);
     if (near)
@@ -174,12 +174,12 @@ static int fail_unknown(Ctx *c, const JsonNode *key, const char *prefix, const c
 /* ---- reading values ----------------------------------------------------------- */
 
 /* Looks up a member of an object; counts nodes in order (objects are small). */
-static const JsonNode *member(const Ctx *c, const JsonNode *obj, const char *name, const JsonNode **key_out)
+static const JsonNode *member(const JsonNode *obj, const char *name, const JsonNode **key_out)
 {
     const JsonNode *k = json_first(obj);
-    for (uint32_t i = 0; i < obj->u.c.n; i++) {
+    for (uint32_t i = 0; i < obj->n; i++) {
         const JsonNode *v = json_skip(k);
-        if (strcmp(json_str(&c->doc, k), name) == 0) {
+        if (strcmp(json_str(k), name) == 0) {
             if (key_out) *key_out = k;
             return v;
         }
@@ -194,14 +194,14 @@ static int check_keys(Ctx *c, const JsonNode *obj, const char *prefix, const cha
     /* Every key before this one is known and distinct, so an object is
      * checked in at most n_known² comparisons, however long it is. */
     const JsonNode *k = json_first(obj);
-    for (uint32_t i = 0; i < obj->u.c.n; i++) {
-        const char *s = json_str(&c->doc, k);
+    for (uint32_t i = 0; i < obj->n; i++) {
+        const char *s = json_str(k);
         int ok = 0;
         for (int j = 0; j < n_known && !ok; j++) ok = strcmp(s, known[j]) == 0;
         if (!ok) return fail_unknown(c, k, prefix, "key", known, n_known);
         const JsonNode *e = json_first(obj);
         for (uint32_t j = 0; j < i; j++, e = json_skip(json_skip(e)))
-            if (strcmp(json_str(&c->doc, e), s) == 0) {
+            if (strcmp(json_str(e), s) == 0) {
                 int l, col;
                 json_line_col(c->text, c->len, e->off, &l, &col);
                 return lesson_fail(c, k, "%s%s: expected each key once, found it a second time (first at line %d, column %d)",
@@ -217,8 +217,8 @@ static int read_int(Ctx *c, const JsonNode *n, const char *path, double lo, doub
 {
     char want[160];
     snprintf(want, sizeof want, "%s, an integer %.17g..%.17g", what, lo, hi);
-    if (n->type != JSON_NUMBER) return fail_type(c, n, path, want);
-    double v = n->u.num;
+    if (!cJSON_IsNumber(n->item)) return fail_type(c, n, path, want);
+    double v = n->item->valuedouble;
     if (!(v >= lo && v <= hi) || v != floor(v)) return fail_type(c, n, path, want);
     *out = v;
     return 0;
@@ -244,8 +244,8 @@ static int fits_f32(double v) { return isfinite(v) && fabs(v) < (double)FLT_MAX 
 /* A finite number that float32 can hold. */
 static int read_f32(Ctx *c, const JsonNode *n, const char *path, float *out)
 {
-    if (n->type != JSON_NUMBER) return fail_type(c, n, path, "a number");
-    double v = n->u.num;
+    if (!cJSON_IsNumber(n->item)) return fail_type(c, n, path, "a number");
+    double v = n->item->valuedouble;
     if (!fits_f32(v)) {
         char fs[64];
         found(c, n, fs, sizeof fs);
@@ -255,19 +255,19 @@ static int read_f32(Ctx *c, const JsonNode *n, const char *path, float *out)
     return 0;
 }
 
-/* A string in UTF-8 (checked by the parser) of at most max bytes; copied. */
+/* A string of at most max bytes, as cJSON decoded it (UTF-8 and free of NUL,
+ * which the scanner checked); copied. */
 static int read_string(Ctx *c, const JsonNode *n, const char *path, size_t max, int allow_empty, char **out)
 {
-    if (n->type != JSON_STRING) return fail_type(c, n, path, "a string");
-    size_t len = n->u.c.n;
+    if (!cJSON_IsString(n->item)) return fail_type(c, n, path, "a string");
+    const char *s = json_str(n);
+    size_t len = strlen(s);
     if (len == 0 && !allow_empty) return lesson_fail(c, n, "%s: expected text, found an empty string", path);
     if (len > max)
         return lesson_fail(c, n, "%s: expected at most %zu bytes of text, found %zu", path, max, len);
-    if (memchr(json_str(&c->doc, n), 0, len)) /* the parser refuses \u0000; this is a guard */
-        return lesson_fail(c, n, "%s: expected text, found a NUL character", path);
     *out = malloc(len + 1);
     if (!*out) return lesson_fail(c, n, "%s: out of memory", path);
-    memcpy(*out, json_str(&c->doc, n), len + 1);
+    memcpy(*out, s, len + 1);
     return 0;
 }
 
@@ -306,12 +306,12 @@ static int check_braces(Ctx *c, const JsonNode *n, const char *path, const char 
 static int read_text(Ctx *c, const JsonNode *n, const char *path, int braces, LessonText *out)
 {
     static const char *const langs[] = {"en", "zh"};
-    if (n->type != JSON_OBJECT) return fail_type(c, n, path, "an object {\"en\": ..., \"zh\": ...}");
+    if (!cJSON_IsObject(n->item)) return fail_type(c, n, path, "an object {\"en\": ..., \"zh\": ...}");
     char prefix[128];
     snprintf(prefix, sizeof prefix, "%s.", path);
     if (check_keys(c, n, prefix, langs, 2) != 0) return -1;
     for (int l = 0; l < LESSON_LANG_COUNT; l++) {
-        const JsonNode *v = member(c, n, langs[l], NULL);
+        const JsonNode *v = member(n, langs[l], NULL);
         char sub[160];
         snprintf(sub, sizeof sub, "%s.%s", path, langs[l]);
         if (!v) {
@@ -335,30 +335,31 @@ static int read_tokens(Ctx *c, int f, char ***out, int *n_out)
 {
     const JsonNode *n = c->val[f];
     const char *name = field_names[f];
-    if (n->type != JSON_ARRAY) return fail_type(c, n, name, "an array of token strings");
-    if (n->u.c.n < 1) return lesson_fail(c, n, "%s: expected at least 1 token, found an empty array", name);
-    if (n->u.c.n > LESSON_MAX_TOKENS)
-        return lesson_fail(c, n, "%s: expected at most %d tokens, found %u", name, LESSON_MAX_TOKENS, (unsigned)n->u.c.n);
+    if (!cJSON_IsArray(n->item)) return fail_type(c, n, name, "an array of token strings");
+    if (n->n < 1) return lesson_fail(c, n, "%s: expected at least 1 token, found an empty array", name);
+    if (n->n > LESSON_MAX_TOKENS)
+        return lesson_fail(c, n, "%s: expected at most %d tokens, found %u", name, LESSON_MAX_TOKENS, (unsigned)n->n);
     /* check everything before allocating */
     const JsonNode *e = json_first(n);
-    for (uint32_t i = 0; i < n->u.c.n; i++, e = json_skip(e)) {
+    for (uint32_t i = 0; i < n->n; i++, e = json_skip(e)) {
         char path[64];
         snprintf(path, sizeof path, "%s[%u]", name, (unsigned)i);
-        if (e->type != JSON_STRING) return fail_type(c, e, path, "a token string");
-        if (e->u.c.n == 0) return lesson_fail(c, e, "%s: expected a token, found an empty string", path);
-        if (e->u.c.n > LESSON_MAX_TOKEN_BYTES)
+        if (!cJSON_IsString(e->item)) return fail_type(c, e, path, "a token string");
+        size_t bytes = strlen(json_str(e));
+        if (bytes == 0) return lesson_fail(c, e, "%s: expected a token, found an empty string", path);
+        if (bytes > LESSON_MAX_TOKEN_BYTES)
             return lesson_fail(c, e, "%s: expected a token of at most %d bytes, found %u", path, LESSON_MAX_TOKEN_BYTES,
-                               (unsigned)e->u.c.n);
-        for (const unsigned char *p = (const unsigned char *)json_str(&c->doc, e); *p; p++)
+                               (unsigned)bytes);
+        for (const unsigned char *p = (const unsigned char *)json_str(e); *p; p++)
             if (*p < 0x20 || *p == 0x7F)
                 return lesson_fail(c, e, "%s: expected a token on one line, found the control character 0x%02x%s", path, *p,
                                    *p == '\n' ? " (a line break)" : *p == '\t' ? " (a tab)" : "");
     }
-    *out = calloc(n->u.c.n, sizeof **out);
+    *out = calloc(n->n, sizeof **out);
     if (!*out) return lesson_fail(c, n, "%s: out of memory", name);
-    *n_out = (int)n->u.c.n;
+    *n_out = (int)n->n;
     e = json_first(n);
-    for (uint32_t i = 0; i < n->u.c.n; i++, e = json_skip(e))
+    for (uint32_t i = 0; i < n->n; i++, e = json_skip(e))
         if (read_string(c, e, name, LESSON_MAX_TOKEN_BYTES, 0, &(*out)[i]) != 0) return -1;
     return 0;
 }
@@ -369,9 +370,9 @@ static int read_tokens(Ctx *c, int f, char ***out, int *n_out)
  * infer additive sizes from X and Y. */
 static int first_row_len(const JsonNode *n)
 {
-    if (!n || n->type != JSON_ARRAY || n->u.c.n == 0) return -1;
+    if (!n || !cJSON_IsArray(n->item) || n->n == 0) return -1;
     const JsonNode *r = json_first(n);
-    return r->type == JSON_ARRAY ? (int)r->u.c.n : -1;
+    return cJSON_IsArray(r->item) ? (int)r->n : -1;
 }
 
 /* A matrix of rows × cols numbers as an array of rows; `why` says where the
@@ -381,33 +382,33 @@ static int read_matrix(Ctx *c, const JsonNode *n, const char *name, int rows, in
 {
     char want[256];
     snprintf(want, sizeof want, "a %d×%d matrix (%s) as an array of %d rows", rows, cols, why, rows);
-    if (n->type != JSON_ARRAY) return fail_type(c, n, name, want);
+    if (!cJSON_IsArray(n->item)) return fail_type(c, n, name, want);
     /* 1. every entry is a row, and the rows agree with the first */
     const JsonNode *r = json_first(n);
     uint32_t width = 0;
-    for (uint32_t i = 0; i < n->u.c.n; i++, r = json_skip(r)) {
+    for (uint32_t i = 0; i < n->n; i++, r = json_skip(r)) {
         char path[64];
         snprintf(path, sizeof path, "%s[%u]", name, (unsigned)i);
-        if (r->type != JSON_ARRAY) {
+        if (!cJSON_IsArray(r->item)) {
             char w2[96];
             snprintf(w2, sizeof w2, "a row (an array of %d numbers)", cols);
             return fail_type(c, r, path, w2);
         }
-        if (i == 0) width = r->u.c.n;
-        else if (r->u.c.n != width)
+        if (i == 0) width = r->n;
+        else if (r->n != width)
             return lesson_fail(c, r, "%s: expected %u numbers like %s[0] (rows must have equal length), found %u", path,
-                               (unsigned)width, name, (unsigned)r->u.c.n);
+                               (unsigned)width, name, (unsigned)r->n);
     }
     /* 2. the shape */
-    if ((int)n->u.c.n != rows || (int)width != cols)
-        return lesson_fail(c, n, "%s: expected %d×%d (%s), found %u×%u", name, rows, cols, why, (unsigned)n->u.c.n,
+    if ((int)n->n != rows || (int)width != cols)
+        return lesson_fail(c, n, "%s: expected %d×%d (%s), found %u×%u", name, rows, cols, why, (unsigned)n->n,
                            (unsigned)width);
     /* 3. the numbers */
     r = json_first(n);
-    for (uint32_t i = 0; i < n->u.c.n; i++, r = json_skip(r)) {
+    for (uint32_t i = 0; i < n->n; i++, r = json_skip(r)) {
         const JsonNode *e = json_first(r);
-        for (uint32_t j = 0; j < r->u.c.n; j++, e = json_skip(e))
-            if (e->type != JSON_NUMBER || !fits_f32(e->u.num)) {
+        for (uint32_t j = 0; j < r->n; j++, e = json_skip(e))
+            if (!cJSON_IsNumber(e->item) || !fits_f32(e->item->valuedouble)) {
                 char path[64];
                 snprintf(path, sizeof path, "%s[%u][%u]", name, (unsigned)i, (unsigned)j);
                 float dummy;
@@ -418,9 +419,9 @@ static int read_matrix(Ctx *c, const JsonNode *n, const char *name, int rows, in
     if (!m) return lesson_fail(c, n, "%s: out of memory", name);
     r = json_first(n);
     size_t at = 0;
-    for (uint32_t i = 0; i < n->u.c.n; i++, r = json_skip(r)) {
+    for (uint32_t i = 0; i < n->n; i++, r = json_skip(r)) {
         const JsonNode *e = json_first(r);
-        for (uint32_t j = 0; j < r->u.c.n; j++, e = json_skip(e)) m[at++] = (float)e->u.num;
+        for (uint32_t j = 0; j < r->n; j++, e = json_skip(e)) m[at++] = (float)e->item->valuedouble;
     }
     *out = m;
     return 0;
@@ -431,11 +432,11 @@ static int read_vector(Ctx *c, const JsonNode *n, const char *name, int len, con
 {
     char want[192];
     snprintf(want, sizeof want, "an array of %d numbers (%s)", len, why);
-    if (n->type != JSON_ARRAY) return fail_type(c, n, name, want);
-    if ((int)n->u.c.n != len) return lesson_fail(c, n, "%s: expected %d numbers (%s), found %u", name, len, why, (unsigned)n->u.c.n);
+    if (!cJSON_IsArray(n->item)) return fail_type(c, n, name, want);
+    if ((int)n->n != len) return lesson_fail(c, n, "%s: expected %d numbers (%s), found %u", name, len, why, (unsigned)n->n);
     const JsonNode *e = json_first(n);
-    for (uint32_t i = 0; i < n->u.c.n; i++, e = json_skip(e))
-        if (e->type != JSON_NUMBER || !fits_f32(e->u.num)) {
+    for (uint32_t i = 0; i < n->n; i++, e = json_skip(e))
+        if (!cJSON_IsNumber(e->item) || !fits_f32(e->item->valuedouble)) {
             char path[64];
             snprintf(path, sizeof path, "%s[%u]", name, (unsigned)i);
             float dummy;
@@ -444,7 +445,7 @@ static int read_vector(Ctx *c, const JsonNode *n, const char *name, int len, con
     float *v = malloc(sizeof(float) * (size_t)len); /* (len) */
     if (!v) return lesson_fail(c, n, "%s: out of memory", name);
     e = json_first(n);
-    for (int i = 0; i < len; i++, e = json_skip(e)) v[i] = (float)e->u.num;
+    for (int i = 0; i < len; i++, e = json_skip(e)) v[i] = (float)e->item->valuedouble;
     *out = v;
     return 0;
 }
@@ -523,8 +524,8 @@ static int read_id(Ctx *c)
 static int read_word(Ctx *c, const JsonNode *n, const char *path, const char *const *words, int n_words,
                      const char *want, int *out)
 {
-    if (n->type == JSON_STRING) {
-        const char *s = json_str(&c->doc, n);
+    if (cJSON_IsString(n->item)) {
+        const char *s = json_str(n);
         for (int i = 0; i < n_words; i++)
             if (strcmp(s, words[i]) == 0) {
                 *out = i;
@@ -547,8 +548,7 @@ static int read_mask(Ctx *c)
     const JsonNode *n = c->val[F_MASK];
     const char *kt = cfg->cross ? "source_tokens" : "tokens";
     if (!n) return 0;
-    if (n->type == JSON_STRING || n->type == JSON_NUMBER || n->type == JSON_NULL || n->type == JSON_TRUE ||
-        n->type == JSON_FALSE) {
+    if (!cJSON_IsArray(n->item) && !cJSON_IsObject(n->item)) { /* a string, number, true, false or null */
         static const char *const words[] = {"none", "causal"};
         int w;
         if (read_word(c, n, "mask", words, 2,
@@ -557,19 +557,19 @@ static int read_mask(Ctx *c)
         cfg->mask_kind = w == 0 ? ATTN_MASK_NONE : ATTN_MASK_CAUSAL;
         return 0;
     }
-    if (n->type == JSON_OBJECT) {
+    if (cJSON_IsObject(n->item)) {
         static const char *const keys[] = {"padding"};
         if (check_keys(c, n, "mask.", keys, 1) != 0) return -1;
-        const JsonNode *p = member(c, n, "padding", NULL);
+        const JsonNode *p = member(n, "padding", NULL);
         if (!p) return lesson_fail(c, n, "mask: expected {\"padding\": [1, 1, 0]} (one 0 or 1 per key), found an object without \"padding\"");
         char why[96];
         snprintf(why, sizeof why, "one per key: n_k = %d, the %s", cfg->n_k, kt);
-        if (p->type != JSON_ARRAY) return fail_type(c, p, "mask.padding", "an array of 0 and 1, one per key");
-        if ((int)p->u.c.n != cfg->n_k)
-            return lesson_fail(c, p, "mask.padding: expected %d entries (%s), found %u", cfg->n_k, why, (unsigned)p->u.c.n);
+        if (!cJSON_IsArray(p->item)) return fail_type(c, p, "mask.padding", "an array of 0 and 1, one per key");
+        if ((int)p->n != cfg->n_k)
+            return lesson_fail(c, p, "mask.padding: expected %d entries (%s), found %u", cfg->n_k, why, (unsigned)p->n);
         const JsonNode *e = json_first(p);
-        for (uint32_t j = 0; j < p->u.c.n; j++, e = json_skip(e))
-            if (e->type != JSON_NUMBER || (e->u.num != 0 && e->u.num != 1)) {
+        for (uint32_t j = 0; j < p->n; j++, e = json_skip(e))
+            if (!cJSON_IsNumber(e->item) || (e->item->valuedouble != 0 && e->item->valuedouble != 1)) {
                 char path[64];
                 snprintf(path, sizeof path, "mask.padding[%u]", (unsigned)j);
                 return fail_type(c, e, path, "0 or 1 (1 = may attend, 0 = blocked)");
@@ -577,7 +577,7 @@ static int read_mask(Ctx *c)
         L->mask = malloc((size_t)cfg->n_k); /* (n_k) */
         if (!L->mask) return lesson_fail(c, p, "mask: out of memory");
         e = json_first(p);
-        for (int j = 0; j < cfg->n_k; j++, e = json_skip(e)) L->mask[j] = e->u.num != 0;
+        for (int j = 0; j < cfg->n_k; j++, e = json_skip(e)) L->mask[j] = e->item->valuedouble != 0;
         cfg->mask_kind = ATTN_MASK_PADDING;
         return 0;
     }
@@ -586,23 +586,23 @@ static int read_mask(Ctx *c)
     snprintf(why, sizeof why, "tokens × %s = n_q × n_k = %d × %d", kt, cfg->n_q, cfg->n_k);
     const JsonNode *r = json_first(n);
     uint32_t width = 0;
-    for (uint32_t i = 0; i < n->u.c.n; i++, r = json_skip(r)) {
+    for (uint32_t i = 0; i < n->n; i++, r = json_skip(r)) {
         char path[64];
         snprintf(path, sizeof path, "mask[%u]", (unsigned)i);
-        if (r->type != JSON_ARRAY) return fail_type(c, r, path, "a row of 0 and 1 (one per key)");
-        if (i == 0) width = r->u.c.n;
-        else if (r->u.c.n != width)
+        if (!cJSON_IsArray(r->item)) return fail_type(c, r, path, "a row of 0 and 1 (one per key)");
+        if (i == 0) width = r->n;
+        else if (r->n != width)
             return lesson_fail(c, r, "%s: expected %u entries like mask[0] (rows must have equal length), found %u", path,
-                               (unsigned)width, (unsigned)r->u.c.n);
+                               (unsigned)width, (unsigned)r->n);
     }
-    if ((int)n->u.c.n != cfg->n_q || (int)width != cfg->n_k)
-        return lesson_fail(c, n, "mask: expected %d×%d (%s), found %u×%u", cfg->n_q, cfg->n_k, why, (unsigned)n->u.c.n,
+    if ((int)n->n != cfg->n_q || (int)width != cfg->n_k)
+        return lesson_fail(c, n, "mask: expected %d×%d (%s), found %u×%u", cfg->n_q, cfg->n_k, why, (unsigned)n->n,
                            (unsigned)width);
     r = json_first(n);
-    for (uint32_t i = 0; i < n->u.c.n; i++, r = json_skip(r)) {
+    for (uint32_t i = 0; i < n->n; i++, r = json_skip(r)) {
         const JsonNode *e = json_first(r);
-        for (uint32_t j = 0; j < r->u.c.n; j++, e = json_skip(e))
-            if (e->type != JSON_NUMBER || (e->u.num != 0 && e->u.num != 1)) {
+        for (uint32_t j = 0; j < r->n; j++, e = json_skip(e))
+            if (!cJSON_IsNumber(e->item) || (e->item->valuedouble != 0 && e->item->valuedouble != 1)) {
                 char path[64];
                 snprintf(path, sizeof path, "mask[%u][%u]", (unsigned)i, (unsigned)j);
                 return fail_type(c, e, path, "0 or 1 (1 = may attend, 0 = blocked)");
@@ -612,9 +612,9 @@ static int read_mask(Ctx *c)
     if (!L->mask) return lesson_fail(c, n, "mask: out of memory");
     r = json_first(n);
     size_t at = 0;
-    for (uint32_t i = 0; i < n->u.c.n; i++, r = json_skip(r)) {
+    for (uint32_t i = 0; i < n->n; i++, r = json_skip(r)) {
         const JsonNode *e = json_first(r);
-        for (uint32_t j = 0; j < r->u.c.n; j++, e = json_skip(e)) L->mask[at++] = e->u.num != 0;
+        for (uint32_t j = 0; j < r->n; j++, e = json_skip(e)) L->mask[at++] = e->item->valuedouble != 0;
     }
     cfg->mask_kind = ATTN_MASK_MATRIX;
     return 0;
@@ -625,14 +625,14 @@ static int read_mask_fill(Ctx *c)
     const JsonNode *n = c->val[F_MASK_FILL];
     if (!n) return 0;
     const char *want = "\"-inf\" or a number such as -1e9";
-    if (n->type == JSON_STRING) {
+    if (cJSON_IsString(n->item)) {
         static const char *const words[] = {"-inf"};
         int w;
         if (read_word(c, n, "mask_fill", words, 1, want, &w) != 0) return -1;
         c->L->cfg.mask_fill = -INFINITY;
         return 0;
     }
-    if (n->type != JSON_NUMBER) return fail_type(c, n, "mask_fill", want);
+    if (!cJSON_IsNumber(n->item)) return fail_type(c, n, "mask_fill", want);
     return read_f32(c, n, "mask_fill", &c->L->cfg.mask_fill);
 }
 
@@ -642,7 +642,7 @@ static int read_scale(Ctx *c)
     AttnConfig *cfg = &c->L->cfg;
     if (!n) return 0;
     const char *want = "\"sqrt_dk\", \"sqrt_dmodel\", \"none\" or a positive number";
-    if (n->type == JSON_NUMBER) {
+    if (cJSON_IsNumber(n->item)) {
         float v;
         if (read_f32(c, n, "scale", &v) != 0) return -1;
         if (!(v > 0)) return fail_type(c, n, "scale", "a positive number (the divisor of the scores)");
@@ -699,7 +699,7 @@ static int read_narration(Ctx *c)
     Lesson *L = c->L;
     const JsonNode *n = c->val[F_NARRATION];
     if (!n) return 0;
-    if (n->type != JSON_OBJECT)
+    if (!cJSON_IsObject(n->item))
         return fail_type(c, n, "narration", "an object of {\"en\": ..., \"zh\": ...} texts keyed by step kind or name");
     int n_keys = 0;
     char **keys = narration_keys(&L->cfg, &n_keys);
@@ -708,16 +708,16 @@ static int read_narration(Ctx *c)
     for (int i = 0; i < n_keys; i++) free(keys[i]);
     free(keys);
     if (rc != 0) return -1;
-    if (n->u.c.n == 0) return 0;
-    L->narration = calloc(n->u.c.n, sizeof *L->narration);
+    if (n->n == 0) return 0;
+    L->narration = calloc(n->n, sizeof *L->narration);
     if (!L->narration) return lesson_fail(c, n, "narration: out of memory");
     const JsonNode *k = json_first(n);
-    for (uint32_t i = 0; i < n->u.c.n; i++) {
+    for (uint32_t i = 0; i < n->n; i++) {
         const JsonNode *v = json_skip(k);
         LessonNarration *dst = &L->narration[L->n_narration++];
         char path[96];
-        snprintf(path, sizeof path, "narration.%s", json_str(&c->doc, k));
-        dst->key = strdup(json_str(&c->doc, k));
+        snprintf(path, sizeof path, "narration.%s", json_str(k));
+        dst->key = strdup(json_str(k));
         if (!dst->key) return lesson_fail(c, k, "narration: out of memory");
         if (read_text(c, v, path, 1, &dst->text) != 0) return -1;
         k = json_skip(v);
@@ -753,7 +753,7 @@ static int check_trace_size(Ctx *c)
 {
     static const float present = 0;
     AttnConfig g = c->L->cfg;
-    int no_wo = c->val[F_W_O] && c->val[F_W_O]->type == JSON_NULL;
+    int no_wo = c->val[F_W_O] && cJSON_IsNull(c->val[F_W_O]->item);
     g.W_O = no_wo ? NULL : &present;
     g.b_Q = c->val[F_B_Q] ? &present : NULL;
     g.b_K = c->val[F_B_K] ? &present : NULL;
@@ -810,7 +810,7 @@ static int load_dot(Ctx *c)
     if (matrix_or_random(c, F_W_K, LESSON_MAT_W_K, dm, H * g->d_k, why, wb, &L->W_K) != 0) return -1;
     snprintf(why, sizeof why, "d_model × heads·d_v = %d × %d·%d", dm, H, g->d_v);
     if (matrix_or_random(c, F_W_V, LESSON_MAT_W_V, dm, H * g->d_v, why, wb, &L->W_V) != 0) return -1;
-    if (c->val[F_W_O] && c->val[F_W_O]->type == JSON_NULL) {
+    if (c->val[F_W_O] && cJSON_IsNull(c->val[F_W_O]->item)) {
         if (c->val[F_B_O])
             return lesson_fail(c, c->key[F_B_O], "b_O: expected no b_O when W_O is null (there is no output projection), found one");
     } else {
@@ -877,11 +877,11 @@ static int load_additive(Ctx *c)
     if (c->val[F_D_A]) {
         if (field_int(c, F_D_A, 1, LESSON_MAX_D_MODEL, "the width of the hidden layer", 0, &g->d_a) != 0) return -1;
     } else {
-        if (va->type != JSON_ARRAY || va->u.c.n == 0)
+        if (!cJSON_IsArray(va->item) || va->n == 0)
             return fail_type(c, va, "v_a", "an array of d_a numbers (at least one)");
-        if (va->u.c.n > LESSON_MAX_D_MODEL)
-            return lesson_fail(c, va, "v_a: expected at most %d numbers, found %u", LESSON_MAX_D_MODEL, (unsigned)va->u.c.n);
-        g->d_a = (int)va->u.c.n;
+        if (va->n > LESSON_MAX_D_MODEL)
+            return lesson_fail(c, va, "v_a: expected at most %d numbers, found %u", LESSON_MAX_D_MODEL, (unsigned)va->n);
+        g->d_a = (int)va->n;
     }
     if (check_trace_size(c) != 0) return -1;
     char why[128];
@@ -904,16 +904,16 @@ static int load(Ctx *c)
     Lesson *L = c->L;
     AttnConfig *g = &L->cfg;
     const JsonNode *root = c->root;
-    if (root->type != JSON_OBJECT) return fail_type(c, root, "lesson", "a JSON object {\"format\": \"attnviz-lesson/1\", ...}");
+    if (!cJSON_IsObject(root->item)) return fail_type(c, root, "lesson", "a JSON object {\"format\": \"attnviz-lesson/1\", ...}");
 
     /* 1. keys: unknown, duplicated */
     if (check_keys(c, root, "", field_names, F_COUNT) != 0) return -1;
-    for (int f = 0; f < F_COUNT; f++) c->val[f] = member(c, root, field_names[f], &c->key[f]);
+    for (int f = 0; f < F_COUNT; f++) c->val[f] = member(root, field_names[f], &c->key[f]);
 
     /* 2. format first: a different format's mistakes are not ours to list */
     if (required(c, F_FORMAT, "\"" LESSON_FORMAT "\"") != 0) return -1;
     const JsonNode *fmt = c->val[F_FORMAT];
-    if (fmt->type != JSON_STRING || strcmp(json_str(&c->doc, fmt), LESSON_FORMAT) != 0)
+    if (!cJSON_IsString(fmt->item) || strcmp(json_str(fmt), LESSON_FORMAT) != 0)
         return fail_type(c, fmt, "format", "\"" LESSON_FORMAT "\"");
 
     /* 3. the scalars */
@@ -922,7 +922,7 @@ static int load(Ctx *c)
     if (read_text(c, c->val[F_TITLE], "title", 0, &L->title) != 0) return -1;
     if (c->val[F_SUMMARY] && read_text(c, c->val[F_SUMMARY], "summary", 1, &L->summary) != 0) return -1;
     if (field_int(c, F_ORDER, -1000000, 1000000, "the teaching order", 1000, &L->order) != 0) return -1;
-    if (c->val[F_COMMENT] && c->val[F_COMMENT]->type != JSON_STRING)
+    if (c->val[F_COMMENT] && !cJSON_IsString(c->val[F_COMMENT]->item))
         return fail_type(c, c->val[F_COMMENT], "comment", "a string (a note for whoever edits the file)");
     if (c->val[F_SEED]) {
         double s;

@@ -1,18 +1,26 @@
-/* lesson_json.c: the position-keeping JSON parser behind the lesson loader.
- * See lesson_json.h for the layout and why it exists. */
+/* lesson_json.c: the locator behind the lesson loader: a strict scanner that
+ * records where every value is and gives the positioned syntax messages, then
+ * cJSON's parse of the same text, tied to the positions. See lesson_json.h. */
 #include "lesson_json.h"
 
-#include <locale.h>
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define JSON_MAX_PATH 16
+/* Longer numbers are refused by the scanner. (Debian's cJSON 1.7.15 reads any
+ * length since its CVE-2023-26819 fix; an unpatched 1.7.15 stops at 63
+ * characters, which the "cJSON could not parse" fallback then reports.) */
+#define JSON_MAX_NUMBER_CHARS 127
 
+/* One level of the path of the value being scanned, for messages. */
+typedef enum PathKind { PATH_INDEX, PATH_KEY, PATH_IN_KEY } PathKind;
 typedef struct PathPart {
-    const char *key; /* member name (in the pool), or NULL for an array index */
-    uint32_t index;
+    uint8_t kind;         /* PathKind; PATH_IN_KEY prints "(key)" */
+    uint32_t key, key_end; /* PATH_KEY: the key's JSON spelling, text[key..key_end), quotes included */
+    uint32_t index;       /* PATH_INDEX */
 } PathPart;
 
 typedef struct Parser {
@@ -89,7 +97,9 @@ void json_line_col(const char *text, size_t len, size_t off, int *line, int *col
     *col = c;
 }
 
-/* "X[1][2]", "narration.softmax.en"; "" at the top. */
+/* "X[1][2]", "narration.softmax.en"; "" at the top. Only an error formats a
+ * path, so a key is decoded here, by cJSON, from its spelling (which the
+ * scanner has already accepted). */
 static void path_format(const Parser *p, char *out, size_t outlen)
 {
     size_t at = 0;
@@ -97,10 +107,16 @@ static void path_format(const Parser *p, char *out, size_t outlen)
     int depth = p->depth < JSON_MAX_PATH ? p->depth : JSON_MAX_PATH;
     for (int i = 0; i < depth && at < outlen; i++) {
         int w;
-        if (p->path[i].key) { /* a key as the user wrote it: one line, at most 48 bytes */
+        const PathPart *part = &p->path[i];
+        if (part->kind != PATH_INDEX) { /* a key as the user wrote it: one line, at most 48 bytes */
             char k[64];
             size_t n = 0;
-            const char *src = p->path[i].key;
+            cJSON *decoded = NULL;
+            const char *src = "(key)";
+            if (part->kind == PATH_KEY) {
+                decoded = cJSON_ParseWithLength(p->s + part->key, part->key_end - part->key);
+                src = cJSON_IsString(decoded) ? decoded->valuestring : "(key)"; /* only out of memory fails */
+            }
             while (src[n] && n < 48) {
                 k[n] = (unsigned char)src[n] < 0x20 || src[n] == 0x7F ? '?' : src[n];
                 n++;
@@ -109,8 +125,9 @@ static void path_format(const Parser *p, char *out, size_t outlen)
                 while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80) n--;
             k[n] = 0;
             w = snprintf(out + at, outlen - at, "%s%s%s", at ? "." : "", k, src[n] ? "..." : "");
+            cJSON_Delete(decoded);
         } else
-            w = snprintf(out + at, outlen - at, "[%u]", (unsigned)p->path[i].index);
+            w = snprintf(out + at, outlen - at, "[%u]", (unsigned)part->index);
         if (w < 0) break;
         at += (size_t)w;
     }
@@ -203,6 +220,7 @@ static int64_t new_node(Parser *p, JsonType t)
     memset(n, 0, sizeof *n);
     n->type = (uint8_t)t;
     n->off = (uint32_t)p->pos;
+    n->skip = 1;
     return (int64_t)d->n_nodes++;
 }
 
@@ -223,33 +241,13 @@ static int hex4(const char *s, uint32_t *v)
     return 0;
 }
 
-static void put_utf8(char *out, size_t *at, uint32_t cp)
-{
-    if (cp < 0x80) {
-        out[(*at)++] = (char)cp;
-    } else if (cp < 0x800) {
-        out[(*at)++] = (char)(0xC0 | (cp >> 6));
-        out[(*at)++] = (char)(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out[(*at)++] = (char)(0xE0 | (cp >> 12));
-        out[(*at)++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[(*at)++] = (char)(0x80 | (cp & 0x3F));
-    } else {
-        out[(*at)++] = (char)(0xF0 | (cp >> 18));
-        out[(*at)++] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        out[(*at)++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[(*at)++] = (char)(0x80 | (cp & 0x3F));
-    }
-}
-
-/* A string at p->pos (the opening quote), decoded into the pool. An escaped
- * \u0000 is refused: it would cut a C string short. */
-static int parse_string(Parser *p)
+/* A string at p->pos (the opening quote), checked and skipped; cJSON decodes
+ * it later. An escaped \u0000 is refused: it would cut a C string short. */
+static int parse_string(Parser *p, int is_key)
 {
     int64_t idx = new_node(p, JSON_STRING);
     if (idx < 0) return -1;
-    JsonDoc *d = p->doc;
-    size_t start = d->pool_len;
+    p->doc->nodes[idx].key = (uint8_t)is_key;
     p->pos++; /* the quote */
     for (;;) {
         if (p->pos >= p->len) return fail_at(p, p->pos, 0, "expected '\"' to close the string, found the end of the file");
@@ -267,8 +265,6 @@ static int parse_string(Parser *p)
             char e = p->s[p->pos + 1];
             const char *simple = strchr("\"\\/bfnrt", e);
             if (e && simple) {
-                static const char map[] = "\"\\/\b\f\n\r\t";
-                d->pool[d->pool_len++] = map[simple - "\"\\/bfnrt"];
                 p->pos += 2;
                 continue;
             }
@@ -295,11 +291,9 @@ static int parse_string(Parser *p)
             } else if (cp == 0) {
                 return fail_at(p, esc_at, 1, "expected text, found \\u0000 (a NUL character is not allowed)");
             }
-            put_utf8(d->pool, &d->pool_len, cp);
             continue;
         }
         if (c < 0x80) {
-            d->pool[d->pool_len++] = (char)c;
             p->pos++;
             continue;
         }
@@ -308,14 +302,8 @@ static int parse_string(Parser *p)
         if (!k)
             return fail_at(p, p->pos, 1, "expected UTF-8 text, found the byte 0x%02x (invalid UTF-8; save the file as UTF-8)",
                            c);
-        memcpy(d->pool + d->pool_len, p->s + p->pos, k);
-        d->pool_len += k;
         p->pos += k;
     }
-    JsonNode *n = &d->nodes[idx];
-    n->u.c.n = (uint32_t)(d->pool_len - start);
-    n->u.c.skip = (uint32_t)start;
-    d->pool[d->pool_len++] = 0;
     return 0;
 }
 
@@ -355,8 +343,9 @@ static int parse_word(Parser *p)
     return expected(p, "a value");
 }
 
-/* A number, strictly as JSON writes it. strtod reads a copy with the
- * locale's decimal point, so a program that called setlocale still reads "0.5". */
+/* A number, strictly as JSON writes it; checked and skipped. cJSON reads its
+ * value later (with strtod and the locale's decimal point, so a program that
+ * called setlocale still reads "0.5"). */
 static int parse_number(Parser *p)
 {
     size_t start = p->pos, e = p->pos;
@@ -387,19 +376,10 @@ static int parse_number(Parser *p)
         }
         while (e < p->len && is_digit(s[e])) e++;
     }
-    char buf[128];
     size_t n = e - start;
-    if (n >= sizeof buf) return fail_at(p, start, 1, "expected a number of at most %d characters, found %zu", (int)sizeof buf - 1, n);
-    memcpy(buf, s + start, n);
-    buf[n] = 0;
-    const char *dp = localeconv()->decimal_point;
-    if (dp && dp[0] && dp[0] != '.' && !dp[1]) {
-        char *dot = strchr(buf, '.');
-        if (dot) *dot = dp[0];
-    }
-    int64_t idx = new_node(p, JSON_NUMBER);
-    if (idx < 0) return -1;
-    p->doc->nodes[idx].u.num = strtod(buf, NULL); /* overflow gives ±HUGE_VAL: the loader reports it */
+    if (n > JSON_MAX_NUMBER_CHARS)
+        return fail_at(p, start, 1, "expected a number of at most %d characters, found %zu", JSON_MAX_NUMBER_CHARS, n);
+    if (new_node(p, JSON_NUMBER) < 0) return -1;
     p->pos = e;
     return 0;
 }
@@ -411,12 +391,10 @@ static int enter(Parser *p, size_t at)
     return 0;
 }
 
-static void set_part(Parser *p, const char *key, uint32_t index)
+static void set_part(Parser *p, PathKind kind, size_t key, size_t key_end, uint32_t index)
 {
-    if (p->depth > 0 && p->depth <= JSON_MAX_PATH) {
-        p->path[p->depth - 1].key = key;
-        p->path[p->depth - 1].index = index;
-    }
+    if (p->depth > 0 && p->depth <= JSON_MAX_PATH)
+        p->path[p->depth - 1] = (PathPart){.kind = (uint8_t)kind, .key = (uint32_t)key, .key_end = (uint32_t)key_end, .index = index};
 }
 
 static int parse_array(Parser *p)
@@ -432,7 +410,7 @@ static int parse_array(Parser *p)
         p->pos++;
     } else {
         for (;;) {
-            set_part(p, NULL, count);
+            set_part(p, PATH_INDEX, 0, 0, count);
             skip_ws(p);
             if (p->pos < p->len && p->s[p->pos] == ']' && count > 0)
                 return fail_at(p, p->pos, 0, "expected a value after ',', found ']' (JSON allows no trailing comma)");
@@ -452,8 +430,8 @@ static int parse_array(Parser *p)
     }
     p->depth--;
     JsonNode *n = &p->doc->nodes[idx];
-    n->u.c.n = count;
-    n->u.c.skip = (uint32_t)(p->doc->n_nodes - (size_t)idx);
+    n->n = count;
+    n->skip = (uint32_t)(p->doc->n_nodes - (size_t)idx);
     return 0;
 }
 
@@ -465,7 +443,7 @@ static int parse_object(Parser *p)
     p->pos++;
     p->depth++;
     uint32_t count = 0;
-    set_part(p, "(key)", 0);
+    set_part(p, PATH_IN_KEY, 0, 0, 0);
     skip_ws(p);
     if (p->pos < p->len && p->s[p->pos] == '}') {
         p->pos++;
@@ -479,13 +457,13 @@ static int parse_object(Parser *p)
                     return fail_at(p, p->pos, 0, "expected a key in double quotes, found ' (JSON strings use \")");
                 return expected(p, "a key in double quotes");
             }
-            size_t key_node = p->doc->n_nodes;
-            if (parse_string(p) != 0) return -1;
-            const char *key = json_str(p->doc, &p->doc->nodes[key_node]);
+            size_t key = p->pos;
+            if (parse_string(p, 1) != 0) return -1;
+            size_t key_end = p->pos;
             skip_ws(p);
             if (p->pos >= p->len || p->s[p->pos] != ':') return expected(p, "':' after the key");
             p->pos++;
-            set_part(p, key, 0);
+            set_part(p, PATH_KEY, key, key_end, 0);
             skip_ws(p);
             if (parse_value(p) != 0) return -1;
             count++;
@@ -503,8 +481,8 @@ static int parse_object(Parser *p)
     }
     p->depth--;
     JsonNode *n = &p->doc->nodes[idx];
-    n->u.c.n = count;
-    n->u.c.skip = (uint32_t)(p->doc->n_nodes - (size_t)idx);
+    n->n = count;
+    n->skip = (uint32_t)(p->doc->n_nodes - (size_t)idx);
     return 0;
 }
 
@@ -515,7 +493,7 @@ static int parse_value(Parser *p)
     switch (c) {
     case '{': return parse_object(p);
     case '[': return parse_array(p);
-    case '"': return parse_string(p);
+    case '"': return parse_string(p, 0);
     case '\'': return fail_at(p, p->pos, 0, "expected a value, found ' (JSON strings use double quotes \")");
     case '.': return fail_at(p, p->pos, 0, "expected a value, found '.' (write 0.5, not .5)");
     case '+': return parse_word(p);
@@ -524,6 +502,42 @@ static int parse_value(Parser *p)
     if (c == '-' || is_digit(c)) return parse_number(p);
     if (is_alpha(c)) return parse_word(p);
     return expected(p, "a value");
+}
+
+/* The JsonType of a cJSON item, or -1 for one cJSON has but JSON has not. */
+static int cjson_type(const cJSON *item)
+{
+    if (cJSON_IsNull(item)) return JSON_NULL;
+    if (cJSON_IsFalse(item)) return JSON_FALSE;
+    if (cJSON_IsTrue(item)) return JSON_TRUE;
+    if (cJSON_IsNumber(item)) return JSON_NUMBER;
+    if (cJSON_IsString(item)) return JSON_STRING;
+    if (cJSON_IsArray(item)) return JSON_ARRAY;
+    if (cJSON_IsObject(item)) return JSON_OBJECT;
+    return -1;
+}
+
+/* Gives the position nodes from *i on the items of item's subtree, walking
+ * both in pre-order; an object's key node gets its member. Returns 0, or -1
+ * with *i at the node where the shapes disagree. Recursion is as deep as the
+ * nesting, which the scanner has limited. */
+static int link_items(JsonDoc *doc, size_t *i, const cJSON *item)
+{
+    if (*i >= doc->n_nodes) return -1;
+    JsonNode *n = &doc->nodes[*i];
+    if (n->key || cjson_type(item) != n->type) return -1;
+    n->item = item;
+    ++*i;
+    const cJSON *child = item->child; /* NULL for a scalar, whose n is 0 */
+    for (uint32_t k = 0; k < n->n; k++, child = child->next) {
+        if (!child) return -1;
+        if (n->type == JSON_OBJECT) {
+            if (*i >= doc->n_nodes || !doc->nodes[*i].key || !child->string) return -1;
+            doc->nodes[(*i)++].item = child;
+        }
+        if (link_items(doc, i, child) != 0) return -1;
+    }
+    return child ? -1 : 0; /* cJSON has no more children than the scanner counted */
 }
 
 int json_parse(JsonDoc *doc, const char *text, size_t len, int max_depth, char *msg, size_t msglen, size_t *at)
@@ -536,12 +550,7 @@ int json_parse(JsonDoc *doc, const char *text, size_t len, int max_depth, char *
         *at = 0;
         return -1;
     }
-    doc->pool = malloc(len + 1); /* a decoded string is never longer than its JSON spelling */
-    if (!doc->pool) {
-        snprintf(msg, msglen, "out of memory");
-        *at = 0;
-        return -1;
-    }
+    /* 1. the scanner: strict syntax, UTF-8, nesting, and every position */
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) p.pos = 3; /* a UTF-8 byte order mark */
     skip_ws(&p);
     if (p.pos >= len) {
@@ -555,12 +564,31 @@ int json_parse(JsonDoc *doc, const char *text, size_t len, int max_depth, char *
         json_free(doc);
         return -1;
     }
+    /* 2. cJSON parses the same text: the values of record */
+    const char *end = NULL;
+    doc->tree = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!doc->tree) {
+        size_t stop = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
+        json_free(doc);
+        *at = stop;
+        snprintf(msg, msglen, "not JSON: cJSON could not parse the text from here (out of memory?)");
+        return -1;
+    }
+    /* 3. each position node gets its item; the shapes must agree */
+    size_t i = 0;
+    if (link_items(doc, &i, doc->tree) != 0 || i != doc->n_nodes) {
+        assert(!"the scanner and cJSON disagree on the shape of the text");
+        *at = i < doc->n_nodes ? doc->nodes[i].off : len;
+        json_free(doc);
+        snprintf(msg, msglen, "not JSON: the scanner and cJSON read this differently (a bug in attnviz)");
+        return -1;
+    }
     return 0;
 }
 
 void json_free(JsonDoc *doc)
 {
     free(doc->nodes);
-    free(doc->pool);
+    cJSON_Delete(doc->tree);
     memset(doc, 0, sizeof *doc);
 }
