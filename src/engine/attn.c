@@ -147,9 +147,27 @@ typedef struct Builder {
     float *float_cur;
 } Builder;
 
+/* name = base for shared steps, base_H for head H's (Q_2, weights_2): a
+ * plain copy, since formatting ~30 names with vsnprintf was a third of a
+ * lesson-sized forward. */
+static void step_name(char out[ATTN_MAX_NAME], const char *base, int head)
+{
+    size_t n = strlen(base);
+    assert(n + 12 < ATTN_MAX_NAME);
+    memcpy(out, base, n);
+    if (head > 0) {
+        char digits[12];
+        int nd = 0;
+        for (unsigned v = (unsigned)head; v; v /= 10) digits[nd++] = (char)('0' + v % 10);
+        out[n++] = '_';
+        while (nd) out[n++] = digits[--nd];
+    }
+    out[n] = '\0';
+}
+
 /* Adds one step; returns its index. from: n_from indices, -1 entries skipped. */
 static int add_step(Builder *b, AttnStepKind kind, int head, int rows, int cols, int flags,
-                    const int *from, int n_from, const char *fmt, ...)
+                    const int *from, int n_from, const char *base)
 {
     int real_from = 0;
     for (int i = 0; i < n_from; i++) real_from += from[i] >= 0;
@@ -161,10 +179,7 @@ static int add_step(Builder *b, AttnStepKind kind, int head, int rows, int cols,
         s->head = head;
         s->rows = rows;
         s->cols = cols;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(s->name, sizeof s->name, fmt, ap);
-        va_end(ap);
+        step_name(s->name, base, head);
         s->data = b->float_cur;
         b->float_cur += nf;
         s->n_from = real_from;
@@ -216,15 +231,15 @@ static void plan_dot(Builder *b, const AttnConfig *c, Plan *p)
     for (int h = 0; h < H; h++) {
         HeadPlan *hp = &p->head[h];
         int n = h + 1;
-        hp->Q = add_step(b, ATTN_STEP_SPLIT, n, nq, c->d_k, 0, &p->Q, 1, "Q_%d", n);
-        hp->K = add_step(b, ATTN_STEP_SPLIT, n, nk, c->d_k, 0, &p->K, 1, "K_%d", n);
-        hp->V = add_step(b, ATTN_STEP_SPLIT, n, nk, c->d_v, 0, &p->V, 1, "V_%d", n);
-        hp->scores = add_step(b, ATTN_STEP_SCORES, n, nq, nk, 0, (int[]){hp->Q, hp->K}, 2, "scores_%d", n);
-        hp->scaled = add_step(b, ATTN_STEP_SCALED, n, nq, nk, 0, &hp->scores, 1, "scaled_%d", n);
-        hp->masked = has_mask ? add_step(b, ATTN_STEP_MASKED, n, nq, nk, 1, &hp->scaled, 1, "masked_%d", n) : -1;
+        hp->Q = add_step(b, ATTN_STEP_SPLIT, n, nq, c->d_k, 0, &p->Q, 1, "Q");
+        hp->K = add_step(b, ATTN_STEP_SPLIT, n, nk, c->d_k, 0, &p->K, 1, "K");
+        hp->V = add_step(b, ATTN_STEP_SPLIT, n, nk, c->d_v, 0, &p->V, 1, "V");
+        hp->scores = add_step(b, ATTN_STEP_SCORES, n, nq, nk, 0, (int[]){hp->Q, hp->K}, 2, "scores");
+        hp->scaled = add_step(b, ATTN_STEP_SCALED, n, nq, nk, 0, &hp->scores, 1, "scaled");
+        hp->masked = has_mask ? add_step(b, ATTN_STEP_MASKED, n, nq, nk, 1, &hp->scaled, 1, "masked") : -1;
         int pre = has_mask ? hp->masked : hp->scaled;
-        hp->weights = add_step(b, ATTN_STEP_SOFTMAX, n, nq, nk, 1, &pre, 1, "weights_%d", n);
-        hp->out = add_step(b, ATTN_STEP_WEIGHTED_SUM, n, nq, c->d_v, 1, (int[]){hp->weights, hp->V}, 2, "head_%d", n);
+        hp->weights = add_step(b, ATTN_STEP_SOFTMAX, n, nq, nk, 1, &pre, 1, "weights");
+        hp->out = add_step(b, ATTN_STEP_WEIGHTED_SUM, n, nq, c->d_v, 1, (int[]){hp->weights, hp->V}, 2, "head");
     }
     /* concat depends on every head's output */
     for (int h = 0; h < H; h++) p->concat_from[h] = p->head[h].out;
