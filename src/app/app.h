@@ -20,6 +20,10 @@ const char *app_lessons_dir(void);
  * looked up in the lessons folder. Returns a malloc'd path, or NULL with a
  * message printed. */
 char *app_resolve_lesson(const char *arg);
+struct Lesson;
+/* Resolves a lesson argument (as app_resolve_lesson) and loads it. 0, or -1
+ * after printing the one-line error; on failure *out owns nothing. */
+int app_load_lesson(const char *arg, struct Lesson *out);
 /* Prints "attnviz: " and the message to stderr, returns status. */
 int app_fail(int status, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -253,16 +253,8 @@ int cmd_export(int argc, char **argv)
         return app_fail(APP_USAGE, "export needs -o DIR or --sheet FILE.png (see attnviz export --help)");
     if (opt.frames && !dir) return app_fail(APP_USAGE, "--frames needs -o DIR");
 
-    char *path = app_resolve_lesson(lesson_arg);
-    if (!path) return APP_USAGE;
     Lesson lesson;
-    LessonError lerr;
-    if (lesson_load(&lesson, path, &lerr) != 0) {
-        fprintf(stderr, "%s\n", lerr.msg);
-        free(path);
-        return APP_USAGE;
-    }
-    free(path);
+    if (app_load_lesson(lesson_arg, &lesson) != 0) return APP_USAGE;
 
     Progress pr = {0, 0, NULL};
     if (!quiet && isatty(2)) {

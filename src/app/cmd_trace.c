@@ -17,16 +17,8 @@ int cmd_trace(int argc, char **argv)
         return APP_OK;
     }
     if (argc != 2) return app_fail(APP_USAGE, "trace takes one lesson (usage: attnviz trace LESSON)");
-    char *path = app_resolve_lesson(argv[1]);
-    if (!path) return APP_USAGE;
     Lesson lesson;
-    LessonError lerr;
-    if (lesson_load(&lesson, path, &lerr) != 0) {
-        fprintf(stderr, "%s\n", lerr.msg);
-        free(path);
-        return APP_USAGE;
-    }
-    free(path);
+    if (app_load_lesson(argv[1], &lesson) != 0) return APP_USAGE;
     char err[512];
     AttnTrace *t = attn_trace_create(&lesson.cfg, err, sizeof err);
     if (!t) {

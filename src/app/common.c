@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "app.h"
+#include "lesson.h"
 
 int app_fail(int status, const char *fmt, ...)
 {
@@ -65,4 +66,16 @@ char *app_resolve_lesson(const char *arg)
     app_fail(APP_USAGE, "%s: no such lesson file (and no lesson of that name in %s; 'attnviz list' shows them)", arg,
              app_lessons_dir());
     return NULL;
+}
+
+int app_load_lesson(const char *arg, Lesson *out)
+{
+    memset(out, 0, sizeof *out);
+    char *path = app_resolve_lesson(arg);
+    if (!path) return -1;
+    LessonError err;
+    int rc = lesson_load(out, path, &err);
+    if (rc != 0) fprintf(stderr, "%s\n", err.msg);
+    free(path);
+    return rc;
 }
