@@ -306,6 +306,7 @@ static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it,
     uint32_t rbits;
     memcpy(&rbits, &it->range, 4);
     key = mix64(mix64(key, rbits), (uint64_t)(it->weights * 2 + 1) * 131 + (uint64_t)v->theme);
+    key = mix64(key, (uint64_t)v->id); /* a reloaded lesson may reuse the old trace's address */
     key = mix64(mix64(key, (uint64_t)W << 32 | (uint64_t)H), (uint64_t)it->r0 << 40 | (uint64_t)it->c0 << 20 |
                                                                 (uint64_t)(it->rows * 4099 + it->cols));
     if (!key) key = 1;
@@ -716,7 +717,7 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
 
 /* ---- the operands and result of a step, animated ---- */
 
-static float range_of(const View *v, const AttnStep *s)
+static float range_scan(const View *v, const AttnStep *s)
 {
     float m = 0.0f;
     size_t n = (size_t)s->rows * (size_t)s->cols;
@@ -730,9 +731,22 @@ static float range_of(const View *v, const AttnStep *s)
     return m > 0 ? m : 1.0f;
 }
 
+static float range_of(RenderCtx *rc, const View *v, const AttnStep *s)
+{
+    size_t h = ((uintptr_t)s >> 4) & (RENDER_RANGE_CACHE - 1);
+    RangeEntry *e = &rc->ranges[h];
+    if (e->step != s || e->data != s->data || e->view_id != v->id) {
+        e->view_id = v->id;
+        e->step = s;
+        e->data = s->data;
+        e->range = range_scan(v, s);
+    }
+    return e->range;
+}
+
 static int is_weights(const AttnStep *s) { return s->kind == ATTN_STEP_SOFTMAX; }
 
-static void item_init(Item *it, const View *v, const AttnTrace *t, int step, int transposed)
+static void item_init(Item *it, RenderCtx *rc, const View *v, const AttnTrace *t, int step, int transposed)
 {
     memset(it, 0, sizeof *it);
     it->trace = t;
@@ -740,7 +754,7 @@ static void item_init(Item *it, const View *v, const AttnTrace *t, int step, int
     it->s = &t->steps[step];
     it->transposed = transposed;
     it->weights = is_weights(it->s);
-    it->range = it->weights ? 1.0f : range_of(v, it->s);
+    it->range = it->weights ? 1.0f : range_of(rc, v, it->s);
     it->alpha = 1.0f;
     it->hl_row = it->hl_col = it->cur_r = it->cur_c = -1;
     it->blocked_mix = 1.0f;
@@ -952,11 +966,11 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
         int nf = s->n_from;
         for (int i = 0; i < nf && n < MAX_ITEMS - 1; i++) {
             int tr = (s->kind == ATTN_STEP_SCORES && t->cfg.attention == ATTN_DOT && i == 1);
-            item_init(&items[n++], v, t, s->from[i], tr);
+            item_init(&items[n++], rc, v, t, s->from[i], tr);
         }
     }
     Item *res = &items[n];
-    item_init(res, v, t, step, 0);
+    item_init(res, rc, v, t, step, 0);
     res->result = 1;
     int n_ops = n;
     n++;
@@ -1132,7 +1146,7 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, const 
         int nq = w->rows, nk = w->cols;
         float cell = fminf((float)best / nq, (float)best / nk);
         Item it;
-        item_init(&it, v, t, attn_trace_index(t, w), 0);
+        item_init(&it, rc, v, t, attn_trace_index(t, w), 0);
         it.cw = it.ch = cell;
         it.x = gx + j * (best + 8) + (best - (int)(cell * nk)) / 2;
         it.y = top + i * (best + lh + 10);

@@ -62,8 +62,20 @@ typedef struct MatEntry {
     unsigned last_frame;
 } MatEntry;
 
+#define RENDER_RANGE_CACHE 256 /* a power of two */
+
+/* max |value| of a step's unblocked cells, kept: a 4096×4096 weight takes
+ * 16M reads to scan, too many for every frame */
+typedef struct RangeEntry {
+    unsigned long view_id;
+    const AttnStep *step;
+    const float *data;   /* with the step, so a new trace at the same address misses */
+    float range;
+} RangeEntry;
+
 struct RenderCtx {
     SDL_Renderer *sdl;
+    RangeEntry ranges[RENDER_RANGE_CACHE];
     int n_fonts;
     char *font_path[RENDER_MAX_FONTS];
     TTF_Font *probe[RENDER_MAX_FONTS]; /* each font at one size, for glyph coverage */

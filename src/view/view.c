@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,9 +157,11 @@ int view_init(View *v, const Lesson *lesson, char *err, size_t errlen)
         set_err(err, errlen, "%s: the single-head trace: %s", lesson->path ? lesson->path : "lesson", msg);
         return -1;
     }
+    static atomic_ulong next_id = 1;
     v->lesson = lesson;
     v->trace = t;
     v->single = s;
+    v->id = atomic_fetch_add(&next_id, 1);
     if (lesson->cfg.attention == ATTN_ADDITIVE && lesson->tokens) {
         /* the rows of `hidden` are (query, key) pairs: label them "我 ; s1" */
         int nq = lesson->cfg.n_q, nk = lesson->cfg.n_k;

@@ -57,6 +57,8 @@ typedef struct View {
     const Lesson *lesson; /* borrowed */
     AttnTrace *trace;     /* the lesson as written (multi-head), owned */
     AttnTrace *single;    /* one head of width heads·d_k on the same X and weights, owned */
+    unsigned long id;     /* unique to each view_init in the process: what render's caches key on,
+                             since a reloaded lesson's traces may reuse the old addresses */
 
     int step;             /* index into view_trace(v)->steps */
     double t;             /* seconds into the current step's animation, in [0, duration] */
