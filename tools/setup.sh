@@ -34,7 +34,7 @@ debian_packages=(
     libsdl2-dev libsdl2-ttf-dev libcjson-dev libpng-dev libfontconfig-dev
     libcmocka-dev
     fonts-dejavu-core fonts-noto-cjk
-    xvfb xauth xdotool x11-apps imagemagick
+    xvfb xauth xdotool x11-apps x11-utils imagemagick
 )
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
