@@ -35,10 +35,21 @@ merge)
     fuzzer=$1
     shift
     tmp=$(mktemp -d)
-    # 1. seeds first so they are kept whenever they add coverage, then the rest
-    "$fuzzer" -merge=1 -timeout=10 -rss_limit_mb=2048 "$tmp" "$corpus" "$@" 2>"$tmp.log" ||
+    # 1. snapshot the sources: a running fuzzer deletes files from its corpus
+    #    as it reduces them, and -merge stops at the first missing file
+    srcs=()
+    i=0
+    for d in "$@"; do
+        i=$((i + 1))
+        mkdir "$tmp.src$i"
+        cp -r "$d"/. "$tmp.src$i"/
+        srcs+=("$tmp.src$i")
+    done
+    # 2. the committed corpus first so its inputs are kept whenever they add coverage
+    "$fuzzer" -merge=1 -timeout=10 -rss_limit_mb=2048 "$tmp" "$corpus" "${srcs[@]}" 2>"$tmp.log" ||
         { tail -20 "$tmp.log" >&2; exit 1; }
-    # 2. always keep the lessons themselves: they are the readable seeds
+    rm -rf "${srcs[@]}"
+    # 3. always keep the lessons themselves: they are the readable seeds
     find "$corpus" -type f -delete
     cp "$tmp"/* "$corpus"/
     rm -rf "$tmp" "$tmp.log"

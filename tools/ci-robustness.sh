@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# ci-robustness.sh: the robustness half of CI (issue 6). .ci/run calls it after
+# the README's test command. Three stages, each in its own build folder:
+#
+#   1. sanitizers  build the whole tree with -DATTNVIZ_SANITIZE=address,undefined
+#                  (gcc, -Werror) and run the whole ctest suite under it, leak
+#                  checking on
+#   2. fuzz        build tests/fuzz/fuzz_lesson with clang + libFuzzer (+ASan,
+#                  UBSan) and run it for a bounded time on a copy of the
+#                  committed corpus; any crash, hang, leak or sanitizer report fails
+#   3. valgrind    run `attnviz check`, `attnviz trace` and (once it exists)
+#                  `attnviz export` of every lesson in lessons/ under valgrind
+#                  memcheck: no errors, no definite leaks
+#
+#   tools/ci-robustness.sh [sanitize|fuzz|valgrind]...   (default: all three)
+#
+# Environment: ATTNVIZ_FUZZ_SECONDS (default 60), ATTNVIZ_ROBUST_PREFIX (the
+# build folders' prefix, default ./build-robust), JOBS (default 2).
+# Debian and Ubuntu: clang, libclang-rt-14-dev and valgrind are installed with
+# apt-get when missing (through sudo when not root).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$here"
+prefix=${ATTNVIZ_ROBUST_PREFIX:-$here/build-robust}
+fuzz_seconds=${ATTNVIZ_FUZZ_SECONDS:-60}
+jobs=${JOBS:-2}
+stages=("$@")
+[ ${#stages[@]} -eq 0 ] && stages=(sanitize fuzz valgrind)
+
+say() { printf '\033[1m==> robustness: %s\033[0m\n' "$*" >&2; }
+die() {
+    printf 'ci-robustness: %s\n' "$*" >&2
+    exit 1
+}
+
+# ---- what the stages need ------------------------------------------------
+need_packages=(clang libclang-rt-14-dev valgrind xvfb xauth xdotool)
+if command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    missing=()
+    for p in "${need_packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        sudo=()
+        if [ "$(id -u)" -ne 0 ]; then
+            command -v sudo >/dev/null 2>&1 || die "missing ${missing[*]} and no sudo to install them"
+            sudo=(sudo)
+        fi
+        say "installing ${missing[*]}"
+        "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    fi
+fi
+
+start=$(date +%s)
+elapsed() { echo $(($(date +%s) - start))s; }
+
+# ---- 1. the whole suite under AddressSanitizer and UBSan -------------------
+stage_sanitize() {
+    local b=$prefix-asan
+    say "1/3 sanitizers: configuring $b (address,undefined)"
+    cmake -S "$here" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNVIZ_WERROR=ON \
+        -DATTNVIZ_SANITIZE=address,undefined >/dev/null
+    say "1/3 sanitizers: building"
+    cmake --build "$b" -j "$jobs"
+    say "1/3 sanitizers: ctest under ASan+UBSan+LSan"
+    # halt_on_error + -fno-sanitize-recover: a report is a failing test.
+    (cd "$b" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1 \
+        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        LSAN_OPTIONS=suppressions=$here/tools/lsan.supp:print_suppressions=0 \
+        ctest --output-on-failure -j "$jobs" --timeout 600)
+    say "1/3 sanitizers: clean ($(elapsed))"
+}
+
+# ---- 2. the lesson fuzzer, bounded -------------------------------------------
+stage_fuzz() {
+    local b=$prefix-fuzz
+    command -v clang >/dev/null 2>&1 || die "clang is needed for the fuzzer"
+    say "2/3 fuzz: configuring $b (clang, libFuzzer, address,undefined)"
+    CC=clang cmake -S "$here" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNVIZ_WERROR=ON \
+        -DATTNVIZ_FUZZ=ON -DATTNVIZ_SANITIZE=address,undefined >/dev/null
+    cmake --build "$b" -j "$jobs" --target fuzz_lesson
+    local work
+    work=$(mktemp -d)
+    # The committed corpus is read only; what the run finds goes to $work.
+    mkdir -p "$work/corpus" "$work/artifacts"
+    say "2/3 fuzz: ${fuzz_seconds}s on tests/fuzz/corpus ($(find tests/fuzz/corpus -type f | wc -l) inputs)"
+    local st=0
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        "$b/fuzz_lesson" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
+        -max_len=65536 -dict=tests/fuzz/lesson.dict -print_final_stats=1 \
+        -artifact_prefix="$work/artifacts/" "$work/corpus" tests/fuzz/corpus >"$work/log" 2>&1 || st=$?
+    grep -E '^(stat::|#[0-9]+ +DONE)' "$work/log" >&2 || true
+    if [ $st -ne 0 ] || grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:' "$work/log"; then
+        tail -n 80 "$work/log" >&2
+        ls -l "$work/artifacts" >&2 || true
+        for a in "$work"/artifacts/*; do
+            [ -f "$a" ] || continue
+            echo "--- $a (base64):" >&2
+            base64 "$a" | head -c 4000 >&2
+            echo >&2
+        done
+        die "the fuzzer found a problem (exit $st); the input is above"
+    fi
+    rm -rf "$work"
+    say "2/3 fuzz: clean ($(elapsed))"
+}
+
+# ---- 3. attnviz under valgrind memcheck ---------------------------------------
+stage_valgrind() {
+    local b=$prefix-valgrind
+    command -v valgrind >/dev/null 2>&1 || die "valgrind is needed"
+    say "3/3 valgrind: configuring $b (no sanitizers)"
+    cmake -S "$here" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNVIZ_WERROR=ON >/dev/null
+    cmake --build "$b" -j "$jobs" --target attnviz
+    local app=$b/attnviz out
+    out=$(mktemp -d)
+    local vg=(valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite
+        --show-leak-kinds=definite --suppressions="$here/tools/valgrind.supp")
+    local export=0
+    if "$app" export --help >/dev/null 2>&1; then export=1; fi
+    local lessons=(lessons/*.json)
+    [ -e "${lessons[0]}" ] || die "no lessons in lessons/ to run under valgrind"
+    local fails=0
+    for l in "${lessons[@]}"; do
+        # check: exit 0 expected for every shipped lesson
+        if ! "${vg[@]}" --log-file="$out/vg.log" "$app" check "$l" >/dev/null 2>"$out/err"; then
+            echo "valgrind: attnviz check $l failed:" >&2
+            cat "$out/err" "$out/vg.log" >&2
+            fails=$((fails + 1))
+        fi
+        if ! "${vg[@]}" --log-file="$out/vg.log" "$app" trace "$l" >"$out/trace.json" 2>"$out/err"; then
+            echo "valgrind: attnviz trace $l failed:" >&2
+            cat "$out/err" "$out/vg.log" >&2
+            fails=$((fails + 1))
+        fi
+        if [ $export = 1 ]; then
+            rm -rf "$out/frames"
+            # every step of every lesson, at a smaller layout than the default
+            # 1920x1080: the same code paths, a third of the time under valgrind
+            if ! SDL_VIDEODRIVER=dummy "${vg[@]}" --log-file="$out/vg.log" "$app" export "$l" --size 640x360 -o "$out/frames" \
+                >/dev/null 2>"$out/err"; then
+                echo "valgrind: attnviz export $l failed:" >&2
+                cat "$out/err" "$out/vg.log" >&2
+                fails=$((fails + 1))
+            fi
+        fi
+    done
+    rm -rf "$out"
+    [ $fails -eq 0 ] || die "$fails valgrind run(s) failed"
+    if [ $export = 1 ]; then
+        say "3/3 valgrind: check, trace and export of ${#lessons[@]} lessons clean ($(elapsed))"
+    else
+        say "3/3 valgrind: check and trace of ${#lessons[@]} lessons clean; export NOT covered (attnviz export --help fails) ($(elapsed))"
+    fi
+}
+
+for s in "${stages[@]}"; do
+    case "$s" in
+    sanitize) stage_sanitize ;;
+    fuzz) stage_fuzz ;;
+    valgrind) stage_valgrind ;;
+    *) die "unknown stage '$s' (sanitize, fuzz or valgrind)" ;;
+    esac
+done
+say "all clean in $(elapsed)"
