@@ -156,12 +156,23 @@ stage_valgrind() {
     fi
 }
 
+# Every stage runs even when an earlier one failed, so that one CI run tells
+# everything; the script fails at the end if any stage did.
+failed=()
 for s in "${stages[@]}"; do
     case "$s" in
-    sanitize) stage_sanitize ;;
-    fuzz) stage_fuzz ;;
-    valgrind) stage_valgrind ;;
+    sanitize | fuzz | valgrind) ;;
     *) die "unknown stage '$s' (sanitize, fuzz or valgrind)" ;;
     esac
+    # not `if ! (stage)`: errexit is ignored inside a tested command
+    set +e
+    ("stage_$s")
+    st=$?
+    set -e
+    if [ $st -ne 0 ]; then
+        failed+=("$s")
+        say "stage $s FAILED ($(elapsed))"
+    fi
 done
+[ ${#failed[@]} -eq 0 ] || die "failed: ${failed[*]} (after $(elapsed))"
 say "all clean in $(elapsed)"
