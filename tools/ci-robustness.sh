@@ -164,9 +164,13 @@ for s in "${stages[@]}"; do
     sanitize | fuzz | valgrind) ;;
     *) die "unknown stage '$s' (sanitize, fuzz or valgrind)" ;;
     esac
-    # not `if ! (stage)`: errexit is ignored inside a tested command
+    # not `if ! (stage)`: errexit is ignored inside a tested command; and
+    # the subshell turns it back on, since it inherits the set +e
     set +e
-    ("stage_$s")
+    (
+        set -e
+        "stage_$s"
+    )
     st=$?
     set -e
     if [ $st -ne 0 ]; then
