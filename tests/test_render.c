@@ -359,6 +359,55 @@ static void test_zoom(void **state)
     canvas_free(c);
 }
 
+static float abs_max(const AttnStep *s)
+{
+    float m = 0;
+    for (int i = 0; i < s->rows * s->cols; i++)
+        if (isfinite(s->data[i]) && fabsf(s->data[i]) > m) m = fabsf(s->data[i]);
+    return m;
+}
+
+/* Concat: the heads' outputs slide onto the concat's blocks. Halfway
+ * through the slide (p = 0.4 of the step: it runs over 0.05..0.75, eased)
+ * head 2's cell (0, 0) is drawn halfway between its own place and its
+ * place in the concat, in its own colour, while the concat's cell is still
+ * empty and the place it left is faded; at the end the concat is exactly
+ * the trace's, cell by cell. */
+static void test_concat_slide(void **state)
+{
+    (void)state;
+    Canvas *c = canvas_make(1280, 720, 1);
+    const AttnTrace *t = view_trace(&c->view);
+    const AttnStep *cs = attn_trace_find(t, ATTN_STEP_CONCAT, 0);
+    assert_non_null(cs);
+    assert_int_equal(cs->n_from, 2);
+    int ci = attn_trace_index(t, cs), h2 = cs->from[1];
+    const AttnStep *hs = &t->steps[h2];
+    view_goto(&c->view, ci);
+    c->view.t = 0.4 * view_step_duration(&c->view, ci);
+    draw(c);
+    SDL_Rect src, dst;
+    assert_int_equal(render_cell_rect(c->rc, t, h2, 0, 0, &src), 0);
+    assert_int_equal(render_cell_rect(c->rc, t, ci, 0, hs->cols, &dst), 0); /* head 2's first column in the concat */
+    assert_true(abs(src.x - dst.x) > 100);
+    SDL_Color want = render_value_color(hs->data[0], 0, abs_max(hs));
+    int mx = (src.x + dst.x) / 2 + 6, my = (src.y + dst.y) / 2 + 6;
+    SDL_Color got = pixel(c, mx, my);
+    if (!same_rgb(got, want))
+        fail_msg("halfway (%d,%d) is %d,%d,%d, head 2's cell (0,0) is %d,%d,%d", mx, my, got.r, got.g, got.b, want.r,
+                 want.g, want.b);
+    const Theme *th = render_theme(c->view.theme);
+    assert_true(same_rgb(pixel(c, dst.x + 6, dst.y + 6), th->panel)); /* not landed yet */
+    assert_false(same_rgb(pixel(c, src.x + 6, src.y + 6), want));     /* the place it left, faded */
+    /* the end: the concat's own cells, and the heads back in place */
+    view_finish(&c->view);
+    draw(c);
+    check_cells(c, ci, 0);
+    assert_int_equal(render_cell_rect(c->rc, t, h2, 0, 0, &src), 0);
+    assert_true(same_rgb(pixel(c, src.x + 6, src.y + 6), want));
+    canvas_free(c);
+}
+
 int main(void)
 {
     SDL_SetHint(SDL_HINT_RENDER_DRIVER, "software");
@@ -370,7 +419,7 @@ int main(void)
         cmocka_unit_test(test_cell_colours),   cmocka_unit_test(test_blocked_cells),
         cmocka_unit_test(test_legend_and_labels), cmocka_unit_test(test_chinese_glyphs),
         cmocka_unit_test(test_deterministic),  cmocka_unit_test(test_all_states_draw),
-        cmocka_unit_test(test_zoom),
+        cmocka_unit_test(test_zoom),           cmocka_unit_test(test_concat_slide),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     TTF_Quit();

@@ -238,6 +238,7 @@ typedef struct Item {
     int block_sel;        /* 1-based block to emphasise */
     int block_color;      /* this item is head n's output: outline in its colour (0: none) */
     float block_gap;      /* 0..1: the blocks drawn apart (split's animation) */
+    int bare;             /* a moving copy (concat's slide): no shape label, no hit region */
 } Item;
 
 static float step_val(const Item *it, int r, int c)
@@ -679,6 +680,8 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
         }
     }
 
+    if (it->bare) return;
+
     /* shape label: "Q₁ 3×2" */
     char title[64], shape[96];
     view_step_title(it->s, title, sizeof title);
@@ -802,6 +805,14 @@ static int is_product(const AttnStep *s)
 
 static float ease(float p) { return p * p * (3.0f - 2.0f * p); }
 
+/* Concat's animation: the heads' outputs leave their places at
+ * CONCAT_SLIDE_START and land on the concat's blocks at CONCAT_SLIDE_END;
+ * meanwhile the places they left are drawn at CONCAT_GHOST opacity, and
+ * they come back to full by the end of the step. */
+#define CONCAT_SLIDE_START 0.05
+#define CONCAT_SLIDE_END 0.75
+#define CONCAT_GHOST 0.3f
+
 /* Sets up the result's display for progress p; returns an animation key for
  * the texture cache (0: the final state). Operands get their highlights. */
 static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p, Anim *a)
@@ -916,12 +927,13 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
     } break;
     case ATTN_STEP_SPLIT: res->alpha = (float)fclampf((float)(p * 1.6 - 0.3), 0.0f, 1.0f); break;
     case ATTN_STEP_CONCAT: {
-        int H = n_ops > 0 ? n_ops : 1;
-        int w = C / H;
-        int shown = (int)(p * H + 0.999);
-        for (size_t i = 0; i < n; i++)
-            if ((int)(i % (size_t)C) / (w ? w : 1) >= shown) a->state[i] = ST_EMPTY;
-        if (shown >= 1 && shown <= n_ops) ops[shown - 1].hl_row = -1, ops[shown - 1].block_color = shown;
+        /* the heads' outputs slide over (draw_step_panel draws them moving):
+         * the concat is empty until they land, then the sources come back */
+        if (p < CONCAT_SLIDE_END) memset(a->state, ST_EMPTY, n);
+        float ghost = p < CONCAT_SLIDE_END ? CONCAT_GHOST
+                                           : CONCAT_GHOST + (1.0f - CONCAT_GHOST) *
+                                                                (float)((p - CONCAT_SLIDE_END) / (1.0 - CONCAT_SLIDE_END));
+        for (int i = 0; i < n_ops; i++) ops[i].alpha = ghost;
     } break;
     default: break;
     }
@@ -952,6 +964,41 @@ static const char *op_between(const AttnStep *s, const AttnStep *next, int befor
 }
 
 #define MAX_ITEMS 20
+
+/* Concat: each head's output, in its colour, slides from its place among
+ * the operands onto its block of the concat (which animate() keeps empty
+ * until they land). Both ends are laid out already; the copy moves and
+ * scales between them. Not drawn when the concat is zoomed (its blocks may
+ * be off screen) nor when the operands do not tile the concat's columns. */
+static void draw_concat_slide(RenderCtx *rc, const View *v, const Item *ops, int n_ops, const Item *res, double p,
+                              const Fonts *f)
+{
+    if (p < CONCAT_SLIDE_START || p >= CONCAT_SLIDE_END || n_ops < 1) return;
+    if (res->rows != res->full_rows || res->cols != res->full_cols) return;
+    int sum = 0;
+    for (int i = 0; i < n_ops; i++) sum += ops[i].s->cols;
+    if (sum != res->s->cols) return;
+    float q = ease((float)((p - CONCAT_SLIDE_START) / (CONCAT_SLIDE_END - CONCAT_SLIDE_START)));
+    int c0 = 0;
+    for (int i = 0; i < n_ops; i++) {
+        const Item *src = &ops[i];
+        Item mv = *src;
+        /* the block's cells in the concat: columns [c0, c0 + cols) */
+        float dx = (float)res->x + res->cw * (float)c0, dy = (float)res->y;
+        mv.x = (int)lrintf((float)src->x + (dx - (float)src->x) * q);
+        mv.y = (int)lrintf((float)src->y + (dy - (float)src->y) * q);
+        mv.cw = src->cw + (res->cw - src->cw) * q;
+        mv.ch = src->ch + (res->ch - src->ch) * q;
+        mv.rl = mv.cl = NULL;
+        mv.labels = mv.legend = 0;
+        mv.alpha = 1.0f;
+        mv.hl_row = mv.hl_col = mv.cur_r = mv.cur_c = -1;
+        mv.block_color = i + 1;
+        mv.bare = 1;
+        draw_item(rc, v, &mv, f, 0);
+        c0 += src->s->cols;
+    }
+}
 
 /* Draws a step's operands and result inside area. */
 static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, int step, double p, SDL_Rect area,
@@ -1093,6 +1140,7 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
         x += (int)lrintf(it->cw * it->cols) + it->leg_w;
     }
     for (int i = 0; i < n; i++) draw_item(rc, v, &items[i], f, i == n - 1 ? akey : 0);
+    if (s->kind == ATTN_STEP_CONCAT) draw_concat_slide(rc, v, items, n_ops, res, p, f);
 
     /* the scale note under the scaling step */
     if (s->kind == ATTN_STEP_SCALED && p < 1.0) {
