@@ -408,6 +408,55 @@ static void test_concat_slide(void **state)
     canvas_free(c);
 }
 
+/* Pixels in [x0, x1) × [y0, y1) unlike the background (text ink). */
+static int ink_in(const Canvas *c, int x0, int y0, int x1, int y1)
+{
+    const Theme *th = render_theme(c->view.theme);
+    int n = 0;
+    for (int y = y0 < 0 ? 0 : y0; y < y1 && y < c->h; y++)
+        for (int x = x0 < 0 ? 0 : x0; x < x1 && x < c->w; x++) {
+            SDL_Color p = pixel(c, x, y);
+            n += abs(p.r - th->bg.r) + abs(p.g - th->bg.g) + abs(p.b - th->bg.b) > 90;
+        }
+    return n;
+}
+
+/* The small multiples of the heads' weights carry the tokens on their rows
+ * and columns when they are large enough: ink left of head 2's thumbnail
+ * (which is not selected, so no outline there) and above it, in English and
+ * in Chinese; at 800×600 with text twice the size, none. */
+static void test_heads_strip_labels(void **state)
+{
+    (void)state;
+    for (int lang = 0; lang < 3; lang++) {
+        Canvas *c = lang < 2 ? canvas_make(1280, 720, 1) : canvas_make(800, 600, 1);
+        c->view.lang = lang == 1 ? LESSON_ZH : LESSON_EN;
+        if (lang == 2) c->view.text_scale = 2.0f; /* labels would not leave the thumbnails ¾ of their side */
+        goto_name(&c->view, "weights_1");
+        draw(c);
+        /* head 2's thumbnail: where the mouse answers "head 2" */
+        int x0 = c->w, y0 = c->h, x1 = -1;
+        RenderHit hit;
+        for (int y = 0; y < c->h; y += 2)
+            for (int x = c->w / 2; x < c->w; x += 2)
+                if (render_hit_test(c->rc, x, y, &hit) == RENDER_HIT_HEAD && hit.head == 2) {
+                    x0 = x < x0 ? x : x0;
+                    y0 = y < y0 ? y : y0;
+                    x1 = x > x1 ? x : x1;
+                }
+        assert_true(x1 > x0);
+        int side = x1 - x0 - 4; /* the thumbnail is square for 3×3 weights */
+        int rows = ink_in(c, x0 - 20, y0 + 4, x0 - 3, y0 + side); /* clear of the panel's divider */
+        int cols = ink_in(c, x0 + 4, y0 - 28, x1 - 4, y0 - 3);
+        if (lang < 2) {
+            if (rows < 10 || cols < 10) fail_msg("lang %d: label ink left of head 2: %d, above: %d", lang, rows, cols);
+        } else if (rows > 0) {
+            fail_msg("800×600, text scale 2: %d pixels of label ink beside the thumbnails", rows);
+        }
+        canvas_free(c);
+    }
+}
+
 int main(void)
 {
     SDL_SetHint(SDL_HINT_RENDER_DRIVER, "software");
@@ -420,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_legend_and_labels), cmocka_unit_test(test_chinese_glyphs),
         cmocka_unit_test(test_deterministic),  cmocka_unit_test(test_all_states_draw),
         cmocka_unit_test(test_zoom),           cmocka_unit_test(test_concat_slide),
+        cmocka_unit_test(test_heads_strip_labels),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     TTF_Quit();

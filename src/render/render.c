@@ -1164,40 +1164,84 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
     anim_free(&anim);
 }
 
-/* The small multiples: every head's attention weights. */
+/* The grid of small multiples in area: columns, and the thumbnail's side
+ * with lw pixels of row labels left of each and th of column labels above.
+ * Returns the side (0: no room). */
+static int heads_grid(SDL_Rect area, int top, int H, int lh, int lw, int th, int *cols)
+{
+    int avail_h = area.y + area.h - top;
+    int best = 0;
+    *cols = 1;
+    for (int c = 1; c <= H; c++) {
+        int r = (H + c - 1) / c;
+        int sz = imin((area.w - 8 * (c + 1) - c * lw) / c, (avail_h - r * (lh + 14 + th)) / r);
+        if (sz > best) {
+            best = sz;
+            *cols = c;
+        }
+    }
+    return best;
+}
+
+/* The small multiples: every head's attention weights, with the tokens on
+ * rows (queries) and columns (keys) when the thumbnails leave room to read
+ * them: thinned out as on the main heatmaps (every k-th, k ≤ 3), else none. */
 static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, const Fonts *f)
 {
     const Theme *th = render_theme(v->theme);
     const AttnTrace *t = v->trace;
     int H = t->cfg.heads;
     int lh = text_h(rc, f->small);
-    render_text(rc, view_string(VS_ALL_HEADS, v->lang), f->small, th->dim, area.x + area.w / 2, area.y, 1);
+    /* the panel's title, smaller when the panel is narrow (large text) */
+    const char *title = view_string(VS_ALL_HEADS, v->lang);
+    int tsize = f->small;
+    while (tsize > 8 && render_text_width(rc, title, tsize) > area.w) tsize--;
+    render_text(rc, title, tsize, th->dim, area.x + area.w / 2, area.y, 1);
     int top = area.y + lh + 12;
-    int avail_h = area.y + area.h - top;
-    int best = 0, best_c = 1;
-    for (int c = 1; c <= H; c++) {
-        int r = (H + c - 1) / c;
-        int sz = imin((area.w - 8 * (c + 1)) / c, (avail_h - r * (lh + 10)) / r);
-        if (sz > best) {
+    const AttnStep *w1 = attn_trace_find(t, ATTN_STEP_SOFTMAX, 1);
+    if (!w1) return;
+    int nq = w1->rows, nk = w1->cols;
+    int best_c = 1;
+    int best = heads_grid(area, top, H, lh, 0, 0, &best_c);
+    if (best < 8) return;
+
+    /* labels: try them beside and above every thumbnail; keep them if the
+     * thumbnails stay large enough and every third label or more fits */
+    const char *const *rl = view_row_labels(v, t, w1), *const *cl = view_col_labels(v, t, w1);
+    int lsize = imax(9, f->small * 9 / 10), llh = text_h(rc, lsize);
+    int lab_rows = 0, lab_cols = 0, vertical = 0, lw = 0, tth = 0;
+    if (rl && cl) {
+        int rw = label_width(rc, rl, nq, lsize), cw = label_width(rc, cl, nk, lsize);
+        int vh = 0;
+        for (int j = 0; j < nk; j++) vh = imax(vh, vlabel_height(rc, cl[j], lsize));
+        for (int attempt = 0; attempt < 2 && !lab_rows; attempt++) {
+            /* first with the column labels level, then standing */
+            int l = rw + 8, h = attempt == 0 ? llh + 6 : vh + 8, c;
+            int sz = heads_grid(area, top, H, lh, l, h, &c);
+            float cell = fminf((float)sz / nq, (float)sz / nk);
+            if (attempt == 0 && cw > cell - 2) continue;
+            if (sz < 48 || sz * 4 < best * 3 || label_stride(cell, llh) > 3) continue; /* keep ¾ of the side */
+            lab_rows = lab_cols = 1;
+            vertical = attempt == 1;
+            lw = l;
+            tth = h;
             best = sz;
             best_c = c;
         }
     }
-    if (best < 8) return;
-    int rows_n = (H + best_c - 1) / best_c;
-    int gx = area.x + (area.w - best_c * best - (best_c - 1) * 8) / 2;
-    (void)rows_n;
+    int gx = area.x + (area.w - best_c * (best + lw) - (best_c - 1) * 8) / 2 + lw;
     for (int h = 1; h <= H; h++) {
         const AttnStep *w = attn_trace_find(t, ATTN_STEP_SOFTMAX, h);
         if (!w) continue;
         int i = (h - 1) / best_c, j = (h - 1) % best_c;
-        int nq = w->rows, nk = w->cols;
+        nq = w->rows;
+        nk = w->cols;
         float cell = fminf((float)best / nq, (float)best / nk);
         Item it;
         item_init(&it, rc, v, t, attn_trace_index(t, w), 0);
         it.cw = it.ch = cell;
-        it.x = gx + j * (best + 8) + (best - (int)(cell * nk)) / 2;
-        it.y = top + i * (best + lh + 10);
+        it.x = gx + j * (best + lw + 8) + (best - (int)(cell * nk)) / 2;
+        it.y = top + tth + i * (best + lh + 14 + tth);
         SDL_Rect dst = {it.x, it.y, (int)lrintf(cell * nk), (int)lrintf(cell * nq)};
         SDL_Texture *tex = matrix_texture(rc, v, &it, 0, dst.w, dst.h);
         if (tex) {
@@ -1207,11 +1251,30 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, const 
         int sel = h == v->head;
         render_outline(rc, (SDL_Rect){dst.x - 2, dst.y - 2, dst.w + 4, dst.h + 4}, th->head[(h - 1) % 8], 2);
         if (sel) render_outline(rc, (SDL_Rect){dst.x - 5, dst.y - 5, dst.w + 10, dst.h + 10}, th->text, 3);
+        const char *const *hrl = view_row_labels(v, t, w), *const *hcl = view_col_labels(v, t, w);
+        if (lab_rows && hrl) {
+            int k = label_stride(cell, llh), sr = sel_for_labels(v, hrl);
+            for (int r = 0; r < nq; r += k)
+                render_text(rc, hrl[r], lsize, r == sr ? th->accent : th->dim, dst.x - 7,
+                            dst.y + (int)lrintf(cell * (r + 0.5f)) - llh / 2, 2);
+        }
+        if (lab_cols && hcl) {
+            int k = vertical ? label_stride(cell, llh) : 1, sc = sel_for_labels(v, hcl);
+            for (int c = 0; c < nk; c += k) {
+                SDL_Color col = c == sc ? th->accent : th->dim;
+                int cx = dst.x + (int)lrintf(cell * (c + 0.5f));
+                if (vertical)
+                    draw_vlabel(rc, hcl[c], lsize, col, cx, dst.y - 7);
+                else
+                    render_text(rc, hcl[c], lsize, col, cx, dst.y - 6 - llh, 1);
+            }
+        }
         char lab[32];
         snprintf(lab, sizeof lab, "%s %d", view_string(VS_HEAD, v->lang), h);
-        render_text(rc, lab, f->small, sel ? th->text : th->dim, dst.x + dst.w / 2, dst.y + dst.h + 4, 1);
+        /* under the selection's outline (5 px out), not on it */
+        render_text(rc, lab, f->small, sel ? th->text : th->dim, dst.x + dst.w / 2, dst.y + dst.h + 7, 1);
         RenderHit hit = {RENDER_HIT_HEAD, t, -1, -1, -1, h, 0};
-        add_hitbox(rc, (SDL_Rect){dst.x - 2, dst.y - 2, dst.w + 4, dst.h + lh + 8}, hit);
+        add_hitbox(rc, (SDL_Rect){dst.x - 2, dst.y - 2, dst.w + 4, dst.h + lh + 11}, hit);
     }
 }
 
