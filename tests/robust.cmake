@@ -29,3 +29,12 @@ if(ATTNVIZ_XVFB_RUN)
   set_tests_properties(robust_window PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 400 RUN_SERIAL TRUE
     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 endif()
+
+# A lesson whose numbers overflow float32 is bad input for every command:
+# exit status 2 and one line naming the step that overflowed, no output.
+foreach(_cmd check trace)
+  add_test(NAME robust_overflow_${_cmd}
+           COMMAND sh -c "\"$0\" ${_cmd} \"$1\" >overflow-${_cmd}.out 2>overflow-${_cmd}.err; st=$?; cat overflow-${_cmd}.err; [ $st -eq 2 ] && [ ! -s overflow-${_cmd}.out ] && [ $(wc -l <overflow-${_cmd}.err) -eq 1 ] && grep -q 'scores_1.*float32' overflow-${_cmd}.err"
+                   $<TARGET_FILE:attnviz> ${ATTNVIZ_TESTS_DIR}/e2e/overflow-lesson.json
+           WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+endforeach()

@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -331,11 +332,13 @@ static void test_huge_weights_finite(void **state)
 static void assert_refused(const AttnConfig *cfg, const char *step_name)
 {
     char err[512] = "";
+    errno = 0;
     AttnTrace *t = attn_trace_create(cfg, err, sizeof err);
     if (t) {
         attn_trace_destroy(t);
         fail_msg("expected the engine to refuse an overflowing trace at %s, it computed one", step_name);
     }
+    if (errno != ERANGE) fail_msg("expected errno ERANGE for an overflow, got %d (%s)", errno, err);
     if (!strstr(err, step_name) || !strstr(err, "float32"))
         fail_msg("expected a message naming %s and float32, got: %s", step_name, err);
 }

@@ -22,7 +22,9 @@ int cmd_trace(int argc, char **argv)
     char err[512];
     AttnTrace *t = attn_trace_create(&lesson.cfg, err, sizeof err);
     if (!t) {
-        int st = app_fail(APP_RUNTIME, "%s: %s", lesson.path, err);
+        /* numbers too large for float32 are bad input; only memory is a runtime failure */
+        int bad_input = errno != ENOMEM;
+        int st = app_fail(bad_input ? APP_USAGE : APP_RUNTIME, "%s: %s", lesson.path, err);
         lesson_free(&lesson);
         return st;
     }

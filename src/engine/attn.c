@@ -9,6 +9,7 @@
 #include "attn.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -499,7 +500,10 @@ static int check_finite(const AttnTrace *t, char *err, size_t errlen)
 
 AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
 {
-    if (attn_config_check(cfg, err, errlen) != 0) return NULL;
+    if (attn_config_check(cfg, err, errlen) != 0) {
+        errno = EINVAL;
+        return NULL;
+    }
     int heads = cfg->attention == ATTN_ADDITIVE ? 1 : cfg->heads;
     Plan p;
     memset(&p, 0, sizeof p);
@@ -509,6 +513,7 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
         free(p.head);
         free(p.concat_from);
         fail(err, errlen, "out of memory planning %d heads", heads);
+        errno = ENOMEM;
         return NULL;
     }
 
@@ -525,6 +530,7 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
         free(p.head);
         free(p.concat_from);
         fail(err, errlen, "the trace would need more memory than can be addressed");
+        errno = ENOMEM;
         return NULL;
     }
     size_t total = off_floats + sizeof(float) * b.n_floats;
@@ -543,6 +549,7 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
         free(p.head);
         free(p.concat_from);
         fail(err, errlen, "out of memory: the trace needs %zu bytes", total);
+        errno = ENOMEM;
         return NULL;
     }
     memset(block, 0, off_floats);
@@ -572,6 +579,7 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
         free(p.head);
         free(p.concat_from);
         free(block);
+        errno = ERANGE;
         return NULL;
     }
     /* The trace keeps no borrowed pointer: what it recorded is in its steps. */

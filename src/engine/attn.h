@@ -161,7 +161,9 @@ typedef struct AttnTrace {
 } AttnTrace;
 
 /* Runs the forward pass and records it. Returns NULL with a message in err
- * when the config is invalid or memory runs out. */
+ * and errno set: EINVAL when the config is invalid, ENOMEM when memory runs
+ * out, ERANGE when a value overflowed float32 (see "Overflow" above). EINVAL
+ * and ERANGE are the lesson's fault (exit status 2), ENOMEM the machine's. */
 AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen);
 void attn_trace_destroy(AttnTrace *trace);
 
