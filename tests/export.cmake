@@ -22,5 +22,5 @@ add_test(NAME test_export_window COMMAND sh ${ATTNVIZ_TESTS_DIR}/test_export_win
 # detect_leaks=0 (sanitizer builds only): the window leaks inside libX11,
 # libdbus and Mesa at exit, as for show_e2e (tests/render.cmake); ASan and
 # UBSan still check every access.
-set_tests_properties(test_export_window PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120
+set_tests_properties(test_export_window PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120 RESOURCE_LOCK xvfb
                      ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")

@@ -20,7 +20,7 @@ endif()
 # detect_leaks=0 (sanitizer builds only): at exit the X11 window leaks inside
 # libX11, libdbus and Mesa's GL driver, which is unloaded so its leaks cannot
 # be suppressed by module (see tests/robust.cmake); ASan and UBSan still run.
-set_tests_properties(show_e2e PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180
+set_tests_properties(show_e2e PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 RESOURCE_LOCK xvfb
                      ENVIRONMENT "SDL_VIDEODRIVER=x11;ASAN_OPTIONS=detect_leaks=0")
 
 # --autoplay --quit-at-end --frame-stats: plays the lesson, quits with 0 and
@@ -32,4 +32,4 @@ if(ATTNVIZ_XVFB_RUN)
 else()
   add_test(NAME show_frame_stats COMMAND sh -c "echo 'SKIP: xvfb-run is not installed (apt-get install xvfb)'; exit 77")
 endif()
-set_tests_properties(show_frame_stats PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+set_tests_properties(show_frame_stats PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 RESOURCE_LOCK xvfb ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
