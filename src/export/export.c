@@ -978,8 +978,8 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
 
     /* 2. The view: both traces of the lesson, the language, theme, mode, head. */
     char msg[512];
-    if (view_init(&r.view, lesson, msg, sizeof msg) != 0) {
-        set_err(err, errlen, "%s: %s", lesson->path ? lesson->path : "lesson", msg);
+    if (view_init(&r.view, lesson, msg, sizeof msg) != 0) { /* msg names the lesson's file already */
+        set_err(err, errlen, "%s", msg);
         return -1;
     }
     r.view_ok = 1;
