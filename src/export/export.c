@@ -15,22 +15,9 @@
 
 #include <SDL_ttf.h>
 
+#include "export_internal.h"
 #include "export_pool.h"
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static double now_seconds(void)
 {
@@ -92,11 +79,11 @@ int export_parse_size(const char *text, int *width, int *height, char *err, size
         }
     }
     if (w < 0 || h < 0) {
-        set_err(err, errlen, "--size: expected WIDTHxHEIGHT in pixels such as 1920x1080, found \"%s\"", p);
+        export__set_err(err, errlen, "--size: expected WIDTHxHEIGHT in pixels such as 1920x1080, found \"%s\"", p);
         return -1;
     }
     if (w < EXPORT_MIN_SIDE || h < EXPORT_MIN_SIDE || w > EXPORT_MAX_SIDE || h > EXPORT_MAX_SIDE) {
-        set_err(err, errlen, "--size: each side must be %d..%d pixels, found %ldx%ld", EXPORT_MIN_SIDE,
+        export__set_err(err, errlen, "--size: each side must be %d..%d pixels, found %ldx%ld", EXPORT_MIN_SIDE,
                 EXPORT_MAX_SIDE, w, h);
         return -1;
     }
@@ -148,7 +135,7 @@ int export_select_steps(const AttnTrace *t, const char *spec, int head, unsigned
             if (dash[1]) to = find_item(t, dash + 1, strlen(dash + 1), 1, head);
             if (from < 0 || to < 0 || (dash == spec && !dash[1])) goto bad;
             if (from > to) {
-                set_err(err, errlen, "--steps \"%s\": the range is empty (step %d comes after step %d)", spec, from,
+                export__set_err(err, errlen, "--steps \"%s\": the range is empty (step %d comes after step %d)", spec, from,
                         to);
                 return -1;
             }
@@ -164,13 +151,13 @@ int export_select_steps(const AttnTrace *t, const char *spec, int head, unsigned
         n += on;
     }
     if (n == 0) {
-        set_err(err, errlen, "--steps \"%s\"%s selects no step (the trace has %d)", spec ? spec : "",
+        export__set_err(err, errlen, "--steps \"%s\"%s selects no step (the trace has %d)", spec ? spec : "",
                 head > 0 ? " with --head" : "", t->n_steps);
         return -1;
     }
     return n;
 bad:
-    set_err(err, errlen,
+    export__set_err(err, errlen,
             "--steps: expected ITEM or FROM-TO where each is a step index (0..%d), a step name (e.g. %s) or a "
             "kind (e.g. softmax), found \"%s\"",
             t->n_steps - 1, t->n_steps > 0 ? t->steps[t->n_steps - 1].name : "X", spec);
@@ -215,7 +202,7 @@ static int ensure_dir(const char *dir, int *usage, char *err, size_t errlen)
     struct stat st;
     if (stat(dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode)) {
-            set_err(err, errlen, "%s: exists and is not a folder", dir);
+            export__set_err(err, errlen, "%s: exists and is not a folder", dir);
             *usage = 0; /* a file-system problem, like a missing parent: exit 1 */
             return -1;
         }
@@ -223,7 +210,7 @@ static int ensure_dir(const char *dir, int *usage, char *err, size_t errlen)
         int e = errno;
         char *parent = strdup(dir);
         if (!parent) {
-            set_err(err, errlen, "%s: out of memory", dir);
+            export__set_err(err, errlen, "%s: out of memory", dir);
             return -1;
         }
         size_t n = strlen(parent);
@@ -235,11 +222,11 @@ static int ensure_dir(const char *dir, int *usage, char *err, size_t errlen)
         struct stat pst;
         int parent_is_dir = stat(parent, &pst) == 0 && S_ISDIR(pst.st_mode);
         if (e == ENOENT && !parent_is_dir)
-            set_err(err, errlen, "%s: cannot create the folder: its parent %s does not exist", dir, parent);
+            export__set_err(err, errlen, "%s: cannot create the folder: its parent %s does not exist", dir, parent);
         else if (e == ENOTDIR)
-            set_err(err, errlen, "%s: cannot create the folder: %s is not a folder", dir, parent);
+            export__set_err(err, errlen, "%s: cannot create the folder: %s is not a folder", dir, parent);
         else
-            set_err(err, errlen, "%s: cannot create the folder: %s", dir, strerror(e));
+            export__set_err(err, errlen, "%s: cannot create the folder: %s", dir, strerror(e));
         free(parent);
         return -1;
     }
@@ -253,13 +240,13 @@ static int probe_dir(const char *dir, char *err, size_t errlen)
     size_t n = strlen(dir) + 32;
     char *probe = malloc(n);
     if (!probe) {
-        set_err(err, errlen, "%s: out of memory", dir);
+        export__set_err(err, errlen, "%s: out of memory", dir);
         return -1;
     }
     snprintf(probe, n, "%s/.attnviz-probe.XXXXXX", dir);
     int fd = mkstemp(probe);
     if (fd < 0) {
-        set_err(err, errlen, "%s: cannot write files in this folder: %s", dir, strerror(errno));
+        export__set_err(err, errlen, "%s: cannot write files in this folder: %s", dir, strerror(errno));
         free(probe);
         return -1;
     }
@@ -327,13 +314,13 @@ int export_draw_view(RenderCtx *rc, SDL_Renderer *sdl, const View *view, int wid
                      unsigned char *pixels, size_t pitch, char *err, size_t errlen)
 {
     if (render_frame(rc, view, width, height) != 0) {
-        set_err(err, errlen, "drawing step %d: %s", view->step, SDL_GetError());
+        export__set_err(err, errlen, "drawing step %d: %s", view->step, SDL_GetError());
         return -1;
     }
     /* ReadPixels flushes SDL's command batch; same format: a plain copy. */
     SDL_Rect all = {0, 0, width, height};
     if (SDL_RenderReadPixels(sdl, &all, SDL_PIXELFORMAT_XRGB8888, pixels, (int)pitch) != 0) {
-        set_err(err, errlen, "reading the frame's pixels: %s", SDL_GetError());
+        export__set_err(err, errlen, "reading the frame's pixels: %s", SDL_GetError());
         return -1;
     }
     return 0;
@@ -362,7 +349,7 @@ static int headless_init(Headless *h, int width, int height, const ExportOptions
     memset(h, 0, sizeof *h);
     if (!TTF_WasInit()) {
         if (TTF_Init() != 0) {
-            set_err(err, errlen, "starting SDL_ttf: %s", TTF_GetError());
+            export__set_err(err, errlen, "starting SDL_ttf: %s", TTF_GetError());
             return -1;
         }
         h->ttf_inited = 1;
@@ -371,14 +358,14 @@ static int headless_init(Headless *h, int width, int height, const ExportOptions
     h->surface = SDL_CreateRGBSurfaceWithFormat(0, width, height, 32, SDL_PIXELFORMAT_XRGB8888);
     if (h->surface) h->sdl = SDL_CreateSoftwareRenderer(h->surface);
     if (!h->surface || !h->sdl) {
-        set_err(err, errlen, "creating a %dx%d software renderer: %s", width, height, SDL_GetError());
+        export__set_err(err, errlen, "creating a %dx%d software renderer: %s", width, height, SDL_GetError());
         headless_free(h);
         return -1;
     }
     char msg[512];
     h->rc = render_create(h->sdl, opt->use_render_options ? &opt->render : NULL, msg, sizeof msg);
     if (!h->rc) {
-        set_err(err, errlen, "%s", msg);
+        export__set_err(err, errlen, "%s", msg);
         headless_free(h);
         return -1;
     }
@@ -446,7 +433,7 @@ static int caption_fonts_open(CaptionFonts *cf, const RenderCtx *rc, int height,
             const char *path = render_font_path(rc, i);
             cf->font[s][i] = path ? open_chain_font(path, cf->sizes[s]) : NULL;
             if (!cf->font[s][i]) {
-                set_err(err, errlen, "opening the caption font %s: %s", path ? path : "(none)", TTF_GetError());
+                export__set_err(err, errlen, "opening the caption font %s: %s", path ? path : "(none)", TTF_GetError());
                 caption_fonts_close(cf);
                 return -1;
             }
@@ -633,7 +620,7 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
         if (r->selected[i]) {
             frames_total += opt->frames ? export_step_frames(view_step_duration(v, i), opt) : 1;
             if (frames_total > EXPORT_MAX_FRAMES) {
-                set_err(err, errlen, "%s: more than %d frames; lower --fps or select fewer --steps", dir,
+                export__set_err(err, errlen, "%s: more than %d frames; lower --fps or select fewer --steps", dir,
                         EXPORT_MAX_FRAMES);
                 r->res->usage_error = 1;
                 return -1;
@@ -649,7 +636,7 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
     int rc = 0, frame = 0, steps_done = 0;
     StepText *st = malloc(sizeof *st);
     if (!index || !list || !st) {
-        set_err(err, errlen, "out of memory");
+        export__set_err(err, errlen, "out of memory");
         rc = -1;
     }
     for (int i = 0; rc == 0 && i < t->n_steps; i++) {
@@ -687,7 +674,7 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
                 if (f > 0 && tt >= d && (f - 1) * opt->speed / opt->fps >= d && !(opt->cancel && *opt->cancel)) {
                     char *path = path_join(dir, name);
                     if (!path) {
-                        set_err(err, errlen, "out of memory");
+                        export__set_err(err, errlen, "out of memory");
                         rc = -1;
                         break;
                     }
@@ -700,7 +687,7 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
                 }
             }
             if (opt->cancel && *opt->cancel) {
-                set_err(err, errlen, "%s: interrupted after %d of %d files", dir, frame, frames_total);
+                export__set_err(err, errlen, "%s: interrupted after %d of %d files", dir, frame, frames_total);
                 rc = -1;
                 break;
             }
@@ -712,7 +699,7 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
             r->res->draw_seconds += now_seconds() - t0;
             char *path = path_join(dir, name);
             if (rc == 0 && !path) {
-                set_err(err, errlen, "out of memory");
+                export__set_err(err, errlen, "out of memory");
                 rc = -1;
             }
             if (rc != 0) {
@@ -735,7 +722,7 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
     char perr[512] = "";
     int prc = export_pool_finish(pool, perr, sizeof perr);
     if (rc == 0 && prc != 0) {
-        set_err(err, errlen, "%s", perr);
+        export__set_err(err, errlen, "%s", perr);
         rc = -1;
     }
     ExportPoolStats ps;
@@ -792,7 +779,7 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
         char *json = cJSON_Print(index);
         char *path = path_join(dir, EXPORT_INDEX_NAME);
         if (!json || !path) {
-            set_err(err, errlen, "out of memory");
+            export__set_err(err, errlen, "out of memory");
             rc = -1;
         } else {
             size_t n = strlen(json);
@@ -825,7 +812,7 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
     SDL_Surface *band = NULL;
     int rc = 0;
     if (!caps || !px) {
-        set_err(err, errlen, "out of memory");
+        export__set_err(err, errlen, "out of memory");
         rc = -1;
         goto done;
     }
@@ -839,7 +826,7 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         total += h + caps[i].height;
     }
     if (total > EXPORT_PNG_MAX_HEIGHT) {
-        set_err(err, errlen, "%s: the sheet would be %ld pixels high (at most %d); use a smaller --size or fewer --steps",
+        export__set_err(err, errlen, "%s: the sheet would be %ld pixels high (at most %d); use a smaller --size or fewer --steps",
                 path, total, EXPORT_PNG_MAX_HEIGHT);
         r->res->usage_error = 1;
         rc = -1;
@@ -857,7 +844,7 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
     char msg[384];
     s = export_png_stream_begin(w, (int)total, EXPORT_PIXELS_BGRX32, text, 4, &r->opt->png, &out, msg, sizeof msg);
     if (!s) {
-        set_err(err, errlen, "%s: %s", path, msg);
+        export__set_err(err, errlen, "%s: %s", path, msg);
         rc = -1;
         goto done;
     }
@@ -866,7 +853,7 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
     for (int i = 0; i < t->n_steps && rc == 0; i++) {
         if (!r->selected[i]) continue;
         if (r->opt->cancel && *r->opt->cancel) {
-            set_err(err, errlen, "%s: interrupted", path);
+            export__set_err(err, errlen, "%s: interrupted", path);
             rc = -1;
             break;
         }
@@ -878,13 +865,13 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         if (rc != 0) break;
         if (export_png_stream_rows(s, px, pitch, h, msg, sizeof msg) != 0) {
             s = NULL;
-            set_err(err, errlen, "%s: %s", path, msg);
+            export__set_err(err, errlen, "%s: %s", path, msg);
             rc = -1;
             break;
         }
         band = SDL_CreateRGBSurfaceWithFormat(0, w, caps[i].height, 32, SDL_PIXELFORMAT_XRGB8888);
         if (!band) {
-            set_err(err, errlen, "out of memory for a caption");
+            export__set_err(err, errlen, "out of memory for a caption");
             rc = -1;
             break;
         }
@@ -893,7 +880,7 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         caption_draw(&caps[i], &cf, band, bg);
         if (export_png_stream_rows(s, band->pixels, (size_t)band->pitch, band->h, msg, sizeof msg) != 0) {
             s = NULL;
-            set_err(err, errlen, "%s: %s", path, msg);
+            export__set_err(err, errlen, "%s: %s", path, msg);
             rc = -1;
         }
         SDL_FreeSurface(band);
@@ -905,7 +892,7 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         ExportPngStream *done_s = s;
         s = NULL;
         if (export_png_stream_end(done_s, msg, sizeof msg) != 0) {
-            set_err(err, errlen, "%s: %s", path, msg);
+            export__set_err(err, errlen, "%s: %s", path, msg);
             rc = -1;
         }
     }
@@ -937,49 +924,49 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
     /* 1. Options. */
     if (opt->width < EXPORT_MIN_SIDE || opt->height < EXPORT_MIN_SIDE || opt->width > EXPORT_MAX_SIDE ||
         opt->height > EXPORT_MAX_SIDE) {
-        set_err(err, errlen, "--size: each side must be %d..%d pixels, found %dx%d", EXPORT_MIN_SIDE, EXPORT_MAX_SIDE,
+        export__set_err(err, errlen, "--size: each side must be %d..%d pixels, found %dx%d", EXPORT_MIN_SIDE, EXPORT_MAX_SIDE,
                 opt->width, opt->height);
         return -1;
     }
     if (!(opt->scale >= 0.25f && opt->scale <= 8.0f)) {
-        set_err(err, errlen, "--scale: expected a number from 0.25 to 8, found %g", (double)opt->scale);
+        export__set_err(err, errlen, "--scale: expected a number from 0.25 to 8, found %g", (double)opt->scale);
         return -1;
     }
     r.width = (int)lround(opt->width * (double)opt->scale);
     r.height = (int)lround(opt->height * (double)opt->scale);
     if (r.width < EXPORT_MIN_SIDE || r.height < EXPORT_MIN_SIDE || r.width > EXPORT_MAX_SIDE ||
         r.height > EXPORT_MAX_SIDE) {
-        set_err(err, errlen, "--size × --scale: each side must be %d..%d pixels, found %dx%d", EXPORT_MIN_SIDE,
+        export__set_err(err, errlen, "--size × --scale: each side must be %d..%d pixels, found %dx%d", EXPORT_MIN_SIDE,
                 EXPORT_MAX_SIDE, r.width, r.height);
         return -1;
     }
     if (opt->frames && !(opt->fps > 0 && opt->fps <= 240)) {
-        set_err(err, errlen, "--fps: expected a number of frames per second from 1 to 240, found %g", opt->fps);
+        export__set_err(err, errlen, "--fps: expected a number of frames per second from 1 to 240, found %g", opt->fps);
         return -1;
     }
     if (opt->frames && !(opt->speed >= VIEW_SPEED_MIN && opt->speed <= VIEW_SPEED_MAX)) {
-        set_err(err, errlen, "--speed: expected %g..%g, found %g", VIEW_SPEED_MIN, VIEW_SPEED_MAX, opt->speed);
+        export__set_err(err, errlen, "--speed: expected %g..%g, found %g", VIEW_SPEED_MIN, VIEW_SPEED_MAX, opt->speed);
         return -1;
     }
     if (opt->frames && !(opt->dwell >= 0 && opt->dwell <= 60)) {
-        set_err(err, errlen, "--dwell: expected 0..60 seconds, found %g", opt->dwell);
+        export__set_err(err, errlen, "--dwell: expected 0..60 seconds, found %g", opt->dwell);
         return -1;
     }
     if ((unsigned)opt->lang >= LESSON_LANG_COUNT || (unsigned)opt->theme >= VIEW_THEME_COUNT ||
         (unsigned)opt->mode >= VIEW_MODE_COUNT) {
-        set_err(err, errlen, "export options: language, theme or view out of range");
+        export__set_err(err, errlen, "export options: language, theme or view out of range");
         return -1;
     }
     int write_files = opt->write_steps && dir;
     if (!write_files && !opt->sheet) {
-        set_err(err, errlen, "nothing to export: give an output folder (-o DIR) or --sheet FILE.png");
+        export__set_err(err, errlen, "nothing to export: give an output folder (-o DIR) or --sheet FILE.png");
         return -1;
     }
 
     /* 2. The view: both traces of the lesson, the language, theme, mode, head. */
     char msg[512];
     if (view_init(&r.view, lesson, msg, sizeof msg) != 0) { /* msg names the lesson's file already */
-        set_err(err, errlen, "%s", msg);
+        export__set_err(err, errlen, "%s", msg);
         return -1;
     }
     r.view_ok = 1;
@@ -989,7 +976,7 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
     view_set_mode(&r.view, opt->mode);
     view_set_text_scale(&r.view, opt->text_scale);
     if (opt->head > view_head_count(&r.view)) {
-        set_err(err, errlen, "--head: the lesson has %d head%s, found %d", view_head_count(&r.view),
+        export__set_err(err, errlen, "--head: the lesson has %d head%s, found %d", view_head_count(&r.view),
                 view_head_count(&r.view) == 1 ? "" : "s", opt->head);
         goto out;
     }
@@ -997,7 +984,7 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
     r.trace = view_trace(&r.view);
     r.selected = calloc((size_t)r.trace->n_steps, 1);
     if (!r.selected) {
-        set_err(err, errlen, "out of memory");
+        export__set_err(err, errlen, "out of memory");
         res->usage_error = 0;
         goto out;
     }
@@ -1017,13 +1004,13 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
         struct stat st;
         int exists = stat(opt->sheet, &st) == 0;
         if (exists && S_ISDIR(st.st_mode)) {
-            set_err(err, errlen, "%s: is a folder, expected a file name for --sheet", opt->sheet);
+            export__set_err(err, errlen, "%s: is a folder, expected a file name for --sheet", opt->sheet);
             goto out;
         }
         if (!exists || S_ISREG(st.st_mode)) {
             char *folder = strdup(opt->sheet);
             if (!folder) {
-                set_err(err, errlen, "out of memory");
+                export__set_err(err, errlen, "out of memory");
                 goto out;
             }
             char *slash = strrchr(folder, '/');
@@ -1032,7 +1019,7 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
             else strcpy(folder, ".");
             struct stat fst;
             int ok = stat(folder, &fst) == 0 && S_ISDIR(fst.st_mode);
-            if (!ok) set_err(err, errlen, "%s: the folder %s does not exist", opt->sheet, folder);
+            if (!ok) export__set_err(err, errlen, "%s: the folder %s does not exist", opt->sheet, folder);
             int prc = ok ? probe_dir(folder, err, errlen) : -1;
             free(folder);
             if (prc != 0) goto out;
@@ -1081,7 +1068,7 @@ int export_save_image(const ExportImage *img, const View *view, const char *dir,
         free(path);
         path = path_join(dir, file);
         if (!path) {
-            set_err(err, errlen, "out of memory");
+            export__set_err(err, errlen, "out of memory");
             return -1;
         }
         struct stat st;
@@ -1090,7 +1077,7 @@ int export_save_image(const ExportImage *img, const View *view, const char *dir,
     StepText *st = malloc(sizeof *st);
     if (!st) {
         free(path);
-        set_err(err, errlen, "out of memory");
+        export__set_err(err, errlen, "out of memory");
         return -1;
     }
     step_text_fill(st, view);
@@ -1106,17 +1093,17 @@ int export_save_frame(SDL_Renderer *sdl, const View *view, const char *dir, char
 {
     int w = 0, h = 0;
     if (SDL_GetRendererOutputSize(sdl, &w, &h) != 0 || w < 1 || h < 1) {
-        set_err(err, errlen, "saving the frame: no output size: %s", SDL_GetError());
+        export__set_err(err, errlen, "saving the frame: no output size: %s", SDL_GetError());
         return -1;
     }
     size_t pitch = (size_t)w * 4;
     unsigned char *px = malloc(pitch * (size_t)h);
     if (!px) {
-        set_err(err, errlen, "saving the frame: out of memory for %dx%d pixels", w, h);
+        export__set_err(err, errlen, "saving the frame: out of memory for %dx%d pixels", w, h);
         return -1;
     }
     if (SDL_RenderReadPixels(sdl, NULL, SDL_PIXELFORMAT_XRGB8888, px, (int)pitch) != 0) {
-        set_err(err, errlen, "saving the frame: reading pixels: %s", SDL_GetError());
+        export__set_err(err, errlen, "saving the frame: reading pixels: %s", SDL_GetError());
         free(px);
         return -1;
     }

@@ -17,13 +17,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+#include "export_internal.h"
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
+void export__set_err(char *err, size_t errlen, const char *fmt, ...)
 {
     if (!err || errlen == 0) return;
     va_list ap;
@@ -170,7 +166,7 @@ static void stream_free(ExportPngStream *s, int failed)
 /* The message after a longjmp, and the stream released. */
 static void stream_fail(ExportPngStream *s, char *err, size_t errlen)
 {
-    set_err(err, errlen, "encoding PNG: %s", s->sink.msg[0] ? s->sink.msg : "libpng error");
+    export__set_err(err, errlen, "encoding PNG: %s", s->sink.msg[0] ? s->sink.msg : "libpng error");
     stream_free(s, 1);
 }
 
@@ -189,23 +185,23 @@ ExportPngStream *export_png_stream_begin(int width, int height, ExportPixelLayou
     else
         export_png_options_init(&o);
     if (width < 1 || height < 1 || width > EXPORT_PNG_MAX_WIDTH || height > EXPORT_PNG_MAX_HEIGHT) {
-        set_err(err, errlen, "image size must be 1..%d wide and 1..%d high, got %dx%d", EXPORT_PNG_MAX_WIDTH,
+        export__set_err(err, errlen, "image size must be 1..%d wide and 1..%d high, got %dx%d", EXPORT_PNG_MAX_WIDTH,
                 EXPORT_PNG_MAX_HEIGHT, width, height);
         return NULL;
     }
     if (o.level < 0 || o.level > 9 || (o.filters & ~PNG_ALL_FILTERS) != 0 || o.filters == 0) {
-        set_err(err, errlen, "PNG options: level must be 0..9 and filters a non-empty set, got level %d filters 0x%x",
+        export__set_err(err, errlen, "PNG options: level must be 0..9 and filters a non-empty set, got level %d filters 0x%x",
                 o.level, (unsigned)o.filters);
         return NULL;
     }
     for (int i = 0; i < n_text; i++)
         if (!text[i].key || !valid_keyword(text[i].key) || !text[i].text) {
-            set_err(err, errlen, "PNG text %d: the key must be 1..79 printable characters and the text non-NULL", i);
+            export__set_err(err, errlen, "PNG text %d: the key must be 1..79 printable characters and the text non-NULL", i);
             return NULL;
         }
     ExportPngStream *s = calloc(1, sizeof *s);
     if (!s) {
-        set_err(err, errlen, "out of memory starting the PNG encoder");
+        export__set_err(err, errlen, "out of memory starting the PNG encoder");
         return NULL;
     }
     s->sink.out = out;
@@ -216,7 +212,7 @@ ExportPngStream *export_png_stream_begin(int width, int height, ExportPixelLayou
     s->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &s->sink, sink_error, sink_warning);
     if (!s->png) {
         free(s);
-        set_err(err, errlen, "out of memory starting the PNG encoder");
+        export__set_err(err, errlen, "out of memory starting the PNG encoder");
         return NULL;
     }
     /* Only s's fields change after setjmp, and s lives on the heap. */
@@ -275,7 +271,7 @@ int export_png_stream_rows(ExportPngStream *s, const unsigned char *pixels, size
                            size_t errlen)
 {
     if (pitch < (size_t)s->width * layout_bpp(s->layout) || n_rows < 0 || n_rows > s->height - s->rows_done) {
-        set_err(err, errlen, "PNG rows: pitch %zu for %d pixels, %d rows with %d of %d left", pitch, s->width, n_rows,
+        export__set_err(err, errlen, "PNG rows: pitch %zu for %d pixels, %d rows with %d of %d left", pitch, s->width, n_rows,
                 s->height - s->rows_done, s->height);
         stream_free(s, 1);
         return -1;
@@ -305,7 +301,7 @@ int export_png_stream_rows(ExportPngStream *s, const unsigned char *pixels, size
 int export_png_stream_end(ExportPngStream *s, char *err, size_t errlen)
 {
     if (s->rows_done != s->height) {
-        set_err(err, errlen, "PNG ended after %d of %d rows", s->rows_done, s->height);
+        export__set_err(err, errlen, "PNG ended after %d of %d rows", s->rows_done, s->height);
         stream_free(s, 1);
         return -1;
     }
@@ -327,11 +323,11 @@ int export_png_encode(const ExportImage *img, const ExportPngText *text, int n_t
                       const ExportPngOptions *opt, ExportBuffer *out, char *err, size_t errlen)
 {
     if (!img || !img->pixels) {
-        set_err(err, errlen, "no pixels to encode");
+        export__set_err(err, errlen, "no pixels to encode");
         return -1;
     }
     if (img->width >= 1 && img->pitch < (size_t)img->width * layout_bpp(img->layout)) {
-        set_err(err, errlen, "row pitch %zu is shorter than a row of %d pixels", img->pitch, img->width);
+        export__set_err(err, errlen, "row pitch %zu is shorter than a row of %d pixels", img->pitch, img->width);
         return -1;
     }
     ExportPngStream *s =
@@ -385,11 +381,11 @@ static int write_direct(const char *path, const void *data, size_t len, char *er
     if (fd < 0 || write_all(fd, data, len) != 0) {
         int e = errno;
         if (fd >= 0) close(fd);
-        set_err(err, errlen, "%s: %s", path, strerror(e));
+        export__set_err(err, errlen, "%s: %s", path, strerror(e));
         return -1;
     }
     if (close(fd) != 0) {
-        set_err(err, errlen, "%s: %s", path, strerror(errno));
+        export__set_err(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
     return 0;
@@ -399,12 +395,12 @@ int export_write_file(const char *path, const void *data, size_t len, char *err,
 {
     struct stat st;
     if (!path || !*path) {
-        set_err(err, errlen, "no file name given");
+        export__set_err(err, errlen, "no file name given");
         return -1;
     }
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode)) {
-            set_err(err, errlen, "%s: is a folder, expected a file name", path);
+            export__set_err(err, errlen, "%s: is a folder, expected a file name", path);
             return -1;
         }
         if (!S_ISREG(st.st_mode)) return write_direct(path, data, len, err, errlen);
@@ -415,13 +411,13 @@ int export_write_file(const char *path, const void *data, size_t len, char *err,
     size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
     const char *base = path + dirlen;
     if (!*base) {
-        set_err(err, errlen, "%s: expected a file name, not a folder", path);
+        export__set_err(err, errlen, "%s: expected a file name, not a folder", path);
         return -1;
     }
     size_t tlen = dirlen + 1 + strlen(base) + 8;
     char *tmp = malloc(tlen);
     if (!tmp) {
-        set_err(err, errlen, "%s: out of memory", path);
+        export__set_err(err, errlen, "%s: out of memory", path);
         return -1;
     }
     snprintf(tmp, tlen, "%.*s.%s.XXXXXX", (int)dirlen, path, base);
@@ -432,11 +428,11 @@ int export_write_file(const char *path, const void *data, size_t len, char *err,
         char *dir = strndup(dirlen ? path : ".", dirlen ? (size_t)shown : 1);
         struct stat dst;
         if (dir && stat(dir, &dst) == 0 && S_ISDIR(dst.st_mode))
-            set_err(err, errlen, "%s: cannot create a file in the folder %s: %s", path, dir, strerror(e));
+            export__set_err(err, errlen, "%s: cannot create a file in the folder %s: %s", path, dir, strerror(e));
         else if (dir && (e == ENOTDIR || stat(dir, &dst) == 0))
-            set_err(err, errlen, "%s: %s is not a folder", path, dir);
+            export__set_err(err, errlen, "%s: %s is not a folder", path, dir);
         else
-            set_err(err, errlen, "%s: the folder %s does not exist", path, dir ? dir : "");
+            export__set_err(err, errlen, "%s: the folder %s does not exist", path, dir ? dir : "");
         free(dir);
         free(tmp);
         return -1;
@@ -452,7 +448,7 @@ int export_write_file(const char *path, const void *data, size_t len, char *err,
     if (!e && rename(tmp, path) != 0) e = errno;
     if (e) {
         unlink(tmp);
-        set_err(err, errlen, "%s: %s", path, strerror(e));
+        export__set_err(err, errlen, "%s: %s", path, strerror(e));
         free(tmp);
         return -1;
     }
@@ -467,7 +463,7 @@ int export_png_write_file(const char *path, const ExportImage *img, const Export
     char msg[384];
     if (export_png_encode(img, text, n_text, opt, &buf, msg, sizeof msg) != 0) {
         export_buffer_free(&buf);
-        set_err(err, errlen, "%s: %s", path, msg);
+        export__set_err(err, errlen, "%s: %s", path, msg);
         return -1;
     }
     int rc = export_write_file(path, buf.data, buf.len, err, errlen);
