@@ -29,13 +29,7 @@ typedef struct Rng {
     uint64_t s;
 } Rng;
 
-static uint64_t rng_next(Rng *r) /* splitmix64 */
-{
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+static uint64_t rng_next(Rng *r) { return test_splitmix64(&r->s); }
 /* uniform in [0, 1) */
 static double rng_unit(Rng *r) { return (double)(rng_next(r) >> 11) / 9007199254740992.0; }
 

@@ -42,13 +42,6 @@ static const PerfShape perf_shapes[] = {
 };
 enum { N_PERF_SHAPES = sizeof perf_shapes / sizeof perf_shapes[0] };
 
-static uint64_t perf_rng_next(uint64_t *s) /* splitmix64 */
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 /* n floats uniform in [-scale, scale), malloc'd */
 static float *perf_random(uint64_t *seed, size_t n, float scale)
@@ -56,7 +49,7 @@ static float *perf_random(uint64_t *seed, size_t n, float scale)
     float *p = malloc(sizeof(float) * (n ? n : 1)); /* (n) */
     assert_non_null(p);
     for (size_t i = 0; i < n; i++)
-        p[i] = scale * (float)(2.0 * (double)(perf_rng_next(seed) >> 11) / 9007199254740992.0 - 1.0);
+        p[i] = scale * (float)(2.0 * (double)(test_splitmix64(seed) >> 11) / 9007199254740992.0 - 1.0);
     return p;
 }
 

@@ -19,9 +19,19 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* The engine's tolerance against PyTorch (issue 2 section 5). */
+/* splitmix64: the tests' seeded generator, the same numbers on every machine. */
+static inline uint64_t test_splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
 #define TEST_ABS_TOL 1e-5
 #define TEST_REL_TOL 1e-4
 
