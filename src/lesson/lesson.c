@@ -230,7 +230,7 @@ static int field_int(Ctx *c, int f, double lo, double hi, const char *what, int 
         *out = dflt;
         return 0;
     }
-    double v;
+    double v = 0;
     if (read_int(c, c->val[f], field_names[f], lo, hi, what, &v) != 0) return -1;
     *out = (int)v;
     return 0;
@@ -652,7 +652,7 @@ static int read_scale(Ctx *c)
     }
     static const char *const words[] = {"sqrt_dk", "sqrt_dmodel", "none"};
     static const AttnScaleKind kinds[] = {ATTN_SCALE_SQRT_DK, ATTN_SCALE_SQRT_DMODEL, ATTN_SCALE_NONE};
-    int w;
+    int w = 0;
     if (read_word(c, n, "scale", words, 3, want, &w) != 0) return -1;
     cfg->scale_kind = kinds[w];
     return 0;
@@ -925,7 +925,7 @@ static int load(Ctx *c)
     if (c->val[F_COMMENT] && !cJSON_IsString(c->val[F_COMMENT]->item))
         return fail_type(c, c->val[F_COMMENT], "comment", "a string (a note for whoever edits the file)");
     if (c->val[F_SEED]) {
-        double s;
+        double s = 0;
         if (read_int(c, c->val[F_SEED], "seed", 0, LESSON_MAX_SEED, "the seed for generated matrices", &s) != 0) return -1;
         L->seed = (uint64_t)s;
     }
