@@ -287,6 +287,13 @@ static void copy_in(AttnTrace *t, int idx, const float *src)
 
 static float *data_of(AttnTrace *t, int idx) { return idx >= 0 ? t->steps[idx].data : NULL; }
 
+/* found[idx] = what a scan of the n floats at x finds; nothing when found is
+ * NULL (a small trace is scanned whole at the end instead). */
+static void mark(unsigned char *found, int idx, const float *x, size_t n)
+{
+    if (found) found[idx] = (unsigned char)attn__nonfinite_bits(x, n);
+}
+
 /* Is query i allowed to attend key j? */
 static int allowed(const AttnConfig *c, const unsigned char *mask, int i, int j)
 {
@@ -316,10 +323,11 @@ void attn__apply_mask(const AttnConfig *c, const unsigned char *mask, float *out
     }
 }
 
-/* One head of dot attention: split, scores, scale, mask, softmax, weighted sum.
- * Reads the projections Q, K, V; writes only this head's steps, so heads may
- * run on different threads. */
-void attn__compute_head(AttnTrace *t, const Plan *p, const unsigned char *mask, int h)
+/* One head of dot attention: split, scores, scale, mask, softmax, weighted
+ * sum, and its columns of concat. Reads the projections Q, K, V; writes only
+ * this head's steps and columns, and their found[] entries, so heads may run
+ * on different threads. Each step is scanned as soon as it is written. */
+void attn__compute_head(AttnTrace *t, const Plan *p, const unsigned char *mask, int h, unsigned char *found)
 {
     const AttnConfig *c = &t->cfg;
     const HeadPlan *hp = &p->head[h];
@@ -334,43 +342,70 @@ void attn__compute_head(AttnTrace *t, const Plan *p, const unsigned char *mask, 
         memcpy(Kh + (size_t)j * dk, K + (size_t)j * H * dk + (size_t)h * dk, sizeof(float) * (size_t)dk);
         memcpy(Vh + (size_t)j * dv, V + (size_t)j * H * dv + (size_t)h * dv, sizeof(float) * (size_t)dv);
     }
+    mark(found, hp->Q, Qh, (size_t)nq * dk);
+    mark(found, hp->K, Kh, (size_t)nk * dk);
+    mark(found, hp->V, Vh, (size_t)nk * dv);
     /* 2. scores = Q_h · K_hᵀ  (n_q, n_k) */
     float *S = data_of(t, hp->scores);
+    size_t nn = (size_t)nq * (size_t)nk;
     attn_matmul_nt(S, Qh, Kh, nq, dk, nk);
+    mark(found, hp->scores, S, nn);
     /* 3. scaled = scores / divisor */
     float *A = data_of(t, hp->scaled);
-    size_t nn = (size_t)nq * (size_t)nk;
     for (size_t i = 0; i < nn; i++) A[i] = S[i] / t->divisor;
+    mark(found, hp->scaled, A, nn);
     /* 4. masked: blocked cells become the fill */
     const float *pre = A;
     if (hp->masked >= 0) {
         AttnStep *m = &t->steps[hp->masked];
         attn__apply_mask(c, mask, m->data, m->row_flags, A);
+        mark(found, hp->masked, m->data, nn);
         pre = m->data;
     }
     /* 5. softmax along each row; 6. weighted sum of the values */
     AttnStep *w = &t->steps[hp->weights];
     attn_softmax_rows(w->data, w->row_flags, pre, nq, nk);
+    mark(found, hp->weights, w->data, nn);
     if (hp->masked >= 0) /* a row flagged by the mask stays flagged even under a finite fill */
         for (int i = 0; i < nq; i++) w->row_flags[i] |= t->steps[hp->masked].row_flags[i];
     AttnStep *o = &t->steps[hp->out];
     attn_matmul(o->data, w->data, Vh, NULL, nq, nk, dv);
+    mark(found, hp->out, o->data, (size_t)nq * dv);
     memcpy(o->row_flags, w->row_flags, (size_t)nq);
+    /* 7. concat: this head's output goes to columns [h·d_v, (h+1)·d_v) */
+    if (p->concat >= 0) {
+        float *cat = data_of(t, p->concat);
+        for (int i = 0; i < nq; i++)
+            memcpy(cat + (size_t)i * H * dv + (size_t)h * dv, o->data + (size_t)i * dv, sizeof(float) * (size_t)dv);
+    }
 }
 
-static void compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p)
+/* The copies of the inputs, weights and biases into their steps (on up to
+ * cfg.threads threads), each scanned as it is copied. */
+static void copy_inputs(AttnTrace *t, const int *idx, const float *const *src, int n, unsigned char *found)
+{
+    AttnCopyJob jobs[ATTN_MAX_COPY_JOBS];
+    int at[ATTN_MAX_COPY_JOBS];
+    unsigned char bits[ATTN_MAX_COPY_JOBS];
+    int n_jobs = 0;
+    assert(n <= ATTN_MAX_COPY_JOBS);
+    for (int i = 0; i < n; i++) {
+        if (idx[i] < 0) continue;
+        AttnStep *s = &t->steps[idx[i]];
+        jobs[n_jobs] = (AttnCopyJob){s->data, src[i], (size_t)s->rows * (size_t)s->cols};
+        at[n_jobs++] = idx[i];
+    }
+    attn__copy_jobs(jobs, n_jobs, found ? bits : NULL, t->cfg.threads);
+    if (found)
+        for (int j = 0; j < n_jobs; j++) found[at[j]] = bits[j];
+}
+
+static void compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p, unsigned char *found)
 {
     int H = c->heads, nq = c->n_q, nk = c->n_k, dm = c->d_model, dk = c->d_k, dv = c->d_v;
-    copy_in(t, p->X, c->X);
-    copy_in(t, p->Y, c->Y);
-    copy_in(t, p->W_Q, c->W_Q);
-    copy_in(t, p->b_Q, c->b_Q);
-    copy_in(t, p->W_K, c->W_K);
-    copy_in(t, p->b_K, c->b_K);
-    copy_in(t, p->W_V, c->W_V);
-    copy_in(t, p->b_V, c->b_V);
-    copy_in(t, p->W_O, c->W_O);
-    copy_in(t, p->b_O, c->b_O);
+    copy_inputs(t, (const int[]){p->X, p->Y, p->W_Q, p->b_Q, p->W_K, p->b_K, p->W_V, p->b_V, p->W_O, p->b_O},
+                (const float *const[]){c->X, c->Y, c->W_Q, c->b_Q, c->W_K, c->b_K, c->W_V, c->b_V, c->W_O, c->b_O}, 10,
+                found);
     const float *src = c->cross ? data_of(t, p->Y) : data_of(t, p->X);
 
     /* projections, bias included: Q (n_q, H·d_k), K (n_k, H·d_k), V (n_k, H·d_v) */
@@ -380,20 +415,28 @@ static void compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p)
         {data_of(t, p->K), src, data_of(t, p->W_K), data_of(t, p->b_K), nk, dm, H * dk},
         {data_of(t, p->V), src, data_of(t, p->W_V), data_of(t, p->b_V), nk, dm, H * dv},
     };
-    attn__matmul_jobs(proj, 3, c->threads);
-
-    attn__run_heads(t, p, c->mask, H, c->threads);
-
-    /* concat: head h's output goes to columns [h·d_v, (h+1)·d_v) */
-    float *cat = data_of(t, p->concat);
-    for (int h = 0; h < H; h++) {
-        const float *o = data_of(t, p->head[h].out);
-        for (int i = 0; i < nq; i++)
-            memcpy(cat + (size_t)i * H * dv + (size_t)h * dv, o + (size_t)i * dv, sizeof(float) * (size_t)dv);
+    unsigned char bits[3];
+    attn__matmul_jobs(proj, 3, found ? bits : NULL, c->threads);
+    if (found) {
+        found[p->Q] = bits[0];
+        found[p->K] = bits[1];
+        found[p->V] = bits[2];
     }
-    if (p->output >= 0)
-        attn__matmul_jobs(&(AttnMatmulJob){data_of(t, p->output), cat, data_of(t, p->W_O), data_of(t, p->b_O), nq, H * dv, dm},
-                          1, c->threads);
+
+    /* every head, each writing its own columns of concat */
+    attn__run_heads(t, p, c->mask, H, found, c->threads);
+    /* concat holds exact copies of the heads' outputs: what their scans found */
+    if (found) {
+        found[p->concat] = 0;
+        for (int h = 0; h < H; h++) found[p->concat] |= found[p->head[h].out];
+    }
+
+    if (p->output >= 0) {
+        attn__matmul_jobs(&(AttnMatmulJob){data_of(t, p->output), data_of(t, p->concat), data_of(t, p->W_O),
+                                           data_of(t, p->b_O), nq, H * dv, dm},
+                          1, found ? bits : NULL, c->threads);
+        if (found) found[p->output] = bits[0];
+    }
 }
 
 static void compute_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)
@@ -461,22 +504,22 @@ static void compute_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)
  * so anything else here is float32 overflow (|x| > 3.4e38), or NaN from an
  * inf - inf after one. The steps are in the order they were computed, so the
  * first bad cell is where it began. Returns 0, or -1 naming step and cell. */
-static int check_finite(const AttnTrace *t, char *err, size_t errlen)
+static int check_finite(const AttnTrace *t, const unsigned char *found, int scanned_inline, char *err, size_t errlen)
 {
-    /* a branch-free scan of every step first, on cfg.threads threads (it
-     * vectorises: this pass was 40% of a 64-token forward as a branchy scan,
-     * and serial it kept --threads 2 from 2×); the search below only in a
-     * step where there is something to name */
-    unsigned char *found = calloc((size_t)t->n_steps, 1); /* (n_steps) ATTN_SCAN_* bits */
-    if (found) attn__scan_nonfinite(t, found, t->cfg.threads);
+    /* found[] holds what the code that wrote each step saw when it scanned it
+     * (branch-free and vectorised, in cache); a step nothing scanned is
+     * scanned here. A small trace was not scanned step by step: its floats
+     * are one run in the block, scanned in one call (28 calls were a tenth of
+     * a 5-token forward), and only when that finds something is it looked at
+     * step by step. The search below runs only in a step with something to
+     * name. */
+    if (!scanned_inline && attn__nonfinite_bits(t->steps[0].data, t->data_bytes / sizeof(float)) == 0) return 0;
     for (int s = 0; s < t->n_steps; s++) {
         const AttnStep *st = &t->steps[s];
         size_t n = (size_t)st->rows * (size_t)st->cols;
-        unsigned bits = found ? found[s] : attn__nonfinite_bits(st->data, n);
+        unsigned bits = found[s] & ATTN_SCAN_PENDING ? attn__nonfinite_bits(st->data, n) : found[s];
         int ninf_allowed = st->kind == ATTN_STEP_MASKED && t->cfg.mask_fill == -INFINITY;
         if (!(bits & ATTN_SCAN_PINF_NAN) && (!(bits & ATTN_SCAN_NINF) || ninf_allowed)) continue;
-        free(found); /* this step holds a value to name: the search below returns */
-        found = NULL;
         for (size_t i = 0; i < n; i++) {
             float v = st->data[i];
             if (isfinite(v) || (st->kind == ATTN_STEP_MASKED && v == -INFINITY && t->cfg.mask_fill == -INFINITY))
@@ -492,8 +535,16 @@ static int check_finite(const AttnTrace *t, char *err, size_t errlen)
                         st->name, r, col, what, st->name);
         }
     }
-    free(found);
     return 0;
+}
+
+/* Frees the plan's per-head arrays unless they are the stack's. */
+static void plan_free(Plan *p, const HeadPlan *head_small)
+{
+    if (p->head != head_small) {
+        free(p->head);
+        free(p->concat_from);
+    }
 }
 
 #define ALIGN_UP(x, a) (((x) + ((a)-1)) & ~(size_t)((a)-1))
@@ -507,11 +558,18 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
     int heads = cfg->attention == ATTN_ADDITIVE ? 1 : cfg->heads;
     Plan p;
     memset(&p, 0, sizeof p);
-    p.head = calloc((size_t)heads, sizeof *p.head);
-    p.concat_from = calloc((size_t)heads, sizeof *p.concat_from);
+    /* the plan's per-head arrays: on the stack for up to 16 heads */
+    HeadPlan head_small[16];
+    int concat_from_small[16];
+    if (heads <= 16) {
+        p.head = head_small;
+        p.concat_from = concat_from_small;
+    } else {
+        p.head = calloc((size_t)heads, sizeof *p.head);
+        p.concat_from = calloc((size_t)heads, sizeof *p.concat_from);
+    }
     if (!p.head || !p.concat_from) {
-        free(p.head);
-        free(p.concat_from);
+        plan_free(&p, head_small);
         fail(err, errlen, "out of memory planning %d heads", heads);
         errno = ENOMEM;
         return NULL;
@@ -527,8 +585,7 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
     size_t off_flags = off_from + sizeof(int) * b.n_from;
     size_t off_floats = ALIGN_UP(off_flags + b.n_flags, 64);
     if (b.n_floats > (SIZE_MAX - off_floats) / sizeof(float)) {
-        free(p.head);
-        free(p.concat_from);
+        plan_free(&p, head_small);
         fail(err, errlen, "the trace would need more memory than can be addressed");
         errno = ENOMEM;
         return NULL;
@@ -546,13 +603,13 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
     }
 #endif
     if (!block) {
-        free(p.head);
-        free(p.concat_from);
+        plan_free(&p, head_small);
         fail(err, errlen, "out of memory: the trace needs %zu bytes", total);
         errno = ENOMEM;
         return NULL;
     }
-    memset(block, 0, off_floats);
+    /* every field of the header and of each step is written below (and
+     * add_step clears each step's row flags) */
     AttnTrace *t = (AttnTrace *)block;
     t->cfg = *cfg;
     t->divisor = attn_config_divisor(cfg);
@@ -569,15 +626,32 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
     plan(&fill, cfg, &p);
     assert(fill.n_steps == b.n_steps && fill.n_floats == b.n_floats);
 
+    /* what the scans of each step found (attn_internal.h); on the stack for
+     * a lesson-sized trace */
+    unsigned char found_small[256];
+    unsigned char *found = b.n_steps <= (int)sizeof found_small ? found_small : malloc((size_t)b.n_steps);
+    if (!found) {
+        plan_free(&p, head_small);
+        free(block);
+        fail(err, errlen, "out of memory: %d steps", b.n_steps);
+        errno = ENOMEM;
+        return NULL;
+    }
+    memset(found, ATTN_SCAN_PENDING, (size_t)b.n_steps);
+    /* A trace larger than this is scanned step by step as it is computed
+     * (attn_internal.h), a smaller one in one pass at the end: it is still
+     * in the core's 2 MiB cache then. */
+    int scan_inline = t->data_bytes > ((size_t)1 << 20);
     if (cfg->attention == ATTN_ADDITIVE)
         compute_additive(t, cfg, &p);
     else
-        compute_dot(t, cfg, &p);
+        compute_dot(t, cfg, &p, scan_inline ? found : NULL);
 
     /* a trace holding an overflowed value is refused, never shown */
-    if (check_finite(t, err, errlen) != 0) {
-        free(p.head);
-        free(p.concat_from);
+    int finite = check_finite(t, found, scan_inline && cfg->attention != ATTN_ADDITIVE, err, errlen) == 0;
+    if (found != found_small) free(found);
+    if (!finite) {
+        plan_free(&p, head_small);
         free(block);
         errno = ERANGE;
         return NULL;
@@ -587,8 +661,7 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
     t->cfg.b_Q = t->cfg.b_K = t->cfg.b_V = t->cfg.b_O = NULL;
     t->cfg.W_a = t->cfg.b_a = t->cfg.v_a = NULL;
     t->cfg.mask = NULL;
-    free(p.head);
-    free(p.concat_from);
+    plan_free(&p, head_small);
     return t;
 }
 

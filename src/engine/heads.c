@@ -1,31 +1,80 @@
 /* heads.c: the engine's work on worker threads, when cfg.threads asks for it.
  *
- * Three kinds of work split well: the heads of dot attention (independent
- * once Q, K and V exist: each writes only its own steps), the rows of a matrix
- * product (each row of C depends only on its row of A), and the scan of every
- * step for values that are not finite. Both are handed out
- * as numbered tasks from one atomic counter to `threads` threads, the
- * caller's included; threads are started per call and joined before it
- * returns, so nothing outlives attn_trace_create.
+ * Three kinds of work split well: the copies of the inputs into the trace,
+ * the rows of a matrix product (each row of C depends only on its row of A),
+ * and the heads of dot attention (independent once Q, K and V exist: each
+ * writes only its own steps and its own columns of concat). Each is handed
+ * out as numbered tasks from one atomic counter to `threads` threads, the
+ * caller's included.
+ *
+ * The other threads are a pool, started the first time a forward asks for
+ * more than one thread and kept, asleep, until the process ends: starting a
+ * thread cost 17-190 us on the 2-core machine this was written on, four times
+ * per forward, which kept --threads 2 at 1.0-1.4x. A pool thread that has
+ * just finished a task spins for a while before it sleeps, so that the next
+ * phase of the same forward (a few microseconds later) finds it awake. One
+ * forward uses the pool at a time; a second caller on another thread, while
+ * the pool is busy, simply runs its tasks on its own thread.
  *
  * The results do not depend on the number of threads: a row of C is computed
  * by the same kernel, in the same order, whichever thread computes it. Work
- * too small to pay for starting a thread (PARALLEL_MIN_FLOPS) runs on the
+ * too small to pay for waking a thread (PARALLEL_MIN_FLOPS) runs on the
  * caller's thread alone.
+ *
+ * Every task also scans what it has just written for values that are not
+ * finite (attn__nonfinite_bits), while it is still in cache: a separate pass
+ * over the finished trace read it all again from memory (8% of a forward at
+ * n = 512) and, being mostly memory-bound, did not scale with threads.
  */
 #include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <string.h>
+#include <time.h>
 
 #include "attn_internal.h"
 
-/* Below this many floating-point operations a second thread costs more to
- * start than it saves: pthread_create + join measured 17 us at best and
- * 100-190 us on average on the busy 2-core machine this was written on, and
- * 2e7 operations are about 100 us of one thread's work. */
-#define PARALLEL_MIN_FLOPS 2.0e7
-enum { MAX_THREADS = 64, MAX_JOBS = 8 };
+/* Below this many floating-point operations waking a second thread costs
+ * more than it saves. A pool thread answers within about a microsecond while
+ * it spins and within 10-60 us once asleep (a futex wake-up on this KVM
+ * machine); 2e5 operations are 2-5 us of one thread's work. */
+#define PARALLEL_MIN_FLOPS 2.0e5
+/* Copies below this many bytes are not split (memcpy runs at ~20 GB/s). */
+#define PARALLEL_MIN_COPY_BYTES ((size_t)256 << 10)
+enum { MAX_THREADS = 64, MAX_JOBS = ATTN_MAX_COPY_JOBS };
+/* How long a pool thread spins for more work before it sleeps, and how long
+ * the caller spins for the pool to finish before it sleeps: long enough to
+ * cover the gaps between the parallel phases of one forward, short enough
+ * not to steal much from other work on a busy machine. */
+#define SPIN_NS 30000
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Spins until *v != unless (returns 1) or SPIN_NS pass (returns 0). */
+static int spin_until_changed(atomic_uint *v, unsigned unless)
+{
+    long long deadline = now_ns() + SPIN_NS;
+    for (int i = 1;; i++) {
+        if (atomic_load_explicit(v, memory_order_acquire) != unless) return 1;
+        cpu_relax();
+        if (i % 64 == 0 && now_ns() > deadline) return 0;
+    }
+}
+
+/* ---- the pool ---------------------------------------------------------------- */
 
 typedef void (*TaskFn)(void *ctx, int task);
 
@@ -36,33 +85,169 @@ typedef struct TaskQueue {
     atomic_int next; /* the next task to take */
 } TaskQueue;
 
-static void *task_worker(void *arg)
+static void take_tasks(TaskQueue *q)
 {
-    TaskQueue *q = arg;
     for (;;) {
-        int task = atomic_fetch_add(&q->next, 1);
+        int task = atomic_fetch_add_explicit(&q->next, 1, memory_order_relaxed);
         if (task >= q->n_tasks) break;
         q->fn(q->ctx, task);
     }
+}
+
+/* One per pool thread: the caller hands it a queue by storing `q`, then
+ * counting `go` up. Only the threads a run wants are handed anything, so a
+ * thread never sees a queue that is not meant for it. */
+typedef struct Worker {
+    _Atomic(TaskQueue *) q;
+    atomic_uint go;
+} Worker;
+
+static struct {
+    pthread_mutex_t use;    /* held by the one forward using the pool */
+    pthread_mutex_t m;      /* with the two conditions below */
+    pthread_cond_t wake;    /* some worker's `go` moved */
+    pthread_cond_t done;    /* pending reached 0 */
+    int n_workers;          /* started so far; only grows; under `use` */
+    atomic_uint pending;    /* handed work and not finished yet */
+    Worker worker[MAX_THREADS];
+} pool = {
+    .use = PTHREAD_MUTEX_INITIALIZER,
+    .m = PTHREAD_MUTEX_INITIALIZER,
+    .wake = PTHREAD_COND_INITIALIZER,
+    .done = PTHREAD_COND_INITIALIZER,
+};
+
+static void *pool_worker(void *arg)
+{
+    Worker *w = arg;
+    unsigned seen = 0;
+    for (;;) {
+        /* wait for work: spin, then sleep */
+        unsigned go = seen;
+        if (spin_until_changed(&w->go, seen)) {
+            go = atomic_load_explicit(&w->go, memory_order_acquire);
+        } else {
+            pthread_mutex_lock(&pool.m);
+            while ((go = atomic_load_explicit(&w->go, memory_order_acquire)) == seen)
+                pthread_cond_wait(&pool.wake, &pool.m);
+            pthread_mutex_unlock(&pool.m);
+        }
+        seen = go;
+        take_tasks(atomic_load_explicit(&w->q, memory_order_relaxed));
+        if (atomic_fetch_sub_explicit(&pool.pending, 1, memory_order_acq_rel) == 1) {
+            pthread_mutex_lock(&pool.m);
+            pthread_cond_signal(&pool.done);
+            pthread_mutex_unlock(&pool.m);
+        }
+    }
     return NULL;
+}
+
+/* Starts pool threads until there are `n` (or as many as could be started).
+ * Called with pool.use held. Returns the number there are. */
+static int pool_grow(int n)
+{
+    while (pool.n_workers < n) {
+        pthread_t tid;
+        pthread_attr_t attr;
+        if (pthread_attr_init(&attr) != 0) break;
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int rc = pthread_create(&tid, &attr, pool_worker, &pool.worker[pool.n_workers]);
+        pthread_attr_destroy(&attr);
+        if (rc != 0) break; /* fewer threads is fine */
+        pool.n_workers++;
+    }
+    return pool.n_workers;
 }
 
 /* Runs fn(ctx, 0..n_tasks-1) on up to `threads` threads, the caller's
  * included; returns when every task is done. */
 static void run_tasks(TaskFn fn, void *ctx, int n_tasks, int threads)
 {
-    if (threads > n_tasks) threads = n_tasks;
-    if (threads > MAX_THREADS) threads = MAX_THREADS;
     TaskQueue q = {.fn = fn, .ctx = ctx, .n_tasks = n_tasks};
     atomic_init(&q.next, 0);
-    pthread_t tid[MAX_THREADS];
-    int started = 0;
-    for (int i = 1; i < threads; i++) {
-        if (pthread_create(&tid[started], NULL, task_worker, &q) != 0) break; /* fewer threads is fine */
-        started++;
+    if (threads > n_tasks) threads = n_tasks;
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    if (threads <= 1 || pthread_mutex_trylock(&pool.use) != 0) { /* alone, or the pool is busy */
+        take_tasks(&q);
+        return;
     }
-    task_worker(&q);
-    for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
+    int helpers = pool_grow(threads - 1);
+    if (helpers > threads - 1) helpers = threads - 1;
+    if (helpers > 0) {
+        atomic_store_explicit(&pool.pending, (unsigned)helpers, memory_order_relaxed);
+        for (int i = 0; i < helpers; i++) {
+            atomic_store_explicit(&pool.worker[i].q, &q, memory_order_relaxed);
+            atomic_fetch_add_explicit(&pool.worker[i].go, 1, memory_order_release);
+        }
+        /* under the lock, so that a worker between its last look at `go`
+         * and its wait cannot miss this */
+        pthread_mutex_lock(&pool.m);
+        pthread_cond_broadcast(&pool.wake);
+        pthread_mutex_unlock(&pool.m);
+    }
+    take_tasks(&q);
+    if (helpers > 0) {
+        /* the helpers finish about when the caller does: spin first */
+        long long deadline = now_ns() + SPIN_NS;
+        for (int i = 1; atomic_load_explicit(&pool.pending, memory_order_acquire) > 0; i++) {
+            cpu_relax();
+            if (i % 64 == 0 && now_ns() > deadline) break;
+        }
+        if (atomic_load_explicit(&pool.pending, memory_order_acquire) > 0) {
+            pthread_mutex_lock(&pool.m);
+            while (atomic_load_explicit(&pool.pending, memory_order_acquire) > 0)
+                pthread_cond_wait(&pool.done, &pool.m);
+            pthread_mutex_unlock(&pool.m);
+        }
+    }
+    pthread_mutex_unlock(&pool.use);
+}
+
+/* ---- copies ------------------------------------------------------------------- */
+
+/* Bytes per copy task: a multiple of 64 floats, so tasks never share a
+ * cache line of the destination. */
+#define COPY_CHUNK_FLOATS ((size_t)64 << 10)
+
+typedef struct CopyTasks {
+    const AttnCopyJob *jobs;
+    int n_jobs;
+    int first_task[MAX_JOBS + 1];
+    int scan; /* scan each copy (bits wanted) */
+    atomic_uint bits[MAX_JOBS];
+} CopyTasks;
+
+static void copy_task(void *ctx, int task)
+{
+    CopyTasks *ct = ctx;
+    int j = 0;
+    while (task >= ct->first_task[j + 1]) j++;
+    const AttnCopyJob *job = &ct->jobs[j];
+    size_t at = (size_t)(task - ct->first_task[j]) * COPY_CHUNK_FLOATS;
+    size_t n = job->n - at < COPY_CHUNK_FLOATS ? job->n - at : COPY_CHUNK_FLOATS;
+    memcpy(job->dst + at, job->src + at, sizeof(float) * n);
+    if (ct->scan) atomic_fetch_or_explicit(&ct->bits[j], attn__nonfinite_bits(job->dst + at, n), memory_order_relaxed);
+}
+
+void attn__copy_jobs(const AttnCopyJob *jobs, int n_jobs, unsigned char *bits, int threads)
+{
+    assert(n_jobs >= 0 && n_jobs <= MAX_JOBS);
+    CopyTasks ct = {.jobs = jobs, .n_jobs = n_jobs, .scan = bits != NULL};
+    size_t bytes = 0;
+    ct.first_task[0] = 0;
+    for (int j = 0; j < n_jobs; j++) {
+        bytes += sizeof(float) * jobs[j].n;
+        ct.first_task[j + 1] = ct.first_task[j] + (int)((jobs[j].n + COPY_CHUNK_FLOATS - 1) / COPY_CHUNK_FLOATS);
+        atomic_init(&ct.bits[j], 0);
+    }
+    if (threads <= 1 || bytes < PARALLEL_MIN_COPY_BYTES) {
+        for (int t = 0; t < ct.first_task[n_jobs]; t++) copy_task(&ct, t);
+    } else {
+        run_tasks(copy_task, &ct, ct.first_task[n_jobs], threads);
+    }
+    if (bits)
+        for (int j = 0; j < n_jobs; j++) bits[j] = (unsigned char)atomic_load(&ct.bits[j]);
 }
 
 /* ---- heads ------------------------------------------------------------------ */
@@ -71,22 +256,24 @@ typedef struct HeadTasks {
     AttnTrace *t;
     const struct Plan *p;
     const unsigned char *mask;
+    unsigned char *found;
 } HeadTasks;
 
 static void head_task(void *ctx, int h)
 {
     HeadTasks *ht = ctx;
-    attn__compute_head(ht->t, ht->p, ht->mask, h);
+    attn__compute_head(ht->t, ht->p, ht->mask, h, ht->found);
 }
 
-void attn__run_heads(AttnTrace *t, const struct Plan *p, const unsigned char *mask, int heads, int threads)
+void attn__run_heads(AttnTrace *t, const struct Plan *p, const unsigned char *mask, int heads, unsigned char *found,
+                     int threads)
 {
     const AttnConfig *c = &t->cfg;
     /* scores and weighted sum: 2·n_q·n_k·(d_k + d_v) per head */
     double flops = 2.0 * c->n_q * c->n_k * (double)(c->d_k + c->d_v) * heads;
-    HeadTasks ht = {.t = t, .p = p, .mask = mask};
+    HeadTasks ht = {.t = t, .p = p, .mask = mask, .found = found};
     if (threads <= 1 || heads == 1 || flops < PARALLEL_MIN_FLOPS) {
-        for (int h = 0; h < heads; h++) attn__compute_head(t, p, mask, h);
+        for (int h = 0; h < heads; h++) attn__compute_head(t, p, mask, h, found);
         return;
     }
     run_tasks(head_task, &ht, heads, threads);
@@ -102,6 +289,8 @@ typedef struct RowTasks {
     int n_jobs;
     int rows_per_task; /* a multiple of ROW_QUANTUM */
     int first_task[MAX_JOBS + 1]; /* (n_jobs + 1) task index where each job starts; the last is the total */
+    int scan;                     /* scan the rows computed (bits wanted) */
+    atomic_uint bits[MAX_JOBS];   /* what the scans of each job's rows found */
 } RowTasks;
 
 static void row_task(void *ctx, int task)
@@ -113,10 +302,14 @@ static void row_task(void *ctx, int task)
     int r0 = (task - rt->first_task[j]) * rt->rows_per_task;
     int rows = job->m - r0 < rt->rows_per_task ? job->m - r0 : rt->rows_per_task;
     /* rows r0..r0+rows-1 of C = A·B + bias: a product of their own */
-    attn_matmul(job->C + (size_t)r0 * job->n, job->A + (size_t)r0 * job->k, job->B, job->bias, rows, job->k, job->n);
+    float *C = job->C + (size_t)r0 * job->n;
+    attn_matmul(C, job->A + (size_t)r0 * job->k, job->B, job->bias, rows, job->k, job->n);
+    if (rt->scan)
+        atomic_fetch_or_explicit(&rt->bits[j], attn__nonfinite_bits(C, (size_t)rows * (size_t)job->n),
+                                 memory_order_relaxed);
 }
 
-void attn__matmul_jobs(const AttnMatmulJob *jobs, int n_jobs, int threads)
+void attn__matmul_jobs(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, int threads)
 {
     assert(n_jobs >= 0 && n_jobs <= MAX_JOBS);
     double flops = 0;
@@ -126,42 +319,23 @@ void attn__matmul_jobs(const AttnMatmulJob *jobs, int n_jobs, int threads)
         if (jobs[j].m > max_m) max_m = jobs[j].m;
     }
     if (threads <= 1 || flops < PARALLEL_MIN_FLOPS) {
-        for (int j = 0; j < n_jobs; j++)
+        for (int j = 0; j < n_jobs; j++) {
             attn_matmul(jobs[j].C, jobs[j].A, jobs[j].B, jobs[j].bias, jobs[j].m, jobs[j].k, jobs[j].n);
+            if (bits) bits[j] = (unsigned char)attn__nonfinite_bits(jobs[j].C, (size_t)jobs[j].m * (size_t)jobs[j].n);
+        }
         return;
     }
     /* each job in `threads` slices of rows, so that one job alone still keeps
      * every thread busy */
-    RowTasks rt = {.jobs = jobs, .n_jobs = n_jobs};
+    RowTasks rt = {.jobs = jobs, .n_jobs = n_jobs, .scan = bits != NULL};
     int per = (max_m + threads - 1) / threads;
     rt.rows_per_task = (per + ROW_QUANTUM - 1) / ROW_QUANTUM * ROW_QUANTUM;
     rt.first_task[0] = 0;
-    for (int j = 0; j < n_jobs; j++)
+    for (int j = 0; j < n_jobs; j++) {
         rt.first_task[j + 1] = rt.first_task[j] + (jobs[j].m + rt.rows_per_task - 1) / rt.rows_per_task;
-    run_tasks(row_task, &rt, rt.first_task[n_jobs], threads);
-}
-
-/* ---- the scan for non-finite values (attn__nonfinite_bits is in kernels.c) ---------- */
-
-typedef struct ScanTasks {
-    const AttnTrace *t;
-    unsigned char *found;
-} ScanTasks;
-
-static void scan_task(void *ctx, int s)
-{
-    ScanTasks *st = ctx;
-    const AttnStep *step = &st->t->steps[s];
-    st->found[s] = (unsigned char)attn__nonfinite_bits(step->data, (size_t)step->rows * (size_t)step->cols);
-}
-
-void attn__scan_nonfinite(const AttnTrace *t, unsigned char *found, int threads)
-{
-    ScanTasks st = {.t = t, .found = found};
-    /* a pass at memory speed: worth a thread from a few MiB */
-    if (threads <= 1 || t->data_bytes < ((size_t)4 << 20)) {
-        for (int s = 0; s < t->n_steps; s++) scan_task(&st, s);
-        return;
+        atomic_init(&rt.bits[j], 0);
     }
-    run_tasks(scan_task, &st, t->n_steps, threads);
+    run_tasks(row_task, &rt, rt.first_task[n_jobs], threads);
+    if (bits)
+        for (int j = 0; j < n_jobs; j++) bits[j] = (unsigned char)atomic_load(&rt.bits[j]);
 }

@@ -209,25 +209,95 @@ KERNEL_INLINE void gemm_columns(float *restrict C, const float *restrict A, cons
     }
 }
 
-/* Below this many multiply-adds packing costs more than it saves (the
- * lessons' 5×8 products): the plain loop, same order of sums. */
-enum { GEMM_SMALL = 4096 };
+/* Below this many multiply-adds, and with at most SMALL_KMAX of the shared
+ * dimension, a product takes the small path (the lessons' 5×8 products, and
+ * the whole forward of a 5-token lesson): 8 columns of C at a time in one
+ * 8-lane accumulator, over a zero-padded (k, 8) copy of those columns of B,
+ * or over B itself when B is exactly 8 columns wide. No per-row calls, no
+ * remainder loops; the same order of sums as every other path. */
+enum { GEMM_SMALL = 4096, SMALL_LANES = 8, SMALL_KMAX = 512 };
+
+static int gemm_is_small(int m, int k, int n)
+{
+    return (size_t)m * (size_t)k * (size_t)n <= GEMM_SMALL && k <= SMALL_KMAX;
+}
+
+#if defined(__GNUC__)
+/* 8 floats in a vector register (GCC/Clang vector extensions): as an array
+ * of 8 floats GCC 12 keeps the accumulator on the stack, a load and a store
+ * per multiply-add. */
+typedef float small_vec __attribute__((vector_size(SMALL_LANES * sizeof(float))));
+#define SMALL_VEC_ZERO ((small_vec){0})
+#else
+typedef struct {
+    float v[SMALL_LANES];
+} small_vec;
+#define SMALL_VEC_ZERO ((small_vec){{0}})
+#endif
+
+/* acc += a · b, lane by lane: a product, then a sum (no fused multiply-add).
+ * A macro: a function taking or returning a vector type changes the ABI
+ * between the clones. */
+#if defined(__GNUC__)
+#define SMALL_MADD(acc, a, b) ((acc) += (a) * (b))
+#else
+#define SMALL_MADD(acc, a, b)                                               \
+    do {                                                                    \
+        for (int j_ = 0; j_ < SMALL_LANES; j_++) (acc).v[j_] += (a) * (b).v[j_]; \
+    } while (0)
+#endif
+
+/* C (m, n) = [bias +] A (m, k) · B (k, n), or · Bᵀ with B (n, k) when
+ * transposed; with accumulate, C += instead (bias unused). */
+KERNEL_DISPATCH static void gemm_small(float *restrict C, const float *restrict A, const float *restrict B,
+                                       const float *restrict bias, int accumulate, int transposed, int m, int k,
+                                       int n)
+{
+    _Alignas(64) float panel[SMALL_KMAX * SMALL_LANES]; /* (k, 8) columns j0.. of B, zero-padded */
+    for (int j0 = 0; j0 < n; j0 += SMALL_LANES) {
+        int w = n - j0 < SMALL_LANES ? n - j0 : SMALL_LANES;
+        const float *bp = panel; /* (k, 8) */
+        if (!transposed && n == SMALL_LANES) {
+            bp = B; /* already (k, 8) and contiguous */
+        } else {
+            for (int p = 0; p < k; p++)
+                for (int j = 0; j < SMALL_LANES; j++)
+                    panel[p * SMALL_LANES + j] =
+                        j >= w ? 0.0f : transposed ? B[(size_t)(j0 + j) * k + p] : B[(size_t)p * n + j0 + j];
+        }
+        for (int i = 0; i < m; i++) {
+            float *c = C + (size_t)i * n + j0;            /* (w) */
+            const float *restrict a = A + (size_t)i * k; /* (k) */
+            const float *init = accumulate ? c : bias ? bias + j0 : NULL;
+            small_vec acc = SMALL_VEC_ZERO;
+            float tile[SMALL_LANES] = {0}; /* (w) of C, padded */
+            if (w == SMALL_LANES) {
+                if (init) memcpy(&acc, init, sizeof acc);
+            } else if (init) {
+                for (int j = 0; j < w; j++) tile[j] = init[j];
+                memcpy(&acc, tile, sizeof acc);
+            }
+            for (int p = 0; p < k; p++) {
+                small_vec b;
+                memcpy(&b, bp + (size_t)p * SMALL_LANES, sizeof b);
+                SMALL_MADD(acc, a[p], b);
+            }
+            if (w == SMALL_LANES) {
+                memcpy(c, &acc, sizeof acc);
+            } else {
+                memcpy(tile, &acc, sizeof acc);
+                for (int j = 0; j < w; j++) c[j] = tile[j];
+            }
+        }
+    }
+}
 
 /* C (m, n) += A (m, k) · B (k, n), or · Bᵀ with B (n, k) when transposed. */
 KERNEL_DISPATCH static void gemm_accumulate(float *restrict C, const float *restrict A, const float *restrict B,
                                             int transposed, int m, int k, int n)
 {
-    if ((size_t)m * (size_t)k * (size_t)n <= GEMM_SMALL) {
-        for (int i = 0; i < m; i++) {
-            float *restrict c = C + (size_t)i * n; /* (n) row i of C */
-            for (int p = 0; p < k; p++) {
-                float a = A[(size_t)i * k + p];
-                if (transposed)
-                    for (int j = 0; j < n; j++) c[j] += a * B[(size_t)j * k + p];
-                else
-                    for (int j = 0; j < n; j++) c[j] += a * B[(size_t)p * n + j];
-            }
-        }
+    if (gemm_is_small(m, k, n)) {
+        gemm_small(C, A, B, NULL, 1, transposed, m, k, n);
         return;
     }
     _Alignas(64) float bp[KC * NR_WIDE]; /* (KC, NR_WIDE) the packed panel, 64 KiB */
@@ -261,22 +331,27 @@ static int matmul_transposed(float *restrict C, const float *restrict A, const f
 void attn_matmul(float *restrict C, const float *restrict A, const float *restrict B, const float *restrict bias,
                  int m, int k, int n)
 {
+    if (gemm_is_small(m, k, n)) {
+        gemm_small(C, A, B, bias, 0, 0, m, k, n);
+        return;
+    }
     if (n < NR_NARROW && m >= NR_WIDE && (size_t)m * (size_t)k * (size_t)n > GEMM_SMALL &&
         matmul_transposed(C, A, B, bias, m, k, n) == 0)
         return;
     /* 1. C starts as the bias (broadcast over rows) or zero; 2. C += A·B */
-    for (int i = 0; i < m; i++) {
-        float *c = C + (size_t)i * n;
-        if (bias)
-            memcpy(c, bias, sizeof(float) * (size_t)n);
-        else
-            memset(c, 0, sizeof(float) * (size_t)n);
-    }
+    if (bias)
+        for (int i = 0; i < m; i++) memcpy(C + (size_t)i * n, bias, sizeof(float) * (size_t)n);
+    else
+        memset(C, 0, sizeof(float) * (size_t)m * (size_t)n);
     gemm_accumulate(C, A, B, 0, m, k, n);
 }
 
 void attn_matmul_nt(float *restrict C, const float *restrict A, const float *restrict B, int m, int k, int n)
 {
+    if (gemm_is_small(m, k, n)) {
+        gemm_small(C, A, B, NULL, 0, 1, m, k, n);
+        return;
+    }
     memset(C, 0, sizeof(float) * (size_t)m * (size_t)n);
     gemm_accumulate(C, A, B, 1, m, k, n);
 }
@@ -374,6 +449,33 @@ KERNEL_INLINE void softmax_row_ordinary(float *restrict yr, const float *restric
     for (j = 0; j < cols; j++) yr[j] = (float)((double)yr[j] * inv);
 }
 
+/* The same for a row of at most SMALL_ROW cells (a lesson's 5 tokens): the
+ * row padded with -inf (weight 0) to SMALL_ROW lanes, so that the maximum,
+ * the clamp and e^x run as whole vectors instead of remainder loops; the sum
+ * runs over the row's own cells in order, as softmax_row_ordinary's does
+ * below SOFTMAX_LANES, so the weights are the same bits. */
+enum { SMALL_ROW = 16 };
+KERNEL_INLINE void softmax_row_small(float *restrict yr, const float *restrict xr, int cols)
+{
+    float v[SMALL_ROW], e[SMALL_ROW];
+    for (int j = 0; j < SMALL_ROW; j++) v[j] = j < cols ? xr[j] : -INFINITY;
+    float mx[SMALL_ROW];
+    for (int j = 0; j < SMALL_ROW; j++) mx[j] = v[j];
+    for (int w = SMALL_ROW / 2; w > 0; w /= 2)
+        for (int j = 0; j < w; j++) mx[j] = mx[j + w] > mx[j] ? mx[j + w] : mx[j];
+    /* the clamp and e^x as two loops: fused, GCC 12 turns the clamp into a
+     * branch around e^x and vectorises neither */
+    for (int j = 0; j < SMALL_ROW; j++) {
+        float z = v[j] - mx[0];
+        e[j] = z > EXP_LOWEST ? z : EXP_LOWEST;
+    }
+    for (int j = 0; j < SMALL_ROW; j++) e[j] = exp_nonpositive(e[j]);
+    double sum = 0.0;
+    for (int j = 0; j < cols; j++) sum += (double)e[j];
+    double inv = 1.0 / sum; /* sum ≥ 1: the maximum's own term is e^0 */
+    for (int j = 0; j < cols; j++) yr[j] = (float)((double)e[j] * inv);
+}
+
 /* One row with anything in it: the plain definition in double, with the limits
  * of -inf-only and +inf rows spelled out. Returns 1 when every key is blocked. */
 static int softmax_row_careful(float *yr, const float *xr, int cols)
@@ -414,7 +516,9 @@ KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restr
             n_finite += isfinite(xr[j]) != 0;
             n_special += !(xr[j] < INFINITY); /* +inf or NaN */
         }
-        if (n_finite > 0 && n_special == 0) {
+        if (n_finite > 0 && n_special == 0 && cols <= SMALL_ROW) {
+            softmax_row_small(yr, xr, cols);
+        } else if (n_finite > 0 && n_special == 0) {
             softmax_row_ordinary(yr, xr, cols);
         } else if (softmax_row_careful(yr, xr, cols) && flags) {
             flags[i] |= ATTN_ROW_ALL_BLOCKED;
