@@ -14,14 +14,16 @@ numpy: the same traced forward as attnviz's engine, in plain float32 NumPy,
 
 Inputs are random (X uniform in [-1, 1), weights scaled by 1/sqrt(D)). Each
 configuration runs one untimed warm-up forward, then repeats until 1 s is
-spent (at least 5 times, 3 when one forward takes over 0.5 s; at most 2000)
-and prints, like attnviz bench:
+spent (at least 5 times, 3 when one forward takes over 0.5 s; at most 2000;
+a forward under 20 us in batches, as attnviz bench does) and prints, like
+attnviz bench:
 
     n=512 d_model=512 heads=8 threads=1 median: 454.1234 ms min: 440.0000 ms
 
 With no N,D,H it runs the standard set (5,8,2) (64,64,8) (512,512,8)
 (1024,512,8) (2048,512,8). Run with /usr/bin/python3 (Debian's torch).
 """
+import math
 import os
 import sys
 import time
@@ -32,6 +34,7 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_
 
 STANDARD = [(5, 8, 2), (64, 64, 8), (512, 512, 8), (1024, 512, 8), (2048, 512, 8)]
 AUTO_SECONDS, MIN_REPS, MAX_REPS = 1.0, 5, 2000
+MIN_SAMPLE_SECONDS = 20e-6
 
 
 def time_forward(forward):
@@ -40,19 +43,39 @@ def time_forward(forward):
     # a forward of over half a second (PyTorch at n = 2048 takes 4-7 s here)
     # is timed 3 times, not 5, to keep tools/bench.sh within ~5 minutes
     min_reps = 3 if time.perf_counter() - w0 > 0.5 else MIN_REPS
+    # as attnviz bench: forwards under 20 us are timed in batches (1 ms of
+    # warm-up forwards sets the batch size); none of these is that short
+    count, c0 = 0, time.perf_counter()
+    while time.perf_counter() - c0 < 1e-3:
+        forward()
+        count += 1
+    each = (time.perf_counter() - c0) / count
+    batch = max(1, math.ceil(MIN_SAMPLE_SECONDS / each)) if each < MIN_SAMPLE_SECONDS else 1
     times = []
     start = time.perf_counter()
     while len(times) < MAX_REPS:
         t0 = time.perf_counter()
-        forward()
+        for _ in range(batch):
+            forward()
         t1 = time.perf_counter()
-        times.append((t1 - t0) * 1e3)
+        times.append((t1 - t0) * 1e3 / batch)
         if len(times) >= min_reps and t1 - start >= AUTO_SECONDS:
             break
     times.sort()
     k = len(times)
     median = times[k // 2] if k % 2 else 0.5 * (times[k // 2 - 1] + times[k // 2])
     return median, times[0]
+
+
+def decimal(ms):
+    """At least 4 significant digits, never in exponent form (as attnviz bench)."""
+    d = 4
+    v = ms
+    while 0 < v < 1.0 and d < 9:
+        v *= 10
+        d += 1
+    d = 1 if ms >= 1000 else 2 if ms >= 100 else 3 if ms >= 10 else d
+    return "%.*f" % (d, ms)
 
 
 def make_torch(n, d, h):
@@ -116,7 +139,7 @@ def main():
     make = make_torch if impl == "torch" else make_numpy
     for n, d, h in shapes:
         median, best = time_forward(make(n, d, h))
-        print("n=%d d_model=%d heads=%d threads=1 median: %.4f ms min: %.4f ms" % (n, d, h, median, best))
+        print("n=%d d_model=%d heads=%d threads=1 median: %s ms min: %s ms" % (n, d, h, decimal(median), decimal(best)))
         sys.stdout.flush()
 
 

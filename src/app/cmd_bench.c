@@ -9,7 +9,9 @@
  *
  *   n=512 d_model=512 heads=8 threads=1 median: 41.200 ms min: 40.100 ms trace: 33554432 bytes data: 33030144 bytes
  *
- * median and min are milliseconds per forward over the timed repetitions;
+ * median and min are milliseconds per forward over the timed samples (a
+ * sample is one forward, or for a forward under 20 us a batch of forwards
+ * back to back, divided by their number);
  * trace is trace->alloc_bytes (the one allocation that holds the trace), data
  * is trace->data_bytes (the recorded matrices themselves).
  */
@@ -39,6 +41,8 @@ enum { BENCH_N_STANDARD = sizeof bench_standard / sizeof bench_standard[0] };
  * BENCH_MIN_AUTO_REPS, at most BENCH_MAX_AUTO_REPS repetitions). */
 #define BENCH_AUTO_SECONDS 1.0
 enum { BENCH_MIN_AUTO_REPS = 5, BENCH_MAX_AUTO_REPS = 2000 };
+/* Samples shorter than this are batches of forwards (see bench_run). */
+#define BENCH_MIN_SAMPLE_MS 0.02
 
 static void bench_usage(FILE *out)
 {
@@ -52,8 +56,9 @@ static void bench_usage(FILE *out)
             "  --n N          tokens (1..8192)\n"
             "  --d-model D    model width (1..4096), a multiple of H\n"
             "  --heads H      heads (1..256); d_k = d_v = D / H\n"
-            "  --reps R       timed repetitions (1..100000); default: as many as fit in %.0f s,\n"
-            "                 at least %d, at most %d\n"
+            "  --reps R       timed samples (1..100000); default: as many as fit in %.0f s,\n"
+            "                 at least %d, at most %d. A forward under 20 us is timed in\n"
+            "                 batches of forwards, a sample being a batch's time over its size\n"
             "  --threads T    worker threads (1..64), default 1\n"
             "\n"
             "With none of --n, --d-model, --heads it runs the standard set\n"
@@ -62,8 +67,9 @@ static void bench_usage(FILE *out)
             "\n"
             "Output, one line per configuration:\n"
             "  n=N d_model=D heads=H threads=T median: X ms min: Y ms trace: A bytes data: B bytes\n"
-            "X and Y are milliseconds per forward; A is the trace's allocation, B the bytes of\n"
-            "the matrices it records. One warm-up forward runs before the timed ones.\n",
+            "X and Y are the median and the minimum over the samples of milliseconds per forward,\n"
+            "with at least 4 significant digits; A is the trace's allocation, B the bytes of\n"
+            "the matrices it records. Warm-up forwards (1 ms of them) run before the timed ones.\n",
             BENCH_AUTO_SECONDS, BENCH_MIN_AUTO_REPS, BENCH_MAX_AUTO_REPS);
 }
 
@@ -105,6 +111,15 @@ static double bench_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Decimals that show at least 4 significant digits of ms (0.0008437,
+ * 13.59, 2789.3), never in exponent form: tools/bench.sh reads [0-9.]+. */
+static int bench_decimals(double ms)
+{
+    int d = 4;
+    for (double v = ms; v > 0 && v < 1.0 && d < 9; v *= 10) d++;
+    return ms >= 1000 ? 1 : ms >= 100 ? 2 : ms >= 10 ? 3 : d;
 }
 
 static int bench_cmp_double(const void *a, const void *b)
@@ -172,24 +187,44 @@ static int bench_run(BenchShape s, int reps, int threads)
     size_t alloc_bytes = t->alloc_bytes, data_bytes = t->data_bytes;
     attn_trace_destroy(t);
 
+    /* A forward shorter than BENCH_MIN_SAMPLE_MS is timed in batches of
+     * `batch` back-to-back forwards, the sample being the batch's time over
+     * its size: reading the clock costs tens of nanoseconds here, a few
+     * percent of a 1 us forward. The batch size comes from the forwards that
+     * fit in 1 ms (or one forward, if it is longer). */
+    int batch = 1;
+    {
+        int count = 0;
+        double c0 = bench_now_ms(), c1 = c0;
+        while (c1 - c0 < 1.0) {
+            t = attn_trace_create(&cfg, err, sizeof err);
+            attn_trace_destroy(t);
+            count++;
+            c1 = bench_now_ms();
+        }
+        double each = (c1 - c0) / count;
+        if (each < BENCH_MIN_SAMPLE_MS) batch = (int)ceil(BENCH_MIN_SAMPLE_MS / each);
+    }
     int done_reps = 0;
     double start = bench_now_ms();
     while (done_reps < cap) {
         double t0 = bench_now_ms();
-        t = attn_trace_create(&cfg, err, sizeof err);
-        attn_trace_destroy(t);
+        for (int k = 0; k < batch && t; k++) {
+            t = attn_trace_create(&cfg, err, sizeof err);
+            attn_trace_destroy(t);
+        }
         double t1 = bench_now_ms();
         if (!t) {
             status = app_fail(APP_RUNTIME, "n=%d d_model=%d heads=%d: %s", n, dm, H, err);
             goto done;
         }
-        ms[done_reps++] = t1 - t0;
+        ms[done_reps++] = (t1 - t0) / batch;
         if (auto_reps && done_reps >= BENCH_MIN_AUTO_REPS && t1 - start >= BENCH_AUTO_SECONDS * 1e3) break;
     }
     qsort(ms, (size_t)done_reps, sizeof *ms, bench_cmp_double);
     double median = done_reps % 2 ? ms[done_reps / 2] : 0.5 * (ms[done_reps / 2 - 1] + ms[done_reps / 2]);
-    printf("n=%d d_model=%d heads=%d threads=%d median: %.4f ms min: %.4f ms trace: %zu bytes data: %zu bytes\n", n,
-           dm, H, threads, median, ms[0], alloc_bytes, data_bytes);
+    printf("n=%d d_model=%d heads=%d threads=%d median: %.*f ms min: %.*f ms trace: %zu bytes data: %zu bytes\n", n,
+           dm, H, threads, bench_decimals(median), median, bench_decimals(ms[0]), ms[0], alloc_bytes, data_bytes);
     fflush(stdout);
 done:
     free(X), free(W), free(b), free(ms);

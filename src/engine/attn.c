@@ -248,6 +248,27 @@ static void plan_dot(Builder *b, const AttnConfig *c, Plan *p)
     p->output = c->W_O ? add_step(b, ATTN_STEP_OUTPUT, 0, nq, dm, 0, (int[]){p->concat, p->W_O, p->b_O}, 3, "output") : -1;
 }
 
+/* What plan_dot lays out, counted without running it: the counting pass
+ * was a tenth of a 5-token forward. attn_trace_create checks the laid-out
+ * plan against these counts on every trace (and the tests run hundreds of
+ * configurations through it), so the two cannot drift apart unnoticed. */
+static void count_dot(const AttnConfig *c, Builder *b)
+{
+    size_t H = (size_t)c->heads, dm = (size_t)c->d_model, nq = (size_t)c->n_q, nk = (size_t)c->n_k;
+    size_t dk = (size_t)c->d_k, dv = (size_t)c->d_v;
+    size_t mask = c->mask_kind != ATTN_MASK_NONE, cross = c->cross != 0, wo = c->W_O != NULL;
+    size_t bq = c->b_Q != NULL, bk = c->b_K != NULL, bv = c->b_V != NULL, bo = wo && c->b_O != NULL;
+    b->n_steps = (int)(1 + cross + 3 + bq + bk + bv + wo + bo + 3 + H * (7 + mask) + 1 + wo);
+    b->n_from = (2 + bq) + (2 + bk) + (2 + bv) + H * (9 + mask) + H + (wo ? 2 + bo : 0);
+    b->n_flags = H * nq * (2 + mask);
+    b->n_floats = nq * dm + cross * nk * dm                    /* X, Y */
+                  + dm * H * (2 * dk + dv) + bq * H * dk + bk * H * dk + bv * H * dv /* W_Q, W_K, W_V, biases */
+                  + wo * H * dv * dm + bo * dm                 /* W_O, b_O */
+                  + nq * H * dk + nk * H * (dk + dv)           /* Q, K, V */
+                  + H * (nq * dk + nk * (dk + dv) + nq * nk * (2 + mask + 1) + nq * dv) /* each head */
+                  + nq * H * dv + wo * nq * dm;                /* concat, output */
+}
+
 static void plan_additive(Builder *b, const AttnConfig *c, Plan *p)
 {
     int nq = c->n_q, nk = c->n_k, dx = c->d_x, dy = c->cross ? c->d_y : c->d_x, da = c->d_a;
@@ -323,6 +344,26 @@ void attn__apply_mask(const AttnConfig *c, const unsigned char *mask, float *out
     }
 }
 
+/* dst (rows, w), contiguous = the w columns at src of a matrix with row
+ * stride `stride`. The usual head widths get a copy of constant size, which
+ * the compiler inlines: a call to memcpy per 16-byte row was a tenth of a
+ * 5-token forward. */
+static void copy_columns(float *restrict dst, const float *restrict src, size_t stride, int rows, int w)
+{
+#define COPY_ROWS(W)                                                                          \
+    for (int i = 0; i < rows; i++) memcpy(dst + (size_t)i * (W), src + (size_t)i * stride, sizeof(float) * (W)); \
+    break
+    switch (w) {
+    case 4: COPY_ROWS(4);
+    case 8: COPY_ROWS(8);
+    case 16: COPY_ROWS(16);
+    case 32: COPY_ROWS(32);
+    case 64: COPY_ROWS(64);
+    default: COPY_ROWS((size_t)w);
+    }
+#undef COPY_ROWS
+}
+
 /* One head of dot attention: split, scores, scale, mask, softmax, weighted
  * sum, and its columns of concat. Reads the projections Q, K, V; writes only
  * this head's steps and columns, and their found[] entries, so heads may run
@@ -336,12 +377,9 @@ void attn__compute_head(AttnTrace *t, const Plan *p, const unsigned char *mask, 
     float *Qh = data_of(t, hp->Q), *Kh = data_of(t, hp->K), *Vh = data_of(t, hp->V);
 
     /* 1. split: head h takes columns [h·d_k, (h+1)·d_k) of Q and K, [h·d_v, (h+1)·d_v) of V */
-    for (int i = 0; i < nq; i++)
-        memcpy(Qh + (size_t)i * dk, Q + (size_t)i * H * dk + (size_t)h * dk, sizeof(float) * (size_t)dk);
-    for (int j = 0; j < nk; j++) {
-        memcpy(Kh + (size_t)j * dk, K + (size_t)j * H * dk + (size_t)h * dk, sizeof(float) * (size_t)dk);
-        memcpy(Vh + (size_t)j * dv, V + (size_t)j * H * dv + (size_t)h * dv, sizeof(float) * (size_t)dv);
-    }
+    copy_columns(Qh, Q + (size_t)h * dk, (size_t)H * dk, nq, dk);
+    copy_columns(Kh, K + (size_t)h * dk, (size_t)H * dk, nk, dk);
+    copy_columns(Vh, V + (size_t)h * dv, (size_t)H * dv, nk, dv);
     mark(found, hp->Q, Qh, (size_t)nq * dk);
     mark(found, hp->K, Kh, (size_t)nk * dk);
     mark(found, hp->V, Vh, (size_t)nk * dv);
@@ -374,9 +412,8 @@ void attn__compute_head(AttnTrace *t, const Plan *p, const unsigned char *mask, 
     memcpy(o->row_flags, w->row_flags, (size_t)nq);
     /* 7. concat: this head's output goes to columns [h·d_v, (h+1)·d_v) */
     if (p->concat >= 0) {
-        float *cat = data_of(t, p->concat);
-        for (int i = 0; i < nq; i++)
-            memcpy(cat + (size_t)i * H * dv + (size_t)h * dv, o->data + (size_t)i * dv, sizeof(float) * (size_t)dv);
+        float *cat = data_of(t, p->concat) + (size_t)h * dv; /* (n_q, d_v) with row stride H·d_v */
+        for (int i = 0; i < nq; i++) memcpy(cat + (size_t)i * H * dv, o->data + (size_t)i * dv, sizeof(float) * (size_t)dv);
     }
 }
 
@@ -577,7 +614,10 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
 
     /* pass 1: count */
     Builder b = {0};
-    plan(&b, cfg, &p);
+    if (cfg->attention == ATTN_DOT)
+        count_dot(cfg, &b);
+    else
+        plan(&b, cfg, &p);
 
     /* one block: [AttnTrace][steps][from][flags][pad][floats] */
     size_t off_steps = ALIGN_UP(sizeof(AttnTrace), 64);
@@ -591,7 +631,10 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
         return NULL;
     }
     size_t total = off_floats + sizeof(float) * b.n_floats;
-    unsigned char *block = aligned_alloc(64, ALIGN_UP(total, 64));
+    /* 64-byte aligned (cache lines, vector loads) when large; a small trace
+     * takes malloc's 16: aligned_alloc's split chunks cost glibc a
+     * consolidation on every 5-token forward (7% of it) */
+    unsigned char *block = total >= ((size_t)64 << 10) ? aligned_alloc(64, ALIGN_UP(total, 64)) : malloc(total);
 #if defined(MADV_HUGEPAGE)
     /* A large trace is touched once, page by page, as it is computed: in 2 MiB
      * pages that is a few faults instead of one per 4 KiB (at n = 512, 10 000
@@ -616,7 +659,7 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
     t->n_steps = b.n_steps;
     t->steps = (AttnStep *)(block + off_steps);
     t->data_bytes = sizeof(float) * b.n_floats;
-    t->alloc_bytes = ALIGN_UP(total, 64);
+    t->alloc_bytes = total >= ((size_t)64 << 10) ? ALIGN_UP(total, 64) : total;
 
     /* pass 2: lay out */
     Builder fill = {.t = t,
@@ -624,7 +667,10 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
                     .flag_cur = block + off_flags,
                     .float_cur = (float *)(block + off_floats)};
     plan(&fill, cfg, &p);
-    assert(fill.n_steps == b.n_steps && fill.n_floats == b.n_floats);
+    /* the layout must be what was counted and allocated: checked always,
+     * not only in debug builds, since a mismatch would write past the block */
+    if (fill.n_steps != b.n_steps || fill.n_from != b.n_from || fill.n_flags != b.n_flags || fill.n_floats != b.n_floats)
+        abort();
 
     /* what the scans of each step found (attn_internal.h); on the stack for
      * a lesson-sized trace */

@@ -254,6 +254,32 @@ KERNEL_DISPATCH static void gemm_small(float *restrict C, const float *restrict 
                                        int n)
 {
     _Alignas(64) float panel[SMALL_KMAX * SMALL_LANES]; /* (k, 8) columns j0.. of B, zero-padded */
+    /* acc = C's row r, columns j0..j0+w-1, before the product: C itself
+     * (accumulate), the bias, or zero; padded with zeros to 8 lanes */
+#define SMALL_LOAD(acc, r)                                                                 \
+    do {                                                                                   \
+        const float *init_ = accumulate ? C + (size_t)(r) * n + j0 : bias ? bias + j0 : NULL; \
+        (acc) = SMALL_VEC_ZERO;                                                            \
+        if (init_ && w == SMALL_LANES) {                                                   \
+            memcpy(&(acc), init_, sizeof(acc));                                            \
+        } else if (init_) {                                                                \
+            float t_[SMALL_LANES] = {0};                                                   \
+            for (int j_ = 0; j_ < w; j_++) t_[j_] = init_[j_];                             \
+            memcpy(&(acc), t_, sizeof(acc));                                               \
+        }                                                                                  \
+    } while (0)
+    /* C's row r, columns j0..j0+w-1 = the first w lanes of acc */
+#define SMALL_STORE(acc, r)                                                                \
+    do {                                                                                   \
+        float *c_ = C + (size_t)(r) * n + j0;                                              \
+        if (w == SMALL_LANES) {                                                            \
+            memcpy(c_, &(acc), sizeof(acc));                                               \
+        } else {                                                                           \
+            float t_[SMALL_LANES];                                                         \
+            memcpy(t_, &(acc), sizeof(acc));                                               \
+            for (int j_ = 0; j_ < w; j_++) c_[j_] = t_[j_];                                \
+        }                                                                                  \
+    } while (0)
     for (int j0 = 0; j0 < n; j0 += SMALL_LANES) {
         int w = n - j0 < SMALL_LANES ? n - j0 : SMALL_LANES;
         const float *bp = panel; /* (k, 8) */
@@ -265,31 +291,43 @@ KERNEL_DISPATCH static void gemm_small(float *restrict C, const float *restrict 
                     panel[p * SMALL_LANES + j] =
                         j >= w ? 0.0f : transposed ? B[(size_t)(j0 + j) * k + p] : B[(size_t)p * n + j0 + j];
         }
-        for (int i = 0; i < m; i++) {
-            float *c = C + (size_t)i * n + j0;            /* (w) */
-            const float *restrict a = A + (size_t)i * k; /* (k) */
-            const float *init = accumulate ? c : bias ? bias + j0 : NULL;
-            small_vec acc = SMALL_VEC_ZERO;
-            float tile[SMALL_LANES] = {0}; /* (w) of C, padded */
-            if (w == SMALL_LANES) {
-                if (init) memcpy(&acc, init, sizeof acc);
-            } else if (init) {
-                for (int j = 0; j < w; j++) tile[j] = init[j];
-                memcpy(&acc, tile, sizeof acc);
+        /* rows four at a time: four independent chains of adds, where one
+         * row alone waits on each add's latency */
+        int i = 0;
+        for (; i + 4 <= m; i += 4) {
+            small_vec acc0, acc1, acc2, acc3;
+            SMALL_LOAD(acc0, i);
+            SMALL_LOAD(acc1, i + 1);
+            SMALL_LOAD(acc2, i + 2);
+            SMALL_LOAD(acc3, i + 3);
+            const float *restrict a = A + (size_t)i * k; /* (4, k) */
+            for (int p = 0; p < k; p++) {
+                small_vec b;
+                memcpy(&b, bp + (size_t)p * SMALL_LANES, sizeof b);
+                SMALL_MADD(acc0, a[p], b);
+                SMALL_MADD(acc1, a[k + p], b);
+                SMALL_MADD(acc2, a[2 * k + p], b);
+                SMALL_MADD(acc3, a[3 * k + p], b);
             }
+            SMALL_STORE(acc0, i);
+            SMALL_STORE(acc1, i + 1);
+            SMALL_STORE(acc2, i + 2);
+            SMALL_STORE(acc3, i + 3);
+        }
+        for (; i < m; i++) {
+            small_vec acc;
+            SMALL_LOAD(acc, i);
+            const float *restrict a = A + (size_t)i * k; /* (k) */
             for (int p = 0; p < k; p++) {
                 small_vec b;
                 memcpy(&b, bp + (size_t)p * SMALL_LANES, sizeof b);
                 SMALL_MADD(acc, a[p], b);
             }
-            if (w == SMALL_LANES) {
-                memcpy(c, &acc, sizeof acc);
-            } else {
-                memcpy(tile, &acc, sizeof acc);
-                for (int j = 0; j < w; j++) c[j] = tile[j];
-            }
+            SMALL_STORE(acc, i);
         }
     }
+#undef SMALL_LOAD
+#undef SMALL_STORE
 }
 
 /* C (m, n) += A (m, k) · B (k, n), or · Bᵀ with B (n, k) when transposed. */
@@ -449,31 +487,56 @@ KERNEL_INLINE void softmax_row_ordinary(float *restrict yr, const float *restric
     for (j = 0; j < cols; j++) yr[j] = (float)((double)yr[j] * inv);
 }
 
-/* The same for a row of at most SMALL_ROW cells (a lesson's 5 tokens): the
- * row padded with -inf (weight 0) to SMALL_ROW lanes, so that the maximum,
- * the clamp and e^x run as whole vectors instead of remainder loops; the sum
- * runs over the row's own cells in order, as softmax_row_ordinary's does
- * below SOFTMAX_LANES, so the weights are the same bits. */
-enum { SMALL_ROW = 16 };
-KERNEL_INLINE void softmax_row_small(float *restrict yr, const float *restrict xr, int cols)
+/* Rows of at most SMALL_ROW cells (a lesson's 5 tokens) are too short for
+ * the vector loops of softmax_row_ordinary, whose remainder loops then do
+ * all the work one cell at a time. They go in blocks of SMALL_BLOCK rows:
+ * per row the maximum and x - max (clamped); then e^x over the whole block
+ * in 16-lane chunks; then per row the sum, in order as above, and the
+ * normalisation. The same operations on each cell: the same bits. */
+enum { SMALL_ROW = 16, SMALL_BLOCK = 64, EXP_CHUNK = 16 };
+
+/* e^x in place on n floats, n rounded up to whole chunks (the caller's
+ * buffer has room), so that the loop vectorises at -O2 too. */
+KERNEL_INLINE void exp_chunks(float *restrict z, size_t n)
 {
-    float v[SMALL_ROW], e[SMALL_ROW];
-    for (int j = 0; j < SMALL_ROW; j++) v[j] = j < cols ? xr[j] : -INFINITY;
-    float mx[SMALL_ROW];
-    for (int j = 0; j < SMALL_ROW; j++) mx[j] = v[j];
-    for (int w = SMALL_ROW / 2; w > 0; w /= 2)
-        for (int j = 0; j < w; j++) mx[j] = mx[j + w] > mx[j] ? mx[j + w] : mx[j];
-    /* the clamp and e^x as two loops: fused, GCC 12 turns the clamp into a
-     * branch around e^x and vectorises neither */
-    for (int j = 0; j < SMALL_ROW; j++) {
-        float z = v[j] - mx[0];
-        e[j] = z > EXP_LOWEST ? z : EXP_LOWEST;
+    for (size_t c = 0; c < (n + EXP_CHUNK - 1) / EXP_CHUNK; c++)
+        for (int l = 0; l < EXP_CHUNK; l++) z[c * EXP_CHUNK + l] = exp_nonpositive(z[c * EXP_CHUNK + l]);
+}
+
+/* One block of rows of at most SMALL_ROW cells. Rows that are not ordinary
+ * (+inf or NaN, or every cell blocked) are left for the caller, which
+ * computes them with softmax_row_careful; ordinary[i] says which are. */
+KERNEL_INLINE void softmax_block_small(float *restrict y, const float *restrict x, int rows, int cols,
+                                       unsigned char *restrict ordinary)
+{
+    _Alignas(64) float z[SMALL_BLOCK * SMALL_ROW + EXP_CHUNK]; /* (rows, cols) x - max, then e^ of it */
+    int nz = rows * cols;
+    for (int i = 0; i < rows; i++) {
+        const float *xr = x + (size_t)i * cols;
+        float mx = -INFINITY;
+        int n_finite = 0, n_special = 0;
+        for (int j = 0; j < cols; j++) {
+            n_finite += isfinite(xr[j]) != 0;
+            n_special += !(xr[j] < INFINITY); /* +inf or NaN */
+            mx = xr[j] > mx ? xr[j] : mx;
+        }
+        ordinary[i] = n_finite > 0 && n_special == 0;
+        for (int j = 0; j < cols; j++) {
+            float d = xr[j] - mx; /* NaN in a row that is not ordinary: redone by the caller */
+            z[i * cols + j] = d > EXP_LOWEST ? d : EXP_LOWEST;
+        }
     }
-    for (int j = 0; j < SMALL_ROW; j++) e[j] = exp_nonpositive(e[j]);
-    double sum = 0.0;
-    for (int j = 0; j < cols; j++) sum += (double)e[j];
-    double inv = 1.0 / sum; /* sum ≥ 1: the maximum's own term is e^0 */
-    for (int j = 0; j < cols; j++) yr[j] = (float)((double)e[j] * inv);
+    for (int q = nz; q < nz + EXP_CHUNK; q++) z[q] = EXP_LOWEST; /* the last chunk's padding */
+    exp_chunks(z, (size_t)nz);
+    for (int i = 0; i < rows; i++) {
+        if (!ordinary[i]) continue;
+        const float *e = z + i * cols;
+        double sum = 0.0;
+        for (int j = 0; j < cols; j++) sum += (double)e[j];
+        double inv = 1.0 / sum; /* sum ≥ 1: the maximum's own term is e^0 */
+        float *yr = y + (size_t)i * cols;
+        for (int j = 0; j < cols; j++) yr[j] = (float)((double)e[j] * inv);
+    }
 }
 
 /* One row with anything in it: the plain definition in double, with the limits
@@ -507,6 +570,18 @@ static int softmax_row_careful(float *yr, const float *xr, int cols)
 KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restrict flags, const float *restrict x,
                                          int rows, int cols)
 {
+    if (cols <= SMALL_ROW) {
+        unsigned char ordinary[SMALL_BLOCK];
+        for (int i0 = 0; i0 < rows; i0 += SMALL_BLOCK) {
+            int n = rows - i0 < SMALL_BLOCK ? rows - i0 : SMALL_BLOCK;
+            softmax_block_small(y + (size_t)i0 * cols, x + (size_t)i0 * cols, n, cols, ordinary);
+            for (int i = 0; i < n; i++)
+                if (!ordinary[i] && softmax_row_careful(y + (size_t)(i0 + i) * cols, x + (size_t)(i0 + i) * cols, cols) &&
+                    flags)
+                    flags[i0 + i] |= ATTN_ROW_ALL_BLOCKED;
+        }
+        return;
+    }
     for (int i = 0; i < rows; i++) {
         const float *xr = x + (size_t)i * cols; /* (cols) */
         float *yr = y + (size_t)i * cols;       /* (cols) */
@@ -516,9 +591,7 @@ KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restr
             n_finite += isfinite(xr[j]) != 0;
             n_special += !(xr[j] < INFINITY); /* +inf or NaN */
         }
-        if (n_finite > 0 && n_special == 0 && cols <= SMALL_ROW) {
-            softmax_row_small(yr, xr, cols);
-        } else if (n_finite > 0 && n_special == 0) {
+        if (n_finite > 0 && n_special == 0) {
             softmax_row_ordinary(yr, xr, cols);
         } else if (softmax_row_careful(yr, xr, cols) && flags) {
             flags[i] |= ATTN_ROW_ALL_BLOCKED;
