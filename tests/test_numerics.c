@@ -386,6 +386,60 @@ static void test_huge_weights_overflow(void **state)
     assert_refused(&a, "scores[0][0]");
 }
 
+/* A trace over 1 MiB is scanned step by step as it is computed, by the
+ * threads that compute it (attn_internal.h), not in one pass at the end: the
+ * same refusals, the same first cell named, on 1 thread and on 2. */
+static void test_large_trace_overflow(void **state)
+{
+    (void)state;
+    enum { N = 320, D = 16 }; /* three 320×320 steps alone are 1.2 MB */
+    float *X = calloc((size_t)N * D, sizeof *X), *W = calloc((size_t)D * D, sizeof *W);
+    float *WO = calloc((size_t)D * D, sizeof *WO), *zero = calloc((size_t)D * D, sizeof *zero);
+    assert_non_null(X), assert_non_null(W), assert_non_null(WO), assert_non_null(zero);
+    for (int threads = 1; threads <= 2; threads++) {
+        AttnConfig c;
+        attn_config_init(&c);
+        c.n_q = c.n_k = N;
+        c.d_model = c.d_k = c.d_v = D;
+        c.scale_kind = ATTN_SCALE_NONE;
+        c.threads = threads;
+        c.X = X;
+        c.W_Q = c.W_K = c.W_V = W;
+        /* Q = K = 1e20·X: token 200's own score is 1e40, every other is ≤ 1e37 */
+        for (int i = 0; i < D; i++) W[i * D + i] = 1e20f;
+        for (int i = 0; i < N * D; i++) X[i] = 1e-3f;
+        for (int j = 0; j < D; j++) X[200 * D + j] = 1.0f / D;
+        X[200 * D] = 1.0f;
+        assert_refused(&c, "scores_1[200][200]");
+
+        /* a causal mask's -inf fill is what a masked step may hold: accepted,
+         * in every one of its 51 040 blocked cells */
+        for (int i = 0; i < N * D; i++) X[i] = (float)((i * 7) % 13) / 13.0f - 0.5f;
+        for (int i = 0; i < D; i++) W[i * D + i] = 1.0f;
+        c.mask_kind = ATTN_MASK_CAUSAL;
+        AttnTrace *t = run(&c);
+        assert_true(t->data_bytes > ((size_t)1 << 20)); /* the step-by-step scans ran */
+        assert_trace_defined(t, NULL);
+        attn_trace_destroy(t);
+        /* and a finite fill is a number like any other */
+        c.mask_fill = -1e9f;
+        t = run(&c);
+        assert_trace_defined(t, NULL);
+        attn_trace_destroy(t);
+
+        /* the output projection overflowing on its own, after every head was
+         * clean: W_Q = 0 keeps the scores 0, concat·W_O of 1e38 is not finite */
+        c.mask_kind = ATTN_MASK_NONE;
+        c.mask_fill = -INFINITY;
+        c.W_Q = zero;
+        for (int i = 0; i < N * D; i++) X[i] = 1.0f;
+        for (int i = 0; i < D * D; i++) WO[i] = 1e38f;
+        c.W_O = WO;
+        assert_refused(&c, "output[0][0]");
+    }
+    free(X), free(W), free(WO), free(zero);
+}
+
 /* End to end: what a lesson file with such numbers does. */
 static const char *lesson_with(const char *fields, char *buf, size_t len)
 {
@@ -454,7 +508,8 @@ int main(void)
         cmocka_unit_test(test_logits_1e4),          cmocka_unit_test(test_fully_blocked_row),
         cmocka_unit_test(test_all_equal_scores),    cmocka_unit_test(test_one_token),
         cmocka_unit_test(test_tiny_weights),        cmocka_unit_test(test_huge_weights_finite),
-        cmocka_unit_test(test_huge_weights_overflow), cmocka_unit_test(test_lessons_end_to_end),
+        cmocka_unit_test(test_huge_weights_overflow), cmocka_unit_test(test_large_trace_overflow),
+        cmocka_unit_test(test_lessons_end_to_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

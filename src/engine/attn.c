@@ -387,23 +387,41 @@ void attn__compute_head(AttnTrace *t, const Plan *p, const unsigned char *mask, 
     float *S = data_of(t, hp->scores);
     size_t nn = (size_t)nq * (size_t)nk;
     attn_matmul_nt(S, Qh, Kh, nq, dk, nk);
-    mark(found, hp->scores, S, nn);
-    /* 3. scaled = scores / divisor */
+    /* 3. scaled = scores / divisor, the scans of both in the same pass */
     float *A = data_of(t, hp->scaled);
-    for (size_t i = 0; i < nn; i++) A[i] = S[i] / t->divisor;
-    mark(found, hp->scaled, A, nn);
-    /* 4. masked: blocked cells become the fill */
+    if (found) {
+        unsigned bits_s, bits_a;
+        attn__divide_scan(A, S, nn, t->divisor, &bits_s, &bits_a);
+        found[hp->scores] = (unsigned char)bits_s;
+        found[hp->scaled] = (unsigned char)bits_a;
+    } else {
+        for (size_t i = 0; i < nn; i++) A[i] = S[i] / t->divisor;
+    }
+    /* 4. masked: blocked cells become the fill. Not scanned: its cells are
+     *    scaled's, or the fill (finite, or -inf, which a masked step may
+     *    hold); so it holds +inf or NaN only where scaled does. */
     const float *pre = A;
+    int pre_step = hp->scaled;
     if (hp->masked >= 0) {
         AttnStep *m = &t->steps[hp->masked];
         attn__apply_mask(c, mask, m->data, m->row_flags, A);
-        mark(found, hp->masked, m->data, nn);
+        if (found) found[hp->masked] = found[hp->scaled] | (c->mask_fill == -INFINITY ? ATTN_SCAN_NINF : 0);
         pre = m->data;
+        pre_step = hp->masked;
     }
     /* 5. softmax along each row; 6. weighted sum of the values */
     AttnStep *w = &t->steps[hp->weights];
     attn_softmax_rows(w->data, w->row_flags, pre, nq, nk);
-    mark(found, hp->weights, w->data, nn);
+    /* Weights of rows of finite and -inf logits are in [0, 1] (the careful
+     * path turns blocked rows into zeros): only input holding +inf or NaN
+     * (an earlier step, which is named first) needs the scan of the 16 MiB
+     * a head's weights are at n = 2048. */
+    if (found) {
+        if (found[pre_step] & ATTN_SCAN_PINF_NAN)
+            mark(found, hp->weights, w->data, nn);
+        else
+            found[hp->weights] = 0;
+    }
     if (hp->masked >= 0) /* a row flagged by the mask stays flagged even under a finite fill */
         for (int i = 0; i < nq; i++) w->row_flags[i] |= t->steps[hp->masked].row_flags[i];
     AttnStep *o = &t->steps[hp->out];

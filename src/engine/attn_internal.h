@@ -17,6 +17,9 @@ struct Plan;
  * (while it was still in cache); ATTN_SCAN_PENDING until then. */
 enum { ATTN_SCAN_PINF_NAN = 1, ATTN_SCAN_NINF = 2, ATTN_SCAN_PENDING = 0x80 };
 unsigned attn__nonfinite_bits(const float *x, size_t n);
+/* y = x / divisor (each a float division, as written), with the scans of x
+ * and y, in one pass. */
+void attn__divide_scan(float *y, const float *x, size_t n, float divisor, unsigned *bits_x, unsigned *bits_y);
 
 /* Computes head h (0-based) of dot attention into its recorded steps and its
  * columns of concat (when the plan has one), filling found[] for its steps

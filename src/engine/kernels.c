@@ -619,3 +619,27 @@ KERNEL_DISPATCH static unsigned nonfinite_bits(const float *restrict x, size_t n
 }
 
 unsigned attn__nonfinite_bits(const float *x, size_t n) { return nonfinite_bits(x, n); }
+
+/* y = x / divisor, and the scans of x and of y, in one pass: at n = 2048 a
+ * head's scores are 16 MiB, and three separate passes (the division and two
+ * scans) read them from memory three times. */
+KERNEL_DISPATCH static void divide_scan(float *restrict y, const float *restrict x, size_t n, float divisor,
+                                        unsigned *bits_x, unsigned *bits_y)
+{
+    int x_pinf_nan = 0, x_ninf = 0, y_pinf_nan = 0, y_ninf = 0;
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i], w = v / divisor;
+        y[i] = w;
+        x_pinf_nan |= !(v < INFINITY);
+        x_ninf |= v == -INFINITY;
+        y_pinf_nan |= !(w < INFINITY);
+        y_ninf |= w == -INFINITY;
+    }
+    *bits_x = (x_pinf_nan ? ATTN_SCAN_PINF_NAN : 0u) | (x_ninf ? ATTN_SCAN_NINF : 0u);
+    *bits_y = (y_pinf_nan ? ATTN_SCAN_PINF_NAN : 0u) | (y_ninf ? ATTN_SCAN_NINF : 0u);
+}
+
+void attn__divide_scan(float *y, const float *x, size_t n, float divisor, unsigned *bits_x, unsigned *bits_y)
+{
+    divide_scan(y, x, n, divisor, bits_x, bits_y);
+}
