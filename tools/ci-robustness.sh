@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ci-robustness.sh: the robustness half of CI (issue 6). .ci/run calls it after
-# the README's test command. Three stages, each in its own build folder:
+# the README's test command. Four stages, each in its own build folder:
 #
 #   1. sanitizers  build the whole tree with -DATTNVIZ_SANITIZE=address,undefined
 #                  (gcc, -Werror) and run the whole ctest suite under it, leak
@@ -12,7 +12,11 @@
 #                  `attnviz export` of every lesson in lessons/ under valgrind
 #                  memcheck: no errors, no definite leaks
 #
-#   tools/ci-robustness.sh [sanitize|fuzz|valgrind]...   (default: all three)
+#   4. threads     build the engine's tests and attnviz with ThreadSanitizer
+#                  and run them, and `attnviz bench` on 2 and 4 threads: the
+#                  engine's thread pool hands out work across threads
+#
+#   tools/ci-robustness.sh [sanitize|fuzz|valgrind|threads]...   (default: all four)
 #
 # Environment: ATTNVIZ_FUZZ_SECONDS (default 60), ATTNVIZ_ROBUST_PREFIX (the
 # build folders' prefix, default ./build-robust), JOBS (default 2).
@@ -26,7 +30,7 @@ prefix=${ATTNVIZ_ROBUST_PREFIX:-$here/build-robust}
 fuzz_seconds=${ATTNVIZ_FUZZ_SECONDS:-60}
 jobs=${JOBS:-2}
 stages=("$@")
-[ ${#stages[@]} -eq 0 ] && stages=(sanitize fuzz valgrind)
+[ ${#stages[@]} -eq 0 ] && stages=(sanitize fuzz valgrind threads)
 
 say() { printf '\033[1m==> robustness: %s\033[0m\n' "$*" >&2; }
 die() {
@@ -59,25 +63,25 @@ elapsed() { echo $(($(date +%s) - start))s; }
 # ---- 1. the whole suite under AddressSanitizer and UBSan -------------------
 stage_sanitize() {
     local b=$prefix-asan
-    say "1/3 sanitizers: configuring $b (address,undefined)"
+    say "1/4 sanitizers: configuring $b (address,undefined)"
     cmake -S "$here" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNVIZ_WERROR=ON \
         -DATTNVIZ_SANITIZE=address,undefined >/dev/null
-    say "1/3 sanitizers: building"
+    say "1/4 sanitizers: building"
     cmake --build "$b" -j "$jobs"
-    say "1/3 sanitizers: ctest under ASan+UBSan+LSan"
+    say "1/4 sanitizers: ctest under ASan+UBSan+LSan"
     # halt_on_error + -fno-sanitize-recover: a report is a failing test.
     (cd "$b" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1 \
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         LSAN_OPTIONS=suppressions=$here/tools/lsan.supp:print_suppressions=0 \
         ctest --output-on-failure -j "$jobs" --timeout 600)
-    say "1/3 sanitizers: clean ($(elapsed))"
+    say "1/4 sanitizers: clean ($(elapsed))"
 }
 
 # ---- 2. the lesson fuzzer, bounded -------------------------------------------
 stage_fuzz() {
     local b=$prefix-fuzz
     command -v clang >/dev/null 2>&1 || die "clang is needed for the fuzzer"
-    say "2/3 fuzz: configuring $b (clang, libFuzzer, address,undefined)"
+    say "2/4 fuzz: configuring $b (clang, libFuzzer, address,undefined)"
     CC=clang cmake -S "$here" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNVIZ_WERROR=ON \
         -DATTNVIZ_FUZZ=ON -DATTNVIZ_SANITIZE=address,undefined >/dev/null
     cmake --build "$b" -j "$jobs" --target fuzz_lesson
@@ -85,7 +89,7 @@ stage_fuzz() {
     work=$(mktemp -d)
     # The committed corpus is read only; what the run finds goes to $work.
     mkdir -p "$work/corpus" "$work/artifacts"
-    say "2/3 fuzz: ${fuzz_seconds}s on tests/fuzz/corpus ($(find tests/fuzz/corpus -type f | wc -l) inputs)"
+    say "2/4 fuzz: ${fuzz_seconds}s on tests/fuzz/corpus ($(find tests/fuzz/corpus -type f | wc -l) inputs)"
     local st=0
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         "$b/fuzz_lesson" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
@@ -104,14 +108,14 @@ stage_fuzz() {
         die "the fuzzer found a problem (exit $st); the input is above"
     fi
     rm -rf "$work"
-    say "2/3 fuzz: clean ($(elapsed))"
+    say "2/4 fuzz: clean ($(elapsed))"
 }
 
 # ---- 3. attnviz under valgrind memcheck ---------------------------------------
 stage_valgrind() {
     local b=$prefix-valgrind
     command -v valgrind >/dev/null 2>&1 || die "valgrind is needed"
-    say "3/3 valgrind: configuring $b (no sanitizers)"
+    say "3/4 valgrind: configuring $b (no sanitizers)"
     cmake -S "$here" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNVIZ_WERROR=ON >/dev/null
     cmake --build "$b" -j "$jobs" --target attnviz
     local app=$b/attnviz out
@@ -150,10 +154,28 @@ stage_valgrind() {
     rm -rf "$out"
     [ $fails -eq 0 ] || die "$fails valgrind run(s) failed"
     if [ $export = 1 ]; then
-        say "3/3 valgrind: check, trace and export of ${#lessons[@]} lessons clean ($(elapsed))"
+        say "3/4 valgrind: check, trace and export of ${#lessons[@]} lessons clean ($(elapsed))"
     else
-        say "3/3 valgrind: check and trace of ${#lessons[@]} lessons clean; export NOT covered (attnviz export --help fails) ($(elapsed))"
+        say "3/4 valgrind: check and trace of ${#lessons[@]} lessons clean; export NOT covered (attnviz export --help fails) ($(elapsed))"
     fi
+}
+
+# ---- 4. the engine's threads under ThreadSanitizer ------------------------------
+stage_threads() {
+    local b=$prefix-tsan
+    say "4/4 threads: configuring $b (-fsanitize=thread)"
+    cmake -S "$here" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNVIZ_WERROR=ON -DATTNVIZ_SANITIZE=thread >/dev/null
+    cmake --build "$b" -j "$jobs" --target test_engine test_perf_paths test_numerics attnviz
+    export TSAN_OPTIONS="halt_on_error=1 exitcode=66"
+    local t
+    for t in test_engine test_perf_paths test_numerics; do
+        "$b/tests/$t" >/dev/null || die "$t failed under ThreadSanitizer"
+    done
+    # every parallel phase (copies, projections, heads, output), with fewer
+    # tasks than threads at times; n = 192 keeps it a few seconds under TSan
+    "$b/attnviz" bench --n 192 --d-model 128 --heads 8 --threads 2 --reps 3 >/dev/null || die "bench --threads 2 failed"
+    "$b/attnviz" bench --n 192 --d-model 128 --heads 4 --threads 4 --reps 3 >/dev/null || die "bench --threads 4 failed"
+    say "4/4 threads: clean ($(elapsed))"
 }
 
 # Every stage runs even when an earlier one failed, so that one CI run tells
@@ -161,8 +183,8 @@ stage_valgrind() {
 failed=()
 for s in "${stages[@]}"; do
     case "$s" in
-    sanitize | fuzz | valgrind) ;;
-    *) die "unknown stage '$s' (sanitize, fuzz or valgrind)" ;;
+    sanitize | fuzz | valgrind | threads) ;;
+    *) die "unknown stage '$s' (sanitize, fuzz, valgrind or threads)" ;;
     esac
     # not `if ! (stage)`: errexit is ignored inside a tested command; and
     # the subshell turns it back on, since it inherits the set +e
