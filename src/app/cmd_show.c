@@ -4,6 +4,7 @@
  * this file only turns events into View changes. */
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include <SDL.h>
+#include <SDL_syswm.h>
 #include <SDL_ttf.h>
 
 #include "app.h"
@@ -346,6 +348,46 @@ static uint64_t visible_key(const View *v, int w, int h)
     return k;
 }
 
+/* ---- waiting for events ---- */
+
+/* The X connection's file descriptor, or -1 (another video driver). */
+static int x_connection(SDL_Window *win)
+{
+#ifdef SDL_VIDEO_DRIVER_X11
+    SDL_SysWMinfo info;
+    SDL_VERSION(&info.version);
+    if (SDL_GetWindowWMInfo(win, &info) && info.subsystem == SDL_SYSWM_X11 && info.info.x11.display)
+        return ConnectionNumber(info.info.x11.display);
+#else
+    (void)win;
+#endif
+    return -1;
+}
+
+/* SDL_WaitEventTimeout (timeout_ms -1: no limit; e may be NULL to leave the
+ * event queued), but on X11 by poll() on the connection. SDL 2's own wait
+ * wakes itself for each event that arrives with an XSendEvent to the window
+ * over a second connection; after Q the window is destroyed at once on the
+ * first, and when a busy X server reads the wake-up only after that, it
+ * fails with BadWindow, which Xlib turns into exit(1) in SDL_Quit. Polling
+ * sends nothing. SDL_PollEvent reads everything the connection has, so the
+ * descriptor is readable again exactly when there is more. */
+static int wait_event(SDL_Event *e, int timeout_ms, int xfd)
+{
+    if (xfd < 0) return timeout_ms < 0 ? SDL_WaitEvent(e) : SDL_WaitEventTimeout(e, timeout_ms);
+    double end = now_s() + timeout_ms / 1000.0;
+    for (;;) {
+        if (SDL_PollEvent(e)) return 1;
+        int left = -1;
+        if (timeout_ms >= 0) {
+            left = (int)ceil((end - now_s()) * 1000.0);
+            if (left <= 0) return 0;
+        }
+        struct pollfd p = {.fd = xfd, .events = POLLIN};
+        poll(&p, 1, left); /* a signal (Ctrl-C: SDL_QUIT) interrupts it too */
+    }
+}
+
 /* ---- the window ---- */
 
 static void toggle_fullscreen(SDL_Window *win)
@@ -447,6 +489,7 @@ int cmd_show(int argc, char **argv)
         return st;
     }
     SDL_EventState(SDL_DROPFILE, SDL_ENABLE);
+    int xfd = x_connection(win);
     if (render_font_count(rc) > 0 && strstr(render_font_path(rc, 0), "/fonts/DejaVuSans.ttf") &&
         strstr(render_font_path(rc, 0), "assets"))
         fprintf(stderr, "attnviz: fontconfig found neither DejaVu Sans nor Noto Sans CJK; using the bundled fonts in %s\n",
@@ -472,7 +515,7 @@ int cmd_show(int argc, char **argv)
         int have = 0;
         if (!dirty && !view_is_busy(v) && !save_request) {
             /* nothing moves: sleep until something happens (no CPU) */
-            have = SDL_WaitEvent(&e);
+            have = wait_event(&e, -1, xfd);
             last = now_s();
         } else {
             have = SDL_PollEvent(&e);
@@ -661,7 +704,7 @@ int cmd_show(int argc, char **argv)
             SDL_GetWindowSizeInPixels(win, &ww, &wh);
             if (visible_key(v, ww, wh) == drawn_key) {
                 dirty = 0;
-                SDL_WaitEventTimeout(NULL, 20);
+                wait_event(NULL, 20, xfd);
                 continue;
             }
         }
