@@ -748,9 +748,10 @@ int cmd_show(int argc, char **argv)
             break;
         }
         if (frame_log)
-            fprintf(frame_log, "%.3f draw %.2f ms present %.2f ms sent %llu px step %d %s t %.3f\n", (t - t_start) * 1000.0,
-                    (t_drawn - t) * 1000.0, (now_s() - t_drawn) * 1000.0, scr.sent_px - sent0, v->step,
-                    view_current(v)->name, v->t);
+            fprintf(frame_log,
+                    "%.3f draw %.2f ms present %.2f ms sent %llu px step %d %s t %.3f rects %d scan %.2f ms send %.2f ms\n",
+                    (t - t_start) * 1000.0, (t_drawn - t) * 1000.0, (now_s() - t_drawn) * 1000.0, scr.sent_px - sent0,
+                    v->step, view_current(v)->name, v->t, scr.last_rects, scr.last_scan_ms, scr.last_send_ms);
         dirty = 0;
         must_draw = 0;
         drawn_key = visible_key(v, pw, ph);

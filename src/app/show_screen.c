@@ -4,6 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
 
 static void pixel_size(SDL_Window *win, int *w, int *h)
 {
@@ -44,6 +52,16 @@ int show_screen_open(ShowScreen *s, SDL_Window *win, int gpu, int vsync, char *e
         SDL_GetRendererOutputSize(s->sdl, &s->w, &s->h);
         return 0;
     }
+    /* On X11, SDL's window surface is by default a texture of an OpenGL
+     * renderer: every present uploads the span of the changed rectangles and
+     * redraws the whole window through GL (on Xvfb or without a GPU, Mesa's
+     * llvmpipe: about 10 ms a present, however little changed). X11's own
+     * framebuffer (MIT-SHM) sends just the rectangles, which is the point of
+     * this path: 0.1 ms for a matrix. Same pixels. Only on X11: elsewhere
+     * (Wayland) the texture framebuffer is the only one. SDL_SetHint does not
+     * override SDL_FRAMEBUFFER_ACCELERATION set in the environment. */
+    const char *drv = SDL_GetCurrentVideoDriver();
+    if (drv && strcmp(drv, "x11") == 0) SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0");
     pixel_size(win, &s->w, &s->h);
     if (make_frame(s, s->w, s->h, &s->frame, &s->sdl, &s->prev) != 0) {
         snprintf(err, errlen, "cannot draw a %d×%d frame: %s", s->w, s->h, SDL_GetError());
@@ -94,6 +112,9 @@ int show_screen_present(ShowScreen *s)
         s->sent_px += (unsigned long long)s->w * (unsigned long long)s->h;
         return 0;
     }
+    double t0 = now_ms();
+    s->last_rects = 0;
+    s->last_scan_ms = s->last_send_ms = 0;
     SDL_Surface *ws = SDL_GetWindowSurface(s->win);
     if (!ws) return -1;
     if (ws->w != s->w || ws->h != s->h) s->full = 1; /* a resize under way: the next begin follows it */
@@ -105,7 +126,12 @@ int show_screen_present(ShowScreen *s)
         for (int y = 0; y < s->h; y++) memcpy(s->prev + (size_t)y * w, px + (size_t)y * pitch, w * 4);
         s->full = 0;
         s->sent_px += (unsigned long long)s->w * (unsigned long long)s->h;
-        return SDL_UpdateWindowSurface(s->win);
+        double t1 = now_ms();
+        int st = SDL_UpdateWindowSurface(s->win);
+        s->last_rects = 1;
+        s->last_scan_ms = t1 - t0;
+        s->last_send_ms = now_ms() - t1;
+        return st;
     }
     /* Bands of changed rows, each with the span of columns that changed;
      * bands closer than 16 rows merge, so a frame sends a few rectangles. */
@@ -143,6 +169,7 @@ int show_screen_present(ShowScreen *s)
         }
         rects[n++] = (SDL_Rect){x0, y0, x1 + 1 - x0, y1 + 1 - y0};
     }
+    s->last_scan_ms = now_ms() - t0;
     if (!n) return 0;
     for (int i = 0; i < n; i++) {
         SDL_Rect r = rects[i];
@@ -152,7 +179,11 @@ int show_screen_present(ShowScreen *s)
             memcpy(s->prev + (size_t)yy * w + (size_t)r.x, px + (size_t)yy * pitch + (size_t)r.x, (size_t)r.w * 4);
         s->sent_px += (unsigned long long)r.w * (unsigned long long)r.h;
     }
-    return SDL_UpdateWindowSurfaceRects(s->win, rects, n);
+    double t1 = now_ms();
+    int st = SDL_UpdateWindowSurfaceRects(s->win, rects, n);
+    s->last_rects = n;
+    s->last_send_ms = now_ms() - t1;
+    return st;
 }
 
 void show_screen_close(ShowScreen *s)

@@ -41,6 +41,10 @@ typedef struct ShowScreen {
     int w, h;                 /* pixel size of the frame */
     int full;                 /* the next present sends everything (resize, expose) */
     unsigned long long sent_px; /* pixels sent to the window so far */
+    /* the last present, for ATTNVIZ_FRAME_LOG: rectangles sent, and the time
+     * spent finding what changed and in sending it (the X round trip) */
+    int last_rects;
+    double last_scan_ms, last_send_ms;
 } ShowScreen;
 
 /* 0, or -1 with a message in err. */
