@@ -333,7 +333,9 @@ static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it,
         slot->w = W;
         slot->h = H;
     }
-    size_t n = (size_t)W * (size_t)H + (size_t)W; /* the pixels, then one row of cell colours */
+    /* the pixels, one row of cell colours, then the column plan: (column,
+     * first pixel, end pixel) of each column that shows, at most W */
+    size_t n = (size_t)W * (size_t)H + (size_t)W + 3 * (size_t)W;
     if (n > rc->pix_cap) {
         uint32_t *p = realloc(rc->pix, n * sizeof *p);
         if (!p) return NULL;
@@ -341,17 +343,29 @@ static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it,
         rc->pix_cap = n;
     }
     uint32_t *row = rc->pix + (size_t)W * (size_t)H; /* (W) one pixel row */
+    uint32_t *plan = row + W;                        /* (n_plan, 3) */
     float cw = (float)W / (float)it->cols, ch = (float)H / (float)it->rows;
+    /* Which column covers which pixels is the same for every row: worked out
+     * once, not per cell (a 512×512 matrix has 262144 cells, and the columns
+     * thinner than a pixel are then not even visited). */
+    int n_plan = 0;
+    for (int j = 0, x = 0; j < it->cols && x < W; j++) {
+        int x1 = j + 1 == it->cols ? W : (int)lrintf(cw * (float)(j + 1));
+        if (x1 <= x) continue; /* columns thinner than a pixel: the first one shows */
+        plan[3 * n_plan] = (uint32_t)j;
+        plan[3 * n_plan + 1] = (uint32_t)x;
+        plan[3 * n_plan + 2] = (uint32_t)x1;
+        n_plan++;
+        x = x1;
+    }
     int y = 0;
     for (int i = 0; i < it->rows && y < H; i++) {
         int y1 = i + 1 == it->rows ? H : (int)lrintf(ch * (float)(i + 1));
         if (y1 <= y) continue; /* rows thinner than a pixel: the first one shows */
-        int x = 0;
-        for (int j = 0; j < it->cols && x < W; j++) {
-            int x1 = j + 1 == it->cols ? W : (int)lrintf(cw * (float)(j + 1));
-            if (x1 <= x) continue;
-            uint32_t p = cell_pixel(v, th, it, i + it->r0, j + it->c0);
-            for (; x < x1; x++) row[x] = p;
+        for (int k = 0; k < n_plan; k++) {
+            const uint32_t *pk = plan + 3 * k;
+            uint32_t p = cell_pixel(v, th, it, i + it->r0, (int)pk[0] + it->c0);
+            for (uint32_t x = pk[1]; x < pk[2]; x++) row[x] = p;
         }
         for (; y < y1; y++) memcpy(rc->pix + (size_t)y * (size_t)W, row, (size_t)W * sizeof *row);
     }
