@@ -105,6 +105,50 @@ void show_screen_invalidate(ShowScreen *s) { s->full = 1; }
 
 enum { MAX_RECTS = 32 };
 
+/* The first i in [from, to) where a[i] != b[i], or to: 16 pixels at a time
+ * through the equal stretch (most of a row), then one by one. */
+static int first_diff(const uint32_t *a, const uint32_t *b, int from, int to)
+{
+    int i = from;
+    while (i + 16 <= to && memcmp(a + i, b + i, 64) == 0) i += 16;
+    while (i < to && a[i] == b[i]) i++;
+    return i;
+}
+
+/* The last i in (lo, hi] where a[i] != b[i], or lo. */
+static int last_diff(const uint32_t *a, const uint32_t *b, int lo, int hi)
+{
+    int i = hi;
+    while (i - 16 >= lo && memcmp(a + i - 15, b + i - 15, 64) == 0) i -= 16;
+    while (i > lo && a[i] == b[i]) i--;
+    return i;
+}
+
+/* The window surface holds the frame's pixels byte for byte (XRGB8888 under
+ * an ARGB8888 frame, the usual X11 visual): rows are copied, not converted
+ * pixel by pixel by SDL_BlitSurface (the alpha byte is ignored there). */
+static int plain_copy(const SDL_Surface *frame, const SDL_Surface *ws)
+{
+    const SDL_PixelFormat *a = frame->format, *b = ws->format;
+    return a->BytesPerPixel == 4 && b->BytesPerPixel == 4 && a->Rmask == b->Rmask && a->Gmask == b->Gmask &&
+           a->Bmask == b->Bmask && b->Amask == 0 && !SDL_MUSTLOCK(ws);
+}
+
+/* Copies rectangle r of the frame to the window surface. 0, or -1. */
+static int copy_rect(ShowScreen *s, SDL_Surface *ws, SDL_Rect r)
+{
+    if (!plain_copy(s->frame, ws)) {
+        SDL_Rect d = r;
+        return SDL_BlitSurface(s->frame, &r, ws, &d);
+    }
+    if (r.x < 0 || r.y < 0 || r.x + r.w > ws->w || r.y + r.h > ws->h) return 0; /* a resize under way */
+    for (int y = r.y; y < r.y + r.h; y++)
+        memcpy((uint8_t *)ws->pixels + (size_t)y * (size_t)ws->pitch + (size_t)r.x * 4,
+               (const uint8_t *)s->frame->pixels + (size_t)y * (size_t)s->frame->pitch + (size_t)r.x * 4,
+               (size_t)r.w * 4);
+    return 0;
+}
+
 int show_screen_present(ShowScreen *s)
 {
     if (s->gpu) {
@@ -122,7 +166,7 @@ int show_screen_present(ShowScreen *s)
     const uint32_t *px = s->frame->pixels;
     size_t pitch = (size_t)s->frame->pitch / 4, w = (size_t)s->w;
     if (s->full) {
-        if (SDL_BlitSurface(s->frame, NULL, ws, NULL) != 0) return -1;
+        if (SDL_BlitSurface(s->frame, NULL, ws, NULL) != 0) return -1; /* clips when ws is not (yet) the frame's size */
         for (int y = 0; y < s->h; y++) memcpy(s->prev + (size_t)y * w, px + (size_t)y * pitch, w * 4);
         s->full = 0;
         s->sent_px += (unsigned long long)s->w * (unsigned long long)s->h;
@@ -154,9 +198,7 @@ int show_screen_present(ShowScreen *s)
             }
             clean = 0;
             y1 = y;
-            int l = 0, r = s->w - 1;
-            while (l < x0 && a[l] == b[l]) l++;
-            while (r > x1 && a[r] == b[r]) r--;
+            int l = first_diff(a, b, 0, x0), r = last_diff(a, b, x1, s->w - 1);
             if (l < x0) x0 = l;
             if (r > x1) x1 = r;
         }
@@ -173,8 +215,7 @@ int show_screen_present(ShowScreen *s)
     if (!n) return 0;
     for (int i = 0; i < n; i++) {
         SDL_Rect r = rects[i];
-        if (SDL_BlitSurface(s->frame, &r, ws, &rects[i]) != 0) return -1;
-        rects[i] = r;
+        if (copy_rect(s, ws, r) != 0) return -1;
         for (int yy = r.y; yy < r.y + r.h; yy++)
             memcpy(s->prev + (size_t)yy * w + (size_t)r.x, px + (size_t)yy * pitch + (size_t)r.x, (size_t)r.w * 4);
         s->sent_px += (unsigned long long)r.w * (unsigned long long)r.h;
