@@ -79,6 +79,10 @@ struct RenderCtx {
     int n_fonts;
     char *font_path[RENDER_MAX_FONTS];
     TTF_Font *probe[RENDER_MAX_FONTS]; /* each font at one size, for glyph coverage */
+    /* each font file mapped into memory (NULL: opened by path), which the
+     * fonts at every size read their glyphs from */
+    const void *font_map[RENDER_MAX_FONTS];
+    size_t font_map_len[RENDER_MAX_FONTS];
     FontSlot slots[RENDER_SIZE_SLOTS];
     TextEntry text[RENDER_TEXT_CACHE];
     int n_text;

@@ -6,9 +6,16 @@
  * Textures are cached by (text, size, colour) so that a frame that repeats
  * the last one renders no glyphs at all. */
 #include <fontconfig/fontconfig.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#define RENDER_HAVE_MMAP 1
+#endif
 
 #include "render_internal.h"
 
@@ -61,6 +68,56 @@ static void add_font(RenderCtx *rc, const char *path, long index)
     rc->probe[rc->n_fonts] = f;
     rc->font_path[rc->n_fonts] = strdup(path);
     rc->n_fonts++;
+}
+
+/* "path#index" → path and index, when path alone is not a file. */
+static long split_spec(const char *spec, char *file, size_t len)
+{
+    const char *hash = strrchr(spec, '#');
+    if (hash && !file_exists(spec)) {
+        snprintf(file, len, "%.*s", (int)(hash - spec), spec);
+        return atol(hash + 1);
+    }
+    snprintf(file, len, "%s", spec);
+    return 0;
+}
+
+/* Maps each font file of the chain into memory. A font opened by path reads
+ * its glyphs through stdio (a seek and a read per glyph outline: hundreds of
+ * system calls for the first frame of a step with new text); from memory it
+ * reads nothing. Where mapping fails the font stays opened by path. */
+static void map_fonts(RenderCtx *rc)
+{
+#ifdef RENDER_HAVE_MMAP
+    for (int i = 0; i < rc->n_fonts; i++) {
+        char file[1024];
+        split_spec(rc->font_path[i], file, sizeof file);
+        int fd = open(file, O_RDONLY);
+        if (fd < 0) continue;
+        struct stat st;
+        if (fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size <= INT_MAX) { /* SDL_RWFromConstMem takes an int */
+            void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+            if (m != MAP_FAILED) {
+                rc->font_map[i] = m;
+                rc->font_map_len[i] = (size_t)st.st_size;
+            }
+        }
+        close(fd);
+    }
+#else
+    (void)rc;
+#endif
+}
+
+static void unmap_fonts(RenderCtx *rc)
+{
+    for (int i = 0; i < RENDER_MAX_FONTS; i++) {
+#ifdef RENDER_HAVE_MMAP
+        if (rc->font_map[i]) munmap((void *)rc->font_map[i], rc->font_map_len[i]);
+#endif
+        rc->font_map[i] = NULL;
+        rc->font_map_len[i] = 0;
+    }
 }
 
 static const char *assets_dir(const RenderOptions *opt)
@@ -122,6 +179,7 @@ int render_fonts_open(RenderCtx *rc, const RenderOptions *opt, char *err, size_t
     add_font(rc, path, 0);
     snprintf(path, sizeof path, "%s/fonts/NotoSansCJKsc-Subset.otf", dir);
     add_font(rc, path, 0);
+    map_fonts(rc);
     if (rc->n_fonts == 0) {
         snprintf(err, errlen, "no usable font: fontconfig found neither DejaVu Sans nor Noto Sans CJK, and %s/fonts/ "
                  "has no DejaVuSans.ttf (set ATTNVIZ_ASSETS to the assets folder)", dir);
@@ -156,6 +214,7 @@ void render_fonts_close(RenderCtx *rc)
         rc->font_path[i] = NULL;
     }
     rc->n_fonts = 0;
+    unmap_fonts(rc); /* after every font that read from it is closed */
     for (int i = 0; i < RENDER_TEXT_CACHE; i++)
         if (rc->text[i].tex) SDL_DestroyTexture(rc->text[i].tex);
     memset(rc->text, 0, sizeof rc->text);
@@ -213,7 +272,15 @@ static FontSlot *slot_for(RenderCtx *rc, int size)
     }
     fs->size = size;
     fs->last_frame = rc->frame;
-    for (int i = 0; i < rc->n_fonts; i++) fs->font[i] = open_sized(rc->font_path[i], size);
+    for (int i = 0; i < rc->n_fonts; i++) {
+        if (rc->font_map[i]) {
+            char file[1024];
+            long index = split_spec(rc->font_path[i], file, sizeof file);
+            SDL_RWops *rw = SDL_RWFromConstMem(rc->font_map[i], (int)rc->font_map_len[i]);
+            fs->font[i] = rw ? TTF_OpenFontIndexRW(rw, 1, size, index) : NULL;
+        }
+        if (!fs->font[i]) fs->font[i] = open_sized(rc->font_path[i], size);
+    }
     return fs;
 }
 
