@@ -440,14 +440,26 @@ int cmd_show(int argc, char **argv)
     v->playing = o.autoplay;
 
     SDL_SetHint(SDL_HINT_VIDEO_ALLOW_SCREENSAVER, "1");
-    if (SDL_Init(SDL_INIT_VIDEO | SDL_INIT_EVENTS) != 0) {
-        int st = app_fail(APP_RUNTIME, "cannot open a window: %s (is there a display? `attnviz export` needs none)",
-                          SDL_GetError());
-        loaded_free(&cur);
-        return st;
-    }
-    const char *drv = SDL_GetCurrentVideoDriver();
+    const char *drv = NULL;
     const char *asked = getenv("SDL_VIDEODRIVER");
+    for (int attempt = 1;; attempt++) {
+        if (SDL_Init(SDL_INIT_VIDEO | SDL_INIT_EVENTS) != 0) {
+            int st = app_fail(APP_RUNTIME, "cannot open a window: %s (is there a display? `attnviz export` needs none)",
+                              SDL_GetError());
+            loaded_free(&cur);
+            return st;
+        }
+        drv = SDL_GetCurrentVideoDriver();
+        int fell_back = drv && (strcmp(drv, "offscreen") == 0 || strcmp(drv, "dummy") == 0) &&
+                        !(asked && strcmp(asked, drv) == 0);
+        /* An X server can refuse a connection made just after another one
+         * closed (Xvfb here: 1 in 5 of back-to-back XOpenDisplay calls, and
+         * SDL makes three), and SDL then falls back to an invisible driver:
+         * try again before calling the display unusable. */
+        if (!fell_back || !getenv("DISPLAY") || attempt == 5) break;
+        SDL_Quit();
+        SDL_Delay(20);
+    }
     if (drv && (strcmp(drv, "offscreen") == 0 || strcmp(drv, "dummy") == 0) && !(asked && strcmp(asked, drv) == 0)) {
         /* SDL falls back to an invisible window when there is no display:
          * a window nobody can see is a failure, unless asked for by name
