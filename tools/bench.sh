@@ -236,7 +236,7 @@ md += ["- **%s**: %s" % kv for kv in machine]
 md += ["", "## Traced multi-head self-attention forward, ms per forward: median (min)", "",
        md_table(head, rows), "",
        "attnviz: `attnviz bench` (every intermediate recorded, the trace allocated and freed each time; "
-       "the attnviz process keeps freed memory for its next allocation, so a repeated forward does not "
+       "the engine keeps the block of the last large trace for the next one, so a repeated forward does not "
        "wait for the kernel to zero fresh pages, as PyTorch's and NumPy's arrays under 32 MiB do not; "
        "below 2e5 floating-point operations the engine uses one thread whatever --threads says). "
        "PyTorch: `nn.MultiheadAttention`, `need_weights=True, average_attn_weights=False`, eval, no grad, "

@@ -1,9 +1,6 @@
 /* main.c: the attnviz command line. */
 #include <stdio.h>
 #include <string.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include "app.h"
 
@@ -45,28 +42,8 @@ static void usage(FILE *out)
             app_lessons_dir());
 }
 
-/* A trace is one block (attn.h): 40 MB at n = 512, 450 MB at n = 2048.
- * glibc serves a block over 32 MiB with its own mmap and unmaps it on free,
- * so the next trace (a reload, a re-trace, every forward of `attnviz bench`)
- * starts on fresh pages the kernel must zero one fault at a time: measured,
- * 2.5 of 13.5 ms of a (512, 512, 8) forward, and the faults of two threads
- * contend in the kernel, which held --threads 2 at 1.65x where the
- * arithmetic alone scales 1.84x. attnviz therefore keeps freed memory for
- * its next allocation, as jemalloc and mimalloc do by default: blocks come
- * from the heap and the heap is not trimmed. The first trace of a process
- * still pays for its pages; the memory held is the process's peak, which it
- * reached anyway. */
-static void keep_freed_memory(void)
-{
-#if defined(__GLIBC__)
-    mallopt(M_MMAP_MAX, 0);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
-#endif
-}
-
 int main(int argc, char **argv)
 {
-    keep_freed_memory();
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0)) {
         usage(stdout);
         return APP_OK;

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -593,6 +594,80 @@ static int check_finite(const AttnTrace *t, const unsigned char *found, int scan
     return 0;
 }
 
+/* ---- the trace's block, and one spare ------------------------------------
+ *
+ * A small trace is malloc'd (aligned_alloc's split chunks cost glibc a
+ * consolidation on every 5-token forward: 7% of it). A large one is 64-byte
+ * aligned (cache lines, vector loads) and asks for 2 MiB pages. glibc maps a
+ * block over 32 MiB on its own and unmaps it on free, so every new trace of a
+ * 512-token lesson started on fresh pages that the kernel zeroes fault by
+ * fault: 2.5 of 13.5 ms of the forward, and two threads' faults contend in
+ * the kernel (--threads 2 stayed at 1.65x where the arithmetic alone scales
+ * 1.84x). So the block of the last large trace destroyed is kept as a spare,
+ * and the next trace that fits it (at most twice its size) takes it: a
+ * re-trace, every forward of `attnviz bench`. One spare, never more; a spare
+ * that does not fit is freed before the new block is allocated, so the peak
+ * stays one block. */
+#define SPARE_MIN_BYTES ((size_t)4 << 20)
+#define ALIGN_UP(x, a) (((x) + ((a)-1)) & ~(size_t)((a)-1))
+
+static struct {
+    pthread_mutex_t m;
+    void *block;  /* or NULL */
+    size_t bytes; /* its size */
+} spare = {.m = PTHREAD_MUTEX_INITIALIZER};
+
+/* A block of at least `total` bytes; its size in *bytes. NULL when memory
+ * runs out. */
+static unsigned char *block_alloc(size_t total, size_t *bytes)
+{
+    if (total < ((size_t)64 << 10)) {
+        *bytes = total;
+        return malloc(total);
+    }
+    size_t want = ALIGN_UP(total, 64);
+    if (want >= SPARE_MIN_BYTES) {
+        pthread_mutex_lock(&spare.m);
+        void *b = spare.block;
+        size_t have = spare.bytes;
+        spare.block = NULL;
+        pthread_mutex_unlock(&spare.m);
+        if (b && have >= want && have / 2 <= want) {
+            *bytes = have;
+            return b;
+        }
+        free(b); /* too small or too large: gone before the new one comes */
+    }
+    unsigned char *block = aligned_alloc(64, want);
+    *bytes = want;
+#if defined(MADV_HUGEPAGE)
+    /* A large trace is touched once, page by page, as it is computed: in 2 MiB
+     * pages that is a few faults instead of one per 4 KiB (at n = 512, 10 000
+     * faults were a quarter of the forward's time). Only advice: ignored
+     * where transparent huge pages are off. */
+    if (block && want >= SPARE_MIN_BYTES) {
+        uintptr_t lo = ((uintptr_t)block + 4095) & ~(uintptr_t)4095, hi = ((uintptr_t)block + want) & ~(uintptr_t)4095;
+        madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+    }
+#endif
+    return block;
+}
+
+/* Frees a block of block_alloc's, or keeps it as the spare. */
+static void block_free(void *block, size_t bytes)
+{
+    if (block && bytes >= SPARE_MIN_BYTES) {
+        pthread_mutex_lock(&spare.m);
+        void *old = spare.block;
+        spare.block = block;
+        spare.bytes = bytes;
+        pthread_mutex_unlock(&spare.m);
+        free(old);
+        return;
+    }
+    free(block);
+}
+
 /* Frees the plan's per-head arrays unless they are the stack's. */
 static void plan_free(Plan *p, const HeadPlan *head_small)
 {
@@ -602,7 +677,6 @@ static void plan_free(Plan *p, const HeadPlan *head_small)
     }
 }
 
-#define ALIGN_UP(x, a) (((x) + ((a)-1)) & ~(size_t)((a)-1))
 
 AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
 {
@@ -649,20 +723,8 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
         return NULL;
     }
     size_t total = off_floats + sizeof(float) * b.n_floats;
-    /* 64-byte aligned (cache lines, vector loads) when large; a small trace
-     * takes malloc's 16: aligned_alloc's split chunks cost glibc a
-     * consolidation on every 5-token forward (7% of it) */
-    unsigned char *block = total >= ((size_t)64 << 10) ? aligned_alloc(64, ALIGN_UP(total, 64)) : malloc(total);
-#if defined(MADV_HUGEPAGE)
-    /* A large trace is touched once, page by page, as it is computed: in 2 MiB
-     * pages that is a few faults instead of one per 4 KiB (at n = 512, 10 000
-     * faults were a quarter of the forward's time). Only advice: ignored
-     * where transparent huge pages are off. */
-    if (block && total >= ((size_t)4 << 20)) {
-        uintptr_t lo = ((uintptr_t)block + 4095) & ~(uintptr_t)4095, hi = ((uintptr_t)block + total) & ~(uintptr_t)4095;
-        madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-    }
-#endif
+    size_t block_bytes;
+    unsigned char *block = block_alloc(total, &block_bytes);
     if (!block) {
         plan_free(&p, head_small);
         fail(err, errlen, "out of memory: the trace needs %zu bytes", total);
@@ -677,7 +739,7 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
     t->n_steps = b.n_steps;
     t->steps = (AttnStep *)(block + off_steps);
     t->data_bytes = sizeof(float) * b.n_floats;
-    t->alloc_bytes = total >= ((size_t)64 << 10) ? ALIGN_UP(total, 64) : total;
+    t->alloc_bytes = block_bytes;
 
     /* pass 2: lay out */
     Builder fill = {.t = t,
@@ -696,7 +758,7 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
     unsigned char *found = b.n_steps <= (int)sizeof found_small ? found_small : malloc((size_t)b.n_steps);
     if (!found) {
         plan_free(&p, head_small);
-        free(block);
+        block_free(block, block_bytes);
         fail(err, errlen, "out of memory: %d steps", b.n_steps);
         errno = ENOMEM;
         return NULL;
@@ -716,7 +778,7 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
     if (found != found_small) free(found);
     if (!finite) {
         plan_free(&p, head_small);
-        free(block);
+        block_free(block, block_bytes);
         errno = ERANGE;
         return NULL;
     }
@@ -729,7 +791,10 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
     return t;
 }
 
-void attn_trace_destroy(AttnTrace *trace) { free(trace); }
+void attn_trace_destroy(AttnTrace *trace)
+{
+    if (trace) block_free(trace, trace->alloc_bytes);
+}
 
 const AttnStep *attn_trace_find(const AttnTrace *t, AttnStepKind kind, int head)
 {
