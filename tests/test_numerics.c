@@ -440,6 +440,58 @@ static void test_large_trace_overflow(void **state)
     free(X), free(W), free(WO), free(zero);
 }
 
+/* The block of a large trace is kept for the next one (attn.c, "one
+ * spare"): a trace made in a reused block is the same, bit for bit, as the
+ * one made in a fresh block, whatever the block held before, including a
+ * trace of another layout (a masked step more). */
+static void test_reused_block(void **state)
+{
+    (void)state;
+    enum { N = 640, D = 16 }; /* 4.9 MB of scores, scaled and weights: a large trace */
+    float *X1 = malloc(sizeof(float) * N * D), *X2 = malloc(sizeof(float) * N * D), *W = calloc(D * D, sizeof *W);
+    assert_non_null(X1), assert_non_null(X2), assert_non_null(W);
+    for (int i = 0; i < N * D; i++) {
+        X1[i] = (float)((i * 7) % 13) / 13.0f - 0.5f;
+        X2[i] = (float)((i * 5) % 11) / 3.0f - 1.5f;
+    }
+    for (int i = 0; i < D; i++) W[i * D + i] = 1.0f;
+    AttnConfig c;
+    attn_config_init(&c);
+    c.n_q = c.n_k = N;
+    c.d_model = c.d_k = c.d_v = D;
+    c.W_Q = c.W_K = c.W_V = W;
+    c.X = X1;
+    AttnTrace *first = run(&c); /* kept: its block is not the spare */
+    assert_true(first->alloc_bytes >= ((size_t)4 << 20)); /* large enough to be kept */
+    c.X = X2;
+    c.mask_kind = ATTN_MASK_CAUSAL; /* another layout: one step more per head */
+    AttnTrace *t = run(&c);
+    attn_trace_destroy(t); /* now the spare, full of X2's numbers */
+    c.X = X1;
+    c.mask_kind = ATTN_MASK_NONE;
+    const void *previous = NULL;
+    for (int round = 0; round < 2; round++) {
+        t = run(&c);
+        if (round == 1) assert_ptr_equal(t, previous); /* the first round's block, reused */
+        previous = t;
+        assert_int_equal(t->n_steps, first->n_steps);
+        for (int s = 0; s < t->n_steps; s++) {
+            const AttnStep *a = &first->steps[s], *b = &t->steps[s];
+            assert_string_equal(a->name, b->name);
+            assert_int_equal(a->rows, b->rows);
+            assert_int_equal(a->cols, b->cols);
+            assert_memory_equal(a->data, b->data, sizeof(float) * (size_t)a->rows * (size_t)a->cols);
+            assert_int_equal(a->n_from, b->n_from);
+            assert_memory_equal(a->from, b->from, sizeof(int) * (size_t)a->n_from);
+            assert_true((a->row_flags == NULL) == (b->row_flags == NULL));
+            if (a->row_flags) assert_memory_equal(a->row_flags, b->row_flags, (size_t)a->rows);
+        }
+        attn_trace_destroy(t);
+    }
+    attn_trace_destroy(first);
+    free(X1), free(X2), free(W);
+}
+
 /* End to end: what a lesson file with such numbers does. */
 static const char *lesson_with(const char *fields, char *buf, size_t len)
 {
@@ -509,6 +561,7 @@ int main(void)
         cmocka_unit_test(test_all_equal_scores),    cmocka_unit_test(test_one_token),
         cmocka_unit_test(test_tiny_weights),        cmocka_unit_test(test_huge_weights_finite),
         cmocka_unit_test(test_huge_weights_overflow), cmocka_unit_test(test_large_trace_overflow),
+        cmocka_unit_test(test_reused_block),
         cmocka_unit_test(test_lessons_end_to_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
