@@ -10,7 +10,8 @@
 # <!-- BEGIN bench table ... --> and <!-- END bench table -->.
 #
 # Measures:
-#   forward   `attnviz bench` (1 and 2 threads) vs PyTorch nn.MultiheadAttention
+#   forward   `attnviz bench` (1 and 2 threads, one configuration after the
+#             other) vs PyTorch nn.MultiheadAttention
 #             (1 thread, need_weights=True, average_attn_weights=False, eval,
 #             no grad) vs plain NumPy (the same traced forward), at (n, d_model,
 #             heads) = (5,8,2) (64,64,8) (512,512,8) (1024,512,8) (2048,512,8):
@@ -83,10 +84,24 @@ timed() {
     return $rc
 }
 
-echo "== attnviz bench, 1 thread" >&2
-timed attnviz1 "$BIN" bench --threads 1 || die "attnviz bench failed: $(cat "$TMP/attnviz1.err")"
-echo "== attnviz bench, 2 threads" >&2
-timed attnviz2 "$BIN" bench --threads 2 || die "attnviz bench --threads 2 failed: $(cat "$TMP/attnviz2.err")"
+# 1 and 2 threads side by side, configuration by configuration, so that the
+# two columns see the same machine (a shared machine's load drifts within a
+# minute); the peak resident set is the largest of the runs
+echo "== attnviz bench, 1 and 2 threads" >&2
+: >"$TMP/attnviz1.out"
+: >"$TMP/attnviz2.out"
+peak1=0
+for shape in 5,8,2 64,64,8 512,512,8 1024,512,8 2048,512,8; do
+    IFS=, read -r n d h <<<"$shape"
+    for threads in 1 2; do
+        timed "run$threads" "$BIN" bench --n "$n" --d-model "$d" --heads "$h" --threads "$threads" ||
+            die "attnviz bench --n $n --d-model $d --heads $h --threads $threads failed: $(cat "$TMP/run$threads.err")"
+        cat "$TMP/run$threads.out" >>"$TMP/attnviz$threads.out"
+    done
+    r=$(cat "$TMP/run1.rss")
+    [ -n "$r" ] && [ "$r" -gt "$peak1" ] && peak1=$r
+done
+echo "$peak1" >"$TMP/attnviz1.rss"
 echo "== PyTorch nn.MultiheadAttention, 1 thread" >&2
 timed torch "$PY" "$ROOT/tools/bench_reference.py" torch || echo "torch failed: $(tail -1 "$TMP/torch.err")" >&2
 echo "== NumPy, 1 thread" >&2
