@@ -383,8 +383,14 @@ static int wait_event(SDL_Event *e, int timeout_ms, int xfd)
             left = (int)ceil((end - now_s()) * 1000.0);
             if (left <= 0) return 0;
         }
+        /* A signal (Ctrl-C, SIGTERM: SDL's handler queues SDL_QUIT) interrupts
+         * poll(); one that lands between SDL_PollEvent and poll() does not, and
+         * nothing would come on the X connection to end the wait: so the wait
+         * is cut in slices of half a second (two wake-ups a second, no
+         * measurable CPU). */
+        int slice = left < 0 || left > 500 ? 500 : left;
         struct pollfd p = {.fd = xfd, .events = POLLIN};
-        poll(&p, 1, left); /* a signal (Ctrl-C: SDL_QUIT) interrupts it too */
+        poll(&p, 1, slice);
     }
 }
 
