@@ -135,10 +135,45 @@ static void test_stepping_and_clamping(void **state)
     view_next(v);
     assert_int_equal(v->step, q + 1);
     assert_true(v->t == 0.0);
-    /* reversing shows the previous step's final state, exactly the trace's */
+    /* reversing at a step's start shows the previous step's final state,
+     * exactly the trace's */
     view_prev(v);
     assert_int_equal(v->step, q);
     assert_true(view_progress(v) == 1.0);
+    /* within a step, ← plays its animation backwards to its start, then
+     * lands on the previous step's final state */
+    double d = view_step_duration(v, q);
+    view_prev(v);
+    assert_int_equal(v->step, q);
+    assert_true(v->rewinding && view_is_busy(v));
+    view_advance(v, d / 4 / v->speed);
+    assert_int_equal(v->step, q);
+    assert_true(fabs(view_progress(v) - 0.75) < 1e-9); /* going backwards */
+    view_advance(v, d / v->speed);                       /* past the start */
+    assert_int_equal(v->step, q - 1);
+    assert_false(v->rewinding);
+    assert_true(view_progress(v) == 1.0);
+    /* ← again while rewinding lands at once; → while rewinding finishes the step */
+    view_goto(v, q);
+    view_finish(v);
+    view_prev(v);
+    view_advance(v, d / 2 / v->speed);
+    view_prev(v);
+    assert_int_equal(v->step, q - 1);
+    assert_true(view_progress(v) == 1.0);
+    view_goto(v, q);
+    view_finish(v);
+    view_prev(v);
+    view_advance(v, d / 2 / v->speed);
+    view_next(v);
+    assert_int_equal(v->step, q);
+    assert_false(v->rewinding);
+    assert_true(view_progress(v) == 1.0);
+    /* ← stops autoplay, so that the rewind does not turn round at its end */
+    v->playing = 1;
+    view_prev(v);
+    assert_false(v->playing);
+    view_goto(v, q + 1);
     /* the ends */
     view_end(v);
     assert_int_equal(v->step, n - 1);

@@ -59,8 +59,9 @@ static void show_usage(FILE *out)
             "  --frame-stats      on exit print 'frames: N p50: X ms p99: Y ms max: Z ms' (vsync off)\n"
             "                     and 'first-frame: X ms' (process start to the first frame shown)\n"
             "\n"
-            "Keys: → / Space next, ← previous, Home / End, P play / pause, [ ] slower / faster,\n"
-            "1-9 head, Tab next head, M single / multi-head, C compare, L 中文 / English, T theme,\n"
+            "Keys: → / Space next, ← back (the step plays backwards), Home / End, P play / pause,\n"
+            "[ ] slower / faster, 1-9 head, Tab next head, M single / multi-head, C compare,\n"
+            "L 中文 / English, T theme,\n"
             "+ / - text size, F or F11 fullscreen, S save frame, R reload, ? help, Esc / Q quit.\n",
             LESSON_DEFAULT_ID, VIEW_SPEED_MIN, VIEW_SPEED_MAX, EXPORT_SAVE_DIR);
 }
@@ -330,6 +331,7 @@ static uint64_t visible_key(const View *v, int w, int h)
     MIX((int)(v->text_scale * 1000));
     MIX((int)(v->speed * 1000));
     MIX(v->playing);
+    MIX(v->rewinding);
     MIX((uintptr_t)v->hover_trace);
     MIX(v->hover_step);
     MIX(v->hover_row);
@@ -590,6 +592,7 @@ int cmd_show(int argc, char **argv)
                 case SDLK_p:
                     if (!v->playing && view_at_end(v)) view_home(v);
                     v->playing = !v->playing;
+                    if (v->playing && v->rewinding) view_finish(v); /* play runs forwards */
                     v->dwell = 0;
                     break;
                 case SDLK_LEFTBRACKET: view_set_speed(v, v->speed / 1.4142135623730951); break;

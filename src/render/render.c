@@ -1546,7 +1546,7 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     char modepart[96] = "";
     if (t->cfg.attention == ATTN_DOT) snprintf(modepart, sizeof modepart, "%s  ·  ", mode);
     snprintf(status, sizeof status, "%s %d/%d  ·  %s%s%s ×%g  ·  %s", view_string(VS_STEP, v->lang), v->step + 1,
-             t->n_steps, headpart, modepart, view_string(v->playing ? VS_PLAYING : VS_PAUSED, v->lang), v->speed,
+             t->n_steps, headpart, modepart, view_string(v->rewinding ? VS_REWINDING : v->playing ? VS_PLAYING : VS_PAUSED, v->lang), v->speed,
              view_string(VS_HINT, v->lang));
     int ssize = f.small;
     while (render_text_width(rc, status, ssize) > width * 45 / 100 && ssize > 9) ssize = ssize * 9 / 10;

@@ -51,6 +51,7 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_MODE_COMPARE] = {"single vs multi-head", "单头与多头对比"},
     [VS_PLAYING] = {"playing", "自动播放"},
     [VS_PAUSED] = {"paused", "暂停"},
+    [VS_REWINDING] = {"playing back", "倒放"},
     [VS_SPEED] = {"speed", "速度"},
     [VS_PHASE_INPUTS] = {"inputs & weights", "输入与权重"},
     [VS_PHASE_PROJ] = {"projections", "投影"},
@@ -65,7 +66,7 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_ALL_HEADS] = {"all heads: attention weights", "所有头的注意力权重"},
     [VS_HELP_TITLE] = {"Keys and mouse", "按键与鼠标"},
     [VS_HELP_BODY] =
-        {"→ / Space  next step            ← previous step\n"
+        {"→ / Space  next step            ← back (the step plays backwards)\n"
          "Home / End  first / last step   P  play / pause\n"
          "[ / ]  slower / faster          1–9  choose a head   Tab  next head\n"
          "M  single ↔ multi-head          C  compare single and multi-head\n"
@@ -76,7 +77,7 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
          "Mouse: hover a cell to see how it was computed; click a token to\n"
          "highlight it everywhere; click the timeline to jump; wheel zooms,\n"
          "drag pans a large matrix; drop a lesson file on the window to open it.",
-         "→ / 空格  下一步                ← 上一步\n"
+         "→ / 空格  下一步                ← 后退（本步倒放）\n"
          "Home / End  第一步 / 最后一步    P  自动播放 / 暂停\n"
          "[ / ]  减速 / 加速               1–9  选择头   Tab  下一个头\n"
          "M  单头 ↔ 多头                   C  单头与多头并排对比\n"
@@ -255,6 +256,7 @@ int view_at_end(const View *v)
 
 int view_is_busy(const View *v)
 {
+    if (v->rewinding) return 1;
     if (v->t < view_step_duration(v, v->step)) return 1;
     if (v->playing && !view_at_end(v)) return 1;
     return v->notice[0] && v->notice_left > 0;
@@ -266,6 +268,7 @@ void view_goto(View *v, int step)
     v->step = clampi(step, 0, t->n_steps - 1);
     v->t = 0.0;
     v->dwell = 0.0;
+    v->rewinding = 0;
     const AttnStep *s = &t->steps[v->step];
     if (s->head > 0 && t == v->trace) v->head = s->head;
     v->zoom = 1.0f;
@@ -278,6 +281,7 @@ void view_finish(View *v)
 {
     v->t = view_step_duration(v, v->step);
     v->dwell = 0.0;
+    v->rewinding = 0;
 }
 
 void view_next(View *v)
@@ -289,10 +293,25 @@ void view_next(View *v)
     if (v->step + 1 < view_step_count(v)) view_goto(v, v->step + 1);
 }
 
+/* The previous step in its final state (the first step stays, at t = 0). */
+static void land_on_previous(View *v)
+{
+    if (v->step > 0) {
+        view_goto(v, v->step - 1);
+        view_finish(v);
+    } else {
+        view_goto(v, 0);
+    }
+}
+
 void view_prev(View *v)
 {
-    if (v->step > 0) view_goto(v, v->step - 1);
-    view_finish(v);
+    v->playing = 0; /* going back: autoplay would turn round at the end of the rewind */
+    if (!v->rewinding && v->t > 0 && view_step_duration(v, v->step) > 0) {
+        v->rewinding = 1; /* view_advance runs the animation backwards */
+        return;
+    }
+    land_on_previous(v); /* at the step's start, or ← again while rewinding */
 }
 
 void view_home(View *v) { view_goto(v, 0); }
@@ -313,6 +332,11 @@ void view_advance(View *v, double dt)
             v->notice[0] = '\0';
             v->notice_is_error = 0;
         }
+    }
+    if (v->rewinding) {
+        v->t -= dt * v->speed;
+        if (v->t <= 0) land_on_previous(v);
+        return;
     }
     double d = view_step_duration(v, v->step);
     if (v->t < d) {

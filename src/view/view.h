@@ -70,6 +70,8 @@ typedef struct View {
     float text_scale;     /* 1 = the default size for the frame height */
     double speed;         /* animation speed factor, 1 = about a second per step */
     int playing;          /* autoplay: move on after a finished step has been shown */
+    int rewinding;        /* ←: the step's animation runs backwards to t = 0, then the previous
+                           * step is shown in its final state */
 
     /* Mouse: the hovered cell, in the coordinates of the step's own matrix
      * (row, column of step->data, whatever orientation it is drawn in). */
@@ -124,7 +126,9 @@ void view_finish(View *v);           /* t = duration: the step's final state */
 void view_next(View *v);
 /* Previous: jump to the previous step's final state (the state is always
  * exactly that of the trace). Clamps at step 0. */
-void view_prev(View *v);
+void view_prev(View *v);             /* ←: rewinds the step's animation, then shows the previous
+                                      * step's final state; at t = 0, or pressed again while
+                                      * rewinding, goes there at once. Stops autoplay. */
 void view_home(View *v);             /* step 0 */
 void view_end(View *v);              /* the last step, final state */
 /* The clock: runs the animation dt seconds of wall time (times speed), fades
@@ -188,7 +192,7 @@ void view_phase_label(const View *v, const AttnTrace *trace, int step, char *buf
 
 /* The user-interface strings, in both languages (for the font coverage test). */
 typedef enum ViewString {
-    VS_STEP, VS_OF, VS_HEAD, VS_MODE_MULTI, VS_MODE_SINGLE, VS_MODE_COMPARE, VS_PLAYING, VS_PAUSED,
+    VS_STEP, VS_OF, VS_HEAD, VS_MODE_MULTI, VS_MODE_SINGLE, VS_MODE_COMPARE, VS_PLAYING, VS_PAUSED, VS_REWINDING,
     VS_SPEED, VS_PHASE_INPUTS, VS_PHASE_PROJ, VS_PHASE_HEAD, VS_PHASE_OUT, VS_PHASE_SCORE,
     VS_PHASE_ATTEND, VS_ROW_SUM, VS_BLOCKED, VS_SINGLE_TITLE, VS_MULTI_TITLE, VS_ALL_HEADS,
     VS_HELP_TITLE, VS_HELP_BODY, VS_HINT, VS_SCALE_BY, VS_SPLIT_INTO, VS_CONCAT_HEADS, VS_EXP_PHASE,
