@@ -300,13 +300,6 @@ static void plan(Builder *b, const AttnConfig *c, Plan *p)
 
 /* ---- computing ---------------------------------------------------------- */
 
-static void copy_in(AttnTrace *t, int idx, const float *src)
-{
-    if (idx < 0) return;
-    AttnStep *s = &t->steps[idx];
-    memcpy(s->data, src, sizeof(float) * (size_t)s->rows * (size_t)s->cols);
-}
-
 static float *data_of(AttnTrace *t, int idx) { return idx >= 0 ? t->steps[idx].data : NULL; }
 
 /* found[idx] = what a scan of the n floats at x finds; nothing when found is
@@ -345,14 +338,16 @@ void attn__apply_mask(const AttnConfig *c, const unsigned char *mask, float *out
     }
 }
 
-/* dst (rows, w), contiguous = the w columns at src of a matrix with row
- * stride `stride`. The usual head widths get a copy of constant size, which
- * the compiler inlines: a call to memcpy per 16-byte row was a tenth of a
- * 5-token forward. */
-static void copy_columns(float *restrict dst, const float *restrict src, size_t stride, int rows, int w)
+/* rows × w floats from src (row stride src_stride) to dst (row stride
+ * dst_stride): a head's columns out of Q, K, V (split), and back into concat.
+ * The usual head widths get a copy of constant size, which the compiler
+ * inlines: a call to memcpy per 16-byte row was a tenth of a 5-token
+ * forward. */
+static void copy_block(float *restrict dst, size_t dst_stride, const float *restrict src, size_t src_stride, int rows,
+                       int w)
 {
-#define COPY_ROWS(W)                                                                          \
-    for (int i = 0; i < rows; i++) memcpy(dst + (size_t)i * (W), src + (size_t)i * stride, sizeof(float) * (W)); \
+#define COPY_ROWS(W)                                                                                                   \
+    for (int i = 0; i < rows; i++) memcpy(dst + (size_t)i * dst_stride, src + (size_t)i * src_stride, sizeof(float) * (W)); \
     break
     switch (w) {
     case 4: COPY_ROWS(4);
@@ -378,9 +373,9 @@ void attn__compute_head(AttnTrace *t, const Plan *p, const unsigned char *mask, 
     float *Qh = data_of(t, hp->Q), *Kh = data_of(t, hp->K), *Vh = data_of(t, hp->V);
 
     /* 1. split: head h takes columns [h·d_k, (h+1)·d_k) of Q and K, [h·d_v, (h+1)·d_v) of V */
-    copy_columns(Qh, Q + (size_t)h * dk, (size_t)H * dk, nq, dk);
-    copy_columns(Kh, K + (size_t)h * dk, (size_t)H * dk, nk, dk);
-    copy_columns(Vh, V + (size_t)h * dv, (size_t)H * dv, nk, dv);
+    copy_block(Qh, (size_t)dk, Q + (size_t)h * dk, (size_t)H * dk, nq, dk);
+    copy_block(Kh, (size_t)dk, K + (size_t)h * dk, (size_t)H * dk, nk, dk);
+    copy_block(Vh, (size_t)dv, V + (size_t)h * dv, (size_t)H * dv, nk, dv);
     mark(found, hp->Q, Qh, (size_t)nq * dk);
     mark(found, hp->K, Kh, (size_t)nk * dk);
     mark(found, hp->V, Vh, (size_t)nk * dv);
@@ -430,14 +425,12 @@ void attn__compute_head(AttnTrace *t, const Plan *p, const unsigned char *mask, 
     mark(found, hp->out, o->data, (size_t)nq * dv);
     memcpy(o->row_flags, w->row_flags, (size_t)nq);
     /* 7. concat: this head's output goes to columns [h·d_v, (h+1)·d_v) */
-    if (p->concat >= 0) {
-        float *cat = data_of(t, p->concat) + (size_t)h * dv; /* (n_q, d_v) with row stride H·d_v */
-        for (int i = 0; i < nq; i++) memcpy(cat + (size_t)i * H * dv, o->data + (size_t)i * dv, sizeof(float) * (size_t)dv);
-    }
+    if (p->concat >= 0) copy_block(data_of(t, p->concat) + (size_t)h * dv, (size_t)H * dv, o->data, (size_t)dv, nq, dv);
 }
 
 /* The copies of the inputs, weights and biases into their steps (on up to
- * cfg.threads threads), each scanned as it is copied. */
+ * cfg.threads threads), each scanned as it is copied unless found is NULL.
+ * idx[i] < 0: no such step (src[i] is then unused). */
 static void copy_inputs(AttnTrace *t, const int *idx, const float *const *src, int n, unsigned char *found)
 {
     AttnCopyJob jobs[ATTN_MAX_COPY_JOBS];
@@ -499,11 +492,8 @@ static void compute_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)
 {
     int nq = c->n_q, nk = c->n_k, dx = c->d_x, dy = c->cross ? c->d_y : c->d_x, da = c->d_a;
     const HeadPlan *hp = &p->head[0];
-    copy_in(t, p->X, c->X);
-    copy_in(t, p->Y, c->Y);
-    copy_in(t, p->W_a, c->W_a);
-    copy_in(t, p->b_a, c->b_a);
-    copy_in(t, p->v_a, c->v_a);
+    copy_inputs(t, (const int[]){p->X, p->Y, p->W_a, p->b_a, p->v_a}, (const float *const[]){c->X, c->Y, c->W_a, c->b_a, c->v_a},
+                5, NULL);
     const float *X = data_of(t, p->X), *Y = c->cross ? data_of(t, p->Y) : X;
     const float *Wa = data_of(t, p->W_a), *ba = data_of(t, p->b_a), *va = data_of(t, p->v_a);
 
@@ -764,17 +754,18 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
         return NULL;
     }
     memset(found, ATTN_SCAN_PENDING, (size_t)b.n_steps);
-    /* A trace larger than this is scanned step by step as it is computed
-     * (attn_internal.h), a smaller one in one pass at the end: it is still
-     * in the core's 2 MiB cache then. */
-    int scan_inline = t->data_bytes > ((size_t)1 << 20);
+    /* A dot-attention trace larger than this is scanned step by step as it
+     * is computed (attn_internal.h), a smaller one in one pass at the end: it
+     * is still in the core's 2 MiB cache then. (Additive attention, only in
+     * small lessons, is always scanned at the end.) */
+    int scan_inline = cfg->attention == ATTN_DOT && t->data_bytes > ((size_t)1 << 20);
     if (cfg->attention == ATTN_ADDITIVE)
         compute_additive(t, cfg, &p);
     else
         compute_dot(t, cfg, &p, scan_inline ? found : NULL);
 
     /* a trace holding an overflowed value is refused, never shown */
-    int finite = check_finite(t, found, scan_inline && cfg->attention != ATTN_ADDITIVE, err, errlen) == 0;
+    int finite = check_finite(t, found, scan_inline, err, errlen) == 0;
     if (found != found_small) free(found);
     if (!finite) {
         plan_free(&p, head_small);

@@ -63,12 +63,13 @@ static long long now_ns(void)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Spins until *v != unless (returns 1) or SPIN_NS pass (returns 0). */
-static int spin_until_changed(atomic_uint *v, unsigned unless)
+/* Spins until (*v == value) == equal, returning 1, or until SPIN_NS have
+ * passed, returning 0. */
+static int spin_until(atomic_uint *v, unsigned value, int equal)
 {
     long long deadline = now_ns() + SPIN_NS;
     for (int i = 1;; i++) {
-        if (atomic_load_explicit(v, memory_order_acquire) != unless) return 1;
+        if ((atomic_load_explicit(v, memory_order_acquire) == value) == equal) return 1;
         cpu_relax();
         if (i % 64 == 0 && now_ns() > deadline) return 0;
     }
@@ -126,7 +127,7 @@ static void *pool_worker(void *arg)
     for (;;) {
         /* wait for work: spin, then sleep */
         unsigned go = seen;
-        if (spin_until_changed(&w->go, seen)) {
+        if (spin_until(&w->go, seen, 0)) {
             go = atomic_load_explicit(&w->go, memory_order_acquire);
         } else {
             pthread_mutex_lock(&pool.m);
@@ -204,12 +205,7 @@ static void run_tasks(TaskFn fn, void *ctx, int n_tasks, int threads)
             if (atomic_exchange_explicit(&pool.worker[i].q, NULL, memory_order_acq_rel))
                 atomic_fetch_sub_explicit(&pool.pending, 1, memory_order_acq_rel);
         /* the helpers that took it finish about when the caller does: spin first */
-        long long deadline = now_ns() + SPIN_NS;
-        for (int i = 1; atomic_load_explicit(&pool.pending, memory_order_acquire) > 0; i++) {
-            cpu_relax();
-            if (i % 64 == 0 && now_ns() > deadline) break;
-        }
-        if (atomic_load_explicit(&pool.pending, memory_order_acquire) > 0) {
+        if (!spin_until(&pool.pending, 0, 1)) {
             pthread_mutex_lock(&pool.m);
             while (atomic_load_explicit(&pool.pending, memory_order_acquire) > 0)
                 pthread_cond_wait(&pool.done, &pool.m);
@@ -217,6 +213,15 @@ static void run_tasks(TaskFn fn, void *ctx, int n_tasks, int threads)
         }
     }
     pthread_mutex_unlock(&pool.use);
+}
+
+/* The job a task belongs to: first_task[j] is job j's first task, and
+ * first_task[n_jobs] the number of tasks. */
+static int job_of(const int *first_task, int task)
+{
+    int j = 0;
+    while (task >= first_task[j + 1]) j++;
+    return j;
 }
 
 /* ---- copies ------------------------------------------------------------------- */
@@ -236,8 +241,7 @@ typedef struct CopyTasks {
 static void copy_task(void *ctx, int task)
 {
     CopyTasks *ct = ctx;
-    int j = 0;
-    while (task >= ct->first_task[j + 1]) j++;
+    int j = job_of(ct->first_task, task);
     const AttnCopyJob *job = &ct->jobs[j];
     size_t at = (size_t)(task - ct->first_task[j]) * COPY_CHUNK_FLOATS;
     size_t n = job->n - at < COPY_CHUNK_FLOATS ? job->n - at : COPY_CHUNK_FLOATS;
@@ -311,8 +315,7 @@ typedef struct RowTasks {
 static void row_task(void *ctx, int task)
 {
     RowTasks *rt = ctx;
-    int j = 0;
-    while (task >= rt->first_task[j + 1]) j++;
+    int j = job_of(rt->first_task, task);
     const AttnMatmulJob *job = &rt->jobs[j];
     int r0 = (task - rt->first_task[j]) * rt->rows_per_task;
     int rows = job->m - r0 < rt->rows_per_task ? job->m - r0 : rt->rows_per_task;

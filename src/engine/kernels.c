@@ -493,6 +493,18 @@ KERNEL_INLINE void softmax_row_ordinary(float *restrict yr, const float *restric
     for (j = 0; j < cols; j++) yr[j] = (float)((double)yr[j] * inv);
 }
 
+/* Is a row ordinary (softmax_row_ordinary's case): at least one finite
+ * cell, and no +inf or NaN (-inf cells are blocked ones)? */
+KERNEL_INLINE int row_is_ordinary(const float *restrict xr, int cols)
+{
+    int n_finite = 0, n_special = 0;
+    for (int j = 0; j < cols; j++) {
+        n_finite += isfinite(xr[j]) != 0;
+        n_special += !(xr[j] < INFINITY); /* +inf or NaN */
+    }
+    return n_finite > 0 && n_special == 0;
+}
+
 /* Rows of at most SMALL_ROW cells (a lesson's 5 tokens) are too short for
  * the vector loops of softmax_row_ordinary, whose remainder loops then do
  * all the work one cell at a time. They go in blocks of SMALL_BLOCK rows:
@@ -519,14 +531,9 @@ KERNEL_INLINE void softmax_block_small(float *restrict y, const float *restrict 
     int nz = rows * cols;
     for (int i = 0; i < rows; i++) {
         const float *xr = x + (size_t)i * cols;
+        ordinary[i] = (unsigned char)row_is_ordinary(xr, cols);
         float mx = -INFINITY;
-        int n_finite = 0, n_special = 0;
-        for (int j = 0; j < cols; j++) {
-            n_finite += isfinite(xr[j]) != 0;
-            n_special += !(xr[j] < INFINITY); /* +inf or NaN */
-            mx = xr[j] > mx ? xr[j] : mx;
-        }
-        ordinary[i] = n_finite > 0 && n_special == 0;
+        for (int j = 0; j < cols; j++) mx = xr[j] > mx ? xr[j] : mx;
         for (int j = 0; j < cols; j++) {
             float d = xr[j] - mx; /* NaN in a row that is not ordinary: redone by the caller */
             z[i * cols + j] = d > EXP_LOWEST ? d : EXP_LOWEST;
@@ -591,13 +598,7 @@ KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restr
     for (int i = 0; i < rows; i++) {
         const float *xr = x + (size_t)i * cols; /* (cols) */
         float *yr = y + (size_t)i * cols;       /* (cols) */
-        /* which path: count the cells that are not finite-or-blocked */
-        int n_finite = 0, n_special = 0;
-        for (int j = 0; j < cols; j++) {
-            n_finite += isfinite(xr[j]) != 0;
-            n_special += !(xr[j] < INFINITY); /* +inf or NaN */
-        }
-        if (n_finite > 0 && n_special == 0) {
+        if (row_is_ordinary(xr, cols)) {
             softmax_row_ordinary(yr, xr, cols);
         } else if (softmax_row_careful(yr, xr, cols) && flags) {
             flags[i] |= ATTN_ROW_ALL_BLOCKED;
@@ -614,6 +615,12 @@ void attn_softmax_rows(float *y, unsigned char *flags, const float *x, int rows,
 
 /* Branch-free, so that it vectorises (and in the clones, 16 floats at a time):
  * attn_trace_create's check reads the whole trace with it. */
+/* The ATTN_SCAN_* bits for what a scan saw. */
+static unsigned scan_bits(int any_pinf_nan, int any_ninf)
+{
+    return (any_pinf_nan ? ATTN_SCAN_PINF_NAN : 0u) | (any_ninf ? ATTN_SCAN_NINF : 0u);
+}
+
 KERNEL_DISPATCH static unsigned nonfinite_bits(const float *restrict x, size_t n)
 {
     int any_pinf_nan = 0, any_ninf = 0;
@@ -621,7 +628,7 @@ KERNEL_DISPATCH static unsigned nonfinite_bits(const float *restrict x, size_t n
         any_pinf_nan |= !(x[i] < INFINITY);
         any_ninf |= x[i] == -INFINITY;
     }
-    return (any_pinf_nan ? ATTN_SCAN_PINF_NAN : 0u) | (any_ninf ? ATTN_SCAN_NINF : 0u);
+    return scan_bits(any_pinf_nan, any_ninf);
 }
 
 unsigned attn__nonfinite_bits(const float *x, size_t n) { return nonfinite_bits(x, n); }
@@ -641,8 +648,8 @@ KERNEL_DISPATCH static void divide_scan(float *restrict y, const float *restrict
         y_pinf_nan |= !(w < INFINITY);
         y_ninf |= w == -INFINITY;
     }
-    *bits_x = (x_pinf_nan ? ATTN_SCAN_PINF_NAN : 0u) | (x_ninf ? ATTN_SCAN_NINF : 0u);
-    *bits_y = (y_pinf_nan ? ATTN_SCAN_PINF_NAN : 0u) | (y_ninf ? ATTN_SCAN_NINF : 0u);
+    *bits_x = scan_bits(x_pinf_nan, x_ninf);
+    *bits_y = scan_bits(y_pinf_nan, y_ninf);
 }
 
 void attn__divide_scan(float *y, const float *x, size_t n, float divisor, unsigned *bits_x, unsigned *bits_y)
