@@ -475,11 +475,7 @@ static SDL_Rect draw_vlabel(RenderCtx *rc, const char *s, int size, SDL_Color co
         int h = vlabel_height(rc, s, size), y = y_bottom - h, step = size * 21 / 20;
         int wmax = 0;
         for (const char *p = s; *p;) {
-            const char *start = p;
-            render_utf8_next(&p);
-            char ch[8];
-            snprintf(ch, sizeof ch, "%.*s", (int)(p - start), start);
-            const TextEntry *e = render_text_get(rc, ch, size, col);
+            const TextEntry *e = render_text_next_glyph(rc, &p, size, col);
             if (!e) continue;
             SDL_Rect d = {cx - e->w / 2, y + (step - e->h) / 2, e->w, e->h};
             SDL_RenderCopy(rc->sdl, e->tex, NULL, &d);

@@ -100,6 +100,9 @@ struct RenderCtx {
 
 /* A text texture from the cache (rendered on first use). NULL for "". */
 const TextEntry *render_text_get(RenderCtx *rc, const char *s, int size, SDL_Color col);
+/* The cached text of the one character at *p, which moves past it; NULL
+ * when it cannot be drawn. */
+const TextEntry *render_text_next_glyph(RenderCtx *rc, const char **p, int size, SDL_Color col);
 /* Draws text with its top-left at (x, y); returns its width. align: 0 left, 1 centre, 2 right of x. */
 int render_text(RenderCtx *rc, const char *s, int size, SDL_Color col, int x, int y, int align);
 int render_text_width(RenderCtx *rc, const char *s, int size);

@@ -498,6 +498,15 @@ int render_text_width(RenderCtx *rc, const char *s, int size)
     return s ? render_measure(rc, s, strlen(s), size) : 0;
 }
 
+const TextEntry *render_text_next_glyph(RenderCtx *rc, const char **p, int size, SDL_Color col)
+{
+    const char *start = *p;
+    render_utf8_next(p);
+    char ch[8];
+    snprintf(ch, sizeof ch, "%.*s", (int)(*p - start), start);
+    return render_text_get(rc, ch, size, col);
+}
+
 int render_text_glyphs(RenderCtx *rc, const char *s, int size, SDL_Color col, int cx, int cy, int maxw)
 {
     /* Numbers change every step and every animation frame; their few
@@ -506,11 +515,7 @@ int render_text_glyphs(RenderCtx *rc, const char *s, int size, SDL_Color col, in
     const TextEntry *g[32];
     int n = 0, w = 0, h = 0;
     for (const char *p = s; *p && n < 32;) {
-        const char *start = p;
-        render_utf8_next(&p);
-        char ch[8];
-        snprintf(ch, sizeof ch, "%.*s", (int)(p - start), start);
-        const TextEntry *e = render_text_get(rc, ch, size, col);
+        const TextEntry *e = render_text_next_glyph(rc, &p, size, col);
         if (!e) continue;
         g[n++] = e;
         w += e->w;
