@@ -295,6 +295,60 @@ static void test_softmax_exp_accuracy(void **state)
     free(y);
 }
 
+/* Rows wide enough for the vector path (16-cell vectors, 64-cell blocks, a
+ * tail), with blocked -inf cells and logits spread over ±40: every weight
+ * against the definition in double, to 8 float ulp of the weight (the
+ * exponential's 1.4, the sum's float lanes, one multiply), every row summing
+ * to 1 within 4e-7. */
+static void test_softmax_wide_rows_accuracy(void **state)
+{
+    (void)state;
+    static const int widths[] = {17, 31, 32, 33, 48, 63, 64, 65, 100, 128, 200, 512, 1000, 2048, 4097};
+    unsigned seed = 12345;
+    double worst = 0;
+    int worst_w = 0;
+    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+        int cols = widths[wi], rows = 9;
+        float *x = malloc(sizeof(float) * (size_t)rows * cols), *y = malloc(sizeof(float) * (size_t)rows * cols);
+        double *e = malloc(sizeof(double) * (size_t)cols);
+        assert_non_null(x);
+        assert_non_null(y);
+        assert_non_null(e);
+        for (int i = 0; i < rows * cols; i++) {
+            seed = seed * 1103515245u + 12345u;
+            double u = (double)(seed >> 8) / (double)(1u << 24);         /* [0, 1) */
+            x[i] = (float)((u - 0.5) * (i % rows == 0 ? 80.0 : 6.0)); /* some rows spread wide */
+            if ((seed >> 4) % 11 == 0) x[i] = -INFINITY;                 /* blocked */
+        }
+        x[0] = 1.0f; /* row 0 keeps a finite cell */
+        attn_softmax_rows(y, NULL, x, rows, cols);
+        for (int i = 0; i < rows; i++) {
+            const float *xr = x + (size_t)i * cols, *yr = y + (size_t)i * cols;
+            double mx = -INFINITY, sum = 0, ysum = 0;
+            for (int j = 0; j < cols; j++) mx = xr[j] > mx ? xr[j] : mx;
+            if (mx == -INFINITY) continue; /* every key blocked: tested elsewhere */
+            /* x - max rounded to float, as every float softmax (PyTorch's
+             * too) computes it: at |x| = 40 that rounding alone is 4e-6 of a
+             * weight, a property of the input, not of the kernel */
+            for (int j = 0; j < cols; j++) sum += e[j] = exp((double)(xr[j] - (float)mx));
+            for (int j = 0; j < cols; j++) {
+                double w = e[j] / sum;
+                ysum += yr[j];
+                if (w < 1e-30) {
+                    if (yr[j] > 1e-30f) fail_msg("cols %d row %d col %d: %g for a weight of %g", cols, i, j, (double)yr[j], w);
+                    continue;
+                }
+                double rel = fabs((double)yr[j] - w) / w;
+                if (rel > worst) worst = rel, worst_w = cols;
+            }
+            if (fabs(ysum - 1.0) > 4e-7) fail_msg("cols %d row %d sums to %.9g", cols, i, ysum);
+        }
+        free(x), free(y), free(e);
+    }
+    printf("  wide rows: worst relative error %.3g (%.2f ulp) at %d columns\n", worst, worst / 5.96e-8, worst_w);
+    if (worst > 8 * 5.96e-8) fail_msg("a weight is off by %.3g relative (%d columns)", worst, worst_w);
+}
+
 /* The scan for overflowed values runs on the threads too (from 4 MiB of
  * trace): it must name the same first bad cell as on one thread. */
 static void test_overflow_named_alike_on_threads(void **state)
@@ -321,6 +375,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_products_match_naive),
         cmocka_unit_test(test_softmax_exp_accuracy),
+        cmocka_unit_test(test_softmax_wide_rows_accuracy),
         cmocka_unit_test(test_bench_shapes_match_naive),
         cmocka_unit_test(test_bench_shapes_causal_match_naive),
         cmocka_unit_test(test_overflow_named_alike_on_threads),

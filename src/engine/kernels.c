@@ -404,13 +404,9 @@ void attn_matmul_nt(float *restrict C, const float *restrict A, const float *res
  *
  * Rows of ordinary numbers (finite, or -inf for blocked cells) take the fast
  * path: a lane-wise maximum, e^(x - max) by exp_nonpositive below (vectorised,
- * within 2 ulp of e^x), a sum in double over lanes, one multiply per cell.
- * Rows holding +inf or NaN, which only an overflowed score produces, take the
+ * within 2 ulp of e^x), a sum over float lanes, one multiply per cell. Rows
+ * holding +inf or NaN, which only an overflowed score produces, take the
  * careful path in double that spells out the limits. */
-
-/* Lanes of the partial maximum and sum: independent accumulators that the
- * compiler keeps in vector registers (32 floats = two AVX-512 registers). */
-enum { SOFTMAX_LANES = 32 }; /* the halving reductions below assume 32 */
 
 /* Below this e^x is under 1.7e-38, where float turns subnormal; such a weight
  * is set to exactly 0, as a blocked cell's (-inf) is. */
@@ -439,70 +435,178 @@ KERNEL_INLINE float exp_nonpositive(float x)
     return p * two_n.f;
 }
 
-/* One row of only finite and -inf values, at least one finite. */
-KERNEL_INLINE void softmax_row_ordinary(float *restrict yr, const float *restrict xr, int cols)
+/* 16 floats: GCC/Clang vector extensions, one AVX-512 register in that
+ * clone, two or four narrower ones in the others (the same arithmetic, lane
+ * by lane, so the same bits). Written out rather than left to the
+ * auto-vectoriser, whose version of the loops over lane arrays kept the
+ * horizontal reductions in scalar registers: with them a 64-wide row cost 1.0
+ * ns per cell, a third of a (64, 64, 8) forward. */
+typedef float vf16 __attribute__((vector_size(16 * sizeof(float))));
+/* (Compilers warn that passing such a vector by value changes the ABI where
+ * AVX-512 is off, as in the baseline clone: every function taking one is
+ * always_inline, so no call, and no ABI, is ever involved, and
+ * src/engine/CMakeLists.txt turns the warning off for this file.) */
+typedef int32_t vi16 __attribute__((vector_size(16 * sizeof(int32_t))));
+
+KERNEL_INLINE vf16 vf16_load(const float *p)
 {
-    /* 1. the row maximum, subtracted before exp so that logits of 1e4 do
-     *    not overflow: exp(x - max) ≤ 1 */
-    float mx = -INFINITY;
-    int j = 0;
-    if (cols >= SOFTMAX_LANES) {
-        float lane_max[SOFTMAX_LANES];
-        for (int l = 0; l < SOFTMAX_LANES; l++) lane_max[l] = -INFINITY;
-        for (; j + SOFTMAX_LANES <= cols; j += SOFTMAX_LANES)
-            for (int l = 0; l < SOFTMAX_LANES; l++) lane_max[l] = xr[j + l] > lane_max[l] ? xr[j + l] : lane_max[l];
-        /* halving, each step a loop of constant length (vector operations),
-         * not a chain of 32 dependent scalar steps */
-#define HALVE_MAX(w) \
-    for (int l = 0; l < (w); l++) lane_max[l] = lane_max[l + (w)] > lane_max[l] ? lane_max[l + (w)] : lane_max[l]
-        HALVE_MAX(16);
-        HALVE_MAX(8);
-        HALVE_MAX(4);
-        HALVE_MAX(2);
-        HALVE_MAX(1);
-#undef HALVE_MAX
-        mx = lane_max[0];
-    }
-    for (; j < cols; j++) mx = xr[j] > mx ? xr[j] : mx;
-    /* 2. exponentiate: x - max clamped at EXP_LOWEST (blocked -inf cells
-     *    included), then e^ of it, 0 at the clamp */
-    for (j = 0; j < cols; j++) {
-        float z = xr[j] - mx;
-        yr[j] = z > EXP_LOWEST ? z : EXP_LOWEST;
-    }
-    for (j = 0; j < cols; j++) yr[j] = exp_nonpositive(yr[j]);
-    /* 3. the sum in double, lane by lane, then 4. normalise */
-    double sum = 0.0;
-    j = 0;
-    if (cols >= SOFTMAX_LANES) {
-        double lane_sum[SOFTMAX_LANES] = {0};
-        for (; j + SOFTMAX_LANES <= cols; j += SOFTMAX_LANES)
-            for (int l = 0; l < SOFTMAX_LANES; l++) lane_sum[l] += (double)yr[j + l];
-#define HALVE_SUM(w) \
-    for (int l = 0; l < (w); l++) lane_sum[l] += lane_sum[l + (w)]
-        HALVE_SUM(16); /* as for the maximum */
-        HALVE_SUM(8);
-        HALVE_SUM(4);
-        HALVE_SUM(2);
-        HALVE_SUM(1);
-#undef HALVE_SUM
-        sum = lane_sum[0];
-    }
-    for (; j < cols; j++) sum += (double)yr[j];
-    double inv = 1.0 / sum; /* sum ≥ 1: the maximum's own term is e^0 */
-    for (j = 0; j < cols; j++) yr[j] = (float)((double)yr[j] * inv);
+    vf16 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+KERNEL_INLINE void vf16_store(float *p, vf16 v) { memcpy(p, &v, sizeof v); }
+/* The sign bit set in the lanes that hold a NaN (|x|'s bits above +inf's),
+ * clear elsewhere. Arithmetic on the bits, since GCC 12 turns a vector
+ * comparison whose result is kept (x != x) into a scalar one per lane in
+ * the AVX-512F clone. */
+KERNEL_INLINE vi16 nan_sign_v(vf16 x) { return ~(((vi16)x & 0x7fffffff) - 0x7f800001); }
+KERNEL_INLINE vf16 vf16_splat(float x) { return (vf16){0} + x; }
+/* a > b ? a : b, lane by lane */
+KERNEL_INLINE vf16 vf16_max(vf16 a, vf16 b)
+{
+    vi16 gt = a > b;
+    return (vf16)((gt & (vi16)a) | (~gt & (vi16)b));
 }
 
-/* Is a row ordinary (softmax_row_ordinary's case): at least one finite
- * cell, and no +inf or NaN (-inf cells are blocked ones)? */
-KERNEL_INLINE int row_is_ordinary(const float *restrict xr, int cols)
+/* exp_nonpositive on 16 lanes: the same operations in the same order, so
+ * the same bits as the scalar version. */
+KERNEL_INLINE vf16 exp_nonpositive_v(vf16 x)
 {
-    int n_finite = 0, n_special = 0;
-    for (int j = 0; j < cols; j++) {
-        n_finite += isfinite(xr[j]) != 0;
-        n_special += !(xr[j] < INFINITY); /* +inf or NaN */
+    const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+    vi16 n = __builtin_convertvector(x * log2e - 0.5f, vi16); /* truncation, as (int32_t) */
+    vf16 nf = __builtin_convertvector(n, vf16);
+    vf16 r = x - nf * ln2_hi - nf * ln2_lo;
+    vf16 p = vf16_splat(1.9875691500e-4f);
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    vi16 two_n = ((n + 127) << 23) & (x > EXP_LOWEST); /* 2^n, or 0 at the clamp */
+    return p * (vf16)two_n;
+}
+
+/* exp_nonpositive_v on four vectors, step by step across the four: each
+ * vector's e^x is a chain of ~25 dependent operations (~70 cycles), and one
+ * vector after the other the core could only keep about three chains in
+ * flight (1.3 cycles per cell); written across four, every step has four
+ * independent operations. The same operations on each lane: the same bits. */
+KERNEL_INLINE void exp_nonpositive_v4(vf16 x[4])
+{
+    const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+    vi16 n[4];
+    vf16 r[4], p[4];
+    for (int k = 0; k < 4; k++) n[k] = __builtin_convertvector(x[k] * log2e - 0.5f, vi16);
+    for (int k = 0; k < 4; k++) {
+        vf16 nf = __builtin_convertvector(n[k], vf16);
+        r[k] = x[k] - nf * ln2_hi - nf * ln2_lo;
     }
-    return n_finite > 0 && n_special == 0;
+    for (int k = 0; k < 4; k++) p[k] = r[k] * 1.9875691500e-4f + 1.3981999507e-3f;
+    for (int k = 0; k < 4; k++) p[k] = p[k] * r[k] + 8.3334519073e-3f;
+    for (int k = 0; k < 4; k++) p[k] = p[k] * r[k] + 4.1665795894e-2f;
+    for (int k = 0; k < 4; k++) p[k] = p[k] * r[k] + 1.6666665459e-1f;
+    for (int k = 0; k < 4; k++) p[k] = p[k] * r[k] + 5.0000001201e-1f;
+    for (int k = 0; k < 4; k++) p[k] = p[k] * r[k] * r[k] + r[k] + 1.0f;
+    for (int k = 0; k < 4; k++) x[k] = p[k] * (vf16)(((n[k] + 127) << 23) & (x[k] > EXP_LOWEST));
+}
+
+/* Softmax of an ordinary row (only finite and -inf values, at least one
+ * finite) in two halves, so that softmax_rows can run each half over a block
+ * of rows: one row's work is a chain of dependent steps (maximum, e^, sum,
+ * 1/sum, scaling) about 200 cycles long at 64 cells, and rows taken one after
+ * the other waited on it; a block's rows are independent, so the core
+ * overlaps them.
+ *
+ * softmax_row_exp: yr = e^(x - mx), x - mx clamped at EXP_LOWEST (blocked
+ * -inf cells included) and 0 at the clamp; the maximum is subtracted first so
+ * that logits of 1e4 do not overflow: e^(x - mx) ≤ 1. Returns their sum: the
+ * whole 16-cell vectors in 64 float lanes (lane l takes the cells j ≡ l mod
+ * 64, or mod 16 past the last whole 64), as PyTorch sums them, folded in
+ * halves; the last cells one by one, in double. Summing in double cell by
+ * cell cost as much as the exponential: a conversion per cell. */
+KERNEL_INLINE double softmax_row_exp(float *restrict yr, const float *restrict xr, int cols, float mx)
+{
+    const vf16 vmx = vf16_splat(mx), lowest = vf16_splat(EXP_LOWEST);
+    vf16 acc[4] = {{0}, {0}, {0}, {0}};
+    int j = 0;
+    for (; j + 64 <= cols; j += 64) {
+        vf16 e[4];
+        for (int k = 0; k < 4; k++) e[k] = vf16_max(vf16_load(xr + j + 16 * k) - vmx, lowest);
+        exp_nonpositive_v4(e);
+        for (int k = 0; k < 4; k++) {
+            vf16_store(yr + j + 16 * k, e[k]);
+            acc[k] += e[k];
+        }
+    }
+    for (; j + 16 <= cols; j += 16) {
+        vf16 e = exp_nonpositive_v(vf16_max(vf16_load(xr + j) - vmx, lowest));
+        vf16_store(yr + j, e);
+        acc[0] += e;
+    }
+    vf16 a = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    a += __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+    a += __builtin_shufflevector(a, a, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3);
+    a += __builtin_shufflevector(a, a, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1);
+    a += __builtin_shufflevector(a, a, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0);
+    double sum = (double)a[0];
+    for (; j < cols; j++) {
+        float z = xr[j] - mx;
+        yr[j] = exp_nonpositive(z > EXP_LOWEST ? z : EXP_LOWEST);
+        sum += (double)yr[j];
+    }
+    return sum;
+}
+
+/* softmax_row_scale: yr *= inv, inv rounded to float: one multiply per cell,
+ * within 1 ulp of yr / sum. */
+KERNEL_INLINE void softmax_row_scale(float *restrict yr, int cols, double inv)
+{
+    const float f = (float)inv;
+    const vf16 vf = vf16_splat(f);
+    int j = 0;
+    for (; j + 16 <= cols; j += 16) vf16_store(yr + j, vf16_load(yr + j) * vf);
+    for (; j < cols; j++) yr[j] = yr[j] * f;
+}
+
+/* The row's maximum, and whether the row is ordinary (softmax_row_ordinary's
+ * case): no NaN, no +inf, at least one finite cell (-inf cells are blocked
+ * ones). With no NaN the maximum says the rest: +inf, or -inf for a row of
+ * only -inf, is not finite. One pass. */
+KERNEL_INLINE int row_max_ordinary(const float *restrict xr, int cols, float *mx_out)
+{
+    float mx = -INFINITY;
+    int j = 0, nan = 0;
+    if (cols >= 16) {
+        vf16 m = vf16_splat(-INFINITY), m1 = m, m2 = m, m3 = m; /* four chains */
+        vi16 bad = {0};
+        for (; j + 64 <= cols; j += 64) {
+            vf16 a = vf16_load(xr + j), b = vf16_load(xr + j + 16), c = vf16_load(xr + j + 32), d = vf16_load(xr + j + 48);
+            m = vf16_max(a, m);
+            m1 = vf16_max(b, m1);
+            m2 = vf16_max(c, m2);
+            m3 = vf16_max(d, m3);
+            bad |= nan_sign_v(a) | nan_sign_v(b) | nan_sign_v(c) | nan_sign_v(d);
+        }
+        for (; j + 16 <= cols; j += 16) {
+            vf16 x = vf16_load(xr + j);
+            m = vf16_max(x, m);
+            bad |= nan_sign_v(x);
+        }
+        m = vf16_max(vf16_max(m, m1), vf16_max(m2, m3));
+        m = vf16_max(m, __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+        m = vf16_max(m, __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3));
+        m = vf16_max(m, __builtin_shufflevector(m, m, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1));
+        m = vf16_max(m, __builtin_shufflevector(m, m, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0));
+        mx = m[0];
+        for (int l = 0; l < 16; l++) nan |= bad[l] < 0;
+    }
+    for (; j < cols; j++) {
+        mx = xr[j] > mx ? xr[j] : mx;
+        nan |= xr[j] != xr[j];
+    }
+    *mx_out = mx;
+    return !nan && isfinite(mx);
 }
 
 /* Rows of at most SMALL_ROW cells (a lesson's 5 tokens) are too short for
@@ -518,7 +622,7 @@ enum { SMALL_ROW = 16, SMALL_BLOCK = 64, EXP_CHUNK = 16 };
 KERNEL_INLINE void exp_chunks(float *restrict z, size_t n)
 {
     for (size_t c = 0; c < (n + EXP_CHUNK - 1) / EXP_CHUNK; c++)
-        for (int l = 0; l < EXP_CHUNK; l++) z[c * EXP_CHUNK + l] = exp_nonpositive(z[c * EXP_CHUNK + l]);
+        vf16_store(z + c * EXP_CHUNK, exp_nonpositive_v(vf16_load(z + c * EXP_CHUNK)));
 }
 
 /* One block of rows of at most SMALL_ROW cells. Rows that are not ordinary
@@ -531,9 +635,8 @@ KERNEL_INLINE void softmax_block_small(float *restrict y, const float *restrict 
     int nz = rows * cols;
     for (int i = 0; i < rows; i++) {
         const float *xr = x + (size_t)i * cols;
-        ordinary[i] = (unsigned char)row_is_ordinary(xr, cols);
-        float mx = -INFINITY;
-        for (int j = 0; j < cols; j++) mx = xr[j] > mx ? xr[j] : mx;
+        float mx;
+        ordinary[i] = (unsigned char)row_max_ordinary(xr, cols, &mx);
         for (int j = 0; j < cols; j++) {
             float d = xr[j] - mx; /* NaN in a row that is not ordinary: redone by the caller */
             z[i * cols + j] = d > EXP_LOWEST ? d : EXP_LOWEST;
@@ -595,13 +698,25 @@ KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restr
         }
         return;
     }
-    for (int i = 0; i < rows; i++) {
-        const float *xr = x + (size_t)i * cols; /* (cols) */
-        float *yr = y + (size_t)i * cols;       /* (cols) */
-        if (row_is_ordinary(xr, cols)) {
-            softmax_row_ordinary(yr, xr, cols);
-        } else if (softmax_row_careful(yr, xr, cols) && flags) {
-            flags[i] |= ATTN_ROW_ALL_BLOCKED;
+    /* blocks of rows of at most ROW_BLOCK_FLOATS cells (L1-resident), each
+     * half of the work done for every row of the block in turn */
+    enum { ROW_BLOCK_FLOATS = 4096, ROW_BLOCK_MAX = ROW_BLOCK_FLOATS / (SMALL_ROW + 1) };
+    int block = cols >= ROW_BLOCK_FLOATS / 2 ? 1 : ROW_BLOCK_FLOATS / cols;
+    float mx[ROW_BLOCK_MAX];
+    double sum[ROW_BLOCK_MAX];
+    unsigned char ordinary[ROW_BLOCK_MAX];
+    for (int i0 = 0; i0 < rows; i0 += block) {
+        int n = rows - i0 < block ? rows - i0 : block;
+        const float *xb = x + (size_t)i0 * cols; /* (n, cols) */
+        float *yb = y + (size_t)i0 * cols;
+        for (int i = 0; i < n; i++) ordinary[i] = (unsigned char)row_max_ordinary(xb + (size_t)i * cols, cols, &mx[i]);
+        for (int i = 0; i < n; i++)
+            if (ordinary[i]) sum[i] = softmax_row_exp(yb + (size_t)i * cols, xb + (size_t)i * cols, cols, mx[i]);
+        for (int i = 0; i < n; i++) {
+            if (ordinary[i])
+                softmax_row_scale(yb + (size_t)i * cols, cols, 1.0 / sum[i]); /* sum ≥ 1: the maximum's own e^0 */
+            else if (softmax_row_careful(yb + (size_t)i * cols, xb + (size_t)i * cols, cols) && flags)
+                flags[i0 + i] |= ATTN_ROW_ALL_BLOCKED;
         }
     }
 }
