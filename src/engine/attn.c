@@ -429,51 +429,50 @@ void attn__compute_head(AttnTrace *t, const Plan *p, const unsigned char *mask, 
     if (p->concat >= 0) copy_block(data_of(t, p->concat) + (size_t)h * dv, (size_t)H * dv, o->data, (size_t)dv, nq, dv);
 }
 
-/* The copies of the inputs, weights and biases into their steps (on up to
- * cfg.threads threads), each scanned as it is copied unless found is NULL.
- * idx[i] < 0: no such step (src[i] is then unused). */
-static void copy_inputs(AttnTrace *t, const int *idx, const float *const *src, int n, unsigned char *found)
+/* The copies of the inputs, weights and biases into their steps, as copy
+ * jobs (*n_jobs of them), with at[j] the step of job j. idx[i] < 0: no such
+ * step (src[i] is then unused). */
+static void input_copies(AttnTrace *t, const int *idx, const float *const *src, int n, AttnCopyJob *jobs, int *at,
+                         int *n_jobs)
 {
-    AttnCopyJob jobs[ATTN_MAX_COPY_JOBS];
-    int at[ATTN_MAX_COPY_JOBS];
-    unsigned char bits[ATTN_MAX_COPY_JOBS];
-    int n_jobs = 0;
-    assert(n <= ATTN_MAX_COPY_JOBS);
+    assert(n <= ATTN_MAX_PHASE_JOBS);
+    *n_jobs = 0;
     for (int i = 0; i < n; i++) {
         if (idx[i] < 0) continue;
         AttnStep *s = &t->steps[idx[i]];
-        jobs[n_jobs] = (AttnCopyJob){s->data, src[i], (size_t)s->rows * (size_t)s->cols};
-        at[n_jobs++] = idx[i];
+        jobs[*n_jobs] = (AttnCopyJob){s->data, src[i], (size_t)s->rows * (size_t)s->cols};
+        at[(*n_jobs)++] = idx[i];
     }
-    attn__copy_jobs(jobs, n_jobs, found ? bits : NULL, t->cfg.threads);
-    if (found)
-        for (int j = 0; j < n_jobs; j++) found[at[j]] = bits[j];
 }
 
 static void compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p, unsigned char *found)
 {
     int H = c->heads, nq = c->n_q, nk = c->n_k, dm = c->d_model, dk = c->d_k, dv = c->d_v;
-    copy_inputs(t, (const int[]){p->X, p->Y, p->W_Q, p->b_Q, p->W_K, p->b_K, p->W_V, p->b_V, p->W_O, p->b_O},
-                (const float *const[]){c->X, c->Y, c->W_Q, c->b_Q, c->W_K, c->b_K, c->W_V, c->b_V, c->W_O, c->b_O}, 10,
-                found);
-    const float *src = c->cross ? data_of(t, p->Y) : data_of(t, p->X);
-
-    /* projections, bias included: Q (n_q, H·d_k), K (n_k, H·d_k), V (n_k, H·d_v) */
-    /* (their rows split across c->threads threads) */
+    /* 1. one phase: the inputs' copies into the trace, and the projections,
+     *    bias included: Q (n_q, H·d_k), K (n_k, H·d_k), V (n_k, H·d_v). The
+     *    projections read the caller's inputs (the same numbers as their
+     *    copies), so neither waits for the other. */
+    AttnCopyJob copies[ATTN_MAX_PHASE_JOBS];
+    int copy_at[ATTN_MAX_PHASE_JOBS], n_copies;
+    input_copies(t, (const int[]){p->X, p->Y, p->W_Q, p->b_Q, p->W_K, p->b_K, p->W_V, p->b_V, p->W_O, p->b_O},
+                 (const float *const[]){c->X, c->Y, c->W_Q, c->b_Q, c->W_K, c->b_K, c->W_V, c->b_V, c->W_O, c->b_O}, 10,
+                 copies, copy_at, &n_copies);
+    const float *src = c->cross ? c->Y : c->X;
     AttnMatmulJob proj[3] = {
-        {data_of(t, p->Q), data_of(t, p->X), data_of(t, p->W_Q), data_of(t, p->b_Q), nq, dm, H * dk},
-        {data_of(t, p->K), src, data_of(t, p->W_K), data_of(t, p->b_K), nk, dm, H * dk},
-        {data_of(t, p->V), src, data_of(t, p->W_V), data_of(t, p->b_V), nk, dm, H * dv},
+        {data_of(t, p->Q), c->X, c->W_Q, c->b_Q, nq, dm, H * dk},
+        {data_of(t, p->K), src, c->W_K, c->b_K, nk, dm, H * dk},
+        {data_of(t, p->V), src, c->W_V, c->b_V, nk, dm, H * dv},
     };
-    unsigned char bits[3];
-    attn__matmul_jobs(proj, 3, found ? bits : NULL, c->threads);
+    unsigned char bits[3], copy_bits[ATTN_MAX_PHASE_JOBS];
+    attn__phase(proj, 3, found ? bits : NULL, copies, n_copies, found ? copy_bits : NULL, c->threads);
     if (found) {
         found[p->Q] = bits[0];
         found[p->K] = bits[1];
         found[p->V] = bits[2];
+        for (int j = 0; j < n_copies; j++) found[copy_at[j]] = copy_bits[j];
     }
 
-    /* every head, each writing its own columns of concat */
+    /* 2. every head, each writing its own columns of concat */
     attn__run_heads(t, p, c->mask, H, found, c->threads);
     /* concat holds exact copies of the heads' outputs: what their scans found */
     if (found) {
@@ -481,10 +480,11 @@ static void compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p, unsign
         for (int h = 0; h < H; h++) found[p->concat] |= found[p->head[h].out];
     }
 
+    /* 3. the output projection */
     if (p->output >= 0) {
-        attn__matmul_jobs(&(AttnMatmulJob){data_of(t, p->output), data_of(t, p->concat), data_of(t, p->W_O),
-                                           data_of(t, p->b_O), nq, H * dv, dm},
-                          1, found ? bits : NULL, c->threads);
+        attn__phase(&(AttnMatmulJob){data_of(t, p->output), data_of(t, p->concat), data_of(t, p->W_O), data_of(t, p->b_O),
+                                     nq, H * dv, dm},
+                    1, found ? bits : NULL, NULL, 0, NULL, c->threads);
         if (found) found[p->output] = bits[0];
     }
 }
@@ -493,8 +493,11 @@ static void compute_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)
 {
     int nq = c->n_q, nk = c->n_k, dx = c->d_x, dy = c->cross ? c->d_y : c->d_x, da = c->d_a;
     const HeadPlan *hp = &p->head[0];
-    copy_inputs(t, (const int[]){p->X, p->Y, p->W_a, p->b_a, p->v_a}, (const float *const[]){c->X, c->Y, c->W_a, c->b_a, c->v_a},
-                5, NULL);
+    AttnCopyJob copies[5];
+    int copy_at[5], n_copies;
+    input_copies(t, (const int[]){p->X, p->Y, p->W_a, p->b_a, p->v_a}, (const float *const[]){c->X, c->Y, c->W_a, c->b_a, c->v_a},
+                 5, copies, copy_at, &n_copies);
+    attn__phase(NULL, 0, NULL, copies, n_copies, NULL, 1);
     const float *X = data_of(t, p->X), *Y = c->cross ? data_of(t, p->Y) : X;
     const float *Wa = data_of(t, p->W_a), *ba = data_of(t, p->b_a), *va = data_of(t, p->v_a);
 

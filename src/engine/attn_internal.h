@@ -34,19 +34,24 @@ typedef struct AttnMatmulJob {
     const float *A, *B, *bias;
     int m, k, n;
 } AttnMatmulJob;
-/* Runs up to ATTN_MAX_COPY_JOBS independent products, their rows split across up to `threads`
- * threads; the results are the same as attn_matmul's, whatever the count.
- * bits[j] gets the scan of job j's C (bits may be NULL: no scans). */
-void attn__matmul_jobs(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, int threads);
-/* One copy of n floats; up to ATTN_MAX_COPY_JOBS of them are split across up to `threads`
- * threads, and bits[j] gets the scan of job j's copy (bits may be NULL). */
-enum { ATTN_MAX_COPY_JOBS = 10 };
+/* One copy of n floats. */
 typedef struct AttnCopyJob {
     float *dst;
     const float *src;
     size_t n;
 } AttnCopyJob;
-void attn__copy_jobs(const AttnCopyJob *jobs, int n_jobs, unsigned char *bits, int threads);
+enum { ATTN_MAX_PHASE_JOBS = 10 };
+/* Columns [j0, j0 + width) of attn_matmul(C, A, B, bias, m, k, n), the same bits. */
+void attn__matmul_cols(float *C, const float *A, const float *B, const float *bias, int m, int k, int n, int j0,
+                       int width);
+/* One phase of independent work on up to `threads` threads: up to
+ * ATTN_MAX_PHASE_JOBS products (split by columns, or by rows when narrow;
+ * the same bits as attn_matmul's, whatever the count) and as many copies
+ * (in chunks). bits[j] gets the scan of product j's C, copy_bits[c] of copy
+ * c's destination (NULL: no scans). Below PARALLEL_MIN_FLOPS of products
+ * and 256 KiB of copies, all of it runs on the caller's thread. */
+void attn__phase(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, const AttnCopyJob *copies, int n_copies,
+                 unsigned char *copy_bits, int threads);
 /* masked(i,j) = allowed(i,j) ? in(i,j) : cfg->mask_fill, rows with no allowed key flagged. */
 void attn__apply_mask(const AttnConfig *c, const unsigned char *mask, float *out, unsigned char *flags,
                       const float *in);

@@ -27,6 +27,7 @@
  * n = 512) and, being mostly memory-bound, did not scale with threads.
  */
 #include <assert.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -42,7 +43,7 @@
 #define PARALLEL_MIN_FLOPS 2.0e5
 /* Copies below this many bytes are not split (memcpy runs at ~20 GB/s). */
 #define PARALLEL_MIN_COPY_BYTES ((size_t)256 << 10)
-enum { MAX_THREADS = 64, MAX_JOBS = ATTN_MAX_COPY_JOBS };
+enum { MAX_THREADS = 64, MAX_JOBS = ATTN_MAX_PHASE_JOBS };
 /* How long a pool thread spins for more work before it sleeps, and how long
  * the caller spins for the pool to finish before it sleeps: long enough to
  * cover the gaps between the parallel phases of one forward, short enough
@@ -224,49 +225,115 @@ static int job_of(const int *first_task, int task)
     return j;
 }
 
-/* ---- copies ------------------------------------------------------------------- */
+/* ---- copies and products: one phase --------------------------------------------
+ *
+ * A phase is a set of independent copies and matrix products, cut into tasks:
+ * products first (the long tasks, so that the short ones even out the end),
+ * each in slices of columns, or of rows when it is too narrow for two wide
+ * panels; then the copies, in chunks. The inputs' copies into the trace and
+ * the projections (which read the caller's inputs, not the copies) are one
+ * phase: one wake-up and one wait instead of two. */
 
-/* Bytes per copy task: a multiple of 64 floats, so tasks never share a
+/* Floats per copy task: a multiple of 64 floats, so tasks never share a
  * cache line of the destination. */
 #define COPY_CHUNK_FLOATS ((size_t)64 << 10)
+/* Rows per row task are a multiple of this, the kernels' row block. */
+enum { ROW_QUANTUM = 4 };
+/* Columns per column task: whole wide panels of the product kernel, or
+ * narrow ones when there would be fewer than two tasks per thread. */
+enum { COL_WIDE = 64, COL_NARROW = 32 };
 
-typedef struct CopyTasks {
-    const AttnCopyJob *jobs;
+typedef struct PhaseTasks {
+    const AttnMatmulJob *jobs;
     int n_jobs;
-    int first_task[MAX_JOBS + 1];
-    int scan; /* scan each copy (bits wanted) */
-    atomic_uint bits[MAX_JOBS];
-} CopyTasks;
+    int by_cols;                   /* slices of columns (else of rows) */
+    int per_task;                  /* columns or rows per task */
+    const AttnCopyJob *copies;
+    int n_copies;
+    int first[2 * MAX_JOBS + 1];   /* task where each product, then each copy, starts; the last is the total */
+    int scan;                      /* scan what each task wrote */
+    atomic_uint bits[2 * MAX_JOBS]; /* what the scans found, per product then per copy */
+} PhaseTasks;
 
-static void copy_task(void *ctx, int task)
+static void phase_task(void *ctx, int task)
 {
-    CopyTasks *ct = ctx;
-    int j = job_of(ct->first_task, task);
-    const AttnCopyJob *job = &ct->jobs[j];
-    size_t at = (size_t)(task - ct->first_task[j]) * COPY_CHUNK_FLOATS;
-    size_t n = job->n - at < COPY_CHUNK_FLOATS ? job->n - at : COPY_CHUNK_FLOATS;
-    memcpy(job->dst + at, job->src + at, sizeof(float) * n);
-    if (ct->scan) atomic_fetch_or_explicit(&ct->bits[j], attn__nonfinite_bits(job->dst + at, n), memory_order_relaxed);
+    PhaseTasks *pt = ctx;
+    int j = job_of(pt->first, task);
+    int part = task - pt->first[j];
+    unsigned found = 0;
+    if (j < pt->n_jobs) {
+        const AttnMatmulJob *job = &pt->jobs[j];
+        if (pt->by_cols) {
+            int j0 = part * pt->per_task, w = job->n - j0 < pt->per_task ? job->n - j0 : pt->per_task;
+            attn__matmul_cols(job->C, job->A, job->B, job->bias, job->m, job->k, job->n, j0, w);
+            if (pt->scan)
+                for (int i = 0; i < job->m; i++) found |= attn__nonfinite_bits(job->C + (size_t)i * job->n + j0, (size_t)w);
+        } else {
+            /* rows r0..r0+rows-1 of C = A·B + bias: a product of their own */
+            int r0 = part * pt->per_task, rows = job->m - r0 < pt->per_task ? job->m - r0 : pt->per_task;
+            float *C = job->C + (size_t)r0 * job->n;
+            attn_matmul(C, job->A + (size_t)r0 * job->k, job->B, job->bias, rows, job->k, job->n);
+            if (pt->scan) found = attn__nonfinite_bits(C, (size_t)rows * (size_t)job->n);
+        }
+    } else {
+        const AttnCopyJob *copy = &pt->copies[j - pt->n_jobs];
+        size_t at = (size_t)part * COPY_CHUNK_FLOATS;
+        size_t n = copy->n - at < COPY_CHUNK_FLOATS ? copy->n - at : COPY_CHUNK_FLOATS;
+        memcpy(copy->dst + at, copy->src + at, sizeof(float) * n);
+        if (pt->scan) found = attn__nonfinite_bits(copy->dst + at, n);
+    }
+    if (found) atomic_fetch_or_explicit(&pt->bits[j], found, memory_order_relaxed);
 }
 
-void attn__copy_jobs(const AttnCopyJob *jobs, int n_jobs, unsigned char *bits, int threads)
+void attn__phase(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, const AttnCopyJob *copies, int n_copies,
+                 unsigned char *copy_bits, int threads)
 {
-    assert(n_jobs >= 0 && n_jobs <= MAX_JOBS);
-    CopyTasks ct = {.jobs = jobs, .n_jobs = n_jobs, .scan = bits != NULL};
+    assert(n_jobs >= 0 && n_jobs <= MAX_JOBS && n_copies >= 0 && n_copies <= MAX_JOBS);
+    PhaseTasks pt = {.jobs = jobs, .n_jobs = n_jobs, .copies = copies, .n_copies = n_copies,
+                     .scan = bits != NULL || copy_bits != NULL};
+    double flops = 0;
     size_t bytes = 0;
-    ct.first_task[0] = 0;
+    int max_m = 0, min_n = INT_MAX, panels = 0;
     for (int j = 0; j < n_jobs; j++) {
-        bytes += sizeof(float) * jobs[j].n;
-        ct.first_task[j + 1] = ct.first_task[j] + (int)((jobs[j].n + COPY_CHUNK_FLOATS - 1) / COPY_CHUNK_FLOATS);
-        atomic_init(&ct.bits[j], 0);
+        flops += 2.0 * jobs[j].m * (double)jobs[j].k * jobs[j].n;
+        if (jobs[j].m > max_m) max_m = jobs[j].m;
+        if (jobs[j].n < min_n) min_n = jobs[j].n;
+        panels += (jobs[j].n + COL_WIDE - 1) / COL_WIDE;
     }
-    if (threads <= 1 || bytes < PARALLEL_MIN_COPY_BYTES) {
-        for (int t = 0; t < ct.first_task[n_jobs]; t++) copy_task(&ct, t);
+    for (int c = 0; c < n_copies; c++) bytes += sizeof(float) * copies[c].n;
+    int parallel = threads > 1 && (flops >= PARALLEL_MIN_FLOPS || bytes >= PARALLEL_MIN_COPY_BYTES);
+    if (!parallel) threads = 1;
+    /* the products' slices (on one thread, each product whole: attn_matmul
+     * then picks its path by shape) */
+    pt.by_cols = threads > 1 && min_n >= 2 * COL_NARROW;
+    if (pt.by_cols) {
+        pt.per_task = panels >= 2 * threads ? COL_WIDE : COL_NARROW;
     } else {
-        run_tasks(copy_task, &ct, ct.first_task[n_jobs], threads);
+        int per = (max_m + threads - 1) / threads;
+        pt.per_task = (per + ROW_QUANTUM - 1) / ROW_QUANTUM * ROW_QUANTUM;
+        if (pt.per_task < ROW_QUANTUM) pt.per_task = ROW_QUANTUM;
+    }
+    pt.first[0] = 0;
+    for (int j = 0; j < n_jobs; j++) {
+        int extent = pt.by_cols ? jobs[j].n : jobs[j].m;
+        pt.first[j + 1] = pt.first[j] + (extent + pt.per_task - 1) / pt.per_task;
+        atomic_init(&pt.bits[j], 0);
+    }
+    for (int c = 0; c < n_copies; c++) {
+        int chunks = (int)((copies[c].n + COPY_CHUNK_FLOATS - 1) / COPY_CHUNK_FLOATS);
+        pt.first[n_jobs + c + 1] = pt.first[n_jobs + c] + (chunks > 0 ? chunks : 1);
+        atomic_init(&pt.bits[n_jobs + c], 0);
+    }
+    int n_tasks = pt.first[n_jobs + n_copies];
+    if (threads == 1) {
+        for (int t = 0; t < n_tasks; t++) phase_task(&pt, t);
+    } else {
+        run_tasks(phase_task, &pt, n_tasks, threads);
     }
     if (bits)
-        for (int j = 0; j < n_jobs; j++) bits[j] = (unsigned char)atomic_load(&ct.bits[j]);
+        for (int j = 0; j < n_jobs; j++) bits[j] = (unsigned char)atomic_load(&pt.bits[j]);
+    if (copy_bits)
+        for (int c = 0; c < n_copies; c++) copy_bits[c] = (unsigned char)atomic_load(&pt.bits[n_jobs + c]);
 }
 
 /* ---- heads ------------------------------------------------------------------ */
@@ -298,62 +365,3 @@ void attn__run_heads(AttnTrace *t, const struct Plan *p, const unsigned char *ma
     run_tasks(head_task, &ht, heads, threads);
 }
 
-/* ---- matrix products split by rows ------------------------------------------- */
-
-/* Rows per task are a multiple of this, the kernels' row block. */
-enum { ROW_QUANTUM = 4 };
-
-typedef struct RowTasks {
-    const AttnMatmulJob *jobs;
-    int n_jobs;
-    int rows_per_task; /* a multiple of ROW_QUANTUM */
-    int first_task[MAX_JOBS + 1]; /* (n_jobs + 1) task index where each job starts; the last is the total */
-    int scan;                     /* scan the rows computed (bits wanted) */
-    atomic_uint bits[MAX_JOBS];   /* what the scans of each job's rows found */
-} RowTasks;
-
-static void row_task(void *ctx, int task)
-{
-    RowTasks *rt = ctx;
-    int j = job_of(rt->first_task, task);
-    const AttnMatmulJob *job = &rt->jobs[j];
-    int r0 = (task - rt->first_task[j]) * rt->rows_per_task;
-    int rows = job->m - r0 < rt->rows_per_task ? job->m - r0 : rt->rows_per_task;
-    /* rows r0..r0+rows-1 of C = A·B + bias: a product of their own */
-    float *C = job->C + (size_t)r0 * job->n;
-    attn_matmul(C, job->A + (size_t)r0 * job->k, job->B, job->bias, rows, job->k, job->n);
-    if (rt->scan)
-        atomic_fetch_or_explicit(&rt->bits[j], attn__nonfinite_bits(C, (size_t)rows * (size_t)job->n),
-                                 memory_order_relaxed);
-}
-
-void attn__matmul_jobs(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, int threads)
-{
-    assert(n_jobs >= 0 && n_jobs <= MAX_JOBS);
-    double flops = 0;
-    int max_m = 0;
-    for (int j = 0; j < n_jobs; j++) {
-        flops += 2.0 * jobs[j].m * (double)jobs[j].k * jobs[j].n;
-        if (jobs[j].m > max_m) max_m = jobs[j].m;
-    }
-    if (threads <= 1 || flops < PARALLEL_MIN_FLOPS) {
-        for (int j = 0; j < n_jobs; j++) {
-            attn_matmul(jobs[j].C, jobs[j].A, jobs[j].B, jobs[j].bias, jobs[j].m, jobs[j].k, jobs[j].n);
-            if (bits) bits[j] = (unsigned char)attn__nonfinite_bits(jobs[j].C, (size_t)jobs[j].m * (size_t)jobs[j].n);
-        }
-        return;
-    }
-    /* each job in `threads` slices of rows, so that one job alone still keeps
-     * every thread busy */
-    RowTasks rt = {.jobs = jobs, .n_jobs = n_jobs, .scan = bits != NULL};
-    int per = (max_m + threads - 1) / threads;
-    rt.rows_per_task = (per + ROW_QUANTUM - 1) / ROW_QUANTUM * ROW_QUANTUM;
-    rt.first_task[0] = 0;
-    for (int j = 0; j < n_jobs; j++) {
-        rt.first_task[j + 1] = rt.first_task[j] + (jobs[j].m + rt.rows_per_task - 1) / rt.rows_per_task;
-        atomic_init(&rt.bits[j], 0);
-    }
-    run_tasks(row_task, &rt, rt.first_task[n_jobs], threads);
-    if (bits)
-        for (int j = 0; j < n_jobs; j++) bits[j] = (unsigned char)atomic_load(&rt.bits[j]);
-}

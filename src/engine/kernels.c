@@ -11,6 +11,7 @@
  * products are then under half of the forward (perf record) and a quarter is
  * the kernel zeroing the trace's fresh pages (three fifths at n = 2048).
  */
+#include <assert.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -388,6 +389,35 @@ void attn_matmul(float *restrict C, const float *restrict A, const float *restri
     else
         memset(C, 0, sizeof(float) * (size_t)m * (size_t)n);
     gemm_accumulate(C, A, B, 0, m, k, n);
+}
+
+/* Columns [j0, j0 + width) of C (m, n) = A (m, k) · B (k, n) [+ bias (n)]:
+ * the product's panels for those columns only, so that threads splitting a
+ * product by columns each pack only their own panels of B (split by rows,
+ * every thread packed all of B: at (64, 64, 8), a fifth more time in the
+ * products). Every element is the same sum, in the same order, as
+ * attn_matmul's. */
+KERNEL_DISPATCH static void gemm_cols(float *restrict C, const float *restrict A, const float *restrict B,
+                                      const float *restrict bias, int m, int k, int n, int j0, int width)
+{
+    for (int i = 0; i < m; i++) {
+        float *c = C + (size_t)i * n + j0;
+        if (bias)
+            memcpy(c, bias + j0, sizeof(float) * (size_t)width);
+        else
+            memset(c, 0, sizeof(float) * (size_t)width);
+    }
+    _Alignas(64) float bp[KC * NR_WIDE]; /* (KC, NR_WIDE) the packed panel, 64 KiB */
+    int wide = width - width % NR_WIDE;
+    gemm_columns(C, A, B, 0, m, k, n, j0, wide, NR_WIDE, bp);
+    gemm_columns(C, A, B, 0, m, k, n, j0 + wide, width - wide, NR_NARROW, bp);
+}
+
+void attn__matmul_cols(float *C, const float *A, const float *B, const float *bias, int m, int k, int n, int j0,
+                       int width)
+{
+    assert(j0 >= 0 && width >= 0 && j0 + width <= n);
+    gemm_cols(C, A, B, bias, m, k, n, j0, width);
 }
 
 void attn_matmul_nt(float *restrict C, const float *restrict A, const float *restrict B, int m, int k, int n)
