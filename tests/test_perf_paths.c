@@ -39,7 +39,11 @@ static const PerfShape perf_shapes[] = {
     {5, 8, 2},   {64, 64, 8},   {512, 512, 8}, {160, 512, 8}, {200, 512, 8}, /* bench's, n reduced for the last two */
     {37, 24, 3}, {131, 96, 12}, {1, 4, 1},     {67, 130, 2},                /* remainders of every block */
     {333, 256, 4}, /* large enough for threads (heads.c PARALLEL_MIN_FLOPS), rows not a multiple of 4 */
+    {700, 128, 4}, /* heads in blocks of rows (heads.c head_block_rows: 92 of 700), V_h packed (d_v = 32) */
 };
+/* Blocked heads under a mask: blocks whose rows are all masked but the
+ * first key (causal), at two widths of V_h (packed, and not: d_v = 8). */
+static const PerfShape blocked_masked_shapes[] = {{700, 128, 4}, {300, 16, 2}};
 enum { N_PERF_SHAPES = sizeof perf_shapes / sizeof perf_shapes[0] };
 
 
@@ -211,6 +215,8 @@ static void test_bench_shapes_causal_match_naive(void **state)
         if (perf_shapes[i].n > 256) continue; /* the unmasked pass covered the large one */
         perf_run_shape(perf_shapes[i], ATTN_MASK_CAUSAL);
     }
+    for (size_t i = 0; i < sizeof blocked_masked_shapes / sizeof blocked_masked_shapes[0]; i++)
+        perf_run_shape(blocked_masked_shapes[i], ATTN_MASK_CAUSAL);
     PerfInputs in;
     perf_inputs_init(&in, (PerfShape){64, 64, 8}, ATTN_MASK_CAUSAL, 1);
     char err[256];

@@ -175,6 +175,8 @@ stage_threads() {
     # tasks than threads at times; n = 192 keeps it a few seconds under TSan
     "$b/attnviz" bench --n 192 --d-model 128 --heads 8 --threads 2 --reps 3 >/dev/null || die "bench --threads 2 failed"
     "$b/attnviz" bench --n 192 --d-model 128 --heads 4 --threads 4 --reps 3 >/dev/null || die "bench --threads 4 failed"
+    # heads in blocks of rows, with K_h and V_h packed first (heads.c)
+    "$b/attnviz" bench --n 600 --d-model 128 --heads 4 --threads 2 --reps 2 >/dev/null || die "bench (600) --threads 2 failed"
     # many short forwards: helpers that wake late and find the queue taken back
     "$b/attnviz" bench --n 64 --d-model 64 --heads 8 --threads 2 --reps 100 >/dev/null || die "bench (64) --threads 2 failed"
     say "4/4 threads: clean ($(elapsed))"

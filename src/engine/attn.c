@@ -302,13 +302,6 @@ static void plan(Builder *b, const AttnConfig *c, Plan *p)
 
 static float *data_of(AttnTrace *t, int idx) { return idx >= 0 ? t->steps[idx].data : NULL; }
 
-/* found[idx] = what a scan of the n floats at x finds; nothing when found is
- * NULL (a small trace is scanned whole at the end instead). */
-static void mark(unsigned char *found, int idx, const float *x, size_t n)
-{
-    if (found) found[idx] = (unsigned char)attn__nonfinite_bits(x, n);
-}
-
 /* Is query i allowed to attend key j? */
 static int allowed(const AttnConfig *c, const unsigned char *mask, int i, int j)
 {
@@ -321,12 +314,13 @@ static int allowed(const AttnConfig *c, const unsigned char *mask, int i, int j)
     return 1;
 }
 
-/* masked(i,j) = allowed ? in(i,j) : fill. Rows with no allowed key at all are
+/* masked(i,j) = allowed ? in(i,j) : fill, for the rows [r0, r1) of the
+ * (n_q, n_k) matrices in and out. Rows with no allowed key at all are
  * flagged, whatever the fill. */
 void attn__apply_mask(const AttnConfig *c, const unsigned char *mask, float *out, unsigned char *flags,
-                      const float *in)
+                      const float *in, int r0, int r1)
 {
-    for (int i = 0; i < c->n_q; i++) {
+    for (int i = r0; i < r1; i++) {
         int any = 0;
         for (int j = 0; j < c->n_k; j++) {
             size_t at = (size_t)i * (size_t)c->n_k + (size_t)j;
@@ -360,73 +354,114 @@ static void copy_block(float *restrict dst, size_t dst_stride, const float *rest
 #undef COPY_ROWS
 }
 
-/* One head of dot attention: split, scores, scale, mask, softmax, weighted
- * sum, and its columns of concat. Reads the projections Q, K, V; writes only
- * this head's steps and columns, and their found[] entries, so heads may run
- * on different threads. Each step is scanned as soon as it is written. */
-void attn__compute_head(AttnTrace *t, const Plan *p, const unsigned char *mask, int h, unsigned char *found)
+/* found[idx] |= bits, from any thread (the tasks of one head each scan
+ * their own rows of its steps) */
+static void found_or(unsigned char *found, int idx, unsigned bits)
+{
+    if (found && idx >= 0 && bits) __atomic_fetch_or(&found[idx], (unsigned char)bits, __ATOMIC_RELAXED);
+}
+
+/* Head h's split copies K_h and V_h (its columns of K and V), scanned. */
+static void split_keys(AttnTrace *t, const Plan *p, int h, unsigned char *found)
 {
     const AttnConfig *c = &t->cfg;
     const HeadPlan *hp = &p->head[h];
-    int nq = c->n_q, nk = c->n_k, dk = c->d_k, dv = c->d_v, H = c->heads;
-    const float *Q = data_of(t, p->Q), *K = data_of(t, p->K), *V = data_of(t, p->V);
-    float *Qh = data_of(t, hp->Q), *Kh = data_of(t, hp->K), *Vh = data_of(t, hp->V);
+    int nk = c->n_k, dk = c->d_k, dv = c->d_v, H = c->heads;
+    float *Kh = data_of(t, hp->K), *Vh = data_of(t, hp->V);
+    copy_block(Kh, (size_t)dk, data_of(t, p->K) + (size_t)h * dk, (size_t)H * dk, nk, dk);
+    copy_block(Vh, (size_t)dv, data_of(t, p->V) + (size_t)h * dv, (size_t)H * dv, nk, dv);
+    if (found) {
+        found_or(found, hp->K, attn__nonfinite_bits(Kh, (size_t)nk * dk));
+        found_or(found, hp->V, attn__nonfinite_bits(Vh, (size_t)nk * dv));
+    }
+}
+
+void attn__prepare_head(AttnTrace *t, const Plan *p, int h, float *packK, float *packV, unsigned char *found)
+{
+    const AttnConfig *c = &t->cfg;
+    const HeadPlan *hp = &p->head[h];
+    split_keys(t, p, h, found);
+    /* scores = Q_h · K_hᵀ: B is K_h (n_k, d_k) read transposed; the weighted sum's B is V_h (n_k, d_v) */
+    attn__pack_panels(packK, data_of(t, hp->K), (size_t)c->d_k, 1, c->d_k, c->n_k);
+    if (packV) attn__pack_panels(packV, data_of(t, hp->V), (size_t)c->d_v, 0, c->n_k, c->d_v);
+}
+
+/* Rows [r0, r1) of head h (0-based) of dot attention: split, scores, scale,
+ * mask, softmax, weighted sum, and their columns of concat. With packK NULL
+ * the rows are all the head's, and K_h and V_h are split here too;
+ * otherwise attn__prepare_head has split them and packed K_hᵀ (and V_h
+ * into packV, or packV is NULL). Writes only these rows of this head's
+ * steps and columns, and ORs what their scans find into found[] (which the
+ * caller cleared for the head's steps; NULL: no scans). So any two blocks may
+ * run on different threads.
+ *
+ * A block of rows goes through every step while its scores, scaled and
+ * weights (a few hundred KiB: attn__run_heads picks the rows) are still in
+ * the core's cache: head by head, each n_k-wide step was written to memory
+ * and read back by the next, and two threads shared that bandwidth. */
+void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *mask, int h, int r0, int r1,
+                             const float *packK, const float *packV, unsigned char *found)
+{
+    const AttnConfig *c = &t->cfg;
+    const HeadPlan *hp = &p->head[h];
+    int nk = c->n_k, dk = c->d_k, dv = c->d_v, H = c->heads, rows = r1 - r0;
+    size_t ldk = (size_t)H * dk, ldv = (size_t)H * dv; /* row strides of Q, K and of V */
+    float *Qh = data_of(t, hp->Q) + (size_t)r0 * dk; /* (rows, d_k) */
 
     /* 1. split: head h takes columns [h·d_k, (h+1)·d_k) of Q and K, [h·d_v, (h+1)·d_v) of V */
-    copy_block(Qh, (size_t)dk, Q + (size_t)h * dk, (size_t)H * dk, nq, dk);
-    copy_block(Kh, (size_t)dk, K + (size_t)h * dk, (size_t)H * dk, nk, dk);
-    copy_block(Vh, (size_t)dv, V + (size_t)h * dv, (size_t)H * dv, nk, dv);
-    mark(found, hp->Q, Qh, (size_t)nq * dk);
-    mark(found, hp->K, Kh, (size_t)nk * dk);
-    mark(found, hp->V, Vh, (size_t)nk * dv);
-    /* 2. scores = Q_h · K_hᵀ  (n_q, n_k) */
-    float *S = data_of(t, hp->scores);
-    size_t nn = (size_t)nq * (size_t)nk;
-    attn_matmul_nt(S, Qh, Kh, nq, dk, nk);
+    copy_block(Qh, (size_t)dk, data_of(t, p->Q) + (size_t)r0 * ldk + (size_t)h * dk, ldk, rows, dk);
+    if (found) found_or(found, hp->Q, attn__nonfinite_bits(Qh, (size_t)rows * dk));
+    if (!packK) split_keys(t, p, h, found);
+    /* 2. scores = Q_h · K_hᵀ  (rows, n_k) */
+    size_t nn = (size_t)rows * (size_t)nk;
+    float *S = data_of(t, hp->scores) + (size_t)r0 * nk;
+    if (packK)
+        attn__matmul_packed(S, Qh, packK, rows, dk, nk);
+    else
+        attn_matmul_nt(S, Qh, data_of(t, hp->K), rows, dk, nk);
     /* 3. scaled = scores / divisor, the scans of both in the same pass (a
      *    kernel of kernels.c's, so in AVX-512 where there is: compiled here,
      *    the loop divided 4 floats at a time, a tenth of a (64, 64, 8)
      *    forward) */
-    float *A = data_of(t, hp->scaled);
+    float *A = data_of(t, hp->scaled) + (size_t)r0 * nk;
     unsigned bits_s, bits_a;
     attn__divide_scan(A, S, nn, t->divisor, &bits_s, &bits_a);
-    if (found) {
-        found[hp->scores] = (unsigned char)bits_s;
-        found[hp->scaled] = (unsigned char)bits_a;
-    }
+    found_or(found, hp->scores, bits_s);
+    found_or(found, hp->scaled, bits_a);
     /* 4. masked: blocked cells become the fill. Not scanned: its cells are
      *    scaled's, or the fill (finite, or -inf, which a masked step may
      *    hold); so it holds +inf or NaN only where scaled does. */
     const float *pre = A;
-    int pre_step = hp->scaled;
+    unsigned bits_pre = bits_a;
+    AttnStep *w = &t->steps[hp->weights];
     if (hp->masked >= 0) {
         AttnStep *m = &t->steps[hp->masked];
-        attn__apply_mask(c, mask, m->data, m->row_flags, A);
-        if (found) found[hp->masked] = found[hp->scaled] | (c->mask_fill == -INFINITY ? ATTN_SCAN_NINF : 0);
-        pre = m->data;
-        pre_step = hp->masked;
+        attn__apply_mask(c, mask, m->data, m->row_flags, data_of(t, hp->scaled), r0, r1);
+        bits_pre = bits_a | (c->mask_fill == -INFINITY ? ATTN_SCAN_NINF : 0);
+        found_or(found, hp->masked, bits_pre);
+        pre = m->data + (size_t)r0 * nk;
     }
     /* 5. softmax along each row; 6. weighted sum of the values */
-    AttnStep *w = &t->steps[hp->weights];
-    attn_softmax_rows(w->data, w->row_flags, pre, nq, nk);
+    float *W = w->data + (size_t)r0 * nk;
+    attn_softmax_rows(W, w->row_flags + r0, pre, rows, nk);
     /* Weights of rows of finite and -inf logits are in [0, 1] (the careful
      * path turns blocked rows into zeros): only input holding +inf or NaN
      * (an earlier step, which is named first) needs the scan of the 16 MiB
      * a head's weights are at n = 2048. */
-    if (found) {
-        if (found[pre_step] & ATTN_SCAN_PINF_NAN)
-            mark(found, hp->weights, w->data, nn);
-        else
-            found[hp->weights] = 0;
-    }
+    if (found && (bits_pre & ATTN_SCAN_PINF_NAN)) found_or(found, hp->weights, attn__nonfinite_bits(W, nn));
     if (hp->masked >= 0) /* a row flagged by the mask stays flagged even under a finite fill */
-        for (int i = 0; i < nq; i++) w->row_flags[i] |= t->steps[hp->masked].row_flags[i];
+        for (int i = r0; i < r1; i++) w->row_flags[i] |= t->steps[hp->masked].row_flags[i];
     AttnStep *o = &t->steps[hp->out];
-    attn_matmul(o->data, w->data, Vh, NULL, nq, nk, dv);
-    mark(found, hp->out, o->data, (size_t)nq * dv);
-    memcpy(o->row_flags, w->row_flags, (size_t)nq);
+    float *O = o->data + (size_t)r0 * dv; /* (rows, d_v) */
+    if (packV)
+        attn__matmul_packed(O, W, packV, rows, nk, dv);
+    else
+        attn_matmul(O, W, data_of(t, hp->V), NULL, rows, nk, dv);
+    if (found) found_or(found, hp->out, attn__nonfinite_bits(O, (size_t)rows * dv));
+    memcpy(o->row_flags + r0, w->row_flags + r0, (size_t)rows);
     /* 7. concat: this head's output goes to columns [h·d_v, (h+1)·d_v) */
-    if (p->concat >= 0) copy_block(data_of(t, p->concat) + (size_t)h * dv, (size_t)H * dv, o->data, (size_t)dv, nq, dv);
+    if (p->concat >= 0)
+        copy_block(data_of(t, p->concat) + (size_t)r0 * ldv + (size_t)h * dv, ldv, O, (size_t)dv, rows, dv);
 }
 
 /* The copies of the inputs, weights and biases into their steps, as copy
@@ -472,7 +507,15 @@ static void compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p, unsign
         for (int j = 0; j < n_copies; j++) found[copy_at[j]] = copy_bits[j];
     }
 
-    /* 2. every head, each writing its own columns of concat */
+    /* 2. every head, each writing its own columns of concat, in blocks of
+     *    rows that OR what their scans find into found[] */
+    if (found)
+        for (int h = 0; h < H; h++) {
+            const HeadPlan *hp = &p->head[h];
+            const int steps[] = {hp->Q, hp->K, hp->V, hp->scores, hp->scaled, hp->masked, hp->weights, hp->out};
+            for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+                if (steps[i] >= 0) found[steps[i]] = 0;
+        }
     attn__run_heads(t, p, c->mask, H, found, c->threads);
     /* concat holds exact copies of the heads' outputs: what their scans found */
     if (found) {
@@ -536,7 +579,7 @@ static void compute_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)
     const float *pre = S;
     if (hp->masked >= 0) {
         AttnStep *m = &t->steps[hp->masked];
-        attn__apply_mask(c, c->mask, m->data, m->row_flags, S);
+        attn__apply_mask(c, c->mask, m->data, m->row_flags, S, 0, nq);
         pre = m->data;
     }
     AttnStep *w = &t->steps[hp->weights];

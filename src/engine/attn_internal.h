@@ -21,11 +21,18 @@ unsigned attn__nonfinite_bits(const float *x, size_t n);
  * and y, in one pass. */
 void attn__divide_scan(float *y, const float *x, size_t n, float divisor, unsigned *bits_x, unsigned *bits_y);
 
-/* Computes head h (0-based) of dot attention into its recorded steps and its
- * columns of concat (when the plan has one), filling found[] for its steps
- * (found may be NULL: no scans). */
-void attn__compute_head(AttnTrace *t, const struct Plan *p, const unsigned char *mask, int h, unsigned char *found);
-/* Computes heads 0..heads-1, on up to `threads` threads. */
+/* Head h's split copies of K and V, and K_hᵀ (and V_h, unless packV is
+ * NULL) packed for attn__matmul_packed, for attn__compute_head_rows. */
+void attn__prepare_head(AttnTrace *t, const struct Plan *p, int h, float *packK, float *packV, unsigned char *found);
+/* Computes rows [r0, r1) of head h (0-based) of dot attention into its
+ * recorded steps and its columns of concat (when the plan has one): all its
+ * rows, K_h and V_h included, when packK is NULL; else a block of them,
+ * after attn__prepare_head. ORs what the scans of what it wrote find into
+ * found[] (found may be NULL: no scans). */
+void attn__compute_head_rows(AttnTrace *t, const struct Plan *p, const unsigned char *mask, int h, int r0, int r1,
+                             const float *packK, const float *packV, unsigned char *found);
+/* Computes heads 0..heads-1, in blocks of rows, on up to `threads` threads;
+ * found[] of the heads' steps must be 0 (or found NULL). */
 void attn__run_heads(AttnTrace *t, const struct Plan *p, const unsigned char *mask, int heads, unsigned char *found,
                      int threads);
 /* One matrix product C (m, n) = A (m, k) · B (k, n) [+ bias (n)]. */
@@ -41,6 +48,13 @@ typedef struct AttnCopyJob {
     size_t n;
 } AttnCopyJob;
 enum { ATTN_MAX_PHASE_JOBS = 10 };
+/* B (k, n) packed whole into the product kernel's panels (B (n, k) read as
+ * its transpose when transposed; rows ldb floats apart), in
+ * attn__packed_floats(k, n) floats; then C (m, n) = A (m, k) · B from the
+ * packed panels, the same bits as attn_matmul (or attn_matmul_nt). */
+size_t attn__packed_floats(int k, int n);
+void attn__pack_panels(float *dst, const float *B, size_t ldb, int transposed, int k, int n);
+void attn__matmul_packed(float *C, const float *A, const float *packed, int m, int k, int n);
 /* Columns [j0, j0 + width) of attn_matmul(C, A, B, bias, m, k, n), the same bits. */
 void attn__matmul_cols(float *C, const float *A, const float *B, const float *bias, int m, int k, int n, int j0,
                        int width);
@@ -52,8 +66,9 @@ void attn__matmul_cols(float *C, const float *A, const float *B, const float *bi
  * and 256 KiB of copies, all of it runs on the caller's thread. */
 void attn__phase(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, const AttnCopyJob *copies, int n_copies,
                  unsigned char *copy_bits, int threads);
-/* masked(i,j) = allowed(i,j) ? in(i,j) : cfg->mask_fill, rows with no allowed key flagged. */
+/* masked(i,j) = allowed(i,j) ? in(i,j) : cfg->mask_fill for the rows [r0, r1) of the
+ * (n_q, n_k) matrices, rows with no allowed key flagged. */
 void attn__apply_mask(const AttnConfig *c, const unsigned char *mask, float *out, unsigned char *flags,
-                      const float *in);
+                      const float *in, int r0, int r1);
 
 #endif

@@ -1,11 +1,13 @@
 /* heads.c: the engine's work on worker threads, when cfg.threads asks for it.
  *
  * Three kinds of work split well: the copies of the inputs into the trace,
- * the rows of a matrix product (each row of C depends only on its row of A),
- * and the heads of dot attention (independent once Q, K and V exist: each
- * writes only its own steps and its own columns of concat). Each is handed
- * out as numbered tasks from one atomic counter to `threads` threads, the
- * caller's included.
+ * the columns (or rows) of a matrix product, and the heads of dot attention,
+ * in blocks of query rows (independent once Q, K and V exist: each writes
+ * only its own rows of its head's steps and of its columns of concat). Each
+ * is handed out as numbered tasks from one atomic counter to `threads`
+ * threads, the caller's included. A forward is four phases at most: copies
+ * and projections; each head's K_h and V_h packed (only when the heads are
+ * cut in blocks); the blocks of every head; the output projection.
  *
  * The other threads are a pool, started the first time a forward asks for
  * more than one thread and kept, asleep, until the process ends: starting a
@@ -16,8 +18,8 @@
  * forward uses the pool at a time; a second caller on another thread, while
  * the pool is busy, simply runs its tasks on its own thread.
  *
- * The results do not depend on the number of threads: a row of C is computed
- * by the same kernel, in the same order, whichever thread computes it. Work
+ * The results do not depend on the number of threads: an element of C is
+ * the same sum, in the same order, whichever thread computes it. Work
  * too small to pay for waking a thread (PARALLEL_MIN_FLOPS) runs on the
  * caller's thread alone.
  *
@@ -31,6 +33,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -289,8 +292,6 @@ void attn__phase(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, con
                  unsigned char *copy_bits, int threads)
 {
     assert(n_jobs >= 0 && n_jobs <= MAX_JOBS && n_copies >= 0 && n_copies <= MAX_JOBS);
-    PhaseTasks pt = {.jobs = jobs, .n_jobs = n_jobs, .copies = copies, .n_copies = n_copies,
-                     .scan = bits != NULL || copy_bits != NULL};
     double flops = 0;
     size_t bytes = 0;
     int max_m = 0, min_n = INT_MAX, panels = 0;
@@ -301,11 +302,24 @@ void attn__phase(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, con
         panels += (jobs[j].n + COL_WIDE - 1) / COL_WIDE;
     }
     for (int c = 0; c < n_copies; c++) bytes += sizeof(float) * copies[c].n;
-    int parallel = threads > 1 && (flops >= PARALLEL_MIN_FLOPS || bytes >= PARALLEL_MIN_COPY_BYTES);
-    if (!parallel) threads = 1;
-    /* the products' slices (on one thread, each product whole: attn_matmul
-     * then picks its path by shape) */
-    pt.by_cols = threads > 1 && min_n >= 2 * COL_NARROW;
+    if (threads <= 1 || (flops < PARALLEL_MIN_FLOPS && bytes < PARALLEL_MIN_COPY_BYTES)) {
+        /* on the caller's thread, each product whole (attn_matmul picks its
+         * path by shape): the task bookkeeping below was 5% of a 5-token
+         * forward */
+        for (int j = 0; j < n_jobs; j++) {
+            attn_matmul(jobs[j].C, jobs[j].A, jobs[j].B, jobs[j].bias, jobs[j].m, jobs[j].k, jobs[j].n);
+            if (bits) bits[j] = (unsigned char)attn__nonfinite_bits(jobs[j].C, (size_t)jobs[j].m * (size_t)jobs[j].n);
+        }
+        for (int c = 0; c < n_copies; c++) {
+            memcpy(copies[c].dst, copies[c].src, sizeof(float) * copies[c].n);
+            if (copy_bits) copy_bits[c] = (unsigned char)attn__nonfinite_bits(copies[c].dst, copies[c].n);
+        }
+        return;
+    }
+    PhaseTasks pt = {.jobs = jobs, .n_jobs = n_jobs, .copies = copies, .n_copies = n_copies,
+                     .scan = bits != NULL || copy_bits != NULL};
+    /* the products' slices */
+    pt.by_cols = min_n >= 2 * COL_NARROW;
     if (pt.by_cols) {
         pt.per_task = panels >= 2 * threads ? COL_WIDE : COL_NARROW;
     } else {
@@ -324,12 +338,7 @@ void attn__phase(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, con
         pt.first[n_jobs + c + 1] = pt.first[n_jobs + c] + (chunks > 0 ? chunks : 1);
         atomic_init(&pt.bits[n_jobs + c], 0);
     }
-    int n_tasks = pt.first[n_jobs + n_copies];
-    if (threads == 1) {
-        for (int t = 0; t < n_tasks; t++) phase_task(&pt, t);
-    } else {
-        run_tasks(phase_task, &pt, n_tasks, threads);
-    }
+    run_tasks(phase_task, &pt, pt.first[n_jobs + n_copies], threads);
     if (bits)
         for (int j = 0; j < n_jobs; j++) bits[j] = (unsigned char)atomic_load(&pt.bits[j]);
     if (copy_bits)
@@ -338,30 +347,107 @@ void attn__phase(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, con
 
 /* ---- heads ------------------------------------------------------------------ */
 
+/* Query rows per head task: a block's scores, scaled and weights, each
+ * (rows, n_k), are HEAD_BLOCK_FLOATS or less (256 KiB), so that the three
+ * stay in the core's 2 MiB cache from the step that writes them to the one
+ * that reads them. A multiple of the product kernel's 4 rows. The blocks do
+ * not depend on the number of threads, and no result depends on the blocks. */
+#define HEAD_BLOCK_FLOATS (64 * 1024)
+
+static int head_block_rows(int nq, int nk)
+{
+    long r = HEAD_BLOCK_FLOATS / nk / ROW_QUANTUM * ROW_QUANTUM;
+    if (r < ROW_QUANTUM) r = ROW_QUANTUM;
+    return r >= nq ? nq : (int)r;
+}
+
 typedef struct HeadTasks {
     AttnTrace *t;
     const struct Plan *p;
     const unsigned char *mask;
     unsigned char *found;
+    int rows, blocks; /* rows per block, blocks per head */
+    float *pack;      /* per head: K_hᵀ packed (pack_k floats), then V_h (pack_v; 0: not packed); NULL: one block per head */
+    size_t pack_k, pack_v;
 } HeadTasks;
 
-static void head_task(void *ctx, int h)
+static void prepare_task(void *ctx, int h)
 {
     HeadTasks *ht = ctx;
-    attn__compute_head(ht->t, ht->p, ht->mask, h, ht->found);
+    float *pk = ht->pack + (size_t)h * (ht->pack_k + ht->pack_v);
+    attn__prepare_head(ht->t, ht->p, h, pk, ht->pack_v ? pk + ht->pack_k : NULL, ht->found);
+}
+
+static void head_task(void *ctx, int task)
+{
+    HeadTasks *ht = ctx;
+    int h = task / ht->blocks, b = task % ht->blocks;
+    int r0 = b * ht->rows, r1 = r0 + ht->rows < ht->t->cfg.n_q ? r0 + ht->rows : ht->t->cfg.n_q;
+    const float *pk = ht->pack ? ht->pack + (size_t)h * (ht->pack_k + ht->pack_v) : NULL;
+    attn__compute_head_rows(ht->t, ht->p, ht->mask, h, r0, r1, pk, pk && ht->pack_v ? pk + ht->pack_k : NULL,
+                            ht->found);
+}
+
+/* The packed K_hᵀ and V_h of the last forward that needed them, kept for the
+ * next (as the trace's block is, attn.c): 8 MiB at n = 2048, which the
+ * kernel would otherwise zero page by page on every forward. */
+static struct {
+    pthread_mutex_t m;
+    float *buf;
+    size_t floats;
+} pack_spare = {.m = PTHREAD_MUTEX_INITIALIZER};
+
+static float *pack_get(size_t floats)
+{
+    pthread_mutex_lock(&pack_spare.m);
+    float *b = pack_spare.buf;
+    size_t have = pack_spare.floats;
+    pack_spare.buf = NULL;
+    pthread_mutex_unlock(&pack_spare.m);
+    if (b && have >= floats && have / 2 <= floats) return b;
+    free(b);
+    return aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64);
+}
+
+static void pack_put(float *b, size_t floats)
+{
+    pthread_mutex_lock(&pack_spare.m);
+    float *old = pack_spare.buf;
+    pack_spare.buf = b;
+    pack_spare.floats = floats;
+    pthread_mutex_unlock(&pack_spare.m);
+    free(old);
 }
 
 void attn__run_heads(AttnTrace *t, const struct Plan *p, const unsigned char *mask, int heads, unsigned char *found,
                      int threads)
 {
     const AttnConfig *c = &t->cfg;
+    HeadTasks ht = {.t = t, .p = p, .mask = mask, .found = found, .rows = head_block_rows(c->n_q, c->n_k)};
+    ht.blocks = (c->n_q + ht.rows - 1) / ht.rows;
+    size_t pack_floats = 0;
+    if (ht.blocks > 1) {
+        /* V_h is packed when it fills at least a narrow panel; a narrower
+         * one goes through attn_matmul's paths for few columns */
+        ht.pack_k = attn__packed_floats(c->d_k, c->n_k);
+        ht.pack_v = c->d_v >= 32 ? attn__packed_floats(c->n_k, c->d_v) : 0;
+        pack_floats = (size_t)heads * (ht.pack_k + ht.pack_v);
+        ht.pack = pack_get(pack_floats);
+        if (!ht.pack) ht.rows = c->n_q, ht.blocks = 1; /* no memory: each head whole, as it always works */
+    }
+    int n_tasks = heads * ht.blocks;
     /* scores and weighted sum: 2·n_q·n_k·(d_k + d_v) per head */
     double flops = 2.0 * c->n_q * c->n_k * (double)(c->d_k + c->d_v) * heads;
-    HeadTasks ht = {.t = t, .p = p, .mask = mask, .found = found};
-    if (threads <= 1 || heads == 1 || flops < PARALLEL_MIN_FLOPS) {
-        for (int h = 0; h < heads; h++) attn__compute_head(t, p, mask, h, found);
-        return;
+    int alone = threads <= 1 || n_tasks == 1 || flops < PARALLEL_MIN_FLOPS;
+    if (ht.pack) {
+        if (alone)
+            for (int h = 0; h < heads; h++) prepare_task(&ht, h);
+        else
+            run_tasks(prepare_task, &ht, heads, threads);
     }
-    run_tasks(head_task, &ht, heads, threads);
+    if (alone)
+        for (int task = 0; task < n_tasks; task++) head_task(&ht, task);
+    else
+        run_tasks(head_task, &ht, n_tasks, threads);
+    if (ht.pack) pack_put(ht.pack, pack_floats);
 }
-
