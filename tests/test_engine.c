@@ -435,7 +435,7 @@ static void check_structure(const AttnTrace *t, const AttnConfig *c)
         assert_non_null(s->data);
         bytes += sizeof(float) * (size_t)s->rows * (size_t)s->cols;
         for (int k = 0; k < s->n_from; k++)
-            if (s->from[k] < 0 || s->from[k] >= i) fail_msg("%s: step %s: from[%d] = %d is not an earlier step", g_ctx, s->name, k, s->from[k]);
+            if (s->from[k] >= i) fail_msg("%s: step %s: from[%d] = %d is not an earlier step", g_ctx, s->name, k, s->from[k]);
         if (s->kind == ATTN_STEP_CONCAT) {
             assert_int_equal(s->n_from, c->heads);
             for (int k = 0; k < s->n_from; k++) {

@@ -482,7 +482,7 @@ static void test_reused_block(void **state)
             assert_int_equal(a->cols, b->cols);
             assert_memory_equal(a->data, b->data, sizeof(float) * (size_t)a->rows * (size_t)a->cols);
             assert_int_equal(a->n_from, b->n_from);
-            assert_memory_equal(a->from, b->from, sizeof(int) * (size_t)a->n_from);
+            assert_memory_equal(a->from, b->from, sizeof *a->from * (size_t)a->n_from);
             assert_true((a->row_flags == NULL) == (b->row_flags == NULL));
             if (a->row_flags) assert_memory_equal(a->row_flags, b->row_flags, (size_t)a->rows);
         }

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +93,10 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
+/* At most this many heads: a trace then has fewer than 65536 steps, as
+ * AttnStep.from's indices allow. */
+enum { ATTN_MAX_HEADS = 1024 };
+
 /* The engine's own ceiling on any one size, far above what lessons allow
  * (lesson.h sets the user-facing limits); it keeps every product of two sizes
  * well inside size_t and int. */
@@ -126,7 +131,8 @@ int attn_config_check(const AttnConfig *c, char *err, size_t errlen)
         return 0;
     }
     if (c->d_model < 1 || c->d_model > ATTN_MAX_DIM) return fail(err, errlen, "d_model must be 1..%d, got %d", ATTN_MAX_DIM, c->d_model);
-    if (c->heads < 1 || c->heads > 1024) return fail(err, errlen, "heads must be 1..1024, got %d", c->heads);
+    if (c->heads < 1 || c->heads > ATTN_MAX_HEADS)
+        return fail(err, errlen, "heads must be 1..%d, got %d", ATTN_MAX_HEADS, c->heads);
     if (c->d_k < 1 || (long)c->d_k * c->heads > ATTN_MAX_DIM)
         return fail(err, errlen, "d_k must be ≥ 1 with heads·d_k ≤ %d, got d_k=%d", ATTN_MAX_DIM, c->d_k);
     if (c->d_v < 1 || (long)c->d_v * c->heads > ATTN_MAX_DIM)
@@ -144,32 +150,42 @@ typedef struct Builder {
     AttnTrace *t; /* NULL on the counting pass */
     int n_steps;
     size_t n_from, n_flags, n_floats;
-    int *from_cur;
+    unsigned short *from_cur;
     unsigned char *flag_cur;
     float *float_cur;
 } Builder;
 
-/* name = base for shared steps, base_H for head H's (Q_2, weights_2): a
- * plain copy, since formatting ~30 names with vsnprintf was a third of a
- * lesson-sized forward. */
-static void step_name(char out[ATTN_MAX_NAME], const char *base, int head)
+/* The names of per-head steps, base_H (Q_2, weights_2), in static storage
+ * so that a step holds a pointer, not a copy (a lesson's 28 steps carried
+ * 32-byte name buffers): written once for heads 1..head_names_ready, under
+ * head_names_m, and only read after that. Formatting ~30 names per forward
+ * with vsnprintf was a third of a lesson-sized forward. */
+enum { HN_Q, HN_K, HN_V, HN_SCORES, HN_SCALED, HN_MASKED, HN_WEIGHTS, HN_HEAD, HN_COUNT };
+static const char *const head_bases[HN_COUNT] = {"Q", "K", "V", "scores", "scaled", "masked", "weights", "head"};
+static char head_names[HN_COUNT][ATTN_MAX_HEADS][16];
+static atomic_int head_names_ready;
+static pthread_mutex_t head_names_m = PTHREAD_MUTEX_INITIALIZER;
+_Static_assert(ATTN_MAX_NAME >= 16, "a head step's name must fit ATTN_MAX_NAME");
+
+/* Makes sure heads 1..heads have their names. */
+static void head_names_fill(int heads)
 {
-    size_t n = strlen(base);
-    assert(n + 12 < ATTN_MAX_NAME);
-    memcpy(out, base, n);
-    if (head > 0) {
-        char digits[12];
-        int nd = 0;
-        for (unsigned v = (unsigned)head; v; v /= 10) digits[nd++] = (char)('0' + v % 10);
-        out[n++] = '_';
-        while (nd) out[n++] = digits[--nd];
-    }
-    out[n] = '\0';
+    if (atomic_load_explicit(&head_names_ready, memory_order_acquire) >= heads) return;
+    pthread_mutex_lock(&head_names_m);
+    for (int h = atomic_load_explicit(&head_names_ready, memory_order_relaxed) + 1; h <= heads; h++)
+        for (int k = 0; k < HN_COUNT; k++) snprintf(head_names[k][h - 1], sizeof head_names[k][h - 1], "%s_%d", head_bases[k], h);
+    if (atomic_load_explicit(&head_names_ready, memory_order_relaxed) < heads)
+        atomic_store_explicit(&head_names_ready, heads, memory_order_release);
+    pthread_mutex_unlock(&head_names_m);
 }
 
-/* Adds one step; returns its index. from: n_from indices, -1 entries skipped. */
+/* Head h's (1-based) step of base k, e.g. HN_SCORES, 2: "scores_2". */
+static const char *head_name(int k, int h) { return head_names[k][h - 1]; }
+
+/* Adds one step; returns its index. from: n_from indices, -1 entries
+ * skipped. name: a string in static storage. */
 static int add_step(Builder *b, AttnStepKind kind, int head, int rows, int cols, int flags,
-                    const int *from, int n_from, const char *base)
+                    const int *from, int n_from, const char *name)
 {
     int real_from = 0;
     for (int i = 0; i < n_from; i++) real_from += from[i] >= 0;
@@ -178,16 +194,16 @@ static int add_step(Builder *b, AttnStepKind kind, int head, int rows, int cols,
     if (b->t) {
         AttnStep *s = &b->t->steps[idx];
         s->kind = kind;
-        s->head = head;
+        s->head = (unsigned short)head;
         s->rows = rows;
         s->cols = cols;
-        step_name(s->name, base, head);
+        s->name = name;
         s->data = b->float_cur;
         b->float_cur += nf;
-        s->n_from = real_from;
+        s->n_from = (unsigned short)real_from;
         s->from = b->from_cur;
         for (int i = 0; i < n_from; i++)
-            if (from[i] >= 0) *b->from_cur++ = from[i];
+            if (from[i] >= 0) *b->from_cur++ = (unsigned short)from[i];
         s->row_flags = NULL;
         if (flags) {
             s->row_flags = b->flag_cur;
@@ -233,15 +249,17 @@ static void plan_dot(Builder *b, const AttnConfig *c, Plan *p)
     for (int h = 0; h < H; h++) {
         HeadPlan *hp = &p->head[h];
         int n = h + 1;
-        hp->Q = add_step(b, ATTN_STEP_SPLIT, n, nq, c->d_k, 0, &p->Q, 1, "Q");
-        hp->K = add_step(b, ATTN_STEP_SPLIT, n, nk, c->d_k, 0, &p->K, 1, "K");
-        hp->V = add_step(b, ATTN_STEP_SPLIT, n, nk, c->d_v, 0, &p->V, 1, "V");
-        hp->scores = add_step(b, ATTN_STEP_SCORES, n, nq, nk, 0, (int[]){hp->Q, hp->K}, 2, "scores");
-        hp->scaled = add_step(b, ATTN_STEP_SCALED, n, nq, nk, 0, &hp->scores, 1, "scaled");
-        hp->masked = has_mask ? add_step(b, ATTN_STEP_MASKED, n, nq, nk, 1, &hp->scaled, 1, "masked") : -1;
+        hp->Q = add_step(b, ATTN_STEP_SPLIT, n, nq, c->d_k, 0, &p->Q, 1, head_name(HN_Q, n));
+        hp->K = add_step(b, ATTN_STEP_SPLIT, n, nk, c->d_k, 0, &p->K, 1, head_name(HN_K, n));
+        hp->V = add_step(b, ATTN_STEP_SPLIT, n, nk, c->d_v, 0, &p->V, 1, head_name(HN_V, n));
+        hp->scores = add_step(b, ATTN_STEP_SCORES, n, nq, nk, 0, (int[]){hp->Q, hp->K}, 2, head_name(HN_SCORES, n));
+        hp->scaled = add_step(b, ATTN_STEP_SCALED, n, nq, nk, 0, &hp->scores, 1, head_name(HN_SCALED, n));
+        hp->masked =
+            has_mask ? add_step(b, ATTN_STEP_MASKED, n, nq, nk, 1, &hp->scaled, 1, head_name(HN_MASKED, n)) : -1;
         int pre = has_mask ? hp->masked : hp->scaled;
-        hp->weights = add_step(b, ATTN_STEP_SOFTMAX, n, nq, nk, 1, &pre, 1, "weights");
-        hp->out = add_step(b, ATTN_STEP_WEIGHTED_SUM, n, nq, c->d_v, 1, (int[]){hp->weights, hp->V}, 2, "head");
+        hp->weights = add_step(b, ATTN_STEP_SOFTMAX, n, nq, nk, 1, &pre, 1, head_name(HN_WEIGHTS, n));
+        hp->out = add_step(b, ATTN_STEP_WEIGHTED_SUM, n, nq, c->d_v, 1, (int[]){hp->weights, hp->V}, 2,
+                           head_name(HN_HEAD, n));
     }
     /* concat depends on every head's output */
     for (int h = 0; h < H; h++) p->concat_from[h] = p->head[h].out;
@@ -646,6 +664,7 @@ static int check_finite(const AttnTrace *t, const unsigned char *found, int scan
  * that does not fit is freed before the new block is allocated, so the peak
  * stays one block. */
 #define SPARE_MIN_BYTES ((size_t)4 << 20)
+#define BLOCK_SMALL_BYTES ((size_t)64 << 10) /* below: plain malloc */
 #define ALIGN_UP(x, a) (((x) + ((a)-1)) & ~(size_t)((a)-1))
 
 static struct {
@@ -658,7 +677,7 @@ static struct {
  * runs out. */
 static unsigned char *block_alloc(size_t total, size_t *bytes)
 {
-    if (total < ((size_t)64 << 10)) {
+    if (total < BLOCK_SMALL_BYTES) {
         *bytes = total;
         return malloc(total);
     }
@@ -749,10 +768,15 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
         plan(&b, cfg, &p);
 
     /* one block: [AttnTrace][steps][from][flags][pad][floats] */
-    size_t off_steps = ALIGN_UP(sizeof(AttnTrace), 64);
+    /* (the floats on a cache line; in a block under 64 KiB, which malloc
+     * aligns to 16 bytes only, on 16 bytes) */
+    size_t off_steps = ALIGN_UP(sizeof(AttnTrace), _Alignof(AttnStep));
     size_t off_from = off_steps + sizeof(AttnStep) * (size_t)b.n_steps;
-    size_t off_flags = off_from + sizeof(int) * b.n_from;
+    size_t off_flags = off_from + sizeof(unsigned short) * b.n_from;
     size_t off_floats = ALIGN_UP(off_flags + b.n_flags, 64);
+    if (b.n_floats < (SIZE_MAX - off_floats) / sizeof(float) &&
+        off_floats + sizeof(float) * b.n_floats < BLOCK_SMALL_BYTES)
+        off_floats = ALIGN_UP(off_flags + b.n_flags, 16);
     if (b.n_floats > (SIZE_MAX - off_floats) / sizeof(float)) {
         plan_free(&p, head_small);
         fail(err, errlen, "the trace would need more memory than can be addressed");
@@ -779,8 +803,9 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
     t->alloc_bytes = block_bytes;
 
     /* pass 2: lay out */
+    if (cfg->attention == ATTN_DOT) head_names_fill(cfg->heads);
     Builder fill = {.t = t,
-                    .from_cur = (int *)(block + off_from),
+                    .from_cur = (unsigned short *)(block + off_from),
                     .flag_cur = block + off_flags,
                     .float_cur = (float *)(block + off_floats)};
     plan(&fill, cfg, &p);

@@ -52,6 +52,7 @@
 extern "C" {
 #endif
 
+/* The longest step name, NUL included ("weights_1024"), with room to spare. */
 #define ATTN_MAX_NAME 32
 
 /* What a step of the trace is. The order is the order of a forward pass. */
@@ -140,15 +141,18 @@ float attn_config_divisor(const AttnConfig *cfg);
 /* Row flags of masked, softmax and weighted_sum steps. */
 enum { ATTN_ROW_ALL_BLOCKED = 1 };
 
+/* 48 bytes: at a lesson's size (5 tokens, 28 steps) the steps' own fields
+ * weigh about as much as the numbers they describe. */
 typedef struct AttnStep {
-    AttnStepKind kind;
-    char name[ATTN_MAX_NAME]; /* "X", "W_Q", "Q", "Q_2", "scores_2", "weights_2", "head_2", "concat", "output" */
-    int head;                 /* 1-based head, 0 when the step is not per-head */
+    float *data;                 /* (rows, cols), owned by the trace */
+    const char *name;            /* "X", "W_Q", "Q", "Q_2", "scores_2", "weights_2", "head_2", "concat", "output":
+                                  * static storage, valid for the life of the process (at most ATTN_MAX_NAME bytes) */
+    const unsigned short *from;  /* indices of the steps this one was computed from (a trace has < 65536 steps) */
+    unsigned char *row_flags;    /* (rows) ATTN_ROW_* bits, or NULL when the step has none */
     int rows, cols;
-    float *data;              /* (rows, cols), owned by the trace */
-    int n_from;
-    const int *from;          /* indices of the steps this one was computed from */
-    unsigned char *row_flags; /* (rows) ATTN_ROW_* bits, or NULL when the step has none */
+    AttnStepKind kind;
+    unsigned short head;         /* 1-based head, 0 when the step is not per-head */
+    unsigned short n_from;
 } AttnStep;
 
 typedef struct AttnTrace {
