@@ -15,8 +15,11 @@ numpy: the same traced forward as attnviz's engine, in plain float32 NumPy,
 Inputs are random (X uniform in [-1, 1), weights scaled by 1/sqrt(D)). Each
 configuration runs one untimed warm-up forward, then repeats until 1 s is
 spent (at least 5 times, 3 when one forward takes over 0.5 s; at most 2000;
-a forward under 20 us in batches, as attnviz bench does) and prints, like
-attnviz bench:
+a forward under 20 us in batches, as attnviz bench does). A configuration
+whose forward takes under 0.5 s is timed in ROUNDS such rounds and keeps the
+round with the lowest median (tools/bench.sh does the same with attnviz
+bench): on a shared machine a neighbour's burst can slow a whole second. It
+prints, like attnviz bench:
 
     n=512 d_model=512 heads=8 threads=1 median: 454.1234 ms min: 440.0000 ms
 
@@ -33,16 +36,24 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_
     os.environ[var] = "1"
 
 STANDARD = [(5, 8, 2), (64, 64, 8), (512, 512, 8), (1024, 512, 8), (2048, 512, 8)]
+ROUNDS = 3
 AUTO_SECONDS, MIN_REPS, MAX_REPS = 1.0, 5, 2000
 MIN_SAMPLE_SECONDS = 20e-6
 
 
 def time_forward(forward):
+    """(median, min) in ms of the round with the lowest median."""
     w0 = time.perf_counter()
     forward()  # warm-up
-    # a forward of over half a second (PyTorch at n = 2048 takes 4-7 s here)
-    # is timed 3 times, not 5, to keep tools/bench.sh within ~5 minutes
-    min_reps = 3 if time.perf_counter() - w0 > 0.5 else MIN_REPS
+    # a forward of over half a second (PyTorch at n = 2048 takes 3-7 s here)
+    # is timed 3 times in one round, not 5, to keep tools/bench.sh within
+    # ~6 minutes
+    slow = time.perf_counter() - w0 > 0.5
+    rounds = [time_round(forward, 3 if slow else MIN_REPS) for _ in range(1 if slow else ROUNDS)]
+    return min(rounds)
+
+
+def time_round(forward, min_reps):
     # as attnviz bench: forwards under 20 us are timed in batches (1 ms of
     # warm-up forwards sets the batch size); none of these is that short
     count, c0 = 0, time.perf_counter()
