@@ -379,29 +379,27 @@ static void found_or(unsigned char *found, int idx, unsigned bits)
     if (found && idx >= 0 && bits) __atomic_fetch_or(&found[idx], (unsigned char)bits, __ATOMIC_RELAXED);
 }
 
-/* Head h's split copies K_h and V_h (its columns of K and V), scanned. */
-static void split_keys(AttnTrace *t, const Plan *p, int h, unsigned char *found)
+/* Head h's split copy K_h (values: V_h) of its columns of K (V). Not
+ * scanned: compute_dot gives a split step what its projection's scan found,
+ * all of its columns; a bad cell there is named in the projection first. */
+static void split_key_or_value(AttnTrace *t, const Plan *p, int h, int values)
 {
     const AttnConfig *c = &t->cfg;
-    const HeadPlan *hp = &p->head[h];
-    int nk = c->n_k, dk = c->d_k, dv = c->d_v, H = c->heads;
-    float *Kh = data_of(t, hp->K), *Vh = data_of(t, hp->V);
-    copy_block(Kh, (size_t)dk, data_of(t, p->K) + (size_t)h * dk, (size_t)H * dk, nk, dk);
-    copy_block(Vh, (size_t)dv, data_of(t, p->V) + (size_t)h * dv, (size_t)H * dv, nk, dv);
-    if (found) {
-        found_or(found, hp->K, attn__nonfinite_bits(Kh, (size_t)nk * dk));
-        found_or(found, hp->V, attn__nonfinite_bits(Vh, (size_t)nk * dv));
-    }
+    int w = values ? c->d_v : c->d_k, nk = c->n_k;
+    copy_block(data_of(t, values ? p->head[h].V : p->head[h].K), (size_t)w,
+               data_of(t, values ? p->V : p->K) + (size_t)h * w, (size_t)c->heads * w, nk, w);
 }
 
-void attn__prepare_head(AttnTrace *t, const Plan *p, int h, float *packK, float *packV, unsigned char *found)
+void attn__prepare_head(AttnTrace *t, const Plan *p, int h, int values, float *pack)
 {
     const AttnConfig *c = &t->cfg;
     const HeadPlan *hp = &p->head[h];
-    split_keys(t, p, h, found);
+    split_key_or_value(t, p, h, values);
     /* scores = Q_h · K_hᵀ: B is K_h (n_k, d_k) read transposed; the weighted sum's B is V_h (n_k, d_v) */
-    attn__pack_panels(packK, data_of(t, hp->K), (size_t)c->d_k, 1, c->d_k, c->n_k);
-    if (packV) attn__pack_panels(packV, data_of(t, hp->V), (size_t)c->d_v, 0, c->n_k, c->d_v);
+    if (!values)
+        attn__pack_panels(pack, data_of(t, hp->K), (size_t)c->d_k, 1, c->d_k, c->n_k);
+    else if (pack)
+        attn__pack_panels(pack, data_of(t, hp->V), (size_t)c->d_v, 0, c->n_k, c->d_v);
 }
 
 /* Rows [r0, r1) of head h (0-based) of dot attention: split, scores, scale,
@@ -428,8 +426,10 @@ void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *m
 
     /* 1. split: head h takes columns [h·d_k, (h+1)·d_k) of Q and K, [h·d_v, (h+1)·d_v) of V */
     copy_block(Qh, (size_t)dk, data_of(t, p->Q) + (size_t)r0 * ldk + (size_t)h * dk, ldk, rows, dk);
-    if (found) found_or(found, hp->Q, attn__nonfinite_bits(Qh, (size_t)rows * dk));
-    if (!packK) split_keys(t, p, h, found);
+    if (!packK) {
+        split_key_or_value(t, p, h, 0);
+        split_key_or_value(t, p, h, 1);
+    }
     /* 2. scores = Q_h · K_hᵀ  (rows, n_k) */
     size_t nn = (size_t)rows * (size_t)nk;
     float *S = data_of(t, hp->scores) + (size_t)r0 * nk;
@@ -526,13 +526,19 @@ static void compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p, unsign
     }
 
     /* 2. every head, each writing its own columns of concat, in blocks of
-     *    rows that OR what their scans find into found[] */
+     *    rows that OR what their scans find into found[]. The split steps
+     *    are exact copies of their projection's columns: what its scan
+     *    found, they may hold (a bad cell in one is named in the projection,
+     *    an earlier step, first). */
     if (found)
         for (int h = 0; h < H; h++) {
             const HeadPlan *hp = &p->head[h];
-            const int steps[] = {hp->Q, hp->K, hp->V, hp->scores, hp->scaled, hp->masked, hp->weights, hp->out};
+            const int steps[] = {hp->scores, hp->scaled, hp->masked, hp->weights, hp->out};
             for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
                 if (steps[i] >= 0) found[steps[i]] = 0;
+            found[hp->Q] = found[p->Q];
+            found[hp->K] = found[p->K];
+            found[hp->V] = found[p->V];
         }
     attn__run_heads(t, p, c->mask, H, found, c->threads);
     /* concat holds exact copies of the heads' outputs: what their scans found */

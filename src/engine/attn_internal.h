@@ -21,9 +21,10 @@ unsigned attn__nonfinite_bits(const float *x, size_t n);
  * and y, in one pass. */
 void attn__divide_scan(float *y, const float *x, size_t n, float divisor, unsigned *bits_x, unsigned *bits_y);
 
-/* Head h's split copies of K and V, and K_hᵀ (and V_h, unless packV is
- * NULL) packed for attn__matmul_packed, for attn__compute_head_rows. */
-void attn__prepare_head(AttnTrace *t, const struct Plan *p, int h, float *packK, float *packV, unsigned char *found);
+/* Head h's split copy K_h, and K_hᵀ packed into pack for
+ * attn__matmul_packed (values: V_h, and V_h packed unless pack is NULL),
+ * for attn__compute_head_rows. */
+void attn__prepare_head(AttnTrace *t, const struct Plan *p, int h, int values, float *pack);
 /* Computes rows [r0, r1) of head h (0-based) of dot attention into its
  * recorded steps and its columns of concat (when the plan has one): all its
  * rows, K_h and V_h included, when packK is NULL; else a block of them,

@@ -371,11 +371,13 @@ typedef struct HeadTasks {
     size_t pack_k, pack_v;
 } HeadTasks;
 
-static void prepare_task(void *ctx, int h)
+/* Task 2h: head h's K_h split and packed; 2h + 1: its V_h. */
+static void prepare_task(void *ctx, int task)
 {
     HeadTasks *ht = ctx;
+    int h = task / 2, values = task % 2;
     float *pk = ht->pack + (size_t)h * (ht->pack_k + ht->pack_v);
-    attn__prepare_head(ht->t, ht->p, h, pk, ht->pack_v ? pk + ht->pack_k : NULL, ht->found);
+    attn__prepare_head(ht->t, ht->p, h, values, !values ? pk : ht->pack_v ? pk + ht->pack_k : NULL);
 }
 
 static void head_task(void *ctx, int task)
@@ -441,9 +443,9 @@ void attn__run_heads(AttnTrace *t, const struct Plan *p, const unsigned char *ma
     int alone = threads <= 1 || n_tasks == 1 || flops < PARALLEL_MIN_FLOPS;
     if (ht.pack) {
         if (alone)
-            for (int h = 0; h < heads; h++) prepare_task(&ht, h);
+            for (int task = 0; task < 2 * heads; task++) prepare_task(&ht, task);
         else
-            run_tasks(prepare_task, &ht, heads, threads);
+            run_tasks(prepare_task, &ht, 2 * heads, threads);
     }
     if (alone)
         for (int task = 0; task < n_tasks; task++) head_task(&ht, task);
