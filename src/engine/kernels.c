@@ -488,37 +488,14 @@ void attn_matmul_nt(float *restrict C, const float *restrict A, const float *res
 /* ---- the row softmax -------------------------------------------------------
  *
  * Rows of ordinary numbers (finite, or -inf for blocked cells) take the fast
- * path: a lane-wise maximum, e^(x - max) by exp_nonpositive below (vectorised,
- * within 2 ulp of e^x), a sum over float lanes, one multiply per cell. Rows
+ * path: a lane-wise maximum, e^(x - max) by exp_nonpositive_v below (within
+ * 2 ulp of e^x), a sum over float lanes, one multiply per cell. Rows
  * holding +inf or NaN, which only an overflowed score produces, take the
  * careful path in double that spells out the limits. */
 
 /* Below this e^x is under 1.7e-38, where float turns subnormal; such a weight
  * is set to exactly 0, as a blocked cell's (-inf) is. */
 #define EXP_LOWEST (-87.0f)
-
-/* e^x for EXP_LOWEST ≤ x ≤ 0, and 0 for x == EXP_LOWEST (the caller clamps
- * to it). The Cephes method: x = n·ln2 + r with |r| ≤ ln2/2 (ln2 split in a
- * high part exact in float and a low part), e^r by its degree-7 minimax
- * polynomial, 2^n built in the exponent bits. No calls and no branches, so a
- * loop over it vectorises; measured against exp() in double on every 64th
- * float of [-87, 0]: at most 1.4 ulp (tests/test_perf_paths.c checks it). */
-KERNEL_INLINE float exp_nonpositive(float x)
-{
-    const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
-    int32_t n = (int32_t)(x * log2e - 0.5f); /* round to nearest (x ≤ 0): n ∈ [-126, 0] */
-    float nf = (float)n;
-    float r = x - nf * ln2_hi - nf * ln2_lo;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    union { int32_t i; float f; } two_n = {.i = x > EXP_LOWEST ? (n + 127) << 23 : 0}; /* 2^n, or 0 */
-    return p * two_n.f;
-}
 
 /* 16 floats: GCC/Clang vector extensions, one AVX-512 register in that
  * clone, two or four narrower ones in the others (the same arithmetic, lane
@@ -553,12 +530,16 @@ KERNEL_INLINE vf16 vf16_max(vf16 a, vf16 b)
     return (vf16)((gt & (vi16)a) | (~gt & (vi16)b));
 }
 
-/* exp_nonpositive on 16 lanes: the same operations in the same order, so
- * the same bits as the scalar version. */
+/* e^x for EXP_LOWEST ≤ x ≤ 0 on 16 lanes, and 0 for x == EXP_LOWEST (the
+ * caller clamps to it). The Cephes method: x = n·ln2 + r with |r| ≤ ln2/2
+ * (ln2 split in a high part exact in float and a low part), e^r by its
+ * degree-7 minimax polynomial, 2^n built in the exponent bits. Measured
+ * against exp() in double on every 64th float of [-87, 0]: at most 1.4 ulp
+ * (tests/test_perf_paths.c checks it). */
 KERNEL_INLINE vf16 exp_nonpositive_v(vf16 x)
 {
     const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
-    vi16 n = __builtin_convertvector(x * log2e - 0.5f, vi16); /* truncation, as (int32_t) */
+    vi16 n = __builtin_convertvector(x * log2e - 0.5f, vi16); /* rounded to nearest (x ≤ 0): n ∈ [-126, 0] */
     vf16 nf = __builtin_convertvector(n, vf16);
     vf16 r = x - nf * ln2_hi - nf * ln2_lo;
     vf16 p = vf16_splat(1.9875691500e-4f);
@@ -570,30 +551,6 @@ KERNEL_INLINE vf16 exp_nonpositive_v(vf16 x)
     p = p * r * r + r + 1.0f;
     vi16 two_n = ((n + 127) << 23) & (x > EXP_LOWEST); /* 2^n, or 0 at the clamp */
     return p * (vf16)two_n;
-}
-
-/* exp_nonpositive_v on four vectors, step by step across the four: each
- * vector's e^x is a chain of ~25 dependent operations (~70 cycles), and one
- * vector after the other the core could only keep about three chains in
- * flight (1.3 cycles per cell); written across four, every step has four
- * independent operations. The same operations on each lane: the same bits. */
-KERNEL_INLINE void exp_nonpositive_v4(vf16 x[4])
-{
-    const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
-    vi16 n[4];
-    vf16 r[4], p[4];
-    for (int k = 0; k < 4; k++) n[k] = __builtin_convertvector(x[k] * log2e - 0.5f, vi16);
-    for (int k = 0; k < 4; k++) {
-        vf16 nf = __builtin_convertvector(n[k], vf16);
-        r[k] = x[k] - nf * ln2_hi - nf * ln2_lo;
-    }
-    for (int k = 0; k < 4; k++) p[k] = r[k] * 1.9875691500e-4f + 1.3981999507e-3f;
-    for (int k = 0; k < 4; k++) p[k] = p[k] * r[k] + 8.3334519073e-3f;
-    for (int k = 0; k < 4; k++) p[k] = p[k] * r[k] + 4.1665795894e-2f;
-    for (int k = 0; k < 4; k++) p[k] = p[k] * r[k] + 1.6666665459e-1f;
-    for (int k = 0; k < 4; k++) p[k] = p[k] * r[k] + 5.0000001201e-1f;
-    for (int k = 0; k < 4; k++) p[k] = p[k] * r[k] * r[k] + r[k] + 1.0f;
-    for (int k = 0; k < 4; k++) x[k] = p[k] * (vf16)(((n[k] + 127) << 23) & (x[k] > EXP_LOWEST));
 }
 
 /* Softmax of an ordinary row (only finite and -inf values, at least one
@@ -617,8 +574,7 @@ KERNEL_INLINE double softmax_row_exp(float *restrict yr, const float *restrict x
     int j = 0;
     for (; j + 64 <= cols; j += 64) {
         vf16 e[4];
-        for (int k = 0; k < 4; k++) e[k] = vf16_max(vf16_load(xr + j + 16 * k) - vmx, lowest);
-        exp_nonpositive_v4(e);
+        for (int k = 0; k < 4; k++) e[k] = exp_nonpositive_v(vf16_max(vf16_load(xr + j + 16 * k) - vmx, lowest));
         for (int k = 0; k < 4; k++) {
             vf16_store(yr + j + 16 * k, e[k]);
             acc[k] += e[k];
@@ -635,10 +591,14 @@ KERNEL_INLINE double softmax_row_exp(float *restrict yr, const float *restrict x
     a += __builtin_shufflevector(a, a, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1);
     a += __builtin_shufflevector(a, a, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0);
     double sum = (double)a[0];
-    for (; j < cols; j++) {
-        float z = xr[j] - mx;
-        yr[j] = exp_nonpositive(z > EXP_LOWEST ? z : EXP_LOWEST);
-        sum += (double)yr[j];
+    if (j < cols) { /* the last cols - j < 16 cells, through a padded vector */
+        float tail[16];
+        for (int l = 0; l < 16; l++) tail[l] = j + l < cols ? xr[j + l] : mx; /* padding: e^0, dropped */
+        vf16_store(tail, exp_nonpositive_v(vf16_max(vf16_load(tail) - vmx, lowest)));
+        for (int l = 0; j + l < cols; l++) {
+            yr[j + l] = tail[l];
+            sum += (double)tail[l];
+        }
     }
     return sum;
 }
