@@ -673,11 +673,32 @@ static int check_finite(const AttnTrace *t, const unsigned char *found, int scan
 #define BLOCK_SMALL_BYTES ((size_t)64 << 10) /* below: plain malloc */
 #define ALIGN_UP(x, a) (((x) + ((a)-1)) & ~(size_t)((a)-1))
 
-static struct {
-    pthread_mutex_t m;
-    void *block;  /* or NULL */
-    size_t bytes; /* its size */
-} spare = {.m = PTHREAD_MUTEX_INITIALIZER};
+static AttnSpare spare = {.m = PTHREAD_MUTEX_INITIALIZER};
+
+void *attn__spare_take(AttnSpare *s, size_t want, size_t *bytes)
+{
+    pthread_mutex_lock(&s->m);
+    void *b = s->block;
+    size_t have = s->bytes;
+    s->block = NULL;
+    pthread_mutex_unlock(&s->m);
+    if (b && have >= want && have / 2 <= want) {
+        *bytes = have;
+        return b;
+    }
+    free(b); /* too small or too large: gone before the new one comes */
+    return NULL;
+}
+
+void attn__spare_give(AttnSpare *s, void *block, size_t bytes)
+{
+    pthread_mutex_lock(&s->m);
+    void *old = s->block;
+    s->block = block;
+    s->bytes = bytes;
+    pthread_mutex_unlock(&s->m);
+    free(old);
+}
 
 /* A block of at least `total` bytes; its size in *bytes. NULL when memory
  * runs out. */
@@ -689,16 +710,8 @@ static unsigned char *block_alloc(size_t total, size_t *bytes)
     }
     size_t want = ALIGN_UP(total, 64);
     if (want >= SPARE_MIN_BYTES) {
-        pthread_mutex_lock(&spare.m);
-        void *b = spare.block;
-        size_t have = spare.bytes;
-        spare.block = NULL;
-        pthread_mutex_unlock(&spare.m);
-        if (b && have >= want && have / 2 <= want) {
-            *bytes = have;
-            return b;
-        }
-        free(b); /* too small or too large: gone before the new one comes */
+        unsigned char *b = attn__spare_take(&spare, want, bytes);
+        if (b) return b;
     }
     unsigned char *block = aligned_alloc(64, want);
     *bytes = want;
@@ -718,16 +731,10 @@ static unsigned char *block_alloc(size_t total, size_t *bytes)
 /* Frees a block of block_alloc's, or keeps it as the spare. */
 static void block_free(void *block, size_t bytes)
 {
-    if (block && bytes >= SPARE_MIN_BYTES) {
-        pthread_mutex_lock(&spare.m);
-        void *old = spare.block;
-        spare.block = block;
-        spare.bytes = bytes;
-        pthread_mutex_unlock(&spare.m);
-        free(old);
-        return;
-    }
-    free(block);
+    if (block && bytes >= SPARE_MIN_BYTES)
+        attn__spare_give(&spare, block, bytes);
+    else
+        free(block);
 }
 
 /* Frees the plan's per-head arrays unless they are the stack's. */

@@ -3,6 +3,9 @@
 #ifndef ATTN_INTERNAL_H
 #define ATTN_INTERNAL_H
 
+#include <pthread.h>
+#include <stddef.h>
+
 #include "attn.h"
 
 /* Indices of one head's steps in the trace, -1 where absent. */
@@ -11,6 +14,19 @@ typedef struct HeadPlan {
 } HeadPlan;
 
 struct Plan;
+
+/* One spare block of memory, kept for the next request of about its size
+ * (the kernel zeroes every fresh page of a large block, fault by fault). */
+typedef struct AttnSpare {
+    pthread_mutex_t m;
+    void *block;  /* or NULL */
+    size_t bytes; /* its size */
+} AttnSpare;
+/* The spare, when it fits want bytes (at least want, at most twice: its
+ * size in *bytes), or NULL (then the spare, if any, is freed). */
+void *attn__spare_take(AttnSpare *s, size_t want, size_t *bytes);
+/* Keeps block (of bytes) as the spare, freeing the one before. */
+void attn__spare_give(AttnSpare *s, void *block, size_t bytes);
 
 /* The scans: what a float array holds that is not finite. found[s] holds
  * these bits for step s once the code that wrote the step has scanned it

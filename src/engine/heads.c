@@ -393,32 +393,15 @@ static void head_task(void *ctx, int task)
 /* The packed K_hᵀ and V_h of the last forward that needed them, kept for the
  * next (as the trace's block is, attn.c): 8 MiB at n = 2048, which the
  * kernel would otherwise zero page by page on every forward. */
-static struct {
-    pthread_mutex_t m;
-    float *buf;
-    size_t floats;
-} pack_spare = {.m = PTHREAD_MUTEX_INITIALIZER};
+static AttnSpare pack_spare = {.m = PTHREAD_MUTEX_INITIALIZER};
 
-static float *pack_get(size_t floats)
+static float *pack_get(size_t floats, size_t *bytes)
 {
-    pthread_mutex_lock(&pack_spare.m);
-    float *b = pack_spare.buf;
-    size_t have = pack_spare.floats;
-    pack_spare.buf = NULL;
-    pthread_mutex_unlock(&pack_spare.m);
-    if (b && have >= floats && have / 2 <= floats) return b;
-    free(b);
-    return aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64);
-}
-
-static void pack_put(float *b, size_t floats)
-{
-    pthread_mutex_lock(&pack_spare.m);
-    float *old = pack_spare.buf;
-    pack_spare.buf = b;
-    pack_spare.floats = floats;
-    pthread_mutex_unlock(&pack_spare.m);
-    free(old);
+    size_t want = (floats * sizeof(float) + 63) / 64 * 64;
+    float *b = attn__spare_take(&pack_spare, want, bytes);
+    if (b) return b;
+    *bytes = want;
+    return aligned_alloc(64, want);
 }
 
 void attn__run_heads(AttnTrace *t, const struct Plan *p, const unsigned char *mask, int heads, unsigned char *found,
@@ -427,14 +410,13 @@ void attn__run_heads(AttnTrace *t, const struct Plan *p, const unsigned char *ma
     const AttnConfig *c = &t->cfg;
     HeadTasks ht = {.t = t, .p = p, .mask = mask, .found = found, .rows = head_block_rows(c->n_q, c->n_k)};
     ht.blocks = (c->n_q + ht.rows - 1) / ht.rows;
-    size_t pack_floats = 0;
+    size_t pack_bytes = 0;
     if (ht.blocks > 1) {
         /* V_h is packed when it fills at least a narrow panel; a narrower
          * one goes through attn_matmul's paths for few columns */
         ht.pack_k = attn__packed_floats(c->d_k, c->n_k);
         ht.pack_v = c->d_v >= 32 ? attn__packed_floats(c->n_k, c->d_v) : 0;
-        pack_floats = (size_t)heads * (ht.pack_k + ht.pack_v);
-        ht.pack = pack_get(pack_floats);
+        ht.pack = pack_get((size_t)heads * (ht.pack_k + ht.pack_v), &pack_bytes);
         if (!ht.pack) ht.rows = c->n_q, ht.blocks = 1; /* no memory: each head whole, as it always works */
     }
     int n_tasks = heads * ht.blocks;
@@ -451,5 +433,5 @@ void attn__run_heads(AttnTrace *t, const struct Plan *p, const unsigned char *ma
         for (int task = 0; task < n_tasks; task++) head_task(&ht, task);
     else
         run_tasks(head_task, &ht, n_tasks, threads);
-    if (ht.pack) pack_put(ht.pack, pack_floats);
+    if (ht.pack) attn__spare_give(&pack_spare, ht.pack, pack_bytes);
 }
