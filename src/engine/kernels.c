@@ -562,12 +562,12 @@ KERNEL_INLINE vf16 exp_nonpositive_v(vf16 x)
  *
  * softmax_row_exp: yr = e^(x - mx), x - mx clamped at EXP_LOWEST (blocked
  * -inf cells included) and 0 at the clamp; the maximum is subtracted first so
- * that logits of 1e4 do not overflow: e^(x - mx) ≤ 1. Returns their sum: the
- * whole 16-cell vectors in 64 float lanes (lane l takes the cells j ≡ l mod
- * 64, or mod 16 past the last whole 64), as PyTorch sums them, folded in
- * halves; the last cells one by one, in double. Summing in double cell by
- * cell cost as much as the exponential: a conversion per cell. */
-KERNEL_INLINE double softmax_row_exp(float *restrict yr, const float *restrict xr, int cols, float mx)
+ * that logits of 1e4 do not overflow: e^(x - mx) ≤ 1. Returns the partial
+ * sums of the whole 16-cell vectors, in 64 float lanes (lane l takes the
+ * cells j ≡ l mod 64, or mod 16 past the last whole 64) added down to 16, as
+ * PyTorch sums them (summing in double cell by cell cost as much as the
+ * exponential: a conversion per cell). */
+KERNEL_INLINE vf16 softmax_row_exp(float *restrict yr, const float *restrict xr, int cols, float mx)
 {
     const vf16 vmx = vf16_splat(mx), lowest = vf16_splat(EXP_LOWEST);
     vf16 acc[4] = {{0}, {0}, {0}, {0}};
@@ -585,29 +585,35 @@ KERNEL_INLINE double softmax_row_exp(float *restrict yr, const float *restrict x
         vf16_store(yr + j, e);
         acc[0] += e;
     }
-    vf16 a = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    if (j < cols) { /* the last cols - j < 16 cells, through a padded vector */
+        float tail[16];
+        for (int l = 0; l < 16; l++) tail[l] = j + l < cols ? xr[j + l] : mx; /* padding: e^0, dropped */
+        vf16_store(tail, exp_nonpositive_v(vf16_max(vf16_load(tail) - vmx, lowest)));
+        for (int l = 0; j + l < cols; l++) yr[j + l] = tail[l];
+    }
+    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
+/* The sum of yr from the lanes softmax_row_exp returned: folded in halves,
+ * then the last cols % 16 cells one by one, in double. A loop of its own
+ * over the rows of a block: the folds are a chain of dependent steps, which
+ * at the end of each row's e^x loop the core could not overlap with
+ * anything (a quarter of the softmax at 64-cell rows). */
+KERNEL_INLINE double softmax_row_sum(vf16 a, const float *restrict yr, int cols)
+{
     a += __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
     a += __builtin_shufflevector(a, a, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3);
     a += __builtin_shufflevector(a, a, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1);
     a += __builtin_shufflevector(a, a, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0);
     double sum = (double)a[0];
-    if (j < cols) { /* the last cols - j < 16 cells, through a padded vector */
-        float tail[16];
-        for (int l = 0; l < 16; l++) tail[l] = j + l < cols ? xr[j + l] : mx; /* padding: e^0, dropped */
-        vf16_store(tail, exp_nonpositive_v(vf16_max(vf16_load(tail) - vmx, lowest)));
-        for (int l = 0; j + l < cols; l++) {
-            yr[j + l] = tail[l];
-            sum += (double)tail[l];
-        }
-    }
+    for (int j = cols - cols % 16; j < cols; j++) sum += (double)yr[j];
     return sum;
 }
 
-/* softmax_row_scale: yr *= inv, inv rounded to float: one multiply per cell,
- * within 1 ulp of yr / sum. */
-KERNEL_INLINE void softmax_row_scale(float *restrict yr, int cols, double inv)
+/* softmax_row_scale: yr *= f, 1/sum rounded to float: one multiply per
+ * cell, within 1 ulp of yr / sum. */
+KERNEL_INLINE void softmax_row_scale(float *restrict yr, int cols, float f)
 {
-    const float f = (float)inv;
     const vf16 vf = vf16_splat(f);
     int j = 0;
     for (; j + 16 <= cols; j += 16) vf16_store(yr + j, vf16_load(yr + j) * vf);
@@ -747,8 +753,8 @@ KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restr
      * half of the work done for every row of the block in turn */
     enum { ROW_BLOCK_FLOATS = 4096, ROW_BLOCK_MAX = ROW_BLOCK_FLOATS / (SMALL_ROW + 1) };
     int block = cols >= ROW_BLOCK_FLOATS / 2 ? 1 : ROW_BLOCK_FLOATS / cols;
-    float mx[ROW_BLOCK_MAX];
-    double sum[ROW_BLOCK_MAX];
+    float mx[ROW_BLOCK_MAX], inv[ROW_BLOCK_MAX];
+    vf16 lanes[ROW_BLOCK_MAX];
     unsigned char ordinary[ROW_BLOCK_MAX];
     for (int i0 = 0; i0 < rows; i0 += block) {
         int n = rows - i0 < block ? rows - i0 : block;
@@ -756,10 +762,12 @@ KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restr
         float *yb = y + (size_t)i0 * cols;
         for (int i = 0; i < n; i++) ordinary[i] = (unsigned char)row_max_ordinary(xb + (size_t)i * cols, cols, &mx[i]);
         for (int i = 0; i < n; i++)
-            if (ordinary[i]) sum[i] = softmax_row_exp(yb + (size_t)i * cols, xb + (size_t)i * cols, cols, mx[i]);
+            if (ordinary[i]) lanes[i] = softmax_row_exp(yb + (size_t)i * cols, xb + (size_t)i * cols, cols, mx[i]);
+        for (int i = 0; i < n; i++)
+            if (ordinary[i]) inv[i] = (float)(1.0 / softmax_row_sum(lanes[i], yb + (size_t)i * cols, cols));
         for (int i = 0; i < n; i++) {
             if (ordinary[i])
-                softmax_row_scale(yb + (size_t)i * cols, cols, 1.0 / sum[i]); /* sum ≥ 1: the maximum's own e^0 */
+                softmax_row_scale(yb + (size_t)i * cols, cols, inv[i]); /* sum ≥ 1: the maximum's own e^0 */
             else if (softmax_row_careful(yb + (size_t)i * cols, xb + (size_t)i * cols, cols) && flags)
                 flags[i0 + i] |= ATTN_ROW_ALL_BLOCKED;
         }
