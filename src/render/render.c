@@ -1225,8 +1225,9 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, const 
         int vh = 0;
         for (int j = 0; j < nk; j++) vh = imax(vh, vlabel_height(rc, cl[j], lsize));
         for (int attempt = 0; attempt < 2 && !lab_rows; attempt++) {
-            /* first with the column labels level, then standing */
-            int l = rw + 8, h = attempt == 0 ? llh + 6 : vh + 8, c;
+            /* first with the column labels level, then standing; clear of
+             * the selected head's outline, 5 px out */
+            int l = rw + 11, h = attempt == 0 ? llh + 9 : vh + 11, c;
             int sz = heads_grid(area, top, H, lh, l, h, &c);
             float cell = fminf((float)sz / nq, (float)sz / nk);
             if (attempt == 0 && cw > cell - 2) continue;
@@ -1265,7 +1266,7 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, const 
         if (lab_rows && hrl) {
             int k = label_stride(cell, llh), sr = sel_for_labels(v, hrl);
             for (int r = 0; r < nq; r += k)
-                render_text(rc, hrl[r], lsize, r == sr ? th->accent : th->dim, dst.x - 7,
+                render_text(rc, hrl[r], lsize, r == sr ? th->accent : th->dim, dst.x - 10,
                             dst.y + (int)lrintf(cell * (r + 0.5f)) - llh / 2, 2);
         }
         if (lab_cols && hcl) {
@@ -1274,9 +1275,9 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, const 
                 SDL_Color col = c == sc ? th->accent : th->dim;
                 int cx = dst.x + (int)lrintf(cell * (c + 0.5f));
                 if (vertical)
-                    draw_vlabel(rc, hcl[c], lsize, col, cx, dst.y - 7);
+                    draw_vlabel(rc, hcl[c], lsize, col, cx, dst.y - 10);
                 else
-                    render_text(rc, hcl[c], lsize, col, cx, dst.y - 6 - llh, 1);
+                    render_text(rc, hcl[c], lsize, col, cx, dst.y - 9 - llh, 1);
             }
         }
         char lab[32];
