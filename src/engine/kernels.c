@@ -506,8 +506,13 @@ void attn_matmul_nt(float *restrict C, const float *restrict A, const float *res
 typedef float vf16 __attribute__((vector_size(16 * sizeof(float))));
 /* (Compilers warn that passing such a vector by value changes the ABI where
  * AVX-512 is off, as in the baseline clone: every function taking one is
- * always_inline, so no call, and no ABI, is ever involved, and
- * src/engine/CMakeLists.txt turns the warning off for this file.) */
+ * always_inline, so no call, and no ABI, is ever involved. Clang obeys the
+ * pragma below, wherever the file is built (tests/fuzz.cmake builds it
+ * too); GCC, which prints a note even so, gets -Wno-psabi from
+ * src/engine/CMakeLists.txt.) */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wpsabi"
+#endif
 typedef int32_t vi16 __attribute__((vector_size(16 * sizeof(int32_t))));
 
 KERNEL_INLINE vf16 vf16_load(const float *p)
@@ -562,12 +567,12 @@ KERNEL_INLINE vf16 exp_nonpositive_v(vf16 x)
  *
  * softmax_row_exp: yr = e^(x - mx), x - mx clamped at EXP_LOWEST (blocked
  * -inf cells included) and 0 at the clamp; the maximum is subtracted first so
- * that logits of 1e4 do not overflow: e^(x - mx) ≤ 1. Returns the partial
+ * that logits of 1e4 do not overflow: e^(x - mx) ≤ 1. Puts in *lanes the partial
  * sums of the whole 16-cell vectors, in 64 float lanes (lane l takes the
  * cells j ≡ l mod 64, or mod 16 past the last whole 64) added down to 16, as
  * PyTorch sums them (summing in double cell by cell cost as much as the
  * exponential: a conversion per cell). */
-KERNEL_INLINE vf16 softmax_row_exp(float *restrict yr, const float *restrict xr, int cols, float mx)
+KERNEL_INLINE void softmax_row_exp(float *restrict yr, const float *restrict xr, int cols, float mx, vf16 *lanes)
 {
     const vf16 vmx = vf16_splat(mx), lowest = vf16_splat(EXP_LOWEST);
     vf16 acc[4] = {{0}, {0}, {0}, {0}};
@@ -591,7 +596,7 @@ KERNEL_INLINE vf16 softmax_row_exp(float *restrict yr, const float *restrict xr,
         vf16_store(tail, exp_nonpositive_v(vf16_max(vf16_load(tail) - vmx, lowest)));
         for (int l = 0; j + l < cols; l++) yr[j + l] = tail[l];
     }
-    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    *lanes = (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
 /* The sum of yr from the lanes softmax_row_exp returned: folded in halves,
@@ -599,8 +604,9 @@ KERNEL_INLINE vf16 softmax_row_exp(float *restrict yr, const float *restrict xr,
  * over the rows of a block: the folds are a chain of dependent steps, which
  * at the end of each row's e^x loop the core could not overlap with
  * anything (a quarter of the softmax at 64-cell rows). */
-KERNEL_INLINE double softmax_row_sum(vf16 a, const float *restrict yr, int cols)
+KERNEL_INLINE double softmax_row_sum(const vf16 *lanes, const float *restrict yr, int cols)
 {
+    vf16 a = *lanes;
     a += __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
     a += __builtin_shufflevector(a, a, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3);
     a += __builtin_shufflevector(a, a, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1);
@@ -762,9 +768,9 @@ KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restr
         float *yb = y + (size_t)i0 * cols;
         for (int i = 0; i < n; i++) ordinary[i] = (unsigned char)row_max_ordinary(xb + (size_t)i * cols, cols, &mx[i]);
         for (int i = 0; i < n; i++)
-            if (ordinary[i]) lanes[i] = softmax_row_exp(yb + (size_t)i * cols, xb + (size_t)i * cols, cols, mx[i]);
+            if (ordinary[i]) softmax_row_exp(yb + (size_t)i * cols, xb + (size_t)i * cols, cols, mx[i], &lanes[i]);
         for (int i = 0; i < n; i++)
-            if (ordinary[i]) inv[i] = (float)(1.0 / softmax_row_sum(lanes[i], yb + (size_t)i * cols, cols));
+            if (ordinary[i]) inv[i] = (float)(1.0 / softmax_row_sum(&lanes[i], yb + (size_t)i * cols, cols));
         for (int i = 0; i < n; i++) {
             if (ordinary[i])
                 softmax_row_scale(yb + (size_t)i * cols, cols, inv[i]); /* sum ≥ 1: the maximum's own e^0 */
