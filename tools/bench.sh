@@ -11,7 +11,7 @@
 #
 # Measures:
 #   forward   `attnviz bench` (1 and 2 threads, one configuration after the
-#             other, 3 rounds each; each side's round with the lowest median
+#             other, 5 rounds each; each side's round with the lowest median
 #             counts) vs PyTorch nn.MultiheadAttention
 #             (1 thread, need_weights=True, average_attn_weights=False, eval,
 #             no grad) vs plain NumPy (the same traced forward), at (n, d_model,
@@ -32,7 +32,7 @@
 #
 # Without --attnviz it builds the tree in build-bench/ (the project's default
 # RelWithDebInfo, -j2). Needs /usr/bin/python3 with torch, numpy, matplotlib;
-# xvfb-run; /usr/bin/time (Debian package `time`). About 5-7 minutes.
+# xvfb-run; /usr/bin/time (Debian package `time`). About 7-9 minutes.
 # The numbers are only as quiet as the machine: the load average at the start
 # and the end is printed with them.
 set -u
@@ -85,31 +85,43 @@ timed() {
     return $rc
 }
 
-# 1 and 2 threads side by side, configuration by configuration, so that the
-# two columns see the same machine (a shared machine's load drifts within a
-# minute), in 3 rounds; the table keeps each one's round with the lowest
-# median, as bench_reference.py does for PyTorch and NumPy (a neighbour's
-# burst can slow a whole second of a shared machine). The peak resident set
-# is the largest of the runs.
-echo "== attnviz bench, 1 and 2 threads, 3 rounds" >&2
+# Configuration by configuration, every side within the same minute or so:
+# attnviz on 1 and 2 threads alternately, in 5 rounds, then PyTorch and NumPy
+# (bench_reference.py, 5 rounds of its own). A shared machine has slow spells
+# of whole minutes: on the one the README's table comes from, a 5-token
+# forward took 0.66 us for a while, then 1.06 us for the next few minutes, in
+# other processes too. Each side keeps its round with the lowest median, and
+# the sides of one configuration are measured close together. The peak
+# resident set of each side is the largest of its runs.
+echo "== attnviz bench (1 and 2 threads, 5 rounds), PyTorch, NumPy: configuration by configuration" >&2
 : >"$TMP/attnviz1.out"
 : >"$TMP/attnviz2.out"
-peak1=0
+: >"$TMP/torch.out"
+: >"$TMP/numpy.out"
+peak1=0 peak_torch=0 peak_numpy=0
+# the larger of $1 and the number in file $2 (kB), or $1
+max_rss() { local r; r=$(cat "$2" 2>/dev/null); [ -n "$r" ] && [ "$r" -gt "$1" ] && echo "$r" || echo "$1"; }
 for shape in 5,8,2 64,64,8 512,512,8 1024,512,8 2048,512,8; do
     IFS=, read -r n d h <<<"$shape"
-    for threads in 1 2 1 2 1 2; do
+    echo "   ($shape)" >&2
+    for threads in 1 2 1 2 1 2 1 2 1 2; do
         timed "run$threads" "$BIN" bench --n "$n" --d-model "$d" --heads "$h" --threads "$threads" ||
             die "attnviz bench --n $n --d-model $d --heads $h --threads $threads failed: $(cat "$TMP/run$threads.err")"
         cat "$TMP/run$threads.out" >>"$TMP/attnviz$threads.out"
     done
-    r=$(cat "$TMP/run1.rss")
-    [ -n "$r" ] && [ "$r" -gt "$peak1" ] && peak1=$r
+    peak1=$(max_rss "$peak1" "$TMP/run1.rss")
+    for impl in torch numpy; do
+        if timed "ref" "$PY" "$ROOT/tools/bench_reference.py" "$impl" "$shape"; then
+            cat "$TMP/ref.out" >>"$TMP/$impl.out"
+            if [ $impl = torch ]; then peak_torch=$(max_rss "$peak_torch" "$TMP/ref.rss"); else peak_numpy=$(max_rss "$peak_numpy" "$TMP/ref.rss"); fi
+        else
+            echo "$impl failed at ($shape): $(tail -1 "$TMP/ref.err")" >&2
+        fi
+    done
 done
 echo "$peak1" >"$TMP/attnviz1.rss"
-echo "== PyTorch nn.MultiheadAttention, 1 thread" >&2
-timed torch "$PY" "$ROOT/tools/bench_reference.py" torch || echo "torch failed: $(tail -1 "$TMP/torch.err")" >&2
-echo "== NumPy, 1 thread" >&2
-timed numpy "$PY" "$ROOT/tools/bench_reference.py" numpy || echo "numpy failed: $(tail -1 "$TMP/numpy.err")" >&2
+[ "$peak_torch" -gt 0 ] && echo "$peak_torch" >"$TMP/torch.rss"
+[ "$peak_numpy" -gt 0 ] && echo "$peak_numpy" >"$TMP/numpy.rss"
 
 : >"$TMP/export.out"
 if [ $SKIP_EXPORT = 0 ] && [ -f "$ROOT/tools/bench_export.py" ]; then
@@ -263,7 +275,8 @@ md += ["", "## Traced multi-head self-attention forward, ms per forward: median 
        "below 2e5 floating-point operations the engine uses one thread whatever --threads says). "
        "PyTorch: `nn.MultiheadAttention`, `need_weights=True, average_attn_weights=False`, eval, no grad, "
        "`torch.set_num_threads(1)`. NumPy: the same traced forward in float32, one BLAS thread. "
-       "Each side's time is the round (of 3, 1 s each; 1 round for a forward over 0.5 s) with the lowest median. "
+       "Configuration by configuration, the three sides are measured one after the other; each side's time is its round "
+       "(of 5, 1 s each; 1 round for a forward over 0.5 s) with the lowest median. "
        "Ratios (of medians) > 1× mean attnviz is faster. trace / intermediates = trace->alloc_bytes / trace->data_bytes.",
        "", "## Export, window, memory", "", md_table(other_head, other), "",
        "The machine is shared: numbers taken while it was busy are noisy (see the load average above); "
