@@ -397,9 +397,9 @@ void attn__prepare_head(AttnTrace *t, const Plan *p, int h, int values, float *p
     split_key_or_value(t, p, h, values);
     /* scores = Q_h · K_hᵀ: B is K_h (n_k, d_k) read transposed; the weighted sum's B is V_h (n_k, d_v) */
     if (!values)
-        attn__pack_panels(pack, data_of(t, hp->K), (size_t)c->d_k, 1, c->d_k, c->n_k);
+        attn__pack_panels(pack, data_of(t, hp->K), 1, c->d_k, c->n_k);
     else if (pack)
-        attn__pack_panels(pack, data_of(t, hp->V), (size_t)c->d_v, 0, c->n_k, c->d_v);
+        attn__pack_panels(pack, data_of(t, hp->V), 0, c->n_k, c->d_v);
 }
 
 /* Rows [r0, r1) of head h (0-based) of dot attention: split, scores, scale,
@@ -483,8 +483,8 @@ void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *m
 }
 
 /* The copies of the inputs, weights and biases into their steps, as copy
- * jobs (*n_jobs of them), with at[j] the step of job j. idx[i] < 0: no such
- * step (src[i] is then unused). */
+ * jobs (*n_jobs of them), with at[j] the step of job j (at may be NULL).
+ * idx[i] < 0: no such step (src[i] is then unused). */
 static void input_copies(AttnTrace *t, const int *idx, const float *const *src, int n, AttnCopyJob *jobs, int *at,
                          int *n_jobs)
 {
@@ -493,8 +493,8 @@ static void input_copies(AttnTrace *t, const int *idx, const float *const *src, 
     for (int i = 0; i < n; i++) {
         if (idx[i] < 0) continue;
         AttnStep *s = &t->steps[idx[i]];
-        jobs[*n_jobs] = (AttnCopyJob){s->data, src[i], (size_t)s->rows * (size_t)s->cols};
-        at[(*n_jobs)++] = idx[i];
+        if (at) at[*n_jobs] = idx[i];
+        jobs[(*n_jobs)++] = (AttnCopyJob){s->data, src[i], (size_t)s->rows * (size_t)s->cols};
     }
 }
 
@@ -561,9 +561,9 @@ static void compute_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)
     int nq = c->n_q, nk = c->n_k, dx = c->d_x, dy = c->cross ? c->d_y : c->d_x, da = c->d_a;
     const HeadPlan *hp = &p->head[0];
     AttnCopyJob copies[5];
-    int copy_at[5], n_copies;
+    int n_copies;
     input_copies(t, (const int[]){p->X, p->Y, p->W_a, p->b_a, p->v_a}, (const float *const[]){c->X, c->Y, c->W_a, c->b_a, c->v_a},
-                 5, copies, copy_at, &n_copies);
+                 5, copies, NULL, &n_copies);
     attn__phase(NULL, 0, NULL, copies, n_copies, NULL, 1);
     const float *X = data_of(t, p->X), *Y = c->cross ? data_of(t, p->Y) : X;
     const float *Wa = data_of(t, p->W_a), *ba = data_of(t, p->b_a), *va = data_of(t, p->v_a);

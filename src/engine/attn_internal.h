@@ -66,11 +66,11 @@ typedef struct AttnCopyJob {
 } AttnCopyJob;
 enum { ATTN_MAX_PHASE_JOBS = 10 };
 /* B (k, n) packed whole into the product kernel's panels (B (n, k) read as
- * its transpose when transposed; rows ldb floats apart), in
+ * its transpose when transposed), in
  * attn__packed_floats(k, n) floats; then C (m, n) = A (m, k) · B from the
  * packed panels, the same bits as attn_matmul (or attn_matmul_nt). */
 size_t attn__packed_floats(int k, int n);
-void attn__pack_panels(float *dst, const float *B, size_t ldb, int transposed, int k, int n);
+void attn__pack_panels(float *dst, const float *B, int transposed, int k, int n);
 void attn__matmul_packed(float *C, const float *A, const float *packed, int m, int k, int n);
 /* Columns [j0, j0 + width) of attn_matmul(C, A, B, bias, m, k, n), the same bits. */
 void attn__matmul_cols(float *C, const float *A, const float *B, const float *bias, int m, int k, int n, int j0,

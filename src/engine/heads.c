@@ -324,8 +324,7 @@ void attn__phase(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, con
         pt.per_task = panels >= 2 * threads ? COL_WIDE : COL_NARROW;
     } else {
         int per = (max_m + threads - 1) / threads;
-        pt.per_task = (per + ROW_QUANTUM - 1) / ROW_QUANTUM * ROW_QUANTUM;
-        if (pt.per_task < ROW_QUANTUM) pt.per_task = ROW_QUANTUM;
+        pt.per_task = (per + ROW_QUANTUM - 1) / ROW_QUANTUM * ROW_QUANTUM; /* max_m ≥ 1: at least ROW_QUANTUM */
     }
     pt.first[0] = 0;
     for (int j = 0; j < n_jobs; j++) {

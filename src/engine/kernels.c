@@ -158,26 +158,25 @@ KERNEL_INLINE void kernel_block_partial(const int mr, const int nr, int kc, cons
 
 /* Packs the (kc, ncols) block of B at (p0, j0) into bp (kc, nr), zero-padding
  * columns ncols..nr-1. B is (k, n) row-major, or (n, k) when transposed (then
- * the block's column j is B's row j0+j), its rows ldb floats apart (n or k
- * for a matrix of its own; a head's columns of K or V are a wider stride). */
-KERNEL_INLINE void pack_panel(float *restrict bp, const float *restrict B, size_t ldb, int transposed, int p0,
+ * the block's column j is B's row j0+j). */
+KERNEL_INLINE void pack_panel(float *restrict bp, const float *restrict B, int transposed, int k, int n, int p0,
                               int kc, int j0, int ncols, int nr)
 {
     if (!transposed) {
         for (int p = 0; p < kc; p++) {
             float *dst = bp + (size_t)p * nr;
-            memcpy(dst, B + (size_t)(p0 + p) * ldb + j0, sizeof(float) * (size_t)ncols);
+            memcpy(dst, B + (size_t)(p0 + p) * n + j0, sizeof(float) * (size_t)ncols);
             for (int j = ncols; j < nr; j++) dst[j] = 0.0f;
         }
     } else {
         /* row by row of the panel: its stores contiguous, the reads a stride
-         * of ldb apart in B (a head's K_h, a few KiB, in L1). Column by column,
+         * of k apart in B (a head's K_h, a few KiB, in L1). Column by column,
          * every store went to another cache line: 11% of a (64, 64, 8)
          * forward. */
-        const float *src = B + (size_t)j0 * ldb + p0; /* column 0 of the block: B's row j0 */
+        const float *src = B + (size_t)j0 * k + p0; /* column 0 of the block: B's row j0 */
         for (int p = 0; p < kc; p++) {
             float *dst = bp + (size_t)p * nr;
-            for (int j = 0; j < ncols; j++) dst[j] = src[(size_t)j * ldb + p];
+            for (int j = 0; j < ncols; j++) dst[j] = src[(size_t)j * k + p];
             for (int j = ncols; j < nr; j++) dst[j] = 0.0f;
         }
     }
@@ -191,9 +190,9 @@ static inline size_t packed_at(int jp, int p0, int k, int nr) { return (size_t)j
 /* C (m, n) += A (m, k) · panels of B, for the columns [j0, j0 + width) in
  * panels of nr (the last one partial): each panel packed into bp, or read
  * from `packed`, B packed whole beforehand (then B is unused). */
-KERNEL_INLINE void gemm_columns(float *restrict C, const float *restrict A, const float *restrict B, size_t ldb,
-                                int transposed, int m, int k, int n, int j0, int width, const int nr,
-                                float *restrict bp, const float *restrict packed)
+KERNEL_INLINE void gemm_columns(float *restrict C, const float *restrict A, const float *restrict B, int transposed,
+                                int m, int k, int n, int j0, int width, const int nr, float *restrict bp,
+                                const float *restrict packed)
 {
     for (int jp = j0; jp < j0 + width; jp += nr) {
         int ncols = j0 + width - jp < nr ? j0 + width - jp : nr;
@@ -202,7 +201,7 @@ KERNEL_INLINE void gemm_columns(float *restrict C, const float *restrict A, cons
             if (packed)
                 bp = (float *)(packed + packed_at(jp, p0, k, nr)); /* only read */
             else
-                pack_panel(bp, B, ldb, transposed, p0, kc, jp, ncols, nr);
+                pack_panel(bp, B, transposed, k, n, p0, kc, jp, ncols, nr);
             const float *a = A + p0;
             float *c = C + jp;
             int i = 0;
@@ -268,8 +267,8 @@ typedef struct {
 /* C (m, n) = [bias +] A (m, k) · B (k, n), or · Bᵀ with B (n, k) when
  * transposed; with accumulate, C += instead (bias unused). */
 KERNEL_DISPATCH static void gemm_small(float *restrict C, const float *restrict A, const float *restrict B,
-                                       size_t ldb, const float *restrict bias, int accumulate, int transposed, int m,
-                                       int k, int n)
+                                       const float *restrict bias, int accumulate, int transposed, int m, int k,
+                                       int n)
 {
     _Alignas(64) float panel[SMALL_KMAX * SMALL_LANES]; /* (k, 8) columns j0.. of B, zero-padded */
     /* acc = C's row r, columns j0..j0+w-1, before the product: C itself
@@ -301,13 +300,13 @@ KERNEL_DISPATCH static void gemm_small(float *restrict C, const float *restrict 
     for (int j0 = 0; j0 < n; j0 += SMALL_LANES) {
         int w = n - j0 < SMALL_LANES ? n - j0 : SMALL_LANES;
         const float *bp = panel; /* (k, 8) */
-        if (!transposed && n == SMALL_LANES && ldb == SMALL_LANES) {
+        if (!transposed && n == SMALL_LANES) {
             bp = B; /* already (k, 8) and contiguous */
         } else {
             for (int p = 0; p < k; p++)
                 for (int j = 0; j < SMALL_LANES; j++)
                     panel[p * SMALL_LANES + j] =
-                        j >= w ? 0.0f : transposed ? B[(size_t)(j0 + j) * ldb + p] : B[(size_t)p * ldb + j0 + j];
+                        j >= w ? 0.0f : transposed ? B[(size_t)(j0 + j) * k + p] : B[(size_t)p * n + j0 + j];
         }
         /* rows four at a time: four independent chains of adds, where one
          * row alone waits on each add's latency */
@@ -349,17 +348,27 @@ KERNEL_DISPATCH static void gemm_small(float *restrict C, const float *restrict 
 }
 
 /* C (m, n) += A (m, k) · B (k, n), or · Bᵀ with B (n, k) when transposed. */
+/* C (m, n) += A (m, k) · B for the columns [j0, j0 + width): in wide panels
+ * from j0, the rest in narrow ones; B packed panel by panel, or read from
+ * `packed` (B packed whole by attn__pack_panels, j0 = 0). */
+KERNEL_INLINE void gemm_range(float *restrict C, const float *restrict A, const float *restrict B, int transposed, int m,
+                              int k, int n, int j0, int width, const float *restrict packed)
+{
+    _Alignas(64) float bp[KC * NR_WIDE]; /* (KC, NR_WIDE) the packed panel, 64 KiB */
+    int wide = width - width % NR_WIDE;
+    gemm_columns(C, A, B, transposed, m, k, n, j0, wide, NR_WIDE, bp, packed);
+    gemm_columns(C, A, B, transposed, m, k, n, j0 + wide, width - wide, NR_NARROW, bp, packed);
+}
+
+/* C (m, n) += A (m, k) · B (k, n), or · Bᵀ with B (n, k) when transposed. */
 KERNEL_DISPATCH static void gemm_accumulate(float *restrict C, const float *restrict A, const float *restrict B,
-                                            size_t ldb, int transposed, int m, int k, int n)
+                                            int transposed, int m, int k, int n)
 {
     if (gemm_is_small(m, k, n)) {
-        gemm_small(C, A, B, ldb, NULL, 1, transposed, m, k, n);
+        gemm_small(C, A, B, NULL, 1, transposed, m, k, n);
         return;
     }
-    _Alignas(64) float bp[KC * NR_WIDE]; /* (KC, NR_WIDE) the packed panel, 64 KiB */
-    int wide = n - n % NR_WIDE; /* columns [0, wide) in wide panels, the rest in narrow ones */
-    gemm_columns(C, A, B, ldb, transposed, m, k, n, 0, wide, NR_WIDE, bp, NULL);
-    gemm_columns(C, A, B, ldb, transposed, m, k, n, wide, n - wide, NR_NARROW, bp, NULL);
+    gemm_range(C, A, B, transposed, m, k, n, 0, n, NULL);
 }
 
 /* A product with few columns and many rows (a head's weights · V_h with
@@ -367,17 +376,17 @@ KERNEL_DISPATCH static void gemm_accumulate(float *restrict C, const float *rest
  * Cᵀ (n, m) = Bᵀ (n, k) · Aᵀ, A's rows become the panel's columns: the
  * products and the order of each sum are unchanged, so are the bits. Returns
  * 0, or -1 (nothing written) when there is no memory for the two transposes. */
-static int matmul_transposed(float *restrict C, const float *restrict A, const float *restrict B, size_t ldb,
+static int matmul_transposed(float *restrict C, const float *restrict A, const float *restrict B,
                              const float *restrict bias, int m, int k, int n)
 {
     float *bt = calloc((size_t)n * ((size_t)k + (size_t)m), sizeof(float)); /* Bᵀ (n, k), then Cᵀ (n, m) */
     if (!bt) return -1;
     float *ct = bt + (size_t)n * k;
     for (int p = 0; p < k; p++)
-        for (int d = 0; d < n; d++) bt[(size_t)d * k + p] = B[(size_t)p * ldb + d];
+        for (int d = 0; d < n; d++) bt[(size_t)d * k + p] = B[(size_t)p * n + d];
     for (int d = 0; d < n; d++)
         for (int i = 0; i < m; i++) ct[(size_t)d * m + i] = bias ? bias[d] : 0.0f;
-    gemm_accumulate(ct, bt, A, (size_t)k, 1, n, k, m); /* Cᵀ += Bᵀ · Aᵀ, A read as (m, k) rows */
+    gemm_accumulate(ct, bt, A, 1, n, k, m); /* Cᵀ += Bᵀ · Aᵀ, A read as (m, k) rows */
     for (int i = 0; i < m; i++)
         for (int d = 0; d < n; d++) C[(size_t)i * n + d] = ct[(size_t)d * m + i];
     free(bt);
@@ -387,20 +396,19 @@ static int matmul_transposed(float *restrict C, const float *restrict A, const f
 void attn_matmul(float *restrict C, const float *restrict A, const float *restrict B, const float *restrict bias,
                  int m, int k, int n)
 {
-    size_t ldb = (size_t)n;
     if (gemm_is_small(m, k, n)) {
-        gemm_small(C, A, B, ldb, bias, 0, 0, m, k, n);
+        gemm_small(C, A, B, bias, 0, 0, m, k, n);
         return;
     }
     if (n < NR_NARROW && m >= NR_WIDE && (size_t)m * (size_t)k * (size_t)n > GEMM_SMALL &&
-        matmul_transposed(C, A, B, ldb, bias, m, k, n) == 0)
+        matmul_transposed(C, A, B, bias, m, k, n) == 0)
         return;
     /* 1. C starts as the bias (broadcast over rows) or zero; 2. C += A·B */
     if (bias)
         for (int i = 0; i < m; i++) memcpy(C + (size_t)i * n, bias, sizeof(float) * (size_t)n);
     else
         memset(C, 0, sizeof(float) * (size_t)m * (size_t)n);
-    gemm_accumulate(C, A, B, ldb, 0, m, k, n);
+    gemm_accumulate(C, A, B, 0, m, k, n);
 }
 
 /* Columns [j0, j0 + width) of C (m, n) = A (m, k) · B (k, n) [+ bias (n)]:
@@ -419,10 +427,7 @@ KERNEL_DISPATCH static void gemm_cols(float *restrict C, const float *restrict A
         else
             memset(c, 0, sizeof(float) * (size_t)width);
     }
-    _Alignas(64) float bp[KC * NR_WIDE]; /* (KC, NR_WIDE) the packed panel, 64 KiB */
-    int wide = width - width % NR_WIDE;
-    gemm_columns(C, A, B, (size_t)n, 0, m, k, n, j0, wide, NR_WIDE, bp, NULL);
-    gemm_columns(C, A, B, (size_t)n, 0, m, k, n, j0 + wide, width - wide, NR_NARROW, bp, NULL);
+    gemm_range(C, A, B, 0, m, k, n, j0, width, NULL);
 }
 
 void attn__matmul_cols(float *C, const float *A, const float *B, const float *bias, int m, int k, int n, int j0,
@@ -444,30 +449,27 @@ size_t attn__packed_floats(int k, int n)
     return (size_t)(wide + narrow) * (size_t)k;
 }
 
-KERNEL_DISPATCH static void pack_panels(float *restrict dst, const float *restrict B, size_t ldb, int transposed, int k,
-                                        int n)
+KERNEL_DISPATCH static void pack_panels(float *restrict dst, const float *restrict B, int transposed, int k, int n)
 {
     int wide = n - n % NR_WIDE;
     for (int jp = 0; jp < n;) {
         int nr = jp < wide ? NR_WIDE : NR_NARROW, ncols = n - jp < nr ? n - jp : nr;
         for (int p0 = 0; p0 < k; p0 += KC)
-            pack_panel(dst + packed_at(jp, p0, k, nr), B, ldb, transposed, p0, k - p0 < KC ? k - p0 : KC, jp, ncols, nr);
+            pack_panel(dst + packed_at(jp, p0, k, nr), B, transposed, k, n, p0, k - p0 < KC ? k - p0 : KC, jp, ncols, nr);
         jp += nr;
     }
 }
 
-void attn__pack_panels(float *dst, const float *B, size_t ldb, int transposed, int k, int n)
+void attn__pack_panels(float *dst, const float *B, int transposed, int k, int n)
 {
-    pack_panels(dst, B, ldb, transposed, k, n);
+    pack_panels(dst, B, transposed, k, n);
 }
 
 KERNEL_DISPATCH static void gemm_packed(float *restrict C, const float *restrict A, const float *restrict packed, int m,
                                         int k, int n)
 {
     memset(C, 0, sizeof(float) * (size_t)m * (size_t)n);
-    int wide = n - n % NR_WIDE;
-    gemm_columns(C, A, NULL, 0, 0, m, k, n, 0, wide, NR_WIDE, NULL, packed);
-    gemm_columns(C, A, NULL, 0, 0, m, k, n, wide, n - wide, NR_NARROW, NULL, packed);
+    gemm_range(C, A, NULL, 0, m, k, n, 0, n, packed);
 }
 
 void attn__matmul_packed(float *C, const float *A, const float *packed, int m, int k, int n)
@@ -478,11 +480,11 @@ void attn__matmul_packed(float *C, const float *A, const float *packed, int m, i
 void attn_matmul_nt(float *restrict C, const float *restrict A, const float *restrict B, int m, int k, int n)
 {
     if (gemm_is_small(m, k, n)) {
-        gemm_small(C, A, B, (size_t)k, NULL, 0, 1, m, k, n);
+        gemm_small(C, A, B, NULL, 0, 1, m, k, n);
         return;
     }
     memset(C, 0, sizeof(float) * (size_t)m * (size_t)n);
-    gemm_accumulate(C, A, B, (size_t)k, 1, m, k, n);
+    gemm_accumulate(C, A, B, 1, m, k, n);
 }
 
 /* ---- the row softmax -------------------------------------------------------
@@ -599,7 +601,7 @@ KERNEL_INLINE void softmax_row_exp(float *restrict yr, const float *restrict xr,
     *lanes = (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
-/* The sum of yr from the lanes softmax_row_exp returned: folded in halves,
+/* The sum of yr from the lanes softmax_row_exp put in *lanes: folded in halves,
  * then the last cols % 16 cells one by one, in double. A loop of its own
  * over the rows of a block: the folds are a chain of dependent steps, which
  * at the end of each row's e^x loop the core could not overlap with
@@ -626,8 +628,8 @@ KERNEL_INLINE void softmax_row_scale(float *restrict yr, int cols, float f)
     for (; j < cols; j++) yr[j] = yr[j] * f;
 }
 
-/* The row's maximum, and whether the row is ordinary (softmax_row_ordinary's
- * case): no NaN, no +inf, at least one finite cell (-inf cells are blocked
+/* The row's maximum, and whether the row is ordinary (the fast path's case,
+ * softmax_row_exp's): no NaN, no +inf, at least one finite cell (-inf cells are blocked
  * ones). With no NaN the maximum says the rest: +inf, or -inf for a row of
  * only -inf, is not finite. One pass. */
 KERNEL_INLINE int row_max_ordinary(const float *restrict xr, int cols, float *mx_out)
