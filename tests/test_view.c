@@ -111,6 +111,16 @@ static void test_single_is_sdpa(void **state)
     fixture_free(f);
 }
 
+/* Step q shown whole, then ← and half of its duration d played backwards:
+ * the view is rewinding, halfway through step q. */
+static void rewind_halfway(View *v, int q, double d)
+{
+    view_goto(v, q);
+    view_finish(v);
+    view_prev(v);
+    view_advance(v, d / 2 / v->speed);
+}
+
 static void test_stepping_and_clamping(void **state)
 {
     (void)state;
@@ -154,17 +164,11 @@ static void test_stepping_and_clamping(void **state)
     assert_false(v->rewinding);
     assert_true(view_progress(v) == 1.0);
     /* ← again while rewinding lands at once; → while rewinding finishes the step */
-    view_goto(v, q);
-    view_finish(v);
-    view_prev(v);
-    view_advance(v, d / 2 / v->speed);
+    rewind_halfway(v, q, d);
     view_prev(v);
     assert_int_equal(v->step, q - 1);
     assert_true(view_progress(v) == 1.0);
-    view_goto(v, q);
-    view_finish(v);
-    view_prev(v);
-    view_advance(v, d / 2 / v->speed);
+    rewind_halfway(v, q, d);
     view_next(v);
     assert_int_equal(v->step, q);
     assert_false(v->rewinding);
