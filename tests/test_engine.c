@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "attn.h"
+#include "test_trace.h"
 #include "test_util.h"
 
 /* ---- fixtures: the file format of tests/make_fixtures.py ------------------ */
@@ -465,22 +466,6 @@ static void check_structure(const AttnTrace *t, const AttnConfig *c)
     if (t->alloc_bytes < t->data_bytes) fail_msg("%s: alloc_bytes %zu < data_bytes %zu", g_ctx, t->alloc_bytes, t->data_bytes);
 }
 
-/* Two traces of the same config record bitwise the same numbers. */
-static void assert_traces_identical(const AttnTrace *a, const AttnTrace *b)
-{
-    assert_int_equal(a->n_steps, b->n_steps);
-    for (int i = 0; i < a->n_steps; i++) {
-        const AttnStep *x = &a->steps[i], *y = &b->steps[i];
-        assert_string_equal(x->name, y->name);
-        assert_int_equal(x->rows, y->rows);
-        assert_int_equal(x->cols, y->cols);
-        if (memcmp(x->data, y->data, sizeof(float) * (size_t)x->rows * (size_t)x->cols) != 0)
-            fail_msg("%s: step %s differs between the two traces", g_ctx, x->name);
-        assert_true((x->row_flags == NULL) == (y->row_flags == NULL));
-        if (x->row_flags) assert_memory_equal(x->row_flags, y->row_flags, (size_t)x->rows);
-    }
-}
-
 /* ---- 1. fixtures ------------------------------------------------------------- */
 
 static int is_input_kind(AttnStepKind k)
@@ -597,7 +582,7 @@ static void test_fixture(void **state)
     c.threads = 2;
     AttnTrace *t2 = attn_trace_create(&c, err, sizeof err);
     if (!t2) fail_msg("%s: threads=2: %s", file, err);
-    assert_traces_identical(t, t2);
+    assert_traces_identical(file, t, t2);
     printf("  %-34s %4d steps  max |engine - torch| %.3g, max rel %.3g (|ref| ≥ 1e-3), worst |diff|/tol %.3f (%s)\n",
            file, t->n_steps, max_abs, max_rel, worst_ratio, worst_step);
     attn_trace_destroy(t2);
@@ -976,7 +961,7 @@ static void test_random_dot_invariants(void **state)
         th.threads = rng_int(&r, 2, 5);
         AttnTrace *t2 = attn_trace_create(&th, err, sizeof err);
         if (!t2) fail_msg("case %d threads: %s", n, err);
-        assert_traces_identical(t, t2);
+        assert_traces_identical(g_ctx, t, t2);
         attn_trace_destroy(t2);
         attn_trace_destroy(t);
         case_free(&k);

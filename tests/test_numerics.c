@@ -31,6 +31,7 @@
 
 #include "attn.h"
 #include "lesson.h"
+#include "test_trace.h"
 
 /* ---- checking a trace ------------------------------------------------------ */
 
@@ -474,18 +475,7 @@ static void test_reused_block(void **state)
         t = run(&c);
         if (round == 1) assert_ptr_equal(t, previous); /* the first round's block, reused */
         previous = t;
-        assert_int_equal(t->n_steps, first->n_steps);
-        for (int s = 0; s < t->n_steps; s++) {
-            const AttnStep *a = &first->steps[s], *b = &t->steps[s];
-            assert_string_equal(a->name, b->name);
-            assert_int_equal(a->rows, b->rows);
-            assert_int_equal(a->cols, b->cols);
-            assert_memory_equal(a->data, b->data, sizeof(float) * (size_t)a->rows * (size_t)a->cols);
-            assert_int_equal(a->n_from, b->n_from);
-            assert_memory_equal(a->from, b->from, sizeof *a->from * (size_t)a->n_from);
-            assert_true((a->row_flags == NULL) == (b->row_flags == NULL));
-            if (a->row_flags) assert_memory_equal(a->row_flags, b->row_flags, (size_t)a->rows);
-        }
+        assert_traces_identical(round ? "a reused block, again" : "a reused block", first, t);
         attn_trace_destroy(t);
     }
     attn_trace_destroy(first);

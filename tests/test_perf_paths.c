@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "attn.h"
+#include "test_trace.h"
 #include "test_util.h"
 
 typedef struct PerfShape {
@@ -163,22 +164,6 @@ static void perf_check_trace_against_naive(const char *shape, const AttnTrace *t
     free(ref);
 }
 
-/* Two traces of the same config must hold the same bits in every step. */
-static void perf_expect_identical(const char *shape, int threads, const AttnTrace *a, const AttnTrace *b)
-{
-    assert_int_equal(a->n_steps, b->n_steps);
-    for (int s = 0; s < a->n_steps; s++) {
-        const AttnStep *x = &a->steps[s], *y = &b->steps[s];
-        size_t n = (size_t)x->rows * (size_t)x->cols;
-        if (memcmp(x->data, y->data, sizeof(float) * n) != 0) {
-            size_t i = 0;
-            while (i < n && memcmp(&x->data[i], &y->data[i], sizeof(float)) == 0) i++;
-            fail_msg("%s: step %s differs between 1 and %d threads at [%zu,%zu]: %.9g vs %.9g", shape, x->name,
-                     threads, i / (size_t)x->cols, i % (size_t)x->cols, (double)x->data[i], (double)y->data[i]);
-        }
-    }
-}
-
 static void perf_run_shape(PerfShape s, AttnMaskKind mask)
 {
     char shape[96];
@@ -194,7 +179,9 @@ static void perf_run_shape(PerfShape s, AttnMaskKind mask)
         in.cfg.threads = threads;
         AttnTrace *many = attn_trace_create(&in.cfg, err, sizeof err);
         if (!many) fail_msg("%s, %d threads: %s", shape, threads, err);
-        perf_expect_identical(shape, threads, one, many);
+        char what[128];
+        snprintf(what, sizeof what, "%s, 1 against %d threads", shape, threads);
+        assert_traces_identical(what, one, many);
         attn_trace_destroy(many);
     }
     attn_trace_destroy(one);
