@@ -90,7 +90,7 @@ static void map_fonts(RenderCtx *rc)
 {
 #ifdef RENDER_HAVE_MMAP
     for (int i = 0; i < rc->n_fonts; i++) {
-        char file[1024];
+        char file[PATH_MAX];
         split_spec(rc->font_path[i], file, sizeof file);
         int fd = open(file, O_RDONLY);
         if (fd < 0) continue;
@@ -191,13 +191,9 @@ int render_fonts_open(RenderCtx *rc, const RenderOptions *opt, char *err, size_t
 /* Opens a font file "path" or "path#index" at a size. */
 static TTF_Font *open_sized(const char *spec, int size)
 {
-    const char *hash = strrchr(spec, '#');
-    if (hash && !file_exists(spec)) {
-        char file[1024];
-        snprintf(file, sizeof file, "%.*s", (int)(hash - spec), spec);
-        return TTF_OpenFontIndex(file, size, atol(hash + 1));
-    }
-    return TTF_OpenFont(spec, size);
+    char file[PATH_MAX];
+    long index = split_spec(spec, file, sizeof file);
+    return TTF_OpenFontIndex(file, size, index);
 }
 
 void render_fonts_close(RenderCtx *rc)
@@ -274,7 +270,7 @@ static FontSlot *slot_for(RenderCtx *rc, int size)
     fs->last_frame = rc->frame;
     for (int i = 0; i < rc->n_fonts; i++) {
         if (rc->font_map[i]) {
-            char file[1024];
+            char file[PATH_MAX];
             long index = split_spec(rc->font_path[i], file, sizeof file);
             SDL_RWops *rw = SDL_RWFromConstMem(rc->font_map[i], (int)rc->font_map_len[i]);
             fs->font[i] = rw ? TTF_OpenFontIndexRW(rw, 1, size, index) : NULL;
