@@ -27,7 +27,7 @@
 
 /* ---- fixtures: the file format of tests/make_fixtures.py ------------------ */
 
-#define FIX_MAGIC "ATVZFIX1"
+#define FIX_MAGIC   "ATVZFIX1"
 #define FIX_VERSION 1u
 
 typedef struct FixTensor {
@@ -70,8 +70,8 @@ static int rd_need(Reader *r, size_t n, const char *what)
 {
     if (r->failed) return 0;
     if ((size_t)(r->end - r->p) < n) {
-        rd_fail(r, "truncated at byte %zu reading %s (need %zu bytes, %zu left)", (size_t)(r->p - r->base), what,
-                n, (size_t)(r->end - r->p));
+        rd_fail(r, "truncated at byte %zu reading %s (need %zu bytes, %zu left)", (size_t)(r->p - r->base), what, n,
+                (size_t)(r->end - r->p));
         return 0;
     }
     return 1;
@@ -107,8 +107,7 @@ static void rd_str(Reader *r, char *out, size_t cap, const char *what)
     out[0] = 0;
     if (r->failed) return;
     if (n >= cap) {
-        rd_fail(r, "byte %zu: %s is %u bytes long, at most %zu expected", (size_t)(r->p - r->base), what, n,
-                cap - 1);
+        rd_fail(r, "byte %zu: %s is %u bytes long, at most %zu expected", (size_t)(r->p - r->base), what, n, cap - 1);
         return;
     }
     if (!rd_need(r, n, what)) return;
@@ -165,7 +164,8 @@ static int fixture_parse(Fixture *f, const unsigned char *buf, size_t len, char 
     memset(f, 0, sizeof *f);
     Reader r = {buf, buf, buf + len, err, errlen, 0};
     if (len < 8 || memcmp(buf, FIX_MAGIC, 8) != 0) {
-        snprintf(err, errlen, "bad magic: expected \"%s\", found \"%.8s\"", FIX_MAGIC, len >= 8 ? (const char *)buf : "");
+        snprintf(err, errlen, "bad magic: expected \"%s\", found \"%.8s\"", FIX_MAGIC,
+                 len >= 8 ? (const char *)buf : "");
         return -1;
     }
     r.p += 8;
@@ -310,10 +310,14 @@ static char g_ctx[192];
 static int allow_at(const AttnConfig *c, int i, int j)
 {
     switch (c->mask_kind) {
-    case ATTN_MASK_NONE: return 1;
-    case ATTN_MASK_CAUSAL: return j <= i;
-    case ATTN_MASK_PADDING: return c->mask[j] != 0;
-    case ATTN_MASK_MATRIX: return c->mask[(size_t)i * (size_t)c->n_k + (size_t)j] != 0;
+    case ATTN_MASK_NONE:
+        return 1;
+    case ATTN_MASK_CAUSAL:
+        return j <= i;
+    case ATTN_MASK_PADDING:
+        return c->mask[j] != 0;
+    case ATTN_MASK_MATRIX:
+        return c->mask[(size_t)i * (size_t)c->n_k + (size_t)j] != 0;
     }
     return 1;
 }
@@ -436,7 +440,8 @@ static void check_structure(const AttnTrace *t, const AttnConfig *c)
         assert_non_null(s->data);
         bytes += sizeof(float) * (size_t)s->rows * (size_t)s->cols;
         for (int k = 0; k < s->n_from; k++)
-            if (s->from[k] >= i) fail_msg("%s: step %s: from[%d] = %d is not an earlier step", g_ctx, s->name, k, s->from[k]);
+            if (s->from[k] >= i)
+                fail_msg("%s: step %s: from[%d] = %d is not an earlier step", g_ctx, s->name, k, s->from[k]);
         if (s->kind == ATTN_STEP_CONCAT) {
             assert_int_equal(s->n_from, c->heads);
             for (int k = 0; k < s->n_from; k++) {
@@ -446,7 +451,8 @@ static void check_structure(const AttnTrace *t, const AttnConfig *c)
             }
             continue;
         }
-        if (s->n_from != e->n_from) fail_msg("%s: step %s: %d sources, expected %d", g_ctx, s->name, s->n_from, e->n_from);
+        if (s->n_from != e->n_from)
+            fail_msg("%s: step %s: %d sources, expected %d", g_ctx, s->name, s->n_from, e->n_from);
         for (int k = 0; k < e->n_from; k++) {
             int found = 0;
             for (int m = 0; m < s->n_from; m++) found |= strcmp(t->steps[s->from[m]].name, e->from[k]) == 0;
@@ -454,7 +460,8 @@ static void check_structure(const AttnTrace *t, const AttnConfig *c)
         }
         /* row flags exist on masked, softmax and weighted_sum steps only */
         int flagged = s->kind == ATTN_STEP_MASKED || s->kind == ATTN_STEP_SOFTMAX || s->kind == ATTN_STEP_WEIGHTED_SUM;
-        if (flagged != (s->row_flags != NULL)) fail_msg("%s: step %s: row_flags %s", g_ctx, s->name, flagged ? "missing" : "unexpected");
+        if (flagged != (s->row_flags != NULL))
+            fail_msg("%s: step %s: row_flags %s", g_ctx, s->name, flagged ? "missing" : "unexpected");
         if (s->row_flags)
             for (int r = 0; r < s->rows; r++)
                 if (!!(s->row_flags[r] & ATTN_ROW_ALL_BLOCKED) != row_dead(c, r))
@@ -462,8 +469,10 @@ static void check_structure(const AttnTrace *t, const AttnConfig *c)
                              (s->row_flags[r] & ATTN_ROW_ALL_BLOCKED) ? "set" : "clear",
                              row_dead(c, r) ? "fully blocked" : "not fully blocked");
     }
-    if (t->data_bytes != bytes) fail_msg("%s: data_bytes is %zu, the steps hold rows·cols·4 = %zu", g_ctx, t->data_bytes, bytes);
-    if (t->alloc_bytes < t->data_bytes) fail_msg("%s: alloc_bytes %zu < data_bytes %zu", g_ctx, t->alloc_bytes, t->data_bytes);
+    if (t->data_bytes != bytes)
+        fail_msg("%s: data_bytes is %zu, the steps hold rows·cols·4 = %zu", g_ctx, t->data_bytes, bytes);
+    if (t->alloc_bytes < t->data_bytes)
+        fail_msg("%s: alloc_bytes %zu < data_bytes %zu", g_ctx, t->alloc_bytes, t->data_bytes);
 }
 
 /* ---- 1. fixtures ------------------------------------------------------------- */
@@ -526,7 +535,8 @@ static void test_fixture(void **state)
             fail_msg("%s %s: engine %d×%d, torch %d×%d", file, s->name, s->rows, s->cols, r->rows, r->cols);
         size_t n = (size_t)s->rows * (size_t)s->cols;
         if (is_input_kind(s->kind)) { /* recorded as given */
-            if (memcmp(s->data, r->data, sizeof(float) * n) != 0) fail_msg("%s: %s is not the given input", file, s->name);
+            if (memcmp(s->data, r->data, sizeof(float) * n) != 0)
+                fail_msg("%s: %s is not the given input", file, s->name);
             continue;
         }
         /* torch's NaN rows (all keys blocked, fill -inf): the engine's exact values */
@@ -570,7 +580,8 @@ static void test_fixture(void **state)
             double d = fabs((double)s->data[k] - (double)want[k]);
             double ratio = d / (TEST_ABS_TOL + TEST_REL_TOL * fabs((double)want[k]));
             if (d > max_abs) max_abs = d;
-            if (fabs((double)want[k]) >= 1e-3 && d / fabs((double)want[k]) > max_rel) max_rel = d / fabs((double)want[k]);
+            if (fabs((double)want[k]) >= 1e-3 && d / fabs((double)want[k]) > max_rel)
+                max_rel = d / fabs((double)want[k]);
             if (ratio > worst_ratio) {
                 worst_ratio = ratio;
                 worst_step = s->name;
@@ -657,9 +668,18 @@ typedef struct Rng {
     uint64_t s;
 } Rng;
 
-static uint64_t rng_next(Rng *r) { return test_splitmix64(&r->s); }
-static int rng_int(Rng *r, int lo, int hi) { return lo + (int)(rng_next(r) % (uint64_t)(hi - lo + 1)); }
-static float rng_unit(Rng *r) { return (float)((double)(rng_next(r) >> 11) / 9007199254740992.0 * 2.0 - 1.0); }
+static uint64_t rng_next(Rng *r)
+{
+    return test_splitmix64(&r->s);
+}
+static int rng_int(Rng *r, int lo, int hi)
+{
+    return lo + (int)(rng_next(r) % (uint64_t)(hi - lo + 1));
+}
+static float rng_unit(Rng *r)
+{
+    return (float)((double)(rng_next(r) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
 
 /* A random config and the buffers it borrows. */
 typedef struct Case {
@@ -850,15 +870,19 @@ static void check_softmax_rows(const AttnTrace *t, const AttnConfig *c)
             int dead = row_dead(c, i);
             if (dead && c->mask_fill == -INFINITY) {
                 for (int j = 0; j < w->cols; j++)
-                    if (r[j] != 0.0f) fail_msg("%s: %s row %d is fully blocked, weight %d = %.9g", g_ctx, w->name, i, j, (double)r[j]);
+                    if (r[j] != 0.0f)
+                        fail_msg("%s: %s row %d is fully blocked, weight %d = %.9g", g_ctx, w->name, i, j,
+                                 (double)r[j]);
                 assert_true(w->row_flags[i] & ATTN_ROW_ALL_BLOCKED);
                 continue;
             }
             double sum = 0;
             for (int j = 0; j < w->cols; j++) {
-                if (!(r[j] >= 0.0f && r[j] <= 1.0f)) fail_msg("%s: %s[%d,%d] = %.9g is not a weight", g_ctx, w->name, i, j, (double)r[j]);
+                if (!(r[j] >= 0.0f && r[j] <= 1.0f))
+                    fail_msg("%s: %s[%d,%d] = %.9g is not a weight", g_ctx, w->name, i, j, (double)r[j]);
                 if (!dead && !allow_at(c, i, j) && r[j] != 0.0f)
-                    fail_msg("%s: %s[%d,%d]: blocked weight %.9g, expected exactly 0", g_ctx, w->name, i, j, (double)r[j]);
+                    fail_msg("%s: %s[%d,%d]: blocked weight %.9g, expected exactly 0", g_ctx, w->name, i, j,
+                             (double)r[j]);
                 sum += r[j];
             }
             if (fabs(sum - 1.0) > 1e-5) fail_msg("%s: %s row %d sums to %.9g", g_ctx, w->name, i, sum);
@@ -938,8 +962,8 @@ static void test_random_dot_invariants(void **state)
             snprintf(name, sizeof name, "head_%d", h);
             char what[256];
             snprintf(what, sizeof what, "%s: one-head run on head %d's columns", g_ctx, h);
-            assert_floats_close(what, attn_trace_find_name(t1, "head_1")->data,
-                                attn_trace_find_name(t, name)->data, c->n_q, dv, TEST_ABS_TOL, TEST_REL_TOL);
+            assert_floats_close(what, attn_trace_find_name(t1, "head_1")->data, attn_trace_find_name(t, name)->data,
+                                c->n_q, dv, TEST_ABS_TOL, TEST_REL_TOL);
             attn_trace_destroy(t1);
             case_free(&one);
         }
@@ -1038,8 +1062,8 @@ static void test_random_additive_invariants(void **state)
         direct_context(c, ref);
         char what[256];
         snprintf(what, sizeof what, "%s: context vs direct", g_ctx);
-        assert_floats_close(what, attn_trace_find_name(t, "context")->data, ref, c->n_q, dy,
-                            TEST_ABS_TOL, TEST_REL_TOL);
+        assert_floats_close(what, attn_trace_find_name(t, "context")->data, ref, c->n_q, dy, TEST_ABS_TOL,
+                            TEST_REL_TOL);
         free(ref);
         if (!c->cross) {
             AttnConfig x = *c;
@@ -1084,7 +1108,8 @@ static void test_seed001_single_token(void **state)
     snprintf(g_ctx, sizeof g_ctx, "seed 001 seq_len = 1");
     check_structure(t, c);
     for (int h = 1; h <= 8; h++) {
-        const AttnStep *w = attn_trace_find(t, ATTN_STEP_SOFTMAX, h), *o = attn_trace_find(t, ATTN_STEP_WEIGHTED_SUM, h);
+        const AttnStep *w = attn_trace_find(t, ATTN_STEP_SOFTMAX, h),
+                       *o = attn_trace_find(t, ATTN_STEP_WEIGHTED_SUM, h);
         char vname[16];
         snprintf(vname, sizeof vname, "V_%d", h);
         const AttnStep *v = attn_trace_find_name(t, vname);
@@ -1092,11 +1117,13 @@ static void test_seed001_single_token(void **state)
         assert_non_null(o);
         assert_non_null(v);
         assert_int_equal(w->rows * w->cols, 1);
-        if (w->data[0] != 1.0f) fail_msg("weights_%d = %.9g, softmax of one score must be exactly 1", h, (double)w->data[0]);
+        if (w->data[0] != 1.0f)
+            fail_msg("weights_%d = %.9g, softmax of one score must be exactly 1", h, (double)w->data[0]);
         assert_int_equal(o->cols, 64);
         assert_memory_equal(o->data, v->data, sizeof(float) * 64);
     }
-    assert_memory_equal(attn_trace_find_name(t, "concat")->data, attn_trace_find_name(t, "V")->data, sizeof(float) * 512);
+    assert_memory_equal(attn_trace_find_name(t, "concat")->data, attn_trace_find_name(t, "V")->data,
+                        sizeof(float) * 512);
     attn_trace_destroy(t);
     case_free(&k);
 }
@@ -1126,8 +1153,8 @@ static void test_trace_memory(void **state)
     AttnTrace *t = attn_trace_create(c, err, sizeof err);
     assert_non_null(t);
     check_structure(t, c); /* data_bytes is the sum of rows·cols·4 */
-    printf("  d_model 512, 8 heads, n 12: %d steps, data %zu B, allocation %zu B (%.4f×)\n", t->n_steps,
-           t->data_bytes, t->alloc_bytes, (double)t->alloc_bytes / (double)t->data_bytes);
+    printf("  d_model 512, 8 heads, n 12: %d steps, data %zu B, allocation %zu B (%.4f×)\n", t->n_steps, t->data_bytes,
+           t->alloc_bytes, (double)t->alloc_bytes / (double)t->data_bytes);
     if ((double)t->alloc_bytes > 1.5 * (double)t->data_bytes)
         fail_msg("alloc_bytes %zu > 1.5 × data_bytes %zu", t->alloc_bytes, t->data_bytes);
     attn_trace_destroy(t);
@@ -1139,9 +1166,9 @@ static void test_trace_memory(void **state)
 static void test_names(void **state)
 {
     (void)state;
-    static const char *const kinds[] = {"input",   "weight",  "bias",         "projection", "split",
-                                        "scores",  "scaled",  "masked",       "softmax",    "weighted_sum",
-                                        "concat",  "output",  "additive_hidden"};
+    static const char *const kinds[] = {"input",  "weight", "bias",           "projection", "split",
+                                        "scores", "scaled", "masked",         "softmax",    "weighted_sum",
+                                        "concat", "output", "additive_hidden"};
     assert_int_equal(sizeof kinds / sizeof kinds[0], ATTN_STEP_KIND_COUNT);
     for (int k = 0; k < ATTN_STEP_KIND_COUNT; k++) {
         assert_string_equal(attn_step_kind_name((AttnStepKind)k), kinds[k]);

@@ -136,7 +136,8 @@ static void test_steps_files_and_index(void **state)
         char expect[64];
         snprintf(expect, sizeof expect, "%03d-%s%s", i, attn_step_kind_name(s->kind), s->head ? "-h" : ".png");
         const char *file = cJSON_GetObjectItem(e, "file")->valuestring;
-        if (strncmp(file, expect, strlen(expect)) != 0) fail_msg("index file %d is %s, expected %s...", i, file, expect);
+        if (strncmp(file, expect, strlen(expect)) != 0)
+            fail_msg("index file %d is %s, expected %s...", i, file, expect);
         assert_int_equal(cJSON_GetObjectItem(e, "step")->valueint, i);
         assert_string_equal(cJSON_GetObjectItem(e, "kind")->valuestring, attn_step_kind_name(s->kind));
         assert_string_equal(cJSON_GetObjectItem(e, "name")->valuestring, s->name);
@@ -193,7 +194,8 @@ static void test_select_steps(void **state)
     int first = attn_trace_index(t, attn_trace_find(t, ATTN_STEP_SCORES, 1));
     int last = attn_trace_index(t, attn_trace_find(t, ATTN_STEP_SOFTMAX, 2));
     assert_int_equal(export_select_steps(t, "scores-softmax", 0, sel, err, sizeof err), last - first + 1);
-    assert_int_equal(export_select_steps(t, "concat-", 0, sel, err, sizeof err), t->n_steps - attn_trace_index(t, attn_trace_find(t, ATTN_STEP_CONCAT, 0)));
+    assert_int_equal(export_select_steps(t, "concat-", 0, sel, err, sizeof err),
+                     t->n_steps - attn_trace_index(t, attn_trace_find(t, ATTN_STEP_CONCAT, 0)));
     assert_int_equal(export_select_steps(t, "-2", 0, sel, err, sizeof err), 3);
     assert_int_equal(export_select_steps(t, "bogus", 0, sel, err, sizeof err), -1);
     assert_non_null(strstr(err, "\"bogus\""));
@@ -216,8 +218,8 @@ static void test_parse_size(void **state)
     assert_int_equal(h, 720);
     assert_int_equal(export_parse_size("800×600", &w, &h, err, sizeof err), 0);
     assert_int_equal(w, 800);
-    const char *bad[] = {"", "1280", "1280x", "x720", "-5x10", "1280x720x3", "12 80x720", "0x0", "63x720",
-                         "16385x100", "99999999999x1"};
+    const char *bad[] = {"",          "1280", "1280x",  "x720",      "-5x10",        "1280x720x3",
+                         "12 80x720", "0x0",  "63x720", "16385x100", "99999999999x1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = 0;
         if (export_parse_size(bad[i], &w, &h, err, sizeof err) != -1) fail_msg("\"%s\" was accepted", bad[i]);
@@ -320,7 +322,8 @@ static void test_frames_count(void **state)
     cJSON_ArrayForEach(e, cJSON_GetObjectItem(idx, "steps"))
     {
         int step = cJSON_GetObjectItem(e, "step")->valueint;
-        int last_frame = cJSON_GetObjectItem(e, "first_frame")->valueint + cJSON_GetObjectItem(e, "frame_count")->valueint - 1;
+        int last_frame =
+            cJSON_GetObjectItem(e, "first_frame")->valueint + cJSON_GetObjectItem(e, "frame_count")->valueint - 1;
         char name[64], a_path[700], b_path[700];
         export_step_filename(t, step, name, sizeof name);
         snprintf(a_path, sizeof a_path, "%s/%s", sdir, name);
@@ -468,7 +471,8 @@ static void test_failures(void **state)
     out[n] = 0;
     int st = pclose(p);
     assert_true(WIFEXITED(st));
-    if (WEXITSTATUS(st) != 1 || !strstr(out, strerror(EFBIG))) fail_msg("full disk: status %d, \"%s\"", WEXITSTATUS(st), out);
+    if (WEXITSTATUS(st) != 1 || !strstr(out, strerror(EFBIG)))
+        fail_msg("full disk: status %d, \"%s\"", WEXITSTATUS(st), out);
     snprintf(file, sizeof file, "%s/full", scratch);
     check_dir_pngs(file, 320, 180); /* whatever is there is complete; no temporary file */
     snprintf(file, sizeof file, "%s/full/%s", scratch, EXPORT_INDEX_NAME);

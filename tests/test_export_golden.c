@@ -32,26 +32,28 @@
 #include "export.h"
 #include "test_export_read.h"
 
-#define GOLDEN_W 640
-#define GOLDEN_H 360
-#define TEXT_LEVELS 24          /* a channel may differ by this much... */
-#define TEXT_FRACTION 0.005     /* ...on more than this fraction of pixels, and then it fails */
+#define GOLDEN_W      640
+#define GOLDEN_H      360
+#define TEXT_LEVELS   24    /* a channel may differ by this much... */
+#define TEXT_FRACTION 0.005 /* ...on more than this fraction of pixels, and then it fails */
 
 typedef struct Golden {
     const char *lesson; /* file in lessons/ */
     LessonLang lang;
     ViewTheme theme;
     ViewMode mode;
-    const char *step;   /* step name */
-    const char *file;   /* in tests/golden/ */
+    const char *step; /* step name */
+    const char *file; /* in tests/golden/ */
 } Golden;
 
 static const Golden goldens[] = {
     {"mhsa-wo-xihuan-paobu.json", LESSON_EN, VIEW_THEME_LIGHT, VIEW_MULTI, "scores_1", "mhsa-en-light-scores_1.png"},
     {"mhsa-wo-xihuan-paobu.json", LESSON_ZH, VIEW_THEME_LIGHT, VIEW_MULTI, "weights_2", "mhsa-zh-light-weights_2.png"},
-    {"mhsa-wo-xihuan-paobu.json", LESSON_EN, VIEW_THEME_PROJECTOR, VIEW_MULTI, "output", "mhsa-en-projector-output.png"},
+    {"mhsa-wo-xihuan-paobu.json", LESSON_EN, VIEW_THEME_PROJECTOR, VIEW_MULTI, "output",
+     "mhsa-en-projector-output.png"},
     {"causal-mask-decoder.json", LESSON_ZH, VIEW_THEME_DARK, VIEW_MULTI, "masked_1", "causal-zh-dark-masked_1.png"},
-    {"causal-mask-decoder.json", LESSON_EN, VIEW_THEME_LIGHT, VIEW_SINGLE, "weights_1", "causal-en-single-weights_1.png"},
+    {"causal-mask-decoder.json", LESSON_EN, VIEW_THEME_LIGHT, VIEW_SINGLE, "weights_1",
+     "causal-en-single-weights_1.png"},
 };
 enum { N_GOLDEN = sizeof goldens / sizeof goldens[0] };
 

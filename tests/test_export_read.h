@@ -7,8 +7,8 @@
 
 typedef struct TestPng {
     int width, height;
-    int channels;         /* 3 (RGB) or 4 (RGBA) as stored in the file */
-    unsigned char *rgba;  /* (height, width, 4), alpha 255 when the file has none */
+    int channels;        /* 3 (RGB) or 4 (RGBA) as stored in the file */
+    unsigned char *rgba; /* (height, width, 4), alpha 255 when the file has none */
     int n_text;
     char **keys, **texts; /* (n_text) */
 } TestPng;

@@ -29,9 +29,15 @@ typedef struct Rng {
     uint64_t s;
 } Rng;
 
-static uint64_t rng_next(Rng *r) { return test_splitmix64(&r->s); }
+static uint64_t rng_next(Rng *r)
+{
+    return test_splitmix64(&r->s);
+}
 /* uniform in [0, 1) */
-static double rng_unit(Rng *r) { return (double)(rng_next(r) >> 11) / 9007199254740992.0; }
+static double rng_unit(Rng *r)
+{
+    return (double)(rng_next(r) >> 11) / 9007199254740992.0;
+}
 
 static float *random_floats(Rng *r, size_t n, int signed_values)
 {
@@ -54,13 +60,40 @@ typedef struct Shape {
 } Shape;
 
 static const Shape shapes[] = {
-    {1, 1, 1},     {1, 1, 7},     {1, 7, 1},     {7, 1, 1},     {1, 13, 17},   {13, 1, 17},   {2, 3, 5},
-    {7, 11, 13},   {17, 19, 23},  {31, 37, 41},  {1, 128, 1},   {1, 129, 1},   {3, 127, 5},   {3, 128, 5},
-    {3, 129, 5},   {5, 5, 127},   {5, 5, 128},   {5, 5, 129},   {2, 255, 257}, {129, 128, 127}, {12, 512, 64},
-    {16, 64, 64},  {12, 64, 12},  {1, 300, 300}, {257, 129, 131},
+    {1, 1, 1},
+    {1, 1, 7},
+    {1, 7, 1},
+    {7, 1, 1},
+    {1, 13, 17},
+    {13, 1, 17},
+    {2, 3, 5},
+    {7, 11, 13},
+    {17, 19, 23},
+    {31, 37, 41},
+    {1, 128, 1},
+    {1, 129, 1},
+    {3, 127, 5},
+    {3, 128, 5},
+    {3, 129, 5},
+    {5, 5, 127},
+    {5, 5, 128},
+    {5, 5, 129},
+    {2, 255, 257},
+    {129, 128, 127},
+    {12, 512, 64},
+    {16, 64, 64},
+    {12, 64, 12},
+    {1, 300, 300},
+    {257, 129, 131},
     /* around other plausible block sizes (16, 64, 256 and their neighbours), so
      * a change of blocking in kernels.c is still crossed */
-    {4, 1, 81},    {3, 255, 80},  {5, 256, 63},  {6, 257, 64},  {9, 513, 65},  {33, 16, 15},  {65, 17, 16},
+    {4, 1, 81},
+    {3, 255, 80},
+    {5, 256, 63},
+    {6, 257, 64},
+    {9, 513, 65},
+    {33, 16, 15},
+    {65, 17, 16},
 };
 #define N_SHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
@@ -104,9 +137,9 @@ static void test_matmul_shapes(void **state)
         for (int sign = 0; sign <= 1; sign++)
             for (int with_bias = 0; with_bias <= 1; with_bias++) {
                 int m = shapes[s].m, k = shapes[s].k, n = shapes[s].n;
-                float *A = random_floats(&r, (size_t)m * k, sign);  /* (m, k) */
-                float *B = random_floats(&r, (size_t)k * n, sign);  /* (k, n) */
-                float *bias = with_bias ? random_floats(&r, (size_t)n, sign) : NULL; /* (n) */
+                float *A = random_floats(&r, (size_t)m * k, sign);                    /* (m, k) */
+                float *B = random_floats(&r, (size_t)k * n, sign);                    /* (k, n) */
+                float *bias = with_bias ? random_floats(&r, (size_t)n, sign) : NULL;  /* (n) */
                 float *C = nan_floats((size_t)m * n), *R = nan_floats((size_t)m * n); /* (m, n) */
                 attn_matmul(C, A, B, bias, m, k, n);
                 attn_matmul_naive(R, A, B, bias, m, k, n);
@@ -135,8 +168,8 @@ static void test_matmul_nt_shapes(void **state)
     for (int s = 0; s < N_SHAPES; s++)
         for (int sign = 0; sign <= 1; sign++) {
             int m = shapes[s].m, k = shapes[s].k, n = shapes[s].n;
-            float *A = random_floats(&r, (size_t)m * k, sign); /* (m, k) */
-            float *B = random_floats(&r, (size_t)n * k, sign); /* (n, k) */
+            float *A = random_floats(&r, (size_t)m * k, sign);                    /* (m, k) */
+            float *B = random_floats(&r, (size_t)n * k, sign);                    /* (n, k) */
             float *C = nan_floats((size_t)m * n), *R = nan_floats((size_t)m * n); /* (m, n) */
             attn_matmul_nt(C, A, B, m, k, n);
             attn_matmul_nt_naive(R, A, B, m, k, n);
@@ -160,11 +193,11 @@ static void test_matmul_nt_shapes(void **state)
 static void test_matmul_naive_by_hand(void **state)
 {
     (void)state;
-    const float A[6] = {1, 2, 3, 4, 5, 6};         /* (2, 3) */
-    const float B[6] = {7, 8, 9, 10, 11, 12};      /* (3, 2) */
-    const float Bt[6] = {7, 9, 11, 8, 10, 12};     /* (2, 3) = Bᵀ */
-    const float bias[2] = {0.5f, -1};              /* (2) */
-    const float want[4] = {58, 64, 139, 154};      /* A·B */
+    const float A[6] = {1, 2, 3, 4, 5, 6};     /* (2, 3) */
+    const float B[6] = {7, 8, 9, 10, 11, 12};  /* (3, 2) */
+    const float Bt[6] = {7, 9, 11, 8, 10, 12}; /* (2, 3) = Bᵀ */
+    const float bias[2] = {0.5f, -1};          /* (2) */
+    const float want[4] = {58, 64, 139, 154};  /* A·B */
     const float want_b[4] = {58.5f, 63, 139.5f, 153};
     float C[4]; /* (2, 2) */
     attn_matmul_naive(C, A, B, NULL, 2, 3, 2);
@@ -189,7 +222,8 @@ static void softmax_ref(float *y, const float *x, int rows, int cols)
         double mx = -INFINITY, sum = 0;
         for (int j = 0; j < cols; j++) mx = xr[j] > mx ? xr[j] : mx;
         for (int j = 0; j < cols; j++) sum += mx == -INFINITY ? 0 : exp((double)xr[j] - mx);
-        for (int j = 0; j < cols; j++) y[(size_t)i * cols + j] = mx == -INFINITY ? 0.0f : (float)(exp((double)xr[j] - mx) / sum);
+        for (int j = 0; j < cols; j++)
+            y[(size_t)i * cols + j] = mx == -INFINITY ? 0.0f : (float)(exp((double)xr[j] - mx) / sum);
     }
 }
 
@@ -210,10 +244,10 @@ static void test_softmax_large_logits(void **state)
 {
     (void)state;
     /* (4, 5): exp(1e4) overflows float and double; the row max must come off first */
-    const float x[20] = {1e4f,  -1e4f, 0,      1e4f - 1, 9999.5f, /* */
-                         -1e4f, -1e4f + 1, -1e4f + 2, -1e4f, -9999.75f, /* */
-                         1e4f,  1e4f,  1e4f,   1e4f,     1e4f,  /* */
-                         -1e4f, 1e4f,  -1e4f,  -1e4f,    -1e4f};
+    const float x[20] = {1e4f,  -1e4f,     0,         1e4f - 1, 9999.5f,   /* */
+                         -1e4f, -1e4f + 1, -1e4f + 2, -1e4f,    -9999.75f, /* */
+                         1e4f,  1e4f,      1e4f,      1e4f,     1e4f,      /* */
+                         -1e4f, 1e4f,      -1e4f,     -1e4f,    -1e4f};
     float y[20], want[20];
     unsigned char flags[4] = {0, 0, 0, 0};
     attn_softmax_rows(y, flags, x, 4, 5);
@@ -240,7 +274,8 @@ static void test_softmax_all_equal(void **state)
         attn_softmax_rows(y, NULL, x, 1, n);
         float u = (float)(1.0 / n);
         for (int j = 0; j < n; j++)
-            if (fabsf(y[j] - u) > 2.4e-7f * u) fail_msg("n=%d: weight %d = %.9g, expected 1/n = %.9g", n, j, (double)y[j], (double)u);
+            if (fabsf(y[j] - u) > 2.4e-7f * u)
+                fail_msg("n=%d: weight %d = %.9g, expected 1/n = %.9g", n, j, (double)y[j], (double)u);
         free(x);
         free(y);
     }
@@ -309,14 +344,10 @@ static void test_softmax_random(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_matmul_naive_by_hand),
-        cmocka_unit_test(test_matmul_shapes),
-        cmocka_unit_test(test_matmul_nt_shapes),
-        cmocka_unit_test(test_softmax_large_logits),
-        cmocka_unit_test(test_softmax_all_equal),
-        cmocka_unit_test(test_softmax_blocked),
-        cmocka_unit_test(test_softmax_single_column),
-        cmocka_unit_test(test_softmax_random),
+        cmocka_unit_test(test_matmul_naive_by_hand),  cmocka_unit_test(test_matmul_shapes),
+        cmocka_unit_test(test_matmul_nt_shapes),      cmocka_unit_test(test_softmax_large_logits),
+        cmocka_unit_test(test_softmax_all_equal),     cmocka_unit_test(test_softmax_blocked),
+        cmocka_unit_test(test_softmax_single_column), cmocka_unit_test(test_softmax_random),
     };
     return cmocka_run_group_tests_name("kernels", tests, NULL, NULL);
 }

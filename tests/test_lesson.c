@@ -133,9 +133,8 @@ static void test_generated_matches_python(void **state)
     assert_true(lesson_fnv1a64("") == 0xcbf29ce484222325u); /* FNV-1a's offset basis */
 }
 
-static const char *const minimal =
-    "{\"format\": \"attnviz-lesson/1\", \"id\": \"minimal\", \"title\": {\"en\": \"m\"},"
-    " \"tokens\": [\"a\", \"b\", \"c\", \"d\", \"e\"], \"d_model\": 6, \"heads\": 3}";
+static const char *const minimal = "{\"format\": \"attnviz-lesson/1\", \"id\": \"minimal\", \"title\": {\"en\": \"m\"},"
+                                   " \"tokens\": [\"a\", \"b\", \"c\", \"d\", \"e\"], \"d_model\": 6, \"heads\": 3}";
 
 static void test_generated_defaults(void **state)
 {
@@ -259,9 +258,10 @@ static void test_config_variants(void **state)
         lesson_free(&L);
     }
 
-    parse_ok(&L, "{\"format\": \"attnviz-lesson/1\", \"id\": \"a\", \"title\": {\"en\": \"a\"}, \"attention\": \"additive\","
-                 " \"tokens\": [\"a\", \"b\", \"c\"], \"d_x\": 2, \"d_a\": 3, \"mask\": \"causal\","
-                 " \"W_a\": [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]], \"v_a\": [1, 1, 1]}");
+    parse_ok(
+        &L, "{\"format\": \"attnviz-lesson/1\", \"id\": \"a\", \"title\": {\"en\": \"a\"}, \"attention\": \"additive\","
+            " \"tokens\": [\"a\", \"b\", \"c\"], \"d_x\": 2, \"d_a\": 3, \"mask\": \"causal\","
+            " \"W_a\": [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]], \"v_a\": [1, 1, 1]}");
     assert_int_equal(L.cfg.attention, ATTN_ADDITIVE);
     assert_int_equal(L.cfg.cross, 0);
     assert_int_equal(L.cfg.n_k, 3);
@@ -306,11 +306,13 @@ static void test_labels(void **state)
     load_ok(&L, LESSONS "/mhsa-tiny.json");
     AttnTrace *t = trace_of(&L);
     const char *const *q = (const char *const *)L.tokens;
-    struct { const char *name; const char *const *rows, *const *cols; } want[] = {
-        {"X", q, NULL},        {"W_Q", NULL, NULL},    {"b_Q", NULL, NULL},  {"Q", q, NULL},
-        {"K", q, NULL},        {"V", q, NULL},         {"Q_2", q, NULL},     {"K_1", q, NULL},
-        {"scores_1", q, q},    {"scaled_2", q, q},     {"masked_1", q, q},   {"weights_2", q, q},
-        {"head_1", q, NULL},   {"concat", q, NULL},
+    struct {
+        const char *name;
+        const char *const *rows, *const *cols;
+    } want[] = {
+        {"X", q, NULL},     {"W_Q", NULL, NULL}, {"b_Q", NULL, NULL}, {"Q", q, NULL},      {"K", q, NULL},
+        {"V", q, NULL},     {"Q_2", q, NULL},    {"K_1", q, NULL},    {"scores_1", q, q},  {"scaled_2", q, q},
+        {"masked_1", q, q}, {"weights_2", q, q}, {"head_1", q, NULL}, {"concat", q, NULL},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         const AttnStep *s = attn_trace_find_name(t, want[i].name);
@@ -326,10 +328,12 @@ static void test_labels(void **state)
     t = trace_of(&L);
     q = (const char *const *)L.tokens;
     const char *const *k = (const char *const *)L.source_tokens;
-    struct { const char *name; const char *const *rows, *const *cols; } want2[] = {
-        {"X", q, NULL},     {"Y", k, NULL},       {"W_a", NULL, NULL}, {"v_a", NULL, NULL},
-        {"hidden", NULL, NULL}, {"scores", q, k}, {"masked", q, k},    {"weights", q, k},
-        {"context", q, NULL},
+    struct {
+        const char *name;
+        const char *const *rows, *const *cols;
+    } want2[] = {
+        {"X", q, NULL},   {"Y", k, NULL},   {"W_a", NULL, NULL}, {"v_a", NULL, NULL},  {"hidden", NULL, NULL},
+        {"scores", q, k}, {"masked", q, k}, {"weights", q, k},   {"context", q, NULL},
     };
     for (size_t i = 0; i < sizeof want2 / sizeof want2[0]; i++) {
         const AttnStep *s = attn_trace_find_name(t, want2[i].name);
@@ -376,8 +380,10 @@ static void test_trace_floats_exact(void **state)
     };
     for (int i = 0; i < 5; i++) {
         Lesson L;
-        if (i < 2) load_ok(&L, paths[i]);
-        else parse_ok(&L, texts[i - 2]);
+        if (i < 2)
+            load_ok(&L, paths[i]);
+        else
+            parse_ok(&L, texts[i - 2]);
         AttnTrace *t = trace_of(&L);
         double want = (double)t->data_bytes / sizeof(float);
         if (lesson_trace_floats(&L.cfg) != want)
@@ -418,7 +424,8 @@ static void check_trace_json(const char *path)
     assert_int_equal(cJSON_GetObjectItemCaseSensitive(cfg, "n_q")->valueint, L.cfg.n_q);
     assert_int_equal(cJSON_GetObjectItemCaseSensitive(cfg, "n_k")->valueint, L.cfg.n_k);
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(cfg, "scale")));
-    assert_string_equal(cJSON_GetObjectItemCaseSensitive(cfg, "mask")->valuestring, attn_mask_kind_name(L.cfg.mask_kind));
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(cfg, "mask")->valuestring,
+                        attn_mask_kind_name(L.cfg.mask_kind));
     const cJSON *steps = cJSON_GetObjectItemCaseSensitive(doc, "steps");
     assert_int_equal(cJSON_GetArraySize(steps), t->n_steps);
     int i = 0, saw_minus_inf = 0;
@@ -431,8 +438,10 @@ static void check_trace_json(const char *path)
         assert_true(attn_step_kind_from_name(kind) >= 0);
         assert_string_equal(cJSON_GetObjectItemCaseSensitive(s, "name")->valuestring, st->name);
         const cJSON *head = cJSON_GetObjectItemCaseSensitive(s, "head");
-        if (st->head > 0) assert_int_equal(head->valueint, st->head);
-        else assert_true(cJSON_IsNull(head));
+        if (st->head > 0)
+            assert_int_equal(head->valueint, st->head);
+        else
+            assert_true(cJSON_IsNull(head));
         const cJSON *shape = cJSON_GetObjectItemCaseSensitive(s, "shape");
         assert_int_equal(cJSON_GetArrayItem(shape, 0)->valueint, st->rows);
         assert_int_equal(cJSON_GetArrayItem(shape, 1)->valueint, st->cols);
@@ -509,7 +518,8 @@ static void test_file_errors(void **state)
     Lesson L;
     LessonError err;
     assert_int_equal(lesson_parse(&L, "", (size_t)LESSON_MAX_FILE_BYTES + 1, "big.json", &err), -1);
-    assert_string_equal(err.msg, "big.json: expected a lesson of at most 16777216 bytes (16 MiB), found 16777217 bytes");
+    assert_string_equal(err.msg,
+                        "big.json: expected a lesson of at most 16777216 bytes (16 MiB), found 16777217 bytes");
 }
 
 /* Columns count characters: a Chinese character is one column. A BOM is
@@ -519,8 +529,9 @@ static void test_positions(void **state)
     (void)state;
     Lesson L;
     LessonError err;
-    const char *text = "\xEF\xBB\xBF{\"format\": \"attnviz-lesson/1\", \"id\": \"x\", \"title\": {\"en\": \"我喜欢\"},\n"
-                       "  \"tokens\": [\"我\", \"喜欢\", \"\"], \"d_model\": 2}";
+    const char *text =
+        "\xEF\xBB\xBF{\"format\": \"attnviz-lesson/1\", \"id\": \"x\", \"title\": {\"en\": \"我喜欢\"},\n"
+        "  \"tokens\": [\"我\", \"喜欢\", \"\"], \"d_model\": 2}";
     assert_int_equal(lesson_parse(&L, text, strlen(text), "p.json", &err), -1);
     assert_string_equal(err.msg, "p.json:2:25: tokens[2]: expected a token, found an empty string");
     assert_int_equal(err.line, 2);
@@ -539,8 +550,10 @@ static void test_limits_accepted(void **state)
     size_t cap = 64 * 1024;
     char *text = malloc(cap);
     assert_non_null(text);
-    size_t at = (size_t)snprintf(text, cap, "{\"format\": \"attnviz-lesson/1\", \"id\": \"big\", \"title\": {\"en\": \"b\"}, \"tokens\": [");
-    for (int i = 0; i < LESSON_MAX_TOKENS; i++) at += (size_t)snprintf(text + at, cap - at, "%s\"t%d\"", i ? ", " : "", i);
+    size_t at = (size_t)snprintf(
+        text, cap, "{\"format\": \"attnviz-lesson/1\", \"id\": \"big\", \"title\": {\"en\": \"b\"}, \"tokens\": [");
+    for (int i = 0; i < LESSON_MAX_TOKENS; i++)
+        at += (size_t)snprintf(text + at, cap - at, "%s\"t%d\"", i ? ", " : "", i);
     snprintf(text + at, cap - at, "], \"d_model\": 2}");
     Lesson L;
     parse_ok(&L, text);
@@ -560,8 +573,10 @@ static void test_limits_accepted(void **state)
     memset(tok, 'a', LESSON_MAX_TOKEN_BYTES);
     tok[LESSON_MAX_TOKEN_BYTES] = 0;
     char small[512];
-    snprintf(small, sizeof small, "{\"format\": \"attnviz-lesson/1\", \"id\": \"t\", \"title\": {\"en\": \"t\"},"
-             " \"tokens\": [\"%s\"], \"d_model\": 1}", tok);
+    snprintf(small, sizeof small,
+             "{\"format\": \"attnviz-lesson/1\", \"id\": \"t\", \"title\": {\"en\": \"t\"},"
+             " \"tokens\": [\"%s\"], \"d_model\": 1}",
+             tok);
     parse_ok(&L, small);
     assert_int_equal((int)strlen(L.tokens[0]), LESSON_MAX_TOKEN_BYTES);
     lesson_free(&L);
@@ -574,8 +589,10 @@ static void test_float32_edge(void **state)
 {
     (void)state;
     Lesson L;
-    parse_ok(&L, "{\"format\": \"attnviz-lesson/1\", \"id\": \"f\", \"title\": {\"en\": \"f\"},"
-                 " \"tokens\": [\"a\"], \"d_model\": 2, \"X\": [[3.4028235e38, -3.4028235e38]], \"mask_fill\": -3.4028235e38}");
+    parse_ok(
+        &L,
+        "{\"format\": \"attnviz-lesson/1\", \"id\": \"f\", \"title\": {\"en\": \"f\"},"
+        " \"tokens\": [\"a\"], \"d_model\": 2, \"X\": [[3.4028235e38, -3.4028235e38]], \"mask_fill\": -3.4028235e38}");
     assert_true(L.cfg.X[0] == FLT_MAX && L.cfg.X[1] == -FLT_MAX);
     assert_true(L.cfg.mask_fill == -FLT_MAX);
     lesson_free(&L);
@@ -590,7 +607,8 @@ static void test_duplicate_after_many_keys(void **state)
     size_t at = (size_t)snprintf(text, sizeof text,
                                  "{\"format\": \"attnviz-lesson/1\", \"id\": \"d\", \"title\": {\"en\": \"d\"},"
                                  " \"tokens\": [\"a\"], \"d_model\": 64, \"heads\": 64, \"narration\": {");
-    for (int h = 1; h <= 64; h++) at += (size_t)snprintf(text + at, sizeof text - at, "\"weights_%d\": {\"en\": \"w\"}, ", h);
+    for (int h = 1; h <= 64; h++)
+        at += (size_t)snprintf(text + at, sizeof text - at, "\"weights_%d\": {\"en\": \"w\"}, ", h);
     snprintf(text + at, sizeof text - at, "\"weights_3\": {\"en\": \"again\"}}}");
     Lesson L;
     LessonError err;
@@ -614,7 +632,8 @@ static void test_values_from_cjson(void **state)
     (void)state;
     Lesson L;
     LessonError err;
-    parse_ok(&L, "{\"format\": \"attnviz-lesson/1\", \"id\": \"e\", \"title\": {\"en\": \"a\\/b\\n\\u6211\", \"\\u007ah\": \"\\ud83d\\ude00\"},"
+    parse_ok(&L, "{\"format\": \"attnviz-lesson/1\", \"id\": \"e\", \"title\": {\"en\": \"a\\/b\\n\\u6211\", "
+                 "\"\\u007ah\": \"\\ud83d\\ude00\"},"
                  " \"tokens\": [\"\\u6211\", \"\\u00e9t\\u00C9\"], \"d_model\": 1,"
                  " \"X\": [[0.1000000000000000055511151231257827021181583404541015625],"
                  " [-12345678901234567890123456789012345678901234567890123456789012345678901234567890e-80]]}");
@@ -628,12 +647,14 @@ static void test_values_from_cjson(void **state)
 
     const char *dup = "{\"format\": \"attnviz-lesson/1\", \"heads\": 1, \"h\\u0065ads\": 1}";
     assert_int_equal(lesson_parse(&L, dup, strlen(dup), "dup.json", &err), -1);
-    assert_string_equal(err.msg, "dup.json:1:44: heads: expected each key once, found it a second time (first at line 1, column 32)");
+    assert_string_equal(
+        err.msg, "dup.json:1:44: heads: expected each key once, found it a second time (first at line 1, column 32)");
 
     /* an error inside a value whose key is escaped: the path is decoded */
     const char *nul = "{\"format\": \"attnviz-lesson/1\", \"ti\\u0074le\": {\"en\": \"a\\u0000\"}}";
     assert_int_equal(lesson_parse(&L, nul, strlen(nul), "nul.json", &err), -1);
-    assert_string_equal(err.msg, "nul.json:1:55: title.en: expected text, found \\u0000 (a NUL character is not allowed)");
+    assert_string_equal(err.msg,
+                        "nul.json:1:55: title.en: expected text, found \\u0000 (a NUL character is not allowed)");
 
     /* numbers of up to 127 characters are read; longer ones are refused */
     char num[512];
@@ -642,15 +663,18 @@ static void test_values_from_cjson(void **state)
         memset(digits, '7', sizeof digits);
         digits[0] = '0', digits[1] = '.';
         digits[n] = 0;
-        snprintf(num, sizeof num, "{\"format\": \"attnviz-lesson/1\", \"id\": \"n\", \"title\": {\"en\": \"n\"},"
-                 " \"tokens\": [\"a\"], \"d_model\": 1, \"X\": [[%s]]}", digits);
+        snprintf(num, sizeof num,
+                 "{\"format\": \"attnviz-lesson/1\", \"id\": \"n\", \"title\": {\"en\": \"n\"},"
+                 " \"tokens\": [\"a\"], \"d_model\": 1, \"X\": [[%s]]}",
+                 digits);
         if (n == 127) {
             parse_ok(&L, num);
             assert_true(L.cfg.X[0] == (float)strtod(digits, NULL));
             lesson_free(&L);
         } else {
             assert_int_equal(lesson_parse(&L, num, strlen(num), "num.json", &err), -1);
-            assert_string_equal(err.msg, "num.json:1:103: X[0][0]: expected a number of at most 127 characters, found 128");
+            assert_string_equal(err.msg,
+                                "num.json:1:103: X[0][0]: expected a number of at most 127 characters, found 128");
         }
     }
 }

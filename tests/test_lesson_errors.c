@@ -52,7 +52,10 @@ static int is_zero(const void *p, size_t n)
     return 1;
 }
 
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 static void test_catalogue(void **state)
 {
@@ -111,8 +114,8 @@ static void test_catalogue(void **state)
             char lc[32];
             snprintf(lc, sizeof lc, "mem.json:%d:%d: ", err.line, err.col);
             if (strncmp(err.msg, lc, strlen(lc)) != 0) {
-                printf("FAIL (line/col) %s: err.line=%d err.col=%d but the message is %s\n", names[i], err.line, err.col,
-                       err.msg);
+                printf("FAIL (line/col) %s: err.line=%d err.col=%d but the message is %s\n", names[i], err.line,
+                       err.col, err.msg);
                 failures++;
             }
         }

@@ -70,7 +70,10 @@ static const AttnStep *step(const AttnTrace *t, const char *name)
     return s;
 }
 
-static float at(const AttnStep *s, int i, int j) { return s->data[(size_t)i * (size_t)s->cols + (size_t)j]; }
+static float at(const AttnStep *s, int i, int j)
+{
+    return s->data[(size_t)i * (size_t)s->cols + (size_t)j];
+}
 
 static int row_argmax(const AttnStep *s, int i)
 {
@@ -113,10 +116,21 @@ static void assert_shape(const AttnStep *s, int rows, int cols)
 
 /* Ids of the lessons issue 3 asks for, in teaching order. */
 static const char *const required[] = {
-    "seed002-scaled-inner-product", "seed002-x-to-qkv", "self-attention-xihuan-paobu", "mhsa-wo-xihuan-paobu",
-    "single-vs-multi-head", "seed001-shapes-512", "seed001-seq-len-1", "causal-mask-decoder",
-    "mask-fill-values", "cross-attention-en-zh", "additive-bahdanau", "scaling-pitfalls",
-    "seed004-dk-dv-no-wo", "key-padding", "seed000-projection-biases",
+    "seed002-scaled-inner-product",
+    "seed002-x-to-qkv",
+    "self-attention-xihuan-paobu",
+    "mhsa-wo-xihuan-paobu",
+    "single-vs-multi-head",
+    "seed001-shapes-512",
+    "seed001-seq-len-1",
+    "causal-mask-decoder",
+    "mask-fill-values",
+    "cross-attention-en-zh",
+    "additive-bahdanau",
+    "scaling-pitfalls",
+    "seed004-dk-dv-no-wo",
+    "key-padding",
+    "seed000-projection-biases",
 };
 #define N_REQUIRED ((int)(sizeof required / sizeof required[0]))
 
@@ -202,7 +216,8 @@ static void test_required_in_teaching_order(void **state)
     for (int r = 0; r < N_REQUIRED; r++) {
         Loaded L;
         load_id(&L, required[r]);
-        if (L.lesson.order <= prev) fail_msg("%s (order %d) should come after order %d", required[r], L.lesson.order, prev);
+        if (L.lesson.order <= prev)
+            fail_msg("%s (order %d) should come after order %d", required[r], L.lesson.order, prev);
         prev = L.lesson.order;
         unload(&L);
     }
@@ -292,8 +307,8 @@ static void test_self_attention(void **state)
     load_id(&L, "self-attention-xihuan-paobu");
     const AttnStep *w = step(L.trace, "weights_1");
     for (int i = 0; i < 3; i++) assert_int_equal(row_argmax(w, i), i);
-    assert_true(at(w, 1, 2) > at(w, 1, 0)); /* 喜欢 prefers 跑步 to 我 */
-    assert_true(at(w, 2, 1) > at(w, 2, 0)); /* 跑步 prefers 喜欢 to 我 */
+    assert_true(at(w, 1, 2) > at(w, 1, 0));                     /* 喜欢 prefers 跑步 to 我 */
+    assert_true(at(w, 2, 1) > at(w, 2, 0));                     /* 跑步 prefers 喜欢 to 我 */
     for (int k = 0; k < 9; k++) assert_true(w->data[k] > 0.0f); /* "no weight is zero" */
     unload(&L);
 }
@@ -363,12 +378,14 @@ static void test_single_vs_multi(void **state)
     assert_int_equal(one.trace->cfg.heads, 1);
     assert_int_equal(one.trace->cfg.d_k, one.trace->cfg.d_model);
     /* one head's raw scores = head 1's + head 2's */
-    const AttnStep *s = step(one.trace, "scores_1"), *s1 = step(two.trace, "scores_1"), *s2 = step(two.trace, "scores_2");
+    const AttnStep *s = step(one.trace, "scores_1"), *s1 = step(two.trace, "scores_1"),
+                   *s2 = step(two.trace, "scores_2");
     float sum[9];
     for (int k = 0; k < 9; k++) sum[k] = s1->data[k] + s2->data[k];
     assert_floats_close("scores (1 head) = scores_1 + scores_2", s->data, sum, 3, 3, 1e-6, 0);
     /* the row of 喜欢 blends: each partner gets less than in its own head */
-    const AttnStep *w = step(one.trace, "weights_1"), *w1 = step(two.trace, "weights_1"), *w2 = step(two.trace, "weights_2");
+    const AttnStep *w = step(one.trace, "weights_1"), *w1 = step(two.trace, "weights_1"),
+                   *w2 = step(two.trace, "weights_2");
     assert_true(at(w, XIHUAN, WO) < at(w2, XIHUAN, WO));
     assert_true(at(w, XIHUAN, PAOBU) < at(w1, XIHUAN, PAOBU));
     /* "each head gave its partner about 0.89" */
@@ -572,7 +589,8 @@ static void test_additive(void **state)
     assert_int_equal(c->attention, ATTN_ADDITIVE);
     assert_true(c->d_x != c->d_y);
     assert_null(attn_trace_find(t, ATTN_STEP_SCALED, 0));
-    const float *X = step(t, "X")->data, *Y = step(t, "Y")->data, *Wa = step(t, "W_a")->data, *va = step(t, "v_a")->data;
+    const float *X = step(t, "X")->data, *Y = step(t, "Y")->data, *Wa = step(t, "W_a")->data,
+                *va = step(t, "v_a")->data;
     const AttnStep *hid = step(t, "hidden"), *sc = step(t, "scores");
     for (int i = 0; i < c->n_q; i++)
         for (int j = 0; j < c->n_k; j++) {

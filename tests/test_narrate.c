@@ -19,13 +19,13 @@
 #include "narrate.h"
 
 /* Two heads over 3 tokens, causal, with W_O: the multi-head lesson's numbers. */
-#define LESSON_HEAD                                                                                               \
-    "{\"format\": \"attnviz-lesson/1\", \"id\": \"t\", \"title\": {\"en\": \"t\"},"                               \
+#define LESSON_HEAD                                                                                                    \
+    "{\"format\": \"attnviz-lesson/1\", \"id\": \"t\", \"title\": {\"en\": \"t\"},"                                    \
     " \"tokens\": [\"我\", \"喜欢\", \"跑步\"], \"d_model\": 4, \"heads\": 2,"                                    \
-    " \"X\": [[1,0,0,0],[0,1,0,1],[0,0,1,1]],"                                                                    \
-    " \"W_Q\": [[0,0,2,0],[2,0,0,2],[0,2,0,0],[0,0,0,0]],"                                                        \
-    " \"W_K\": [[0,0,0,2],[0,2,2,0],[2,0,0,0],[0,0,0,0]],"                                                        \
-    " \"W_V\": [[0,0,1,0],[1,0,0,1],[0,1,0,0],[0,0,0,0]],"                                                        \
+    " \"X\": [[1,0,0,0],[0,1,0,1],[0,0,1,1]],"                                                                         \
+    " \"W_Q\": [[0,0,2,0],[2,0,0,2],[0,2,0,0],[0,0,0,0]],"                                                             \
+    " \"W_K\": [[0,0,0,2],[0,2,2,0],[2,0,0,0],[0,0,0,0]],"                                                             \
+    " \"W_V\": [[0,0,1,0],[1,0,0,1],[0,1,0,0],[0,0,0,0]],"                                                             \
     " \"W_O\": [[1,0,1,0],[0,1,0,1],[1,0,-1,0],[0,1,0,-1]]"
 
 typedef struct Fixture {
@@ -244,9 +244,10 @@ static void test_exponents(void **state)
 {
     (void)state;
     Fixture f;
-    fixture_load(&f, "{\"format\": \"attnviz-lesson/1\", \"id\": \"e\", \"title\": {\"en\": \"e\"},"
-                     " \"tokens\": [\"a\"], \"d_model\": 2, \"X\": [[0.00005, 25000000000]],"
-                     " \"W_Q\": [[1, 0], [0, 1]], \"W_K\": [[1, 0], [0, 1]], \"W_V\": [[1, 0], [0, 1]], \"W_O\": null}");
+    fixture_load(&f,
+                 "{\"format\": \"attnviz-lesson/1\", \"id\": \"e\", \"title\": {\"en\": \"e\"},"
+                 " \"tokens\": [\"a\"], \"d_model\": 2, \"X\": [[0.00005, 25000000000]],"
+                 " \"W_Q\": [[1, 0], [0, 1]], \"W_K\": [[1, 0], [0, 1]], \"W_V\": [[1, 0], [0, 1]], \"W_O\": null}");
     expect_fill(&f, NULL, LESSON_EN, "{value:X[0][0]} {value:X[0][1]} {value:X[0][1]:2}", "5e-5 2.5e10 2.5e10");
     fixture_free(&f);
 }
@@ -274,8 +275,8 @@ static void test_check(void **state)
     (void)state;
     Fixture f;
     fixture_load(&f, LESSON_HEAD ", \"narration\": {\"intro\": {\"en\": \"{n} tokens\", \"zh\": \"{n} 个词\"},"
-                     " \"softmax\": {\"en\": \"head {head}: {row_max_token:1}\", \"zh\": \"头 {head}\"},"
-                     " \"weights_2\": {\"en\": \"{value:weights_2[2][2]}\"}}}");
+                                 " \"softmax\": {\"en\": \"head {head}: {row_max_token:1}\", \"zh\": \"头 {head}\"},"
+                                 " \"weights_2\": {\"en\": \"{value:weights_2[2][2]}\"}}}");
     char err[512];
     assert_int_equal(narrate_check(&f.lesson, f.trace, err, sizeof err), 0);
     fixture_free(&f);

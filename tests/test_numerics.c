@@ -39,10 +39,14 @@
 static int blocked(const AttnConfig *c, const unsigned char *mask, int i, int j)
 {
     switch (c->mask_kind) {
-    case ATTN_MASK_NONE: return 0;
-    case ATTN_MASK_CAUSAL: return j > i;
-    case ATTN_MASK_PADDING: return mask[j] == 0;
-    case ATTN_MASK_MATRIX: return mask[(size_t)i * (size_t)c->n_k + (size_t)j] == 0;
+    case ATTN_MASK_NONE:
+        return 0;
+    case ATTN_MASK_CAUSAL:
+        return j > i;
+    case ATTN_MASK_PADDING:
+        return mask[j] == 0;
+    case ATTN_MASK_MATRIX:
+        return mask[(size_t)i * (size_t)c->n_k + (size_t)j] == 0;
     }
     return 0;
 }
@@ -63,7 +67,8 @@ static void assert_trace_defined(const AttnTrace *t, const unsigned char *mask)
                 if (asked) {
                     if (v != -INFINITY) fail_msg("%s[%d][%d] = %g, expected the -inf fill", st->name, i, j, (double)v);
                 } else if (!isfinite(v)) {
-                    fail_msg("%s[%d][%d] = %g: a non-finite value the lesson did not ask for", st->name, i, j, (double)v);
+                    fail_msg("%s[%d][%d] = %g: a non-finite value the lesson did not ask for", st->name, i, j,
+                             (double)v);
                 }
             }
         if (st->kind != ATTN_STEP_SOFTMAX) continue;
@@ -462,7 +467,7 @@ static void test_reused_block(void **state)
     c.d_model = c.d_k = c.d_v = D;
     c.W_Q = c.W_K = c.W_V = W;
     c.X = X1;
-    AttnTrace *first = run(&c); /* kept: its block is not the spare */
+    AttnTrace *first = run(&c);                           /* kept: its block is not the spare */
     assert_true(first->alloc_bytes >= ((size_t)4 << 20)); /* large enough to be kept */
     c.X = X2;
     c.mask_kind = ATTN_MASK_CAUSAL; /* another layout: one step more per head */
@@ -499,14 +504,20 @@ static void test_lessons_end_to_end(void **state)
         const char *fields;
         const char *refused_at; /* NULL: the trace must be defined */
     } cases[] = {
-        {"\"X\": [[100, 0], [-100, 0], [0, 100]], \"W_Q\": [[1, 0], [0, 1]], \"W_K\": [[1, 0], [0, 1]], \"scale\": \"none\"", NULL},
+        {"\"X\": [[100, 0], [-100, 0], [0, 100]], \"W_Q\": [[1, 0], [0, 1]], \"W_K\": [[1, 0], [0, 1]], \"scale\": "
+         "\"none\"",
+         NULL},
         {"\"mask\": [[1, 0, 0], [0, 0, 0], [1, 1, 1]]", NULL},
         {"\"mask\": [[1, 0, 0], [0, 0, 0], [1, 1, 1]], \"mask_fill\": -1e9", NULL},
         {"\"mask\": {\"padding\": [0, 0, 0]}, \"mask_fill\": \"-inf\"", NULL},
         {"\"W_Q\": [[0, 0], [0, 0]], \"mask\": \"causal\"", NULL},
-        {"\"W_Q\": [[1e-30, 0], [0, 1e-30]], \"W_K\": [[1e-30, 0], [0, 1e-30]], \"W_V\": [[1e-30, 0], [0, 1e-30]]", NULL},
-        {"\"X\": [[1, 1], [1, 2], [2, 1]], \"W_Q\": [[1e30, 0], [0, 1e30]], \"W_K\": [[1e30, 0], [0, 1e30]]", "scores_1[0][0]"},
-        {"\"X\": [[3e38, 3e38], [1, 2], [2, 1]], \"W_Q\": [[0.1, 0], [0, 0.1]], \"W_K\": [[0.1, 0], [0, 0.1]], \"W_V\": [[1, 0], [1, 0]]", "V[0][0]"},
+        {"\"W_Q\": [[1e-30, 0], [0, 1e-30]], \"W_K\": [[1e-30, 0], [0, 1e-30]], \"W_V\": [[1e-30, 0], [0, 1e-30]]",
+         NULL},
+        {"\"X\": [[1, 1], [1, 2], [2, 1]], \"W_Q\": [[1e30, 0], [0, 1e30]], \"W_K\": [[1e30, 0], [0, 1e30]]",
+         "scores_1[0][0]"},
+        {"\"X\": [[3e38, 3e38], [1, 2], [2, 1]], \"W_Q\": [[0.1, 0], [0, 0.1]], \"W_K\": [[0.1, 0], [0, 0.1]], "
+         "\"W_V\": [[1, 0], [1, 0]]",
+         "V[0][0]"},
         {"\"scale\": 1e-45", "scaled_1"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -547,10 +558,14 @@ static void test_lessons_end_to_end(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_logits_1e4),          cmocka_unit_test(test_fully_blocked_row),
-        cmocka_unit_test(test_all_equal_scores),    cmocka_unit_test(test_one_token),
-        cmocka_unit_test(test_tiny_weights),        cmocka_unit_test(test_huge_weights_finite),
-        cmocka_unit_test(test_huge_weights_overflow), cmocka_unit_test(test_large_trace_overflow),
+        cmocka_unit_test(test_logits_1e4),
+        cmocka_unit_test(test_fully_blocked_row),
+        cmocka_unit_test(test_all_equal_scores),
+        cmocka_unit_test(test_one_token),
+        cmocka_unit_test(test_tiny_weights),
+        cmocka_unit_test(test_huge_weights_finite),
+        cmocka_unit_test(test_huge_weights_overflow),
+        cmocka_unit_test(test_large_trace_overflow),
         cmocka_unit_test(test_reused_block),
         cmocka_unit_test(test_lessons_end_to_end),
     };

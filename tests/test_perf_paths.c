@@ -37,8 +37,8 @@ typedef struct PerfShape {
 } PerfShape;
 
 static const PerfShape perf_shapes[] = {
-    {5, 8, 2},   {64, 64, 8},   {512, 512, 8}, {160, 512, 8}, {200, 512, 8}, /* bench's, n reduced for the last two */
-    {37, 24, 3}, {131, 96, 12}, {1, 4, 1},     {67, 130, 2},                /* remainders of every block */
+    {5, 8, 2},     {64, 64, 8},   {512, 512, 8}, {160, 512, 8}, {200, 512, 8}, /* bench's, n reduced for the last two */
+    {37, 24, 3},   {131, 96, 12}, {1, 4, 1},     {67, 130, 2},                 /* remainders of every block */
     {333, 256, 4}, /* large enough for threads (heads.c PARALLEL_MIN_FLOPS), rows not a multiple of 4 */
     {700, 128, 4}, /* heads in blocks of rows (heads.c head_block_rows: 92 of 700), V_h packed (d_v = 32) */
 };
@@ -46,7 +46,6 @@ static const PerfShape perf_shapes[] = {
  * first key (causal), at two widths of V_h (packed, and not: d_v = 8). */
 static const PerfShape blocked_masked_shapes[] = {{700, 128, 4}, {300, 16, 2}};
 enum { N_PERF_SHAPES = sizeof perf_shapes / sizeof perf_shapes[0] };
-
 
 /* n floats uniform in [-scale, scale), malloc'd */
 static float *perf_random(uint64_t *seed, size_t n, float scale)
@@ -105,8 +104,9 @@ static const AttnStep *perf_step(const AttnTrace *t, const char *name)
 static void perf_expect_step(const char *shape, const AttnStep *s, const float *ref)
 {
     size_t bad = test_compare_floats(s->name, s->data, ref, s->rows, s->cols, TEST_ABS_TOL, TEST_REL_TOL);
-    if (bad) fail_msg("%s: step %s (%d×%d): %zu values differ from the naive reference", shape, s->name, s->rows,
-                      s->cols, bad);
+    if (bad)
+        fail_msg("%s: step %s (%d×%d): %zu values differ from the naive reference", shape, s->name, s->rows, s->cols,
+                 bad);
 }
 
 /* Row softmax by its definition, in double, -inf cells giving 0. */
@@ -128,7 +128,8 @@ static void perf_check_trace_against_naive(const char *shape, const AttnTrace *t
     const AttnConfig *c = &t->cfg;
     int n = c->n_q, dm = c->d_model, H = c->heads, dk = c->d_k, dv = c->d_v;
     size_t big = (size_t)n * (size_t)(n > dm ? n : dm);
-    float *ref = malloc(sizeof(float) * (big > (size_t)n * H * dk ? big : (size_t)n * H * dk)); /* scratch, largest step */
+    float *ref =
+        malloc(sizeof(float) * (big > (size_t)n * H * dk ? big : (size_t)n * H * dk)); /* scratch, largest step */
     assert_non_null(ref);
     const float *X = perf_step(t, "X")->data;
     static const char *const proj[3][3] = {{"Q", "W_Q", "b_Q"}, {"K", "W_K", "b_K"}, {"V", "W_V", "b_V"}};
@@ -227,18 +228,18 @@ static void test_products_match_naive(void **state)
     static const struct {
         int m, k, n;
     } prods[] = {
-        {5, 8, 8},    {5, 4, 5},    {5, 5, 4},      {64, 64, 64},  {64, 8, 64},  {64, 64, 8},  {512, 512, 512},
+        {5, 8, 8},      {5, 4, 5},      {5, 5, 4},       {64, 64, 64},   {64, 8, 64},    {64, 64, 8},  {512, 512, 512},
         {512, 64, 512}, {512, 512, 64}, {200, 512, 512}, {200, 64, 200}, {200, 200, 64}, {3, 700, 65}, {129, 1, 17},
     };
     uint64_t seed = 12345;
     for (size_t i = 0; i < sizeof prods / sizeof prods[0]; i++) {
         int m = prods[i].m, k = prods[i].k, n = prods[i].n;
         /* as in the forward: inputs O(1), B scaled by 1/√k so C stays O(1) */
-        float *A = perf_random(&seed, (size_t)m * k, 1.0f);                      /* (m, k) */
-        float *B = perf_random(&seed, (size_t)k * n, 1.0f / sqrtf((float)k));    /* (k, n), or (n, k) for _nt */
-        float *bias = perf_random(&seed, (size_t)n, 0.1f);                       /* (n) */
-        float *got = malloc(sizeof(float) * (size_t)m * n);                      /* (m, n) */
-        float *ref = malloc(sizeof(float) * (size_t)m * n);                      /* (m, n) */
+        float *A = perf_random(&seed, (size_t)m * k, 1.0f);                   /* (m, k) */
+        float *B = perf_random(&seed, (size_t)k * n, 1.0f / sqrtf((float)k)); /* (k, n), or (n, k) for _nt */
+        float *bias = perf_random(&seed, (size_t)n, 0.1f);                    /* (n) */
+        float *got = malloc(sizeof(float) * (size_t)m * n);                   /* (m, n) */
+        float *ref = malloc(sizeof(float) * (size_t)m * n);                   /* (m, n) */
         assert_non_null(got);
         assert_non_null(ref);
         char what[64];
@@ -283,7 +284,8 @@ static void test_softmax_exp_accuracy(void **state)
     }
     printf("  softmax([0, x]) worst relative error %.3g at x = %g (%.2f ulp)\n", worst, (double)x[2 * worst_at + 1],
            worst / 5.96e-8);
-    if (worst > 4 * 5.96e-8) fail_msg("the exponential is off by %.3g relative at x = %g", worst, (double)x[2 * worst_at + 1]);
+    if (worst > 4 * 5.96e-8)
+        fail_msg("the exponential is off by %.3g relative at x = %g", worst, (double)x[2 * worst_at + 1]);
     free(x);
     free(y);
 }
@@ -309,9 +311,9 @@ static void test_softmax_wide_rows_accuracy(void **state)
         assert_non_null(e);
         for (int i = 0; i < rows * cols; i++) {
             seed = seed * 1103515245u + 12345u;
-            double u = (double)(seed >> 8) / (double)(1u << 24);         /* [0, 1) */
+            double u = (double)(seed >> 8) / (double)(1u << 24);      /* [0, 1) */
             x[i] = (float)((u - 0.5) * (i % rows == 0 ? 80.0 : 6.0)); /* some rows spread wide */
-            if ((seed >> 4) % 11 == 0) x[i] = -INFINITY;                 /* blocked */
+            if ((seed >> 4) % 11 == 0) x[i] = -INFINITY;              /* blocked */
         }
         x[0] = 1.0f; /* row 0 keeps a finite cell */
         attn_softmax_rows(y, NULL, x, rows, cols);
@@ -328,7 +330,8 @@ static void test_softmax_wide_rows_accuracy(void **state)
                 double w = e[j] / sum;
                 ysum += yr[j];
                 if (w < 1e-30) {
-                    if (yr[j] > 1e-30f) fail_msg("cols %d row %d col %d: %g for a weight of %g", cols, i, j, (double)yr[j], w);
+                    if (yr[j] > 1e-30f)
+                        fail_msg("cols %d row %d col %d: %g for a weight of %g", cols, i, j, (double)yr[j], w);
                     continue;
                 }
                 double rel = fabs((double)yr[j] - w) / w;
@@ -350,7 +353,7 @@ static void test_overflow_named_alike_on_threads(void **state)
     PerfInputs in;
     perf_inputs_init(&in, (PerfShape){256, 512, 8}, ATTN_MASK_NONE, 1);
     for (int j = 0; j < in.cfg.d_model; j++) in.W[(size_t)17 * in.cfg.d_model + j] = 3e38f; /* row 17 of W_Q */
-    in.X[(size_t)5 * in.cfg.d_model + 17] = 3e38f;                                               /* X[5][17] */
+    in.X[(size_t)5 * in.cfg.d_model + 17] = 3e38f;                                          /* X[5][17] */
     char err1[256] = "", err2[256] = "";
     AttnTrace *t1 = attn_trace_create(&in.cfg, err1, sizeof err1);
     in.cfg.threads = 2;

@@ -75,7 +75,10 @@ static SDL_Color pixel(const Canvas *c, int x, int y)
     return col;
 }
 
-static int same_rgb(SDL_Color a, SDL_Color b) { return a.r == b.r && a.g == b.g && a.b == b.b; }
+static int same_rgb(SDL_Color a, SDL_Color b)
+{
+    return a.r == b.r && a.g == b.g && a.b == b.b;
+}
 
 static void draw(Canvas *c)
 {
@@ -112,8 +115,8 @@ static void check_cells(Canvas *c, int step, int weights)
             /* a corner pixel: the centre may carry the number */
             SDL_Color got = pixel(c, cell.x + 2, cell.y + 2);
             if (!same_rgb(got, want))
-                fail_msg("%s[%d][%d] = %g: pixel (%d,%d) is %d,%d,%d, the map gives %d,%d,%d", s->name, r, col, (double)x,
-                         cell.x + 2, cell.y + 2, got.r, got.g, got.b, want.r, want.g, want.b);
+                fail_msg("%s[%d][%d] = %g: pixel (%d,%d) is %d,%d,%d, the map gives %d,%d,%d", s->name, r, col,
+                         (double)x, cell.x + 2, cell.y + 2, got.r, got.g, got.b, want.r, want.g, want.b);
             checked++;
         }
     assert_true(checked > 0);
@@ -181,8 +184,9 @@ static void test_legend_and_labels(void **state)
         for (int y = top - 4; y <= top + 4; y++) found_hi |= same_rgb(pixel(c, x, y), hi);
         for (int y = bottom - 4; y <= bottom + 4; y++) found_lo |= same_rgb(pixel(c, x, y), lo);
     }
-    if (!found_hi || !found_lo) fail_msg("legend bar: top colour %s, bottom colour %s", found_hi ? "found" : "missing",
-                                         found_lo ? "found" : "missing");
+    if (!found_hi || !found_lo)
+        fail_msg("legend bar: top colour %s, bottom colour %s", found_hi ? "found" : "missing",
+                 found_lo ? "found" : "missing");
     /* token labels left of each row: text ink, and they answer the mouse */
     const Theme *th = render_theme(c->view.theme);
     for (int r = 0; r < 3; r++) {
@@ -236,7 +240,7 @@ static void test_chinese_glyphs(void **state)
         assert_non_null(g);
         assert_non_null(g2);
         assert_int_equal(render_font_for(c->rc, 0x10FFFD), -1); /* no font has it */
-        ink_of(c, "\xF4\x8F\xBF\xBD", box);                    /* U+10FFFD: .notdef */
+        ink_of(c, "\xF4\x8F\xBF\xBD", box);                     /* U+10FFFD: .notdef */
         const char *chars[] = {"我", "喜", "欢", "跑", "步", "√", "ᵀ", "₁"};
         for (size_t i = 0; i < sizeof chars / sizeof chars[0]; i++) {
             const char *p = chars[i];
@@ -445,7 +449,7 @@ static void test_heads_strip_labels(void **state)
                     x1 = x > x1 ? x : x1;
                 }
         assert_true(x1 > x0);
-        int side = x1 - x0 - 4; /* the thumbnail is square for 3×3 weights */
+        int side = x1 - x0 - 4;                                   /* the thumbnail is square for 3×3 weights */
         int rows = ink_in(c, x0 - 20, y0 + 4, x0 - 3, y0 + side); /* clear of the panel's divider */
         int cols = ink_in(c, x0 + 4, y0 - 28, x1 - 4, y0 - 3);
         if (lang < 2) {
@@ -465,10 +469,14 @@ int main(void)
         return 1;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cell_colours),   cmocka_unit_test(test_blocked_cells),
-        cmocka_unit_test(test_legend_and_labels), cmocka_unit_test(test_chinese_glyphs),
-        cmocka_unit_test(test_deterministic),  cmocka_unit_test(test_all_states_draw),
-        cmocka_unit_test(test_zoom),           cmocka_unit_test(test_concat_slide),
+        cmocka_unit_test(test_cell_colours),
+        cmocka_unit_test(test_blocked_cells),
+        cmocka_unit_test(test_legend_and_labels),
+        cmocka_unit_test(test_chinese_glyphs),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_all_states_draw),
+        cmocka_unit_test(test_zoom),
+        cmocka_unit_test(test_concat_slide),
         cmocka_unit_test(test_heads_strip_labels),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

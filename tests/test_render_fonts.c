@@ -45,8 +45,8 @@ static int missing_in(const RenderCtx *rc, const char *what, const char *s)
         if (cp < 0x20 || cp == 0xFEFF) continue; /* control characters and a BOM are never drawn */
         if (render_font_for(rc, cp) < 0) {
             if (missing < 5)
-                fprintf(stderr, "  %s: U+%04X '%.*s' at byte %zu has no glyph in the chain\n", what, cp,
-                        (int)(p - at), at, (size_t)(at - s));
+                fprintf(stderr, "  %s: U+%04X '%.*s' at byte %zu has no glyph in the chain\n", what, cp, (int)(p - at),
+                        at, (size_t)(at - s));
             missing++;
         }
     }

@@ -75,8 +75,8 @@ static inline TestDiff test_diff_floats(const float *got, const float *ref, size
 /* Compares got and ref, each n = rows·cols floats (cols ≥ 1 only shapes the
  * printed indices). Prints the first differences as what[row,col] and a
  * summary; returns the number of differing elements (0: all close). */
-static inline size_t test_compare_floats(const char *what, const float *got, const float *ref, int rows,
-                                         int cols, double abs_tol, double rel_tol)
+static inline size_t test_compare_floats(const char *what, const float *got, const float *ref, int rows, int cols,
+                                         double abs_tol, double rel_tol)
 {
     size_t n = (size_t)rows * (size_t)(cols > 0 ? cols : 1), bad = 0;
     int c = cols > 0 ? cols : 1;
@@ -96,16 +96,16 @@ static inline size_t test_compare_floats(const char *what, const float *got, con
         bad++;
     }
     if (bad)
-        printf("  %s: %zu of %zu values differ; max |diff| %.9g at [%zu,%zu] (tolerance %g + %g·|ref|)\n", what,
-               bad, n, worst, worst_at / (size_t)c, worst_at % (size_t)c, abs_tol, rel_tol);
+        printf("  %s: %zu of %zu values differ; max |diff| %.9g at [%zu,%zu] (tolerance %g + %g·|ref|)\n", what, bad, n,
+               worst, worst_at / (size_t)c, worst_at % (size_t)c, abs_tol, rel_tol);
     return bad;
 }
 
 /* Fails the current cmocka test when got and ref (rows × cols) differ. */
-#define assert_floats_close(what, got, ref, rows, cols, abs_tol, rel_tol)                                   \
-    do {                                                                                                    \
-        if (test_compare_floats((what), (got), (ref), (rows), (cols), (abs_tol), (rel_tol)) != 0)          \
-            fail_msg("%s differs from its reference", (what));                                             \
+#define assert_floats_close(what, got, ref, rows, cols, abs_tol, rel_tol)                                              \
+    do {                                                                                                               \
+        if (test_compare_floats((what), (got), (ref), (rows), (cols), (abs_tol), (rel_tol)) != 0)                      \
+            fail_msg("%s differs from its reference", (what));                                                         \
     } while (0)
 
 #endif

@@ -74,7 +74,7 @@ static void test_init_state(void **state)
     assert_int_equal(v->single->cfg.heads, 1);
     assert_int_equal(v->single->cfg.d_k, 4);
     assert_int_equal(v->single->cfg.d_v, 4);
-    assert_true(fabsf(v->single->divisor - 2.0f) < 1e-6f);     /* √4 */
+    assert_true(fabsf(v->single->divisor - 2.0f) < 1e-6f);       /* √4 */
     assert_true(fabsf(v->trace->divisor - sqrtf(2.0f)) < 1e-6f); /* √2 */
     fixture_free(f);
 }
@@ -86,7 +86,8 @@ static void test_single_is_sdpa(void **state)
     (void)state;
     Fixture *f = fixture_make(LESSON_MHSA);
     const AttnTrace *s = f->view.single, *m = f->view.trace;
-    const AttnStep *Q = attn_trace_find_name(m, "Q"), *K = attn_trace_find_name(m, "K"), *V = attn_trace_find_name(m, "V");
+    const AttnStep *Q = attn_trace_find_name(m, "Q"), *K = attn_trace_find_name(m, "K"),
+                   *V = attn_trace_find_name(m, "V");
     const AttnStep *out = attn_trace_find(s, ATTN_STEP_WEIGHTED_SUM, 1);
     assert_non_null(Q);
     assert_non_null(out);
@@ -159,7 +160,7 @@ static void test_stepping_and_clamping(void **state)
     view_advance(v, d / 4 / v->speed);
     assert_int_equal(v->step, q);
     assert_true(fabs(view_progress(v) - 0.75) < 1e-9); /* going backwards */
-    view_advance(v, d / v->speed);                       /* past the start */
+    view_advance(v, d / v->speed);                     /* past the start */
     assert_int_equal(v->step, q - 1);
     assert_false(v->rewinding);
     assert_true(view_progress(v) == 1.0);
@@ -284,7 +285,7 @@ static void test_modes(void **state)
     assert_int_equal(v->mode, VIEW_SINGLE);
     assert_ptr_equal(view_trace(v), v->single);
     assert_string_equal(view_current(v)->name, "weights_1"); /* the single trace's only head */
-    assert_int_equal(v->head, 2);                             /* remembered for the way back */
+    assert_int_equal(v->head, 2);                            /* remembered for the way back */
     assert_int_equal(view_step_count(v), v->single->n_steps);
     view_toggle_single(v);
     assert_int_equal(v->mode, VIEW_MULTI);
@@ -443,11 +444,16 @@ static void test_selection_and_notice(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_init_state),       cmocka_unit_test(test_single_is_sdpa),
-        cmocka_unit_test(test_stepping_and_clamping), cmocka_unit_test(test_clock_and_autoplay),
-        cmocka_unit_test(test_heads),            cmocka_unit_test(test_modes),
-        cmocka_unit_test(test_formula),          cmocka_unit_test(test_narration_and_explain),
-        cmocka_unit_test(test_mask_and_labels),  cmocka_unit_test(test_selection_and_notice),
+        cmocka_unit_test(test_init_state),
+        cmocka_unit_test(test_single_is_sdpa),
+        cmocka_unit_test(test_stepping_and_clamping),
+        cmocka_unit_test(test_clock_and_autoplay),
+        cmocka_unit_test(test_heads),
+        cmocka_unit_test(test_modes),
+        cmocka_unit_test(test_formula),
+        cmocka_unit_test(test_narration_and_explain),
+        cmocka_unit_test(test_mask_and_labels),
+        cmocka_unit_test(test_selection_and_notice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,6 +36,10 @@ debian_packages=(
     fonts-dejavu-core fonts-noto-cjk
     xvfb xauth xdotool x11-apps x11-utils imagemagick
 )
+# CI also checks formatting and compares every lesson with PyTorch.
+if [ "${CI:-}" = "true" ]; then
+    debian_packages+=(clang-format python3-torch python3-numpy)
+fi
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 

@@ -146,11 +146,13 @@ static int bench_run(BenchShape s, int reps, int threads)
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     double need = bench_trace_bytes(s), have = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
     if (have > 0 && need > have / 2)
-        return app_fail(APP_RUNTIME, "n=%d d_model=%d heads=%d: the trace would need %.1f GiB, more than half of "
-                        "this machine's %.1f GiB of memory", n, dm, H, need / 1073741824.0, have / 1073741824.0);
+        return app_fail(APP_RUNTIME,
+                        "n=%d d_model=%d heads=%d: the trace would need %.1f GiB, more than half of "
+                        "this machine's %.1f GiB of memory",
+                        n, dm, H, need / 1073741824.0, have / 1073741824.0);
     size_t nx = (size_t)n * dm, nw = (size_t)dm * dm;
-    float *X = malloc(sizeof(float) * nx);  /* (n, d_model) */
-    float *W = malloc(sizeof(float) * nw * 4); /* W_Q, W_K, W_V, W_O: 4 × (d_model, d_model) */
+    float *X = malloc(sizeof(float) * nx);             /* (n, d_model) */
+    float *W = malloc(sizeof(float) * nw * 4);         /* W_Q, W_K, W_V, W_O: 4 × (d_model, d_model) */
     float *b = malloc(sizeof(float) * (size_t)dm * 4); /* b_Q, b_K, b_V, b_O: 4 × (d_model) */
     int auto_reps = reps == 0;
     int cap = auto_reps ? BENCH_MAX_AUTO_REPS : reps;
@@ -223,8 +225,8 @@ static int bench_run(BenchShape s, int reps, int threads)
     }
     qsort(ms, (size_t)done_reps, sizeof *ms, bench_cmp_double);
     double median = done_reps % 2 ? ms[done_reps / 2] : 0.5 * (ms[done_reps / 2 - 1] + ms[done_reps / 2]);
-    printf("n=%d d_model=%d heads=%d threads=%d median: %.*f ms min: %.*f ms trace: %zu bytes data: %zu bytes\n", n,
-           dm, H, threads, bench_decimals(median), median, bench_decimals(ms[0]), ms[0], alloc_bytes, data_bytes);
+    printf("n=%d d_model=%d heads=%d threads=%d median: %.*f ms min: %.*f ms trace: %zu bytes data: %zu bytes\n", n, dm,
+           H, threads, bench_decimals(median), median, bench_decimals(ms[0]), ms[0], alloc_bytes, data_bytes);
     fflush(stdout);
 done:
     free(X), free(W), free(b), free(ms);

@@ -116,8 +116,8 @@ static void on_interrupt(int sig)
 }
 
 typedef struct Progress {
-    double last;  /* when the line was last drawn */
-    int shown;    /* a line is on screen */
+    double last; /* when the line was last drawn */
+    int shown;   /* a line is on screen */
     const char *what;
 } Progress;
 
@@ -177,7 +177,8 @@ int cmd_export(int argc, char **argv)
             continue;
         }
         if (a[0] != '-' || strcmp(a, "-") == 0) {
-            if (lesson_arg) return app_fail(APP_USAGE, "export takes one lesson, found \"%s\" and \"%s\"", lesson_arg, a);
+            if (lesson_arg)
+                return app_fail(APP_USAGE, "export takes one lesson, found \"%s\" and \"%s\"", lesson_arg, a);
             lesson_arg = a;
             continue;
         }
@@ -202,7 +203,8 @@ int cmd_export(int argc, char **argv)
             if (!*val) ok = -1, app_fail(APP_USAGE, "%s: expected a folder, found \"\"", name);
         } else if (strcmp(name, "--size") == 0) {
             char err[256];
-            if (export_parse_size(val, &opt.width, &opt.height, err, sizeof err) != 0) ok = -1, app_fail(APP_USAGE, "%s", err);
+            if (export_parse_size(val, &opt.width, &opt.height, err, sizeof err) != 0)
+                ok = -1, app_fail(APP_USAGE, "%s", err);
         } else if (strcmp(name, "--scale") == 0) {
             ok = parse_number(name, val, 0.25, 8, &d);
             opt.scale = (float)d;
@@ -238,11 +240,13 @@ int cmd_export(int argc, char **argv)
         } else if (strcmp(name, "--png-filter") == 0) {
             opt.png.filters = export_png_filter_from_name(val);
             if (opt.png.filters < 0)
-                ok = -1, app_fail(APP_USAGE, "--png-filter: expected none|sub|up|avg|paeth|fast|all, found \"%s\"", val);
+                ok = -1,
+                app_fail(APP_USAGE, "--png-filter: expected none|sub|up|avg|paeth|fast|all, found \"%s\"", val);
         } else if (strcmp(name, "--png-strategy") == 0) {
             opt.png.strategy = export_png_strategy_from_name(val);
             if (opt.png.strategy < 0)
-                ok = -1, app_fail(APP_USAGE, "--png-strategy: expected default|filtered|rle|huffman|fixed, found \"%s\"", val);
+                ok = -1,
+                app_fail(APP_USAGE, "--png-strategy: expected default|filtered|rle|huffman|fixed, found \"%s\"", val);
         } else {
             return app_fail(APP_USAGE, "export: unknown option %s (see attnviz export --help)", name);
         }

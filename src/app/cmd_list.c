@@ -19,7 +19,10 @@ static int by_order(const void *a, const void *b)
     return strcmp(x->file, y->file);
 }
 
-static char *dup_or_empty(const char *s) { return strdup(s ? s : ""); }
+static char *dup_or_empty(const char *s)
+{
+    return strdup(s ? s : "");
+}
 
 int cmd_list(int argc, char **argv)
 {
@@ -61,9 +64,9 @@ int cmd_list(int argc, char **argv)
             }
             list = grown;
         }
-        list[n++] = (Entry){lesson.order, strdup(de->d_name), dup_or_empty(lesson.id),
-                            dup_or_empty(lesson_text(&lesson.title, LESSON_EN)),
-                            dup_or_empty(lesson.title.text[LESSON_ZH])};
+        list[n++] =
+            (Entry){lesson.order, strdup(de->d_name), dup_or_empty(lesson.id),
+                    dup_or_empty(lesson_text(&lesson.title, LESSON_EN)), dup_or_empty(lesson.title.text[LESSON_ZH])};
         lesson_free(&lesson);
         free(path);
     }

@@ -102,7 +102,7 @@ static int parse_args(int argc, char **argv, ShowOptions *o)
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
 #define NEED_VALUE()                                                                                                   \
     do {                                                                                                               \
-        if (!val) return app_fail(APP_USAGE, "show: %s needs a value (try 'attnviz show --help')", a);                \
+        if (!val) return app_fail(APP_USAGE, "show: %s needs a value (try 'attnviz show --help')", a);                 \
         i++;                                                                                                           \
     } while (0)
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -125,21 +125,32 @@ static int parse_args(int argc, char **argv, ShowOptions *o)
                 return app_fail(APP_USAGE, "show: %s", err);
         } else if (strcmp(a, "--lang") == 0) {
             NEED_VALUE();
-            if (strcmp(val, "en") == 0) o->lang = LESSON_EN;
-            else if (strcmp(val, "zh") == 0) o->lang = LESSON_ZH;
-            else return app_fail(APP_USAGE, "show: --lang: expected en or zh, found '%s'", val);
+            if (strcmp(val, "en") == 0)
+                o->lang = LESSON_EN;
+            else if (strcmp(val, "zh") == 0)
+                o->lang = LESSON_ZH;
+            else
+                return app_fail(APP_USAGE, "show: --lang: expected en or zh, found '%s'", val);
         } else if (strcmp(a, "--theme") == 0) {
             NEED_VALUE();
-            if (strcmp(val, "light") == 0) o->theme = VIEW_THEME_LIGHT;
-            else if (strcmp(val, "dark") == 0) o->theme = VIEW_THEME_DARK;
-            else if (strcmp(val, "projector") == 0) o->theme = VIEW_THEME_PROJECTOR;
-            else return app_fail(APP_USAGE, "show: --theme: expected light, dark or projector, found '%s'", val);
+            if (strcmp(val, "light") == 0)
+                o->theme = VIEW_THEME_LIGHT;
+            else if (strcmp(val, "dark") == 0)
+                o->theme = VIEW_THEME_DARK;
+            else if (strcmp(val, "projector") == 0)
+                o->theme = VIEW_THEME_PROJECTOR;
+            else
+                return app_fail(APP_USAGE, "show: --theme: expected light, dark or projector, found '%s'", val);
         } else if (strcmp(a, "--view") == 0) {
             NEED_VALUE();
-            if (strcmp(val, "multi") == 0) o->mode = VIEW_MULTI;
-            else if (strcmp(val, "single") == 0) o->mode = VIEW_SINGLE;
-            else if (strcmp(val, "compare") == 0) o->mode = VIEW_COMPARE;
-            else return app_fail(APP_USAGE, "show: --view: expected multi, single or compare, found '%s'", val);
+            if (strcmp(val, "multi") == 0)
+                o->mode = VIEW_MULTI;
+            else if (strcmp(val, "single") == 0)
+                o->mode = VIEW_SINGLE;
+            else if (strcmp(val, "compare") == 0)
+                o->mode = VIEW_COMPARE;
+            else
+                return app_fail(APP_USAGE, "show: --view: expected multi, single or compare, found '%s'", val);
         } else if (strcmp(a, "--head") == 0) {
             NEED_VALUE();
             if (parse_int(val, &o->head) != 0 || o->head < 1)
@@ -458,8 +469,8 @@ int cmd_show(int argc, char **argv)
             return st;
         }
         drv = SDL_GetCurrentVideoDriver();
-        int fell_back = drv && (strcmp(drv, "offscreen") == 0 || strcmp(drv, "dummy") == 0) &&
-                        !(asked && strcmp(asked, drv) == 0);
+        int fell_back =
+            drv && (strcmp(drv, "offscreen") == 0 || strcmp(drv, "dummy") == 0) && !(asked && strcmp(asked, drv) == 0);
         /* An X server can refuse a connection made just after another one
          * closed (Xvfb here: 1 in 5 of back-to-back XOpenDisplay calls, and
          * SDL makes three), and SDL then falls back to an invisible driver:
@@ -485,8 +496,10 @@ int cmd_show(int argc, char **argv)
     }
     char title[512];
     snprintf(title, sizeof title, "attnviz — %s", lesson_text(&cur.lesson->title, v->lang));
-    Uint32 wflags = SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI | (o.fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
-    SDL_Window *win = SDL_CreateWindow(title, SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, o.width, o.height, wflags);
+    Uint32 wflags =
+        SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI | (o.fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
+    SDL_Window *win =
+        SDL_CreateWindow(title, SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, o.width, o.height, wflags);
     ShowScreen scr;
     /* vsync off when measuring, so frame times are the work, not the display's pace */
     if (!win || show_screen_open(&scr, win, o.gpu, !o.frame_stats, err, sizeof err) != 0) {
@@ -512,7 +525,8 @@ int cmd_show(int argc, char **argv)
     int xfd = x_connection(win);
     if (render_font_count(rc) > 0 && strstr(render_font_path(rc, 0), "/fonts/DejaVuSans.ttf") &&
         strstr(render_font_path(rc, 0), "assets"))
-        fprintf(stderr, "attnviz: fontconfig found neither DejaVu Sans nor Noto Sans CJK; using the bundled fonts in %s\n",
+        fprintf(stderr,
+                "attnviz: fontconfig found neither DejaVu Sans nor Noto Sans CJK; using the bundled fonts in %s\n",
                 render_font_path(rc, 0));
 
     size_t n_frames = 0, cap_frames = 0;
@@ -542,7 +556,9 @@ int cmd_show(int argc, char **argv)
         }
         while (have) {
             switch (e.type) {
-            case SDL_QUIT: running = 0; break;
+            case SDL_QUIT:
+                running = 0;
+                break;
             case SDL_WINDOWEVENT:
                 switch (e.window.event) {
                 case SDL_WINDOWEVENT_EXPOSED:
@@ -554,7 +570,8 @@ int cmd_show(int argc, char **argv)
                     show_screen_invalidate(&scr);
                     must_draw = 1;
                     break;
-                default: break;
+                default:
+                    break;
                 }
                 dirty = 1;
                 break;
@@ -578,46 +595,81 @@ int cmd_show(int argc, char **argv)
                 }
                 switch (k) {
                 case SDLK_ESCAPE:
-                case SDLK_q: running = 0; break;
+                case SDLK_q:
+                    running = 0;
+                    break;
                 case SDLK_RIGHT:
                 case SDLK_SPACE:
                 case SDLK_PAGEDOWN:
-                case SDLK_DOWN: view_next(v); break;
+                case SDLK_DOWN:
+                    view_next(v);
+                    break;
                 case SDLK_LEFT:
                 case SDLK_PAGEUP:
                 case SDLK_UP:
-                case SDLK_BACKSPACE: view_prev(v); break;
-                case SDLK_HOME: view_home(v); break;
-                case SDLK_END: view_end(v); break;
+                case SDLK_BACKSPACE:
+                    view_prev(v);
+                    break;
+                case SDLK_HOME:
+                    view_home(v);
+                    break;
+                case SDLK_END:
+                    view_end(v);
+                    break;
                 case SDLK_p:
                     if (!v->playing && view_at_end(v)) view_home(v);
                     v->playing = !v->playing;
                     if (v->playing && v->rewinding) view_finish(v); /* play runs forwards */
                     v->dwell = 0;
                     break;
-                case SDLK_LEFTBRACKET: view_set_speed(v, v->speed / 1.4142135623730951); break;
-                case SDLK_RIGHTBRACKET: view_set_speed(v, v->speed * 1.4142135623730951); break;
-                case SDLK_TAB: view_next_head(v); break;
-                case SDLK_m: view_toggle_single(v); break;
-                case SDLK_c: view_toggle_compare(v); break;
+                case SDLK_LEFTBRACKET:
+                    view_set_speed(v, v->speed / 1.4142135623730951);
+                    break;
+                case SDLK_RIGHTBRACKET:
+                    view_set_speed(v, v->speed * 1.4142135623730951);
+                    break;
+                case SDLK_TAB:
+                    view_next_head(v);
+                    break;
+                case SDLK_m:
+                    view_toggle_single(v);
+                    break;
+                case SDLK_c:
+                    view_toggle_compare(v);
+                    break;
                 case SDLK_l:
                     view_toggle_lang(v);
                     snprintf(title, sizeof title, "attnviz — %s", lesson_text(&cur.lesson->title, v->lang));
                     SDL_SetWindowTitle(win, title);
                     break;
-                case SDLK_t: view_next_theme(v); break;
+                case SDLK_t:
+                    view_next_theme(v);
+                    break;
                 case SDLK_PLUS:
                 case SDLK_EQUALS:
-                case SDLK_KP_PLUS: view_set_text_scale(v, v->text_scale * 1.1f); break;
+                case SDLK_KP_PLUS:
+                    view_set_text_scale(v, v->text_scale * 1.1f);
+                    break;
                 case SDLK_MINUS:
-                case SDLK_KP_MINUS: view_set_text_scale(v, v->text_scale / 1.1f); break;
+                case SDLK_KP_MINUS:
+                    view_set_text_scale(v, v->text_scale / 1.1f);
+                    break;
                 case SDLK_f:
-                case SDLK_F11: toggle_fullscreen(win); break;
-                case SDLK_s: save_request = 1; break;
-                case SDLK_r: reload(&cur, cur.path, win); v = &cur.view; break;
+                case SDLK_F11:
+                    toggle_fullscreen(win);
+                    break;
+                case SDLK_s:
+                    save_request = 1;
+                    break;
+                case SDLK_r:
+                    reload(&cur, cur.path, win);
+                    v = &cur.view;
+                    break;
                 default:
-                    if (k >= SDLK_1 && k <= SDLK_9) view_set_head(v, (int)(k - SDLK_0));
-                    else if (k >= SDLK_KP_1 && k <= SDLK_KP_9) view_set_head(v, (int)(k - SDLK_KP_1) + 1);
+                    if (k >= SDLK_1 && k <= SDLK_9)
+                        view_set_head(v, (int)(k - SDLK_0));
+                    else if (k >= SDLK_KP_1 && k <= SDLK_KP_9)
+                        view_set_head(v, (int)(k - SDLK_KP_1) + 1);
                     break;
                 }
             } break;
@@ -666,7 +718,9 @@ int cmd_show(int argc, char **argv)
                     view_goto(v, hit.step);
                     view_finish(v);
                     break;
-                case RENDER_HIT_HEAD: view_set_head(v, hit.head); break;
+                case RENDER_HIT_HEAD:
+                    view_set_head(v, hit.head);
+                    break;
                 case RENDER_HIT_TOKEN:
                     if (cur.lesson->n_source_tokens == 0) {
                         int i = hit.row >= 0 ? hit.row : hit.col;
@@ -682,10 +736,13 @@ int cmd_show(int argc, char **argv)
                         drag_y = y;
                     }
                     break;
-                default: break;
+                default:
+                    break;
                 }
             } break;
-            case SDL_MOUSEBUTTONUP: dragging = 0; break;
+            case SDL_MOUSEBUTTONUP:
+                dragging = 0;
+                break;
             case SDL_MOUSEWHEEL: {
                 int x, y;
                 SDL_GetMouseState(&x, &y);
@@ -705,7 +762,8 @@ int cmd_show(int argc, char **argv)
                 if (z == 1.0f) v->pan_x = v->pan_y = 0;
                 dirty = 1;
             } break;
-            default: break;
+            default:
+                break;
             }
             have = SDL_PollEvent(&e);
         }
@@ -769,10 +827,11 @@ int cmd_show(int argc, char **argv)
             break;
         }
         if (frame_log)
-            fprintf(frame_log,
-                    "%.3f draw %.2f ms present %.2f ms sent %llu px step %d %s t %.3f rects %d scan %.2f ms send %.2f ms\n",
-                    (t - t_start) * 1000.0, (t_drawn - t) * 1000.0, (now_s() - t_drawn) * 1000.0, scr.sent_px - sent0,
-                    v->step, view_current(v)->name, v->t, scr.last_rects, scr.last_scan_ms, scr.last_send_ms);
+            fprintf(
+                frame_log,
+                "%.3f draw %.2f ms present %.2f ms sent %llu px step %d %s t %.3f rects %d scan %.2f ms send %.2f ms\n",
+                (t - t_start) * 1000.0, (t_drawn - t) * 1000.0, (now_s() - t_drawn) * 1000.0, scr.sent_px - sent0,
+                v->step, view_current(v)->name, v->t, scr.last_rects, scr.last_scan_ms, scr.last_send_ms);
         dirty = 0;
         must_draw = 0;
         drawn_key = visible_key(v, pw, ph);

@@ -30,7 +30,8 @@ static void usage(FILE *out)
             "usage: attnviz [COMMAND] [ARGS]\n"
             "\n",
             ATTNVIZ_VERSION);
-    for (int i = 0; i < N_COMMANDS; i++) fprintf(out, "  attnviz %s\n      %s\n", commands[i].usage, commands[i].summary);
+    for (int i = 0; i < N_COMMANDS; i++)
+        fprintf(out, "  attnviz %s\n      %s\n", commands[i].usage, commands[i].summary);
     fprintf(out,
             "\n"
             "  attnviz --help       this text      attnviz COMMAND --help   that command's options\n"

@@ -101,7 +101,10 @@ int show_screen_begin(ShowScreen *s, RenderCtx *rc, int *w, int *h)
     return 0;
 }
 
-void show_screen_invalidate(ShowScreen *s) { s->full = 1; }
+void show_screen_invalidate(ShowScreen *s)
+{
+    s->full = 1;
+}
 
 enum { MAX_RECTS = 32 };
 

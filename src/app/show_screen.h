@@ -33,13 +33,13 @@
 #include "render.h"
 
 typedef struct ShowScreen {
-    SDL_Window *win;          /* borrowed */
-    int gpu;                  /* 1: an accelerated renderer on the window */
-    SDL_Renderer *sdl;        /* what frames are drawn with (owned) */
-    SDL_Surface *frame;       /* software path: the frame, (h, w) ARGB8888 (owned) */
-    uint32_t *prev;           /* software path: the pixels last sent, (h, w) (owned) */
-    int w, h;                 /* pixel size of the frame */
-    int full;                 /* the next present sends everything (resize, expose) */
+    SDL_Window *win;            /* borrowed */
+    int gpu;                    /* 1: an accelerated renderer on the window */
+    SDL_Renderer *sdl;          /* what frames are drawn with (owned) */
+    SDL_Surface *frame;         /* software path: the frame, (h, w) ARGB8888 (owned) */
+    uint32_t *prev;             /* software path: the pixels last sent, (h, w) (owned) */
+    int w, h;                   /* pixel size of the frame */
+    int full;                   /* the next present sends everything (resize, expose) */
     unsigned long long sent_px; /* pixels sent to the window so far */
     /* the last present, for ATTNVIZ_FRAME_LOG: rectangles sent, and the time
      * spent finding what changed and in sending it (the X round trip) */

@@ -26,8 +26,8 @@
 #include "attn_internal.h"
 
 static const char *const kind_names[] = {
-    "input",   "weight", "bias",         "projection", "split",  "scores",          "scaled",
-    "masked",  "softmax", "weighted_sum", "concat",     "output", "additive_hidden",
+    "input",  "weight",  "bias",         "projection", "split",  "scores",          "scaled",
+    "masked", "softmax", "weighted_sum", "concat",     "output", "additive_hidden",
 };
 _Static_assert(sizeof kind_names / sizeof kind_names[0] == ATTN_STEP_KIND_COUNT,
                "kind_names must name every AttnStepKind");
@@ -74,10 +74,14 @@ float attn_config_divisor(const AttnConfig *cfg)
 {
     if (cfg->attention == ATTN_ADDITIVE) return 1.0f;
     switch (cfg->scale_kind) {
-    case ATTN_SCALE_SQRT_DK: return sqrtf((float)cfg->d_k);
-    case ATTN_SCALE_SQRT_DMODEL: return sqrtf((float)cfg->d_model);
-    case ATTN_SCALE_NONE: return 1.0f;
-    case ATTN_SCALE_VALUE: return cfg->scale_value;
+    case ATTN_SCALE_SQRT_DK:
+        return sqrtf((float)cfg->d_k);
+    case ATTN_SCALE_SQRT_DMODEL:
+        return sqrtf((float)cfg->d_model);
+    case ATTN_SCALE_NONE:
+        return 1.0f;
+    case ATTN_SCALE_VALUE:
+        return cfg->scale_value;
     }
     return 1.0f;
 }
@@ -104,8 +108,10 @@ enum { ATTN_MAX_HEADS = 1024 };
 
 int attn_config_check(const AttnConfig *c, char *err, size_t errlen)
 {
-    if (c->n_q < 1 || c->n_q > ATTN_MAX_DIM) return fail(err, errlen, "n_q must be 1..%d, got %d", ATTN_MAX_DIM, c->n_q);
-    if (c->n_k < 1 || c->n_k > ATTN_MAX_DIM) return fail(err, errlen, "n_k must be 1..%d, got %d", ATTN_MAX_DIM, c->n_k);
+    if (c->n_q < 1 || c->n_q > ATTN_MAX_DIM)
+        return fail(err, errlen, "n_q must be 1..%d, got %d", ATTN_MAX_DIM, c->n_q);
+    if (c->n_k < 1 || c->n_k > ATTN_MAX_DIM)
+        return fail(err, errlen, "n_k must be 1..%d, got %d", ATTN_MAX_DIM, c->n_k);
     if (!c->cross && c->n_k != c->n_q)
         return fail(err, errlen, "self-attention needs n_k == n_q, got n_q=%d n_k=%d", c->n_q, c->n_k);
     /* the score matrices and additive attention's (n_q·n_k) × d_a hidden step
@@ -118,19 +124,21 @@ int attn_config_check(const AttnConfig *c, char *err, size_t errlen)
     if (c->mask_kind == ATTN_MASK_PADDING || c->mask_kind == ATTN_MASK_MATRIX) {
         if (!c->mask) return fail(err, errlen, "mask '%s' needs its values", attn_mask_kind_name(c->mask_kind));
     }
-    if (isnan(c->mask_fill) || c->mask_fill == INFINITY)
-        return fail(err, errlen, "mask fill must be a number or -inf");
+    if (isnan(c->mask_fill) || c->mask_fill == INFINITY) return fail(err, errlen, "mask fill must be a number or -inf");
 
     if (c->attention == ATTN_ADDITIVE) {
-        if (c->d_x < 1 || c->d_x > ATTN_MAX_DIM) return fail(err, errlen, "d_x must be 1..%d, got %d", ATTN_MAX_DIM, c->d_x);
+        if (c->d_x < 1 || c->d_x > ATTN_MAX_DIM)
+            return fail(err, errlen, "d_x must be 1..%d, got %d", ATTN_MAX_DIM, c->d_x);
         int dy = c->cross ? c->d_y : c->d_x;
         if (dy < 1 || dy > ATTN_MAX_DIM) return fail(err, errlen, "d_y must be 1..%d, got %d", ATTN_MAX_DIM, dy);
-        if (c->d_a < 1 || c->d_a > ATTN_MAX_DIM) return fail(err, errlen, "d_a must be 1..%d, got %d", ATTN_MAX_DIM, c->d_a);
+        if (c->d_a < 1 || c->d_a > ATTN_MAX_DIM)
+            return fail(err, errlen, "d_a must be 1..%d, got %d", ATTN_MAX_DIM, c->d_a);
         if (!c->W_a) return fail(err, errlen, "additive attention needs W_a");
         if (!c->v_a) return fail(err, errlen, "additive attention needs v_a");
         return 0;
     }
-    if (c->d_model < 1 || c->d_model > ATTN_MAX_DIM) return fail(err, errlen, "d_model must be 1..%d, got %d", ATTN_MAX_DIM, c->d_model);
+    if (c->d_model < 1 || c->d_model > ATTN_MAX_DIM)
+        return fail(err, errlen, "d_model must be 1..%d, got %d", ATTN_MAX_DIM, c->d_model);
     if (c->heads < 1 || c->heads > ATTN_MAX_HEADS)
         return fail(err, errlen, "heads must be 1..%d, got %d", ATTN_MAX_HEADS, c->heads);
     if (c->d_k < 1 || (long)c->d_k * c->heads > ATTN_MAX_DIM)
@@ -173,19 +181,23 @@ static void head_names_fill(int heads)
     if (atomic_load_explicit(&head_names_ready, memory_order_acquire) >= heads) return;
     pthread_mutex_lock(&head_names_m);
     for (int h = atomic_load_explicit(&head_names_ready, memory_order_relaxed) + 1; h <= heads; h++)
-        for (int k = 0; k < HN_COUNT; k++) snprintf(head_names[k][h - 1], sizeof head_names[k][h - 1], "%s_%d", head_bases[k], h);
+        for (int k = 0; k < HN_COUNT; k++)
+            snprintf(head_names[k][h - 1], sizeof head_names[k][h - 1], "%s_%d", head_bases[k], h);
     if (atomic_load_explicit(&head_names_ready, memory_order_relaxed) < heads)
         atomic_store_explicit(&head_names_ready, heads, memory_order_release);
     pthread_mutex_unlock(&head_names_m);
 }
 
 /* Head h's (1-based) step of base k, e.g. HN_SCORES, 2: "scores_2". */
-static const char *head_name(int k, int h) { return head_names[k][h - 1]; }
+static const char *head_name(int k, int h)
+{
+    return head_names[k][h - 1];
+}
 
 /* Adds one step; returns its index. from: n_from indices, -1 entries
  * skipped. name: a string in static storage. */
-static int add_step(Builder *b, AttnStepKind kind, int head, int rows, int cols, int flags,
-                    const int *from, int n_from, const char *name)
+static int add_step(Builder *b, AttnStepKind kind, int head, int rows, int cols, int flags, const int *from, int n_from,
+                    const char *name)
 {
     int real_from = 0;
     for (int i = 0; i < n_from; i++) real_from += from[i] >= 0;
@@ -264,7 +276,8 @@ static void plan_dot(Builder *b, const AttnConfig *c, Plan *p)
     /* concat depends on every head's output */
     for (int h = 0; h < H; h++) p->concat_from[h] = p->head[h].out;
     p->concat = add_step(b, ATTN_STEP_CONCAT, 0, nq, H * c->d_v, 0, p->concat_from, H, "concat");
-    p->output = c->W_O ? add_step(b, ATTN_STEP_OUTPUT, 0, nq, dm, 0, (int[]){p->concat, p->W_O, p->b_O}, 3, "output") : -1;
+    p->output =
+        c->W_O ? add_step(b, ATTN_STEP_OUTPUT, 0, nq, dm, 0, (int[]){p->concat, p->W_O, p->b_O}, 3, "output") : -1;
 }
 
 /* What plan_dot lays out, counted without running it: the counting pass
@@ -280,12 +293,12 @@ static void count_dot(const AttnConfig *c, Builder *b)
     b->n_steps = (int)(1 + cross + 3 + bq + bk + bv + wo + bo + 3 + H * (7 + mask) + 1 + wo);
     b->n_from = (2 + bq) + (2 + bk) + (2 + bv) + H * (9 + mask) + H + (wo ? 2 + bo : 0);
     b->n_flags = H * nq * (2 + mask);
-    b->n_floats = nq * dm + cross * nk * dm                    /* X, Y */
-                  + dm * H * (2 * dk + dv) + bq * H * dk + bk * H * dk + bv * H * dv /* W_Q, W_K, W_V, biases */
-                  + wo * H * dv * dm + bo * dm                 /* W_O, b_O */
-                  + nq * H * dk + nk * H * (dk + dv)           /* Q, K, V */
+    b->n_floats = nq * dm + cross * nk * dm                                             /* X, Y */
+                  + dm * H * (2 * dk + dv) + bq * H * dk + bk * H * dk + bv * H * dv    /* W_Q, W_K, W_V, biases */
+                  + wo * H * dv * dm + bo * dm                                          /* W_O, b_O */
+                  + nq * H * dk + nk * H * (dk + dv)                                    /* Q, K, V */
                   + H * (nq * dk + nk * (dk + dv) + nq * nk * (2 + mask + 1) + nq * dv) /* each head */
-                  + nq * H * dv + wo * nq * dm;                /* concat, output */
+                  + nq * H * dv + wo * nq * dm;                                         /* concat, output */
 }
 
 static void plan_additive(Builder *b, const AttnConfig *c, Plan *p)
@@ -299,7 +312,8 @@ static void plan_additive(Builder *b, const AttnConfig *c, Plan *p)
     p->W_a = add_step(b, ATTN_STEP_WEIGHT, 0, dx + dy, da, 0, NULL, 0, "W_a");
     p->b_a = c->b_a ? add_step(b, ATTN_STEP_BIAS, 0, 1, da, 0, NULL, 0, "b_a") : -1;
     p->v_a = add_step(b, ATTN_STEP_WEIGHT, 0, da, 1, 0, NULL, 0, "v_a");
-    p->hidden = add_step(b, ATTN_STEP_ADDITIVE_HIDDEN, 0, nq * nk, da, 0, (int[]){p->X, src, p->W_a, p->b_a}, 4, "hidden");
+    p->hidden =
+        add_step(b, ATTN_STEP_ADDITIVE_HIDDEN, 0, nq * nk, da, 0, (int[]){p->X, src, p->W_a, p->b_a}, 4, "hidden");
     hp->scores = add_step(b, ATTN_STEP_SCORES, 0, nq, nk, 0, (int[]){p->hidden, p->v_a}, 2, "scores");
     hp->scaled = -1;
     hp->masked = has_mask ? add_step(b, ATTN_STEP_MASKED, 0, nq, nk, 1, &hp->scores, 1, "masked") : -1;
@@ -318,16 +332,23 @@ static void plan(Builder *b, const AttnConfig *c, Plan *p)
 
 /* ---- computing ---------------------------------------------------------- */
 
-static float *data_of(AttnTrace *t, int idx) { return idx >= 0 ? t->steps[idx].data : NULL; }
+static float *data_of(AttnTrace *t, int idx)
+{
+    return idx >= 0 ? t->steps[idx].data : NULL;
+}
 
 /* Is query i allowed to attend key j? */
 static int allowed(const AttnConfig *c, const unsigned char *mask, int i, int j)
 {
     switch (c->mask_kind) {
-    case ATTN_MASK_NONE: return 1;
-    case ATTN_MASK_CAUSAL: return j <= i;
-    case ATTN_MASK_PADDING: return mask[j] != 0;
-    case ATTN_MASK_MATRIX: return mask[(size_t)i * (size_t)c->n_k + (size_t)j] != 0;
+    case ATTN_MASK_NONE:
+        return 1;
+    case ATTN_MASK_CAUSAL:
+        return j <= i;
+    case ATTN_MASK_PADDING:
+        return mask[j] != 0;
+    case ATTN_MASK_MATRIX:
+        return mask[(size_t)i * (size_t)c->n_k + (size_t)j] != 0;
     }
     return 1;
 }
@@ -335,8 +356,8 @@ static int allowed(const AttnConfig *c, const unsigned char *mask, int i, int j)
 /* masked(i,j) = allowed ? in(i,j) : fill, for the rows [r0, r1) of the
  * (n_q, n_k) matrices in and out. Rows with no allowed key at all are
  * flagged, whatever the fill. */
-void attn__apply_mask(const AttnConfig *c, const unsigned char *mask, float *out, unsigned char *flags,
-                      const float *in, int r0, int r1)
+void attn__apply_mask(const AttnConfig *c, const unsigned char *mask, float *out, unsigned char *flags, const float *in,
+                      int r0, int r1)
 {
     for (int i = r0; i < r1; i++) {
         int any = 0;
@@ -359,15 +380,22 @@ static void copy_block(float *restrict dst, size_t dst_stride, const float *rest
                        int w)
 {
 #define COPY_ROWS(W)                                                                                                   \
-    for (int i = 0; i < rows; i++) memcpy(dst + (size_t)i * dst_stride, src + (size_t)i * src_stride, sizeof(float) * (W)); \
+    for (int i = 0; i < rows; i++)                                                                                     \
+        memcpy(dst + (size_t)i * dst_stride, src + (size_t)i * src_stride, sizeof(float) * (W));                       \
     break
     switch (w) {
-    case 4: COPY_ROWS(4);
-    case 8: COPY_ROWS(8);
-    case 16: COPY_ROWS(16);
-    case 32: COPY_ROWS(32);
-    case 64: COPY_ROWS(64);
-    default: COPY_ROWS((size_t)w);
+    case 4:
+        COPY_ROWS(4);
+    case 8:
+        COPY_ROWS(8);
+    case 16:
+        COPY_ROWS(16);
+    case 32:
+        COPY_ROWS(32);
+    case 64:
+        COPY_ROWS(64);
+    default:
+        COPY_ROWS((size_t)w);
     }
 #undef COPY_ROWS
 }
@@ -422,7 +450,7 @@ void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *m
     const HeadPlan *hp = &p->head[h];
     int nk = c->n_k, dk = c->d_k, dv = c->d_v, H = c->heads, rows = r1 - r0;
     size_t ldk = (size_t)H * dk, ldv = (size_t)H * dv; /* row strides of Q, K and of V */
-    float *Qh = data_of(t, hp->Q) + (size_t)r0 * dk; /* (rows, d_k) */
+    float *Qh = data_of(t, hp->Q) + (size_t)r0 * dk;   /* (rows, d_k) */
 
     /* 1. split: head h takes columns [h·d_k, (h+1)·d_k) of Q and K, [h·d_v, (h+1)·d_v) of V */
     copy_block(Qh, (size_t)dk, data_of(t, p->Q) + (size_t)r0 * ldk + (size_t)h * dk, ldk, rows, dk);
@@ -549,8 +577,8 @@ static void compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p, unsign
 
     /* 3. the output projection */
     if (p->output >= 0) {
-        attn__phase(&(AttnMatmulJob){data_of(t, p->output), data_of(t, p->concat), data_of(t, p->W_O), data_of(t, p->b_O),
-                                     nq, H * dv, dm},
+        attn__phase(&(AttnMatmulJob){data_of(t, p->output), data_of(t, p->concat), data_of(t, p->W_O),
+                                     data_of(t, p->b_O), nq, H * dv, dm},
                     1, found ? bits : NULL, NULL, 0, NULL, c->threads);
         if (found) found[p->output] = bits[0];
     }
@@ -562,8 +590,8 @@ static void compute_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)
     const HeadPlan *hp = &p->head[0];
     AttnCopyJob copies[5];
     int n_copies;
-    input_copies(t, (const int[]){p->X, p->Y, p->W_a, p->b_a, p->v_a}, (const float *const[]){c->X, c->Y, c->W_a, c->b_a, c->v_a},
-                 5, copies, NULL, &n_copies);
+    input_copies(t, (const int[]){p->X, p->Y, p->W_a, p->b_a, p->v_a},
+                 (const float *const[]){c->X, c->Y, c->W_a, c->b_a, c->v_a}, 5, copies, NULL, &n_copies);
     attn__phase(NULL, 0, NULL, copies, n_copies, NULL, 1);
     const float *X = data_of(t, p->X), *Y = c->cross ? data_of(t, p->Y) : X;
     const float *Wa = data_of(t, p->W_a), *ba = data_of(t, p->b_a), *va = data_of(t, p->v_a);
@@ -669,9 +697,9 @@ static int check_finite(const AttnTrace *t, const unsigned char *found, int scan
  * re-trace, every forward of `attnviz bench`. One spare, never more; a spare
  * that does not fit is freed before the new block is allocated, so the peak
  * stays one block. */
-#define SPARE_MIN_BYTES ((size_t)4 << 20)
+#define SPARE_MIN_BYTES   ((size_t)4 << 20)
 #define BLOCK_SMALL_BYTES ((size_t)64 << 10) /* below: plain malloc */
-#define ALIGN_UP(x, a) (((x) + ((a)-1)) & ~(size_t)((a)-1))
+#define ALIGN_UP(x, a)    (((x) + ((a)-1)) & ~(size_t)((a)-1))
 
 static AttnSpare spare = {.m = PTHREAD_MUTEX_INITIALIZER};
 
@@ -745,7 +773,6 @@ static void plan_free(Plan *p, const HeadPlan *head_small)
         free(p->concat_from);
     }
 }
-
 
 AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
 {
@@ -824,7 +851,8 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
     plan(&fill, cfg, &p);
     /* the layout must be what was counted and allocated: checked always,
      * not only in debug builds, since a mismatch would write past the block */
-    if (fill.n_steps != b.n_steps || fill.n_from != b.n_from || fill.n_flags != b.n_flags || fill.n_floats != b.n_floats)
+    if (fill.n_steps != b.n_steps || fill.n_from != b.n_from || fill.n_flags != b.n_flags ||
+        fill.n_floats != b.n_floats)
         abort();
 
     /* what the scans of each step found (attn_internal.h); on the stack for

@@ -99,11 +99,11 @@ const char *attn_scale_kind_name(AttnScaleKind kind); /* "sqrt_dk", ... */
 /* Everything one forward pass needs. Pointers are borrowed, row-major. */
 typedef struct AttnConfig {
     AttnKind attention;
-    int cross;        /* 1: K and V come from Y (n_k rows), 0: from X */
-    int n_q, n_k;     /* query and key counts (n_k == n_q when !cross) */
-    int d_model;      /* width of X and Y for dot attention */
-    int heads;        /* ≥ 1 */
-    int d_k, d_v;     /* per-head widths */
+    int cross;    /* 1: K and V come from Y (n_k rows), 0: from X */
+    int n_q, n_k; /* query and key counts (n_k == n_q when !cross) */
+    int d_model;  /* width of X and Y for dot attention */
+    int heads;    /* ≥ 1 */
+    int d_k, d_v; /* per-head widths */
     AttnScaleKind scale_kind;
     float scale_value; /* the divisor when scale_kind == ATTN_SCALE_VALUE */
     AttnMaskKind mask_kind;
@@ -127,8 +127,8 @@ typedef struct AttnConfig {
     const float *b_a; /* (d_a) or NULL */
     const float *v_a; /* (d_a) */
 
-    int threads;      /* worker threads for the heads and the projections' rows; ≤ 1: the caller's thread only.
-                       * The trace is the same, bit for bit, whatever the count. */
+    int threads; /* worker threads for the heads and the projections' rows; ≤ 1: the caller's thread only.
+                  * The trace is the same, bit for bit, whatever the count. */
 } AttnConfig;
 
 /* Fills the defaults: dot, self, one head, sqrt_dk, no mask, fill -INFINITY. */
@@ -144,14 +144,14 @@ enum { ATTN_ROW_ALL_BLOCKED = 1 };
 /* 48 bytes: at a lesson's size (5 tokens, 28 steps) the steps' own fields
  * weigh about as much as the numbers they describe. */
 typedef struct AttnStep {
-    float *data;                 /* (rows, cols), owned by the trace */
-    const char *name;            /* "X", "W_Q", "Q", "Q_2", "scores_2", "weights_2", "head_2", "concat", "output":
-                                  * static storage, valid for the life of the process (at most ATTN_MAX_NAME bytes) */
-    const unsigned short *from;  /* indices of the steps this one was computed from (a trace has < 65536 steps) */
-    unsigned char *row_flags;    /* (rows) ATTN_ROW_* bits, or NULL when the step has none */
+    float *data;                /* (rows, cols), owned by the trace */
+    const char *name;           /* "X", "W_Q", "Q", "Q_2", "scores_2", "weights_2", "head_2", "concat", "output":
+                                 * static storage, valid for the life of the process (at most ATTN_MAX_NAME bytes) */
+    const unsigned short *from; /* indices of the steps this one was computed from (a trace has < 65536 steps) */
+    unsigned char *row_flags;   /* (rows) ATTN_ROW_* bits, or NULL when the step has none */
     int rows, cols;
     AttnStepKind kind;
-    unsigned short head;         /* 1-based head, 0 when the step is not per-head */
+    unsigned short head; /* 1-based head, 0 when the step is not per-head */
     unsigned short n_from;
 } AttnStep;
 
@@ -159,7 +159,7 @@ typedef struct AttnTrace {
     AttnConfig cfg; /* a copy, with every borrowed pointer set to NULL */
     float divisor;  /* what `scaled` divides by */
     int n_steps;
-    AttnStep *steps; /* (n_steps) */
+    AttnStep *steps;    /* (n_steps) */
     size_t data_bytes;  /* bytes of all step data: the intermediates themselves */
     size_t alloc_bytes; /* bytes of the single allocation that holds the trace */
 } AttnTrace;
@@ -181,13 +181,11 @@ int attn_trace_index(const AttnTrace *trace, const AttnStep *step);
 /* ---- the plain kernels, exposed for tests and for the view's explanations ---- */
 
 /* C(m,n) = A(m,k) · B(k,n) [+ bias(n)], accumulated in double: the reference. */
-void attn_matmul_naive(float *C, const float *A, const float *B, const float *bias,
-                       int m, int k, int n);
+void attn_matmul_naive(float *C, const float *A, const float *B, const float *bias, int m, int k, int n);
 /* C(m,n) = A(m,k) · B(n,k)ᵀ, accumulated in double: the reference. */
 void attn_matmul_nt_naive(float *C, const float *A, const float *B, int m, int k, int n);
 /* The same products, cache-blocked and vectorisable; tested against the naive ones. */
-void attn_matmul(float *C, const float *A, const float *B, const float *bias,
-                 int m, int k, int n);
+void attn_matmul(float *C, const float *A, const float *B, const float *bias, int m, int k, int n);
 void attn_matmul_nt(float *C, const float *A, const float *B, int m, int k, int n);
 /* Row-wise softmax of x (rows, cols) into y, max subtracted first. A row that
  * is all -INFINITY becomes all zero and gets ATTN_ROW_ALL_BLOCKED in flags

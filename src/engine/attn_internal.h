@@ -85,7 +85,7 @@ void attn__phase(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, con
                  unsigned char *copy_bits, int threads);
 /* masked(i,j) = allowed(i,j) ? in(i,j) : cfg->mask_fill for the rows [r0, r1) of the
  * (n_q, n_k) matrices, rows with no allowed key flagged. */
-void attn__apply_mask(const AttnConfig *c, const unsigned char *mask, float *out, unsigned char *flags,
-                      const float *in, int r0, int r1);
+void attn__apply_mask(const AttnConfig *c, const unsigned char *mask, float *out, unsigned char *flags, const float *in,
+                      int r0, int r1);
 
 #endif

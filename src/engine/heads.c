@@ -110,12 +110,12 @@ typedef struct Worker {
 } Worker;
 
 static struct {
-    pthread_mutex_t use;    /* held by the one forward using the pool */
-    pthread_mutex_t m;      /* with the two conditions below */
-    pthread_cond_t wake;    /* some worker's `go` moved */
-    pthread_cond_t done;    /* pending reached 0 */
-    int n_workers;          /* started so far; only grows; under `use` */
-    atomic_uint pending;    /* handed work and not finished yet */
+    pthread_mutex_t use; /* held by the one forward using the pool */
+    pthread_mutex_t m;   /* with the two conditions below */
+    pthread_cond_t wake; /* some worker's `go` moved */
+    pthread_cond_t done; /* pending reached 0 */
+    int n_workers;       /* started so far; only grows; under `use` */
+    atomic_uint pending; /* handed work and not finished yet */
     Worker worker[MAX_THREADS];
 } pool = {
     .use = PTHREAD_MUTEX_INITIALIZER,
@@ -249,12 +249,12 @@ enum { COL_WIDE = 64, COL_NARROW = 32 };
 typedef struct PhaseTasks {
     const AttnMatmulJob *jobs;
     int n_jobs;
-    int by_cols;                   /* slices of columns (else of rows) */
-    int per_task;                  /* columns or rows per task */
+    int by_cols;  /* slices of columns (else of rows) */
+    int per_task; /* columns or rows per task */
     const AttnCopyJob *copies;
     int n_copies;
-    int first[2 * MAX_JOBS + 1];   /* task where each product, then each copy, starts; the last is the total */
-    int scan;                      /* scan what each task wrote */
+    int first[2 * MAX_JOBS + 1];    /* task where each product, then each copy, starts; the last is the total */
+    int scan;                       /* scan what each task wrote */
     atomic_uint bits[2 * MAX_JOBS]; /* what the scans found, per product then per copy */
 } PhaseTasks;
 
@@ -270,7 +270,8 @@ static void phase_task(void *ctx, int task)
             int j0 = part * pt->per_task, w = job->n - j0 < pt->per_task ? job->n - j0 : pt->per_task;
             attn__matmul_cols(job->C, job->A, job->B, job->bias, job->m, job->k, job->n, j0, w);
             if (pt->scan)
-                for (int i = 0; i < job->m; i++) found |= attn__nonfinite_bits(job->C + (size_t)i * job->n + j0, (size_t)w);
+                for (int i = 0; i < job->m; i++)
+                    found |= attn__nonfinite_bits(job->C + (size_t)i * job->n + j0, (size_t)w);
         } else {
             /* rows r0..r0+rows-1 of C = A·B + bias: a product of their own */
             int r0 = part * pt->per_task, rows = job->m - r0 < pt->per_task ? job->m - r0 : pt->per_task;
@@ -316,7 +317,10 @@ void attn__phase(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, con
         }
         return;
     }
-    PhaseTasks pt = {.jobs = jobs, .n_jobs = n_jobs, .copies = copies, .n_copies = n_copies,
+    PhaseTasks pt = {.jobs = jobs,
+                     .n_jobs = n_jobs,
+                     .copies = copies,
+                     .n_copies = n_copies,
                      .scan = bits != NULL || copy_bits != NULL};
     /* the products' slices */
     pt.by_cols = min_n >= 2 * COL_NARROW;
@@ -366,7 +370,7 @@ typedef struct HeadTasks {
     const unsigned char *mask;
     unsigned char *found;
     int rows, blocks; /* rows per block, blocks per head */
-    float *pack;      /* per head: K_hᵀ packed (pack_k floats), then V_h (pack_v; 0: not packed); NULL: one block per head */
+    float *pack; /* per head: K_hᵀ packed (pack_k floats), then V_h (pack_v; 0: not packed); NULL: one block per head */
     size_t pack_k, pack_v;
 } HeadTasks;
 

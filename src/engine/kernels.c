@@ -112,22 +112,22 @@ enum { MR = 4, NR_WIDE = 64, NR_NARROW = 32, KC = 256 };
  * because acc must have exactly NR columns: with unused ones, or with any
  * condition on its loads and stores, GCC keeps it on the stack (14 instead of
  * 150 GFLOP/s). */
-#define DEFINE_KERNEL_BLOCK(NR)                                                                        \
-    KERNEL_INLINE void kernel_block_##NR(const int mr, int kc, const float *restrict a, size_t lda,    \
-                                         const float *restrict bp, float *restrict c, size_t ldc)      \
-    {                                                                                                  \
-        float acc[MR][NR]; /* (mr, NR) block of C */                                                   \
-        for (int r = 0; r < mr; r++)                                                                   \
-            for (int j = 0; j < NR; j++) acc[r][j] = c[(size_t)r * ldc + j];                           \
-        for (int p = 0; p < kc; p++) {                                                                 \
-            const float *restrict b = bp + (size_t)p * NR; /* (NR) row p of the panel */               \
-            for (int r = 0; r < mr; r++) {                                                             \
-                float ar = a[(size_t)r * lda + p];                                                     \
-                for (int j = 0; j < NR; j++) acc[r][j] += ar * b[j];                                   \
-            }                                                                                          \
-        }                                                                                              \
-        for (int r = 0; r < mr; r++)                                                                   \
-            for (int j = 0; j < NR; j++) c[(size_t)r * ldc + j] = acc[r][j];                           \
+#define DEFINE_KERNEL_BLOCK(NR)                                                                                        \
+    KERNEL_INLINE void kernel_block_##NR(const int mr, int kc, const float *restrict a, size_t lda,                    \
+                                         const float *restrict bp, float *restrict c, size_t ldc)                      \
+    {                                                                                                                  \
+        float acc[MR][NR]; /* (mr, NR) block of C */                                                                   \
+        for (int r = 0; r < mr; r++)                                                                                   \
+            for (int j = 0; j < NR; j++) acc[r][j] = c[(size_t)r * ldc + j];                                           \
+        for (int p = 0; p < kc; p++) {                                                                                 \
+            const float *restrict b = bp + (size_t)p * NR; /* (NR) row p of the panel */                               \
+            for (int r = 0; r < mr; r++) {                                                                             \
+                float ar = a[(size_t)r * lda + p];                                                                     \
+                for (int j = 0; j < NR; j++) acc[r][j] += ar * b[j];                                                   \
+            }                                                                                                          \
+        }                                                                                                              \
+        for (int r = 0; r < mr; r++)                                                                                   \
+            for (int j = 0; j < NR; j++) c[(size_t)r * ldc + j] = acc[r][j];                                           \
     }
 DEFINE_KERNEL_BLOCK(64) /* kernel_block_64: NR_WIDE */
 DEFINE_KERNEL_BLOCK(32) /* kernel_block_32: NR_NARROW */
@@ -159,8 +159,8 @@ KERNEL_INLINE void kernel_block_partial(const int mr, const int nr, int kc, cons
 /* Packs the (kc, ncols) block of B at (p0, j0) into bp (kc, nr), zero-padding
  * columns ncols..nr-1. B is (k, n) row-major, or (n, k) when transposed (then
  * the block's column j is B's row j0+j). */
-KERNEL_INLINE void pack_panel(float *restrict bp, const float *restrict B, int transposed, int k, int n, int p0,
-                              int kc, int j0, int ncols, int nr)
+KERNEL_INLINE void pack_panel(float *restrict bp, const float *restrict B, int transposed, int k, int n, int p0, int kc,
+                              int j0, int ncols, int nr)
 {
     if (!transposed) {
         for (int p = 0; p < kc; p++) {
@@ -185,7 +185,10 @@ KERNEL_INLINE void pack_panel(float *restrict bp, const float *restrict B, int t
 /* Where the packed (kc, nr) panel of columns jp.. and rows p0.. of B is in
  * B packed whole (attn__pack_panels): the panels before it hold jp columns
  * of k rows each. */
-static inline size_t packed_at(int jp, int p0, int k, int nr) { return (size_t)jp * (size_t)k + (size_t)p0 * (size_t)nr; }
+static inline size_t packed_at(int jp, int p0, int k, int nr)
+{
+    return (size_t)jp * (size_t)k + (size_t)p0 * (size_t)nr;
+}
 
 /* C (m, n) += A (m, k) · panels of B, for the columns [j0, j0 + width) in
  * panels of nr (the last one partial): each panel packed into bp, or read
@@ -212,11 +215,11 @@ KERNEL_INLINE void gemm_columns(float *restrict C, const float *restrict A, cons
                     kernel_block(1, nr, kc, a + (size_t)i * k, (size_t)k, bp, c + (size_t)i * n, (size_t)n);
             } else {
                 for (; i + MR <= m; i += MR)
-                    kernel_block_partial(MR, nr, kc, a + (size_t)i * k, (size_t)k, bp, c + (size_t)i * n,
-                                         (size_t)n, ncols);
+                    kernel_block_partial(MR, nr, kc, a + (size_t)i * k, (size_t)k, bp, c + (size_t)i * n, (size_t)n,
+                                         ncols);
                 for (; i < m; i++)
-                    kernel_block_partial(1, nr, kc, a + (size_t)i * k, (size_t)k, bp, c + (size_t)i * n,
-                                         (size_t)n, ncols);
+                    kernel_block_partial(1, nr, kc, a + (size_t)i * k, (size_t)k, bp, c + (size_t)i * n, (size_t)n,
+                                         ncols);
             }
         }
     }
@@ -258,44 +261,43 @@ typedef struct {
 #if defined(__GNUC__)
 #define SMALL_MADD(acc, a, b) ((acc) += (a) * (b))
 #else
-#define SMALL_MADD(acc, a, b)                                               \
-    do {                                                                    \
-        for (int j_ = 0; j_ < SMALL_LANES; j_++) (acc).v[j_] += (a) * (b).v[j_]; \
+#define SMALL_MADD(acc, a, b)                                                                                          \
+    do {                                                                                                               \
+        for (int j_ = 0; j_ < SMALL_LANES; j_++) (acc).v[j_] += (a) * (b).v[j_];                                       \
     } while (0)
 #endif
 
 /* C (m, n) = [bias +] A (m, k) · B (k, n), or · Bᵀ with B (n, k) when
  * transposed; with accumulate, C += instead (bias unused). */
 KERNEL_DISPATCH static void gemm_small(float *restrict C, const float *restrict A, const float *restrict B,
-                                       const float *restrict bias, int accumulate, int transposed, int m, int k,
-                                       int n)
+                                       const float *restrict bias, int accumulate, int transposed, int m, int k, int n)
 {
     _Alignas(64) float panel[SMALL_KMAX * SMALL_LANES]; /* (k, 8) columns j0.. of B, zero-padded */
     /* acc = C's row r, columns j0..j0+w-1, before the product: C itself
      * (accumulate), the bias, or zero; padded with zeros to 8 lanes */
-#define SMALL_LOAD(acc, r)                                                                 \
-    do {                                                                                   \
-        const float *init_ = accumulate ? C + (size_t)(r) * n + j0 : bias ? bias + j0 : NULL; \
-        (acc) = SMALL_VEC_ZERO;                                                            \
-        if (init_ && w == SMALL_LANES) {                                                   \
-            memcpy(&(acc), init_, sizeof(acc));                                            \
-        } else if (init_) {                                                                \
-            float t_[SMALL_LANES] = {0};                                                   \
-            for (int j_ = 0; j_ < w; j_++) t_[j_] = init_[j_];                             \
-            memcpy(&(acc), t_, sizeof(acc));                                               \
-        }                                                                                  \
+#define SMALL_LOAD(acc, r)                                                                                             \
+    do {                                                                                                               \
+        const float *init_ = accumulate ? C + (size_t)(r)*n + j0 : bias ? bias + j0 : NULL;                            \
+        (acc) = SMALL_VEC_ZERO;                                                                                        \
+        if (init_ && w == SMALL_LANES) {                                                                               \
+            memcpy(&(acc), init_, sizeof(acc));                                                                        \
+        } else if (init_) {                                                                                            \
+            float t_[SMALL_LANES] = {0};                                                                               \
+            for (int j_ = 0; j_ < w; j_++) t_[j_] = init_[j_];                                                         \
+            memcpy(&(acc), t_, sizeof(acc));                                                                           \
+        }                                                                                                              \
     } while (0)
     /* C's row r, columns j0..j0+w-1 = the first w lanes of acc */
-#define SMALL_STORE(acc, r)                                                                \
-    do {                                                                                   \
-        float *c_ = C + (size_t)(r) * n + j0;                                              \
-        if (w == SMALL_LANES) {                                                            \
-            memcpy(c_, &(acc), sizeof(acc));                                               \
-        } else {                                                                           \
-            float t_[SMALL_LANES];                                                         \
-            memcpy(t_, &(acc), sizeof(acc));                                               \
-            for (int j_ = 0; j_ < w; j_++) c_[j_] = t_[j_];                                \
-        }                                                                                  \
+#define SMALL_STORE(acc, r)                                                                                            \
+    do {                                                                                                               \
+        float *c_ = C + (size_t)(r)*n + j0;                                                                            \
+        if (w == SMALL_LANES) {                                                                                        \
+            memcpy(c_, &(acc), sizeof(acc));                                                                           \
+        } else {                                                                                                       \
+            float t_[SMALL_LANES];                                                                                     \
+            memcpy(t_, &(acc), sizeof(acc));                                                                           \
+            for (int j_ = 0; j_ < w; j_++) c_[j_] = t_[j_];                                                            \
+        }                                                                                                              \
     } while (0)
     for (int j0 = 0; j0 < n; j0 += SMALL_LANES) {
         int w = n - j0 < SMALL_LANES ? n - j0 : SMALL_LANES;
@@ -305,8 +307,9 @@ KERNEL_DISPATCH static void gemm_small(float *restrict C, const float *restrict 
         } else {
             for (int p = 0; p < k; p++)
                 for (int j = 0; j < SMALL_LANES; j++)
-                    panel[p * SMALL_LANES + j] =
-                        j >= w ? 0.0f : transposed ? B[(size_t)(j0 + j) * k + p] : B[(size_t)p * n + j0 + j];
+                    panel[p * SMALL_LANES + j] = j >= w       ? 0.0f
+                                                 : transposed ? B[(size_t)(j0 + j) * k + p]
+                                                              : B[(size_t)p * n + j0 + j];
         }
         /* rows four at a time: four independent chains of adds, where one
          * row alone waits on each add's latency */
@@ -351,8 +354,8 @@ KERNEL_DISPATCH static void gemm_small(float *restrict C, const float *restrict 
 /* C (m, n) += A (m, k) · B for the columns [j0, j0 + width): in wide panels
  * from j0, the rest in narrow ones; B packed panel by panel, or read from
  * `packed` (B packed whole by attn__pack_panels, j0 = 0). */
-KERNEL_INLINE void gemm_range(float *restrict C, const float *restrict A, const float *restrict B, int transposed, int m,
-                              int k, int n, int j0, int width, const float *restrict packed)
+KERNEL_INLINE void gemm_range(float *restrict C, const float *restrict A, const float *restrict B, int transposed,
+                              int m, int k, int n, int j0, int width, const float *restrict packed)
 {
     _Alignas(64) float bp[KC * NR_WIDE]; /* (KC, NR_WIDE) the packed panel, 64 KiB */
     int wide = width - width % NR_WIDE;
@@ -393,8 +396,8 @@ static int matmul_transposed(float *restrict C, const float *restrict A, const f
     return 0;
 }
 
-void attn_matmul(float *restrict C, const float *restrict A, const float *restrict B, const float *restrict bias,
-                 int m, int k, int n)
+void attn_matmul(float *restrict C, const float *restrict A, const float *restrict B, const float *restrict bias, int m,
+                 int k, int n)
 {
     if (gemm_is_small(m, k, n)) {
         gemm_small(C, A, B, bias, 0, 0, m, k, n);
@@ -455,7 +458,8 @@ KERNEL_DISPATCH static void pack_panels(float *restrict dst, const float *restri
     for (int jp = 0; jp < n;) {
         int nr = jp < wide ? NR_WIDE : NR_NARROW, ncols = n - jp < nr ? n - jp : nr;
         for (int p0 = 0; p0 < k; p0 += KC)
-            pack_panel(dst + packed_at(jp, p0, k, nr), B, transposed, k, n, p0, k - p0 < KC ? k - p0 : KC, jp, ncols, nr);
+            pack_panel(dst + packed_at(jp, p0, k, nr), B, transposed, k, n, p0, k - p0 < KC ? k - p0 : KC, jp, ncols,
+                       nr);
         jp += nr;
     }
 }
@@ -523,13 +527,22 @@ KERNEL_INLINE vf16 vf16_load(const float *p)
     memcpy(&v, p, sizeof v);
     return v;
 }
-KERNEL_INLINE void vf16_store(float *p, vf16 v) { memcpy(p, &v, sizeof v); }
+KERNEL_INLINE void vf16_store(float *p, vf16 v)
+{
+    memcpy(p, &v, sizeof v);
+}
 /* The sign bit set in the lanes that hold a NaN (|x|'s bits above +inf's),
  * clear elsewhere. Arithmetic on the bits, since GCC 12 turns a vector
  * comparison whose result is kept (x != x) into a scalar one per lane in
  * the AVX-512F clone. */
-KERNEL_INLINE vi16 nan_sign_v(vf16 x) { return ~(((vi16)x & 0x7fffffff) - 0x7f800001); }
-KERNEL_INLINE vf16 vf16_splat(float x) { return (vf16){0} + x; }
+KERNEL_INLINE vi16 nan_sign_v(vf16 x)
+{
+    return ~(((vi16)x & 0x7fffffff) - 0x7f800001);
+}
+KERNEL_INLINE vf16 vf16_splat(float x)
+{
+    return (vf16){0} + x;
+}
 /* a > b ? a : b, lane by lane */
 KERNEL_INLINE vf16 vf16_max(vf16 a, vf16 b)
 {
@@ -640,7 +653,8 @@ KERNEL_INLINE int row_max_ordinary(const float *restrict xr, int cols, float *mx
         vf16 m = vf16_splat(-INFINITY), m1 = m, m2 = m, m3 = m; /* four chains */
         vi16 bad = {0};
         for (; j + 64 <= cols; j += 64) {
-            vf16 a = vf16_load(xr + j), b = vf16_load(xr + j + 16), c = vf16_load(xr + j + 32), d = vf16_load(xr + j + 48);
+            vf16 a = vf16_load(xr + j), b = vf16_load(xr + j + 16), c = vf16_load(xr + j + 32),
+                 d = vf16_load(xr + j + 48);
             m = vf16_max(a, m);
             m1 = vf16_max(b, m1);
             m2 = vf16_max(c, m2);
@@ -751,8 +765,8 @@ KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restr
             int n = rows - i0 < SMALL_BLOCK ? rows - i0 : SMALL_BLOCK;
             softmax_block_small(y + (size_t)i0 * cols, x + (size_t)i0 * cols, n, cols, ordinary);
             for (int i = 0; i < n; i++)
-                if (!ordinary[i] && softmax_row_careful(y + (size_t)(i0 + i) * cols, x + (size_t)(i0 + i) * cols, cols) &&
-                    flags)
+                if (!ordinary[i] &&
+                    softmax_row_careful(y + (size_t)(i0 + i) * cols, x + (size_t)(i0 + i) * cols, cols) && flags)
                     flags[i0 + i] |= ATTN_ROW_ALL_BLOCKED;
         }
         return;
@@ -807,7 +821,10 @@ KERNEL_DISPATCH static unsigned nonfinite_bits(const float *restrict x, size_t n
     return scan_bits(any_pinf_nan, any_ninf);
 }
 
-unsigned attn__nonfinite_bits(const float *x, size_t n) { return nonfinite_bits(x, n); }
+unsigned attn__nonfinite_bits(const float *x, size_t n)
+{
+    return nonfinite_bits(x, n);
+}
 
 /* y = x / divisor, and the scans of x and of y, in one pass: at n = 2048 a
  * head's scores are 16 MiB, and three separate passes (the division and two

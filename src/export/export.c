@@ -18,7 +18,6 @@
 #include "export_internal.h"
 #include "export_pool.h"
 
-
 static double now_seconds(void)
 {
     struct timespec ts;
@@ -84,7 +83,7 @@ int export_parse_size(const char *text, int *width, int *height, char *err, size
     }
     if (w < EXPORT_MIN_SIDE || h < EXPORT_MIN_SIDE || w > EXPORT_MAX_SIDE || h > EXPORT_MAX_SIDE) {
         export__set_err(err, errlen, "--size: each side must be %d..%d pixels, found %ldx%ld", EXPORT_MIN_SIDE,
-                EXPORT_MAX_SIDE, w, h);
+                        EXPORT_MAX_SIDE, w, h);
         return -1;
     }
     *width = (int)w;
@@ -106,7 +105,8 @@ static int find_item(const AttnTrace *t, const char *item, size_t n, int last, i
     int found = -1;
     for (int i = 0; i < t->n_steps; i++) {
         const AttnStep *s = &t->steps[i];
-        int match = strcmp(s->name, buf) == 0 || ((int)s->kind == kind && (head == 0 || s->head == 0 || s->head == head));
+        int match =
+            strcmp(s->name, buf) == 0 || ((int)s->kind == kind && (head == 0 || s->head == 0 || s->head == head));
         if (match) {
             found = i;
             if (!last) break;
@@ -135,8 +135,8 @@ int export_select_steps(const AttnTrace *t, const char *spec, int head, unsigned
             if (dash[1]) to = find_item(t, dash + 1, strlen(dash + 1), 1, head);
             if (from < 0 || to < 0 || (dash == spec && !dash[1])) goto bad;
             if (from > to) {
-                export__set_err(err, errlen, "--steps \"%s\": the range is empty (step %d comes after step %d)", spec, from,
-                        to);
+                export__set_err(err, errlen, "--steps \"%s\": the range is empty (step %d comes after step %d)", spec,
+                                from, to);
                 return -1;
             }
         }
@@ -152,15 +152,15 @@ int export_select_steps(const AttnTrace *t, const char *spec, int head, unsigned
     }
     if (n == 0) {
         export__set_err(err, errlen, "--steps \"%s\"%s selects no step (the trace has %d)", spec ? spec : "",
-                head > 0 ? " with --head" : "", t->n_steps);
+                        head > 0 ? " with --head" : "", t->n_steps);
         return -1;
     }
     return n;
 bad:
     export__set_err(err, errlen,
-            "--steps: expected ITEM or FROM-TO where each is a step index (0..%d), a step name (e.g. %s) or a "
-            "kind (e.g. softmax), found \"%s\"",
-            t->n_steps - 1, t->n_steps > 0 ? t->steps[t->n_steps - 1].name : "X", spec);
+                    "--steps: expected ITEM or FROM-TO where each is a step index (0..%d), a step name (e.g. %s) or a "
+                    "kind (e.g. softmax), found \"%s\"",
+                    t->n_steps - 1, t->n_steps > 0 ? t->steps[t->n_steps - 1].name : "X", spec);
     return -1;
 }
 
@@ -216,9 +216,12 @@ static int ensure_dir(const char *dir, int *usage, char *err, size_t errlen)
         size_t n = strlen(parent);
         while (n > 1 && parent[n - 1] == '/') parent[--n] = 0;
         char *slash = strrchr(parent, '/');
-        if (slash == parent) slash[1] = 0;
-        else if (slash) *slash = 0;
-        else strcpy(parent, ".");
+        if (slash == parent)
+            slash[1] = 0;
+        else if (slash)
+            *slash = 0;
+        else
+            strcpy(parent, ".");
         struct stat pst;
         int parent_is_dir = stat(parent, &pst) == 0 && S_ISDIR(pst.st_mode);
         if (e == ENOENT && !parent_is_dir)
@@ -266,13 +269,24 @@ static char *path_join(const char *dir, const char *name)
 
 /* ---- what each PNG says about itself ---- */
 
-enum { TEXT_TITLE, TEXT_SOFTWARE, TEXT_DESCRIPTION, TEXT_LESSON, TEXT_LANG, TEXT_STEP, TEXT_NAME, TEXT_KIND,
-       TEXT_HEAD, TEXT_FORMULA, TEXT_COUNT };
+enum {
+    TEXT_TITLE,
+    TEXT_SOFTWARE,
+    TEXT_DESCRIPTION,
+    TEXT_LESSON,
+    TEXT_LANG,
+    TEXT_STEP,
+    TEXT_NAME,
+    TEXT_KIND,
+    TEXT_HEAD,
+    TEXT_FORMULA,
+    TEXT_COUNT
+};
 
 typedef struct StepText {
     char step[16], head[16], software[64];
     char narration[4096];
-    char title[64];       /* "weights₂" */
+    char title[64]; /* "weights₂" */
     ExportPngText chunks[TEXT_COUNT];
 } StepText;
 
@@ -289,9 +303,9 @@ static void step_text_fill(StepText *st, const View *v)
     view_narration(v, st->narration, sizeof st->narration);
     view_step_title(s, st->title, sizeof st->title);
     const char *title = lesson_text(&l->title, v->lang);
-    static const char *const keys[TEXT_COUNT] = {"Title", "Software", "Description", "attnviz:lesson",
-                                                 "attnviz:lang", "attnviz:step", "attnviz:step-name",
-                                                 "attnviz:step-kind", "attnviz:head", "attnviz:formula"};
+    static const char *const keys[TEXT_COUNT] = {
+        "Title",        "Software",          "Description",       "attnviz:lesson", "attnviz:lang",
+        "attnviz:step", "attnviz:step-name", "attnviz:step-kind", "attnviz:head",   "attnviz:formula"};
     const char *vals[TEXT_COUNT] = {title ? title : "",
                                     st->software,
                                     st->narration,
@@ -310,8 +324,8 @@ static void step_text_fill(StepText *st, const View *v)
 
 /* ---- drawing ---- */
 
-int export_draw_view(RenderCtx *rc, SDL_Renderer *sdl, const View *view, int width, int height,
-                     unsigned char *pixels, size_t pitch, char *err, size_t errlen)
+int export_draw_view(RenderCtx *rc, SDL_Renderer *sdl, const View *view, int width, int height, unsigned char *pixels,
+                     size_t pitch, char *err, size_t errlen)
 {
     if (render_frame(rc, view, width, height) != 0) {
         export__set_err(err, errlen, "drawing step %d: %s", view->step, SDL_GetError());
@@ -384,12 +398,12 @@ typedef struct CaptionLine {
 #define CAPTION_MAX_LINES 48
 
 typedef struct Caption {
-    char header[256];     /* "7 · weights₂ · softmax · head 2" */
+    char header[256]; /* "7 · weights₂ · softmax · head 2" */
     char formula[VIEW_MAX_FORMULA];
     char narration[4096];
     CaptionLine lines[CAPTION_MAX_LINES];
     int n_lines;
-    int height;           /* pixels, padding included */
+    int height; /* pixels, padding included */
 } Caption;
 
 /* The fonts of the caption: the render chain's files, at two sizes. */
@@ -582,9 +596,9 @@ typedef struct Run {
     const AttnTrace *trace;
     unsigned char *selected; /* (trace->n_steps) */
     int n_selected;
-    double t0;         /* start of the export */
-    double part_t0;    /* start of the current part (files, sheet) */
-    const char *what;  /* the current part, for progress */
+    double t0;        /* start of the export */
+    double part_t0;   /* start of the current part (files, sheet) */
+    const char *what; /* the current part, for progress */
     ExportResult *res;
 } Run;
 
@@ -621,7 +635,7 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
             frames_total += opt->frames ? export_step_frames(view_step_duration(v, i), opt) : 1;
             if (frames_total > EXPORT_MAX_FRAMES) {
                 export__set_err(err, errlen, "%s: more than %d frames; lower --fps or select fewer --steps", dir,
-                        EXPORT_MAX_FRAMES);
+                                EXPORT_MAX_FRAMES);
                 r->res->usage_error = 1;
                 return -1;
             }
@@ -826,8 +840,9 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         total += h + caps[i].height;
     }
     if (total > EXPORT_PNG_MAX_HEIGHT) {
-        export__set_err(err, errlen, "%s: the sheet would be %ld pixels high (at most %d); use a smaller --size or fewer --steps",
-                path, total, EXPORT_PNG_MAX_HEIGHT);
+        export__set_err(err, errlen,
+                        "%s: the sheet would be %ld pixels high (at most %d); use a smaller --size or fewer --steps",
+                        path, total, EXPORT_PNG_MAX_HEIGHT);
         r->res->usage_error = 1;
         rc = -1;
         goto done;
@@ -924,8 +939,8 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
     /* 1. Options. */
     if (opt->width < EXPORT_MIN_SIDE || opt->height < EXPORT_MIN_SIDE || opt->width > EXPORT_MAX_SIDE ||
         opt->height > EXPORT_MAX_SIDE) {
-        export__set_err(err, errlen, "--size: each side must be %d..%d pixels, found %dx%d", EXPORT_MIN_SIDE, EXPORT_MAX_SIDE,
-                opt->width, opt->height);
+        export__set_err(err, errlen, "--size: each side must be %d..%d pixels, found %dx%d", EXPORT_MIN_SIDE,
+                        EXPORT_MAX_SIDE, opt->width, opt->height);
         return -1;
     }
     if (!(opt->scale >= 0.25f && opt->scale <= 8.0f)) {
@@ -937,7 +952,7 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
     if (r.width < EXPORT_MIN_SIDE || r.height < EXPORT_MIN_SIDE || r.width > EXPORT_MAX_SIDE ||
         r.height > EXPORT_MAX_SIDE) {
         export__set_err(err, errlen, "--size × --scale: each side must be %d..%d pixels, found %dx%d", EXPORT_MIN_SIDE,
-                EXPORT_MAX_SIDE, r.width, r.height);
+                        EXPORT_MAX_SIDE, r.width, r.height);
         return -1;
     }
     if (opt->frames && !(opt->fps > 0 && opt->fps <= 240)) {
@@ -977,7 +992,7 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
     view_set_text_scale(&r.view, opt->text_scale);
     if (opt->head > view_head_count(&r.view)) {
         export__set_err(err, errlen, "--head: the lesson has %d head%s, found %d", view_head_count(&r.view),
-                view_head_count(&r.view) == 1 ? "" : "s", opt->head);
+                        view_head_count(&r.view) == 1 ? "" : "s", opt->head);
         goto out;
     }
     if (opt->head > 0) view_set_head(&r.view, opt->head);
@@ -989,8 +1004,8 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
         goto out;
     }
     /* --head applies to the multi-head trace; single mode has one head */
-    r.n_selected = export_select_steps(r.trace, opt->steps, opt->mode == VIEW_SINGLE ? 0 : opt->head, r.selected,
-                                       err, errlen);
+    r.n_selected =
+        export_select_steps(r.trace, opt->steps, opt->mode == VIEW_SINGLE ? 0 : opt->head, r.selected, err, errlen);
     if (r.n_selected < 0) goto out;
 
     /* 3. Where the files go: the folder (made when its parent exists). */
@@ -1014,9 +1029,12 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
                 goto out;
             }
             char *slash = strrchr(folder, '/');
-            if (slash == folder) slash[1] = 0;
-            else if (slash) *slash = 0;
-            else strcpy(folder, ".");
+            if (slash == folder)
+                slash[1] = 0;
+            else if (slash)
+                *slash = 0;
+            else
+                strcpy(folder, ".");
             struct stat fst;
             int ok = stat(folder, &fst) == 0 && S_ISDIR(fst.st_mode);
             if (!ok) export__set_err(err, errlen, "%s: the folder %s does not exist", opt->sheet, folder);
@@ -1088,8 +1106,8 @@ int export_save_image(const ExportImage *img, const View *view, const char *dir,
     return rc;
 }
 
-int export_save_frame(SDL_Renderer *sdl, const View *view, const char *dir, char *path_out, size_t path_len,
-                      char *err, size_t errlen)
+int export_save_frame(SDL_Renderer *sdl, const View *view, const char *dir, char *path_out, size_t path_len, char *err,
+                      size_t errlen)
 {
     int w = 0, h = 0;
     if (SDL_GetRendererOutputSize(sdl, &w, &h) != 0 || w < 1 || h < 1) {

@@ -71,15 +71,15 @@
 extern "C" {
 #endif
 
-#define EXPORT_DEFAULT_WIDTH 1920
+#define EXPORT_DEFAULT_WIDTH  1920
 #define EXPORT_DEFAULT_HEIGHT 1080
-#define EXPORT_MIN_SIDE 64      /* smaller is not a frame anyone can read */
-#define EXPORT_MAX_SIDE 16384   /* per side, after --scale */
-#define EXPORT_DEFAULT_FPS 30.0
-#define EXPORT_MAX_FRAMES 1000000
-#define EXPORT_FORMAT "attnviz-export/1"
-#define EXPORT_INDEX_NAME "index.json"
-#define EXPORT_SAVE_DIR "attnviz-frames" /* the window's S key, relative to the working folder */
+#define EXPORT_MIN_SIDE       64    /* smaller is not a frame anyone can read */
+#define EXPORT_MAX_SIDE       16384 /* per side, after --scale */
+#define EXPORT_DEFAULT_FPS    30.0
+#define EXPORT_MAX_FRAMES     1000000
+#define EXPORT_FORMAT         "attnviz-export/1"
+#define EXPORT_INDEX_NAME     "index.json"
+#define EXPORT_SAVE_DIR       "attnviz-frames" /* the window's S key, relative to the working folder */
 
 /* What export_lesson reports while it runs (for a progress line). */
 typedef struct ExportProgress {
@@ -87,28 +87,28 @@ typedef struct ExportProgress {
     int steps_done, steps_total; /* selected steps fully drawn */
     int frames_done;             /* files written completely */
     int frames_total;
-    double elapsed;              /* seconds since the start of this part */
-    double fps;                  /* files per second so far */
-    double eta;                  /* seconds left, estimated; < 0 unknown */
+    double elapsed; /* seconds since the start of this part */
+    double fps;     /* files per second so far */
+    double eta;     /* seconds left, estimated; < 0 unknown */
 } ExportProgress;
 typedef void (*ExportProgressFn)(void *user, const ExportProgress *p);
 
 typedef struct ExportOptions {
-    int width, height;   /* layout size, default 1920×1080 */
-    float scale;         /* pixels per layout pixel, default 1 (2 for a high-DPI 2× image) */
-    LessonLang lang;     /* narration, labels and title language */
+    int width, height; /* layout size, default 1920×1080 */
+    float scale;       /* pixels per layout pixel, default 1 (2 for a high-DPI 2× image) */
+    LessonLang lang;   /* narration, labels and title language */
     ViewTheme theme;
-    ViewMode mode;       /* VIEW_MULTI (default), VIEW_SINGLE, VIEW_COMPARE */
-    float text_scale;    /* View.text_scale, default 1 */
-    int head;            /* 0: every head's steps; H ≥ 1: only head H's per-head steps, H selected */
-    const char *steps;   /* "FROM-TO", "FROM-", "-TO" or "ITEM", see export_select_steps; NULL: all */
-    int frames;          /* 1: every animation frame (000000.png ...) instead of one PNG per step */
-    double fps;          /* frames mode: frames per second, default 30 */
-    double dwell;        /* frames mode: seconds a finished step is held, default VIEW_DWELL_SECONDS */
-    double speed;        /* frames mode: animation speed factor, default 1 */
-    const char *sheet;   /* a handout sheet PNG to write, or NULL */
-    int write_steps;     /* 1 (default): write the per-step PNGs or frames into the folder */
-    int threads;         /* encoding threads, 0: one per CPU */
+    ViewMode mode;     /* VIEW_MULTI (default), VIEW_SINGLE, VIEW_COMPARE */
+    float text_scale;  /* View.text_scale, default 1 */
+    int head;          /* 0: every head's steps; H ≥ 1: only head H's per-head steps, H selected */
+    const char *steps; /* "FROM-TO", "FROM-", "-TO" or "ITEM", see export_select_steps; NULL: all */
+    int frames;        /* 1: every animation frame (000000.png ...) instead of one PNG per step */
+    double fps;        /* frames mode: frames per second, default 30 */
+    double dwell;      /* frames mode: seconds a finished step is held, default VIEW_DWELL_SECONDS */
+    double speed;      /* frames mode: animation speed factor, default 1 */
+    const char *sheet; /* a handout sheet PNG to write, or NULL */
+    int write_steps;   /* 1 (default): write the per-step PNGs or frames into the folder */
+    int threads;       /* encoding threads, 0: one per CPU */
     ExportPngOptions png;
     RenderOptions render; /* fonts: the window's defaults unless a test pins them */
     int use_render_options;
@@ -121,17 +121,17 @@ typedef struct ExportOptions {
 } ExportOptions;
 
 typedef struct ExportResult {
-    int files;           /* PNG files written (not counting index.json or the sheet) */
-    int steps;           /* steps exported */
-    int width, height;   /* pixel size of each PNG */
-    double seconds;      /* wall time of the whole export */
-    double draw_seconds; /* time spent drawing and reading pixels (the calling thread) */
+    int files;             /* PNG files written (not counting index.json or the sheet) */
+    int steps;             /* steps exported */
+    int width, height;     /* pixel size of each PNG */
+    double seconds;        /* wall time of the whole export */
+    double draw_seconds;   /* time spent drawing and reading pixels (the calling thread) */
     double encode_seconds; /* CPU seconds of encoding, summed over the pool's threads */
     double write_seconds;  /* writing files, summed over the pool's threads */
-    size_t bytes;        /* PNG bytes written */
+    size_t bytes;          /* PNG bytes written */
     int threads;
-    int stale_removed;   /* frames of an earlier, longer export removed (see above) */
-    int usage_error;     /* on failure: 1 when the options or the input were wrong (exit 2) */
+    int stale_removed; /* frames of an earlier, longer export removed (see above) */
+    int usage_error;   /* on failure: 1 when the options or the input were wrong (exit 2) */
 } ExportResult;
 
 /* The defaults listed in ExportOptions. */
@@ -167,8 +167,8 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
 /* Draws the view at width × height on a software renderer into pixels
  * (BGRX32, i.e. SDL_PIXELFORMAT_XRGB8888, pitch bytes per row): what
  * export writes for that view. For tests and for export_lesson itself. */
-int export_draw_view(RenderCtx *rc, SDL_Renderer *sdl, const View *view, int width, int height,
-                     unsigned char *pixels, size_t pitch, char *err, size_t errlen);
+int export_draw_view(RenderCtx *rc, SDL_Renderer *sdl, const View *view, int width, int height, unsigned char *pixels,
+                     size_t pitch, char *err, size_t errlen);
 
 /* The S key: saves what `sdl` shows (its whole output, read back with
  * SDL_RenderReadPixels; call it after drawing and before presenting) as a
@@ -176,8 +176,8 @@ int export_draw_view(RenderCtx *rc, SDL_Renderer *sdl, const View *view, int wid
  * LESSONID-NNN-kind[-hH].png, or with -2, -3 ... when that exists, with the
  * same text chunks as export_lesson. Writes the path into path_out. 0, or -1
  * with err. */
-int export_save_frame(SDL_Renderer *sdl, const View *view, const char *dir, char *path_out, size_t path_len,
-                      char *err, size_t errlen);
+int export_save_frame(SDL_Renderer *sdl, const View *view, const char *dir, char *path_out, size_t path_len, char *err,
+                      size_t errlen);
 /* The same from pixels the caller already has. */
 int export_save_image(const ExportImage *img, const View *view, const char *dir, char *path_out, size_t path_len,
                       char *err, size_t errlen);

@@ -22,8 +22,8 @@ typedef struct Encoded {
 /* One file to write. */
 typedef struct PoolJob {
     struct PoolJob *next;
-    int slot;            /* the frame buffer to encode, or -1 for a copy of enc */
-    char *path;          /* owned */
+    int slot;   /* the frame buffer to encode, or -1 for a copy of enc */
+    char *path; /* owned */
     int n_text;
     ExportPngText *text; /* (n_text), keys and values owned */
     Encoded *enc;        /* a reference */
@@ -45,18 +45,18 @@ struct ExportPool {
     int n_free;
     PoolJob *q_head, *q_tail; /* FIFO of queued jobs */
     int q_len;
-    int busy;              /* jobs a worker holds */
-    Encoded *last;         /* the last submitted frame's result (a reference), or NULL */
+    int busy;      /* jobs a worker holds */
+    Encoded *last; /* the last submitted frame's result (a reference), or NULL */
 
-    int stop;              /* destroy: workers exit once the queue is empty */
+    int stop; /* destroy: workers exit once the queue is empty */
     int failed;
-    char error[1024];      /* the first failure */
+    char error[1024]; /* the first failure */
     ExportPoolStats stats;
 
     pthread_mutex_t mu;
-    pthread_cond_t work;   /* a job was queued, or stop */
-    pthread_cond_t freed;  /* a slot became free, a job ended, or a failure */
-    pthread_cond_t ready;  /* an Encoded became ready or failed */
+    pthread_cond_t work;  /* a job was queued, or stop */
+    pthread_cond_t freed; /* a slot became free, a job ended, or a failure */
+    pthread_cond_t ready; /* an Encoded became ready or failed */
 };
 
 static double now_seconds(void)

@@ -39,8 +39,8 @@ typedef struct ExportPool ExportPool;
 
 /* What the pool has done so far (export_pool_stats). */
 typedef struct ExportPoolStats {
-    int files;            /* written completely */
-    int copies;           /* of them, written by export_pool_submit_copy */
+    int files;  /* written completely */
+    int copies; /* of them, written by export_pool_submit_copy */
     int submitted;
     double encode_seconds; /* CPU seconds of encoding, summed over workers */
     double write_seconds;  /* summed over workers: writing and renaming */

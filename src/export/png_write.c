@@ -41,9 +41,8 @@ int export_png_filter_from_name(const char *name)
         const char *name;
         int bits;
     } table[] = {
-        {"none", PNG_FILTER_NONE}, {"sub", PNG_FILTER_SUB},          {"up", PNG_FILTER_UP},
-        {"avg", PNG_FILTER_AVG},   {"paeth", PNG_FILTER_PAETH},      {"fast", PNG_FAST_FILTERS},
-        {"all", PNG_ALL_FILTERS},
+        {"none", PNG_FILTER_NONE},   {"sub", PNG_FILTER_SUB},    {"up", PNG_FILTER_UP},    {"avg", PNG_FILTER_AVG},
+        {"paeth", PNG_FILTER_PAETH}, {"fast", PNG_FAST_FILTERS}, {"all", PNG_ALL_FILTERS},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(name, table[i].name) == 0) return table[i].bits;
@@ -76,8 +75,8 @@ void export_buffer_free(ExportBuffer *buf)
 /* What the libpng callbacks share; reached through png_get_error_ptr/io_ptr. */
 typedef struct PngSink {
     ExportBuffer *out;
-    int oom;         /* 1 when growing the buffer failed */
-    char msg[256];   /* libpng's error message */
+    int oom;       /* 1 when growing the buffer failed */
+    char msg[256]; /* libpng's error message */
 } PngSink;
 
 static void sink_error(png_structp png, png_const_charp msg)
@@ -145,7 +144,7 @@ static int valid_keyword(const char *k)
 struct ExportPngStream {
     png_structp png;
     png_infop info;
-    png_textp chunks;  /* (n_text), libpng copies them in png_set_text */
+    png_textp chunks; /* (n_text), libpng copies them in png_set_text */
     PngSink sink;
     size_t len_before; /* out->len when the stream began, restored on failure */
     int width, height, rows_done;
@@ -186,17 +185,19 @@ ExportPngStream *export_png_stream_begin(int width, int height, ExportPixelLayou
         export_png_options_init(&o);
     if (width < 1 || height < 1 || width > EXPORT_PNG_MAX_WIDTH || height > EXPORT_PNG_MAX_HEIGHT) {
         export__set_err(err, errlen, "image size must be 1..%d wide and 1..%d high, got %dx%d", EXPORT_PNG_MAX_WIDTH,
-                EXPORT_PNG_MAX_HEIGHT, width, height);
+                        EXPORT_PNG_MAX_HEIGHT, width, height);
         return NULL;
     }
     if (o.level < 0 || o.level > 9 || (o.filters & ~PNG_ALL_FILTERS) != 0 || o.filters == 0) {
-        export__set_err(err, errlen, "PNG options: level must be 0..9 and filters a non-empty set, got level %d filters 0x%x",
-                o.level, (unsigned)o.filters);
+        export__set_err(err, errlen,
+                        "PNG options: level must be 0..9 and filters a non-empty set, got level %d filters 0x%x",
+                        o.level, (unsigned)o.filters);
         return NULL;
     }
     for (int i = 0; i < n_text; i++)
         if (!text[i].key || !valid_keyword(text[i].key) || !text[i].text) {
-            export__set_err(err, errlen, "PNG text %d: the key must be 1..79 printable characters and the text non-NULL", i);
+            export__set_err(err, errlen,
+                            "PNG text %d: the key must be 1..79 printable characters and the text non-NULL", i);
             return NULL;
         }
     ExportPngStream *s = calloc(1, sizeof *s);
@@ -271,8 +272,8 @@ int export_png_stream_rows(ExportPngStream *s, const unsigned char *pixels, size
                            size_t errlen)
 {
     if (pitch < (size_t)s->width * layout_bpp(s->layout) || n_rows < 0 || n_rows > s->height - s->rows_done) {
-        export__set_err(err, errlen, "PNG rows: pitch %zu for %d pixels, %d rows with %d of %d left", pitch, s->width, n_rows,
-                s->height - s->rows_done, s->height);
+        export__set_err(err, errlen, "PNG rows: pitch %zu for %d pixels, %d rows with %d of %d left", pitch, s->width,
+                        n_rows, s->height - s->rows_done, s->height);
         stream_free(s, 1);
         return -1;
     }
@@ -319,8 +320,8 @@ void export_png_stream_abort(ExportPngStream *s)
     stream_free(s, 1);
 }
 
-int export_png_encode(const ExportImage *img, const ExportPngText *text, int n_text,
-                      const ExportPngOptions *opt, ExportBuffer *out, char *err, size_t errlen)
+int export_png_encode(const ExportImage *img, const ExportPngText *text, int n_text, const ExportPngOptions *opt,
+                      ExportBuffer *out, char *err, size_t errlen)
 {
     if (!img || !img->pixels) {
         export__set_err(err, errlen, "no pixels to encode");

@@ -57,7 +57,7 @@ typedef struct ExportImage {
 } ExportImage;
 
 /* libpng's own default limits; a handout sheet can be very tall. */
-#define EXPORT_PNG_MAX_WIDTH 1000000
+#define EXPORT_PNG_MAX_WIDTH  1000000
 #define EXPORT_PNG_MAX_HEIGHT 1000000
 
 typedef struct ExportPngText {
@@ -90,8 +90,8 @@ typedef struct ExportPngText {
  * without any row filter, which here only costs time. Levels 2 and 3 are
  * within the noise of level 1 and 5-12% smaller; level 1 was the fastest in
  * both sweeps run. */
-#define EXPORT_PNG_DEFAULT_LEVEL 1         /* zlib level 0..9 */
-#define EXPORT_PNG_DEFAULT_FILTER "none"   /* see export_png_filter_from_name */
+#define EXPORT_PNG_DEFAULT_LEVEL    1      /* zlib level 0..9 */
+#define EXPORT_PNG_DEFAULT_FILTER   "none" /* see export_png_filter_from_name */
 #define EXPORT_PNG_DEFAULT_STRATEGY "default"
 
 typedef struct ExportPngOptions {
@@ -118,8 +118,8 @@ void export_buffer_free(ExportBuffer *buf);
 /* Encodes img as a PNG, appending to out (which may already hold bytes or be
  * zeroed). opt NULL: the defaults. 0, or -1 with err filled (out then holds
  * what it held before). */
-int export_png_encode(const ExportImage *img, const ExportPngText *text, int n_text,
-                      const ExportPngOptions *opt, ExportBuffer *out, char *err, size_t errlen);
+int export_png_encode(const ExportImage *img, const ExportPngText *text, int n_text, const ExportPngOptions *opt,
+                      ExportBuffer *out, char *err, size_t errlen);
 
 /* Streaming: the same encoding, a band of rows at a time, so a tall image
  * (the handout sheet) never has to be in memory whole. begin returns NULL

@@ -29,14 +29,47 @@
 /* ---- the top-level keys ------------------------------------------------- */
 
 enum {
-    F_FORMAT, F_ID, F_TITLE, F_SUMMARY, F_ORDER, F_COMMENT, F_TOKENS, F_SOURCE_TOKENS, F_SEED, F_ATTENTION,
-    F_D_MODEL, F_HEADS, F_D_K, F_D_V, F_X, F_Y, F_W_Q, F_W_K, F_W_V, F_W_O, F_B_Q, F_B_K, F_B_V, F_B_O,
-    F_D_X, F_D_Y, F_D_A, F_W_A, F_B_A, F_V_A, F_MASK, F_MASK_FILL, F_SCALE, F_NARRATION, F_COUNT
+    F_FORMAT,
+    F_ID,
+    F_TITLE,
+    F_SUMMARY,
+    F_ORDER,
+    F_COMMENT,
+    F_TOKENS,
+    F_SOURCE_TOKENS,
+    F_SEED,
+    F_ATTENTION,
+    F_D_MODEL,
+    F_HEADS,
+    F_D_K,
+    F_D_V,
+    F_X,
+    F_Y,
+    F_W_Q,
+    F_W_K,
+    F_W_V,
+    F_W_O,
+    F_B_Q,
+    F_B_K,
+    F_B_V,
+    F_B_O,
+    F_D_X,
+    F_D_Y,
+    F_D_A,
+    F_W_A,
+    F_B_A,
+    F_V_A,
+    F_MASK,
+    F_MASK_FILL,
+    F_SCALE,
+    F_NARRATION,
+    F_COUNT
 };
 static const char *const field_names[F_COUNT] = {
-    "format", "id", "title", "summary", "order", "comment", "tokens", "source_tokens", "seed", "attention",
-    "d_model", "heads", "d_k", "d_v", "X", "Y", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O",
-    "d_x", "d_y", "d_a", "W_a", "b_a", "v_a", "mask", "mask_fill", "scale", "narration",
+    "format",    "id",      "title", "summary", "order",     "comment", "tokens",    "source_tokens", "seed",
+    "attention", "d_model", "heads", "d_k",     "d_v",       "X",       "Y",         "W_Q",           "W_K",
+    "W_V",       "W_O",     "b_Q",   "b_K",     "b_V",       "b_O",     "d_x",       "d_y",           "d_a",
+    "W_a",       "b_a",     "v_a",   "mask",    "mask_fill", "scale",   "narration",
 };
 
 typedef struct Ctx {
@@ -105,8 +138,12 @@ static void found(const Ctx *c, const JsonNode *n, char *out, size_t outlen)
         else
             snprintf(out, outlen, "an array of %u", (unsigned)n->n);
         break;
-    case JSON_OBJECT: snprintf(out, outlen, "an object"); break;
-    default: snprintf(out, outlen, "%s", json_type_phrase((JsonType)n->type)); break;
+    case JSON_OBJECT:
+        snprintf(out, outlen, "an object");
+        break;
+    default:
+        snprintf(out, outlen, "%s", json_type_phrase((JsonType)n->type));
+        break;
     }
 }
 
@@ -119,7 +156,10 @@ static int fail_type(Ctx *c, const JsonNode *n, const char *path, const char *wa
 
 /* ---- suggestions ------------------------------------------------------------ */
 
-static int lower(int ch) { return ch >= 'A' && ch <= 'Z' ? ch + 32 : ch; }
+static int lower(int ch)
+{
+    return ch >= 'A' && ch <= 'Z' ? ch + 32 : ch;
+}
 
 /* Edit distance (insert, delete, substitute, swap two neighbours), ignoring
  * case; capped at 9 for long strings. */
@@ -159,15 +199,14 @@ static const char *nearest(const char *s, const char *const *known, int n_known)
 }
 
 /* "unknown key" with a suggestion, for a key at path prefix. */
-static int fail_unknown(Ctx *c, const JsonNode *key, const char *prefix, const char *what,
-                        const char *const *known, int n_known)
+static int fail_unknown(Ctx *c, const JsonNode *key, const char *prefix, const char *what, const char *const *known,
+                        int n_known)
 {
     char k[96];
     const char *s = json_str(key);
     clean(s, k, sizeof k, 48);
     const char *near = nearest(s, known, n_known);
-    if (near)
-        return lesson_fail(c, key, "%s%s: unknown %s; did you mean \"%s\"?", prefix, k, what, near);
+    if (near) return lesson_fail(c, key, "%s%s: unknown %s; did you mean \"%s\"?", prefix, k, what, near);
     return lesson_fail(c, key, "%s%s: unknown %s (lessons/FORMAT.md lists them)", prefix, k, what);
 }
 
@@ -204,7 +243,8 @@ static int check_keys(Ctx *c, const JsonNode *obj, const char *prefix, const cha
             if (strcmp(json_str(e), s) == 0) {
                 int l, col;
                 json_line_col(c->text, c->len, e->off, &l, &col);
-                return lesson_fail(c, k, "%s%s: expected each key once, found it a second time (first at line %d, column %d)",
+                return lesson_fail(c, k,
+                                   "%s%s: expected each key once, found it a second time (first at line %d, column %d)",
                                    prefix, s, l, col);
             }
         k = json_skip(json_skip(k));
@@ -239,7 +279,10 @@ static int field_int(Ctx *c, int f, double lo, double hi, const char *what, int 
 /* Does v round to a finite float32? Everything below FLT_MAX + half an ulp
  * (2^103) does; at that midpoint and above it rounds to infinity. Checked
  * before the cast, which C leaves undefined out of range. */
-static int fits_f32(double v) { return isfinite(v) && fabs(v) < (double)FLT_MAX + ldexp(1.0, 103); }
+static int fits_f32(double v)
+{
+    return isfinite(v) && fabs(v) < (double)FLT_MAX + ldexp(1.0, 103);
+}
 
 /* A finite number that float32 can hold. */
 static int read_f32(Ctx *c, const JsonNode *n, const char *path, float *out)
@@ -263,8 +306,7 @@ static int read_string(Ctx *c, const JsonNode *n, const char *path, size_t max, 
     const char *s = json_str(n);
     size_t len = strlen(s);
     if (len == 0 && !allow_empty) return lesson_fail(c, n, "%s: expected text, found an empty string", path);
-    if (len > max)
-        return lesson_fail(c, n, "%s: expected at most %zu bytes of text, found %zu", path, max, len);
+    if (len > max) return lesson_fail(c, n, "%s: expected at most %zu bytes of text, found %zu", path, max, len);
     *out = malloc(len + 1);
     if (!*out) return lesson_fail(c, n, "%s: out of memory", path);
     memcpy(*out, s, len + 1);
@@ -286,12 +328,16 @@ static int check_braces(Ctx *c, const JsonNode *n, const char *path, const char 
         }
         if (*p == '{') {
             if (open)
-                return lesson_fail(c, n, "%s: expected '}' before the next '{' (placeholders are {name}, a literal brace is {{), found '{' at character %zu",
+                return lesson_fail(c, n,
+                                   "%s: expected '}' before the next '{' (placeholders are {name}, a literal brace is "
+                                   "{{), found '{' at character %zu",
                                    path, chars);
             open = 1, open_at = chars;
         } else if (*p == '}') {
             if (!open)
-                return lesson_fail(c, n, "%s: expected '{' before '}' (placeholders are {name}, a literal brace is }}), found a lone '}' at character %zu",
+                return lesson_fail(c, n,
+                                   "%s: expected '{' before '}' (placeholders are {name}, a literal brace is }}), "
+                                   "found a lone '}' at character %zu",
                                    path, chars);
             open = 0;
         }
@@ -315,7 +361,8 @@ static int read_text(Ctx *c, const JsonNode *n, const char *path, int braces, Le
         char sub[160];
         snprintf(sub, sizeof sub, "%s.%s", path, langs[l]);
         if (!v) {
-            if (l == LESSON_EN) return lesson_fail(c, n, "%s: missing; expected the English text (\"en\" is required)", sub);
+            if (l == LESSON_EN)
+                return lesson_fail(c, n, "%s: missing; expected the English text (\"en\" is required)", sub);
             continue;
         }
         if (read_string(c, v, sub, LESSON_MAX_TEXT_BYTES, 0, &out->text[l]) != 0) return -1;
@@ -352,8 +399,11 @@ static int read_tokens(Ctx *c, int f, char ***out, int *n_out)
                                (unsigned)bytes);
         for (const unsigned char *p = (const unsigned char *)json_str(e); *p; p++)
             if (*p < 0x20 || *p == 0x7F)
-                return lesson_fail(c, e, "%s: expected a token on one line, found the control character 0x%02x%s", path, *p,
-                                   *p == '\n' ? " (a line break)" : *p == '\t' ? " (a tab)" : "");
+                return lesson_fail(c, e, "%s: expected a token on one line, found the control character 0x%02x%s", path,
+                                   *p,
+                                   *p == '\n'   ? " (a line break)"
+                                   : *p == '\t' ? " (a tab)"
+                                                : "");
     }
     *out = calloc(n->n, sizeof **out);
     if (!*out) return lesson_fail(c, n, "%s: out of memory", name);
@@ -394,7 +444,8 @@ static int read_matrix(Ctx *c, const JsonNode *n, const char *name, int rows, in
             snprintf(w2, sizeof w2, "a row (an array of %d numbers)", cols);
             return fail_type(c, r, path, w2);
         }
-        if (i == 0) width = r->n;
+        if (i == 0)
+            width = r->n;
         else if (r->n != width)
             return lesson_fail(c, r, "%s: expected %u numbers like %s[0] (rows must have equal length), found %u", path,
                                (unsigned)width, name, (unsigned)r->n);
@@ -433,7 +484,8 @@ static int read_vector(Ctx *c, const JsonNode *n, const char *name, int len, con
     char want[192];
     snprintf(want, sizeof want, "an array of %d numbers (%s)", len, why);
     if (!cJSON_IsArray(n->item)) return fail_type(c, n, name, want);
-    if ((int)n->n != len) return lesson_fail(c, n, "%s: expected %d numbers (%s), found %u", name, len, why, (unsigned)n->n);
+    if ((int)n->n != len)
+        return lesson_fail(c, n, "%s: expected %d numbers (%s), found %u", name, len, why, (unsigned)n->n);
     const JsonNode *e = json_first(n);
     for (uint32_t i = 0; i < n->n; i++, e = json_skip(e))
         if (!cJSON_IsNumber(e->item) || !fits_f32(e->item->valuedouble)) {
@@ -515,7 +567,8 @@ static int read_id(Ctx *c)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-')) {
             char f[128];
             found(c, n, f, sizeof f);
-            return lesson_fail(c, n, "id: expected lowercase letters, digits and dashes (like \"mhsa-basics\"), found %s", f);
+            return lesson_fail(c, n,
+                               "id: expected lowercase letters, digits and dashes (like \"mhsa-basics\"), found %s", f);
         }
     return 0;
 }
@@ -561,7 +614,10 @@ static int read_mask(Ctx *c)
         static const char *const keys[] = {"padding"};
         if (check_keys(c, n, "mask.", keys, 1) != 0) return -1;
         const JsonNode *p = member(n, "padding", NULL);
-        if (!p) return lesson_fail(c, n, "mask: expected {\"padding\": [1, 1, 0]} (one 0 or 1 per key), found an object without \"padding\"");
+        if (!p)
+            return lesson_fail(
+                c, n,
+                "mask: expected {\"padding\": [1, 1, 0]} (one 0 or 1 per key), found an object without \"padding\"");
         char why[96];
         snprintf(why, sizeof why, "one per key: n_k = %d, the %s", cfg->n_k, kt);
         if (!cJSON_IsArray(p->item)) return fail_type(c, p, "mask.padding", "an array of 0 and 1, one per key");
@@ -590,10 +646,11 @@ static int read_mask(Ctx *c)
         char path[64];
         snprintf(path, sizeof path, "mask[%u]", (unsigned)i);
         if (!cJSON_IsArray(r->item)) return fail_type(c, r, path, "a row of 0 and 1 (one per key)");
-        if (i == 0) width = r->n;
+        if (i == 0)
+            width = r->n;
         else if (r->n != width)
-            return lesson_fail(c, r, "%s: expected %u entries like mask[0] (rows must have equal length), found %u", path,
-                               (unsigned)width, (unsigned)r->n);
+            return lesson_fail(c, r, "%s: expected %u entries like mask[0] (rows must have equal length), found %u",
+                               path, (unsigned)width, (unsigned)r->n);
     }
     if ((int)n->n != cfg->n_q || (int)width != cfg->n_k)
         return lesson_fail(c, n, "mask: expected %d×%d (%s), found %u×%u", cfg->n_q, cfg->n_k, why, (unsigned)n->n,
@@ -662,10 +719,11 @@ static int read_scale(Ctx *c)
  * and every step name its configuration can produce. */
 static char **narration_keys(const AttnConfig *cfg, int *n_out)
 {
-    static const char *const dot_fixed[] = {"X", "Y", "W_Q", "b_Q", "W_K", "b_K", "W_V", "b_V", "W_O", "b_O",
-                                            "Q", "K", "V", "concat", "output"};
+    static const char *const dot_fixed[] = {"X",   "Y",   "W_Q", "b_Q", "W_K", "b_K",    "W_V",   "b_V",
+                                            "W_O", "b_O", "Q",   "K",   "V",   "concat", "output"};
     static const char *const dot_head[] = {"Q_", "K_", "V_", "scores_", "scaled_", "masked_", "weights_", "head_"};
-    static const char *const add_fixed[] = {"X", "Y", "W_a", "b_a", "v_a", "hidden", "scores", "masked", "weights", "context"};
+    static const char *const add_fixed[] = {"X",      "Y",      "W_a",    "b_a",     "v_a",
+                                            "hidden", "scores", "masked", "weights", "context"};
     int additive = cfg->attention == ATTN_ADDITIVE;
     int n = 1 + ATTN_STEP_KIND_COUNT + (additive ? 10 : 15 + 8 * cfg->heads);
     char **keys = calloc((size_t)n, sizeof *keys);
@@ -736,13 +794,13 @@ double lesson_trace_floats(const AttnConfig *g)
                + nn * da /* hidden */ + nn /* scores */ + masked + nn /* weights */ + nq * dy /* context */;
     }
     double dm = g->d_model, H = g->heads, dk = g->d_k, dv = g->d_v;
-    double sum = nq * dm + (g->cross ? nk * dm : 0);                       /* X, Y */
-    sum += 2 * dm * H * dk + dm * H * dv;                                  /* W_Q, W_K, W_V */
+    double sum = nq * dm + (g->cross ? nk * dm : 0); /* X, Y */
+    sum += 2 * dm * H * dk + dm * H * dv;            /* W_Q, W_K, W_V */
     sum += (g->b_Q ? H * dk : 0) + (g->b_K ? H * dk : 0) + (g->b_V ? H * dv : 0);
-    sum += g->W_O ? H * dv * dm + (g->b_O ? dm : 0) : 0;                   /* W_O, b_O */
-    sum += nq * H * dk + nk * H * dk + nk * H * dv;                        /* Q, K, V */
-    sum += H * (nq * dk + nk * dk + nk * dv + 3 * nn + masked + nq * dv);  /* each head */
-    sum += nq * H * dv + (g->W_O ? nq * dm : 0);                           /* concat, output */
+    sum += g->W_O ? H * dv * dm + (g->b_O ? dm : 0) : 0;                  /* W_O, b_O */
+    sum += nq * H * dk + nk * H * dk + nk * H * dv;                       /* Q, K, V */
+    sum += H * (nq * dk + nk * dk + nk * dv + 3 * nn + masked + nq * dv); /* each head */
+    sum += nq * H * dv + (g->W_O ? nq * dm : 0);                          /* concat, output */
     return sum;
 }
 
@@ -764,9 +822,13 @@ static int check_trace_size(Ctx *c)
     double floats = lesson_trace_floats(&g);
     if (floats <= LESSON_MAX_TRACE_FLOATS) return 0;
     if (g.attention == ATTN_ADDITIVE)
-        return lesson_fail(c, c->root, "lesson: expected a trace of at most %u numbers (256 MiB), found %.0f (n_q=%d, n_k=%d, d_x=%d, d_y=%d, d_a=%d)",
+        return lesson_fail(c, c->root,
+                           "lesson: expected a trace of at most %u numbers (256 MiB), found %.0f (n_q=%d, n_k=%d, "
+                           "d_x=%d, d_y=%d, d_a=%d)",
                            LESSON_MAX_TRACE_FLOATS, floats, g.n_q, g.n_k, g.d_x, g.d_y, g.d_a);
-    return lesson_fail(c, c->root, "lesson: expected a trace of at most %u numbers (256 MiB), found %.0f (n_q=%d, n_k=%d, d_model=%d, heads=%d, d_k=%d, d_v=%d)",
+    return lesson_fail(c, c->root,
+                       "lesson: expected a trace of at most %u numbers (256 MiB), found %.0f (n_q=%d, n_k=%d, "
+                       "d_model=%d, heads=%d, d_k=%d, d_v=%d)",
                        LESSON_MAX_TRACE_FLOATS, floats, g.n_q, g.n_k, g.d_model, g.heads, g.d_k, g.d_v);
 }
 
@@ -775,9 +837,11 @@ static int load_dot(Ctx *c)
     Lesson *L = c->L;
     AttnConfig *g = &L->cfg;
     static const int additive_only[] = {F_D_X, F_D_Y, F_D_A, F_W_A, F_B_A, F_V_A};
-    if (refuse_fields(c, additive_only, 6, "it belongs to additive attention (\"attention\": \"additive\")") != 0) return -1;
+    if (refuse_fields(c, additive_only, 6, "it belongs to additive attention (\"attention\": \"additive\")") != 0)
+        return -1;
     if (required(c, F_D_MODEL, "the width of each token vector, an integer 1..4096") != 0) return -1;
-    if (field_int(c, F_D_MODEL, 1, LESSON_MAX_D_MODEL, "the width of each token vector", 0, &g->d_model) != 0) return -1;
+    if (field_int(c, F_D_MODEL, 1, LESSON_MAX_D_MODEL, "the width of each token vector", 0, &g->d_model) != 0)
+        return -1;
     if (field_int(c, F_HEADS, 1, LESSON_MAX_HEADS, "the number of heads", 1, &g->heads) != 0) return -1;
     for (int f = F_D_K; f <= F_D_V; f++) {
         int *dst = f == F_D_K ? &g->d_k : &g->d_v;
@@ -787,7 +851,8 @@ static int load_dot(Ctx *c)
                 return lesson_fail(c, c->val[f], "%s: expected heads·%s <= %d, found %d·%d = %ld", field_names[f],
                                    field_names[f], LESSON_MAX_D_MODEL, g->heads, *dst, (long)*dst * g->heads);
         } else if (g->d_model % g->heads != 0) {
-            return lesson_fail(c, c->val[F_HEADS], "heads: expected a divisor of d_model = %d (%s defaults to d_model / heads), found %d; "
+            return lesson_fail(c, c->val[F_HEADS],
+                               "heads: expected a divisor of d_model = %d (%s defaults to d_model / heads), found %d; "
                                "change heads or give d_k and d_v",
                                g->d_model, field_names[f], g->heads);
         } else {
@@ -812,10 +877,12 @@ static int load_dot(Ctx *c)
     if (matrix_or_random(c, F_W_V, LESSON_MAT_W_V, dm, H * g->d_v, why, wb, &L->W_V) != 0) return -1;
     if (c->val[F_W_O] && cJSON_IsNull(c->val[F_W_O]->item)) {
         if (c->val[F_B_O])
-            return lesson_fail(c, c->key[F_B_O], "b_O: expected no b_O when W_O is null (there is no output projection), found one");
+            return lesson_fail(c, c->key[F_B_O],
+                               "b_O: expected no b_O when W_O is null (there is no output projection), found one");
     } else {
         snprintf(why, sizeof why, "heads·d_v × d_model = %d·%d × %d", H, g->d_v, dm);
-        if (matrix_or_random(c, F_W_O, LESSON_MAT_W_O, H * g->d_v, dm, why, 1.0 / sqrt((double)H * g->d_v), &L->W_O) != 0)
+        if (matrix_or_random(c, F_W_O, LESSON_MAT_W_O, H * g->d_v, dm, why, 1.0 / sqrt((double)H * g->d_v), &L->W_O) !=
+            0)
             return -1;
     }
     snprintf(why, sizeof why, "heads·d_k = %d·%d", H, g->d_k);
@@ -832,7 +899,8 @@ static int load_additive(Ctx *c)
 {
     Lesson *L = c->L;
     AttnConfig *g = &L->cfg;
-    static const int dot_only[] = {F_HEADS, F_D_K, F_D_V, F_W_Q, F_W_K, F_W_V, F_W_O, F_B_Q, F_B_K, F_B_V, F_B_O, F_SCALE};
+    static const int dot_only[] = {F_HEADS, F_D_K, F_D_V, F_W_Q, F_W_K, F_W_V,
+                                   F_W_O,   F_B_Q, F_B_K, F_B_V, F_B_O, F_SCALE};
     if (refuse_fields(c, dot_only, 12, "additive attention uses W_a, b_a and v_a, one head and no scaling") != 0)
         return -1;
     if (required(c, F_W_A, "W_a, the (d_x + d_y) × d_a matrix of additive attention") != 0) return -1;
@@ -851,7 +919,8 @@ static int load_additive(Ctx *c)
         return lesson_fail(c, c->root, "d_x: missing; expected d_x, d_model or X (n_q × d_x) to give the width of X");
     }
     if (g->d_x > LESSON_MAX_D_MODEL)
-        return lesson_fail(c, c->val[F_X], "X: expected rows of at most %d numbers, found %d", LESSON_MAX_D_MODEL, g->d_x);
+        return lesson_fail(c, c->val[F_X], "X: expected rows of at most %d numbers, found %d", LESSON_MAX_D_MODEL,
+                           g->d_x);
     if (g->cross) {
         int yw = first_row_len(c->val[F_Y]);
         if (c->val[F_D_Y]) {
@@ -862,14 +931,16 @@ static int load_additive(Ctx *c)
             g->d_y = dm > 0 ? dm : g->d_x;
         }
         if (g->d_y > LESSON_MAX_D_MODEL)
-            return lesson_fail(c, c->val[F_Y], "Y: expected rows of at most %d numbers, found %d", LESSON_MAX_D_MODEL, g->d_y);
+            return lesson_fail(c, c->val[F_Y], "Y: expected rows of at most %d numbers, found %d", LESSON_MAX_D_MODEL,
+                               g->d_y);
     } else {
         g->d_y = g->d_x;
         if (c->val[F_D_Y]) {
             int dy;
             if (field_int(c, F_D_Y, 1, LESSON_MAX_D_MODEL, "the width of Y", 0, &dy) != 0) return -1;
             if (dy != g->d_x)
-                return lesson_fail(c, c->val[F_D_Y], "d_y: expected d_x = %d (without Y the keys are X itself), found %d", g->d_x, dy);
+                return lesson_fail(c, c->val[F_D_Y],
+                                   "d_y: expected d_x = %d (without Y the keys are X itself), found %d", g->d_x, dy);
         }
     }
     /* d_a: the field, else the length of v_a */
@@ -880,7 +951,8 @@ static int load_additive(Ctx *c)
         if (!cJSON_IsArray(va->item) || va->n == 0)
             return fail_type(c, va, "v_a", "an array of d_a numbers (at least one)");
         if (va->n > LESSON_MAX_D_MODEL)
-            return lesson_fail(c, va, "v_a: expected at most %d numbers, found %u", LESSON_MAX_D_MODEL, (unsigned)va->n);
+            return lesson_fail(c, va, "v_a: expected at most %d numbers, found %u", LESSON_MAX_D_MODEL,
+                               (unsigned)va->n);
         g->d_a = (int)va->n;
     }
     if (check_trace_size(c) != 0) return -1;
@@ -904,7 +976,8 @@ static int load(Ctx *c)
     Lesson *L = c->L;
     AttnConfig *g = &L->cfg;
     const JsonNode *root = c->root;
-    if (!cJSON_IsObject(root->item)) return fail_type(c, root, "lesson", "a JSON object {\"format\": \"attnviz-lesson/1\", ...}");
+    if (!cJSON_IsObject(root->item))
+        return fail_type(c, root, "lesson", "a JSON object {\"format\": \"attnviz-lesson/1\", ...}");
 
     /* 1. keys: unknown, duplicated */
     if (check_keys(c, root, "", field_names, F_COUNT) != 0) return -1;
@@ -926,7 +999,8 @@ static int load(Ctx *c)
         return fail_type(c, c->val[F_COMMENT], "comment", "a string (a note for whoever edits the file)");
     if (c->val[F_SEED]) {
         double s = 0;
-        if (read_int(c, c->val[F_SEED], "seed", 0, LESSON_MAX_SEED, "the seed for generated matrices", &s) != 0) return -1;
+        if (read_int(c, c->val[F_SEED], "seed", 0, LESSON_MAX_SEED, "the seed for generated matrices", &s) != 0)
+            return -1;
         L->seed = (uint64_t)s;
     }
     attn_config_init(g);
@@ -936,14 +1010,19 @@ static int load(Ctx *c)
         if (read_word(c, c->val[F_ATTENTION], "attention", words, 2, "\"dot\" or \"additive\"", &w) != 0) return -1;
         g->attention = w ? ATTN_ADDITIVE : ATTN_DOT;
     }
-    if (required(c, F_TOKENS, "the query tokens, an array of strings like [\"我\", \"喜欢\", \"跑步\"]") != 0) return -1;
+    if (required(c, F_TOKENS, "the query tokens, an array of strings like [\"我\", \"喜欢\", \"跑步\"]") != 0)
+        return -1;
     if (read_tokens(c, F_TOKENS, &L->tokens, &L->n_tokens) != 0) return -1;
     g->n_q = g->n_k = L->n_tokens;
     /* cross-attention: both source_tokens and Y, or neither */
     if (c->val[F_SOURCE_TOKENS] && !c->val[F_Y])
-        return lesson_fail(c, c->key[F_SOURCE_TOKENS], "source_tokens: expected Y beside it (cross-attention needs the source vectors Y, one row per source token), found no Y");
+        return lesson_fail(c, c->key[F_SOURCE_TOKENS],
+                           "source_tokens: expected Y beside it (cross-attention needs the source vectors Y, one row "
+                           "per source token), found no Y");
     if (c->val[F_Y] && !c->val[F_SOURCE_TOKENS])
-        return lesson_fail(c, c->key[F_Y], "Y: expected source_tokens beside it (cross-attention needs a token per row of Y), found no source_tokens");
+        return lesson_fail(
+            c, c->key[F_Y],
+            "Y: expected source_tokens beside it (cross-attention needs a token per row of Y), found no source_tokens");
     if (c->val[F_SOURCE_TOKENS]) {
         if (read_tokens(c, F_SOURCE_TOKENS, &L->source_tokens, &L->n_source_tokens) != 0) return -1;
         g->cross = 1;
@@ -974,7 +1053,8 @@ int lesson_parse(Lesson *out, const char *text, size_t len, const char *name, Le
     Ctx c = {.name = name ? name : "(lesson)", .text = text, .len = len, .err = err, .L = out};
     out->order = 1000;
     if (len > LESSON_MAX_FILE_BYTES)
-        return lesson_fail(&c, NULL, "expected a lesson of at most %u bytes (16 MiB), found %zu bytes", LESSON_MAX_FILE_BYTES, len);
+        return lesson_fail(&c, NULL, "expected a lesson of at most %u bytes (16 MiB), found %zu bytes",
+                           LESSON_MAX_FILE_BYTES, len);
     /* a lesson is an object: say so before the parser meets whatever else it is */
     size_t first = len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
     while (first < len && strchr(" \t\r\n", text[first])) first++;
@@ -982,11 +1062,16 @@ int lesson_parse(Lesson *out, const char *text, size_t len, const char *name, Le
         JsonNode where = {.off = (uint32_t)first};
         char what[64];
         unsigned char b = (unsigned char)text[first];
-        if (b == '[') snprintf(what, sizeof what, "an array");
-        else if (b == '"') snprintf(what, sizeof what, "a string");
-        else if (b >= 0x20 && b < 0x7F) snprintf(what, sizeof what, "'%c'", b);
-        else snprintf(what, sizeof what, "the byte 0x%02x", b);
-        lesson_fail(&c, &where, "lesson: expected a JSON object {\"format\": \"" LESSON_FORMAT "\", ...}, found %s", what);
+        if (b == '[')
+            snprintf(what, sizeof what, "an array");
+        else if (b == '"')
+            snprintf(what, sizeof what, "a string");
+        else if (b >= 0x20 && b < 0x7F)
+            snprintf(what, sizeof what, "'%c'", b);
+        else
+            snprintf(what, sizeof what, "the byte 0x%02x", b);
+        lesson_fail(&c, &where, "lesson: expected a JSON object {\"format\": \"" LESSON_FORMAT "\", ...}, found %s",
+                    what);
         memset(out, 0, sizeof *out);
         return -1;
     }
@@ -1016,11 +1101,12 @@ int lesson_load(Lesson *out, const char *path, LessonError *err)
     Ctx c = {.name = path, .err = err, .L = out};
     struct stat st;
     if (stat(path, &st) != 0)
-        return lesson_fail(&c, NULL, "expected a lesson file, found %s", errno == ENOENT ? "no such file" : strerror(errno));
+        return lesson_fail(&c, NULL, "expected a lesson file, found %s",
+                           errno == ENOENT ? "no such file" : strerror(errno));
     if (S_ISDIR(st.st_mode)) return lesson_fail(&c, NULL, "expected a lesson file (.json), found a folder");
     if (S_ISREG(st.st_mode) && st.st_size > (off_t)LESSON_MAX_FILE_BYTES)
-        return lesson_fail(&c, NULL, "expected a lesson of at most %u bytes (16 MiB), found %lld bytes", LESSON_MAX_FILE_BYTES,
-                           (long long)st.st_size);
+        return lesson_fail(&c, NULL, "expected a lesson of at most %u bytes (16 MiB), found %lld bytes",
+                           LESSON_MAX_FILE_BYTES, (long long)st.st_size);
     FILE *f = fopen(path, "rb");
     if (!f) return lesson_fail(&c, NULL, "cannot open the lesson: %s", strerror(errno));
     /* read at most one byte past the limit: also right for pipes and devices */
@@ -1051,7 +1137,8 @@ int lesson_load(Lesson *out, const char *path, LessonError *err)
     }
     if (len > LESSON_MAX_FILE_BYTES) {
         free(buf);
-        return lesson_fail(&c, NULL, "expected a lesson of at most %u bytes (16 MiB), found more", LESSON_MAX_FILE_BYTES);
+        return lesson_fail(&c, NULL, "expected a lesson of at most %u bytes (16 MiB), found more",
+                           LESSON_MAX_FILE_BYTES);
     }
     int rc = lesson_parse(out, buf, len, path, err);
     free(buf);
@@ -1069,7 +1156,8 @@ void lesson_free(Lesson *L)
     free(L->tokens);
     for (int i = 0; i < L->n_source_tokens; i++) free(L->source_tokens ? L->source_tokens[i] : NULL);
     free(L->source_tokens);
-    float *bufs[] = {L->X, L->Y, L->W_Q, L->W_K, L->W_V, L->W_O, L->b_Q, L->b_K, L->b_V, L->b_O, L->W_a, L->b_a, L->v_a};
+    float *bufs[] = {L->X,   L->Y,   L->W_Q, L->W_K, L->W_V, L->W_O, L->b_Q,
+                     L->b_K, L->b_V, L->b_O, L->W_a, L->b_a, L->v_a};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     free(L->mask);
     for (int i = 0; i < L->n_narration; i++) {
@@ -1101,7 +1189,10 @@ const char *lesson_narration(const Lesson *lesson, const AttnStep *step, LessonL
     return s ? s : lesson_narration_key(lesson, attn_step_kind_name(step->kind), lang);
 }
 
-static const char *const *query_labels(const Lesson *L) { return (const char *const *)L->tokens; }
+static const char *const *query_labels(const Lesson *L)
+{
+    return (const char *const *)L->tokens;
+}
 static const char *const *key_labels(const Lesson *L)
 {
     return (const char *const *)(L->cfg.cross ? L->source_tokens : L->tokens);
@@ -1110,17 +1201,21 @@ static const char *const *key_labels(const Lesson *L)
 const char *const *lesson_row_labels(const Lesson *L, const AttnStep *s)
 {
     switch (s->kind) {
-    case ATTN_STEP_INPUT: return strcmp(s->name, "Y") == 0 ? key_labels(L) : query_labels(L);
+    case ATTN_STEP_INPUT:
+        return strcmp(s->name, "Y") == 0 ? key_labels(L) : query_labels(L);
     case ATTN_STEP_PROJECTION:
-    case ATTN_STEP_SPLIT: return s->name[0] == 'Q' ? query_labels(L) : key_labels(L);
+    case ATTN_STEP_SPLIT:
+        return s->name[0] == 'Q' ? query_labels(L) : key_labels(L);
     case ATTN_STEP_SCORES:
     case ATTN_STEP_SCALED:
     case ATTN_STEP_MASKED:
     case ATTN_STEP_SOFTMAX:
     case ATTN_STEP_WEIGHTED_SUM:
     case ATTN_STEP_CONCAT:
-    case ATTN_STEP_OUTPUT: return query_labels(L);
-    default: return NULL; /* weights, biases, additive pairs */
+    case ATTN_STEP_OUTPUT:
+        return query_labels(L);
+    default:
+        return NULL; /* weights, biases, additive pairs */
     }
 }
 
@@ -1130,7 +1225,9 @@ const char *const *lesson_col_labels(const Lesson *L, const AttnStep *s)
     case ATTN_STEP_SCORES:
     case ATTN_STEP_SCALED:
     case ATTN_STEP_MASKED:
-    case ATTN_STEP_SOFTMAX: return key_labels(L);
-    default: return NULL;
+    case ATTN_STEP_SOFTMAX:
+        return key_labels(L);
+    default:
+        return NULL;
     }
 }

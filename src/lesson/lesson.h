@@ -35,13 +35,13 @@ extern "C" {
 #define LESSON_FORMAT "attnviz-lesson/1"
 
 /* Limits, checked before anything is allocated (also in lessons/FORMAT.md). */
-#define LESSON_MAX_FILE_BYTES (16u * 1024u * 1024u)
-#define LESSON_MAX_TOKENS 1024
-#define LESSON_MAX_D_MODEL 4096
-#define LESSON_MAX_HEADS 64
+#define LESSON_MAX_FILE_BYTES  (16u * 1024u * 1024u)
+#define LESSON_MAX_TOKENS      1024
+#define LESSON_MAX_D_MODEL     4096
+#define LESSON_MAX_HEADS       64
 #define LESSON_MAX_TOKEN_BYTES 64
-#define LESSON_MAX_TEXT_BYTES 4096
-#define LESSON_MAX_ID_BYTES 64
+#define LESSON_MAX_TEXT_BYTES  4096
+#define LESSON_MAX_ID_BYTES    64
 /* Containers nest at most this deep: the format needs 3 (a matrix row inside
  * a matrix inside the top-level object; narration -> step -> language). */
 #define LESSON_MAX_DEPTH 3
@@ -67,19 +67,19 @@ typedef struct LessonNarration {
 } LessonNarration;
 
 typedef struct Lesson {
-    char *path;          /* as given to lesson_load, or the name given to lesson_parse */
-    char *id;            /* lowercase letters, digits, dashes */
+    char *path; /* as given to lesson_load, or the name given to lesson_parse */
+    char *id;   /* lowercase letters, digits, dashes */
     LessonText title;
-    LessonText summary;  /* optional: one paragraph shown before the first step */
-    int order;           /* optional teaching order for `attnviz list` (default 1000) */
+    LessonText summary; /* optional: one paragraph shown before the first step */
+    int order;          /* optional teaching order for `attnviz list` (default 1000) */
 
     int n_tokens;        /* n_q */
     char **tokens;       /* (n_q) */
     int n_source_tokens; /* n_k for cross-attention, 0 otherwise */
     char **source_tokens;
 
-    AttnConfig cfg;      /* ready for attn_trace_create; points into the buffers below */
-    uint64_t seed;       /* for matrices the file leaves out */
+    AttnConfig cfg; /* ready for attn_trace_create; points into the buffers below */
+    uint64_t seed;  /* for matrices the file leaves out */
 
     /* Owned buffers (NULL when absent). */
     float *X, *Y, *W_Q, *W_K, *W_V, *W_O, *b_Q, *b_K, *b_V, *b_O, *W_a, *b_a, *v_a;
@@ -92,9 +92,20 @@ typedef struct Lesson {
 } Lesson;
 
 enum {
-    LESSON_MAT_X, LESSON_MAT_Y, LESSON_MAT_W_Q, LESSON_MAT_W_K, LESSON_MAT_W_V, LESSON_MAT_W_O,
-    LESSON_MAT_b_Q, LESSON_MAT_b_K, LESSON_MAT_b_V, LESSON_MAT_b_O,
-    LESSON_MAT_W_a, LESSON_MAT_b_a, LESSON_MAT_v_a, LESSON_MAT_COUNT
+    LESSON_MAT_X,
+    LESSON_MAT_Y,
+    LESSON_MAT_W_Q,
+    LESSON_MAT_W_K,
+    LESSON_MAT_W_V,
+    LESSON_MAT_W_O,
+    LESSON_MAT_b_Q,
+    LESSON_MAT_b_K,
+    LESSON_MAT_b_V,
+    LESSON_MAT_b_O,
+    LESSON_MAT_W_a,
+    LESSON_MAT_b_a,
+    LESSON_MAT_v_a,
+    LESSON_MAT_COUNT
 };
 
 typedef struct LessonError {

@@ -18,9 +18,9 @@
 /* One level of the path of the value being scanned, for messages. */
 typedef enum PathKind { PATH_INDEX, PATH_KEY, PATH_IN_KEY } PathKind;
 typedef struct PathPart {
-    uint8_t kind;         /* PathKind; PATH_IN_KEY prints "(key)" */
+    uint8_t kind;          /* PathKind; PATH_IN_KEY prints "(key)" */
     uint32_t key, key_end; /* PATH_KEY: the key's JSON spelling, text[key..key_end), quotes included */
-    uint32_t index;       /* PATH_INDEX */
+    uint32_t index;        /* PATH_INDEX */
 } PathPart;
 
 typedef struct Parser {
@@ -38,13 +38,20 @@ typedef struct Parser {
 const char *json_type_phrase(JsonType t)
 {
     switch (t) {
-    case JSON_NULL: return "null";
-    case JSON_FALSE: return "false";
-    case JSON_TRUE: return "true";
-    case JSON_NUMBER: return "a number";
-    case JSON_STRING: return "a string";
-    case JSON_ARRAY: return "an array";
-    case JSON_OBJECT: return "an object";
+    case JSON_NULL:
+        return "null";
+    case JSON_FALSE:
+        return "false";
+    case JSON_TRUE:
+        return "true";
+    case JSON_NUMBER:
+        return "a number";
+    case JSON_STRING:
+        return "a string";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_OBJECT:
+        return "an object";
     }
     return "a value";
 }
@@ -90,7 +97,7 @@ void json_line_col(const char *text, size_t len, size_t off, int *line, int *col
         }
         uint32_t cp;
         size_t k = utf8_seq((const unsigned char *)text + i, len - i, &cp);
-        i += k ? k : 1; /* a bad byte counts as one column */
+        i += k ? k : 1;                               /* a bad byte counts as one column */
         if (!(i == 3 && k == 3 && cp == 0xFEFF)) c++; /* a leading BOM takes no column */
     }
     *line = l;
@@ -176,10 +183,14 @@ static void describe_at(const Parser *p, size_t pos, char *out, size_t outlen)
         return;
     }
     const char *hint = "";
-    if (cp == 0xFF0C) hint = " (a full-width comma; use ',')";
-    else if (cp == 0xFF1A) hint = " (a full-width colon; use ':')";
-    else if (cp == 0x201C || cp == 0x201D) hint = " (a curly quote; use '\"')";
-    else if (cp == 0xFF3B || cp == 0xFF3D) hint = " (a full-width bracket; use '[' or ']')";
+    if (cp == 0xFF0C)
+        hint = " (a full-width comma; use ',')";
+    else if (cp == 0xFF1A)
+        hint = " (a full-width colon; use ':')";
+    else if (cp == 0x201C || cp == 0x201D)
+        hint = " (a curly quote; use '\"')";
+    else if (cp == 0xFF3B || cp == 0xFF3D)
+        hint = " (a full-width bracket; use '[' or ']')";
     snprintf(out, outlen, "'%.*s'%s", (int)k, p->s + pos, hint);
 }
 
@@ -200,8 +211,8 @@ static int expected(Parser *p, const char *what)
 {
     char found[96];
     if (p->pos + 1 < p->len && p->s[p->pos] == '/' && (p->s[p->pos + 1] == '/' || p->s[p->pos + 1] == '*'))
-        return fail_at(p, p->pos, 0, "expected %s, found a comment (JSON has no comments; a \"comment\" field is allowed)",
-                       what);
+        return fail_at(p, p->pos, 0,
+                       "expected %s, found a comment (JSON has no comments; a \"comment\" field is allowed)", what);
     describe_at(p, p->pos, found, sizeof found);
     return fail_at(p, p->pos, 0, "expected %s, found %s", what, found);
 }
@@ -232,10 +243,14 @@ static int hex4(const char *s, uint32_t *v)
     for (int i = 0; i < 4; i++) {
         char c = s[i];
         r <<= 4;
-        if (c >= '0' && c <= '9') r |= (uint32_t)(c - '0');
-        else if (c >= 'a' && c <= 'f') r |= (uint32_t)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F') r |= (uint32_t)(c - 'A' + 10);
-        else return -1;
+        if (c >= '0' && c <= '9')
+            r |= (uint32_t)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            r |= (uint32_t)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            r |= (uint32_t)(c - 'A' + 10);
+        else
+            return -1;
     }
     *v = r;
     return 0;
@@ -250,7 +265,8 @@ static int parse_string(Parser *p, int is_key)
     p->doc->nodes[idx].key = (uint8_t)is_key;
     p->pos++; /* the quote */
     for (;;) {
-        if (p->pos >= p->len) return fail_at(p, p->pos, 0, "expected '\"' to close the string, found the end of the file");
+        if (p->pos >= p->len)
+            return fail_at(p, p->pos, 0, "expected '\"' to close the string, found the end of the file");
         unsigned char c = (unsigned char)p->s[p->pos];
         if (c == '"') {
             p->pos++;
@@ -258,7 +274,9 @@ static int parse_string(Parser *p, int is_key)
         }
         if (c < 0x20) {
             return fail_at(p, p->pos, 1, "expected text, found a %s inside a string (write \\n or \\t)",
-                           c == '\n' ? "line break" : c == '\t' ? "tab" : "control character");
+                           c == '\n'   ? "line break"
+                           : c == '\t' ? "tab"
+                                       : "control character");
         }
         if (c == '\\') {
             if (p->pos + 1 >= p->len) return expected(p, "an escape after '\\'");
@@ -300,15 +318,21 @@ static int parse_string(Parser *p, int is_key)
         uint32_t cp;
         size_t k = utf8_seq((const unsigned char *)p->s + p->pos, p->len - p->pos, &cp);
         if (!k)
-            return fail_at(p, p->pos, 1, "expected UTF-8 text, found the byte 0x%02x (invalid UTF-8; save the file as UTF-8)",
-                           c);
+            return fail_at(p, p->pos, 1,
+                           "expected UTF-8 text, found the byte 0x%02x (invalid UTF-8; save the file as UTF-8)", c);
         p->pos += k;
     }
     return 0;
 }
 
-static int is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-static int is_digit(char c) { return c >= '0' && c <= '9'; }
+static int is_alpha(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+static int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
 
 /* A bare word where a value belongs: true/false/null, or the non-JSON NaN and
  * Infinity spellings (with an optional sign), which get a message of their own. */
@@ -320,7 +344,10 @@ static int parse_word(Parser *p)
     while (e < p->len && (is_alpha(p->s[e]) || is_digit(p->s[e]) || p->s[e] == '_')) e++;
     size_t n = e - start;
     const char *s = p->s + start;
-    static const struct { const char *word; JsonType t; } lits[] = {{"true", JSON_TRUE}, {"false", JSON_FALSE}, {"null", JSON_NULL}};
+    static const struct {
+        const char *word;
+        JsonType t;
+    } lits[] = {{"true", JSON_TRUE}, {"false", JSON_FALSE}, {"null", JSON_NULL}};
     for (int i = 0; i < 3; i++)
         if (n == strlen(lits[i].word) && memcmp(s, lits[i].word, n) == 0) {
             if (new_node(p, lits[i].t) < 0) return -1;
@@ -331,14 +358,17 @@ static int parse_word(Parser *p)
     size_t wn = e - w < sizeof word - 1 ? e - w : sizeof word - 1;
     for (size_t i = 0; i < wn; i++) word[i] = (char)(p->s[w + i] | 0x20); /* lower case */
     if (e - w == wn && (strcmp(word, "nan") == 0 || strcmp(word, "inf") == 0 || strcmp(word, "infinity") == 0))
-        return fail_at(p, start, 1, "expected a finite number, found %.*s (JSON has no NaN or Infinity; lessons need finite numbers)",
-                       (int)n, s);
+        return fail_at(
+            p, start, 1,
+            "expected a finite number, found %.*s (JSON has no NaN or Infinity; lessons need finite numbers)", (int)n,
+            s);
     if (s[0] == '+' && start + 1 < p->len && is_digit(s[1]))
         return fail_at(p, start, 0, "expected a number, found one with a '+' sign (write 5, not +5)");
     if (n > 0 && (n != 1 || (s[0] != '-' && s[0] != '+'))) {
         if (n <= 5 && (memcmp(s, "True", n) == 0 || memcmp(s, "False", n) == 0 || memcmp(s, "None", n) == 0))
             return fail_at(p, start, 0, "expected a value, found %.*s (JSON spells it true, false or null)", (int)n, s);
-        return fail_at(p, start, 0, "expected a value, found %.*s (text must be in double quotes)", (int)(n < 40 ? n : 40), s);
+        return fail_at(p, start, 0, "expected a value, found %.*s (text must be in double quotes)",
+                       (int)(n < 40 ? n : 40), s);
     }
     return expected(p, "a value");
 }
@@ -394,7 +424,8 @@ static int enter(Parser *p, size_t at)
 static void set_part(Parser *p, PathKind kind, size_t key, size_t key_end, uint32_t index)
 {
     if (p->depth > 0 && p->depth <= JSON_MAX_PATH)
-        p->path[p->depth - 1] = (PathPart){.kind = (uint8_t)kind, .key = (uint32_t)key, .key_end = (uint32_t)key_end, .index = index};
+        p->path[p->depth - 1] =
+            (PathPart){.kind = (uint8_t)kind, .key = (uint32_t)key, .key_end = (uint32_t)key_end, .index = index};
 }
 
 static int parse_array(Parser *p)
@@ -491,13 +522,20 @@ static int parse_value(Parser *p)
     if (p->pos >= p->len) return expected(p, "a value");
     char c = p->s[p->pos];
     switch (c) {
-    case '{': return parse_object(p);
-    case '[': return parse_array(p);
-    case '"': return parse_string(p, 0);
-    case '\'': return fail_at(p, p->pos, 0, "expected a value, found ' (JSON strings use double quotes \")");
-    case '.': return fail_at(p, p->pos, 0, "expected a value, found '.' (write 0.5, not .5)");
-    case '+': return parse_word(p);
-    default: break;
+    case '{':
+        return parse_object(p);
+    case '[':
+        return parse_array(p);
+    case '"':
+        return parse_string(p, 0);
+    case '\'':
+        return fail_at(p, p->pos, 0, "expected a value, found ' (JSON strings use double quotes \")");
+    case '.':
+        return fail_at(p, p->pos, 0, "expected a value, found '.' (write 0.5, not .5)");
+    case '+':
+        return parse_word(p);
+    default:
+        break;
     }
     if (c == '-' || is_digit(c)) return parse_number(p);
     if (is_alpha(c)) return parse_word(p);

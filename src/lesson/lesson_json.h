@@ -72,7 +72,7 @@ typedef struct JsonNode {
 typedef struct JsonDoc {
     JsonNode *nodes; /* (n_nodes) pre-order */
     size_t n_nodes, cap_nodes;
-    cJSON *tree;     /* the parse of record; owned */
+    cJSON *tree; /* the parse of record; owned */
 } JsonDoc;
 
 /* Parses text[0..len). Containers may nest at most max_depth deep. Returns 0,
@@ -81,15 +81,27 @@ typedef struct JsonDoc {
 int json_parse(JsonDoc *doc, const char *text, size_t len, int max_depth, char *msg, size_t msglen, size_t *at);
 void json_free(JsonDoc *doc);
 
-static inline const JsonNode *json_root(const JsonDoc *doc) { return doc->n_nodes ? &doc->nodes[0] : NULL; }
+static inline const JsonNode *json_root(const JsonDoc *doc)
+{
+    return doc->n_nodes ? &doc->nodes[0] : NULL;
+}
 /* The first child of a container (for an object: its first key), or NULL. */
-static inline const JsonNode *json_first(const JsonNode *n) { return n->n ? n + 1 : NULL; }
+static inline const JsonNode *json_first(const JsonNode *n)
+{
+    return n->n ? n + 1 : NULL;
+}
 /* The node after n's subtree: n's next sibling when there is one. Callers
  * count children themselves (n->n of the parent). */
-static inline const JsonNode *json_skip(const JsonNode *n) { return n + n->skip; }
+static inline const JsonNode *json_skip(const JsonNode *n)
+{
+    return n + n->skip;
+}
 /* The text of a string value or of a key, as cJSON decoded it (UTF-8, no NUL
  * inside: the scanner refuses \u0000). Borrowed from the doc. */
-static inline const char *json_str(const JsonNode *n) { return n->key ? n->item->string : n->item->valuestring; }
+static inline const char *json_str(const JsonNode *n)
+{
+    return n->key ? n->item->string : n->item->valuestring;
+}
 
 /* 1-based line and column of a byte offset; the column counts characters
  * (UTF-8 code points), as editors show them. */

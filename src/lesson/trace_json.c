@@ -16,11 +16,21 @@ static void put_string(FILE *out, const char *s)
     fputc('"', out);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\t': fputs("\\t", out); break;
-        case '\r': fputs("\\r", out); break;
+        case '"':
+            fputs("\\\"", out);
+            break;
+        case '\\':
+            fputs("\\\\", out);
+            break;
+        case '\n':
+            fputs("\\n", out);
+            break;
+        case '\t':
+            fputs("\\t", out);
+            break;
+        case '\r':
+            fputs("\\r", out);
+            break;
         default:
             if (*p < 0x20)
                 fprintf(out, "\\u%04x", *p);
@@ -70,9 +80,8 @@ int trace_write_json(FILE *out, const Lesson *lesson, const AttnTrace *t)
     fprintf(out,
             ",\n \"config\": {\"attention\": \"%s\", \"cross\": %s, \"n_q\": %d, \"n_k\": %d, "
             "\"d_model\": %d, \"heads\": %d, \"d_k\": %d, \"d_v\": %d, \"scale\": ",
-            additive ? "additive" : "dot", c->cross ? "true" : "false", c->n_q, c->n_k,
-            additive ? c->d_x : c->d_model, additive ? 1 : c->heads, additive ? c->d_a : c->d_k,
-            additive ? (c->cross ? c->d_y : c->d_x) : c->d_v);
+            additive ? "additive" : "dot", c->cross ? "true" : "false", c->n_q, c->n_k, additive ? c->d_x : c->d_model,
+            additive ? 1 : c->heads, additive ? c->d_a : c->d_k, additive ? (c->cross ? c->d_y : c->d_x) : c->d_v);
     put_number(out, t->divisor);
     fprintf(out, ", \"mask\": \"%s\", \"mask_fill\": ", attn_mask_kind_name(c->mask_kind));
     put_number(out, c->mask_fill);
@@ -80,7 +89,8 @@ int trace_write_json(FILE *out, const Lesson *lesson, const AttnTrace *t)
     fputs("},\n \"steps\": [", out);
     for (int i = 0; i < t->n_steps; i++) {
         const AttnStep *s = &t->steps[i];
-        fprintf(out, "%s\n  {\"index\": %d, \"kind\": \"%s\", \"name\": ", i ? "," : "", i, attn_step_kind_name(s->kind));
+        fprintf(out, "%s\n  {\"index\": %d, \"kind\": \"%s\", \"name\": ", i ? "," : "", i,
+                attn_step_kind_name(s->kind));
         put_string(out, s->name);
         if (s->head > 0)
             fprintf(out, ", \"head\": %d", s->head);

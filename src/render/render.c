@@ -16,30 +16,78 @@
 /* ---- themes ---- */
 
 static const Theme themes[VIEW_THEME_COUNT] = {
-    [VIEW_THEME_LIGHT] = {.bg = {246, 246, 243, 255}, .panel = {255, 255, 255, 255}, .text = {24, 24, 28, 255},
-                          .dim = {96, 98, 108, 255}, .accent = {196, 78, 0, 255}, .accent_text = {255, 255, 255, 255},
-                          .hl_bg = {255, 226, 170, 255}, .grid = {255, 255, 255, 255}, .blocked = {168, 168, 168, 255},
-                          .hatch = {120, 120, 120, 255}, .sel = {0, 0, 0, 255}, .tl_done = {150, 160, 180, 255},
-                          .tl_future = {218, 220, 226, 255}, .error = {190, 20, 20, 255},
-                          .head = {{230, 159, 0, 255}, {0, 114, 178, 255}, {0, 158, 115, 255}, {204, 121, 167, 255},
-                                   {86, 180, 233, 255}, {213, 94, 0, 255}, {120, 120, 120, 255}, {240, 228, 66, 255}}},
-    [VIEW_THEME_DARK] = {.bg = {22, 24, 28, 255}, .panel = {32, 35, 41, 255}, .text = {232, 233, 238, 255},
-                         .dim = {152, 156, 168, 255}, .accent = {255, 156, 64, 255}, .accent_text = {20, 20, 20, 255},
-                         .hl_bg = {92, 64, 20, 255}, .grid = {32, 35, 41, 255}, .blocked = {88, 88, 92, 255},
-                         .hatch = {130, 130, 136, 255}, .sel = {255, 255, 255, 255}, .tl_done = {96, 104, 122, 255},
-                         .tl_future = {52, 56, 64, 255}, .error = {255, 110, 100, 255},
-                         .head = {{230, 159, 0, 255}, {86, 180, 233, 255}, {0, 158, 115, 255}, {204, 121, 167, 255},
-                                  {240, 228, 66, 255}, {213, 94, 0, 255}, {180, 180, 180, 255}, {0, 114, 178, 255}}},
-    [VIEW_THEME_PROJECTOR] = {.bg = {255, 255, 255, 255}, .panel = {255, 255, 255, 255}, .text = {0, 0, 0, 255},
-                              .dim = {40, 40, 40, 255}, .accent = {0, 0, 0, 255}, .accent_text = {255, 255, 255, 255},
-                              .hl_bg = {255, 221, 0, 255}, .grid = {255, 255, 255, 255}, .blocked = {150, 150, 150, 255},
-                              .hatch = {60, 60, 60, 255}, .sel = {0, 0, 0, 255}, .tl_done = {90, 90, 90, 255},
-                              .tl_future = {215, 215, 215, 255}, .error = {200, 0, 0, 255},
-                              .head = {{230, 159, 0, 255}, {0, 114, 178, 255}, {0, 158, 115, 255}, {204, 121, 167, 255},
-                                       {86, 180, 233, 255}, {213, 94, 0, 255}, {0, 0, 0, 255}, {240, 228, 66, 255}}},
+    [VIEW_THEME_LIGHT] = {.bg = {246, 246, 243, 255},
+                          .panel = {255, 255, 255, 255},
+                          .text = {24, 24, 28, 255},
+                          .dim = {96, 98, 108, 255},
+                          .accent = {196, 78, 0, 255},
+                          .accent_text = {255, 255, 255, 255},
+                          .hl_bg = {255, 226, 170, 255},
+                          .grid = {255, 255, 255, 255},
+                          .blocked = {168, 168, 168, 255},
+                          .hatch = {120, 120, 120, 255},
+                          .sel = {0, 0, 0, 255},
+                          .tl_done = {150, 160, 180, 255},
+                          .tl_future = {218, 220, 226, 255},
+                          .error = {190, 20, 20, 255},
+                          .head = {{230, 159, 0, 255},
+                                   {0, 114, 178, 255},
+                                   {0, 158, 115, 255},
+                                   {204, 121, 167, 255},
+                                   {86, 180, 233, 255},
+                                   {213, 94, 0, 255},
+                                   {120, 120, 120, 255},
+                                   {240, 228, 66, 255}}},
+    [VIEW_THEME_DARK] = {.bg = {22, 24, 28, 255},
+                         .panel = {32, 35, 41, 255},
+                         .text = {232, 233, 238, 255},
+                         .dim = {152, 156, 168, 255},
+                         .accent = {255, 156, 64, 255},
+                         .accent_text = {20, 20, 20, 255},
+                         .hl_bg = {92, 64, 20, 255},
+                         .grid = {32, 35, 41, 255},
+                         .blocked = {88, 88, 92, 255},
+                         .hatch = {130, 130, 136, 255},
+                         .sel = {255, 255, 255, 255},
+                         .tl_done = {96, 104, 122, 255},
+                         .tl_future = {52, 56, 64, 255},
+                         .error = {255, 110, 100, 255},
+                         .head = {{230, 159, 0, 255},
+                                  {86, 180, 233, 255},
+                                  {0, 158, 115, 255},
+                                  {204, 121, 167, 255},
+                                  {240, 228, 66, 255},
+                                  {213, 94, 0, 255},
+                                  {180, 180, 180, 255},
+                                  {0, 114, 178, 255}}},
+    [VIEW_THEME_PROJECTOR] = {.bg = {255, 255, 255, 255},
+                              .panel = {255, 255, 255, 255},
+                              .text = {0, 0, 0, 255},
+                              .dim = {40, 40, 40, 255},
+                              .accent = {0, 0, 0, 255},
+                              .accent_text = {255, 255, 255, 255},
+                              .hl_bg = {255, 221, 0, 255},
+                              .grid = {255, 255, 255, 255},
+                              .blocked = {150, 150, 150, 255},
+                              .hatch = {60, 60, 60, 255},
+                              .sel = {0, 0, 0, 255},
+                              .tl_done = {90, 90, 90, 255},
+                              .tl_future = {215, 215, 215, 255},
+                              .error = {200, 0, 0, 255},
+                              .head = {{230, 159, 0, 255},
+                                       {0, 114, 178, 255},
+                                       {0, 158, 115, 255},
+                                       {204, 121, 167, 255},
+                                       {86, 180, 233, 255},
+                                       {213, 94, 0, 255},
+                                       {0, 0, 0, 255},
+                                       {240, 228, 66, 255}}},
 };
 
-const Theme *render_theme(ViewTheme t) { return &themes[(unsigned)t < VIEW_THEME_COUNT ? t : 0]; }
+const Theme *render_theme(ViewTheme t)
+{
+    return &themes[(unsigned)t < VIEW_THEME_COUNT ? t : 0];
+}
 
 /* ---- colour maps ---- */
 
@@ -146,9 +194,18 @@ static void add_hitbox(RenderCtx *rc, SDL_Rect r, RenderHit h)
     if (rc->n_hitboxes < RENDER_MAX_HITBOXES) rc->hitboxes[rc->n_hitboxes++] = (HitBox){r, h};
 }
 
-static int imax(int a, int b) { return a > b ? a : b; }
-static int imin(int a, int b) { return a < b ? a : b; }
-static float fclampf(float x, float lo, float hi) { return x < lo ? lo : x > hi ? hi : x; }
+static int imax(int a, int b)
+{
+    return a > b ? a : b;
+}
+static int imin(int a, int b)
+{
+    return a < b ? a : b;
+}
+static float fclampf(float x, float lo, float hi)
+{
+    return x < lo ? lo : x > hi ? hi : x;
+}
 
 static SDL_Color mix(SDL_Color a, SDL_Color b, float t)
 {
@@ -189,8 +246,7 @@ static void fmt_cell(char *buf, size_t len, float x, int weights)
             e++;
         }
         snprintf(tmp, sizeof tmp, "%.0fe%d", mant, e); /* −1e9, not −1e+09 */
-    }
-    else if (fabs(d) >= 100)
+    } else if (fabs(d) >= 100)
         snprintf(tmp, sizeof tmp, "%.0f", fabs(d));
     else if (fabs(d) >= 10)
         snprintf(tmp, sizeof tmp, "%.1f", fabs(d));
@@ -200,8 +256,10 @@ static void fmt_cell(char *buf, size_t len, float x, int weights)
         snprintf(buf, len, "%s", tmp);
         return;
     }
-    if (d < 0) snprintf(buf, len, "−%.24s", tmp);
-    else snprintf(buf, len, "%.24s", tmp);
+    if (d < 0)
+        snprintf(buf, len, "−%.24s", tmp);
+    else
+        snprintf(buf, len, "%.24s", tmp);
 }
 
 /* ---- one matrix on screen ---- */
@@ -213,32 +271,32 @@ typedef struct Item {
     int step;
     const AttnStep *s;
     int transposed;
-    int weights;          /* viridis on [0, 1] */
-    float range;          /* diverging: ±range */
+    int weights; /* viridis on [0, 1] */
+    float range; /* diverging: ±range */
     int result;
-    int labels, legend;   /* draw row labels, the legend */
+    int labels, legend;                /* draw row labels, the legend */
     const char *const *rl, *const *cl; /* display row / column token labels or NULL */
-    int rows, cols;       /* displayed (after transpose and zoom) */
-    int r0, c0;           /* zoom window origin, in displayed coordinates */
+    int rows, cols;                    /* displayed (after transpose and zoom) */
+    int r0, c0;                        /* zoom window origin, in displayed coordinates */
     int full_rows, full_cols;
     /* layout */
-    int x, y;             /* cells' top-left */
+    int x, y; /* cells' top-left */
     float cw, ch;
     int lab_w, leg_w, top_h;
     /* animation: display values (rows·cols of the step's own layout) */
     const float *vals;
     const unsigned char *state; /* NULL: all values */
-    float blocked_mix;    /* 0..1: blocked cells fade from their value to the −∞ style */
-    float alpha;          /* 1: opaque */
-    int hl_row, hl_col;   /* displayed row / column lit as an operand of the cell being computed */
-    int cur_r, cur_c;     /* result cell being computed (step coordinates), -1 */
-    const float *rowsum;  /* (rows) shown at the right end of each row, or NULL */
+    float blocked_mix;          /* 0..1: blocked cells fade from their value to the −∞ style */
+    float alpha;                /* 1: opaque */
+    int hl_row, hl_col;         /* displayed row / column lit as an operand of the cell being computed */
+    int cur_r, cur_c;           /* result cell being computed (step coordinates), -1 */
+    const float *rowsum;        /* (rows) shown at the right end of each row, or NULL */
     const unsigned char *rowsum_on;
-    int block_w;          /* >0: outline blocks of this many columns in head colours */
-    int block_sel;        /* 1-based block to emphasise */
-    int block_color;      /* this item is head n's output: outline in its colour (0: none) */
-    float block_gap;      /* 0..1: the blocks drawn apart (split's animation) */
-    int bare;             /* a moving copy (concat's slide): no shape label, no hit region */
+    int block_w;     /* >0: outline blocks of this many columns in head colours */
+    int block_sel;   /* 1-based block to emphasise */
+    int block_color; /* this item is head n's output: outline in its colour (0: none) */
+    float block_gap; /* 0..1: the blocks drawn apart (split's animation) */
+    int bare;        /* a moving copy (concat's slide): no shape label, no hit region */
 } Item;
 
 static float step_val(const Item *it, int r, int c)
@@ -285,7 +343,8 @@ static uint32_t cell_pixel(const View *v, const Theme *th, const Item *it, int i
         col = th->panel;
     else if (st == ST_BLOCKED) {
         float x = step_val(it, r, c);
-        SDL_Color from = isfinite(x) && it->blocked_mix < 1.0f ? render_value_color(x, it->weights, it->range) : th->blocked;
+        SDL_Color from =
+            isfinite(x) && it->blocked_mix < 1.0f ? render_value_color(x, it->weights, it->range) : th->blocked;
         col = it->blocked_mix >= 1.0f ? th->blocked : mix(from, th->blocked, it->blocked_mix);
     } else
         col = render_value_color(step_val(it, r, c), it->weights, it->range);
@@ -302,14 +361,14 @@ static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it,
     const Theme *th = render_theme(v->theme);
     if (W < 1) W = 1;
     if (H < 1) H = 1;
-    uint64_t key = mix64(mix64(mix64((uint64_t)(uintptr_t)it->trace, (uint64_t)it->step), (uint64_t)it->transposed),
-                         anim_key);
+    uint64_t key =
+        mix64(mix64(mix64((uint64_t)(uintptr_t)it->trace, (uint64_t)it->step), (uint64_t)it->transposed), anim_key);
     uint32_t rbits;
     memcpy(&rbits, &it->range, 4);
     key = mix64(mix64(key, rbits), (uint64_t)(it->weights * 2 + 1) * 131 + (uint64_t)v->theme);
     key = mix64(key, (uint64_t)v->id); /* a reloaded lesson may reuse the old trace's address */
-    key = mix64(mix64(key, (uint64_t)W << 32 | (uint64_t)H), (uint64_t)it->r0 << 40 | (uint64_t)it->c0 << 20 |
-                                                                (uint64_t)(it->rows * 4099 + it->cols));
+    key = mix64(mix64(key, (uint64_t)W << 32 | (uint64_t)H),
+                (uint64_t)it->r0 << 40 | (uint64_t)it->c0 << 20 | (uint64_t)(it->rows * 4099 + it->cols));
     if (!key) key = 1;
     MatEntry *slot = NULL, *oldest = &rc->mats[0];
     for (int i = 0; i < RENDER_MAT_CACHE; i++) {
@@ -379,7 +438,10 @@ typedef struct Fonts {
     int body, small, label, formula, title, num;
 } Fonts;
 
-static int text_h(RenderCtx *rc, int size) { return render_line_height(rc, size); }
+static int text_h(RenderCtx *rc, int size)
+{
+    return render_line_height(rc, size);
+}
 
 static int label_width(RenderCtx *rc, const char *const *labels, int n, int size)
 {
@@ -555,8 +617,10 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
                 if (it->blocked_mix <= 0.5f) continue;
                 /* what the cell becomes: −∞, or the finite fill (−1e9, −1e20), or weight 0 */
                 float fill = it->s->data[(size_t)r * (size_t)it->s->cols + (size_t)c];
-                if (it->weights) snprintf(num, sizeof num, "0");
-                else fmt_cell(num, sizeof num, fill, 0);
+                if (it->weights)
+                    snprintf(num, sizeof num, "0");
+                else
+                    fmt_cell(num, sizeof num, fill, 0);
                 bgc = th->blocked;
             } else {
                 fmt_cell(num, sizeof num, x, it->weights);
@@ -617,11 +681,15 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
     /* selected token: its row and column outlined */
     SDL_Color selc = th->sel;
     if (sel_r >= it->r0 && sel_r < it->r0 + it->rows)
-        render_outline(rc, (SDL_Rect){it->x - 2, it->y + (int)lrintf(it->ch * (sel_r - it->r0)) - 2, W + 4,
-                                      (int)lrintf(it->ch) + 4}, selc, 2);
+        render_outline(
+            rc,
+            (SDL_Rect){it->x - 2, it->y + (int)lrintf(it->ch * (sel_r - it->r0)) - 2, W + 4, (int)lrintf(it->ch) + 4},
+            selc, 2);
     if (sel_c >= it->c0 && sel_c < it->c0 + it->cols)
-        render_outline(rc, (SDL_Rect){it->x + (int)lrintf(it->cw * (sel_c - it->c0)) - 2, it->y - 2,
-                                      (int)lrintf(it->cw) + 4, H + 4}, selc, 2);
+        render_outline(
+            rc,
+            (SDL_Rect){it->x + (int)lrintf(it->cw * (sel_c - it->c0)) - 2, it->y - 2, (int)lrintf(it->cw) + 4, H + 4},
+            selc, 2);
 
     /* head blocks (split, concat) */
     if (it->block_w > 0 && !it->transposed) {
@@ -650,7 +718,8 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
                 render_text(rc, hn, f->small, th->head[b % 8], br.x + br.w / 2, it->y + H + 3, 1);
         }
     }
-    if (it->block_color > 0) render_outline(rc, (SDL_Rect){it->x - 3, it->y - 3, W + 6, H + 6}, th->head[(it->block_color - 1) % 8], 3);
+    if (it->block_color > 0)
+        render_outline(rc, (SDL_Rect){it->x - 3, it->y - 3, W + 6, H + 6}, th->head[(it->block_color - 1) % 8], 3);
 
     /* operands of the cell being computed */
     int thick = imax(3, f->body / 9);
@@ -686,7 +755,8 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
                 fmt_cell(num, sizeof num, sv, 0);
                 snprintf(buf, sizeof buf, "Σ = %s", num);
             }
-            render_text(rc, buf, rsz, th->accent, it->x + W + 8, it->y + (int)lrintf(it->ch * (i + 0.5f)) - text_h(rc, rsz) / 2, 0);
+            render_text(rc, buf, rsz, th->accent, it->x + W + 8,
+                        it->y + (int)lrintf(it->ch * (i + 0.5f)) - text_h(rc, rsz) / 2, 0);
         }
     }
 
@@ -695,13 +765,14 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
     /* shape label: "Q₁ 3×2" */
     char title[64], shape[96];
     view_step_title(it->s, title, sizeof title);
-    snprintf(shape, sizeof shape, "%s%s  %d×%d", title, it->transposed ? "ᵀ" : "", it->transposed ? it->s->cols : it->s->rows,
-             it->transposed ? it->s->rows : it->s->cols);
+    snprintf(shape, sizeof shape, "%s%s  %d×%d", title, it->transposed ? "ᵀ" : "",
+             it->transposed ? it->s->cols : it->s->rows, it->transposed ? it->s->rows : it->s->cols);
     int sy = it->y + H + 6 + (it->block_w > 0 ? text_h(rc, f->small) + 2 : 0);
     /* the label may be wider than a narrow matrix: then the name alone, smaller, or nothing */
     int room = W + it->leg_w + it->lab_w / 2;
     int ssize = f->body;
-    if (render_text_width(rc, shape, ssize) > room) snprintf(shape, sizeof shape, "%s%s", title, it->transposed ? "ᵀ" : "");
+    if (render_text_width(rc, shape, ssize) > room)
+        snprintf(shape, sizeof shape, "%s%s", title, it->transposed ? "ᵀ" : "");
     while (render_text_width(rc, shape, ssize) > room && ssize > f->small * 3 / 4) ssize = ssize * 9 / 10;
     if (render_text_width(rc, shape, ssize) <= room)
         render_text(rc, shape, ssize, it->result ? th->text : th->dim, it->x + W / 2, sy, 1);
@@ -757,7 +828,10 @@ static float range_of(RenderCtx *rc, const View *v, const AttnStep *s)
     return e->range;
 }
 
-static int is_weights(const AttnStep *s) { return s->kind == ATTN_STEP_SOFTMAX; }
+static int is_weights(const AttnStep *s)
+{
+    return s->kind == ATTN_STEP_SOFTMAX;
+}
 
 static void item_init(Item *it, RenderCtx *rc, const View *v, const AttnTrace *t, int step, int transposed)
 {
@@ -784,9 +858,9 @@ static void item_init(Item *it, RenderCtx *rc, const View *v, const AttnTrace *t
 
 /* Scratch for one panel's animation. */
 typedef struct Anim {
-    float *vals;           /* (rows, cols) of the result */
-    unsigned char *state;  /* (rows, cols) */
-    float *rowsum;         /* (rows) */
+    float *vals;              /* (rows, cols) of the result */
+    unsigned char *state;     /* (rows, cols) */
+    float *rowsum;            /* (rows) */
     unsigned char *rowsum_on; /* (rows) */
 } Anim;
 
@@ -808,20 +882,25 @@ static int is_product(const AttnStep *s)
     case ATTN_STEP_WEIGHTED_SUM:
     case ATTN_STEP_OUTPUT:
     case ATTN_STEP_ADDITIVE_HIDDEN:
-    case ATTN_STEP_SCORES: return 1;
-    default: return 0;
+    case ATTN_STEP_SCORES:
+        return 1;
+    default:
+        return 0;
     }
 }
 
-static float ease(float p) { return p * p * (3.0f - 2.0f * p); }
+static float ease(float p)
+{
+    return p * p * (3.0f - 2.0f * p);
+}
 
 /* Concat's animation: the heads' outputs leave their places at
  * CONCAT_SLIDE_START and land on the concat's blocks at CONCAT_SLIDE_END;
  * meanwhile the places they left are drawn at CONCAT_GHOST opacity, and
  * they come back to full by the end of the step. */
 #define CONCAT_SLIDE_START 0.05
-#define CONCAT_SLIDE_END 0.75
-#define CONCAT_GHOST 0.3f
+#define CONCAT_SLIDE_END   0.75
+#define CONCAT_GHOST       0.3f
 
 /* Sets up the result's display for progress p; returns an animation key for
  * the texture cache (0: the final state). Operands get their highlights. */
@@ -839,7 +918,8 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
     if (!a->state || !a->vals) return 0;
     memcpy(a->vals, s->data, n * sizeof *a->vals);
     for (size_t i = 0; i < n; i++)
-        a->state[i] = (any_blocked && view_cell_blocked(v, s, (int)(i / (size_t)C), (int)(i % (size_t)C))) ? ST_BLOCKED : ST_VALUE;
+        a->state[i] = (any_blocked && view_cell_blocked(v, s, (int)(i / (size_t)C), (int)(i % (size_t)C))) ? ST_BLOCKED
+                                                                                                           : ST_VALUE;
     res->vals = a->vals;
     res->state = a->state;
     if (p >= 1.0) return 1;
@@ -866,12 +946,12 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
                 res->cur_c = C <= 64 ? kc : -1;
             }
         }
-        if (res->cur_r >= 0 && s->kind == ATTN_STEP_SCORES && res->trace->cfg.attention == ATTN_ADDITIVE && n_ops >= 1 &&
-            res->cur_c >= 0)
+        if (res->cur_r >= 0 && s->kind == ATTN_STEP_SCORES && res->trace->cfg.attention == ATTN_ADDITIVE &&
+            n_ops >= 1 && res->cur_c >= 0)
             ops[0].hl_row = res->cur_r * C + res->cur_c - ops[0].r0; /* the pair's row of hidden */
         if (res->cur_r >= 0 && s->kind == ATTN_STEP_ADDITIVE_HIDDEN && n_ops >= 1) {
             int nk = res->trace->cfg.n_k;
-            ops[0].hl_row = res->cur_r / nk - ops[0].r0; /* x_i */
+            ops[0].hl_row = res->cur_r / nk - ops[0].r0;                                                      /* x_i */
             if (n_ops >= 2 && ops[1].s->kind == ATTN_STEP_INPUT) ops[1].hl_row = res->cur_r % nk - ops[1].r0; /* y_j */
         }
         /* the left operand's row and the right operand's column */
@@ -935,17 +1015,21 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
         res->rowsum = a->rowsum;
         res->rowsum_on = a->rowsum_on;
     } break;
-    case ATTN_STEP_SPLIT: res->alpha = (float)fclampf((float)(p * 1.6 - 0.3), 0.0f, 1.0f); break;
+    case ATTN_STEP_SPLIT:
+        res->alpha = (float)fclampf((float)(p * 1.6 - 0.3), 0.0f, 1.0f);
+        break;
     case ATTN_STEP_CONCAT: {
         /* the heads' outputs slide over (draw_step_panel draws them moving):
          * the concat is empty until they land, then the sources come back */
         if (p < CONCAT_SLIDE_END) memset(a->state, ST_EMPTY, n);
-        float ghost = p < CONCAT_SLIDE_END ? CONCAT_GHOST
-                                           : CONCAT_GHOST + (1.0f - CONCAT_GHOST) *
-                                                                (float)((p - CONCAT_SLIDE_END) / (1.0 - CONCAT_SLIDE_END));
+        float ghost =
+            p < CONCAT_SLIDE_END
+                ? CONCAT_GHOST
+                : CONCAT_GHOST + (1.0f - CONCAT_GHOST) * (float)((p - CONCAT_SLIDE_END) / (1.0 - CONCAT_SLIDE_END));
         for (int i = 0; i < n_ops; i++) ops[i].alpha = ghost;
     } break;
-    default: break;
+    default:
+        break;
     }
     return key;
 }
@@ -957,13 +1041,27 @@ static const char *op_between(const AttnStep *s, const AttnStep *next, int befor
     /* s is the result step; next the operand after the operator (NULL before the result) */
     if (before_result) {
         switch (s->kind) {
-        case ATTN_STEP_SCALED: snprintf(buf, len, "÷ %.4g =", (double)t->divisor); return buf;
-        case ATTN_STEP_MASKED: snprintf(buf, len, "mask →"); return buf;
-        case ATTN_STEP_SOFTMAX: snprintf(buf, len, "softmax →"); return buf;
-        case ATTN_STEP_SPLIT: snprintf(buf, len, "→"); return buf;
-        case ATTN_STEP_CONCAT: snprintf(buf, len, "→"); return buf;
-        case ATTN_STEP_ADDITIVE_HIDDEN: snprintf(buf, len, "→ tanh →"); return buf;
-        default: snprintf(buf, len, "="); return buf;
+        case ATTN_STEP_SCALED:
+            snprintf(buf, len, "÷ %.4g =", (double)t->divisor);
+            return buf;
+        case ATTN_STEP_MASKED:
+            snprintf(buf, len, "mask →");
+            return buf;
+        case ATTN_STEP_SOFTMAX:
+            snprintf(buf, len, "softmax →");
+            return buf;
+        case ATTN_STEP_SPLIT:
+            snprintf(buf, len, "→");
+            return buf;
+        case ATTN_STEP_CONCAT:
+            snprintf(buf, len, "→");
+            return buf;
+        case ATTN_STEP_ADDITIVE_HIDDEN:
+            snprintf(buf, len, "→ tanh →");
+            return buf;
+        default:
+            snprintf(buf, len, "=");
+            return buf;
         }
     }
     (void)lang;
@@ -1092,7 +1190,8 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
             it->labels = level < 2 || i == 0 || it->result || it->rl != items[i - 1].rl;
             it->lab_w = it->labels && it->rl ? label_width(rc, it->rl, it->full_rows, f->label) + 10 : 4;
             it->leg_w = it->legend ? legend_width(rc, it, f) + 8 : 0;
-            if (it->result && it->s->kind == ATTN_STEP_SOFTMAX) it->leg_w += render_text_width(rc, "Σ = 0.00", f->small) + 12;
+            if (it->result && it->s->kind == ATTN_STEP_SOFTMAX)
+                it->leg_w += render_text_width(rc, "Σ = 0.00", f->small) + 12;
             over += it->lab_w + it->leg_w + (i > 0 ? opw[i] : 0);
             sum_cols += it->full_cols; /* a zoomed matrix keeps the room it had */
             max_rows = imax(max_rows, it->full_rows);
@@ -1155,9 +1254,10 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
     /* the scale note under the scaling step */
     if (s->kind == ATTN_STEP_SCALED && p < 1.0) {
         char note[96];
-        snprintf(note, sizeof note, "÷%s = ÷%.4g", t->cfg.scale_kind == ATTN_SCALE_SQRT_DMODEL ? "√d_model"
-                                                 : t->cfg.scale_kind == ATTN_SCALE_SQRT_DK     ? "√d_k"
-                                                                                                : "",
+        snprintf(note, sizeof note, "÷%s = ÷%.4g",
+                 t->cfg.scale_kind == ATTN_SCALE_SQRT_DMODEL ? "√d_model"
+                 : t->cfg.scale_kind == ATTN_SCALE_SQRT_DK   ? "√d_k"
+                                                             : "",
                  (double)t->divisor);
         int ny = res->y + (int)lrintf(res->ch * res->rows) + 10 + text_h(rc, f->body);
         if (ny + text_h(rc, f->formula) > area.y + area.h) ny = area.y + area.h - text_h(rc, f->formula);
@@ -1306,7 +1406,8 @@ static void draw_formula(RenderCtx *rc, const View *v, SDL_Rect bar, const Fonts
     int size = f->formula;
     int total;
     for (;;) {
-        total = render_text_width(rc, pre, size) + render_text_width(rc, mid, size) + render_text_width(rc, post, size) + 16;
+        total = render_text_width(rc, pre, size) + render_text_width(rc, mid, size) +
+                render_text_width(rc, post, size) + 16;
         if (total <= bar.w - 20 || size <= 10) break;
         size = size * 9 / 10;
     }
@@ -1348,7 +1449,8 @@ static void draw_timeline(RenderCtx *rc, const View *v, SDL_Rect bar, const Font
                 /* too narrow for the label: its number at least ("1", "2" for heads) */
                 int p = view_phase(t, gstart);
                 char shortlab[16];
-                if (p >= 10) snprintf(shortlab, sizeof shortlab, "%d", p - 10);
+                if (p >= 10)
+                    snprintf(shortlab, sizeof shortlab, "%d", p - 10);
                 else {
                     const char *cut = strstr(lab, " &");
                     if (!cut) cut = strstr(lab, "与");
@@ -1474,8 +1576,10 @@ static void draw_help(RenderCtx *rc, const View *v, const Fonts *f)
             }
             if (pass == 0) {
                 w1 = imax(w1, render_text_width(rc, line, size) * (second ? 1 : 0));
-                if (second) w2 = imax(w2, render_text_width(rc, second, size));
-                else w2 = imax(w2, render_text_width(rc, line, size) - w1);
+                if (second)
+                    w2 = imax(w2, render_text_width(rc, second, size));
+                else
+                    w2 = imax(w2, render_text_width(rc, line, size) - w1);
             } else {
                 render_text(rc, line, size, th->text, x0, y0, 0);
                 if (second) render_text(rc, second, size, th->text, x0 + w1 + 2 * size, y0, 0);
@@ -1518,7 +1622,8 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     for (float shrink = 0.9f; shrink > 0.2f; shrink *= 0.9f) {
         int mm = imax(8, f.body * 2 / 3);
         /* line heights estimated (1.25 × size) so that no font is opened at sizes never drawn */
-        int chrome = (f.title + f.formula + max_lines * f.body + f.small) * 5 / 4 + imax(12, f.body * 3 / 4) + 6 + 5 * mm;
+        int chrome =
+            (f.title + f.formula + max_lines * f.body + f.small) * 5 / 4 + imax(12, f.body * 3 / 4) + 6 + 5 * mm;
         if (chrome <= height * 45 / 100) break;
         f = fonts_for(v, width, height, shrink);
     }
@@ -1534,8 +1639,9 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     char status[256];
     const AttnTrace *t = view_trace(v);
     int nh = view_head_count(v);
-    const char *mode = view_string(v->mode == VIEW_MULTI ? VS_MODE_MULTI : v->mode == VIEW_SINGLE ? VS_MODE_SINGLE
-                                                                                                  : VS_MODE_COMPARE,
+    const char *mode = view_string(v->mode == VIEW_MULTI    ? VS_MODE_MULTI
+                                   : v->mode == VIEW_SINGLE ? VS_MODE_SINGLE
+                                                            : VS_MODE_COMPARE,
                                    v->lang);
     char headpart[64] = "";
     if (nh > 1 && v->mode != VIEW_SINGLE)
@@ -1543,8 +1649,12 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     char modepart[96] = "";
     if (t->cfg.attention == ATTN_DOT) snprintf(modepart, sizeof modepart, "%s  ·  ", mode);
     snprintf(status, sizeof status, "%s %d/%d  ·  %s%s%s ×%g  ·  %s", view_string(VS_STEP, v->lang), v->step + 1,
-             t->n_steps, headpart, modepart, view_string(v->rewinding ? VS_REWINDING : v->playing ? VS_PLAYING : VS_PAUSED, v->lang), v->speed,
-             view_string(VS_HINT, v->lang));
+             t->n_steps, headpart, modepart,
+             view_string(v->rewinding ? VS_REWINDING
+                         : v->playing ? VS_PLAYING
+                                      : VS_PAUSED,
+                         v->lang),
+             v->speed, view_string(VS_HINT, v->lang));
     int ssize = f.small;
     while (render_text_width(rc, status, ssize) > width * 45 / 100 && ssize > 9) ssize = ssize * 9 / 10;
     int sw = render_text_width(rc, status, ssize);

@@ -94,7 +94,7 @@ typedef struct RenderHit {
     RenderHitKind kind;
     const AttnTrace *trace;
     int step, row, col, head;
-    int zoomable;        /* the cell belongs to the zoomable (result) matrix */
+    int zoomable; /* the cell belongs to the zoomable (result) matrix */
 } RenderHit;
 
 /* Fills hit for pixel (x, y) of the last frame; returns hit->kind. */

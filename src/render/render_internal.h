@@ -24,25 +24,25 @@ const Theme *render_theme(ViewTheme t);
 #define RENDER_TEXT_CACHE 4096 /* a power of two */
 
 typedef struct TextEntry {
-    uint64_t key;        /* 0: empty */
+    uint64_t key; /* 0: empty */
     SDL_Texture *tex;
     int w, h, ascent;
     unsigned last_frame;
 } TextEntry;
 
 typedef struct FontSlot {
-    int size;            /* 0: free */
+    int size; /* 0: free */
     TTF_Font *font[RENDER_MAX_FONTS];
     unsigned last_frame;
 } FontSlot;
 
 typedef struct HitMat {
-    SDL_Rect rect;       /* the cells' area on screen */
+    SDL_Rect rect; /* the cells' area on screen */
     const AttnTrace *trace;
     int step;
-    int rows, cols;      /* as displayed */
-    int transposed;      /* displayed rows are the step's columns */
-    int r0, c0, vr, vc;  /* the displayed window of cells (zoom) */
+    int rows, cols;     /* as displayed */
+    int transposed;     /* displayed rows are the step's columns */
+    int r0, c0, vr, vc; /* the displayed window of cells (zoom) */
     int zoomable;
 } HitMat;
 
@@ -51,12 +51,12 @@ typedef struct HitBox {
     RenderHit hit;
 } HitBox;
 
-#define RENDER_MAX_HITMATS 96
+#define RENDER_MAX_HITMATS  96
 #define RENDER_MAX_HITBOXES 1024
-#define RENDER_MAT_CACHE 64
+#define RENDER_MAT_CACHE    64
 
 typedef struct MatEntry {
-    uint64_t key;        /* 0: empty */
+    uint64_t key; /* 0: empty */
     SDL_Texture *tex;
     int w, h;
     unsigned last_frame;
@@ -69,7 +69,7 @@ typedef struct MatEntry {
 typedef struct RangeEntry {
     unsigned long view_id;
     const AttnStep *step;
-    const float *data;   /* with the step, so a new trace at the same address misses */
+    const float *data; /* with the step, so a new trace at the same address misses */
     float range;
 } RangeEntry;
 
@@ -88,14 +88,14 @@ struct RenderCtx {
     int n_text;
     MatEntry mats[RENDER_MAT_CACHE];
     unsigned frame;
-    uint32_t *pix;       /* (pix_cap) scratch pixels for matrix textures */
+    uint32_t *pix; /* (pix_cap) scratch pixels for matrix textures */
     size_t pix_cap;
 
     int n_hitmats;
     HitMat hitmats[RENDER_MAX_HITMATS];
     int n_hitboxes;
     HitBox hitboxes[RENDER_MAX_HITBOXES];
-    int width, height;   /* of the last frame */
+    int width, height; /* of the last frame */
 };
 
 /* A text texture from the cache (rendered on first use). NULL for "". */

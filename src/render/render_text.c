@@ -181,8 +181,10 @@ int render_fonts_open(RenderCtx *rc, const RenderOptions *opt, char *err, size_t
     add_font(rc, path, 0);
     map_fonts(rc);
     if (rc->n_fonts == 0) {
-        snprintf(err, errlen, "no usable font: fontconfig found neither DejaVu Sans nor Noto Sans CJK, and %s/fonts/ "
-                 "has no DejaVuSans.ttf (set ATTNVIZ_ASSETS to the assets folder)", dir);
+        snprintf(err, errlen,
+                 "no usable font: fontconfig found neither DejaVu Sans nor Noto Sans CJK, and %s/fonts/ "
+                 "has no DejaVuSans.ttf (set ATTNVIZ_ASSETS to the assets folder)",
+                 dir);
         return -1;
     }
     return 0;
@@ -217,8 +219,14 @@ void render_fonts_close(RenderCtx *rc)
     rc->n_text = 0;
 }
 
-int render_font_count(const RenderCtx *rc) { return rc ? rc->n_fonts : 0; }
-const char *render_font_path(const RenderCtx *rc, int i) { return rc && i >= 0 && i < rc->n_fonts ? rc->font_path[i] : NULL; }
+int render_font_count(const RenderCtx *rc)
+{
+    return rc ? rc->n_fonts : 0;
+}
+const char *render_font_path(const RenderCtx *rc, int i)
+{
+    return rc && i >= 0 && i < rc->n_fonts ? rc->font_path[i] : NULL;
+}
 
 int render_font_for(const RenderCtx *rc, uint32_t cp)
 {
@@ -336,8 +344,10 @@ int render_wrap(RenderCtx *rc, const char *s, int size, int width, size_t *start
                 break;
             }
             w += adv;
-            if (cp == ' ') brk = p;
-            else if (is_cjk(cp)) brk = p;
+            if (cp == ' ')
+                brk = p;
+            else if (is_cjk(cp))
+                brk = p;
         }
         const char *end = p;
         while (end > line && end[-1] == ' ') end--;

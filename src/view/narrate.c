@@ -62,8 +62,10 @@ static void put_number(Sink *s, double v, int precision)
         char *e = strchr(buf, 'e');
         if (e) {
             char *src = e + 1, *dst = e + 1;
-            if (*src == '+') src++;
-            else if (*src == '-') *dst++ = *src++;
+            if (*src == '+')
+                src++;
+            else if (*src == '-')
+                *dst++ = *src++;
             while (*src == '0' && src[1]) src++;
             memmove(dst, src, strlen(src) + 1);
         }
@@ -101,7 +103,10 @@ static int ctx_fail(Ctx *c, const char *fmt, ...)
     return -1;
 }
 
-static int is_additive(const Ctx *c) { return c->trace->cfg.attention == ATTN_ADDITIVE; }
+static int is_additive(const Ctx *c)
+{
+    return c->trace->cfg.attention == ATTN_ADDITIVE;
+}
 
 /* Key tokens: the source sentence for cross-attention, else the query tokens. */
 static const char *key_token(const Lesson *l, int j)
@@ -109,7 +114,10 @@ static const char *key_token(const Lesson *l, int j)
     if (l->n_source_tokens > 0) return j < l->n_source_tokens ? l->source_tokens[j] : NULL;
     return j < l->n_tokens ? l->tokens[j] : NULL;
 }
-static int key_count(const Lesson *l) { return l->n_source_tokens > 0 ? l->n_source_tokens : l->n_tokens; }
+static int key_count(const Lesson *l)
+{
+    return l->n_source_tokens > 0 ? l->n_source_tokens : l->n_tokens;
+}
 
 /* The softmax step that "the head's weights" means for this step. */
 static const AttnStep *head_weights(const Ctx *c)
@@ -183,8 +191,7 @@ static int put_value(Ctx *c, Sink *s, const char *arg)
     const AttnStep *st = attn_trace_find_name(c->trace, name);
     if (!st) return ctx_fail(c, "{value:%s}: this lesson's trace has no step named '%s'", arg, name);
     if (i >= st->rows || j >= st->cols)
-        return ctx_fail(c, "{value:%s}: [%ld][%ld] is outside %s, which is %d×%d", arg, i, j, name, st->rows,
-                        st->cols);
+        return ctx_fail(c, "{value:%s}: [%ld][%ld] is outside %s, which is %d×%d", arg, i, j, name, st->rows, st->cols);
     put_number(s, st->data[(size_t)i * (size_t)st->cols + (size_t)j], (int)prec);
     return 0;
 }
@@ -193,10 +200,14 @@ static int put_value(Ctx *c, Sink *s, const char *arg)
 static int mask_allows(const AttnConfig *cfg, int i, int j)
 {
     switch (cfg->mask_kind) {
-    case ATTN_MASK_NONE: return 1;
-    case ATTN_MASK_CAUSAL: return j <= i;
-    case ATTN_MASK_PADDING: return cfg->mask ? cfg->mask[j] != 0 : 1;
-    case ATTN_MASK_MATRIX: return cfg->mask ? cfg->mask[(size_t)i * (size_t)cfg->n_k + (size_t)j] != 0 : 1;
+    case ATTN_MASK_NONE:
+        return 1;
+    case ATTN_MASK_CAUSAL:
+        return j <= i;
+    case ATTN_MASK_PADDING:
+        return cfg->mask ? cfg->mask[j] != 0 : 1;
+    case ATTN_MASK_MATRIX:
+        return cfg->mask ? cfg->mask[(size_t)i * (size_t)cfg->n_k + (size_t)j] != 0 : 1;
     }
     return 1;
 }
@@ -207,7 +218,9 @@ static int mask_allows(const AttnConfig *cfg, int i, int j)
 static int put_max_weight_if(Ctx *c, Sink *s, const char *arg)
 {
     const AttnConfig *cfg = &c->trace->cfg;
-    if (!arg || is_additive(c)) return ctx_fail(c, "{max_weight_if:%s}: needs dot attention and a scaling (none, sqrt_dk, sqrt_dmodel)", arg ? arg : "");
+    if (!arg || is_additive(c))
+        return ctx_fail(c, "{max_weight_if:%s}: needs dot attention and a scaling (none, sqrt_dk, sqrt_dmodel)",
+                        arg ? arg : "");
     float div;
     if (strcmp(arg, "none") == 0)
         div = 1.0f;
@@ -273,9 +286,10 @@ static int put_placeholder(Ctx *c, Sink *s, const char *name, const char *arg)
         int value;
         int dot_only;
     } sizes[] = {
-        {"d_model", cfg->d_model, 1}, {"d_k", cfg->d_k, 1}, {"d_v", cfg->d_v, 1},       {"heads", cfg->heads, 1},
-        {"n", cfg->n_q, 0},           {"n_q", cfg->n_q, 0}, {"n_k", cfg->n_k, 0},       {"d_x", cfg->d_x, 0},
-        {"d_y", cfg->cross ? cfg->d_y : cfg->d_x, 0},       {"d_a", cfg->d_a, 0},
+        {"d_model", cfg->d_model, 1}, {"d_k", cfg->d_k, 1}, {"d_v", cfg->d_v, 1},
+        {"heads", cfg->heads, 1},     {"n", cfg->n_q, 0},   {"n_q", cfg->n_q, 0},
+        {"n_k", cfg->n_k, 0},         {"d_x", cfg->d_x, 0}, {"d_y", cfg->cross ? cfg->d_y : cfg->d_x, 0},
+        {"d_a", cfg->d_a, 0},
     };
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         if (strcmp(name, sizes[k].name) != 0) continue;

@@ -25,7 +25,10 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-static int clampi(int x, int lo, int hi) { return x < lo ? lo : x > hi ? hi : x; }
+static int clampi(int x, int lo, int hi)
+{
+    return x < lo ? lo : x > hi ? hi : x;
+}
 
 /* Appends to a fixed buffer, always NUL-terminated; returns the new length. */
 static size_t cat(char *buf, size_t len, size_t at, const char *fmt, ...)
@@ -65,28 +68,27 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_MULTI_TITLE] = {"multi-head", "多头"},
     [VS_ALL_HEADS] = {"all heads: attention weights", "所有头的注意力权重"},
     [VS_HELP_TITLE] = {"Keys and mouse", "按键与鼠标"},
-    [VS_HELP_BODY] =
-        {"→ / Space  next step            ← back (the step plays backwards)\n"
-         "Home / End  first / last step   P  play / pause\n"
-         "[ / ]  slower / faster          1–9  choose a head   Tab  next head\n"
-         "M  single ↔ multi-head          C  compare single and multi-head\n"
-         "L  中文 ↔ English               T  theme (light, dark, projector)\n"
-         "+ / −  text size                F / F11  fullscreen\n"
-         "S  save this frame as PNG       R  reload the lesson file\n"
-         "?  this help                    Esc / Q  quit\n"
-         "Mouse: hover a cell to see how it was computed; click a token to\n"
-         "highlight it everywhere; click the timeline to jump; wheel zooms,\n"
-         "drag pans a large matrix; drop a lesson file on the window to open it.",
-         "→ / 空格  下一步                ← 后退（本步倒放）\n"
-         "Home / End  第一步 / 最后一步    P  自动播放 / 暂停\n"
-         "[ / ]  减速 / 加速               1–9  选择头   Tab  下一个头\n"
-         "M  单头 ↔ 多头                   C  单头与多头并排对比\n"
-         "L  中文 ↔ English               T  主题（浅色、深色、投影）\n"
-         "+ / −  字号                      F / F11  全屏\n"
-         "S  把当前画面存为 PNG            R  重新载入课程文件\n"
-         "?  本帮助                        Esc / Q  退出\n"
-         "鼠标：悬停在格子上查看它的计算过程；点击词元在所有矩阵中高亮；\n"
-         "点击时间轴跳转；滚轮缩放、拖动平移大矩阵；把课程文件拖进窗口即可打开。"},
+    [VS_HELP_BODY] = {"→ / Space  next step            ← back (the step plays backwards)\n"
+                      "Home / End  first / last step   P  play / pause\n"
+                      "[ / ]  slower / faster          1–9  choose a head   Tab  next head\n"
+                      "M  single ↔ multi-head          C  compare single and multi-head\n"
+                      "L  中文 ↔ English               T  theme (light, dark, projector)\n"
+                      "+ / −  text size                F / F11  fullscreen\n"
+                      "S  save this frame as PNG       R  reload the lesson file\n"
+                      "?  this help                    Esc / Q  quit\n"
+                      "Mouse: hover a cell to see how it was computed; click a token to\n"
+                      "highlight it everywhere; click the timeline to jump; wheel zooms,\n"
+                      "drag pans a large matrix; drop a lesson file on the window to open it.",
+                      "→ / 空格  下一步                ← 后退（本步倒放）\n"
+                      "Home / End  第一步 / 最后一步    P  自动播放 / 暂停\n"
+                      "[ / ]  减速 / 加速               1–9  选择头   Tab  下一个头\n"
+                      "M  单头 ↔ 多头                   C  单头与多头并排对比\n"
+                      "L  中文 ↔ English               T  主题（浅色、深色、投影）\n"
+                      "+ / −  字号                      F / F11  全屏\n"
+                      "S  把当前画面存为 PNG            R  重新载入课程文件\n"
+                      "?  本帮助                        Esc / Q  退出\n"
+                      "鼠标：悬停在格子上查看它的计算过程；点击词元在所有矩阵中高亮；\n"
+                      "点击时间轴跳转；滚轮缩放、拖动平移大矩阵；把课程文件拖进窗口即可打开。"},
     [VS_HINT] = {"? help", "? 帮助"},
     [VS_SCALE_BY] = {"scale", "缩放"},
     [VS_SPLIT_INTO] = {"split into heads", "按头切分"},
@@ -208,7 +210,10 @@ void view_free(View *v)
 
 /* ---- the timeline ---- */
 
-const AttnTrace *view_trace(const View *v) { return v->mode == VIEW_SINGLE ? v->single : v->trace; }
+const AttnTrace *view_trace(const View *v)
+{
+    return v->mode == VIEW_SINGLE ? v->single : v->trace;
+}
 
 const AttnStep *view_current(const View *v)
 {
@@ -216,19 +221,26 @@ const AttnStep *view_current(const View *v)
     return &t->steps[clampi(v->step, 0, t->n_steps - 1)];
 }
 
-int view_step_count(const View *v) { return view_trace(v)->n_steps; }
+int view_step_count(const View *v)
+{
+    return view_trace(v)->n_steps;
+}
 
 static double kind_duration(AttnStepKind k)
 {
     switch (k) {
     case ATTN_STEP_INPUT:
     case ATTN_STEP_WEIGHT:
-    case ATTN_STEP_BIAS: return 0.0;
+    case ATTN_STEP_BIAS:
+        return 0.0;
     case ATTN_STEP_SCALED:
-    case ATTN_STEP_MASKED: return 0.8;
+    case ATTN_STEP_MASKED:
+        return 0.8;
     case ATTN_STEP_SPLIT:
-    case ATTN_STEP_CONCAT: return 1.0;
-    default: return 1.2;
+    case ATTN_STEP_CONCAT:
+        return 1.0;
+    default:
+        return 1.2;
     }
 }
 
@@ -314,7 +326,10 @@ void view_prev(View *v)
     land_on_previous(v); /* at the step's start, or ← again while rewinding */
 }
 
-void view_home(View *v) { view_goto(v, 0); }
+void view_home(View *v)
+{
+    view_goto(v, 0);
+}
 
 void view_end(View *v)
 {
@@ -416,8 +431,14 @@ void view_set_mode(View *v, ViewMode mode)
     view_finish(v);
 }
 
-void view_toggle_single(View *v) { view_set_mode(v, v->mode == VIEW_SINGLE ? VIEW_MULTI : VIEW_SINGLE); }
-void view_toggle_compare(View *v) { view_set_mode(v, v->mode == VIEW_COMPARE ? VIEW_MULTI : VIEW_COMPARE); }
+void view_toggle_single(View *v)
+{
+    view_set_mode(v, v->mode == VIEW_SINGLE ? VIEW_MULTI : VIEW_SINGLE);
+}
+void view_toggle_compare(View *v)
+{
+    view_set_mode(v, v->mode == VIEW_COMPARE ? VIEW_MULTI : VIEW_COMPARE);
+}
 
 void view_set_speed(View *v, double speed)
 {
@@ -439,7 +460,10 @@ void view_toggle_lang(View *v)
     update_formula(v);
 }
 
-void view_next_theme(View *v) { v->theme = (ViewTheme)((v->theme + 1) % VIEW_THEME_COUNT); }
+void view_next_theme(View *v)
+{
+    v->theme = (ViewTheme)((v->theme + 1) % VIEW_THEME_COUNT);
+}
 
 void view_select_token(View *v, int q, int k)
 {
@@ -498,10 +522,14 @@ int view_cell_blocked(const View *v, const AttnStep *step, int r, int c)
     const AttnConfig *cfg = &v->lesson->cfg;
     if (r < 0 || c < 0 || r >= cfg->n_q || c >= cfg->n_k) return 0;
     switch (cfg->mask_kind) {
-    case ATTN_MASK_CAUSAL: return c > r;
-    case ATTN_MASK_PADDING: return cfg->mask && cfg->mask[c] == 0;
-    case ATTN_MASK_MATRIX: return cfg->mask && cfg->mask[(size_t)r * (size_t)cfg->n_k + (size_t)c] == 0;
-    default: return 0;
+    case ATTN_MASK_CAUSAL:
+        return c > r;
+    case ATTN_MASK_PADDING:
+        return cfg->mask && cfg->mask[c] == 0;
+    case ATTN_MASK_MATRIX:
+        return cfg->mask && cfg->mask[(size_t)r * (size_t)cfg->n_k + (size_t)c] == 0;
+    default:
+        return 0;
     }
 }
 
@@ -513,11 +541,15 @@ int view_phase(const AttnTrace *trace, int step)
     switch (s->kind) {
     case ATTN_STEP_INPUT:
     case ATTN_STEP_WEIGHT:
-    case ATTN_STEP_BIAS: return 0;
-    case ATTN_STEP_PROJECTION: return 1;
+    case ATTN_STEP_BIAS:
+        return 0;
+    case ATTN_STEP_PROJECTION:
+        return 1;
     case ATTN_STEP_CONCAT:
-    case ATTN_STEP_OUTPUT: return 2;
-    case ATTN_STEP_ADDITIVE_HIDDEN: return 3;
+    case ATTN_STEP_OUTPUT:
+        return 2;
+    case ATTN_STEP_ADDITIVE_HIDDEN:
+        return 3;
     default:
         if (additive) return s->kind == ATTN_STEP_SCORES ? 3 : 4;
         return 10 + s->head;
@@ -529,12 +561,24 @@ void view_phase_label(const View *v, const AttnTrace *trace, int step, char *buf
     int p = view_phase(trace, step);
     LessonLang L = v->lang;
     switch (p) {
-    case 0: snprintf(buf, len, "%s", view_string(VS_PHASE_INPUTS, L)); break;
-    case 1: snprintf(buf, len, "%s", view_string(VS_PHASE_PROJ, L)); break;
-    case 2: snprintf(buf, len, "%s", view_string(VS_PHASE_OUT, L)); break;
-    case 3: snprintf(buf, len, "%s", view_string(VS_PHASE_SCORE, L)); break;
-    case 4: snprintf(buf, len, "%s", view_string(VS_PHASE_ATTEND, L)); break;
-    default: snprintf(buf, len, "%s %d", view_string(VS_PHASE_HEAD, L), p - 10); break;
+    case 0:
+        snprintf(buf, len, "%s", view_string(VS_PHASE_INPUTS, L));
+        break;
+    case 1:
+        snprintf(buf, len, "%s", view_string(VS_PHASE_PROJ, L));
+        break;
+    case 2:
+        snprintf(buf, len, "%s", view_string(VS_PHASE_OUT, L));
+        break;
+    case 3:
+        snprintf(buf, len, "%s", view_string(VS_PHASE_SCORE, L));
+        break;
+    case 4:
+        snprintf(buf, len, "%s", view_string(VS_PHASE_ATTEND, L));
+        break;
+    default:
+        snprintf(buf, len, "%s %d", view_string(VS_PHASE_HEAD, L), p - 10);
+        break;
     }
 }
 
@@ -584,7 +628,9 @@ static void update_formula(View *v)
         switch (k) {
         case ATTN_STEP_INPUT:
         case ATTN_STEP_WEIGHT:
-        case ATTN_STEP_BIAS: fb_add(&b, 1, "%s   (%d × %d)", s->name, s->rows, s->cols); break;
+        case ATTN_STEP_BIAS:
+            fb_add(&b, 1, "%s   (%d × %d)", s->name, s->rows, s->cols);
+            break;
         default: {
             int sc = k == ATTN_STEP_SCORES, hid = k == ATTN_STEP_ADDITIVE_HIDDEN;
             fb_add(&b, sc, "e_ij = v_aᵀ · ");
@@ -608,15 +654,17 @@ static void update_formula(View *v)
                 fb_add(&b, 1, "%s   (d_model × h·%s = %d × %d)", s->name, strcmp(s->name, "W_V") == 0 ? "d_v" : "d_k",
                        s->rows, s->cols);
             break;
-        case ATTN_STEP_BIAS: fb_add(&b, 1, "%s   (1 × %d, added to every row)", s->name, s->cols); break;
+        case ATTN_STEP_BIAS:
+            fb_add(&b, 1, "%s   (1 × %d, added to every row)", s->name, s->cols);
+            break;
         case ATTN_STEP_PROJECTION: {
             const char *names[3] = {"Q", "K", "V"};
             for (int i = 0; i < 3; i++) {
                 int on = strcmp(s->name, names[i]) == 0;
                 const char *src = (i > 0 && c->cross) ? "Y" : "X";
-                const void *bias = i == 0 ? (const void *)attn_trace_find_name(t, "b_Q")
-                                 : i == 1 ? (const void *)attn_trace_find_name(t, "b_K")
-                                          : (const void *)attn_trace_find_name(t, "b_V");
+                const void *bias = i == 0   ? (const void *)attn_trace_find_name(t, "b_Q")
+                                   : i == 1 ? (const void *)attn_trace_find_name(t, "b_K")
+                                            : (const void *)attn_trace_find_name(t, "b_V");
                 if (i) fb_add(&b, 0, "     ");
                 fb_add(&b, on, "%s = %s·W_%s%s%s", names[i], src, names[i], bias ? " + b_" : "", bias ? names[i] : "");
             }
@@ -644,10 +692,18 @@ static void update_formula(View *v)
             fb_sub(&b, sm || k == ATTN_STEP_SCORES, h);
             fb_add(&b, sm || k == ATTN_STEP_SCORES, "ᵀ");
             switch (c->scale_kind) {
-            case ATTN_SCALE_SQRT_DK: fb_add(&b, sm || k == ATTN_STEP_SCALED, " / √d_k"); break;
-            case ATTN_SCALE_SQRT_DMODEL: fb_add(&b, sm || k == ATTN_STEP_SCALED, " / √d_model"); break;
-            case ATTN_SCALE_NONE: fb_add(&b, sm || k == ATTN_STEP_SCALED, " / 1"); break;
-            case ATTN_SCALE_VALUE: fb_add(&b, sm || k == ATTN_STEP_SCALED, " / %g", (double)c->scale_value); break;
+            case ATTN_SCALE_SQRT_DK:
+                fb_add(&b, sm || k == ATTN_STEP_SCALED, " / √d_k");
+                break;
+            case ATTN_SCALE_SQRT_DMODEL:
+                fb_add(&b, sm || k == ATTN_STEP_SCALED, " / √d_model");
+                break;
+            case ATTN_SCALE_NONE:
+                fb_add(&b, sm || k == ATTN_STEP_SCALED, " / 1");
+                break;
+            case ATTN_SCALE_VALUE:
+                fb_add(&b, sm || k == ATTN_STEP_SCALED, " / %g", (double)c->scale_value);
+                break;
             }
             if (c->mask_kind != ATTN_MASK_NONE) fb_add(&b, sm || k == ATTN_STEP_MASKED, " + M");
             fb_add(&b, sm, ")");
@@ -669,7 +725,9 @@ static void update_formula(View *v)
             if (attn_trace_find_name(t, "W_O")) fb_add(&b, out, " · W_O");
             if (attn_trace_find_name(t, "b_O")) fb_add(&b, out, " + b_O");
         } break;
-        default: fb_add(&b, 1, "%s", s->name); break;
+        default:
+            fb_add(&b, 1, "%s", s->name);
+            break;
         }
     }
     /* The scale note names the divisor the step really uses. */
@@ -688,7 +746,10 @@ static void update_formula(View *v)
     v->formula_hl_end = b.hl_end < 0 ? 0 : b.hl_end;
 }
 
-const char *view_formula(const View *v) { return v->formula; }
+const char *view_formula(const View *v)
+{
+    return v->formula;
+}
 
 void view_formula_highlight(const View *v, int *start, int *end)
 {
@@ -754,8 +815,8 @@ static size_t cat_num(char *buf, size_t len, size_t at, float x, int paren)
     return cat(buf, len, at, "%s", tmp);
 }
 
-static size_t cat_cellref(const View *v, const AttnTrace *t, char *buf, size_t len, size_t at, const AttnStep *s,
-                          int r, int c)
+static size_t cat_cellref(const View *v, const AttnTrace *t, char *buf, size_t len, size_t at, const AttnStep *s, int r,
+                          int c)
 {
     char title[64];
     view_step_title(s, title, sizeof title);
@@ -771,8 +832,8 @@ static size_t cat_cellref(const View *v, const AttnTrace *t, char *buf, size_t l
 #define EXPLAIN_TERMS 6
 
 /* " = a0·b0 + a1·b1 + … (n terms)": a(i) = A[ra + i·sa], b(i) = B[rb + i·sb]. */
-static size_t cat_dot(char *buf, size_t len, size_t at, const float *A, size_t ia, size_t sa, const float *B,
-                      size_t ib, size_t sb, int n, LessonLang lang)
+static size_t cat_dot(char *buf, size_t len, size_t at, const float *A, size_t ia, size_t sa, const float *B, size_t ib,
+                      size_t sb, int n, LessonLang lang)
 {
     at = cat(buf, len, at, " = ");
     for (int i = 0; i < n && i < EXPLAIN_TERMS; i++) {
@@ -841,13 +902,15 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
         at = cat(buf, len, at, "\n= %s[", P->name);
         const char *const *rl = view_row_labels(v, t, P);
         at = rl ? cat(buf, len, at, "%s", rl[r]) : cat(buf, len, at, "%d", r);
-        at = cat(buf, len, at,
-                 v->lang == LESSON_ZH ? ", %d]（头 %d 的第 %d 列，共 0…%d）" : ", %d]  (head %d, its column %d of 0…%d)",
-                 (s->head - 1) * s->cols + c, s->head, c, s->cols - 1);
+        at =
+            cat(buf, len, at,
+                v->lang == LESSON_ZH ? ", %d]（头 %d 的第 %d 列，共 0…%d）" : ", %d]  (head %d, its column %d of 0…%d)",
+                (s->head - 1) * s->cols + c, s->head, c, s->cols - 1);
     } break;
     case ATTN_STEP_SCORES:
         if (t->cfg.attention == ATTN_DOT) {
-            const AttnStep *Q = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0), *K = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 1);
+            const AttnStep *Q = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0),
+                           *K = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 1);
             if (!Q || !K) break;
             at = cat(buf, len, at, "\n= ");
             at = cat_cellref(v, t, buf, len, at, Q, r, -1);
@@ -857,7 +920,8 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
             at = cat_dot(buf, len, at, Q->data, (size_t)r * (size_t)Q->cols, 1, K->data, (size_t)c * (size_t)K->cols, 1,
                          Q->cols, v->lang);
         } else {
-            const AttnStep *Hd = from_kind(t, s, ATTN_STEP_ADDITIVE_HIDDEN, 0), *va = from_kind(t, s, ATTN_STEP_WEIGHT, 0);
+            const AttnStep *Hd = from_kind(t, s, ATTN_STEP_ADDITIVE_HIDDEN, 0),
+                           *va = from_kind(t, s, ATTN_STEP_WEIGHT, 0);
             if (!Hd || !va) break;
             size_t hr = (size_t)r * (size_t)s->cols + (size_t)c;
             at = cat(buf, len, at, "\n= hidden[%zu] · v_a  (row %d·n_k + %d)\n", hr, r, c);
@@ -874,10 +938,13 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
     case ATTN_STEP_MASKED:
         if (view_cell_blocked(v, s, r, c))
             at = cat(buf, len, at,
-                     v->lang == LESSON_ZH ? "\n%s：这里的掩码是 0，分数被替换成填充值" : "\n%s: the mask is 0 here, so the score becomes the fill value",
+                     v->lang == LESSON_ZH ? "\n%s：这里的掩码是 0，分数被替换成填充值"
+                                          : "\n%s: the mask is 0 here, so the score becomes the fill value",
                      view_string(VS_BLOCKED, v->lang));
         else
-            at = cat(buf, len, at, v->lang == LESSON_ZH ? "\n= 缩放后的分数（这里的掩码是 1）" : "\n= the scaled score (the mask is 1 here)");
+            at = cat(buf, len, at,
+                     v->lang == LESSON_ZH ? "\n= 缩放后的分数（这里的掩码是 1）"
+                                          : "\n= the scaled score (the mask is 1 here)");
         break;
     case ATTN_STEP_SOFTMAX: {
         const AttnStep *X = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
@@ -887,7 +954,9 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
         for (int j = 0; j < X->cols; j++)
             if (row[j] > mx) mx = row[j];
         if (isinf(mx) && mx < 0) {
-            at = cat(buf, len, at, v->lang == LESSON_ZH ? "\n这一行的键全部被屏蔽：权重全为 0" : "\nevery key of this row is blocked: all weights are 0");
+            at = cat(buf, len, at,
+                     v->lang == LESSON_ZH ? "\n这一行的键全部被屏蔽：权重全为 0"
+                                          : "\nevery key of this row is blocked: all weights are 0");
             break;
         }
         double sum = 0;
@@ -905,7 +974,8 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
         at = cat(buf, len, at, "\n= Σ_j ");
         at = cat_cellref(v, t, buf, len, at, W, r, -1);
         at = cat(buf, len, at, "_j · %s[j, %d]\n", V->name, c);
-        at = cat_dot(buf, len, at, W->data, (size_t)r * (size_t)W->cols, 1, V->data, (size_t)c, (size_t)V->cols, W->cols, v->lang);
+        at = cat_dot(buf, len, at, W->data, (size_t)r * (size_t)W->cols, 1, V->data, (size_t)c, (size_t)V->cols,
+                     W->cols, v->lang);
     } break;
     case ATTN_STEP_CONCAT: {
         int col = c;
@@ -923,19 +993,21 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
         if (t->cfg.attention == ATTN_DOT && s->name[0] == 'W' && s->name[2] != 'O') {
             int dk = s->name[2] == 'V' ? t->cfg.d_v : t->cfg.d_k;
             if (dk > 0 && v->lang == LESSON_ZH)
-                at = cat(buf, len, at, "\n把每个词的第 %d 个特征乘进 %c 的第 %d 列（头 %d 的第 %d 列）", r, s->name[2], c,
-                         c / dk + 1, c % dk);
+                at = cat(buf, len, at, "\n把每个词的第 %d 个特征乘进 %c 的第 %d 列（头 %d 的第 %d 列）", r, s->name[2],
+                         c, c / dk + 1, c % dk);
             else if (dk > 0)
-                at = cat(buf, len, at, "\nmultiplies feature %d of each token into column %d of %c (head %d's column %d)",
-                         r, c, s->name[2], c / dk + 1, c % dk);
+                at = cat(buf, len, at,
+                         "\nmultiplies feature %d of each token into column %d of %c (head %d's column %d)", r, c,
+                         s->name[2], c / dk + 1, c % dk);
         }
         break;
     case ATTN_STEP_ADDITIVE_HIDDEN: {
         int nk = t->cfg.n_k;
-        at = cat(buf, len, at, "\n= tanh([x_%d ; %s_%d] · W_a[:, %d]%s)", r / nk, t->cfg.cross ? "y" : "x",
-                 r % nk, c, t->cfg.b_a || from_kind(t, s, ATTN_STEP_BIAS, 0) ? " + b_a" : "");
+        at = cat(buf, len, at, "\n= tanh([x_%d ; %s_%d] · W_a[:, %d]%s)", r / nk, t->cfg.cross ? "y" : "x", r % nk, c,
+                 t->cfg.b_a || from_kind(t, s, ATTN_STEP_BIAS, 0) ? " + b_a" : "");
     } break;
-    default: break;
+    default:
+        break;
     }
     (void)at;
     return 0;

@@ -48,10 +48,10 @@ typedef enum ViewTheme { VIEW_THEME_LIGHT, VIEW_THEME_DARK, VIEW_THEME_PROJECTOR
 
 #define VIEW_TEXT_SCALE_MIN 0.6f
 #define VIEW_TEXT_SCALE_MAX 2.5f
-#define VIEW_SPEED_MIN 0.125
-#define VIEW_SPEED_MAX 8.0
-#define VIEW_MAX_FORMULA 320
-#define VIEW_MAX_NOTICE 512
+#define VIEW_SPEED_MIN      0.125
+#define VIEW_SPEED_MAX      8.0
+#define VIEW_MAX_FORMULA    320
+#define VIEW_MAX_NOTICE     512
 
 typedef struct View {
     const Lesson *lesson; /* borrowed */
@@ -60,38 +60,38 @@ typedef struct View {
     unsigned long id;     /* unique to each view_init in the process: what render's caches key on,
                              since a reloaded lesson's traces may reuse the old addresses */
 
-    int step;             /* index into view_trace(v)->steps */
-    double t;             /* seconds into the current step's animation, in [0, duration] */
-    double dwell;         /* seconds spent on a finished step while autoplaying */
-    int head;             /* 1-based selected head of `trace` */
+    int step;     /* index into view_trace(v)->steps */
+    double t;     /* seconds into the current step's animation, in [0, duration] */
+    double dwell; /* seconds spent on a finished step while autoplaying */
+    int head;     /* 1-based selected head of `trace` */
     LessonLang lang;
     ViewMode mode;
     ViewTheme theme;
-    float text_scale;     /* 1 = the default size for the frame height */
-    double speed;         /* animation speed factor, 1 = about a second per step */
-    int playing;          /* autoplay: move on after a finished step has been shown */
-    int rewinding;        /* ←: the step's animation runs backwards to t = 0, then the previous
-                           * step is shown in its final state */
+    float text_scale; /* 1 = the default size for the frame height */
+    double speed;     /* animation speed factor, 1 = about a second per step */
+    int playing;      /* autoplay: move on after a finished step has been shown */
+    int rewinding;    /* ←: the step's animation runs backwards to t = 0, then the previous
+                       * step is shown in its final state */
 
     /* Mouse: the hovered cell, in the coordinates of the step's own matrix
      * (row, column of step->data, whatever orientation it is drawn in). */
     const AttnTrace *hover_trace; /* the trace hover_step indexes (compare mode has two), or NULL */
-    int hover_step;       /* -1: nothing hovered */
+    int hover_step;               /* -1: nothing hovered */
     int hover_row, hover_col;
     /* A clicked token: its row (query) and column (key) are highlighted in
      * every matrix whose axis is a token axis. -1: none. */
     int sel_query, sel_key;
     /* Zoom and pan of the result matrix (wheel and drag); zoom 1 = fit. */
     float zoom;
-    float pan_x, pan_y;   /* in cells, the top-left cell shown when zoomed */
+    float pan_x, pan_y; /* in cells, the top-left cell shown when zoomed */
 
-    int show_help;        /* the help overlay */
+    int show_help;                /* the help overlay */
     char notice[VIEW_MAX_NOTICE]; /* a short message (frame saved, reload failed), "" for none */
-    double notice_left;   /* seconds the notice stays on screen */
+    double notice_left;           /* seconds the notice stays on screen */
     int notice_is_error;
 
-    char **pair_labels;   /* additive: (n_q·n_k) "x_i ; y_j" token pairs, the rows of `hidden`; owned, or NULL */
-    char formula[VIEW_MAX_FORMULA]; /* the current step's formula (view_formula) */
+    char **pair_labels; /* additive: (n_q·n_k) "x_i ; y_j" token pairs, the rows of `hidden`; owned, or NULL */
+    char formula[VIEW_MAX_FORMULA];       /* the current step's formula (view_formula) */
     int formula_hl_start, formula_hl_end; /* byte range of formula[] the step computes */
 } View;
 
@@ -119,18 +119,18 @@ int view_is_busy(const View *v);
  * been shown for its dwell time): `--quit-at-end` ends there. */
 int view_at_end(const View *v);
 
-void view_goto(View *v, int step);   /* jump to a step, t = 0 */
-void view_finish(View *v);           /* t = duration: the step's final state */
+void view_goto(View *v, int step); /* jump to a step, t = 0 */
+void view_finish(View *v);         /* t = duration: the step's final state */
 /* Next: while a step animates, finish it; otherwise go to the next step (t = 0)
  * so that its animation plays. Clamps at the last step. */
 void view_next(View *v);
 /* Previous: jump to the previous step's final state (the state is always
  * exactly that of the trace). Clamps at step 0. */
-void view_prev(View *v);             /* ←: rewinds the step's animation, then shows the previous
-                                      * step's final state; at t = 0, or pressed again while
-                                      * rewinding, goes there at once. Stops autoplay. */
-void view_home(View *v);             /* step 0 */
-void view_end(View *v);              /* the last step, final state */
+void view_prev(View *v); /* ←: rewinds the step's animation, then shows the previous
+                          * step's final state; at t = 0, or pressed again while
+                          * rewinding, goes there at once. Stops autoplay. */
+void view_home(View *v); /* step 0 */
+void view_end(View *v);  /* the last step, final state */
 /* The clock: runs the animation dt seconds of wall time (times speed), fades
  * the notice, and when playing moves to the next step after a dwell. */
 void view_advance(View *v, double dt);
@@ -140,19 +140,19 @@ void view_advance(View *v, double dt);
 /* Heads: choose head h (clamped to 1..heads). On a per-head step of the
  * multi-head trace this moves to the same kind of step of head h. */
 void view_set_head(View *v, int head);
-void view_next_head(View *v);        /* Tab: h+1, wrapping */
-int view_head_count(const View *v);  /* heads of `trace` */
+void view_next_head(View *v);       /* Tab: h+1, wrapping */
+int view_head_count(const View *v); /* heads of `trace` */
 /* Mode: keeps the equivalent step (same name, or same kind of the selected head). */
 void view_set_mode(View *v, ViewMode mode);
-void view_toggle_single(View *v);    /* M: single ↔ multi (compare goes to single) */
-void view_toggle_compare(View *v);   /* C: compare ↔ multi */
+void view_toggle_single(View *v);  /* M: single ↔ multi (compare goes to single) */
+void view_toggle_compare(View *v); /* C: compare ↔ multi */
 /* The step of `single` equivalent to `step` of `trace` (compare mode's left side). */
 int view_compare_step(const View *v, int step);
 /* The step of `to` equivalent to step `step` of `from`, or -1. */
 int view_map_step(const AttnTrace *from, int step, const AttnTrace *to, int head);
 
-void view_set_speed(View *v, double speed);      /* clamped to [VIEW_SPEED_MIN, VIEW_SPEED_MAX] */
-void view_set_text_scale(View *v, float scale);  /* clamped */
+void view_set_speed(View *v, double speed);     /* clamped to [VIEW_SPEED_MIN, VIEW_SPEED_MAX] */
+void view_set_text_scale(View *v, float scale); /* clamped */
 void view_toggle_lang(View *v);
 void view_next_theme(View *v);
 /* Click a token: query index q and/or key index k (-1: none). Clicking the
@@ -187,16 +187,45 @@ const char *const *view_col_labels(const View *v, const AttnTrace *trace, const 
 int view_cell_blocked(const View *v, const AttnStep *step, int r, int c);
 
 /* Phases of the timeline: inputs, projections, one per head, concat & output. */
-int view_phase(const AttnTrace *trace, int step);        /* a small id; equal ids are one group */
+int view_phase(const AttnTrace *trace, int step); /* a small id; equal ids are one group */
 void view_phase_label(const View *v, const AttnTrace *trace, int step, char *buf, size_t len);
 
 /* The user-interface strings, in both languages (for the font coverage test). */
 typedef enum ViewString {
-    VS_STEP, VS_OF, VS_HEAD, VS_MODE_MULTI, VS_MODE_SINGLE, VS_MODE_COMPARE, VS_PLAYING, VS_PAUSED, VS_REWINDING,
-    VS_SPEED, VS_PHASE_INPUTS, VS_PHASE_PROJ, VS_PHASE_HEAD, VS_PHASE_OUT, VS_PHASE_SCORE,
-    VS_PHASE_ATTEND, VS_ROW_SUM, VS_BLOCKED, VS_SINGLE_TITLE, VS_MULTI_TITLE, VS_ALL_HEADS,
-    VS_HELP_TITLE, VS_HELP_BODY, VS_HINT, VS_SCALE_BY, VS_SPLIT_INTO, VS_CONCAT_HEADS, VS_EXP_PHASE,
-    VS_NORM_PHASE, VS_NO_NARRATION, VS_RELOAD_ERROR, VS_SAVED, VS_RELOADED, VS_STRING_COUNT
+    VS_STEP,
+    VS_OF,
+    VS_HEAD,
+    VS_MODE_MULTI,
+    VS_MODE_SINGLE,
+    VS_MODE_COMPARE,
+    VS_PLAYING,
+    VS_PAUSED,
+    VS_REWINDING,
+    VS_SPEED,
+    VS_PHASE_INPUTS,
+    VS_PHASE_PROJ,
+    VS_PHASE_HEAD,
+    VS_PHASE_OUT,
+    VS_PHASE_SCORE,
+    VS_PHASE_ATTEND,
+    VS_ROW_SUM,
+    VS_BLOCKED,
+    VS_SINGLE_TITLE,
+    VS_MULTI_TITLE,
+    VS_ALL_HEADS,
+    VS_HELP_TITLE,
+    VS_HELP_BODY,
+    VS_HINT,
+    VS_SCALE_BY,
+    VS_SPLIT_INTO,
+    VS_CONCAT_HEADS,
+    VS_EXP_PHASE,
+    VS_NORM_PHASE,
+    VS_NO_NARRATION,
+    VS_RELOAD_ERROR,
+    VS_SAVED,
+    VS_RELOADED,
+    VS_STRING_COUNT
 } ViewString;
 const char *view_string(ViewString id, LessonLang lang);
 /* What a kind of step is, one phrase per language (the default narration). */

@@ -61,7 +61,7 @@ static double work_of(const AttnConfig *c)
     double width = (double)c->heads * (2.0 * c->d_k + c->d_v);
     return (double)(c->n_q + c->n_k) * c->d_model * width                 /* projections */
            + (double)c->heads * c->n_q * c->n_k * (c->d_k + c->d_v + 4.0) /* heads */
-           + (double)c->n_q * c->heads * c->d_v * c->d_model;              /* W_O */
+           + (double)c->n_q * c->heads * c->d_v * c->d_model;             /* W_O */
 }
 
 static int is_zero(const void *p, size_t n)

@@ -58,7 +58,10 @@ static int run_file(const char *path)
     return 0;
 }
 
-static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 /* Runs every regular file of a folder (not recursive), in name order. */
 static int run_dir(const char *dir, int *count)
