@@ -759,6 +759,21 @@ void view_formula_highlight(const View *v, int *start, int *end)
 
 /* ---- narration ---- */
 
+/* Appends a text of no step (the summary, the intro) with its placeholders
+ * filled, as its own paragraph; returns the new length. */
+static size_t cat_paragraph(const View *v, const AttnTrace *trace, char *buf, size_t len, size_t at, const char *text)
+{
+    if (!text || at + 1 >= len) return at;
+#ifdef VIEW_HAVE_NARRATE
+    if (narrate_fill(buf + at, len - at, text, v->lesson, trace, NULL, v->lang) != 0)
+        snprintf(buf + at, len - at, "%s", text);
+#else
+    (void)trace;
+    snprintf(buf + at, len - at, "%s", text);
+#endif
+    return cat(buf, len, strlen(buf), "\n");
+}
+
 int view_step_narration(const View *v, const AttnTrace *trace, int step, char *buf, size_t len)
 {
     if (!len) return -1;
@@ -766,20 +781,13 @@ int view_step_narration(const View *v, const AttnTrace *trace, int step, char *b
     if (step < 0 || step >= trace->n_steps) return -1;
     const AttnStep *s = &trace->steps[step];
     const char *text = lesson_narration(v->lesson, s, v->lang);
-    size_t at = 0;
     if (step == 0) {
-        /* the lesson's introduction opens its first step, as its own paragraph */
-        const char *intro = lesson_narration_key(v->lesson, "intro", v->lang);
-        if (intro) {
-#ifdef VIEW_HAVE_NARRATE
-            if (narrate_fill(buf, len, intro, v->lesson, trace, NULL, v->lang) != 0) snprintf(buf, len, "%s", intro);
-#else
-            snprintf(buf, len, "%s", intro);
-#endif
-            at = cat(buf, len, strlen(buf), "\n");
-            buf += at;
-            len -= at;
-        }
+        /* the lesson's summary, then its introduction, open its first step,
+         * each as its own paragraph */
+        size_t at = cat_paragraph(v, trace, buf, len, 0, lesson_text(&v->lesson->summary, v->lang));
+        at = cat_paragraph(v, trace, buf, len, at, lesson_narration_key(v->lesson, "intro", v->lang));
+        buf += at;
+        len -= at;
     }
     if (text) {
 #ifdef VIEW_HAVE_NARRATE
