@@ -129,6 +129,7 @@ static const char *const required[] = {
     "cross-attention-en-zh",
     "additive-bahdanau",
     "scaling-pitfalls",
+    "seed003-mask-then-scale",
     "seed004-dk-dv-no-wo",
     "key-padding",
     "seed000-projection-biases",
@@ -766,6 +767,48 @@ static void test_scaling(void **state)
 
 /* ---- 13. seed 004: d_k ≠ d_v, no W_O ----------------------------------------------------- */
 
+/* Seed 003's order: the raw scores are masked with -1e20, then divided, so
+ * a blocked score is -1e20/√d_model; the weights are those of the usual order. */
+static void test_seed003_mask_then_scale(void **state)
+{
+    (void)state;
+    Loaded L;
+    load_id(&L, "seed003-mask-then-scale");
+    const AttnTrace *t = L.trace;
+    assert_int_equal(t->cfg.mask_order, ATTN_MASK_THEN_SCALE);
+    assert_true(t->cfg.mask_fill == -1e20f);
+    assert_int_equal(t->cfg.scale_kind, ATTN_SCALE_SQRT_DMODEL);
+    AttnConfig cfg = L.lesson.cfg;
+    cfg.mask_order = ATTN_SCALE_THEN_MASK;
+    AttnTrace *usual = retrace(&cfg);
+    for (int h = 1; h <= t->cfg.heads; h++) {
+        char name[32];
+        snprintf(name, sizeof name, "masked_%d", h);
+        const AttnStep *m = step(t, name), *sc;
+        snprintf(name, sizeof name, "scores_%d", h);
+        sc = step(t, name);
+        snprintf(name, sizeof name, "scaled_%d", h);
+        const AttnStep *a = step(t, name);
+        /* masked comes before scaled, and scaled is computed from it */
+        assert_true(attn_trace_index(t, m) < attn_trace_index(t, a));
+        for (int i = 0; i < m->rows; i++)
+            for (int j = 0; j < m->cols; j++) {
+                int blocked = j > i; /* causal */
+                assert_true(at(m, i, j) == (blocked ? -1e20f : at(sc, i, j)));
+                assert_true(at(a, i, j) == at(m, i, j) / t->divisor);
+            }
+        /* the effective fill is still far below every score: the same weights as scaling first */
+        snprintf(name, sizeof name, "weights_%d", h);
+        const AttnStep *w = step(t, name), *wu = step(usual, name);
+        for (int k = 0; k < w->rows * w->cols; k++)
+            if (fabsf(w->data[k] - wu->data[k]) > 1e-7f)
+                fail_msg("head %d: weight %d is %.9g masked first, %.9g scaled first", h, k, (double)w->data[k],
+                         (double)wu->data[k]);
+    }
+    attn_trace_destroy(usual);
+    unload(&L);
+}
+
 static void test_seed004(void **state)
 {
     (void)state;
@@ -882,6 +925,7 @@ int main(void)
         cmocka_unit_test(test_cross),
         cmocka_unit_test(test_additive),
         cmocka_unit_test(test_scaling),
+        cmocka_unit_test(test_seed003_mask_then_scale),
         cmocka_unit_test(test_seed004),
         cmocka_unit_test(test_key_padding),
         cmocka_unit_test(test_biases),

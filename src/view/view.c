@@ -518,8 +518,11 @@ const char *const *view_col_labels(const View *v, const AttnTrace *trace, const 
 
 int view_cell_blocked(const View *v, const AttnStep *step, int r, int c)
 {
-    if (step->kind != ATTN_STEP_MASKED && step->kind != ATTN_STEP_SOFTMAX) return 0;
     const AttnConfig *cfg = &v->lesson->cfg;
+    /* in seed 003's order the scaled step comes after the mask and holds the fill / divisor */
+    int after_mask = step->kind == ATTN_STEP_MASKED || step->kind == ATTN_STEP_SOFTMAX ||
+                     (step->kind == ATTN_STEP_SCALED && cfg->mask_order == ATTN_MASK_THEN_SCALE);
+    if (!after_mask) return 0;
     if (r < 0 || c < 0 || r >= cfg->n_q || c >= cfg->n_k) return 0;
     switch (cfg->mask_kind) {
     case ATTN_MASK_CAUSAL:
@@ -685,12 +688,15 @@ static void update_formula(View *v)
             fb_add(&b, ws, "head");
             fb_sub(&b, ws, h);
             fb_add(&b, ws, " = ");
+            int mask_first = c->mask_kind != ATTN_MASK_NONE && c->mask_order == ATTN_MASK_THEN_SCALE;
             fb_add(&b, sm, "softmax(");
+            if (mask_first) fb_add(&b, sm || k == ATTN_STEP_MASKED, "(");
             fb_add(&b, sm || k == ATTN_STEP_SCORES, "Q");
             fb_sub(&b, sm || k == ATTN_STEP_SCORES, h);
             fb_add(&b, sm || k == ATTN_STEP_SCORES, "·K");
             fb_sub(&b, sm || k == ATTN_STEP_SCORES, h);
             fb_add(&b, sm || k == ATTN_STEP_SCORES, "ᵀ");
+            if (mask_first) fb_add(&b, sm || k == ATTN_STEP_MASKED, " + M)");
             switch (c->scale_kind) {
             case ATTN_SCALE_SQRT_DK:
                 fb_add(&b, sm || k == ATTN_STEP_SCALED, " / √d_k");
@@ -705,7 +711,7 @@ static void update_formula(View *v)
                 fb_add(&b, sm || k == ATTN_STEP_SCALED, " / %g", (double)c->scale_value);
                 break;
             }
-            if (c->mask_kind != ATTN_MASK_NONE) fb_add(&b, sm || k == ATTN_STEP_MASKED, " + M");
+            if (c->mask_kind != ATTN_MASK_NONE && !mask_first) fb_add(&b, sm || k == ATTN_STEP_MASKED, " + M");
             fb_add(&b, sm, ")");
             fb_add(&b, ws, " · V");
             fb_sub(&b, ws, h);
