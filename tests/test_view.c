@@ -356,6 +356,11 @@ static void test_narration_and_explain(void **state)
     view_goto(v, step_of(v, "Q"));
     assert_int_equal(view_narration(v, buf, sizeof buf), -1);
     assert_non_null(strstr(buf, "Q (3 × 4)"));
+    /* in Chinese with full-width punctuation */
+    view_toggle_lang(v);
+    view_narration(v, buf, sizeof buf);
+    assert_string_equal(buf, "Q（3 × 4）：投影，即输入乘以权重矩阵。");
+    view_toggle_lang(v);
 
     /* a score as its term-by-term dot product, with the real numbers */
     const AttnTrace *t = v->trace;
@@ -384,6 +389,30 @@ static void test_narration_and_explain(void **state)
     assert_int_equal(view_explain_cell(v, t, si, 3, 0, buf, sizeof buf), -1);
     assert_int_equal(view_explain_cell(v, t, -1, 0, 0, buf, sizeof buf), -1);
     assert_int_equal(view_explain_cell(v, t, si, 0, -1, buf, sizeof buf), -1);
+    fixture_free(f);
+}
+
+/* The summary, then the intro, open the first step's narration, each a
+ * paragraph, with placeholders filled; later steps do not repeat them. */
+static void test_summary_opens_first_step(void **state)
+{
+    (void)state;
+    Fixture *f =
+        fixture_make("{\"format\": \"attnviz-lesson/1\", \"id\": \"test-view-summary\", \"title\": {\"en\": \"S\"},"
+                     " \"summary\": {\"en\": \"{n} tokens.\", \"zh\": \"{n} 个词元。\"},"
+                     " \"tokens\": [\"a\", \"b\"], \"d_model\": 2, \"seed\": 1,"
+                     " \"narration\": {\"intro\": {\"en\": \"Intro.\"}, \"input\": {\"en\": \"The input.\"}}}");
+    View *v = &f->view;
+    char buf[2048];
+    view_goto(v, 0);
+    assert_int_equal(view_narration(v, buf, sizeof buf), 0);
+    assert_string_equal(buf, "2 tokens.\nIntro.\nThe input.");
+    view_toggle_lang(v);
+    view_narration(v, buf, sizeof buf);
+    assert_string_equal(buf, "2 个词元。\nIntro.\nThe input."); /* zh summary, en fallbacks */
+    view_goto(v, 1);
+    view_narration(v, buf, sizeof buf);
+    assert_null(strstr(buf, "2 个词元"));
     fixture_free(f);
 }
 
@@ -452,6 +481,7 @@ int main(void)
         cmocka_unit_test(test_modes),
         cmocka_unit_test(test_formula),
         cmocka_unit_test(test_narration_and_explain),
+        cmocka_unit_test(test_summary_opens_first_step),
         cmocka_unit_test(test_mask_and_labels),
         cmocka_unit_test(test_selection_and_notice),
     };

@@ -60,7 +60,7 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_PHASE_PROJ] = {"projections", "投影"},
     [VS_PHASE_HEAD] = {"head", "头"},
     [VS_PHASE_OUT] = {"concat & output", "拼接与输出"},
-    [VS_PHASE_SCORE] = {"scores", "打分"},
+    [VS_PHASE_SCORE] = {"scores", "分数"},
     [VS_PHASE_ATTEND] = {"weights & context", "权重与上下文"},
     [VS_ROW_SUM] = {"row sum", "行和"},
     [VS_BLOCKED] = {"blocked", "已屏蔽"},
@@ -87,18 +87,30 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                       "+ / −  字号                      F / F11  全屏\n"
                       "S  把当前画面存为 PNG            R  重新载入课程文件\n"
                       "?  本帮助                        Esc / Q  退出\n"
-                      "鼠标：悬停在格子上查看它的计算过程；点击词元在所有矩阵中高亮；\n"
+                      "鼠标：悬停在格子上，查看它的计算过程；点击词元，在所有矩阵中高亮它；\n"
                       "点击时间轴跳转；滚轮缩放、拖动平移大矩阵；把课程文件拖进窗口即可打开。"},
     [VS_HINT] = {"? help", "? 帮助"},
     [VS_SCALE_BY] = {"scale", "缩放"},
-    [VS_SPLIT_INTO] = {"split into heads", "按头切分"},
-    [VS_CONCAT_HEADS] = {"heads side by side", "各头并排拼接"},
+    [VS_SPLIT_INTO] = {"split into heads", "按头拆分"},
+    [VS_CONCAT_HEADS] = {"heads side by side", "各个头并排拼接"},
     [VS_EXP_PHASE] = {"exp(x − max)", "exp(x − max)"},
     [VS_NORM_PHASE] = {"÷ row sum", "÷ 行和"},
     [VS_NO_NARRATION] = {"(no narration for this step)", "（本步骤没有讲解）"},
-    [VS_RELOAD_ERROR] = {"reload failed, keeping the old lesson", "重新载入失败，保留原课程"},
+    [VS_RELOAD_ERROR] = {"reload failed, keeping the old lesson", "重新载入失败，仍使用原来的课程"},
     [VS_SAVED] = {"saved", "已保存"},
     [VS_RELOADED] = {"reloaded", "已重新载入"},
+    [VS_EXPLAIN_MORE_TERMS] = {" + …  (%d terms)", " + …（共 %d 项）"},
+    [VS_EXPLAIN_SPLIT_COLUMN] = {", %d]  (head %d, its column %d of 0…%d)", ", %d]（头 %d 的第 %d 列，列号 0…%d）"},
+    [VS_EXPLAIN_BLOCKED] = {"\n%s: the mask is 0 here, so the score becomes the fill value",
+                            "\n%s：这里的掩码是 0，分数被换成填充值"},
+    [VS_EXPLAIN_KEPT] = {"\n= the scaled score (the mask is 1 here)", "\n= 缩放后的分数（这里的掩码是 1）"},
+    [VS_EXPLAIN_KEPT_RAW] = {"\n= the score, not yet scaled (the mask is 1 here)",
+                             "\n= 尚未缩放的分数（这里的掩码是 1）"},
+    [VS_EXPLAIN_ROW_BLOCKED] = {"\nevery key of this row is blocked: all weights are 0",
+                                "\n这一行的键全部被屏蔽：权重全为 0"},
+    [VS_EXPLAIN_WEIGHT_CELL] = {"\nmultiplies feature %d of each token into column %d of %c (head %d's column %d)",
+                                "\n把每个词元的第 %d 个特征乘进第 %d 列，即 %c 的这一列（头 %d 的第 %d 列）"},
+    [VS_DEFAULT_NARRATION] = {"%s (%d × %d): %s.", "%s（%d × %d）：%s。"},
 };
 
 const char *view_string(ViewString id, LessonLang lang)
@@ -109,19 +121,20 @@ const char *view_string(ViewString id, LessonLang lang)
 }
 
 static const char *const kind_text[ATTN_STEP_KIND_COUNT][LESSON_LANG_COUNT] = {
-    [ATTN_STEP_INPUT] = {"the input: one row per token", "输入：每个词元一行"},
-    [ATTN_STEP_WEIGHT] = {"a learned weight matrix", "一个可学习的权重矩阵"},
-    [ATTN_STEP_BIAS] = {"a learned bias, added to every row", "可学习的偏置，加到每一行"},
-    [ATTN_STEP_PROJECTION] = {"a projection: the input times a weight matrix", "投影：输入乘以权重矩阵"},
-    [ATTN_STEP_SPLIT] = {"one head's columns of the projection", "投影中属于这个头的列"},
-    [ATTN_STEP_SCORES] = {"scores: how well each query matches each key", "打分：每个查询与每个键的匹配程度"},
-    [ATTN_STEP_SCALED] = {"the scores divided by the scale", "分数除以缩放因子"},
-    [ATTN_STEP_MASKED] = {"blocked positions set to −∞", "被屏蔽的位置置为 −∞"},
-    [ATTN_STEP_SOFTMAX] = {"softmax: each row becomes weights that sum to 1", "softmax：每一行变成和为 1 的权重"},
+    [ATTN_STEP_INPUT] = {"the input, one row per token", "输入，每个词元占一行"},
+    [ATTN_STEP_WEIGHT] = {"a learned weight matrix", "可学习的权重矩阵"},
+    [ATTN_STEP_BIAS] = {"a learned bias, added to every row", "可学习的偏置，加到每一行上"},
+    [ATTN_STEP_PROJECTION] = {"a projection, the input times a weight matrix", "投影，即输入乘以权重矩阵"},
+    [ATTN_STEP_SPLIT] = {"one head's columns of the projection", "投影中属于这个头的那几列"},
+    [ATTN_STEP_SCORES] = {"the scores, how well each query matches each key",
+                          "注意力分数，即每个查询与每个键的匹配程度"},
+    [ATTN_STEP_SCALED] = {"the scores divided by the scale", "除以缩放因子之后的分数"},
+    [ATTN_STEP_MASKED] = {"the blocked positions set to the fill value", "被屏蔽的位置换成填充值"},
+    [ATTN_STEP_SOFTMAX] = {"softmax, each row becomes weights that sum to 1", "softmax，把每一行变成和为 1 的权重"},
     [ATTN_STEP_WEIGHTED_SUM] = {"the weighted sum of the values", "值向量的加权和"},
-    [ATTN_STEP_CONCAT] = {"the heads' outputs side by side", "各头输出并排拼接"},
+    [ATTN_STEP_CONCAT] = {"the heads' outputs side by side", "各个头的输出并排拼接"},
     [ATTN_STEP_OUTPUT] = {"the output projection", "输出投影"},
-    [ATTN_STEP_ADDITIVE_HIDDEN] = {"tanh of the joined query and key, times W_a", "查询与键拼接后乘 W_a 再取 tanh"},
+    [ATTN_STEP_ADDITIVE_HIDDEN] = {"tanh of the joined query and key, times W_a", "查询与键拼接后乘以 W_a，再取 tanh"},
 };
 
 const char *view_kind_text(AttnStepKind kind, LessonLang lang)
@@ -648,7 +661,12 @@ static void update_formula(View *v)
     } else {
         switch (k) {
         case ATTN_STEP_INPUT:
-            fb_add(&b, 1, "%s   (n × d_model = %d × %d)", s->name, s->rows, s->cols);
+            /* Y has one row per key (source token), X one per query */
+            fb_add(&b, 1, "%s   (%s × d_model = %d × %d)", s->name,
+                   strcmp(s->name, "Y") == 0 ? "n_k"
+                   : c->cross                ? "n_q"
+                                             : "n",
+                   s->rows, s->cols);
             break;
         case ATTN_STEP_WEIGHT:
             if (strcmp(s->name, "W_O") == 0)
@@ -804,7 +822,8 @@ int view_step_narration(const View *v, const AttnTrace *trace, int step, char *b
     }
     char title[64];
     view_step_title(s, title, sizeof title);
-    snprintf(buf, len, "%s (%d × %d): %s.", title, s->rows, s->cols, view_kind_text(s->kind, v->lang));
+    snprintf(buf, len, view_string(VS_DEFAULT_NARRATION, v->lang), title, s->rows, s->cols,
+             view_kind_text(s->kind, v->lang));
     return -1;
 }
 
@@ -856,7 +875,7 @@ static size_t cat_dot(char *buf, size_t len, size_t at, const float *A, size_t i
         at = cat(buf, len, at, "·");
         at = cat_num(buf, len, at, B[ib + (size_t)i * sb], 1);
     }
-    if (n > EXPLAIN_TERMS) at = cat(buf, len, at, lang == LESSON_ZH ? " + …（共 %d 项）" : " + …  (%d terms)", n);
+    if (n > EXPLAIN_TERMS) at = cat(buf, len, at, view_string(VS_EXPLAIN_MORE_TERMS, lang), n);
     return at;
 }
 
@@ -916,10 +935,8 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
         at = cat(buf, len, at, "\n= %s[", P->name);
         const char *const *rl = view_row_labels(v, t, P);
         at = rl ? cat(buf, len, at, "%s", rl[r]) : cat(buf, len, at, "%d", r);
-        at =
-            cat(buf, len, at,
-                v->lang == LESSON_ZH ? ", %d]（头 %d 的第 %d 列，共 0…%d）" : ", %d]  (head %d, its column %d of 0…%d)",
-                (s->head - 1) * s->cols + c, s->head, c, s->cols - 1);
+        at = cat(buf, len, at, view_string(VS_EXPLAIN_SPLIT_COLUMN, v->lang), (s->head - 1) * s->cols + c, s->head, c,
+                 s->cols - 1);
     } break;
     case ATTN_STEP_SCORES:
         if (t->cfg.attention == ATTN_DOT) {
@@ -951,14 +968,11 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
     } break;
     case ATTN_STEP_MASKED:
         if (view_cell_blocked(v, s, r, c))
-            at = cat(buf, len, at,
-                     v->lang == LESSON_ZH ? "\n%s：这里的掩码是 0，分数被替换成填充值"
-                                          : "\n%s: the mask is 0 here, so the score becomes the fill value",
-                     view_string(VS_BLOCKED, v->lang));
+            at = cat(buf, len, at, view_string(VS_EXPLAIN_BLOCKED, v->lang), view_string(VS_BLOCKED, v->lang));
         else
-            at = cat(buf, len, at,
-                     v->lang == LESSON_ZH ? "\n= 缩放后的分数（这里的掩码是 1）"
-                                          : "\n= the scaled score (the mask is 1 here)");
+            at = cat(buf, len, at, "%s",
+                     view_string(t->cfg.mask_order == ATTN_MASK_THEN_SCALE ? VS_EXPLAIN_KEPT_RAW : VS_EXPLAIN_KEPT,
+                                 v->lang));
         break;
     case ATTN_STEP_SOFTMAX: {
         const AttnStep *X = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
@@ -968,9 +982,7 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
         for (int j = 0; j < X->cols; j++)
             if (row[j] > mx) mx = row[j];
         if (isinf(mx) && mx < 0) {
-            at = cat(buf, len, at,
-                     v->lang == LESSON_ZH ? "\n这一行的键全部被屏蔽：权重全为 0"
-                                          : "\nevery key of this row is blocked: all weights are 0");
+            at = cat(buf, len, at, "%s", view_string(VS_EXPLAIN_ROW_BLOCKED, v->lang));
             break;
         }
         double sum = 0;
@@ -1006,13 +1018,9 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
     case ATTN_STEP_WEIGHT:
         if (t->cfg.attention == ATTN_DOT && s->name[0] == 'W' && s->name[2] != 'O') {
             int dk = s->name[2] == 'V' ? t->cfg.d_v : t->cfg.d_k;
-            if (dk > 0 && v->lang == LESSON_ZH)
-                at = cat(buf, len, at, "\n把每个词的第 %d 个特征乘进 %c 的第 %d 列（头 %d 的第 %d 列）", r, s->name[2],
-                         c, c / dk + 1, c % dk);
-            else if (dk > 0)
-                at = cat(buf, len, at,
-                         "\nmultiplies feature %d of each token into column %d of %c (head %d's column %d)", r, c,
-                         s->name[2], c / dk + 1, c % dk);
+            if (dk > 0)
+                at = cat(buf, len, at, view_string(VS_EXPLAIN_WEIGHT_CELL, v->lang), r, c, s->name[2], c / dk + 1,
+                         c % dk);
         }
         break;
     case ATTN_STEP_ADDITIVE_HIDDEN: {

@@ -225,6 +225,15 @@ typedef enum ViewString {
     VS_RELOAD_ERROR,
     VS_SAVED,
     VS_RELOADED,
+    /* the explanations of a hovered cell (view_explain_cell); printf formats */
+    VS_EXPLAIN_MORE_TERMS,   /* %d terms in all */
+    VS_EXPLAIN_SPLIT_COLUMN, /* the column in the projection, head, its column, its last column */
+    VS_EXPLAIN_BLOCKED,      /* %s: the word "blocked" */
+    VS_EXPLAIN_KEPT,         /* a masked cell that is kept, after the scaling */
+    VS_EXPLAIN_KEPT_RAW,     /* the same, masked before the scaling (seed 003's order) */
+    VS_EXPLAIN_ROW_BLOCKED,
+    VS_EXPLAIN_WEIGHT_CELL, /* feature, column, Q/K/V, head, the head's column */
+    VS_DEFAULT_NARRATION,   /* title, rows, cols, what the kind of step is */
     VS_STRING_COUNT
 } ViewString;
 const char *view_string(ViewString id, LessonLang lang);
