@@ -119,6 +119,7 @@ static void assert_shape(const AttnStep *s, int rows, int cols)
 static const char *const required[] = {
     "seed002-scaled-inner-product",
     "seed002-x-to-qkv",
+    "seed002-embedding-two-heads",
     "self-attention-xihuan-paobu",
     "mhsa-wo-xihuan-paobu",
     "single-vs-multi-head",
@@ -408,6 +409,32 @@ static void test_heads_by_projection(void **state)
         unload(&L);
     }
     closedir(d);
+}
+
+/* Seed 002's embedding step: X is one-hot, so each row of Q, K and V is the
+ * row of W_Q, W_K, W_V at the token's index (an exact copy: one term is 1·w,
+ * the others 0·w). */
+static void test_seed002_embedding(void **state)
+{
+    (void)state;
+    Loaded L;
+    load_id(&L, "seed002-embedding-two-heads");
+    const AttnTrace *t = L.trace;
+    const AttnStep *X = step(t, "X");
+    static const char *const proj[3][2] = {{"Q", "W_Q"}, {"K", "W_K"}, {"V", "W_V"}};
+    for (int i = 0; i < X->rows; i++) {
+        int id = -1, ones = 0;
+        for (int j = 0; j < X->cols; j++) {
+            assert_true(at(X, i, j) == 0.0f || at(X, i, j) == 1.0f);
+            if (at(X, i, j) == 1.0f) id = j, ones++;
+        }
+        assert_int_equal(ones, 1); /* one-hot */
+        for (int p = 0; p < 3; p++) {
+            const AttnStep *P = step(t, proj[p][0]), *W = step(t, proj[p][1]);
+            for (int c = 0; c < P->cols; c++) assert_true(at(P, i, c) == at(W, id, c));
+        }
+    }
+    unload(&L);
 }
 
 /* ---- 3. one head, W = I: every word looks most at itself ------------------ */
@@ -915,6 +942,7 @@ int main(void)
         cmocka_unit_test(test_heads_by_projection),
         cmocka_unit_test(test_seed002_scaled_inner_product),
         cmocka_unit_test(test_seed002_x_to_qkv),
+        cmocka_unit_test(test_seed002_embedding),
         cmocka_unit_test(test_self_attention),
         cmocka_unit_test(test_mhsa_head_patterns),
         cmocka_unit_test(test_single_vs_multi),
