@@ -357,40 +357,6 @@ static float *data_of(AttnTrace *t, int idx)
     return idx >= 0 ? t->steps[idx].data : NULL;
 }
 
-/* Is query i allowed to attend key j? */
-static int allowed(const AttnConfig *c, const unsigned char *mask, int i, int j)
-{
-    switch (c->mask_kind) {
-    case ATTN_MASK_NONE:
-        return 1;
-    case ATTN_MASK_CAUSAL:
-        return j <= i;
-    case ATTN_MASK_PADDING:
-        return mask[j] != 0;
-    case ATTN_MASK_MATRIX:
-        return mask[(size_t)i * (size_t)c->n_k + (size_t)j] != 0;
-    }
-    return 1;
-}
-
-/* masked(i,j) = allowed ? in(i,j) : fill, for the rows [r0, r1) of the
- * (n_q, n_k) matrices in and out. Rows with no allowed key at all are
- * flagged, whatever the fill. */
-void attn__apply_mask(const AttnConfig *c, const unsigned char *mask, float *out, unsigned char *flags, const float *in,
-                      int r0, int r1)
-{
-    for (int i = r0; i < r1; i++) {
-        int any = 0;
-        for (int j = 0; j < c->n_k; j++) {
-            size_t at = (size_t)i * (size_t)c->n_k + (size_t)j;
-            int ok = allowed(c, mask, i, j);
-            out[at] = ok ? in[at] : c->mask_fill;
-            any |= ok;
-        }
-        if (!any && flags) flags[i] |= ATTN_ROW_ALL_BLOCKED;
-    }
-}
-
 /* rows × w floats from src (row stride src_stride) to dst (row stride
  * dst_stride): a head's columns out of Q, K, V (split), and back into concat.
  * The usual head widths get a copy of constant size, which the compiler
@@ -510,7 +476,7 @@ void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *m
     /* 5. softmax along each row; 6. weighted sum of the values */
     float *W = w->data + (size_t)r0 * nk;
     attn_softmax_rows(W, w->row_flags + r0, pre, rows, nk);
-    /* Weights of rows of finite and -inf logits are in [0, 1] (the careful
+    /* Weights of rows of finite and -inf logits are in [0, 1] (the reference
      * path turns blocked rows into zeros): only input holding +inf or NaN
      * (an earlier step, which is named first) needs the scan of the 16 MiB
      * a head's weights are at n = 2048. */
