@@ -1197,5 +1197,6 @@ int main(void)
     for (int i = 0; i < n; i++) free(names[i]);
     free(names);
     free(fx);
+    attn_shutdown();
     return failed ? 1 : 0;
 }

@@ -373,5 +373,7 @@ int main(void)
         cmocka_unit_test(test_softmax_single_column), cmocka_unit_test(test_softmax_random),
         cmocka_unit_test(test_softmax_pinf),
     };
-    return cmocka_run_group_tests_name("kernels", tests, NULL, NULL);
+    int failed = cmocka_run_group_tests_name("kernels", tests, NULL, NULL);
+    attn_shutdown();
+    return failed;
 }

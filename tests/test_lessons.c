@@ -771,5 +771,7 @@ int main(void)
         cmocka_unit_test(test_key_padding),
         cmocka_unit_test(test_biases),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    attn_shutdown();
+    return failed;
 }

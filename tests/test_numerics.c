@@ -579,5 +579,7 @@ int main(void)
         cmocka_unit_test(test_reused_block),
         cmocka_unit_test(test_lessons_end_to_end),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    attn_shutdown();
+    return failed;
 }

@@ -375,5 +375,7 @@ int main(void)
         cmocka_unit_test(test_bench_shapes_causal_match_naive),
         cmocka_unit_test(test_overflow_named_alike_on_threads),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    attn_shutdown();
+    return failed;
 }

@@ -714,6 +714,12 @@ void attn__spare_give(AttnSpare *s, void *block, size_t bytes)
     free(old);
 }
 
+void attn_shutdown(void)
+{
+    attn__heads_shutdown();
+    attn__spare_give(&spare, NULL, 0);
+}
+
 /* A block of at least `total` bytes; its size in *bytes. NULL when memory
  * runs out. */
 static unsigned char *block_alloc(size_t total, size_t *bytes)

@@ -179,6 +179,14 @@ typedef struct AttnTrace {
 AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen);
 void attn_trace_destroy(AttnTrace *trace);
 
+/* Releases what the engine keeps for the whole process between forwards:
+ * the spare blocks of the last large trace and of the heads' packed K and V,
+ * and the worker threads (stopped and joined). Call it at exit, once no
+ * forward is running on any thread, so that leak checkers see nothing left.
+ * Traces still alive stay valid (step names are in static storage), and the
+ * engine keeps working: the next forward starts from nothing. */
+void attn_shutdown(void);
+
 /* The first step of that kind and head (0: not per-head), or NULL. */
 const AttnStep *attn_trace_find(const AttnTrace *trace, AttnStepKind kind, int head);
 /* The step with that name, or NULL. */

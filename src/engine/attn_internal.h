@@ -70,6 +70,8 @@ void attn__prepare_head(AttnTrace *t, const Plan *p, int h, int values, float *p
  * found[] (found may be NULL: no scans). */
 void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *mask, int h, int r0, int r1,
                              const float *packK, const float *packV, unsigned char *found);
+/* heads.c's part of attn_shutdown: the pool's threads and the heads' spare block. */
+void attn__heads_shutdown(void);
 /* Computes heads 0..heads-1, in blocks of rows, on up to `threads` threads;
  * found[] of the heads' steps must be 0 (or found NULL). */
 void attn__run_heads(AttnTrace *t, const Plan *p, const unsigned char *mask, int heads, unsigned char *found,

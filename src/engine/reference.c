@@ -174,7 +174,8 @@ static void forward_dot(AttnTrace *t, const AttnConfig *c, const Plan *p)
             for (int d = 0; d < dv; d++) concat[(size_t)i * H * dv + h * dv + d] = O[(size_t)i * dv + d];
     }
     /* 9. output = concat · W_O + b_O: the heads mixed back to d_model columns */
-    if (p->output >= 0) attn_matmul_naive(data(t, p->output), concat, c->W_O, c->b_O, nq, H * dv, dm); /* (n_q, d_model) */
+    if (p->output >= 0)
+        attn_matmul_naive(data(t, p->output), concat, c->W_O, c->b_O, nq, H * dv, dm); /* (n_q, d_model) */
 }
 
 static void forward_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)
