@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
@@ -712,6 +713,13 @@ void attn__spare_give(AttnSpare *s, void *block, size_t bytes)
     s->bytes = bytes;
     pthread_mutex_unlock(&s->m);
     free(old);
+}
+
+double attn_clock_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 void attn_shutdown(void)

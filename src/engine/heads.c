@@ -35,7 +35,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "attn_internal.h"
 
@@ -51,7 +50,7 @@ enum { MAX_THREADS = 64, MAX_JOBS = ATTN_MAX_PHASE_JOBS };
  * the caller spins for the pool to finish before it sleeps: long enough to
  * cover the gaps between the parallel phases of one forward, short enough
  * not to steal much from other work on a busy machine. */
-#define SPIN_NS 30000
+#define SPIN_SECONDS 30e-6
 
 static inline void cpu_relax(void)
 {
@@ -60,22 +59,15 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* Spins until (*v == value) == equal, returning 1, or until SPIN_NS have
+/* Spins until (*v == value) == equal, returning 1, or until SPIN_SECONDS have
  * passed, returning 0. */
 static int spin_until(atomic_uint *v, unsigned value, int equal)
 {
-    long long deadline = now_ns() + SPIN_NS;
+    double deadline = attn_clock_seconds() + SPIN_SECONDS;
     for (int i = 1;; i++) {
         if ((atomic_load_explicit(v, memory_order_acquire) == value) == equal) return 1;
         cpu_relax();
-        if (i % 64 == 0 && now_ns() > deadline) return 0;
+        if (i % 64 == 0 && attn_clock_seconds() > deadline) return 0;
     }
 }
 
