@@ -525,6 +525,8 @@ static void test_break_words(void **state)
                  (const char *const[]){"softmax 的输出", "叫weights：每", "行和为 1"}, 3);
     /* "'s" stays with the token it follows (naive at 12: "matches 跑步" / "'s key") */
     expect_lines("matches 跑步's key", 12, (const char *const[]){"matches 跑", "步's key"}, 2);
+    /* a middle dot joins a pair (naive at 12: "顺序是 s1·" / "我，s2·我") */
+    expect_lines("顺序是 s1·我，s2·我", 12, (const char *const[]){"顺序是", "s1·我，", "s2·我"}, 3);
     /* 0.8943 is one word */
     expect_lines("我把 0.8943 给了喜欢", 8, (const char *const[]){"我把", "0.8943", "给了喜欢"}, 3);
     /* a newline always breaks, and keeps the next line's indentation */

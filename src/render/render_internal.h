@@ -119,8 +119,8 @@ typedef int (*RenderAdvanceFn)(void *user, uint32_t cp);
  * at most `width` (advances summed through `advance`) and fills starts[] and
  * lens[] (byte ranges of s, spaces at the break left out); returns the line
  * count (≤ max). A newline always breaks. Otherwise a line breaks at a space
- * or before or after a CJK character, never inside an English word or
- * number, and never so that a line starts with closing punctuation
+ * or before or after a CJK character (but not at a middle dot: s1·我), never
+ * inside an English word or number, and never so that a line starts with closing punctuation
  * (，。、：；！？」』）》】… , . : ; ! ? ) ] ' %) or ends with an opening bracket
  * (「『（《【 ( [): the character before such a break moves to the next line
  * with it. Only a word wider than the whole line is broken inside, at a

@@ -397,7 +397,9 @@ int render_break_lines(const char *s, int width, RenderAdvanceFn advance, void *
                 w += advance(user, cp);
                 continue;
             }
-            if (prev && !is_closing(cp) && !is_opening(prev) && (spaces || render_is_cjk(prev) || render_is_cjk(cp))) {
+            /* a middle dot joins what it stands between (Q·K, s1·我) */
+            int cjk_edge = (render_is_cjk(prev) || render_is_cjk(cp)) && prev != 0xB7 && cp != 0xB7;
+            if (prev && !is_closing(cp) && !is_opening(prev) && (spaces || cjk_edge)) {
                 brk_end = spaces ? spaces : at;
                 brk_next = at;
             }
