@@ -124,7 +124,8 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                                 "\n这一行的键全部被屏蔽：权重全为 0"},
     [VS_EXPLAIN_WEIGHT_COLUMN] = {"\nmultiplies feature %d of each token into %c's column %d (head %d's column %d)",
                                   "\n把每个词的第 %d 个特征乘进 %c 的第 %d 列（头 %d 的第 %d 列）"},
-    [VS_TOKEN_FIRST] = {"%s", "「%s」"},
+    [VS_TOKEN] = {"%s", "「%s」"},
+    [VS_TOKEN_LIST_SEP] = {", ", "、"},
     [VS_TOKEN_NEXT] = {" %s", "「%s」"},
     [VS_TOKENS_MORE] = {" …", "…"},
     [VS_LARGEST_WEIGHTS] = {" Each query's largest weight: ", "每个查询最大的权重："},
@@ -932,7 +933,7 @@ static size_t cat_token_list(const View *v, char *buf, size_t len, size_t at)
     const Lesson *l = v->lesson;
     int n = l->n_tokens < 6 ? l->n_tokens : 6;
     for (int i = 0; i < n; i++)
-        at = cat(buf, len, at, view_string(i ? VS_TOKEN_NEXT : VS_TOKEN_FIRST, v->lang), l->tokens[i]);
+        at = cat(buf, len, at, view_string(i ? VS_TOKEN_NEXT : VS_TOKEN, v->lang), l->tokens[i]);
     if (l->n_tokens > n) at = cat(buf, len, at, "%s", view_string(VS_TOKENS_MORE, v->lang));
     return at;
 }

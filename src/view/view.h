@@ -310,9 +310,11 @@ typedef enum ViewString {
     VS_EXPLAIN_MASKED_KEPT,
     VS_EXPLAIN_ROW_BLOCKED,
     VS_EXPLAIN_WEIGHT_COLUMN,
-    /* the narration written from a step (tokens in running text, the
-     * largest weights, lists) */
-    VS_TOKEN_FIRST,
+    /* a token in running text: bare, or 「喜欢」 in Chinese, where a bare 我
+     * would read as part of the sentence; then a list of tokens */
+    VS_TOKEN,
+    VS_TOKEN_LIST_SEP,
+    /* the narration written from a step (the tokens, the largest weights) */
     VS_TOKEN_NEXT,
     VS_TOKENS_MORE,
     VS_LARGEST_WEIGHTS,
