@@ -455,5 +455,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_value_heads, setup, teardown),
         cmocka_unit_test(test_additive),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    attn_shutdown();
+    return failed;
 }
