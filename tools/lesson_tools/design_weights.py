@@ -194,7 +194,7 @@ claim(np.allclose(a[3], 1 / 3), "running (a zero query) spreads evenly")
 # --- seed002-embedding-two-heads ------------------------------------------------
 section("seed002-embedding-two-heads: one-hot × W, and a second projection per head, folded")
 # Vocabulary [我, 你, 喜欢, 跑步]; seed 002's embedding W, its W_q/W_k/W_v, and
-# per-head second projections. The lesson's W_Q is W·W_q·[W^{q,1} | W^{q,2}].
+# per-head second projections. The lesson's W_Q is W·W_q·[W^(q,1) | W^(q,2)].
 Emb = np.array([[1, 0, 1], [1, 1, 0], [0, 1, 0], [0, 1, 1]])
 Wq2 = np.array([[1, 0], [0, 1], [1, 1]])
 Wk2 = np.array([[0, 1], [1, 0], [1, 1]])
