@@ -453,10 +453,9 @@ int render_wrap(RenderCtx *rc, const char *s, int size, int width, size_t *start
 
 static uint64_t text_key(const char *s, int size, SDL_Color c)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) h = (h ^ *p) * 1099511628211ull;
-    h = (h ^ (uint64_t)size) * 1099511628211ull;
-    h = (h ^ ((uint64_t)c.r << 24 | (uint64_t)c.g << 16 | (uint64_t)c.b << 8 | c.a)) * 1099511628211ull;
+    uint64_t h = lesson_fnv1a64_bytes(LESSON_FNV1A64_BASIS, s, strlen(s));
+    h = lesson_fnv1a64_bytes(h, &size, sizeof size);
+    h = lesson_fnv1a64_bytes(h, &c, sizeof c);
     return h ? h : 1;
 }
 
