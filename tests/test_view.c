@@ -437,6 +437,32 @@ static void test_summary_opens_first_step(void **state)
     fixture_free(f);
 }
 
+/* Seed 003's order: the formula masks before it divides, and the scaled
+ * step, which comes after the mask, shows its blocked cells as blocked. */
+static void test_mask_then_scale(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make("{\"format\": \"attnviz-lesson/1\", \"id\": \"test-view-m3\", \"title\": {\"en\": \"M\"},"
+                              " \"tokens\": [\"a\", \"b\"], \"d_model\": 2, \"seed\": 5, \"W_O\": null,"
+                              " \"mask\": \"causal\", \"mask_fill\": -1e20, \"mask_order\": \"mask_then_scale\"}");
+    View *v = &f->view;
+    int m = step_of(v, "masked_1"), a = step_of(v, "scaled_1");
+    assert_true(m < a);
+    view_goto(v, m);
+    assert_string_equal(view_formula(v), "head₁ = softmax((Q₁·K₁ᵀ + M) / √d_k) · V₁");
+    const AttnStep *sc = &v->trace->steps[a];
+    assert_true(view_cell_blocked(v, sc, 0, 1));
+    assert_false(view_cell_blocked(v, sc, 1, 0));
+    fixture_free(f);
+    /* the usual order: the scaled step is before the mask and has no blocked cell */
+    f = fixture_make(LESSON_CAUSAL);
+    v = &f->view;
+    assert_false(view_cell_blocked(v, &v->trace->steps[step_of(v, "scaled_1")], 0, 1));
+    view_goto(v, step_of(v, "masked_1"));
+    assert_non_null(strstr(view_formula(v), "softmax(Q₁·K₁ᵀ / √d_k + M)"));
+    fixture_free(f);
+}
+
 static void test_mask_and_labels(void **state)
 {
     (void)state;
@@ -647,6 +673,7 @@ int main(void)
         cmocka_unit_test(test_narration_and_explain),
         cmocka_unit_test(test_summary_opens_first_step),
         cmocka_unit_test(test_mask_and_labels),
+        cmocka_unit_test(test_mask_then_scale),
         cmocka_unit_test(test_selection_and_notice),
         cmocka_unit_test(test_every_entry_in_every_language),
         cmocka_unit_test(test_default_narration_punctuation),
