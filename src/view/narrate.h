@@ -7,7 +7,7 @@
  *     const char *text = lesson_narration(&lesson, step, LESSON_ZH);
  *     char line[2048];
  *     if (text && narrate_fill(line, sizeof line, text, &lesson, trace, step, LESSON_ZH) != 0) {
- *         // line holds the message: "unknown placeholder {d_kk} at byte 12"
+ *         // line holds the message: "unknown placeholder {d_kk} (lessons/FORMAT.md lists the placeholders)"
  *     }
  *
  *     char err[512];
