@@ -148,7 +148,8 @@ static void test_tokens(void **state)
     const Fixture *f = *state;
     expect_fill(f, NULL, LESSON_EN, "{tokens}", "我, 喜欢, 跑步");
     /* in Chinese running text a token is quoted, so that 我 reads as the token */
-    expect_fill(f, NULL, LESSON_ZH, "{tokens}", "「我」、「喜欢」、「跑步」");
+    /* quoted items in a row take no 、 between them (GB/T 15834) */
+    expect_fill(f, NULL, LESSON_ZH, "{tokens}", "「我」「喜欢」「跑步」");
     expect_fill(f, NULL, LESSON_ZH, "{token:1}把权重给了{key_token:2}", "「喜欢」把权重给了「跑步」");
     expect_fill(f, NULL, LESSON_EN, "{key_tokens}", "我, 喜欢, 跑步");
     expect_fill(f, NULL, LESSON_EN, "{token:1} {key_token:2}", "喜欢 跑步");

@@ -551,7 +551,9 @@ static void test_every_entry_in_every_language(void **state)
         if (!en[0]) fail_msg("string %d has no English", id);
         for (int l = 0; l < LESSON_LANG_COUNT; l++) {
             const char *s = view_string((ViewString)id, (LessonLang)l);
-            if (!s[0]) fail_msg("string %d has no text in language %d", id, l);
+            /* Chinese puts nothing between quoted tokens: 「我」「喜欢」 */
+            if (!s[0] && !(id == VS_TOKEN_LIST_SEP && l == LESSON_ZH))
+                fail_msg("string %d has no text in language %d", id, l);
             char got[64];
             conversions(s, got, sizeof got);
             if (strcmp(got, want) != 0)
