@@ -131,7 +131,8 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_TOKEN_NEXT] = {" %s", "「%s」"},
     [VS_TOKENS_MORE] = {" …", "…"},
     [VS_LARGEST_WEIGHTS] = {" Each query's largest weight: ", "每个查询最大的权重："},
-    [VS_LARGEST_WEIGHT] = {"%s → %s ", "「%s」→「%s」"},
+    /* %s: the query, the key, the weight */
+    [VS_LARGEST_WEIGHT] = {"%s → %s %s", "「%s」→「%s」（%s）"},
     [VS_LIST_SEP] = {", ", "，"},
     [VS_LIST_CUT] = {", …", "……"},
     [VS_FULL_STOP] = {".", "。"},
@@ -1000,8 +1001,9 @@ static void describe_step(const View *v, const AttnTrace *trace, const AttnStep 
             if (row[c] > row[best]) best = c;
         if (!(row[best] > 0.0f)) continue; /* a row that sees no key */
         if (shown++) at = cat(buf, len, at, "%s", view_string(VS_LIST_SEP, L));
-        at = cat(buf, len, at, view_string(VS_LARGEST_WEIGHT, L), rl[r], cl[best]);
-        at = cat_num(buf, len, at, row[best], 0);
+        char num[32];
+        cat_num(num, sizeof num, 0, row[best], 0);
+        at = cat(buf, len, at, view_string(VS_LARGEST_WEIGHT, L), rl[r], cl[best], num);
     }
     cat(buf, len, at, "%s", view_string(s->rows > shown && shown == 6 ? VS_LIST_CUT : VS_FULL_STOP, L));
 }
