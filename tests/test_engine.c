@@ -476,6 +476,9 @@ static void check_structure(const AttnTrace *t, const AttnConfig *c)
         fail_msg("%s: data_bytes is %zu, the steps hold rows·cols·4 = %zu", g_ctx, t->data_bytes, bytes);
     if (t->alloc_bytes < t->data_bytes)
         fail_msg("%s: alloc_bytes %zu < data_bytes %zu", g_ctx, t->alloc_bytes, t->data_bytes);
+    if (attn_trace_floats(c) * sizeof(float) != t->data_bytes)
+        fail_msg("%s: attn_trace_floats says %zu floats, the trace holds %zu", g_ctx, attn_trace_floats(c),
+                 t->data_bytes / sizeof(float));
 }
 
 /* ---- 1. fixtures ------------------------------------------------------------- */

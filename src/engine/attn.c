@@ -787,13 +787,13 @@ static void place_steps(AttnTrace *t, const Builder *b, unsigned short *from, un
     }
 }
 
-AttnTrace *attn__trace_begin(const AttnConfig *cfg, Plan *p, char *err, size_t errlen)
+/* Lists the steps of cfg's trace into b (builder_init'd) and their indices
+ * into *p. Returns 0, or -1 when memory runs out (then b and *p are
+ * released). cfg's sizes must be in attn_config_check's ranges; of its
+ * matrices, only which optional ones are present is read. */
+static int plan_trace(const AttnConfig *cfg, Plan *p, Builder *b)
 {
     memset(p, 0, offsetof(Plan, head_small));
-    if (attn_config_check(cfg, err, errlen) != 0) {
-        errno = EINVAL;
-        return NULL;
-    }
     int heads = cfg->attention == ATTN_ADDITIVE ? 1 : cfg->heads;
     p->head = p->head_small;
     p->concat_from = p->concat_from_small;
@@ -801,16 +801,42 @@ AttnTrace *attn__trace_begin(const AttnConfig *cfg, Plan *p, char *err, size_t e
         p->head = calloc((size_t)heads, sizeof *p->head);
         p->concat_from = calloc((size_t)heads, sizeof *p->concat_from);
     }
-    Builder b;
-    builder_init(&b);
     if (p->head && p->concat_from) {
         if (cfg->attention == ATTN_DOT) head_names_fill(cfg->heads);
-        plan(&b, cfg, p);
+        plan(b, cfg, p);
     }
-    if (!p->head || !p->concat_from || b.out_of_memory) {
-        builder_free(&b);
+    if (!p->head || !p->concat_from || b->out_of_memory) {
+        builder_free(b);
         plan_free(p);
-        fail(err, errlen, "out of memory planning %d heads", heads);
+        return -1;
+    }
+    return 0;
+}
+
+size_t attn_trace_floats(const AttnConfig *cfg)
+{
+    assert(cfg->n_q >= 1 && cfg->n_k >= 1 && cfg->heads >= 1 && cfg->heads <= ATTN_MAX_HEADS);
+    Plan p;
+    Builder b;
+    builder_init(&b);
+    if (plan_trace(cfg, &p, &b) != 0) return SIZE_MAX;
+    size_t floats = b.n_floats;
+    builder_free(&b);
+    plan_free(&p);
+    return floats;
+}
+
+AttnTrace *attn__trace_begin(const AttnConfig *cfg, Plan *p, char *err, size_t errlen)
+{
+    memset(p, 0, offsetof(Plan, head_small));
+    if (attn_config_check(cfg, err, errlen) != 0) {
+        errno = EINVAL;
+        return NULL;
+    }
+    Builder b;
+    builder_init(&b);
+    if (plan_trace(cfg, p, &b) != 0) {
+        fail(err, errlen, "out of memory planning %d heads", cfg->attention == ATTN_ADDITIVE ? 1 : cfg->heads);
         errno = ENOMEM;
         return NULL;
     }

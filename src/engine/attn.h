@@ -191,6 +191,14 @@ double attn_clock_seconds(void);
  * engine keeps working: the next forward starts from nothing. */
 void attn_shutdown(void);
 
+/* How many floats a trace of cfg records (data_bytes / 4), counted from the
+ * same plan attn_trace_create lays out, without allocating the trace or
+ * computing anything; SIZE_MAX when memory runs out. cfg's sizes must be in
+ * attn_config_check's ranges; its matrices need not be there: only which
+ * optional ones are present (b_Q, b_K, b_V, W_O, b_O, b_a) and mask_kind
+ * matter. */
+size_t attn_trace_floats(const AttnConfig *cfg);
+
 /* The first step of that kind and head (0: not per-head), or NULL. */
 const AttnStep *attn_trace_find(const AttnTrace *trace, AttnStepKind kind, int head);
 /* The step with that name, or NULL. */
