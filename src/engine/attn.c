@@ -189,19 +189,18 @@ static void builder_free(Builder *b)
     if (b->from != b->from_small) free(b->from);
 }
 
-/* *arr (of *cap elements of size each, the first `used` in use, stored in
- * small until it outgrows it) with room for at least `need`. Returns 0, or
- * -1 when memory runs out (then *arr is unchanged). */
-static int grow(void **arr, void *small, size_t *cap, size_t used, size_t need, size_t size)
+/* arr (of *cap elements of size each, the first `used` in use, stored in
+ * small until it outgrows it) with room for at least `need`: arr itself, or
+ * a larger copy (*cap updated); NULL when memory runs out (arr unchanged). */
+static void *grow(void *arr, const void *small, size_t *cap, size_t used, size_t need, size_t size)
 {
-    if (need <= *cap) return 0;
+    if (need <= *cap) return arr;
     size_t want = *cap * 2 > need ? *cap * 2 : need;
-    void *bigger = *arr == small ? malloc(want * size) : realloc(*arr, want * size);
-    if (!bigger) return -1;
-    if (*arr == small) memcpy(bigger, small, used * size);
-    *arr = bigger;
+    void *bigger = arr == small ? malloc(want * size) : realloc(arr, want * size);
+    if (!bigger) return NULL;
+    if (arr == small) memcpy(bigger, small, used * size);
     *cap = want;
-    return 0;
+    return bigger;
 }
 
 /* Room in b for one more step with up to n_from links. Returns 0, or -1
@@ -209,14 +208,20 @@ static int grow(void **arr, void *small, size_t *cap, size_t used, size_t need, 
 static int builder_reserve(Builder *b, int n_from)
 {
     size_t cap_steps = (size_t)b->cap_steps;
-    if (grow((void **)&b->steps, b->steps_small, &cap_steps, (size_t)b->n_steps, (size_t)b->n_steps + 1,
-             sizeof *b->steps) != 0 ||
-        grow((void **)&b->from, b->from_small, &b->cap_from, b->n_from, b->n_from + (size_t)n_from, sizeof *b->from) !=
-            0) {
+    AttnStep *steps =
+        grow(b->steps, b->steps_small, &cap_steps, (size_t)b->n_steps, (size_t)b->n_steps + 1, sizeof *b->steps);
+    if (steps) {
+        b->steps = steps;
+        b->cap_steps = (int)cap_steps;
+    }
+    unsigned short *from =
+        steps ? grow(b->from, b->from_small, &b->cap_from, b->n_from, b->n_from + (size_t)n_from, sizeof *b->from)
+              : NULL;
+    if (from) b->from = from;
+    if (!steps || !from) {
         b->out_of_memory = 1;
         return -1;
     }
-    b->cap_steps = (int)cap_steps;
     return 0;
 }
 
