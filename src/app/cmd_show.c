@@ -236,9 +236,7 @@ static void reload(Loaded *cur, const char *path, SDL_Window *win)
     Loaded next;
     char err[1200];
     if (load_into(&next, path, err, sizeof err) != 0) {
-        char msg[VIEW_MAX_NOTICE];
-        snprintf(msg, sizeof msg, "%s: %.400s", view_string(VS_RELOAD_ERROR, cur->view.lang), err);
-        view_set_notice(&cur->view, msg, 1);
+        view_set_notice(&cur->view, VS_NOTICE_RELOAD_FAILED, err, 1);
         fprintf(stderr, "attnviz: %s\n", err);
         return;
     }
@@ -259,9 +257,7 @@ static void reload(Loaded *cur, const char *path, SDL_Window *win)
             view_finish(n);
         }
     }
-    char msg[VIEW_MAX_NOTICE];
-    snprintf(msg, sizeof msg, "%s: %s", view_string(VS_RELOADED, n->lang), path);
-    view_set_notice(n, msg, 0);
+    view_set_notice(n, VS_NOTICE_RELOADED, path, 0);
     loaded_free(cur);
     *cur = next;
     char title[512];
@@ -347,7 +343,9 @@ static uint64_t visible_key(const View *v, int w, int h)
     MIX((int)v->pan_y);
     MIX(v->show_help);
     MIX(v->notice_is_error);
-    for (const char *p = v->notice; *p; p++) MIX((unsigned char)*p);
+    MIX(v->notice_what);
+    MIX(v->notice_left > 0);
+    for (const char *p = v->notice_detail; *p; p++) MIX((unsigned char)*p);
     MIX(w);
     MIX(h);
 #undef MIX
@@ -800,12 +798,10 @@ int cmd_show(int argc, char **argv)
         if (save_request) {
             char saved[1024];
             if (export_save_frame(scr.sdl, v, o.frames_dir, saved, sizeof saved, err, sizeof err) == 0) {
-                char msg[VIEW_MAX_NOTICE];
-                snprintf(msg, sizeof msg, "%s %.440s", view_string(VS_SAVED, v->lang), saved);
-                view_set_notice(v, msg, 0);
+                view_set_notice(v, VS_NOTICE_SAVED, saved, 0);
                 fprintf(stderr, "attnviz: saved %s\n", saved);
             } else {
-                view_set_notice(v, err, 1);
+                view_set_notice(v, VS_NOTICE_SAVE_FAILED, err, 1);
                 fprintf(stderr, "attnviz: %s\n", err);
             }
             save_request = 0;
