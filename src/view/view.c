@@ -30,6 +30,13 @@ static int clampi(int x, int lo, int hi)
     return x < lo ? lo : x > hi ? hi : x;
 }
 
+/* Marks a visible change: a revision no View in the process had before. */
+static void touch(View *v)
+{
+    static atomic_ulong next_revision = 1;
+    v->revision = atomic_fetch_add(&next_revision, 1);
+}
+
 /* Appends to a fixed buffer, always NUL-terminated; returns the new length. */
 static size_t cat(char *buf, size_t len, size_t at, const char *fmt, ...)
 {
@@ -68,27 +75,11 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_MULTI_TITLE] = {"multi-head", "多头"},
     [VS_ALL_HEADS] = {"all heads: attention weights", "所有头的注意力权重"},
     [VS_HELP_TITLE] = {"Keys and mouse", "按键与鼠标"},
-    [VS_HELP_BODY] = {"→ / Space  next step            ← back (the step plays backwards)\n"
-                      "Home / End  first / last step   P  play / pause\n"
-                      "[ / ]  slower / faster          1–9  choose a head   Tab  next head\n"
-                      "M  single ↔ multi-head          C  compare single and multi-head\n"
-                      "L  中文 ↔ English               T  theme (light, dark, projector)\n"
-                      "+ / −  text size                F / F11  fullscreen\n"
-                      "S  save this frame as PNG       R  reload the lesson file\n"
-                      "?  this help                    Esc / Q  quit\n"
-                      "Mouse: hover a cell to see how it was computed; click a token to\n"
-                      "highlight it everywhere; click the timeline to jump; wheel zooms,\n"
-                      "drag pans a large matrix; drop a lesson file on the window to open it.",
-                      "→ / 空格  下一步                ← 后退（本步倒放）\n"
-                      "Home / End  第一步 / 最后一步    P  自动播放 / 暂停\n"
-                      "[ / ]  减速 / 加速               1–9  选择头   Tab  下一个头\n"
-                      "M  单头 ↔ 多头                   C  单头与多头并排对比\n"
-                      "L  中文 ↔ English               T  主题（浅色、深色、投影）\n"
-                      "+ / −  字号                      F / F11  全屏\n"
-                      "S  把当前画面存为 PNG            R  重新载入课程文件\n"
-                      "?  本帮助                        Esc / Q  退出\n"
-                      "鼠标：悬停在格子上查看它的计算过程；点击词元在所有矩阵中高亮；\n"
-                      "点击时间轴跳转；滚轮缩放、拖动平移大矩阵；把课程文件拖进窗口即可打开。"},
+    [VS_HELP_MOUSE] = {"Mouse: hover a cell to see how it was computed; click a token to\n"
+                       "highlight it everywhere; click the timeline to jump; wheel zooms,\n"
+                       "drag pans a large matrix; drop a lesson file on the window to open it.",
+                       "鼠标：悬停在格子上查看它的计算过程；点击词元在所有矩阵中高亮；\n"
+                       "点击时间轴跳转；滚轮缩放、拖动平移大矩阵；把课程文件拖进窗口即可打开。"},
     [VS_HINT] = {"? help", "? 帮助"},
     [VS_SCALE_BY] = {"scale", "缩放"},
     [VS_SPLIT_INTO] = {"split into heads", "按头切分"},
@@ -100,6 +91,17 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_SAVED] = {"saved", "已保存"},
     [VS_RELOADED] = {"reloaded", "已重新载入"},
 };
+
+const char *const view_mode_names[VIEW_MODE_COUNT] = {"multi", "single", "compare"};
+const char *const view_theme_names[VIEW_THEME_COUNT] = {"light", "dark", "projector"};
+const char *const view_lang_names[LESSON_LANG_COUNT] = {"en", "zh"};
+
+int view_name_index(const char *const *names, int count, const char *name)
+{
+    for (int i = 0; name && i < count; i++)
+        if (strcmp(names[i], name) == 0) return i;
+    return -1;
+}
 
 const char *view_string(ViewString id, LessonLang lang)
 {
@@ -285,8 +287,10 @@ void view_goto(View *v, int step)
     if (s->head > 0 && t == v->trace) v->head = s->head;
     v->zoom = 1.0f;
     v->pan_x = v->pan_y = 0.0f;
+    v->dragging = 0;
     v->hover_step = -1;
     update_formula(v);
+    touch(v);
 }
 
 void view_finish(View *v)
@@ -294,6 +298,7 @@ void view_finish(View *v)
     v->t = view_step_duration(v, v->step);
     v->dwell = 0.0;
     v->rewinding = 0;
+    touch(v);
 }
 
 void view_next(View *v)
@@ -319,6 +324,7 @@ static void land_on_previous(View *v)
 void view_prev(View *v)
 {
     v->playing = 0; /* going back: autoplay would turn round at the end of the rewind */
+    touch(v);
     if (!v->rewinding && v->t > 0 && view_step_duration(v, v->step) > 0) {
         v->rewinding = 1; /* view_advance runs the animation backwards */
         return;
@@ -346,10 +352,12 @@ void view_advance(View *v, double dt)
             v->notice_left = 0;
             v->notice[0] = '\0';
             v->notice_is_error = 0;
+            touch(v);
         }
     }
     if (v->rewinding) {
         v->t -= dt * v->speed;
+        touch(v);
         if (v->t <= 0) land_on_previous(v);
         return;
     }
@@ -357,6 +365,7 @@ void view_advance(View *v, double dt)
     if (v->t < d) {
         v->t += dt * v->speed;
         if (v->t > d) v->t = d;
+        touch(v);
         return;
     }
     if (!v->playing) return;
@@ -373,12 +382,18 @@ void view_advance(View *v, double dt)
 
 int view_head_count(const View *v)
 {
-    return v->trace->cfg.attention == ATTN_DOT ? v->trace->cfg.heads : 1;
+    return view_lesson_head_count(v->lesson);
+}
+
+int view_lesson_head_count(const Lesson *lesson)
+{
+    return lesson->cfg.attention == ATTN_DOT ? lesson->cfg.heads : 1;
 }
 
 void view_set_head(View *v, int head)
 {
     v->head = clampi(head, 1, view_head_count(v));
+    touch(v);
     const AttnTrace *t = view_trace(v);
     const AttnStep *s = view_current(v);
     if (t == v->trace && s->head > 0 && s->head != v->head) {
@@ -445,6 +460,7 @@ void view_set_speed(View *v, double speed)
     if (!(speed >= VIEW_SPEED_MIN)) speed = VIEW_SPEED_MIN;
     if (speed > VIEW_SPEED_MAX) speed = VIEW_SPEED_MAX;
     v->speed = speed;
+    touch(v);
 }
 
 void view_set_text_scale(View *v, float scale)
@@ -452,17 +468,71 @@ void view_set_text_scale(View *v, float scale)
     if (!(scale >= VIEW_TEXT_SCALE_MIN)) scale = VIEW_TEXT_SCALE_MIN;
     if (scale > VIEW_TEXT_SCALE_MAX) scale = VIEW_TEXT_SCALE_MAX;
     v->text_scale = scale;
+    touch(v);
+}
+
+void view_set_lang(View *v, LessonLang lang)
+{
+    v->lang = (int)lang >= 0 && lang < LESSON_LANG_COUNT ? lang : LESSON_EN;
+    update_formula(v);
+    touch(v);
 }
 
 void view_toggle_lang(View *v)
 {
-    v->lang = v->lang == LESSON_EN ? LESSON_ZH : LESSON_EN;
-    update_formula(v);
+    view_set_lang(v, v->lang == LESSON_EN ? LESSON_ZH : LESSON_EN);
+}
+
+void view_set_theme(View *v, ViewTheme theme)
+{
+    v->theme = (int)theme >= 0 && theme < VIEW_THEME_COUNT ? theme : VIEW_THEME_LIGHT;
+    touch(v);
 }
 
 void view_next_theme(View *v)
 {
-    v->theme = (ViewTheme)((v->theme + 1) % VIEW_THEME_COUNT);
+    view_set_theme(v, (ViewTheme)((v->theme + 1) % VIEW_THEME_COUNT));
+}
+
+void view_set_playing(View *v, int playing)
+{
+    if (playing && !v->playing && view_at_end(v)) view_home(v);
+    v->playing = playing != 0;
+    if (v->playing && v->rewinding) view_finish(v); /* play runs forwards */
+    v->dwell = 0;
+    touch(v);
+}
+
+void view_toggle_play(View *v)
+{
+    view_set_playing(v, !v->playing);
+}
+
+void view_set_help(View *v, int shown)
+{
+    v->show_help = shown != 0;
+    touch(v);
+}
+
+void view_set_hover(View *v, const AttnTrace *trace, int step, int row, int col)
+{
+    if (!trace || step < 0) trace = NULL, step = row = col = -1;
+    if (trace == v->hover_trace && step == v->hover_step && row == v->hover_row && col == v->hover_col) return;
+    v->hover_trace = trace;
+    v->hover_step = step;
+    v->hover_row = row;
+    v->hover_col = col;
+    touch(v);
+}
+
+void view_set_zoom(View *v, float zoom, float pan_x, float pan_y)
+{
+    if (!(zoom >= 1.0f)) zoom = 1.0f;
+    if (zoom > VIEW_ZOOM_MAX) zoom = VIEW_ZOOM_MAX;
+    v->zoom = zoom;
+    v->pan_x = zoom > 1.0f && pan_x > 0 ? pan_x : 0.0f;
+    v->pan_y = zoom > 1.0f && pan_y > 0 ? pan_y : 0.0f;
+    touch(v);
 }
 
 void view_select_token(View *v, int q, int k)
@@ -470,6 +540,7 @@ void view_select_token(View *v, int q, int k)
     if (q == v->sel_query && k == v->sel_key) q = k = -1;
     v->sel_query = q;
     v->sel_key = k;
+    touch(v);
 }
 
 void view_set_notice(View *v, const char *msg, int is_error)
@@ -477,6 +548,15 @@ void view_set_notice(View *v, const char *msg, int is_error)
     snprintf(v->notice, sizeof v->notice, "%s", msg ? msg : "");
     v->notice_is_error = is_error;
     v->notice_left = v->notice[0] ? (is_error ? 15.0 : 3.0) : 0.0;
+    touch(v);
+}
+
+void view_for_saving(const View *v, View *out)
+{
+    *out = *v;
+    out->notice[0] = '\0';
+    out->notice_left = 0;
+    out->notice_is_error = 0;
 }
 
 /* ---- names, labels, masks ---- */
@@ -864,6 +944,205 @@ static const AttnStep *from_not_kind(const AttnTrace *t, const AttnStep *s, Attn
     return NULL;
 }
 
+/* Each explain_* appends to buf at `at` the lines that say how cell (r, c)
+ * of step s of t was computed, and returns the new length. */
+
+/* A projection or the output: a row of the input times a column of the weight, plus the bias. */
+static size_t explain_product(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                              size_t at)
+{
+    const AttnStep *A = from_not_kind(t, s, ATTN_STEP_BIAS, 0), *W = from_not_kind(t, s, ATTN_STEP_BIAS, 1);
+    const AttnStep *bias = from_kind(t, s, ATTN_STEP_BIAS, 0);
+    if (!A || !W) return at;
+    at = cat(buf, len, at, "\n= ");
+    at = cat_cellref(v, t, buf, len, at, A, r, -1);
+    at = cat(buf, len, at, " · ");
+    char wt[64];
+    view_step_title(W, wt, sizeof wt);
+    at = cat(buf, len, at, "%s[:, %d]", wt, c);
+    if (bias) at = cat(buf, len, at, " + %s[%d]", bias->name, c);
+    at = cat(buf, len, at, "\n");
+    at = cat_dot(buf, len, at, A->data, (size_t)r * (size_t)A->cols, 1, W->data, (size_t)c, (size_t)W->cols, A->cols,
+                 v->lang);
+    if (bias) {
+        at = cat(buf, len, at, " + ");
+        at = cat_num(buf, len, at, bias->data[c], 1);
+    }
+    return at;
+}
+
+/* A head's columns: which column of the projection the cell is. */
+static size_t explain_split(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                            size_t at)
+{
+    const AttnStep *P = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
+    if (!P) return at;
+    at = cat(buf, len, at, "\n= %s[", P->name);
+    const char *const *rl = view_row_labels(v, t, P);
+    at = rl ? cat(buf, len, at, "%s", rl[r]) : cat(buf, len, at, "%d", r);
+    at = cat(buf, len, at,
+             v->lang == LESSON_ZH ? ", %d]（头 %d 的第 %d 列，共 0…%d）" : ", %d]  (head %d, its column %d of 0…%d)",
+             (s->head - 1) * s->cols + c, s->head, c, s->cols - 1);
+    return at;
+}
+
+/* Scores: the dot product of a query and a key (dot), or hidden · v_a (additive). */
+static size_t explain_scores(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                             size_t at)
+{
+    if (t->cfg.attention == ATTN_DOT) {
+        const AttnStep *Q = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0),
+                       *K = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 1);
+        if (!Q || !K) return at;
+        at = cat(buf, len, at, "\n= ");
+        at = cat_cellref(v, t, buf, len, at, Q, r, -1);
+        at = cat(buf, len, at, " · ");
+        at = cat_cellref(v, t, buf, len, at, K, c, -1);
+        at = cat(buf, len, at, "\n");
+        at = cat_dot(buf, len, at, Q->data, (size_t)r * (size_t)Q->cols, 1, K->data, (size_t)c * (size_t)K->cols, 1,
+                     Q->cols, v->lang);
+    } else {
+        const AttnStep *Hd = from_kind(t, s, ATTN_STEP_ADDITIVE_HIDDEN, 0), *va = from_kind(t, s, ATTN_STEP_WEIGHT, 0);
+        if (!Hd || !va) return at;
+        size_t hr = (size_t)r * (size_t)s->cols + (size_t)c;
+        at = cat(buf, len, at, "\n= hidden[%zu] · v_a  (row %d·n_k + %d)\n", hr, r, c);
+        at = cat_dot(buf, len, at, Hd->data, hr * (size_t)Hd->cols, 1, va->data, 0, 1, Hd->cols, v->lang);
+    }
+    return at;
+}
+
+/* Scaled: the score over the divisor. */
+static size_t explain_scaled(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                             size_t at)
+{
+    (void)v;
+    const AttnStep *S = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
+    if (!S) return at;
+    at = cat(buf, len, at, "\n= ");
+    at = cat_num(buf, len, at, S->data[(size_t)r * (size_t)S->cols + (size_t)c], 0);
+    at = cat(buf, len, at, " ÷ %.4g", (double)t->divisor);
+    return at;
+}
+
+/* Masked: the scaled score, or the fill value where the mask blocks. */
+static size_t explain_masked(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                             size_t at)
+{
+    (void)t;
+    if (view_cell_blocked(v, s, r, c))
+        at = cat(buf, len, at,
+                 v->lang == LESSON_ZH ? "\n%s：这里的掩码是 0，分数被替换成填充值"
+                                      : "\n%s: the mask is 0 here, so the score becomes the fill value",
+                 view_string(VS_BLOCKED, v->lang));
+    else
+        at = cat(buf, len, at,
+                 v->lang == LESSON_ZH ? "\n= 缩放后的分数（这里的掩码是 1）"
+                                      : "\n= the scaled score (the mask is 1 here)");
+    return at;
+}
+
+/* Softmax: the cell's exp(x − max) over its row's sum. */
+static size_t explain_softmax(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                              size_t at)
+{
+    const AttnStep *X = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
+    if (!X) return at;
+    const float *row = X->data + (size_t)r * (size_t)X->cols;
+    float mx = -INFINITY;
+    for (int j = 0; j < X->cols; j++)
+        if (row[j] > mx) mx = row[j];
+    if (isinf(mx) && mx < 0) {
+        at = cat(buf, len, at,
+                 v->lang == LESSON_ZH ? "\n这一行的键全部被屏蔽：权重全为 0"
+                                      : "\nevery key of this row is blocked: all weights are 0");
+        return at;
+    }
+    double sum = 0;
+    for (int j = 0; j < X->cols; j++) sum += exp((double)row[j] - (double)mx);
+    at = cat(buf, len, at, "\n= exp(x − max) / Σ exp(x − max)\n= exp(");
+    at = cat_num(buf, len, at, row[c], 0);
+    at = cat(buf, len, at, " − ");
+    at = cat_num(buf, len, at, mx, 1);
+    at = cat(buf, len, at, ") / %.4g = %.4g / %.4g", sum, exp((double)row[c] - (double)mx), sum);
+    return at;
+}
+
+/* Weighted sum: the row's weights times a column of the values. */
+static size_t explain_weighted_sum(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf,
+                                   size_t len, size_t at)
+{
+    const AttnStep *W = from_kind(t, s, ATTN_STEP_SOFTMAX, 0);
+    const AttnStep *V = from_not_kind(t, s, ATTN_STEP_SOFTMAX, 0);
+    if (!W || !V) return at;
+    at = cat(buf, len, at, "\n= Σ_j ");
+    at = cat_cellref(v, t, buf, len, at, W, r, -1);
+    at = cat(buf, len, at, "_j · %s[j, %d]\n", V->name, c);
+    at = cat_dot(buf, len, at, W->data, (size_t)r * (size_t)W->cols, 1, V->data, (size_t)c, (size_t)V->cols, W->cols,
+                 v->lang);
+    return at;
+}
+
+/* Concat: the head's cell it was copied from. */
+static size_t explain_concat(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                             size_t at)
+{
+    int col = c;
+    for (int i = 0; i < s->n_from; i++) {
+        const AttnStep *Hd = &t->steps[s->from[i]];
+        if (col < Hd->cols) {
+            at = cat(buf, len, at, "\n= ");
+            at = cat_cellref(v, t, buf, len, at, Hd, r, col);
+            return at;
+        }
+        col -= Hd->cols;
+    }
+    return at;
+}
+
+/* A projection weight of dot attention: which feature goes to which head's column. */
+static size_t explain_weight(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                             size_t at)
+{
+    if (t->cfg.attention == ATTN_DOT && s->name[0] == 'W' && s->name[2] != 'O') {
+        int dk = s->name[2] == 'V' ? t->cfg.d_v : t->cfg.d_k;
+        if (dk > 0 && v->lang == LESSON_ZH)
+            at = cat(buf, len, at, "\n把每个词的第 %d 个特征乘进 %c 的第 %d 列（头 %d 的第 %d 列）", r, s->name[2], c,
+                     c / dk + 1, c % dk);
+        else if (dk > 0)
+            at = cat(buf, len, at, "\nmultiplies feature %d of each token into column %d of %c (head %d's column %d)",
+                     r, c, s->name[2], c / dk + 1, c % dk);
+    }
+    return at;
+}
+
+/* Additive attention's hidden layer: tanh of the joined query and key times W_a. */
+static size_t explain_additive_hidden(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf,
+                                      size_t len, size_t at)
+{
+    (void)v;
+    int nk = t->cfg.n_k;
+    at = cat(buf, len, at, "\n= tanh([x_%d ; %s_%d] · W_a[:, %d]%s)", r / nk, t->cfg.cross ? "y" : "x", r % nk, c,
+             t->cfg.b_a || from_kind(t, s, ATTN_STEP_BIAS, 0) ? " + b_a" : "");
+    return at;
+}
+
+/* How each kind of step explains a cell; NULL: by its value alone (inputs, biases). */
+typedef size_t (*ExplainFn)(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                            size_t at);
+static const ExplainFn explain_by_kind[ATTN_STEP_KIND_COUNT] = {
+    [ATTN_STEP_PROJECTION] = explain_product,
+    [ATTN_STEP_OUTPUT] = explain_product,
+    [ATTN_STEP_SPLIT] = explain_split,
+    [ATTN_STEP_SCORES] = explain_scores,
+    [ATTN_STEP_SCALED] = explain_scaled,
+    [ATTN_STEP_MASKED] = explain_masked,
+    [ATTN_STEP_SOFTMAX] = explain_softmax,
+    [ATTN_STEP_WEIGHTED_SUM] = explain_weighted_sum,
+    [ATTN_STEP_CONCAT] = explain_concat,
+    [ATTN_STEP_WEIGHT] = explain_weight,
+    [ATTN_STEP_ADDITIVE_HIDDEN] = explain_additive_hidden,
+};
+
 int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c, char *buf, size_t len)
 {
     if (!len) return -1;
@@ -875,140 +1154,7 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
     float val = s->data[(size_t)r * (size_t)s->cols + (size_t)c];
     at = cat(buf, len, at, " = ");
     at = cat_num(buf, len, at, val, 0);
-    switch (s->kind) {
-    case ATTN_STEP_PROJECTION:
-    case ATTN_STEP_OUTPUT: {
-        const AttnStep *A = from_not_kind(t, s, ATTN_STEP_BIAS, 0), *W = from_not_kind(t, s, ATTN_STEP_BIAS, 1);
-        const AttnStep *bias = from_kind(t, s, ATTN_STEP_BIAS, 0);
-        if (!A || !W) break;
-        at = cat(buf, len, at, "\n= ");
-        at = cat_cellref(v, t, buf, len, at, A, r, -1);
-        at = cat(buf, len, at, " · ");
-        char wt[64];
-        view_step_title(W, wt, sizeof wt);
-        at = cat(buf, len, at, "%s[:, %d]", wt, c);
-        if (bias) at = cat(buf, len, at, " + %s[%d]", bias->name, c);
-        at = cat(buf, len, at, "\n");
-        at = cat_dot(buf, len, at, A->data, (size_t)r * (size_t)A->cols, 1, W->data, (size_t)c, (size_t)W->cols,
-                     A->cols, v->lang);
-        if (bias) {
-            at = cat(buf, len, at, " + ");
-            at = cat_num(buf, len, at, bias->data[c], 1);
-        }
-    } break;
-    case ATTN_STEP_SPLIT: {
-        const AttnStep *P = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
-        if (!P) break;
-        at = cat(buf, len, at, "\n= %s[", P->name);
-        const char *const *rl = view_row_labels(v, t, P);
-        at = rl ? cat(buf, len, at, "%s", rl[r]) : cat(buf, len, at, "%d", r);
-        at =
-            cat(buf, len, at,
-                v->lang == LESSON_ZH ? ", %d]（头 %d 的第 %d 列，共 0…%d）" : ", %d]  (head %d, its column %d of 0…%d)",
-                (s->head - 1) * s->cols + c, s->head, c, s->cols - 1);
-    } break;
-    case ATTN_STEP_SCORES:
-        if (t->cfg.attention == ATTN_DOT) {
-            const AttnStep *Q = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0),
-                           *K = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 1);
-            if (!Q || !K) break;
-            at = cat(buf, len, at, "\n= ");
-            at = cat_cellref(v, t, buf, len, at, Q, r, -1);
-            at = cat(buf, len, at, " · ");
-            at = cat_cellref(v, t, buf, len, at, K, c, -1);
-            at = cat(buf, len, at, "\n");
-            at = cat_dot(buf, len, at, Q->data, (size_t)r * (size_t)Q->cols, 1, K->data, (size_t)c * (size_t)K->cols, 1,
-                         Q->cols, v->lang);
-        } else {
-            const AttnStep *Hd = from_kind(t, s, ATTN_STEP_ADDITIVE_HIDDEN, 0),
-                           *va = from_kind(t, s, ATTN_STEP_WEIGHT, 0);
-            if (!Hd || !va) break;
-            size_t hr = (size_t)r * (size_t)s->cols + (size_t)c;
-            at = cat(buf, len, at, "\n= hidden[%zu] · v_a  (row %d·n_k + %d)\n", hr, r, c);
-            at = cat_dot(buf, len, at, Hd->data, hr * (size_t)Hd->cols, 1, va->data, 0, 1, Hd->cols, v->lang);
-        }
-        break;
-    case ATTN_STEP_SCALED: {
-        const AttnStep *S = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
-        if (!S) break;
-        at = cat(buf, len, at, "\n= ");
-        at = cat_num(buf, len, at, S->data[(size_t)r * (size_t)S->cols + (size_t)c], 0);
-        at = cat(buf, len, at, " ÷ %.4g", (double)t->divisor);
-    } break;
-    case ATTN_STEP_MASKED:
-        if (view_cell_blocked(v, s, r, c))
-            at = cat(buf, len, at,
-                     v->lang == LESSON_ZH ? "\n%s：这里的掩码是 0，分数被替换成填充值"
-                                          : "\n%s: the mask is 0 here, so the score becomes the fill value",
-                     view_string(VS_BLOCKED, v->lang));
-        else
-            at = cat(buf, len, at,
-                     v->lang == LESSON_ZH ? "\n= 缩放后的分数（这里的掩码是 1）"
-                                          : "\n= the scaled score (the mask is 1 here)");
-        break;
-    case ATTN_STEP_SOFTMAX: {
-        const AttnStep *X = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
-        if (!X) break;
-        const float *row = X->data + (size_t)r * (size_t)X->cols;
-        float mx = -INFINITY;
-        for (int j = 0; j < X->cols; j++)
-            if (row[j] > mx) mx = row[j];
-        if (isinf(mx) && mx < 0) {
-            at = cat(buf, len, at,
-                     v->lang == LESSON_ZH ? "\n这一行的键全部被屏蔽：权重全为 0"
-                                          : "\nevery key of this row is blocked: all weights are 0");
-            break;
-        }
-        double sum = 0;
-        for (int j = 0; j < X->cols; j++) sum += exp((double)row[j] - (double)mx);
-        at = cat(buf, len, at, "\n= exp(x − max) / Σ exp(x − max)\n= exp(");
-        at = cat_num(buf, len, at, row[c], 0);
-        at = cat(buf, len, at, " − ");
-        at = cat_num(buf, len, at, mx, 1);
-        at = cat(buf, len, at, ") / %.4g = %.4g / %.4g", sum, exp((double)row[c] - (double)mx), sum);
-    } break;
-    case ATTN_STEP_WEIGHTED_SUM: {
-        const AttnStep *W = from_kind(t, s, ATTN_STEP_SOFTMAX, 0);
-        const AttnStep *V = from_not_kind(t, s, ATTN_STEP_SOFTMAX, 0);
-        if (!W || !V) break;
-        at = cat(buf, len, at, "\n= Σ_j ");
-        at = cat_cellref(v, t, buf, len, at, W, r, -1);
-        at = cat(buf, len, at, "_j · %s[j, %d]\n", V->name, c);
-        at = cat_dot(buf, len, at, W->data, (size_t)r * (size_t)W->cols, 1, V->data, (size_t)c, (size_t)V->cols,
-                     W->cols, v->lang);
-    } break;
-    case ATTN_STEP_CONCAT: {
-        int col = c;
-        for (int i = 0; i < s->n_from; i++) {
-            const AttnStep *Hd = &t->steps[s->from[i]];
-            if (col < Hd->cols) {
-                at = cat(buf, len, at, "\n= ");
-                at = cat_cellref(v, t, buf, len, at, Hd, r, col);
-                break;
-            }
-            col -= Hd->cols;
-        }
-    } break;
-    case ATTN_STEP_WEIGHT:
-        if (t->cfg.attention == ATTN_DOT && s->name[0] == 'W' && s->name[2] != 'O') {
-            int dk = s->name[2] == 'V' ? t->cfg.d_v : t->cfg.d_k;
-            if (dk > 0 && v->lang == LESSON_ZH)
-                at = cat(buf, len, at, "\n把每个词的第 %d 个特征乘进 %c 的第 %d 列（头 %d 的第 %d 列）", r, s->name[2],
-                         c, c / dk + 1, c % dk);
-            else if (dk > 0)
-                at = cat(buf, len, at,
-                         "\nmultiplies feature %d of each token into column %d of %c (head %d's column %d)", r, c,
-                         s->name[2], c / dk + 1, c % dk);
-        }
-        break;
-    case ATTN_STEP_ADDITIVE_HIDDEN: {
-        int nk = t->cfg.n_k;
-        at = cat(buf, len, at, "\n= tanh([x_%d ; %s_%d] · W_a[:, %d]%s)", r / nk, t->cfg.cross ? "y" : "x", r % nk, c,
-                 t->cfg.b_a || from_kind(t, s, ATTN_STEP_BIAS, 0) ? " + b_a" : "");
-    } break;
-    default:
-        break;
-    }
-    (void)at;
+    if ((int)s->kind >= 0 && s->kind < ATTN_STEP_KIND_COUNT && explain_by_kind[s->kind])
+        explain_by_kind[s->kind](v, t, s, r, c, buf, len, at);
     return 0;
 }
