@@ -43,7 +43,7 @@ static void usage(FILE *out)
             app_lessons_dir());
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0)) {
         usage(stdout);
@@ -59,6 +59,10 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
     /* a lesson file or id as the first word means show it */
     if (strchr(argv[1], '.') || strchr(argv[1], '/')) return cmd_show(argc, argv);
-    fprintf(stderr, "attnviz: unknown command '%s' (try 'attnviz --help')\n", argv[1]);
-    return APP_USAGE;
+    return app_fail(APP_USAGE, "unknown command '%s' (try 'attnviz --help')", argv[1]);
+}
+
+int main(int argc, char **argv)
+{
+    return app_finish(run(argc, argv));
 }

@@ -78,12 +78,12 @@ int export_parse_size(const char *text, int *width, int *height, char *err, size
         }
     }
     if (w < 0 || h < 0) {
-        export__set_err(err, errlen, "--size: expected WIDTHxHEIGHT in pixels such as 1920x1080, found \"%s\"", p);
+        export__set_err(err, errlen, "--size: expected WIDTHxHEIGHT in pixels such as 1920x1080, found '%s'", p);
         return -1;
     }
     if (w < EXPORT_MIN_SIDE || h < EXPORT_MIN_SIDE || w > EXPORT_MAX_SIDE || h > EXPORT_MAX_SIDE) {
-        export__set_err(err, errlen, "--size: each side must be %d..%d pixels, found %ldx%ld", EXPORT_MIN_SIDE,
-                        EXPORT_MAX_SIDE, w, h);
+        export__set_err(err, errlen, "--size: expected sides from %d to %d pixels, found '%s'", EXPORT_MIN_SIDE,
+                        EXPORT_MAX_SIDE, p);
         return -1;
     }
     *width = (int)w;
