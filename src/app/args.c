@@ -54,8 +54,8 @@ int app_args_next(AppArgs *a, const char **val)
     char shorts[2 * APP_ARGS_MAX_OPTIONS + 8] = "-:h"; /* '-': operands in order; ':': a missing value is ':' */
     size_t ns = strlen(shorts);
     for (int i = 0; i < a->n_opts; i++) {
-        longs[i] = (struct option){a->opts[i].name, a->opts[i].has_value ? required_argument : no_argument, NULL,
-                                   LONG_ID(i)};
+        longs[i] =
+            (struct option){a->opts[i].name, a->opts[i].has_value ? required_argument : no_argument, NULL, LONG_ID(i)};
         if (a->opts[i].letter) {
             shorts[ns++] = a->opts[i].letter;
             if (a->opts[i].has_value) shorts[ns++] = ':';

@@ -37,7 +37,7 @@ static int check_files(char **argv, int argc)
             free(path);
             continue;
         }
-        char err[512];
+        char err[1024];
         AttnTrace *t = attn_trace_create(&lesson.cfg, err, sizeof err);
         char line[2048];
         if (!t) {
@@ -45,9 +45,9 @@ static int check_files(char **argv, int argc)
             app_print_line(stderr, line);
             bad++;
         } else if (narrate_check(&lesson, t, err, sizeof err) != 0) {
-            /* every narration, both languages, against every step it applies to */
-            snprintf(line, sizeof line, "%s: %s", path, err);
-            app_print_line(stderr, line);
+            /* every narration, both languages, against every step it applies to;
+             * err names the file, line and column */
+            app_print_line(stderr, err);
             bad++;
         } else {
             snprintf(line, sizeof line, "ok %s (%s, %d steps)", path, lesson.id, t->n_steps);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "attn.h"
 
 typedef struct Command {
     const char *name;
@@ -64,5 +65,7 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    return app_finish(run(argc, argv));
+    int status = app_finish(run(argc, argv));
+    attn_shutdown(); /* the engine's threads and spare blocks: leak checkers see nothing left */
+    return status;
 }

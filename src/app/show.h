@@ -53,7 +53,7 @@ typedef struct ShowWindow {
     SDL_Window *win;
     ShowScreen scr;
     RenderCtx *rc;
-    int xfd; /* the X connection's descriptor, or -1 */
+    int xfd;              /* the X connection's descriptor, or -1 */
     int sdl, ttf, screen; /* what is open, for show_window_close */
 } ShowWindow;
 

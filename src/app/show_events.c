@@ -94,22 +94,38 @@ static void reload(Show *s, const char *path)
 static int view_key_of(const SDL_Keysym *k)
 {
     switch (k->sym) {
-    case SDLK_RIGHT: return VIEW_KEY_RIGHT;
-    case SDLK_LEFT: return VIEW_KEY_LEFT;
-    case SDLK_UP: return VIEW_KEY_UP;
-    case SDLK_DOWN: return VIEW_KEY_DOWN;
-    case SDLK_PAGEUP: return VIEW_KEY_PAGE_UP;
-    case SDLK_PAGEDOWN: return VIEW_KEY_PAGE_DOWN;
-    case SDLK_HOME: return VIEW_KEY_HOME;
-    case SDLK_END: return VIEW_KEY_END;
-    case SDLK_BACKSPACE: return VIEW_KEY_BACKSPACE;
-    case SDLK_TAB: return VIEW_KEY_TAB;
-    case SDLK_ESCAPE: return VIEW_KEY_ESCAPE;
-    case SDLK_F1: return VIEW_KEY_F1;
-    case SDLK_F11: return VIEW_KEY_F11;
-    case SDLK_KP_PLUS: return '+';
-    case SDLK_KP_MINUS: return '-';
-    case SDLK_SLASH: return (k->mod & KMOD_SHIFT) ? '?' : '/';
+    case SDLK_RIGHT:
+        return VIEW_KEY_RIGHT;
+    case SDLK_LEFT:
+        return VIEW_KEY_LEFT;
+    case SDLK_UP:
+        return VIEW_KEY_UP;
+    case SDLK_DOWN:
+        return VIEW_KEY_DOWN;
+    case SDLK_PAGEUP:
+        return VIEW_KEY_PAGE_UP;
+    case SDLK_PAGEDOWN:
+        return VIEW_KEY_PAGE_DOWN;
+    case SDLK_HOME:
+        return VIEW_KEY_HOME;
+    case SDLK_END:
+        return VIEW_KEY_END;
+    case SDLK_BACKSPACE:
+        return VIEW_KEY_BACKSPACE;
+    case SDLK_TAB:
+        return VIEW_KEY_TAB;
+    case SDLK_ESCAPE:
+        return VIEW_KEY_ESCAPE;
+    case SDLK_F1:
+        return VIEW_KEY_F1;
+    case SDLK_F11:
+        return VIEW_KEY_F11;
+    case SDLK_KP_PLUS:
+        return '+';
+    case SDLK_KP_MINUS:
+        return '-';
+    case SDLK_SLASH:
+        return (k->mod & KMOD_SHIFT) ? '?' : '/';
     default:
         if (k->sym >= SDLK_KP_1 && k->sym <= SDLK_KP_9) return '1' + (int)(k->sym - SDLK_KP_1);
         /* SDL's keycode of a printable key is its character */

@@ -79,7 +79,8 @@ int show_window_open(ShowWindow *w, const ShowOptions *o, const ShowLesson *cur)
         goto fail;
     }
     w->ttf = 1;
-    Uint32 flags = SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI | (o->fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
+    Uint32 flags =
+        SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI | (o->fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
     char title[512];
     show_window_title_of(cur, title, sizeof title);
     w->win = SDL_CreateWindow(title, SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, o->width, o->height, flags);
