@@ -734,8 +734,8 @@ static void test_saving_and_names(void **state)
     for (int i = 0; i < VIEW_THEME_COUNT; i++)
         assert_int_equal(view_name_index(view_theme_names, VIEW_THEME_COUNT, view_theme_names[i]), i);
     assert_int_equal(view_name_index(view_mode_names, VIEW_MODE_COUNT, "compare"), VIEW_COMPARE);
-    assert_int_equal(view_name_index(view_lang_names, LESSON_LANG_COUNT, "zh"), LESSON_ZH);
-    assert_int_equal(view_name_index(view_lang_names, LESSON_LANG_COUNT, "fr"), -1);
+    assert_int_equal(view_name_index(lesson_lang_names, LESSON_LANG_COUNT, "zh"), LESSON_ZH);
+    assert_int_equal(view_name_index(lesson_lang_names, LESSON_LANG_COUNT, "fr"), -1);
     assert_int_equal(view_lesson_head_count(&f->lesson), view_head_count(v));
     fixture_free(f);
 }

@@ -174,7 +174,7 @@ static int export_option(const AppArgs *a, int id, const char *val, ExportArgs *
         opt->text_scale = (float)d;
         return ok;
     case OPT_LANG:
-        ok = app_arg_choice(a, val, view_lang_names, LESSON_LANG_COUNT, &n);
+        ok = app_arg_choice(a, val, lesson_lang_names, LESSON_LANG_COUNT, &n);
         opt->lang = (LessonLang)n;
         return ok;
     case OPT_THEME:

@@ -106,7 +106,7 @@ static int show_option(const AppArgs *a, int id, const char *val, ShowOptions *o
     case OPT_SIZE:
         return app_arg_size(a, val, &o->width, &o->height);
     case OPT_LANG:
-        return app_arg_choice(a, val, view_lang_names, LESSON_LANG_COUNT, &o->lang);
+        return app_arg_choice(a, val, lesson_lang_names, LESSON_LANG_COUNT, &o->lang);
     case OPT_THEME:
         return app_arg_choice(a, val, view_theme_names, VIEW_THEME_COUNT, &o->theme);
     case OPT_VIEW:

@@ -105,7 +105,6 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
 
 const char *const view_mode_names[VIEW_MODE_COUNT] = {"multi", "single", "compare"};
 const char *const view_theme_names[VIEW_THEME_COUNT] = {"light", "dark", "projector"};
-const char *const view_lang_names[LESSON_LANG_COUNT] = {"en", "zh"};
 const char *const view_weight_scale_names[VIEW_WEIGHTS_COUNT] = {"unit", "row", "log"};
 const char *const view_notation_names[VIEW_NOTATION_COUNT] = {"row", "column"};
 

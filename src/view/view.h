@@ -241,11 +241,11 @@ void view_set_notice(View *v, const char *msg, int is_error);
  * copy borrowing v's traces and lesson: never view_free it). */
 void view_for_saving(const View *v, View *out);
 
-/* ---- names, as the command line, file names and index.json spell them ---- */
+/* ---- names, as the command line, file names and index.json spell them ----
+ * (the languages': lesson_lang_names, lesson.h) */
 
 extern const char *const view_mode_names[VIEW_MODE_COUNT];            /* "multi", "single", "compare" */
 extern const char *const view_theme_names[VIEW_THEME_COUNT];          /* "light", "dark", "projector" */
-extern const char *const view_lang_names[LESSON_LANG_COUNT];          /* "en", "zh" */
 extern const char *const view_weight_scale_names[VIEW_WEIGHTS_COUNT]; /* "unit", "row", "log" */
 extern const char *const view_notation_names[VIEW_NOTATION_COUNT];    /* "row", "column" */
 /* The index of name in names[count], or -1. */
