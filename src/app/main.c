@@ -40,6 +40,7 @@ static void usage(FILE *out)
             "\n"
             "LESSON is a lesson file, or the id or file name of a lesson in the lessons folder\n"
             "(%s). With no command, attnviz opens the default lesson.\n"
+            "Every command takes --opt VALUE or --opt=VALUE, options and operands in any order.\n"
             "Exit status: 0 success, 1 a runtime failure, 2 bad input or usage.\n",
             app_lessons_dir());
 }

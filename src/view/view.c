@@ -782,169 +782,184 @@ static void fb_sub(FormulaBuilder *b, int highlight, int n)
     fb_add(b, highlight, "%s", s);
 }
 
+/* Additive attention: one formula for every step past the inputs, with the
+ * part the step computes highlighted. */
+static void formula_additive(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col)
+{
+    const char *y = t->cfg.cross ? "y" : "x";
+    const char *ba = attn_trace_find_name(t, "b_a") ? " + b_a" : "";
+    AttnStepKind k = s->kind;
+    if (k == ATTN_STEP_INPUT || k == ATTN_STEP_WEIGHT || k == ATTN_STEP_BIAS) {
+        fb_add(b, 1, "%s   (%d × %d)", s->name, col ? s->cols : s->rows, col ? s->rows : s->cols);
+        return;
+    }
+    int sc = k == ATTN_STEP_SCORES, hid = k == ATTN_STEP_ADDITIVE_HIDDEN;
+    fb_add(b, sc, "e_ij = v_aᵀ · ");
+    if (col)
+        fb_add(b, sc || hid, "tanh(W_a · [x_i ; %s_j]%s)", y, ba);
+    else
+        fb_add(b, sc || hid, "tanh([x_i ; %s_j] · W_a%s)", y, ba);
+    if (k == ATTN_STEP_MASKED) fb_add(b, 1, ",  e_ij = −∞ where blocked");
+    fb_add(b, 0, "     ");
+    fb_add(b, k == ATTN_STEP_SOFTMAX, "α_i = softmax(e_i)");
+    fb_add(b, 0, "     ");
+    fb_add(b, k == ATTN_STEP_WEIGHTED_SUM, "c_i = Σ_j α_ij · %s_j", y);
+}
+
+/* An input, a weight or a bias: its name and shape, with what the sides are. */
+static void formula_operand(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col)
+{
+    int R = col ? s->cols : s->rows, C = col ? s->rows : s->cols;
+    if (s->kind == ATTN_STEP_INPUT) {
+        /* n for self-attention; n_q and n_k when queries and keys differ */
+        const char *n = !t->cfg.cross ? "n" : strcmp(s->name, "Y") == 0 ? "n_k" : "n_q";
+        if (col)
+            fb_add(b, 1, "%s   (d_model × %s = %d × %d)", s->name, n, R, C);
+        else
+            fb_add(b, 1, "%s   (%s × d_model = %d × %d)", s->name, n, R, C);
+    } else if (s->kind == ATTN_STEP_WEIGHT) {
+        int wo = strcmp(s->name, "W_O") == 0;
+        const char *hd = wo || strcmp(s->name, "W_V") == 0 ? "h·d_v" : "h·d_k";
+        /* W_O maps h·d_v to d_model, the others d_model to h·d */
+        const char *a = wo != col ? hd : "d_model", *bb = wo != col ? "d_model" : hd;
+        fb_add(b, 1, "%s   (%s × %s = %d × %d)", s->name, a, bb, R, C);
+    } else if (col) {
+        fb_add(b, 1, "%s   (%d × 1, added to every column)", s->name, R);
+    } else {
+        fb_add(b, 1, "%s   (1 × %d, added to every row)", s->name, s->cols);
+    }
+}
+
+/* The three projections, the step's own highlighted. */
+static void formula_projection(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col)
+{
+    static const char *const names[3] = {"Q", "K", "V"}, *const biases[3] = {"b_Q", "b_K", "b_V"};
+    for (int i = 0; i < 3; i++) {
+        int on = strcmp(s->name, names[i]) == 0;
+        const char *src = (i > 0 && t->cfg.cross) ? "Y" : "X";
+        int bias = attn_trace_find_name(t, biases[i]) != NULL;
+        if (i) fb_add(b, 0, "     ");
+        if (col)
+            fb_add(b, on, "%s = W_%s·%s%s%s", names[i], names[i], src, bias ? " + b_" : "", bias ? names[i] : "");
+        else
+            fb_add(b, on, "%s = %s·W_%s%s%s", names[i], src, names[i], bias ? " + b_" : "", bias ? names[i] : "");
+    }
+}
+
+/* A head's slice of a projection. */
+static void formula_split(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col)
+{
+    int w = s->cols, h = s->head;
+    fb_add(b, 1, "%c", s->name[0]);
+    fb_sub(b, 1, h);
+    if (col)
+        fb_add(b, 1, " = %c[%d:%d, :]", s->name[0], (h - 1) * w, h * w);
+    else
+        fb_add(b, 1, " = %c[:, %d:%d]", s->name[0], (h - 1) * w, h * w);
+    fb_add(b, 0, "   (h = %d, d_%c = %d)", t->cfg.heads, s->name[0] == 'V' ? 'v' : 'k', w);
+}
+
+/* One head: head = softmax(Q·Kᵀ / scale + M) · V, the step's part highlighted;
+ * the scaled step adds what the divisor is. */
+static void formula_head(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col)
+{
+    const AttnConfig *c = &t->cfg;
+    AttnStepKind k = s->kind;
+    int h = s->head;
+    int ws = k == ATTN_STEP_WEIGHTED_SUM, sm = ws || k == ATTN_STEP_SOFTMAX, qk = sm || k == ATTN_STEP_SCORES;
+    fb_add(b, ws, "head");
+    fb_sub(b, ws, h);
+    fb_add(b, ws, " = ");
+    if (col) {
+        fb_add(b, ws, "V");
+        fb_sub(b, ws, h);
+        fb_add(b, ws, " · ");
+    }
+    fb_add(b, sm, "softmax(");
+    /* Q·Kᵀ in rows; Kᵀ·Q in columns, one column per query */
+    fb_add(b, qk, col ? "K" : "Q");
+    fb_sub(b, qk, h);
+    fb_add(b, qk, col ? "ᵀ·Q" : "·K");
+    fb_sub(b, qk, h);
+    if (!col) fb_add(b, qk, "ᵀ");
+    int sc = sm || k == ATTN_STEP_SCALED;
+    switch (c->scale_kind) {
+    case ATTN_SCALE_SQRT_DK:
+        fb_add(b, sc, " / √d_k");
+        break;
+    case ATTN_SCALE_SQRT_DMODEL:
+        fb_add(b, sc, " / √d_model");
+        break;
+    case ATTN_SCALE_NONE:
+        fb_add(b, sc, " / 1");
+        break;
+    case ATTN_SCALE_VALUE:
+        fb_add(b, sc, " / %g", (double)c->scale_value);
+        break;
+    }
+    if (c->mask_kind != ATTN_MASK_NONE) fb_add(b, sm || k == ATTN_STEP_MASKED, " + M");
+    fb_add(b, sm, ")");
+    if (!col) {
+        fb_add(b, ws, " · V");
+        fb_sub(b, ws, h);
+    }
+    if (k != ATTN_STEP_SCALED) return;
+    /* the divisor the step really uses */
+    double d = (double)t->divisor;
+    if (c->scale_kind == ATTN_SCALE_NONE || c->scale_kind == ATTN_SCALE_VALUE)
+        fb_add(b, 0, "      ÷%.4g", d);
+    else
+        fb_add(b, 0, "      %s = √%.0f = %.4g", c->scale_kind == ATTN_SCALE_SQRT_DMODEL ? "√d_model" : "√d_k", d * d,
+               d);
+}
+
+/* MultiHead = Concat(head₁, …) · W_O + b_O, concat or the output highlighted. */
+static void formula_multihead(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col)
+{
+    int heads = t->cfg.heads;
+    int out = s->kind == ATTN_STEP_OUTPUT, wo = attn_trace_find_name(t, "W_O") != NULL;
+    fb_add(b, 0, "MultiHead = ");
+    if (col && wo) fb_add(b, out, "W_O · ");
+    /* every head up to three (Concat(head₁, head₂)), else the first and the last */
+    fb_add(b, !out, "Concat(head");
+    fb_sub(b, !out, 1);
+    for (int i = 2; i <= heads; i++) {
+        if (heads > 3 && i < heads) continue;
+        fb_add(b, !out, heads > 3 ? ", …, head" : ", head");
+        fb_sub(b, !out, i);
+    }
+    fb_add(b, !out, ")");
+    if (!col && wo) fb_add(b, out, " · W_O");
+    if (attn_trace_find_name(t, "b_O")) fb_add(b, out, " + b_O");
+}
+
+/* The formula of each kind of step of dot-product attention. */
+typedef void (*FormulaFn)(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col);
+static const FormulaFn formula_by_kind[ATTN_STEP_KIND_COUNT] = {
+    [ATTN_STEP_INPUT] = formula_operand,    [ATTN_STEP_WEIGHT] = formula_operand,
+    [ATTN_STEP_BIAS] = formula_operand,     [ATTN_STEP_PROJECTION] = formula_projection,
+    [ATTN_STEP_SPLIT] = formula_split,      [ATTN_STEP_SCORES] = formula_head,
+    [ATTN_STEP_SCALED] = formula_head,      [ATTN_STEP_MASKED] = formula_head,
+    [ATTN_STEP_SOFTMAX] = formula_head,     [ATTN_STEP_WEIGHTED_SUM] = formula_head,
+    [ATTN_STEP_CONCAT] = formula_multihead, [ATTN_STEP_OUTPUT] = formula_multihead,
+};
+
 static void update_formula(View *v)
 {
     const AttnTrace *t = view_trace(v);
     const AttnStep *s = view_current(v);
-    const AttnConfig *c = &t->cfg;
     FormulaBuilder b = {v->formula, sizeof v->formula, 0, -1, -1};
     v->formula[0] = '\0';
-    int h = s->head;
-    AttnStepKind k = s->kind;
     /* column notation: every matrix is the transpose of row notation's, so
      * shapes swap and products turn round (Q = W_Q·X, head = V·softmax(Kᵀ·Q)) */
     int col = v->notation == VIEW_NOTATION_COLUMN;
-    int R = col ? s->cols : s->rows, C = col ? s->rows : s->cols;
-    if (c->attention == ATTN_ADDITIVE) {
-        const char *y = c->cross ? "y" : "x";
-        const char *ba = attn_trace_find_name(t, "b_a") ? " + b_a" : "";
-        switch (k) {
-        case ATTN_STEP_INPUT:
-        case ATTN_STEP_WEIGHT:
-        case ATTN_STEP_BIAS:
-            fb_add(&b, 1, "%s   (%d × %d)", s->name, R, C);
-            break;
-        default: {
-            int sc = k == ATTN_STEP_SCORES, hid = k == ATTN_STEP_ADDITIVE_HIDDEN;
-            fb_add(&b, sc, "e_ij = v_aᵀ · ");
-            if (col)
-                fb_add(&b, sc || hid, "tanh(W_a · [x_i ; %s_j]%s)", y, ba);
-            else
-                fb_add(&b, sc || hid, "tanh([x_i ; %s_j] · W_a%s)", y, ba);
-            if (k == ATTN_STEP_MASKED) fb_add(&b, 1, ",  e_ij = −∞ where blocked");
-            fb_add(&b, 0, "     ");
-            fb_add(&b, k == ATTN_STEP_SOFTMAX, "α_i = softmax(e_i)");
-            fb_add(&b, 0, "     ");
-            fb_add(&b, k == ATTN_STEP_WEIGHTED_SUM, "c_i = Σ_j α_ij · %s_j", y);
-        } break;
-        }
-    } else {
-        switch (k) {
-        case ATTN_STEP_INPUT: {
-            /* n for self-attention; n_q and n_k when queries and keys differ */
-            const char *n = !c->cross ? "n" : strcmp(s->name, "Y") == 0 ? "n_k" : "n_q";
-            if (col)
-                fb_add(&b, 1, "%s   (d_model × %s = %d × %d)", s->name, n, R, C);
-            else
-                fb_add(&b, 1, "%s   (%s × d_model = %d × %d)", s->name, n, R, C);
-        } break;
-        case ATTN_STEP_WEIGHT: {
-            int wo = strcmp(s->name, "W_O") == 0;
-            const char *hd = wo || strcmp(s->name, "W_V") == 0 ? "h·d_v" : "h·d_k";
-            /* W_O maps h·d_v to d_model, the others d_model to h·d */
-            const char *a = wo != col ? hd : "d_model", *bb = wo != col ? "d_model" : hd;
-            fb_add(&b, 1, "%s   (%s × %s = %d × %d)", s->name, a, bb, R, C);
-        } break;
-        case ATTN_STEP_BIAS:
-            if (col)
-                fb_add(&b, 1, "%s   (%d × 1, added to every column)", s->name, R);
-            else
-                fb_add(&b, 1, "%s   (1 × %d, added to every row)", s->name, s->cols);
-            break;
-        case ATTN_STEP_PROJECTION: {
-            const char *names[3] = {"Q", "K", "V"};
-            for (int i = 0; i < 3; i++) {
-                int on = strcmp(s->name, names[i]) == 0;
-                const char *src = (i > 0 && c->cross) ? "Y" : "X";
-                const void *bias = i == 0   ? (const void *)attn_trace_find_name(t, "b_Q")
-                                   : i == 1 ? (const void *)attn_trace_find_name(t, "b_K")
-                                            : (const void *)attn_trace_find_name(t, "b_V");
-                if (i) fb_add(&b, 0, "     ");
-                if (col)
-                    fb_add(&b, on, "%s = W_%s·%s%s%s", names[i], names[i], src, bias ? " + b_" : "",
-                           bias ? names[i] : "");
-                else
-                    fb_add(&b, on, "%s = %s·W_%s%s%s", names[i], src, names[i], bias ? " + b_" : "",
-                           bias ? names[i] : "");
-            }
-        } break;
-        case ATTN_STEP_SPLIT: {
-            int w = s->cols;
-            fb_add(&b, 1, "%c", s->name[0]);
-            fb_sub(&b, 1, h);
-            if (col)
-                fb_add(&b, 1, " = %c[%d:%d, :]", s->name[0], (h - 1) * w, h * w);
-            else
-                fb_add(&b, 1, " = %c[:, %d:%d]", s->name[0], (h - 1) * w, h * w);
-            fb_add(&b, 0, "   (h = %d, d_%c = %d)", c->heads, s->name[0] == 'V' ? 'v' : 'k', w);
-        } break;
-        case ATTN_STEP_SCORES:
-        case ATTN_STEP_SCALED:
-        case ATTN_STEP_MASKED:
-        case ATTN_STEP_SOFTMAX:
-        case ATTN_STEP_WEIGHTED_SUM: {
-            int ws = k == ATTN_STEP_WEIGHTED_SUM, sm = ws || k == ATTN_STEP_SOFTMAX, qk = sm || k == ATTN_STEP_SCORES;
-            fb_add(&b, ws, "head");
-            fb_sub(&b, ws, h);
-            fb_add(&b, ws, " = ");
-            if (col) {
-                fb_add(&b, ws, "V");
-                fb_sub(&b, ws, h);
-                fb_add(&b, ws, " · ");
-            }
-            fb_add(&b, sm, "softmax(");
-            /* Q·Kᵀ in rows; Kᵀ·Q in columns, one column per query */
-            fb_add(&b, qk, col ? "K" : "Q");
-            fb_sub(&b, qk, h);
-            fb_add(&b, qk, col ? "ᵀ·Q" : "·K");
-            fb_sub(&b, qk, h);
-            if (!col) fb_add(&b, qk, "ᵀ");
-            switch (c->scale_kind) {
-            case ATTN_SCALE_SQRT_DK:
-                fb_add(&b, sm || k == ATTN_STEP_SCALED, " / √d_k");
-                break;
-            case ATTN_SCALE_SQRT_DMODEL:
-                fb_add(&b, sm || k == ATTN_STEP_SCALED, " / √d_model");
-                break;
-            case ATTN_SCALE_NONE:
-                fb_add(&b, sm || k == ATTN_STEP_SCALED, " / 1");
-                break;
-            case ATTN_SCALE_VALUE:
-                fb_add(&b, sm || k == ATTN_STEP_SCALED, " / %g", (double)c->scale_value);
-                break;
-            }
-            if (c->mask_kind != ATTN_MASK_NONE) fb_add(&b, sm || k == ATTN_STEP_MASKED, " + M");
-            fb_add(&b, sm, ")");
-            if (!col) {
-                fb_add(&b, ws, " · V");
-                fb_sub(&b, ws, h);
-            }
-            if (k == ATTN_STEP_SCALED) fb_add(&b, 0, "      √d_k: ÷%.4g", (double)t->divisor);
-        } break;
-        case ATTN_STEP_CONCAT:
-        case ATTN_STEP_OUTPUT: {
-            int out = k == ATTN_STEP_OUTPUT, wo = attn_trace_find_name(t, "W_O") != NULL;
-            fb_add(&b, 0, "MultiHead = ");
-            if (col && wo) fb_add(&b, out, "W_O · ");
-            /* every head up to three (Concat(head₁, head₂)), else the first and the last */
-            fb_add(&b, !out, "Concat(head");
-            fb_sub(&b, !out, 1);
-            for (int i = 2; i <= c->heads; i++) {
-                if (c->heads > 3 && i < c->heads) continue;
-                fb_add(&b, !out, c->heads > 3 ? ", …, head" : ", head");
-                fb_sub(&b, !out, i);
-            }
-            fb_add(&b, !out, ")");
-            if (!col && wo) fb_add(&b, out, " · W_O");
-            if (attn_trace_find_name(t, "b_O")) fb_add(&b, out, " + b_O");
-        } break;
-        default:
-            fb_add(&b, 1, "%s", s->name);
-            break;
-        }
-    }
-    /* The scale note names the divisor the step really uses. */
-    if (c->attention == ATTN_DOT && k == ATTN_STEP_SCALED) {
-        char *note = strstr(v->formula, "      √d_k: ");
-        if (note) {
-            const char *what = c->scale_kind == ATTN_SCALE_SQRT_DMODEL ? "√d_model" : "√d_k";
-            if (c->scale_kind == ATTN_SCALE_NONE || c->scale_kind == ATTN_SCALE_VALUE)
-                snprintf(note, sizeof v->formula - (size_t)(note - v->formula), "      ÷%.4g", (double)t->divisor);
-            else
-                snprintf(note, sizeof v->formula - (size_t)(note - v->formula), "      %s = √%.0f = %.4g", what,
-                         (double)t->divisor * (double)t->divisor, (double)t->divisor);
-        }
-    }
+    FormulaFn f = (unsigned)s->kind < ATTN_STEP_KIND_COUNT ? formula_by_kind[s->kind] : NULL;
+    if (t->cfg.attention == ATTN_ADDITIVE)
+        formula_additive(&b, t, s, col);
+    else if (f)
+        f(&b, t, s, col);
+    else
+        fb_add(&b, 1, "%s", s->name);
     v->formula_hl_start = b.hl_start < 0 ? 0 : b.hl_start;
     v->formula_hl_end = b.hl_end < 0 ? 0 : b.hl_end;
 }
