@@ -106,6 +106,8 @@ else
 fi
 expect 2 'no\nsuch\x1b[2J.json: no such lesson file' "$app" check "$(printf 'no\nsuch\033[2J.json')"
 grep -q "$(printf '\033')" "$tmp/err" && fail "an ESC reached stderr"
+# a C1 control (U+009B, a CSI on some terminals) and a byte that is not UTF-8; 中 stays as it is
+expect 2 'c1\u009bbad\xff中.json: no such lesson file' "$app" check "$(printf 'c1\302\233bad\377\344\270\255.json')"
 
 # A dangling symbolic link as the output says what it is.
 ln -s "$tmp/missing/target" "$tmp/dangling"
