@@ -47,8 +47,6 @@ size_t app_escape(FILE *f, const char *s);
 /* app_escape(f, line) and a newline: a message from a library (a lesson's
  * error) as one line. */
 void app_print_line(FILE *f, const char *line);
-/* Seconds on the monotonic clock: the one clock of src/app. */
-double app_clock(void);
 /* A subcommand's end: status, or APP_RUNTIME after saying so when standard
  * output could not be written (a full disk, /dev/full, a closed pipe). */
 int app_finish(int status);

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "app.h"
@@ -83,7 +82,7 @@ typedef struct Progress {
 static void show_progress(void *user, const ExportProgress *p)
 {
     Progress *pr = user;
-    double now = app_clock();
+    double now = attn_clock_seconds();
     int final = p->steps_done == p->steps_total && p->frames_done == p->frames_total;
     if (!final && now - pr->last < 0.1) return;
     if (pr->shown && pr->what && strcmp(pr->what, p->what) != 0) fputc('\n', stderr); /* a new part: a new line */

@@ -9,6 +9,7 @@
 #include <SDL.h>
 
 #include "app.h"
+#include "attn.h"
 #include "export.h"
 #include "lesson.h"
 #include "render.h"
@@ -211,15 +212,13 @@ static void save_frame(Show *s)
     s->save_request = 0;
     if (show_screen_begin(&s->w.scr, s->w.rc, &pw, &ph) != 0 || render_frame(s->w.rc, &clean, pw, ph) != 0) {
         snprintf(err, sizeof err, "drawing the frame to save failed: %s", SDL_GetError());
-        view_set_notice(v, err, 1);
+        view_set_notice(v, VS_NOTICE_SAVE_FAILED, err, 1);
         app_fail(APP_OK, "%s", err);
     } else if (export_save_frame(s->w.scr.sdl, &clean, s->opt.frames_dir, saved, sizeof saved, err, sizeof err) == 0) {
-        char msg[VIEW_MAX_NOTICE];
-        snprintf(msg, sizeof msg, "%s %.440s", view_string(VS_SAVED, v->lang), saved);
-        view_set_notice(v, msg, 0);
+        view_set_notice(v, VS_NOTICE_SAVED, saved, 0);
         app_fail(APP_OK, "saved %s", saved);
     } else {
-        view_set_notice(v, err, 1);
+        view_set_notice(v, VS_NOTICE_SAVE_FAILED, err, 1);
         app_fail(APP_OK, "%s", err);
     }
 }
@@ -232,7 +231,7 @@ static int draw_frame(Show *s, double t)
     int pw, ph;
     if (show_screen_begin(&s->w.scr, s->w.rc, &pw, &ph) != 0 || render_frame(s->w.rc, v, pw, ph) != 0)
         return app_fail(APP_RUNTIME, "drawing failed: %s", SDL_GetError());
-    double t_drawn = app_clock();
+    double t_drawn = attn_clock_seconds();
     unsigned long long sent0 = s->w.scr.sent_px;
     if (show_screen_present(&s->w.scr) != 0)
         return app_fail(APP_RUNTIME, "showing the frame failed: %s", SDL_GetError());
@@ -247,27 +246,27 @@ static int draw_frame(Show *s, double t)
  * at 60 frames a second; when measuring, as fast as it can. */
 static void pace(const Show *s, double t)
 {
-    double spent = app_clock() - t;
+    double spent = attn_clock_seconds() - t;
     if (!s->opt.frame_stats && spent < 1.0 / 60.0 && view_is_busy(&s->cur.view))
         SDL_Delay((Uint32)((1.0 / 60.0 - spent) * 1000.0));
 }
 
 static int run(Show *s)
 {
-    double last = app_clock();
+    double last = attn_clock_seconds();
     while (s->running) {
         SDL_Event e;
         int have;
         if (!show_needs_frame(s) && !view_is_busy(&s->cur.view)) {
             have = show_wait_event(&s->w, &e, -1); /* nothing moves: sleep until something happens */
-            last = app_clock();
+            last = attn_clock_seconds();
         } else {
             have = SDL_PollEvent(&e);
         }
         for (; have && s->running; have = SDL_PollEvent(&e)) show_on_event(s, &e);
         if (!s->running) break;
 
-        double t = app_clock();
+        double t = attn_clock_seconds();
         double dt = t - last > 0.25 ? 0.25 : t - last; /* after a stall, do not skip whole steps */
         last = t;
         if (view_is_busy(&s->cur.view)) view_advance(&s->cur.view, dt);
@@ -288,7 +287,7 @@ static int run(Show *s)
 int cmd_show(int argc, char **argv)
 {
     Show s = {0};
-    double t_start = app_clock();
+    double t_start = attn_clock_seconds();
     int st = parse_args(argc, argv, &s.opt);
     if (st != 0) return st == 1 ? APP_OK : st;
     show_stats_open(&s.stats, s.opt.frame_stats, t_start);

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "app.h"
@@ -81,13 +80,6 @@ int app_cmd_fail(const char *cmd, int status, const char *fmt, ...)
     vfail(cmd, status, fmt, ap);
     va_end(ap);
     return status;
-}
-
-double app_clock(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 int app_finish(int status)

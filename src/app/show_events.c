@@ -59,9 +59,7 @@ static void reload(Show *s, const char *path)
     char err[1200];
     View *o = &s->cur.view;
     if (show_lesson_load(&next, path, err, sizeof err) != 0) {
-        char msg[VIEW_MAX_NOTICE];
-        snprintf(msg, sizeof msg, "%s: %.400s", view_string(VS_RELOAD_ERROR, o->lang), err);
-        view_set_notice(o, msg, 1);
+        view_set_notice(o, VS_NOTICE_RELOAD_FAILED, err, 1);
         app_fail(APP_OK, "%s", err);
         return;
     }
@@ -80,9 +78,7 @@ static void reload(Show *s, const char *path)
             view_finish(n);
         }
     }
-    char msg[VIEW_MAX_NOTICE];
-    snprintf(msg, sizeof msg, "%s: %s", view_string(VS_RELOADED, n->lang), path);
-    view_set_notice(n, msg, 0);
+    view_set_notice(n, VS_NOTICE_RELOADED, path, 0);
     show_lesson_free(&s->cur);
     s->cur = next;
     show_window_title(&s->w, &s->cur);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "attn.h"
 #include "show.h"
 
 /* Seconds since this process started: /proc/self/stat's start time (in clock
@@ -58,7 +59,7 @@ void show_stats_open(ShowStats *st, int enabled, double t_start)
 void show_stats_frame(ShowStats *st, const ShowWindow *w, const View *v, double t, double t_drawn,
                       unsigned long long sent)
 {
-    double now = app_clock();
+    double now = attn_clock_seconds();
     if (st->enabled) {
         if (st->n_frames == st->cap_frames) {
             size_t nc = st->cap_frames ? st->cap_frames * 2 : 4096;

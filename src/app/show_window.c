@@ -10,6 +10,7 @@
 #include <SDL_ttf.h>
 
 #include "app.h"
+#include "attn.h"
 #include "show.h"
 
 static int is_invisible(const char *drv)
@@ -140,12 +141,12 @@ void show_window_title(ShowWindow *w, const ShowLesson *cur)
 int show_wait_event(ShowWindow *w, SDL_Event *e, int timeout_ms)
 {
     if (w->xfd < 0) return timeout_ms < 0 ? SDL_WaitEvent(e) : SDL_WaitEventTimeout(e, timeout_ms);
-    double end = app_clock() + timeout_ms / 1000.0;
+    double end = attn_clock_seconds() + timeout_ms / 1000.0;
     for (;;) {
         if (SDL_PollEvent(e)) return 1;
         int left = -1;
         if (timeout_ms >= 0) {
-            left = (int)ceil((end - app_clock()) * 1000.0);
+            left = (int)ceil((end - attn_clock_seconds()) * 1000.0);
             if (left <= 0) return 0;
         }
         /* A signal (Ctrl-C, SIGTERM: SDL's handler queues SDL_QUIT) interrupts
