@@ -109,7 +109,7 @@ int app_args_next(AppArgs *a, const char **val);
 int app_arg_bad(const AppArgs *a, const char *expected, const char *found);
 /* Values of the option returned last: 0, or -1 after app_arg_bad. */
 int app_arg_number(const AppArgs *a, const char *val, double lo, double hi, double *out);
-int app_arg_int(const AppArgs *a, const char *val, int lo, int hi, int *out);
+int app_arg_int(const AppArgs *a, const char *val, int lo, int hi, int *out); /* hi INT_MAX: no upper bound */
 /* val one of names[0..count): *out its index ("expected light, dark or projector"). */
 int app_arg_choice(const AppArgs *a, const char *val, const char *const *names, int count, int *out);
 /* "1280x720" (export_parse_size). */

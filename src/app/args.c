@@ -1,6 +1,7 @@
 /* args.c: the one command-line parser every subcommand uses (app.h). */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,7 +135,10 @@ int app_arg_int(const AppArgs *a, const char *val, int lo, int hi, int *out)
     long l = strtol(val, &end, 10);
     if (!*val || *end || errno || l < lo || l > hi) {
         char expected[96];
-        snprintf(expected, sizeof expected, "a whole number from %d to %d", lo, hi);
+        if (hi == INT_MAX)
+            snprintf(expected, sizeof expected, "a whole number from %d", lo);
+        else
+            snprintf(expected, sizeof expected, "a whole number from %d to %d", lo, hi);
         app_arg_bad(a, expected, val);
         return -1;
     }

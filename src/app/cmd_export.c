@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,7 +186,7 @@ static int export_option(const AppArgs *a, int id, const char *val, ExportArgs *
         opt->mode = (ViewMode)n;
         return ok;
     case OPT_HEAD:
-        return app_arg_int(a, val, 1, LESSON_MAX_HEADS, &opt->head);
+        return app_arg_int(a, val, 1, INT_MAX, &opt->head); /* the lesson decides the last (cmd_export) */
     case OPT_STEPS:
         opt->steps = val;
         return 0;

@@ -2,6 +2,7 @@
  * the event loop and frame pacing. The state lives in a View (src/view),
  * what keys and the mouse do in view_input.h, and every frame is drawn by
  * render_frame (src/render); show.h lists the other parts. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,9 +114,9 @@ static int show_option(const AppArgs *a, int id, const char *val, ShowOptions *o
     case OPT_VIEW:
         return app_arg_choice(a, val, view_mode_names, VIEW_MODE_COUNT, &o->mode);
     case OPT_HEAD:
-        return app_arg_int(a, val, 1, LESSON_MAX_HEADS, &o->head);
+        return app_arg_int(a, val, 1, INT_MAX, &o->head); /* the lesson decides the last (open_lesson) */
     case OPT_STEP:
-        return app_arg_int(a, val, 0, 1 << 30, &o->step);
+        return app_arg_int(a, val, 0, INT_MAX, &o->step);
     case OPT_SPEED:
         return app_arg_number(a, val, VIEW_SPEED_MIN, VIEW_SPEED_MAX, &o->speed);
     case OPT_TEXT_SCALE:

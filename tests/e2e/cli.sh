@@ -67,6 +67,9 @@ expect 2 "attnviz show: --head: expected a head from 1 to 2, found '3'" "$app" s
 expect 2 "attnviz show: --head: expected a head from 1 to 2, found '3'" "$app" show "$lesson" --head=3
 expect 2 "attnviz export: --head: expected a head from 1 to 2, found '3'" \
     "$app" export "$lesson" -o "$tmp/x" --head=3
+expect 2 "attnviz show: --head: expected a head from 1 to 2, found '99'" "$app" show "$lesson" --head 99
+expect 2 "attnviz export: --head: expected a head from 1 to 2, found '99'" "$app" export "$lesson" -o "$tmp/x" --head 99
+expect 2 "attnviz show: --head: expected a whole number from 1, found '0'" "$app" show "$lesson" --head 0
 expect 2 "attnviz show: --step: expected a step from 0 to " "$app" show "$lesson" --step 99999
 expect 2 "attnviz show: --step: expected a step from 0 to " "$app" show "$lesson" --view single --step=20
 
