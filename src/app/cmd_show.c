@@ -114,7 +114,7 @@ static int show_option(const AppArgs *a, int id, const char *val, ShowOptions *o
     case OPT_VIEW:
         return app_arg_choice(a, val, view_mode_names, VIEW_MODE_COUNT, &o->mode);
     case OPT_HEAD:
-        return app_arg_int(a, val, 1, INT_MAX, &o->head); /* the lesson decides the last (open_lesson) */
+        return app_arg_int(a, val, 1, INT_MAX, &o->head); /* the lesson decides the last (show_lesson_open) */
     case OPT_STEP:
         return app_arg_int(a, val, 0, INT_MAX, &o->step);
     case OPT_SPEED:
@@ -157,36 +157,6 @@ static int parse_args(int argc, char **argv, ShowOptions *o)
         }
     }
     return 0;
-}
-
-/* Loads the lesson and applies the options to its View. An APP_* status. */
-static int open_lesson(Show *s)
-{
-    const ShowOptions *o = &s->opt;
-    char *path = app_resolve_lesson(o->lesson ? o->lesson : LESSON_DEFAULT_ID);
-    if (!path) return APP_USAGE;
-    char err[1200];
-    int rc = show_lesson_load(&s->cur, path, err, sizeof err);
-    free(path);
-    if (rc != 0) {
-        app_print_line(stderr, err);
-        return APP_USAGE;
-    }
-    View *v = &s->cur.view;
-    if (o->lang >= 0) view_set_lang(v, (LessonLang)o->lang);
-    view_set_theme(v, (ViewTheme)o->theme);
-    view_set_speed(v, o->speed);
-    view_set_text_scale(v, o->text_scale);
-    view_set_mode(v, (ViewMode)o->mode);
-    if (o->head > view_head_count(v))
-        return app_refuse_range("show", "--head", "a head", 1, view_head_count(v), o->head);
-    if (o->step >= view_step_count(v))
-        return app_refuse_range("show", "--step", "a step", 0, view_step_count(v) - 1, o->step);
-    if (o->head) view_set_head(v, o->head);
-    if (o->step >= 0) view_goto(v, o->step);
-    if (!o->autoplay) view_finish(v);
-    view_set_playing(v, o->autoplay);
-    return APP_OK;
 }
 
 /* Does the next pass of the loop draw? When the View changed, the window's
@@ -292,7 +262,7 @@ int cmd_show(int argc, char **argv)
     int st = parse_args(argc, argv, &s.opt);
     if (st != 0) return st == 1 ? APP_OK : st;
     show_stats_open(&s.stats, s.opt.frame_stats, t_start);
-    st = open_lesson(&s);
+    st = show_lesson_open(&s);
     if (st == APP_OK) st = show_window_open(&s.w, &s.opt, &s.cur);
     if (st == APP_OK) {
         s.running = 1;

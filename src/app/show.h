@@ -100,5 +100,9 @@ typedef struct Show {
 
 /* One event, whatever its kind, to its handler. */
 void show_on_event(Show *s, SDL_Event *e);
+/* Loads s->opt.lesson (or the default lesson) into s->cur and applies the
+ * options to its View; --head and --step beyond the lesson are refused.
+ * An APP_* status, the message printed. */
+int show_lesson_open(Show *s);
 
 #endif

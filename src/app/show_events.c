@@ -41,6 +41,35 @@ int show_lesson_load(ShowLesson *out, const char *path, char *err, size_t errlen
     return 0;
 }
 
+int show_lesson_open(Show *s)
+{
+    const ShowOptions *o = &s->opt;
+    char *path = app_resolve_lesson(o->lesson ? o->lesson : LESSON_DEFAULT_ID);
+    if (!path) return APP_USAGE;
+    char err[1200];
+    int rc = show_lesson_load(&s->cur, path, err, sizeof err);
+    free(path);
+    if (rc != 0) {
+        app_print_line(stderr, err);
+        return APP_USAGE;
+    }
+    View *v = &s->cur.view;
+    if (o->lang >= 0) view_set_lang(v, (LessonLang)o->lang);
+    view_set_theme(v, (ViewTheme)o->theme);
+    view_set_speed(v, o->speed);
+    view_set_text_scale(v, o->text_scale);
+    view_set_mode(v, (ViewMode)o->mode);
+    if (o->head > view_head_count(v))
+        return app_refuse_range("show", "--head", "a head", 1, view_head_count(v), o->head);
+    if (o->step >= view_step_count(v))
+        return app_refuse_range("show", "--step", "a step", 0, view_step_count(v) - 1, o->step);
+    if (o->head) view_set_head(v, o->head);
+    if (o->step >= 0) view_goto(v, o->step);
+    if (!o->autoplay) view_finish(v);
+    view_set_playing(v, o->autoplay);
+    return APP_OK;
+}
+
 void show_lesson_free(ShowLesson *l)
 {
     view_free(&l->view);
