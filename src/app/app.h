@@ -47,8 +47,9 @@ size_t app_escape(FILE *f, const char *s);
 /* app_escape(f, line) and a newline: a message from a library (a lesson's
  * error) as one line. */
 void app_print_line(FILE *f, const char *line);
-/* A subcommand's end: status, or APP_RUNTIME after saying so when standard
- * output could not be written (a full disk, /dev/full, a closed pipe). */
+/* A subcommand's end: status, or, when the command succeeded but standard
+ * output could not be written (a full disk, /dev/full, a closed pipe),
+ * APP_RUNTIME after saying so. */
 int app_finish(int status);
 
 /* An output path given as OPT: -1 after "attnviz CMD: OPT: expected

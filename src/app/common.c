@@ -86,9 +86,9 @@ int app_finish(int status)
 {
     errno = 0;
     if (fflush(stdout) == 0 && !ferror(stdout)) return status;
+    if (status != APP_OK) return status; /* the command has failed and said why */
     int e = errno ? errno : EIO;
-    app_fail(APP_RUNTIME, "writing to standard output: %s", strerror(e));
-    return status == APP_OK ? APP_RUNTIME : status;
+    return app_fail(APP_RUNTIME, "writing to standard output: %s", strerror(e));
 }
 
 int app_check_output_path(const char *cmd, const char *opt, const char *expected, const char *path)

@@ -90,7 +90,7 @@ for args in "check $lesson" "list" "--help" "show --help" "export --help" "trace
     # shellcheck disable=SC2086
     "$app" $args >/dev/full 2>"$tmp/err"
     st=$?
-    if [ "$st" -ne 1 ] || ! grep -q "writing to standard output" "$tmp/err"; then
+    if [ "$st" -ne 1 ] || ! grep -q "writing" "$tmp/err" || [ "$(wc -l <"$tmp/err")" -ne 1 ]; then
         fail "attnviz $args >/dev/full exited $st: $(cat "$tmp/err")"
     else
         echo "ok: attnviz $args >/dev/full -> 1"
