@@ -53,11 +53,11 @@ typedef struct ShowWindow {
     SDL_Window *win;
     ShowScreen scr;
     RenderCtx *rc;
-    int xfd;              /* the X connection's descriptor, or -1 */
-    int sdl, ttf, screen; /* what is open, for show_window_close */
+    int xfd;         /* the X connection's descriptor, or -1 */
+    int sdl, screen; /* what is open, for show_window_close */
 } ShowWindow;
 
-/* Opens SDL, SDL_ttf and the window titled after the lesson. An APP_*
+/* Opens SDL and the window titled after the lesson. An APP_*
  * status; on failure the message is printed and nothing stays open. */
 int show_window_open(ShowWindow *w, const ShowOptions *o, const ShowLesson *cur);
 /* Closes whatever show_window_open opened, in reverse order. */

@@ -7,7 +7,6 @@
 
 #include <SDL.h>
 #include <SDL_syswm.h>
-#include <SDL_ttf.h>
 
 #include "app.h"
 #include "attn.h"
@@ -75,11 +74,6 @@ int show_window_open(ShowWindow *w, const ShowOptions *o, const ShowLesson *cur)
     w->xfd = -1;
     int st = open_sdl(w);
     if (st != APP_OK) goto fail;
-    if (TTF_Init() != 0) {
-        st = app_fail(APP_RUNTIME, "SDL_ttf: %s", TTF_GetError());
-        goto fail;
-    }
-    w->ttf = 1;
     Uint32 flags =
         SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI | (o->fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
     char title[512];
@@ -118,7 +112,6 @@ void show_window_close(ShowWindow *w)
     render_destroy(w->rc);
     if (w->screen) show_screen_close(&w->scr);
     if (w->win) SDL_DestroyWindow(w->win);
-    if (w->ttf) TTF_Quit();
     if (w->sdl) SDL_Quit();
     memset(w, 0, sizeof *w);
     w->xfd = -1;
