@@ -85,6 +85,14 @@ else
     echo "ok: --opt value and --opt=value export the same"
 fi
 
+# A cluster of one-letter options, the lesson after the options, and `--`.
+if "$app" export -qo "$tmp/c" --size=320x180 --steps=0 "$lesson" 2>"$tmp/err" && [ -s "$tmp/c/000-input.png" ] &&
+    "$app" check -- "$lesson" >/dev/null 2>>"$tmp/err"; then
+    echo "ok: -qo DIR, the lesson last, and -- all parse"
+else
+    fail "-qo DIR / --: $(cat "$tmp/err")"
+fi
+
 # Standard output that cannot be written is a failure (exit 1), said on stderr.
 for args in "check $lesson" "list" "--help" "show --help" "export --help" "trace $lesson"; do
     # shellcheck disable=SC2086
