@@ -553,7 +553,6 @@ typedef struct CheckState {
 static void check_one(CheckState *st, const Lesson *lesson, const AttnTrace *trace, const AttnStep *step,
                       const char *field, int every_head, const LessonText *text)
 {
-    static const char *const lang_names[LESSON_LANG_COUNT] = {"en", "zh"};
     for (int lang = 0; lang < LESSON_LANG_COUNT; lang++) {
         if (!text->text[lang]) continue;
         char buf[LESSON_MAX_TEXT_BYTES * 2];
@@ -568,7 +567,7 @@ static void check_one(CheckState *st, const Lesson *lesson, const AttnTrace *tra
             if (line > 0) snprintf(where, sizeof where, ":%d:%d", line, col);
             if (step) snprintf(which, sizeof which, " (step %s)", step->name);
             snprintf(st->err, st->errlen, "%s%s: %s.%s%s: %s", lesson->path ? lesson->path : "lesson", where, field,
-                     lang_names[lang], which, msg);
+                     lesson_lang_names[lang], which, msg);
         }
     }
 }
