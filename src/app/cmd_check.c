@@ -8,6 +8,29 @@
 #include "attn.h"
 #include "lesson.h"
 #include "narrate.h"
+#include "view.h"
+
+/* What the single-head view (and compare view) will do with the lesson, as
+ * a note: the view opens without them when the single-head trace cannot be
+ * built, and shows a step's plain description where a text cannot be filled
+ * from the single-head numbers. Neither stops the lesson from opening. */
+static void check_single_view(const char *path, const Lesson *lesson)
+{
+    AttnConfig one;
+    view_single_config(&lesson->cfg, &one);
+    char err[512];
+    AttnTrace *s = attn_trace_create(&one, err, sizeof err);
+    if (!s) {
+        fprintf(stderr, "%s: note: single-head and compare view disabled: %s\n", path, err);
+        return;
+    }
+    int n = narrate_check_single(lesson, s, err, sizeof err);
+    if (n > 0)
+        fprintf(stderr,
+                "%s: note: %d text%s shown as the step's plain description in the single-head view; first: %s\n", path,
+                n, n == 1 ? "" : "s", err);
+    attn_trace_destroy(s);
+}
 
 int cmd_check(int argc, char **argv)
 {
@@ -53,6 +76,7 @@ int cmd_check(int argc, char **argv)
             fprintf(stderr, "%s: %s\n", path, err);
             bad++;
         } else {
+            check_single_view(path, &lesson);
             printf("ok %s (%s, %d steps)\n", path, lesson.id, t->n_steps);
         }
         attn_trace_destroy(t);

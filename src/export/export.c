@@ -285,7 +285,7 @@ enum {
 
 typedef struct StepText {
     char step[16], head[16], software[64];
-    char narration[4096];
+    char narration[NARRATE_MAX_STEP_TEXT];
     char title[64]; /* "weights₂" */
     ExportPngText chunks[TEXT_COUNT];
 } StepText;
@@ -400,7 +400,7 @@ typedef struct CaptionLine {
 typedef struct Caption {
     char header[256]; /* "7 · weights₂ · softmax · head 2" */
     char formula[VIEW_MAX_FORMULA];
-    char narration[4096];
+    char narration[NARRATE_MAX_STEP_TEXT];
     CaptionLine lines[CAPTION_MAX_LINES];
     int n_lines;
     int height; /* pixels, padding included */
@@ -847,9 +847,8 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         rc = -1;
         goto done;
     }
-    char title[512];
-    const char *lt = lesson_text(&r->lesson->title, r->opt->lang);
-    snprintf(title, sizeof title, "%s", lt ? lt : "");
+    char title[LESSON_MAX_TEXT_BYTES + 1];
+    lesson_text_copy(title, sizeof title, lesson_text(&r->lesson->title, r->opt->lang));
     char software[64];
     snprintf(software, sizeof software, "attnviz %s", ATTNVIZ_VERSION);
     ExportPngText text[] = {{"Title", title},
@@ -989,6 +988,12 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
     r.view.lang = opt->lang;
     r.view.theme = opt->theme;
     view_set_mode(&r.view, opt->mode);
+    if (r.view.mode != opt->mode) { /* no single-head trace: its numbers overflow */
+        export__set_err(err, errlen, "--view %s: the single-head view of %s is unavailable: %s",
+                        opt->mode == VIEW_SINGLE ? "single" : "compare", lesson->path ? lesson->path : "the lesson",
+                        r.view.single_error);
+        goto out;
+    }
     view_set_text_scale(&r.view, opt->text_scale);
     if (opt->head > view_head_count(&r.view)) {
         export__set_err(err, errlen, "--head: the lesson has %d head%s, found %d", view_head_count(&r.view),

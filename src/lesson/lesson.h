@@ -34,10 +34,13 @@ extern "C" {
 
 #define LESSON_FORMAT "attnviz-lesson/1"
 
-/* Limits, checked before anything is allocated (also in lessons/FORMAT.md). */
+/* Limits, checked before anything is allocated (also in lessons/FORMAT.md).
+ * Each size limit is reachable alone: with every other size small, a lesson
+ * at that limit fits LESSON_MAX_TRACE_FLOATS (tests/test_lesson.c checks
+ * it). Together, the trace limit decides. */
 #define LESSON_MAX_FILE_BYTES  (16u * 1024u * 1024u)
 #define LESSON_MAX_TOKENS      1024
-#define LESSON_MAX_D_MODEL     4096
+#define LESSON_MAX_D_MODEL     2048
 #define LESSON_MAX_HEADS       64
 #define LESSON_MAX_TOKEN_BYTES 64
 #define LESSON_MAX_TEXT_BYTES  4096
@@ -128,6 +131,12 @@ const char *lesson_narration(const Lesson *lesson, const AttnStep *step, LessonL
 const char *lesson_narration_key(const Lesson *lesson, const char *key, LessonLang lang);
 /* The title in a language, falling back to English. */
 const char *lesson_text(const LessonText *text, LessonLang lang);
+
+/* Copies the UTF-8 text src into dst (dstlen bytes, NUL included). When it
+ * does not fit, it is cut at a character boundary and ends with "…", so a
+ * cut is never silent and never splits a character. Returns 1 when cut, 0
+ * when copied whole. */
+int lesson_text_copy(char *dst, size_t dstlen, const char *src);
 
 /* Row and column labels of a step: query tokens, key tokens, or NULL when
  * the axis is not a token axis (a feature axis). */

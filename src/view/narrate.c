@@ -212,6 +212,16 @@ static int mask_allows(const AttnConfig *cfg, int i, int j)
     return 1;
 }
 
+/* 1 when the mask blocks every key of query row r: the row sees nothing. */
+static int row_sees_nothing(const Ctx *c, int r, int n_k)
+{
+    const AttnConfig *mcfg = &c->lesson->cfg;
+    if (mcfg->mask_kind == ATTN_MASK_NONE) return 0;
+    for (int j = 0; j < n_k; j++)
+        if (mask_allows(mcfg, r, j)) return 0;
+    return 1;
+}
+
 /* {max_weight_if:KIND}: the largest weight this head would have had if its
  * scores had been divided by another divisor: the same scores, mask and fill,
  * the engine's own softmax. */
@@ -356,7 +366,12 @@ static int put_placeholder(Ctx *c, Sink *s, const char *name, const char *arg)
         int r = 0;
         if (row_arg(c, name, arg, w->rows, &r)) return -1;
         int j = row_argmax(w, r);
-        if (strcmp(name, "row_max_weight") == 0) {
+        if (name[8] == 't' && row_sees_nothing(c, r, w->cols)) {
+            /* every key of the row is masked: no token is "the most attended" */
+            const char *none = c->lang == LESSON_ZH ? "无（这一行被完全屏蔽，看不到任何词元）"
+                                                    : "no token (the row is fully masked and sees nothing)";
+            sink_put(s, none, strlen(none));
+        } else if (strcmp(name, "row_max_weight") == 0) {
             put_number(s, w->data[(size_t)r * (size_t)w->cols + (size_t)j], 4);
         } else {
             const char *tok = key_token(l, j);
@@ -442,6 +457,7 @@ int narrate_fill(char *out, size_t outlen, const char *text, const Lesson *lesso
 
 typedef struct CheckState {
     int failures;
+    const char *view; /* NULL for the multi-head view, else what the message calls the view */
     char *err;
     size_t errlen;
 } CheckState;
@@ -452,27 +468,31 @@ static void check_one(CheckState *st, const Lesson *lesson, const AttnTrace *tra
     static const char *const lang_names[LESSON_LANG_COUNT] = {"en", "zh"};
     for (int lang = 0; lang < LESSON_LANG_COUNT; lang++) {
         if (!text->text[lang]) continue;
-        char buf[LESSON_MAX_TEXT_BYTES * 2];
+        char buf[NARRATE_MAX_FILLED + 1];
         if (narrate_fill(buf, sizeof buf, text->text[lang], lesson, trace, step, (LessonLang)lang) == 0) continue;
         if (st->failures++ == 0 && st->err && st->errlen) {
+            const char *view = st->view ? st->view : "";
             if (step)
-                snprintf(st->err, st->errlen, "narration '%s' (%s), step %s: %s", key, lang_names[lang], step->name,
-                         buf);
+                snprintf(st->err, st->errlen, "narration '%s' (%s)%s%s, step %s: %s", key, lang_names[lang],
+                         *view ? ", " : "", view, step->name, buf);
             else
-                snprintf(st->err, st->errlen, "narration '%s' (%s): %s", key, lang_names[lang], buf);
+                snprintf(st->err, st->errlen, "narration '%s' (%s)%s%s: %s", key, lang_names[lang], *view ? ", " : "",
+                         view, buf);
         }
     }
 }
 
-int narrate_check(const Lesson *lesson, const AttnTrace *trace, char *err, size_t errlen)
+/* Every text against every step of `trace` it applies to. all_keys: a key
+ * that matches no step is a failure too (the lesson's own trace); the
+ * single-head trace has fewer step names, and a name key of another head
+ * simply never shows there. */
+static int check_trace(CheckState *st, const Lesson *lesson, const AttnTrace *trace, int all_keys)
 {
-    CheckState st = {0, err, errlen};
-    if (err && errlen) err[0] = '\0';
-    check_one(&st, lesson, trace, NULL, "summary", &lesson->summary);
+    check_one(st, lesson, trace, NULL, "summary", &lesson->summary);
     for (int k = 0; k < lesson->n_narration; k++) {
         const LessonNarration *n = &lesson->narration[k];
         if (strcmp(n->key, "intro") == 0) {
-            check_one(&st, lesson, trace, NULL, n->key, &n->text);
+            check_one(st, lesson, trace, NULL, n->key, &n->text);
             continue;
         }
         int kind = attn_step_kind_from_name(n->key);
@@ -481,11 +501,29 @@ int narrate_check(const Lesson *lesson, const AttnTrace *trace, char *err, size_
             const AttnStep *s = &trace->steps[i];
             if ((kind >= 0 && (int)s->kind == kind) || strcmp(s->name, n->key) == 0) {
                 used = 1;
-                check_one(&st, lesson, trace, s, n->key, &n->text);
+                /* what the view shows: a step-name text wins over its kind's */
+                if (kind >= 0 && strcmp(s->name, n->key) != 0 && lesson_narration_key(lesson, s->name, LESSON_EN))
+                    continue;
+                check_one(st, lesson, trace, s, n->key, &n->text);
             }
         }
-        if (!used && st.failures++ == 0 && err && errlen)
-            snprintf(err, errlen, "narration '%s': this lesson's trace has no step of that kind or name", n->key);
+        if (!used && all_keys && st->failures++ == 0 && st->err && st->errlen)
+            snprintf(st->err, st->errlen, "narration '%s': this lesson's trace has no step of that kind or name",
+                     n->key);
     }
-    return st.failures;
+    return st->failures;
+}
+
+int narrate_check(const Lesson *lesson, const AttnTrace *trace, char *err, size_t errlen)
+{
+    CheckState st = {0, NULL, err, errlen};
+    if (err && errlen) err[0] = '\0';
+    return check_trace(&st, lesson, trace, 1);
+}
+
+int narrate_check_single(const Lesson *lesson, const AttnTrace *single, char *err, size_t errlen)
+{
+    CheckState st = {0, "single-head view", err, errlen};
+    if (err && errlen) err[0] = '\0';
+    return check_trace(&st, lesson, single, 0);
 }

@@ -99,6 +99,7 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_RELOAD_ERROR] = {"reload failed, keeping the old lesson", "重新载入失败，保留原课程"},
     [VS_SAVED] = {"saved", "已保存"},
     [VS_RELOADED] = {"reloaded", "已重新载入"},
+    [VS_SINGLE_UNAVAILABLE] = {"single-head view unavailable", "单头视图不可用"},
 };
 
 const char *view_string(ViewString id, LessonLang lang)
@@ -148,18 +149,12 @@ int view_init(View *v, const Lesson *lesson, char *err, size_t errlen)
         set_err(err, errlen, "%s: %s", lesson->path ? lesson->path : "lesson", msg);
         return -1;
     }
-    AttnConfig one = lesson->cfg;
-    if (one.attention == ATTN_DOT) {
-        one.d_k = one.heads * one.d_k;
-        one.d_v = one.heads * one.d_v;
-        one.heads = 1;
-    }
+    AttnConfig one;
+    view_single_config(&lesson->cfg, &one);
+    /* Without the single-head trace (its numbers overflow where each head's
+     * do not) the lesson still opens; single and compare mode are disabled. */
     AttnTrace *s = attn_trace_create(&one, msg, sizeof msg);
-    if (!s) {
-        attn_trace_destroy(t);
-        set_err(err, errlen, "%s: the single-head trace: %s", lesson->path ? lesson->path : "lesson", msg);
-        return -1;
-    }
+    if (!s) lesson_text_copy(v->single_error, sizeof v->single_error, msg);
     static atomic_ulong next_id = 1;
     v->lesson = lesson;
     v->trace = t;
@@ -206,6 +201,16 @@ void view_free(View *v)
     attn_trace_destroy(v->single);
     free(v->pair_labels);
     memset(v, 0, sizeof *v);
+}
+
+void view_single_config(const AttnConfig *cfg, AttnConfig *one)
+{
+    *one = *cfg;
+    if (one->attention == ATTN_DOT) {
+        one->d_k = one->heads * one->d_k;
+        one->d_v = one->heads * one->d_v;
+        one->heads = 1;
+    }
 }
 
 /* ---- the timeline ---- */
@@ -411,6 +416,7 @@ int view_map_step(const AttnTrace *from, int step, const AttnTrace *to, int head
 
 int view_compare_step(const View *v, int step)
 {
+    if (!v->single) return -1;
     int m = view_map_step(v->trace, step, v->single, 1);
     if (m < 0) m = clampi(step, 0, v->single->n_steps - 1);
     return m;
@@ -419,6 +425,12 @@ int view_compare_step(const View *v, int step)
 void view_set_mode(View *v, ViewMode mode)
 {
     if ((int)mode < 0 || mode >= VIEW_MODE_COUNT || mode == v->mode) return;
+    if (mode != VIEW_MULTI && !v->single) {
+        char msg[VIEW_MAX_NOTICE];
+        snprintf(msg, sizeof msg, "%s: %.400s", view_string(VS_SINGLE_UNAVAILABLE, v->lang), v->single_error);
+        view_set_notice(v, msg, 1);
+        return;
+    }
     const AttnTrace *from = view_trace(v);
     int step = v->step;
     v->mode = mode;
@@ -759,39 +771,54 @@ void view_formula_highlight(const View *v, int *start, int *end)
 
 /* ---- narration ---- */
 
+/* Appends text's filled form to all[*at..], which has room for any text
+ * `attnviz check` accepts. Returns 0 when filled, -1 when it cannot be. */
+static int put_filled(const View *v, const AttnTrace *trace, const AttnStep *s, const char *text, char *all, size_t *at)
+{
+#ifdef VIEW_HAVE_NARRATE
+    int rc = narrate_fill(all + *at, NARRATE_MAX_FILLED + 1, text, v->lesson, trace, s, v->lang);
+    if (rc != 0) all[*at] = '\0';
+#else
+    int rc = 0;
+    lesson_text_copy(all + *at, NARRATE_MAX_FILLED + 1, text);
+#endif
+    *at += strlen(all + *at);
+    return rc;
+}
+
 int view_step_narration(const View *v, const AttnTrace *trace, int step, char *buf, size_t len)
 {
     if (!len) return -1;
     buf[0] = '\0';
-    if (step < 0 || step >= trace->n_steps) return -1;
+    if (!trace || step < 0 || step >= trace->n_steps) return -1;
     const AttnStep *s = &trace->steps[step];
     const char *text = lesson_narration(v->lesson, s, v->lang);
+    /* intro, line break, the step's own text: built whole, then copied into
+     * buf, cut at a character with "…" when buf is smaller */
+    char *all = malloc(NARRATE_MAX_STEP_TEXT);
+    if (!all) return -1;
     size_t at = 0;
+    all[0] = '\0';
     if (step == 0) {
         /* the lesson's introduction opens its first step, as its own paragraph */
         const char *intro = lesson_narration_key(v->lesson, "intro", v->lang);
-        if (intro) {
-#ifdef VIEW_HAVE_NARRATE
-            if (narrate_fill(buf, len, intro, v->lesson, trace, NULL, v->lang) != 0) snprintf(buf, len, "%s", intro);
-#else
-            snprintf(buf, len, "%s", intro);
-#endif
-            at = cat(buf, len, strlen(buf), "\n");
-            buf += at;
-            len -= at;
-        }
+        if (intro && put_filled(v, trace, NULL, intro, all, &at) == 0) all[at++] = '\n';
+        all[at] = '\0';
     }
-    if (text) {
-#ifdef VIEW_HAVE_NARRATE
-        if (narrate_fill(buf, len, text, v->lesson, trace, s, v->lang) == 0) return 0;
-#endif
-        snprintf(buf, len, "%s", text);
-        return 0;
+    /* A text that cannot be filled from this trace (written for the
+     * multi-head numbers, shown in the single-head view) is not shown raw:
+     * the step's plain description stands in for it. */
+    int rc = 0;
+    if (!text || put_filled(v, trace, s, text, all, &at) != 0) {
+        char title[64];
+        view_step_title(s, title, sizeof title);
+        snprintf(all + at, NARRATE_MAX_STEP_TEXT - at, "%s (%d × %d): %s.", title, s->rows, s->cols,
+                 view_kind_text(s->kind, v->lang));
+        rc = -1;
     }
-    char title[64];
-    view_step_title(s, title, sizeof title);
-    snprintf(buf, len, "%s (%d × %d): %s.", title, s->rows, s->cols, view_kind_text(s->kind, v->lang));
-    return -1;
+    lesson_text_copy(buf, len, all);
+    free(all);
+    return rc;
 }
 
 int view_narration(const View *v, char *buf, size_t len)
