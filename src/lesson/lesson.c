@@ -1098,14 +1098,15 @@ int lesson_parse(Lesson *out, const char *text, size_t len, const char *name, Le
     return 0;
 }
 
-/* "a FIFO", "a character device", ...: what a non-regular file is. */
-static const char *file_kind(const struct stat *st)
+const char *lesson_file_kind(mode_t mode)
 {
-    if (S_ISFIFO(st->st_mode)) return "a FIFO (named pipe)";
-    if (S_ISCHR(st->st_mode)) return "a character device";
-    if (S_ISBLK(st->st_mode)) return "a block device";
-    if (S_ISSOCK(st->st_mode)) return "a socket";
-    if (S_ISDIR(st->st_mode)) return "a folder";
+    if (S_ISREG(mode)) return "a regular file";
+    if (S_ISDIR(mode)) return "a folder";
+    if (S_ISLNK(mode)) return "a symbolic link";
+    if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
     return "a special file";
 }
 
@@ -1123,14 +1124,16 @@ static int open_regular(Ctx *c, const char *path, off_t *size)
                            errno == ENOENT ? "no such file" : strerror(errno));
     if (S_ISDIR(st.st_mode)) return lesson_fail(c, NULL, "expected a lesson file (.json), found a folder");
     if (!S_ISREG(st.st_mode))
-        return lesson_fail(c, NULL, "not a regular file: expected a lesson file (.json), found %s", file_kind(&st));
+        return lesson_fail(c, NULL, "not a regular file: expected a lesson file (.json), found %s",
+                           lesson_file_kind(st.st_mode));
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) return lesson_fail(c, NULL, "cannot open the lesson: %s", strerror(errno));
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         int e = errno;
         close(fd);
         if (S_ISREG(st.st_mode)) return lesson_fail(c, NULL, "cannot read the lesson: %s", strerror(e));
-        return lesson_fail(c, NULL, "not a regular file: expected a lesson file (.json), found %s", file_kind(&st));
+        return lesson_fail(c, NULL, "not a regular file: expected a lesson file (.json), found %s",
+                           lesson_file_kind(st.st_mode));
     }
     /* reads of a regular file never block; the flag only guarded the open */
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "attn.h"
 
@@ -137,6 +138,10 @@ const char *lesson_text(const LessonText *text, LessonLang lang);
  * cut is never silent and never splits a character. Returns 1 when cut, 0
  * when copied whole. */
 int lesson_text_copy(char *dst, size_t dstlen, const char *src);
+
+/* What a file-system entry is, for messages: "a FIFO (named pipe)", "a
+ * character device", "a symbolic link", "a folder", ... (st_mode bits). */
+const char *lesson_file_kind(mode_t mode);
 
 /* Row and column labels of a step: query tokens, key tokens, or NULL when
  * the axis is not a token axis (a feature axis). */
