@@ -10,25 +10,16 @@
 #include "narrate.h"
 #include "view.h"
 
-/* What the single-head view (and compare view) will do with the lesson, as
- * a note: the view opens without them when the single-head trace cannot be
- * built, and shows a step's plain description where a text cannot be filled
- * from the single-head numbers. Neither stops the lesson from opening. */
+/* The single-head trace the views build beside the lesson's own: when its
+ * numbers overflow float32, the lesson still opens, with single and compare
+ * view disabled; check says so. */
 static void check_single_view(const char *path, const Lesson *lesson)
 {
     AttnConfig one;
     view_single_config(&lesson->cfg, &one);
     char err[512];
     AttnTrace *s = attn_trace_create(&one, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "%s: note: single-head and compare view disabled: %s\n", path, err);
-        return;
-    }
-    int n = narrate_check_single(lesson, s, err, sizeof err);
-    if (n > 0)
-        fprintf(stderr,
-                "%s: note: %d text%s shown as the step's plain description in the single-head view; first: %s\n", path,
-                n, n == 1 ? "" : "s", err);
+    if (!s) fprintf(stderr, "%s: note: single-head and compare view disabled: %s\n", path, err);
     attn_trace_destroy(s);
 }
 
@@ -66,14 +57,15 @@ int cmd_check(int argc, char **argv)
             free(path);
             continue;
         }
-        char err[512];
+        char err[1024];
         AttnTrace *t = attn_trace_create(&lesson.cfg, err, sizeof err);
         if (!t) {
             fprintf(stderr, "%s: %s\n", path, err);
             bad++;
         } else if (narrate_check(&lesson, t, err, sizeof err) != 0) {
-            /* every narration, both languages, against every step it applies to */
-            fprintf(stderr, "%s: %s\n", path, err);
+            /* every narration, both languages, against every step it applies to;
+             * err names the file, line and column */
+            fprintf(stderr, "%s\n", err);
             bad++;
         } else {
             check_single_view(path, &lesson);

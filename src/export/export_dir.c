@@ -173,8 +173,8 @@ int export__png_is_ours(const char *path)
             uint32_t n = be32(buf + at);
             const unsigned char *type = buf + at + 4, *data = buf + at + 8;
             if (n > len - at - 12 || memcmp(type, "IDAT", 4) == 0 || memcmp(type, "IEND", 4) == 0) break;
-            if (memcmp(type, "tEXt", 4) == 0 && n >= sizeof key + sizeof value - 1 && memcmp(data, key, sizeof key) == 0 &&
-                memcmp(data + sizeof key, value, sizeof value - 1) == 0)
+            if (memcmp(type, "tEXt", 4) == 0 && n >= sizeof key + sizeof value - 1 &&
+                memcmp(data, key, sizeof key) == 0 && memcmp(data + sizeof key, value, sizeof value - 1) == 0)
                 ours = 1;
             at += 12 + (size_t)n;
         }
@@ -189,8 +189,7 @@ int export__remove_owned(const char *dir, const char *name, int listed)
     if (!path) return 0;
     struct stat st;
     int gone = 0;
-    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (listed || export__png_is_ours(path)))
-        gone = unlink(path) == 0;
+    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (listed || export__png_is_ours(path))) gone = unlink(path) == 0;
     free(path);
     return gone;
 }

@@ -49,8 +49,9 @@ extern "C" {
  * views hold this much for each text, so what check accepts is never cut. */
 #define NARRATE_MAX_FILLED 8192
 /* A step's whole narration as a view shows it: summary, intro and the
- * step's own text, each filled, with a line break between them. */
-#define NARRATE_MAX_STEP_TEXT (3 * (NARRATE_MAX_FILLED + 1))
+ * step's own text, each filled, with a line break between them, and room
+ * for the view's own note or description of the step. */
+#define NARRATE_MAX_STEP_TEXT (4 * (NARRATE_MAX_FILLED + 1))
 
 /* Copies text into out with every placeholder replaced. step may be NULL (the
  * lesson's intro); placeholders that need a step are then errors. Returns 0,
@@ -65,13 +66,6 @@ int narrate_fill(char *out, size_t outlen, const char *text, const Lesson *lesso
  * is a failure too. Returns the number of failures; the first one is described
  * in err as "narration 'KEY' (en|zh): message". */
 int narrate_check(const Lesson *lesson, const AttnTrace *trace, char *err, size_t errlen);
-
-/* The same for the single-head view (and compare view's left pane): every
- * narration filled against the single-head trace (view.h), for the steps
- * it applies to there. A name key of a step the single trace does not have
- * is not a failure: that step is never shown there. Returns the number of
- * failures; the first is described in err. */
-int narrate_check_single(const Lesson *lesson, const AttnTrace *single, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }
