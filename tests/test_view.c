@@ -517,12 +517,39 @@ static void test_long_intro_keeps_step_text(void **state)
     free(json);
 }
 
+/* What check accepts the view shows whole: "The tokens: {tokens}" with 600
+ * tokens fills to over 4 KB (the view's old buffer, which then showed the
+ * raw placeholder) but within NARRATE_MAX_FILLED, which check allows. */
+static void test_long_filled_text_shown_whole(void **state)
+{
+    (void)state;
+    size_t cap = 64 * 1024;
+    char *json = malloc(cap);
+    assert_non_null(json);
+    size_t at = (size_t)snprintf(
+        json, cap, "{\"format\": \"attnviz-lesson/1\", \"id\": \"t\", \"title\": {\"en\": \"T\"}, \"tokens\": [");
+    for (int i = 0; i < 600; i++) at += (size_t)snprintf(json + at, cap - at, "%s\"tok%07d\"", i ? ", " : "", i);
+    snprintf(json + at, cap - at, "], \"d_model\": 2, \"narration\": {\"input\": {\"en\": \"The tokens: {tokens}\"}}}");
+    Fixture *f = fixture_make(json);
+    char err[512];
+    assert_int_equal(narrate_check(&f->lesson, f->view.trace, err, sizeof err), 0);
+    char text[NARRATE_MAX_STEP_TEXT];
+    assert_int_equal(view_narration(&f->view, text, sizeof text), 0);
+    assert_true(strlen(text) > 4096);
+    assert_null(strchr(text, '{'));
+    assert_int_equal(strncmp(text, "The tokens: tok0000000, tok0000001", 34), 0);
+    assert_non_null(strstr(text, "tok0000599"));
+    fixture_free(f);
+    free(json);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_init_state),
         cmocka_unit_test(test_single_trace_overflow),
         cmocka_unit_test(test_long_intro_keeps_step_text),
+        cmocka_unit_test(test_long_filled_text_shown_whole),
         cmocka_unit_test(test_single_is_sdpa),
         cmocka_unit_test(test_stepping_and_clamping),
         cmocka_unit_test(test_clock_and_autoplay),

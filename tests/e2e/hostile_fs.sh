@@ -167,6 +167,49 @@ for sig in TERM INT; do
     fi
 done
 
+# ---- long texts: cut only at a character, never dropped ----------------------------------
+# The issue's repro: an intro of 10 "x" and an input narration of 1365 "好"
+# (4095 bytes); and a title of 1000 "好" (3000 bytes) on the sheet.
+python3 - <<'PY' >long.json
+import json
+print(json.dumps({"format": "attnviz-lesson/1", "id": "long", "title": {"en": "好" * 1000},
+                  "tokens": ["a", "b"], "d_model": 2,
+                  "narration": {"intro": {"en": "x" * 10}, "input": {"en": "好" * 1365}}}, ensure_ascii=False))
+PY
+if run "export of long texts" 120 "$app" export long.json -o L --steps 0 --sheet sheet.png --size 320x200; then
+    if [ $st -ne 0 ]; then
+        fail "export of long texts: status $st, err '$(cat err)'"
+    elif python3 - L/index.json L/000-input.png sheet.png <<'PY'; then
+import json, struct, sys, zlib
+idx = json.load(open(sys.argv[1], encoding="utf-8"))  # fails on a split character
+narr = idx["files"][0]["narration"]
+assert narr == "x" * 10 + "\n" + "好" * 1365, "step 0's narration is not the intro and the whole text"
+def texts(path):
+    data = open(path, "rb").read()
+    at, out = 8, {}
+    while at < len(data):
+        n, kind = struct.unpack(">I4s", data[at:at + 8])
+        body = data[at + 8:at + 8 + n]
+        if kind == b"tEXt":
+            k, v = body.split(b"\0", 1)
+            out[k.decode("latin-1")] = v.decode("latin-1")
+        elif kind == b"iTXt":
+            k, rest = body.split(b"\0", 1)
+            flag, method = rest[0], rest[1]
+            lang, rest = rest[2:].split(b"\0", 1)
+            tk, v = rest.split(b"\0", 1)
+            out[k.decode("latin-1")] = (zlib.decompress(v) if flag else v).decode("utf-8")  # strict
+        at += 12 + n
+    return out
+assert texts(sys.argv[2])["Description"] == narr, "the PNG's Description is not the narration, whole"
+assert texts(sys.argv[3])["Title"] == "好" * 1000, "the sheet's Title is cut"
+PY
+        ok "long narration and title: whole, valid UTF-8, in index.json and the PNG text chunks"
+    else
+        fail "long texts: index.json or a PNG text chunk is cut or invalid"
+    fi
+fi
+
 # ---- the trace streams, and says when it cannot be written -------------------------------
 timeout -s KILL 60 "$app" trace ok.json >/dev/full 2>err
 st=$?
