@@ -1083,7 +1083,7 @@ int export_save_image(const ExportImage *img, const View *view, const char *dir,
             return -1;
         }
         struct stat st;
-        if (stat(path, &st) != 0) break;
+        if (lstat(path, &st) != 0) break; /* a name nothing, not even a dangling link, holds */
     }
     StepText *st = malloc(sizeof *st);
     if (!st) {

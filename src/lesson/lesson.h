@@ -123,7 +123,10 @@ typedef struct LessonError {
     char msg[1024]; /* the whole line, ready to print */
 } LessonError;
 
-/* Reads and validates a lesson file. 0 on success, -1 with err filled. */
+/* Reads and validates a lesson file. 0 on success, -1 with err filled. Only
+ * a regular file is read: anything else (a FIFO, a device, a folder) is
+ * refused, "not a regular file", without being opened for reading, so a
+ * load never blocks. */
 int lesson_load(Lesson *out, const char *path, LessonError *err);
 /* The same from memory; `name` is used in messages in place of a path. */
 int lesson_parse(Lesson *out, const char *text, size_t len, const char *name, LessonError *err);
