@@ -259,14 +259,6 @@ static int probe_dir(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-static char *path_join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%s%s%s", dir, (*dir && dir[strlen(dir) - 1] == '/') ? "" : "/", name);
-    return p;
-}
-
 /* ---- what each PNG says about itself ---- */
 
 enum {
@@ -592,7 +584,7 @@ static int files_one_frame(Run *r, ExportPool *pool, const char *dir, const char
          * drawn, and drawing is a pure function of the View, so the PNG is
          * the same bytes: copy, do not redraw. */
         if (f > 0 && tt >= d && (f - 1) * opt->speed / opt->fps >= d && !(opt->cancel && *opt->cancel)) {
-            char *path = path_join(dir, name);
+            char *path = export__path_join(dir, name);
             if (!path) {
                 export__set_err(err, errlen, "out of memory");
                 return -1;
@@ -608,7 +600,7 @@ static int files_one_frame(Run *r, ExportPool *pool, const char *dir, const char
     double t0 = now_seconds();
     int rc = export_draw_view(r->hl.rc, r->hl.sdl, v, r->width, r->height, px, pitch, err, errlen);
     r->res->draw_seconds += now_seconds() - t0;
-    char *path = path_join(dir, name);
+    char *path = export__path_join(dir, name);
     if (rc == 0 && !path) {
         export__set_err(err, errlen, "out of memory");
         rc = -1;
@@ -735,7 +727,7 @@ static int files_write_index(Run *r, const char *dir, cJSON *list, int frames, c
     }
     cJSON_AddItemToObject(index, opt->frames ? "steps" : "files", list);
     char *json = cJSON_Print(index);
-    char *path = path_join(dir, EXPORT_INDEX_NAME);
+    char *path = export__path_join(dir, EXPORT_INDEX_NAME);
     int rc;
     if (!json || !path) {
         export__set_err(err, errlen, "out of memory");
@@ -1077,7 +1069,7 @@ int export_save_image(const ExportImage *img, const View *view, const char *dir,
         else
             snprintf(file, sizeof file, "%s-%s-%d.png", id, name, k);
         free(path);
-        path = path_join(dir, file);
+        path = export__path_join(dir, file);
         if (!path) {
             export__set_err(err, errlen, "out of memory");
             return -1;

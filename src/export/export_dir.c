@@ -64,7 +64,7 @@ int export__is_own_name(const char *name)
     return all_digits(p + 2, (size_t)(end - p - 2));
 }
 
-static char *join(const char *dir, const char *name)
+char *export__path_join(const char *dir, const char *name)
 {
     size_t n = strlen(dir) + strlen(name) + 2;
     char *p = malloc(n);
@@ -72,18 +72,19 @@ static char *join(const char *dir, const char *name)
     return p;
 }
 
-/* Reads a regular file of at most max bytes, without following a symbolic
- * link and without blocking on a FIFO. NULL when it is anything else. */
-static char *read_regular(const char *path, size_t max, size_t *len)
+/* Reads a regular file, without following a symbolic link and without
+ * blocking on a FIFO: all of it when it has at most max bytes, else its
+ * first max bytes when prefix is set, else nothing. NULL when it is not a
+ * regular file (or memory runs out); the bytes are NUL-terminated. */
+static char *read_regular(const char *path, size_t max, int prefix, size_t *len)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) return NULL;
     struct stat st;
     char *buf = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-        size_t want = (size_t)st.st_size < max ? (size_t)st.st_size : max;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (prefix || (size_t)st.st_size <= max)) {
+        size_t want = (size_t)st.st_size < max ? (size_t)st.st_size : max, got = 0;
         buf = malloc(want + 1);
-        size_t got = 0;
         while (buf && got < want) {
             ssize_t r = read(fd, buf + got, want - got);
             if (r < 0 && errno == EINTR) continue;
@@ -94,10 +95,6 @@ static char *read_regular(const char *path, size_t max, size_t *len)
             buf[got] = '\0';
             *len = got;
         }
-        if (buf && (size_t)st.st_size > max) { /* too large to be ours */
-            free(buf);
-            buf = NULL;
-        }
     }
     close(fd);
     return buf;
@@ -106,9 +103,9 @@ static char *read_regular(const char *path, size_t max, size_t *len)
 void export__previous_read(const char *dir, ExportPrevious *prev)
 {
     memset(prev, 0, sizeof *prev);
-    char *path = join(dir, EXPORT_INDEX_NAME);
+    char *path = export__path_join(dir, EXPORT_INDEX_NAME);
     size_t len = 0;
-    char *text = path ? read_regular(path, PREVIOUS_INDEX_MAX_BYTES, &len) : NULL;
+    char *text = path ? read_regular(path, PREVIOUS_INDEX_MAX_BYTES, 0, &len) : NULL;
     free(path);
     cJSON *doc = text ? cJSON_ParseWithLength(text, len) : NULL;
     free(text);
@@ -150,19 +147,7 @@ static uint32_t be32(const unsigned char *p)
 int export__png_is_ours(const char *path)
 {
     size_t len = 0;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) return 0;
-    struct stat st;
-    unsigned char *buf = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (buf = malloc(PNG_TEXT_SCAN_BYTES))) {
-        while (len < PNG_TEXT_SCAN_BYTES) {
-            ssize_t r = read(fd, buf + len, PNG_TEXT_SCAN_BYTES - len);
-            if (r < 0 && errno == EINTR) continue;
-            if (r <= 0) break;
-            len += (size_t)r;
-        }
-    }
-    close(fd);
+    unsigned char *buf = (unsigned char *)read_regular(path, PNG_TEXT_SCAN_BYTES, 1, &len);
     int ours = 0;
     static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
     if (buf && len >= 8 && memcmp(buf, sig, 8) == 0) {
@@ -185,7 +170,7 @@ int export__png_is_ours(const char *path)
 
 int export__remove_owned(const char *dir, const char *name, int listed)
 {
-    char *path = join(dir, name);
+    char *path = export__path_join(dir, name);
     if (!path) return 0;
     struct stat st;
     int gone = 0;
@@ -218,7 +203,7 @@ int export__remove_stale_temporaries(const char *dir, const struct timespec *bef
     struct dirent *de;
     while ((de = readdir(d))) {
         if (!is_own_temporary(de->d_name)) continue;
-        char *path = join(dir, de->d_name);
+        char *path = export__path_join(dir, de->d_name);
         struct stat st;
         /* older than this run: a temporary of a run that was killed, not
          * one another export into this folder is writing right now */
@@ -235,7 +220,7 @@ int export__remove_stale_temporaries(const char *dir, const struct timespec *bef
 
 int export__check_entry(const char *dir, const char *name, char *err, size_t errlen)
 {
-    char *path = join(dir, name);
+    char *path = export__path_join(dir, name);
     if (!path) {
         export__set_err(err, errlen, "out of memory");
         return -1;

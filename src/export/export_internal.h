@@ -26,6 +26,8 @@ typedef struct ExportPrevious {
 void export__previous_read(const char *dir, ExportPrevious *prev);
 void export__previous_free(ExportPrevious *prev);
 
+/* "dir/name" (one '/' between them), malloc'd; NULL when memory runs out. */
+char *export__path_join(const char *dir, const char *name);
 /* attnviz's own spelling of a file name: NNN-kind[-hH].png or NNNNNN.png. */
 int export__is_own_name(const char *name);
 /* NNNNNN.png, with its number in *index (index may be NULL). */
