@@ -68,8 +68,11 @@ int cmd_check(int argc, char **argv)
             fprintf(stderr, "%s\n", err);
             bad++;
         } else {
+            int n_steps = t->n_steps;
+            attn_trace_destroy(t); /* one trace in memory at a time */
+            t = NULL;
             check_single_view(path, &lesson);
-            printf("ok %s (%s, %d steps)\n", path, lesson.id, t->n_steps);
+            printf("ok %s (%s, %d steps)\n", path, lesson.id, n_steps);
         }
         attn_trace_destroy(t);
         lesson_free(&lesson);
