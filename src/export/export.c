@@ -10,20 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-
-#include <SDL_ttf.h>
 
 #include "export_internal.h"
 #include "export_pool.h"
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void export_options_init(ExportOptions *opt)
 {
@@ -338,7 +328,6 @@ typedef struct Headless {
     SDL_Surface *surface;
     SDL_Renderer *sdl;
     RenderCtx *rc;
-    int ttf_inited; /* 1 when we called TTF_Init */
 } Headless;
 
 static void headless_free(Headless *h)
@@ -346,20 +335,12 @@ static void headless_free(Headless *h)
     render_destroy(h->rc);
     if (h->sdl) SDL_DestroyRenderer(h->sdl);
     if (h->surface) SDL_FreeSurface(h->surface);
-    if (h->ttf_inited) TTF_Quit();
     memset(h, 0, sizeof *h);
 }
 
 static int headless_init(Headless *h, int width, int height, const ExportOptions *opt, char *err, size_t errlen)
 {
     memset(h, 0, sizeof *h);
-    if (!TTF_WasInit()) {
-        if (TTF_Init() != 0) {
-            export__set_err(err, errlen, "starting SDL_ttf: %s", TTF_GetError());
-            return -1;
-        }
-        h->ttf_inited = 1;
-    }
     /* XRGB8888: what X11 window surfaces use, so blending rounds the same. */
     h->surface = SDL_CreateRGBSurfaceWithFormat(0, width, height, 32, SDL_PIXELFORMAT_XRGB8888);
     if (h->surface) h->sdl = SDL_CreateSoftwareRenderer(h->surface);
@@ -502,7 +483,7 @@ static void report(Run *r, ExportPool *pool, int steps_done, int frames_done, in
     p.steps_total = r->n_selected;
     p.frames_done = frames_done;
     p.frames_total = frames_total;
-    p.elapsed = now_seconds() - r->part_t0;
+    p.elapsed = attn_clock_seconds() - r->part_t0;
     p.fps = p.elapsed > 0 ? p.frames_done / p.elapsed : 0;
     p.eta = p.frames_done > 0 ? p.elapsed / p.frames_done * (frames_total - p.frames_done) : -1;
     r->opt->progress(r->opt->progress_user, &p);
@@ -597,9 +578,9 @@ static int files_one_frame(Run *r, ExportPool *pool, const char *dir, const char
     size_t pitch;
     unsigned char *px = export_pool_acquire(pool, &pitch);
     if (!px) return 1;
-    double t0 = now_seconds();
+    double t0 = attn_clock_seconds();
     int rc = export_draw_view(r->hl.rc, r->hl.sdl, v, r->width, r->height, px, pitch, err, errlen);
-    r->res->draw_seconds += now_seconds() - t0;
+    r->res->draw_seconds += attn_clock_seconds() - t0;
     char *path = export__path_join(dir, name);
     if (rc == 0 && !path) {
         export__set_err(err, errlen, "out of memory");
@@ -853,9 +834,9 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         }
         view_goto(v, i);
         view_finish(v);
-        double t0 = now_seconds();
+        double t0 = attn_clock_seconds();
         rc = export_draw_view(r->hl.rc, r->hl.sdl, v, w, h, px, pitch, err, errlen);
-        r->res->draw_seconds += now_seconds() - t0;
+        r->res->draw_seconds += attn_clock_seconds() - t0;
         if (rc != 0) break;
         if (export_png_stream_rows(s, px, pitch, h, msg, sizeof msg) != 0) {
             s = NULL;
@@ -911,7 +892,7 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
     r.lesson = lesson;
     r.opt = opt;
     r.res = res;
-    r.t0 = now_seconds();
+    r.t0 = attn_clock_seconds();
     clock_gettime(CLOCK_REALTIME, &r.started);
     res->usage_error = 1; /* until the options are checked */
 
@@ -1034,17 +1015,17 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
     res->height = r.height;
     if (headless_init(&r.hl, r.width, r.height, opt, err, errlen) != 0) goto out;
     r.what = opt->frames ? "frames" : "steps";
-    r.part_t0 = now_seconds();
+    r.part_t0 = attn_clock_seconds();
     if (write_files && export_files(&r, dir, err, errlen) != 0) goto out;
     r.what = "sheet";
-    r.part_t0 = now_seconds();
+    r.part_t0 = attn_clock_seconds();
     if (opt->sheet && export_sheet(&r, opt->sheet, err, errlen) != 0) goto out;
     rc = 0;
 out:
     headless_free(&r.hl);
     free(r.selected);
     if (r.view_ok) view_free(&r.view);
-    res->seconds = now_seconds() - r.t0;
+    res->seconds = attn_clock_seconds() - r.t0;
     return rc;
 }
 

@@ -153,6 +153,11 @@ static const char *assets_dir(const RenderOptions *opt)
 
 int render_fonts_open(RenderCtx *rc, const RenderOptions *opt, char *err, size_t errlen)
 {
+    /* SDL_ttf counts its starts: each context starts it, and render_fonts_close stops it */
+    if (TTF_Init() != 0) {
+        snprintf(err, errlen, "starting SDL_ttf: %s", TTF_GetError());
+        return -1;
+    }
     if (opt)
         for (int i = 0; i < RENDER_MAX_FONTS && opt->font_paths[i]; i++) add_font(rc, opt->font_paths[i]);
     if (!opt || !opt->no_system_fonts) {
@@ -180,6 +185,7 @@ int render_fonts_open(RenderCtx *rc, const RenderOptions *opt, char *err, size_t
                  "no usable font: fontconfig found neither DejaVu Sans nor Noto Sans CJK, and %s/fonts/ "
                  "has no DejaVuSans.ttf (set ATTNVIZ_ASSETS to the assets folder)",
                  dir);
+        TTF_Quit();
         return -1;
     }
     return 0;
@@ -204,6 +210,7 @@ void render_fonts_close(RenderCtx *rc)
         if (rc->text[i].tex) SDL_DestroyTexture(rc->text[i].tex);
     memset(rc->text, 0, sizeof rc->text);
     rc->n_text = 0;
+    TTF_Quit();
 }
 
 int render_font_count(const RenderCtx *rc)
@@ -330,11 +337,28 @@ int render_is_cjk(uint32_t cp)
 static const char CLOSING[] = ",.:;!?)]}%'、。，．：；！？）］｝」』》〉】〕〗…‥’”・";
 static const char OPENING[] = "([{（［｛「『《〈【〔〖‘“";
 
+/* Whether the set holds cp: a search for cp's UTF-8 bytes, which in valid
+ * UTF-8 can only match a whole character. */
 static int in_set(const char *set, uint32_t cp)
 {
-    while (*set)
-        if (render_utf8_next(&set) == cp) return 1;
-    return 0;
+    char u[5] = {0};
+    if (cp == 0 || cp > 0x10FFFF) return 0;
+    if (cp < 0x80) {
+        u[0] = (char)cp;
+    } else if (cp < 0x800) {
+        u[0] = (char)(0xC0 | cp >> 6);
+        u[1] = (char)(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        u[0] = (char)(0xE0 | cp >> 12);
+        u[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+        u[2] = (char)(0x80 | (cp & 0x3F));
+    } else {
+        u[0] = (char)(0xF0 | cp >> 18);
+        u[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+        u[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+        u[3] = (char)(0x80 | (cp & 0x3F));
+    }
+    return strstr(set, u) != NULL;
 }
 
 static int is_closing(uint32_t cp)
@@ -436,10 +460,9 @@ int render_wrap(RenderCtx *rc, const char *s, int size, int width, size_t *start
 
 static uint64_t text_key(const char *s, int size, SDL_Color c)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) h = (h ^ *p) * 1099511628211ull;
-    h = (h ^ (uint64_t)size) * 1099511628211ull;
-    h = (h ^ ((uint64_t)c.r << 24 | (uint64_t)c.g << 16 | (uint64_t)c.b << 8 | c.a)) * 1099511628211ull;
+    uint64_t h = lesson_fnv1a64_bytes(LESSON_FNV1A64_BASIS, s, strlen(s));
+    h = lesson_fnv1a64_bytes(h, &size, sizeof size);
+    h = lesson_fnv1a64_bytes(h, &c, sizeof c);
     return h ? h : 1;
 }
 
