@@ -967,13 +967,14 @@ void view_title(const View *v, char *buf, size_t len)
 {
     if (!len) return;
     if (view_lesson_texts_apply(v, view_trace(v))) {
-        const char *title = lesson_text(&v->lesson->title, v->lang);
-        snprintf(buf, len, "%s", title ? title : "");
+        lesson_text_copy(buf, len, lesson_text(&v->lesson->title, v->lang)); /* a cut ends in "…" */
         return;
     }
-    char tokens[256] = "";
+    /* six tokens of at most LESSON_MAX_TOKEN_BYTES, quoted, fit whole */
+    char tokens[8 * (LESSON_MAX_TOKEN_BYTES + 8)] = "", whole[sizeof tokens + 256];
     cat_token_list(v, tokens, sizeof tokens, 0);
-    snprintf(buf, len, view_string(VS_SINGLE_LESSON_TITLE, v->lang), tokens, v->single->cfg.d_k);
+    snprintf(whole, sizeof whole, view_string(VS_SINGLE_LESSON_TITLE, v->lang), tokens, v->single->cfg.d_k);
+    lesson_text_copy(buf, len, whole);
 }
 
 static size_t cat_num(char *buf, size_t len, size_t at, float x, int paren);
