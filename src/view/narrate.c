@@ -435,8 +435,7 @@ static int put_placeholder(Ctx *c, Sink *s, const char *name, const char *arg)
         int j = row_argmax(w, r);
         if (name[8] == 't' && row_sees_nothing(c, r, w->cols)) {
             /* every key of the row is masked: no token is "the most attended" */
-            const char *none = c->lang == LESSON_ZH ? "无（这一行被完全屏蔽，看不到任何词元）"
-                                                    : "no token (the row is fully masked and sees nothing)";
+            const char *none = view_string(VS_ROW_SEES_NOTHING, c->lang);
             sink_put(s, none, strlen(none));
         } else if (strcmp(name, "row_max_weight") == 0) {
             put_number(s, w->data[(size_t)r * (size_t)w->cols + (size_t)j], 4);

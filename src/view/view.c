@@ -128,6 +128,8 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_EXPLAIN_WEIGHT_COLUMN] = {"\nmultiplies feature %d of each token into %c's column %d (head %d's column %d)",
                                   "\n把每个词元的第 %d 个特征乘进 %c 的第 %d 列（头 %d 的第 %d 列）"},
     [VS_TOKEN] = {"%s", "「%s」"},
+    [VS_ROW_SEES_NOTHING] = {"no token (the row is fully masked and sees nothing)",
+                             "无（这一行被完全屏蔽，看不到任何词元）"},
     [VS_TOKEN_LIST_SEP] = {", ", "、"},
     [VS_TOKEN_NEXT] = {" %s", "「%s」"},
     [VS_TOKENS_MORE] = {" …", "…"},

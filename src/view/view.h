@@ -328,6 +328,8 @@ typedef enum ViewString {
     /* a token in running text: bare, or 「喜欢」 in Chinese, where a bare 我
      * would read as part of the sentence; then a list of tokens */
     VS_TOKEN,
+    /* {row_max_token} of a row whose every key is masked */
+    VS_ROW_SEES_NOTHING,
     VS_TOKEN_LIST_SEP,
     /* the narration written from a step (the tokens, the largest weights) */
     VS_TOKEN_NEXT,
