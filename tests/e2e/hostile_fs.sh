@@ -168,6 +168,9 @@ for sig in TERM INT; do
 done
 
 # ---- long texts: cut only at a character, never dropped ----------------------------------
+if ! command -v python3 >/dev/null 2>&1; then
+    echo "skip: long texts (python3 reads index.json and the PNG chunks; not installed)"
+else
 # The issue's repro: an intro of 10 "x" and an input narration of 1365 "好"
 # (4095 bytes); and a title of 1000 "好" (3000 bytes) on the sheet.
 python3 - <<'PY' >long.json
@@ -208,6 +211,7 @@ PY
     else
         fail "long texts: index.json or a PNG text chunk is cut or invalid"
     fi
+fi
 fi
 
 # ---- the trace streams, and says when it cannot be written -------------------------------
