@@ -1,6 +1,6 @@
 /* test_lesson.c: good lessons load into the right AttnConfig; generated
  * matrices follow the algorithm of lessons/FORMAT.md; narration and label
- * lookups; the trace JSON has the schema of issue 2 section 4; file-level
+ * lookups; the trace JSON has the schema FORMAT.md documents; file-level
  * failures (missing, folder, too large). The bad-lesson catalogue is in
  * test_lesson_errors.c. */
 #include <errno.h>
@@ -362,7 +362,7 @@ static void test_labels(void **state)
     lesson_free(&L);
 }
 
-/* lesson_trace_floats is what the trace limit is checked with: it must be
+/* attn_trace_floats is what the trace limit is checked with: it must be
  * the engine's real size, for every kind of step. */
 static void test_trace_floats_exact(void **state)
 {
@@ -386,15 +386,15 @@ static void test_trace_floats_exact(void **state)
             parse_ok(&L, texts[i - 2]);
         AttnTrace *t = trace_of(&L);
         double want = (double)t->data_bytes / sizeof(float);
-        if (lesson_trace_floats(&L.cfg) != want)
-            printf("lesson %d: lesson_trace_floats %.0f, trace %.0f\n", i, lesson_trace_floats(&L.cfg), want);
-        assert_true(lesson_trace_floats(&L.cfg) == want);
+        if ((double)attn_trace_floats(&L.cfg) != want)
+            printf("lesson %d: attn_trace_floats %zu, trace %.0f\n", i, attn_trace_floats(&L.cfg), want);
+        assert_true((double)attn_trace_floats(&L.cfg) == want);
         attn_trace_destroy(t);
         lesson_free(&L);
     }
 }
 
-/* trace_write_json output, read back with cJSON: the schema of issue 2 §4. */
+/* trace_write_json output, read back with cJSON: the schema FORMAT.md documents. */
 static void check_trace_json(const char *path)
 {
     Lesson L;
@@ -585,7 +585,7 @@ static void test_each_limit_reachable(void **state)
     snprintf(text, sizeof text, "%s, \"d_model\": %d}", head, LESSON_MAX_D_MODEL);
     parse_ok(&L, text);
     assert_non_null(L.cfg.W_O);
-    assert_true(lesson_trace_floats(&L.cfg) <= LESSON_MAX_TRACE_FLOATS);
+    assert_true(attn_trace_floats(&L.cfg) <= LESSON_MAX_TRACE_FLOATS);
     lesson_free(&L);
     /* heads·d_k and heads·d_v at their limit */
     snprintf(text, sizeof text, "%s, \"d_model\": 1, \"heads\": %d, \"d_k\": %d, \"d_v\": %d}", head, LESSON_MAX_HEADS,
@@ -598,10 +598,10 @@ static void test_each_limit_reachable(void **state)
     add.attention = ATTN_ADDITIVE;
     add.n_q = add.n_k = 1;
     add.d_x = add.d_a = LESSON_MAX_D_MODEL;
-    assert_true(lesson_trace_floats(&add) <= LESSON_MAX_TRACE_FLOATS);
+    assert_true(attn_trace_floats(&add) <= LESSON_MAX_TRACE_FLOATS);
     add.cross = 1;
     add.d_y = LESSON_MAX_D_MODEL;
-    assert_true(lesson_trace_floats(&add) <= LESSON_MAX_TRACE_FLOATS);
+    assert_true(attn_trace_floats(&add) <= LESSON_MAX_TRACE_FLOATS);
     Lesson A;
     LessonError err;
     /* one over the limit is refused by that limit, not another */

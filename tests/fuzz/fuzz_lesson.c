@@ -1,4 +1,4 @@
-/* fuzz_lesson.c: libFuzzer harness for the lesson loader (issue 6).
+/* fuzz_lesson.c: libFuzzer harness for the lesson loader.
  *
  * One input is one lesson file. It goes through what `attnviz check` and
  * `attnviz trace` do: lesson_parse, attn_trace_create, narrate_check (every
