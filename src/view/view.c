@@ -99,6 +99,8 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_RELOAD_ERROR] = {"reload failed, keeping the old lesson", "重新载入失败，保留原课程"},
     [VS_SAVED] = {"saved", "已保存"},
     [VS_RELOADED] = {"reloaded", "已重新载入"},
+    [VS_NUMBERS_HIDDEN] = {"Cells too small for their numbers: hover a cell, or zoom with the wheel",
+                           "单元格太小，放不下数值：把鼠标移到单元格上，或用滚轮放大"},
 };
 
 const char *view_string(ViewString id, LessonLang lang)

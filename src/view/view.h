@@ -225,6 +225,7 @@ typedef enum ViewString {
     VS_RELOAD_ERROR,
     VS_SAVED,
     VS_RELOADED,
+    VS_NUMBERS_HIDDEN,
     VS_STRING_COUNT
 } ViewString;
 const char *view_string(ViewString id, LessonLang lang);
