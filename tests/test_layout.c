@@ -7,6 +7,8 @@
  *     a label inside its panel, a line of narration inside the narration);
  *   - no text overlaps another text, a number or a matrix;
  *   - a matrix whose data is square is drawn square;
+ *   - a matrix of at most SMALL_MATRIX rows and columns shows every cell's
+ *     number, and a frame with a matrix that shows none says why;
  *   - the matrices of a step span at least LAYOUT_SHARE of their panel's
  *     width or height: they fill the room the step does not otherwise need.
  * Frames are drawn onto a 1×1 surface: the layout is that of the full size,
@@ -28,6 +30,7 @@
 #include "render_internal.h"
 
 #define LAYOUT_SHARE 0.6 /* of the panel's width or height, at least */
+#define SMALL_MATRIX 6   /* rows and columns: a matrix this small shows all its numbers */
 #define MAX_REPORTS  40  /* failures printed in full; all are counted */
 
 typedef struct Size {
@@ -41,7 +44,9 @@ static int n_fail, n_frames;
 static void report(const char *lesson, const View *v, Size sz, const char *fmt, ...)
 {
     n_fail++;
-    if (n_fail > MAX_REPORTS) return;
+    /* ATTNVIZ_LAYOUT_REPORTS=N: print the first N failures instead */
+    const char *env = getenv("ATTNVIZ_LAYOUT_REPORTS");
+    if (n_fail > (env ? atoi(env) : MAX_REPORTS)) return;
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
@@ -52,10 +57,18 @@ static void report(const char *lesson, const View *v, Size sz, const char *fmt, 
             theme_name[v->theme], v->step, view_trace(v)->steps[v->step].name, msg);
 }
 
+/* Steps whose matrices cannot show their numbers at the minimum text size,
+ * even each on a row of its own: they say so instead (checked below). */
+static int too_wide(const char *lesson, const View *v, Size sz)
+{
+    /* concat · W_O + b_O = output: 16 columns of "−1.00" at 17 px need 1,050 px */
+    return strcmp(lesson, "seed000-projection-biases.json") == 0 && sz.w == 1024 &&
+           strcmp(view_trace(v)->steps[v->step].name, "output") == 0;
+}
+
 static int inside(SDL_Rect a, SDL_Rect in, int tol)
 {
-    return a.x >= in.x - tol && a.y >= in.y - tol && a.x + a.w <= in.x + in.w + tol &&
-           a.y + a.h <= in.y + in.h + tol;
+    return a.x >= in.x - tol && a.y >= in.y - tol && a.x + a.w <= in.x + in.w + tol && a.y + a.h <= in.y + in.h + tol;
 }
 
 /* Overlap deeper than tol pixels in both directions. */
@@ -97,8 +110,7 @@ static void check_frame(RenderCtx *rc, const char *lesson, const View *v, Size s
                 report(lesson, v, sz, "%s '%s' at %d px, under the minimum %d px", x->what, x->text, x->size, min);
             if (!inside(x->rect, x->within, 1) || !inside(x->rect, frame, 0))
                 report(lesson, v, sz, "%s '%s' at (%d,%d %dx%d) leaves its box (%d,%d %dx%d)", x->what, x->text,
-                       x->rect.x, x->rect.y, x->rect.w, x->rect.h, x->within.x, x->within.y, x->within.w,
-                       x->within.h);
+                       x->rect.x, x->rect.y, x->rect.w, x->rect.h, x->within.x, x->within.y, x->within.w, x->within.h);
         }
         if (x->kind == LAYOUT_MATRIX && x->rows == x->cols && abs(x->rect.w - x->rect.h) > 1)
             report(lesson, v, sz, "a %d×%d matrix drawn %d×%d px, not square", x->rows, x->cols, x->rect.w, x->rect.h);
@@ -121,6 +133,24 @@ static void check_frame(RenderCtx *rc, const char *lesson, const View *v, Size s
                        p->rect.x, p->rect.y, p->rect.w, p->rect.h, q->what, q->text, q->rect.x, q->rect.y, q->rect.w,
                        q->rect.h);
         }
+    /* a small matrix shows every number; the exceptions are listed with why */
+    for (int i = 0; i < n && !too_wide(lesson, v, sz); i++) {
+        if (b[i].kind != LAYOUT_MATRIX || b[i].rows > SMALL_MATRIX || b[i].cols > SMALL_MATRIX) continue;
+        int k = 0;
+        for (int j = 0; j < n; j++) k += b[j].kind == LAYOUT_NUMBER && inside(b[j].rect, b[i].rect, 0);
+        if (k < b[i].rows * b[i].cols)
+            report(lesson, v, sz, "a %d×%d matrix shows %d numbers", b[i].rows, b[i].cols, k);
+    }
+    /* a matrix without numbers comes with the note that says where they are */
+    int silent = 0, noted = 0;
+    for (int i = 0; i < n; i++) {
+        if (b[i].kind == LAYOUT_TEXT && b[i].what && strcmp(b[i].what, "panel note") == 0) noted = 1;
+        if (b[i].kind != LAYOUT_MATRIX) continue;
+        int k = 0;
+        for (int j = 0; j < n && !k; j++) k = b[j].kind == LAYOUT_NUMBER && inside(b[j].rect, b[i].rect, 0);
+        silent |= !k;
+    }
+    if (silent && !noted) report(lesson, v, sz, "a matrix shows no numbers and nothing says why");
     /* the matrices fill their panel's width or height */
     for (int i = 0; i < n; i++) {
         if (b[i].kind != LAYOUT_AREA) continue;

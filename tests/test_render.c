@@ -428,7 +428,7 @@ static int ink_in(const Canvas *c, int x0, int y0, int x1, int y1)
 /* The small multiples of the heads' weights carry the tokens on their rows
  * and columns when they are large enough: ink left of head 2's thumbnail
  * (which is not selected, so no outline there) and above it, in English and
- * in Chinese; at 800×600 with text twice the size, none. */
+ * in Chinese; at 800×600 with text twice the size, none (or no strip at all). */
 static void test_heads_strip_labels(void **state)
 {
     (void)state;
@@ -448,7 +448,11 @@ static void test_heads_strip_labels(void **state)
                     y0 = y < y0 ? y : y0;
                     x1 = x > x1 ? x : x1;
                 }
-        assert_true(x1 > x0);
+        if (x1 <= x0 && lang == 2) { /* the strip gave its room to the step's matrices */
+            canvas_free(c);
+            continue;
+        }
+        if (x1 <= x0) fail_msg("lang %d: no thumbnail of head 2", lang);
         int side = x1 - x0 - 4;                                   /* the thumbnail is square for 3×3 weights */
         int rows = ink_in(c, x0 - 20, y0 + 4, x0 - 3, y0 + side); /* clear of the panel's divider */
         int cols = ink_in(c, x0 + 4, y0 - 28, x1 - 4, y0 - 3);

@@ -324,6 +324,7 @@ typedef struct Item {
     int lsize;     /* font size of the token labels */
     int k_tok;     /* every k-th token label (rows and columns alike) */
     int k_col;     /* every k-th column label when they are numbers */
+    int stagger;   /* column labels on two lines, alternately: too wide for one column each */
     int shared;    /* the colour scale is the result's: no legend of its own */
     SDL_Rect area; /* the panel the matrix and its labels stay inside */
     /* animation: display values (rows·cols of the step's own layout) */
@@ -663,7 +664,7 @@ static int numbers_width(RenderCtx *rc, const View *v, const Item *it, int size)
 /* Matrices with more cells than this show no numbers: nobody reads them. */
 #define NUMBERS_MAX_CELLS 900
 /* A number keeps this many pixels clear of its cell's left and right edges. */
-#define NUMBERS_PAD 7
+#define NUMBERS_PAD 6
 
 /* The cells' texture, the grid between cells large enough to tell apart, the frame. */
 static void item_draw_cells(RenderCtx *rc, const View *v, const Item *it, uint64_t anim_key)
@@ -763,14 +764,15 @@ static void item_draw_labels(RenderCtx *rc, const View *v, const Item *it)
     }
     if (it->cl) {
         int k = it->index_cols ? it->k_col : it->k_tok;
-        int room = (int)(it->cw * (float)k) - 6;
+        int room = (int)(it->cw * (float)(it->stagger ? 2 * k : k)) - 6;
         for (int j = 0; j < it->cols; j += k) {
             const char *lab = it->cl[j + it->c0];
             SDL_Color col = !it->index_cols && j + it->c0 == sel_c ? th->accent : it->index_cols ? th->dim : th->text;
             int cx = it->x + (int)lrintf(it->cw * (j + 0.5f));
-            int tw = draw_fit(rc, lab, it->lsize, room, col, cx, it->y - lh - 4, 1);
+            int y = it->y - lh - 4 - (it->stagger && (j / k) % 2 ? lh : 0);
+            int tw = draw_fit(rc, lab, it->lsize, room, col, cx, y, 1);
             if (!tw || it->index_cols) continue;
-            add_hitbox(rc, (SDL_Rect){cx - tw / 2, it->y - lh - 4, tw, lh}, token_hit(v, it, it->cl, j + it->c0, 1));
+            add_hitbox(rc, (SDL_Rect){cx - tw / 2, y, tw, lh}, token_hit(v, it, it->cl, j + it->c0, 1));
         }
     }
 }
@@ -1252,8 +1254,11 @@ typedef struct Panel {
     char opbuf[MAX_ITEMS][48];
     const char *ops[MAX_ITEMS]; /* the operator before item i (i ≥ 1) */
     int opw[MAX_ITEMS];
-    int top_h, bottom_h; /* column labels above, captions and a note line below */
-    int numbers_hidden;  /* some matrix is too small for its numbers */
+    int top_h, cap_h, note_h; /* column labels above a matrix, its caption below; the panel's note line */
+    int split;                /* >0: the result (and its operator) on a second row, below the operands */
+    int over[2];              /* each row's pixels that are not cells: labels, legends, operators */
+    int numbers_hidden;       /* some matrix is too small for its numbers */
+    int labels_thinned;       /* up to 16 tokens, and not every label shown */
     Anim anim;
     uint64_t akey;
 } Panel;
@@ -1355,7 +1360,22 @@ static void panel_animate(Panel *P, const View *v, double p)
     }
 }
 
-/* Sizes that do not depend on the cells' size: operators, legends, labels. */
+/* The row item i is on: 0, or 1 for the result when the panel has two rows. */
+static int row_of(const Panel *P, int i)
+{
+    return P->split > 0 && i >= P->split;
+}
+
+/* The height of a row's matrices at most: one row, or two stacked. */
+static float row_room(const Panel *P, SDL_Rect area)
+{
+    int bands = P->split > 0 ? 2 : 1;
+    return fmaxf(1.0f, (float)((area.h - P->note_h) / bands - P->top_h - P->cap_h));
+}
+
+/* Sizes that do not depend on the cells' size: operators, legends, labels.
+ * level 0: everything; 1: only the result's legend (and the others' with
+ * two operands at most); 2: also no row labels repeated from the left. */
 static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t, const Fonts *f, SDL_Rect area,
                           int level)
 {
@@ -1363,7 +1383,7 @@ static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
     for (int i = 1; i < P->n; i++) {
         P->ops[i] = op_between(s, i < P->n - 1 ? P->items[i].s : NULL, i == P->n - 1, P->opbuf[i], sizeof P->opbuf[i],
                                t, v->lang);
-        P->opw[i] = render_text_width(rc, P->ops[i], f->formula) + f->body;
+        P->opw[i] = render_text_width(rc, P->ops[i], f->formula) + f->body / 2 + 6;
     }
     int lh = text_h(rc, f->label);
     P->top_h = text_h(rc, f->small) / 2 + 4;
@@ -1376,11 +1396,12 @@ static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
             it->cl = index_labels(rc, it->full_cols);
             it->index_cols = it->cl != NULL;
         }
-        if (it->cl) P->top_h = imax(P->top_h, lh + 8);
-        /* level 0: everything; 1: only the result's legend (and the others' with
-         * two operands at most); 2: also no row labels repeated from the left */
+        /* up to 16 tokens' columns, all labelled, may need two lines */
+        if (it->cl) P->top_h = imax(P->top_h, (it->index_cols || it->full_cols > 16 ? 1 : 2) * lh + 8);
         it->legend = level == 0 || it->result || (level == 1 && P->n <= 3);
-        it->labels = level < 2 || i == 0 || it->result || it->rl != P->items[i - 1].rl;
+        it->labels = 1;
+        for (int j = 0; j < i && level >= 2; j++)
+            if (it->rl && P->items[j].rl == it->rl) it->labels = 0;
         int lw = it->labels && it->rl ? label_width(rc, it->rl, it->full_rows, it->lsize) : 0;
         it->lab_w = lw ? imin(lw, imax(3 * f->label, area.w / 7)) + 10 : 4;
         it->leg_w = it->legend && !it->shared ? legend_width(rc, it, f) + 8 : 0;
@@ -1389,8 +1410,14 @@ static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
     }
     int blocks = 0;
     for (int i = 0; i < P->n; i++) blocks |= P->items[i].block_w > 0;
-    /* the caption, the heads' names under split's blocks, one line of notes */
-    P->bottom_h = text_h(rc, f->body) + 8 + (blocks ? text_h(rc, f->small) + 2 : 0) + text_h(rc, f->formula) + 4;
+    /* the caption, and the heads' names under split's blocks */
+    P->cap_h = text_h(rc, f->body) + 8 + (blocks ? text_h(rc, f->small) + 2 : 0);
+    P->note_h = text_h(rc, f->formula) + 4;
+    P->over[0] = P->over[1] = 4;
+    for (int i = 0; i < P->n; i++) {
+        const Item *it = &P->items[i];
+        P->over[row_of(P, i)] += it->lab_w + it->leg_w + (i > 0 ? P->opw[i] : 0);
+    }
 }
 
 /* The cells' size of one matrix when the panel's cells are s wide and no
@@ -1407,14 +1434,15 @@ static void item_cells(Item *it, float s, float T, float H)
     }
 }
 
+/* The panel's width with cells of s: its wider row, cells and the rest. */
 static float panel_width(Panel *P, float s, float T, float H)
 {
-    float w = 0;
+    float w[2] = {(float)P->over[0], (float)P->over[1]};
     for (int i = 0; i < P->n; i++) {
         item_cells(&P->items[i], s, T, H);
-        w += P->items[i].cw * (float)P->items[i].full_cols;
+        w[row_of(P, i)] += P->items[i].cw * (float)P->items[i].full_cols;
     }
-    return w;
+    return fmaxf(w[0], w[1]);
 }
 
 /* The smallest cell that shows the panel's numbers and token labels: it
@@ -1460,14 +1488,17 @@ static void panel_fit(Panel *P, float avail_w, float avail_h, float s_min)
         min_rows = imin(min_rows, R);
         if ((float)R * s_min <= H) small_rows = imax(small_rows, R);
     }
-    float s_cap = H / (float)(small_rows ? small_rows : min_rows);
+    /* as large as the shortest matrix that fits the height allows; when
+     * none fits at the readable size, the readable size (the matrices that
+     * are not square are squeezed to the height, the square ones shrink) */
+    float s_cap = small_rows ? H / (float)small_rows : fmaxf(H / (float)min_rows, s_min);
     float s = s_cap, T = inf;
     if (panel_width(P, s, inf, H) > avail_w) {
         s = widest_fit(P, 0, inf, s_cap, avail_w, H);
         if (s < s_min) {
             /* readable cells, the widest matrices squeezed; smaller cells
              * only when the narrow ones alone do not fit */
-            for (float s2 = fminf(s_min, s_cap); s2 > s; s2 *= 0.95f) {
+            for (float s2 = fminf(s_min, s_cap); s2 > fmaxf(s, s_min / 2); s2 *= 0.95f) {
                 float t = widest_fit(P, s2, 0, avail_w, avail_w, H);
                 if (t >= 3.0f * s2) {
                     s = s2;
@@ -1501,13 +1532,18 @@ static void panel_text(Panel *P, RenderCtx *rc, const View *v, const Fonts *f)
         if (it->cl && !it->index_cols) {
             int wmax = label_width(rc, it->cl, it->full_cols, it->lsize);
             int per = imax(1, (int)ceilf((float)(imin(wmax, 4 * it->lsize) + 8) / it->cw));
-            if (it->full_cols > 16 || it->full_rows > 16) k = imax(k, per);
+            if (it->full_cols > 16) k = imax(k, per);
+            /* up to 16: all of them, on two lines when one is too narrow */
+            it->stagger = it->full_cols <= 16 && per > 1;
         }
     }
     P->numbers_hidden = 0;
+    P->labels_thinned = 0;
     for (int i = 0; i < P->n; i++) {
         Item *it = &P->items[i];
         it->k_tok = k;
+        if (k > 1 && ((it->rl && it->full_rows <= 16) || (it->cl && !it->index_cols && it->full_cols <= 16)))
+            P->labels_thinned = 1;
         if (it->index_cols) {
             int w = render_text_width(rc, it->cl[it->full_cols - 1], it->lsize) + 8;
             it->k_col = nice_stride(imax(1, (int)ceilf((float)w / it->cw)));
@@ -1521,47 +1557,58 @@ static void panel_text(Panel *P, RenderCtx *rc, const View *v, const Fonts *f)
     }
 }
 
-/* Left to right, centred: each matrix with its labels, legend and the operator before it. */
-static void panel_place(Panel *P, SDL_Rect area, int avail_h)
+/* Left to right, centred: each matrix with its labels, legend and the
+ * operator before it; one row, or the operands above and the result below. */
+static void panel_place(Panel *P, SDL_Rect area)
 {
-    int total_w = 0;
-    for (int i = 0; i < P->n; i++) {
-        const Item *it = &P->items[i];
-        total_w += it->lab_w + item_w(it) + it->leg_w + (i > 0 ? P->opw[i] : 0);
-    }
-    int x = area.x + imax(0, (area.w - total_w) / 2);
-    int cy = area.y + P->top_h + avail_h / 2;
-    for (int i = 0; i < P->n; i++) {
-        Item *it = &P->items[i];
-        if (i > 0) x += P->opw[i];
-        x += it->lab_w;
-        it->x = x;
-        it->y = cy - item_h(it) / 2;
-        x += item_w(it) + it->leg_w;
+    int bands = P->split > 0 ? 2 : 1;
+    int band_h = (area.h - P->note_h) / bands;
+    for (int row = 0; row < bands; row++) {
+        int total_w = 0;
+        for (int i = 0; i < P->n; i++) {
+            const Item *it = &P->items[i];
+            if (row_of(P, i) == row) total_w += it->lab_w + item_w(it) + it->leg_w + (i > 0 ? P->opw[i] : 0);
+        }
+        int x = area.x + imax(0, (area.w - total_w) / 2);
+        int cy = area.y + row * band_h + P->top_h + (band_h - P->top_h - P->cap_h) / 2;
+        for (int i = 0; i < P->n; i++) {
+            Item *it = &P->items[i];
+            if (row_of(P, i) != row) continue;
+            if (i > 0) x += P->opw[i];
+            x += it->lab_w;
+            it->x = x;
+            it->y = cy - item_h(it) / 2;
+            x += item_w(it) + it->leg_w;
+        }
     }
 }
 
-/* Lays the panel out in area: the cells as large as the room allows,
- * shedding legends and repeated labels while the cells are smaller than
- * the readable size. */
+/* Lays the panel out in area: the cells as large as the room allows. While
+ * they are smaller than the readable size, it tries the result on a row of
+ * its own below the operands, then sheds the operands' legends and repeated
+ * row labels. */
 static void panel_layout(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t, const Fonts *f, SDL_Rect area)
 {
-    int avail_h = 0;
-    for (int level = 0; level < 3; level++) {
+    for (int attempt = 0; attempt < 6; attempt++) {
+        int level = attempt / 2;
+        P->split = attempt % 2 && P->n_ops > 0 ? P->n_ops : 0;
+        if (attempt % 2 && !P->split) continue;
         panel_measure(P, rc, v, t, f, area, level);
-        int over = f->body;
-        for (int i = 0; i < P->n; i++) over += P->items[i].lab_w + P->items[i].leg_w + (i > 0 ? P->opw[i] : 0);
-        avail_h = imax(1, area.h - P->top_h - P->bottom_h);
-        float avail_w = fmaxf(1.0f, (float)(area.w - over));
         float s_min = panel_min_cell(P, rc, v, f);
-        panel_fit(P, avail_w, (float)avail_h, s_min);
+        panel_fit(P, (float)area.w, row_room(P, area), s_min);
         int readable = 1;
         for (int i = 0; i < P->n; i++)
             if (P->items[i].cw < s_min * 0.999f && P->items[i].full_cols <= 16) readable = 0;
         if (readable) break;
+        if (attempt == 5) {
+            /* nothing readable: one row, without the operands' legends */
+            P->split = 0;
+            panel_measure(P, rc, v, t, f, area, level);
+            panel_fit(P, (float)area.w, row_room(P, area), s_min);
+        }
     }
     panel_text(P, rc, v, f);
-    panel_place(P, area, avail_h);
+    panel_place(P, area);
 }
 
 /* The note line under the panel: the scaling's divisor, the softmax's
@@ -1610,11 +1657,10 @@ static int draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, int
     panel_animate(P, v, p);
     panel_layout(P, rc, v, t, f, area);
     render_within(rc, area, "operator");
-    int cy = area.y + P->top_h + (area.h - P->top_h - P->bottom_h) / 2;
     for (int i = 1; i < P->n; i++) {
         const Item *it = &P->items[i];
         render_text(rc, P->ops[i], f->formula, th->text, it->x - it->lab_w - P->opw[i] / 2,
-                    cy - text_h(rc, f->formula) / 2, 1);
+                    it->y + item_h(it) / 2 - text_h(rc, f->formula) / 2, 1);
     }
     for (int i = 0; i < P->n; i++) draw_item(rc, v, &P->items[i], f, i == P->n - 1 ? P->akey : 0);
     if (t->steps[step].kind == ATTN_STEP_CONCAT) draw_concat_slide(rc, v, P->items, P->n_ops, P->res, p, f);
@@ -2006,6 +2052,26 @@ static int status_text(const View *v, RenderCtx *rc, int size, int maxw, char *b
     return render_text_width(rc, buf, size);
 }
 
+/* The current step's panel laid out in area, not drawn: the area of its
+ * matrices on screen; *cramped: 0 when every number and label shows, 1 when
+ * some matrix cannot show its numbers, 2 or 3 when some of at most 16 token
+ * labels are left out. */
+static double panel_probe(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect area, int *cramped)
+{
+    Panel *P = calloc(1, sizeof *P);
+    if (!P) return 0;
+    int record = rc->record;
+    rc->record = 0;
+    panel_items(P, rc, v, view_trace(v), v->step, 1.0);
+    panel_layout(P, rc, v, view_trace(v), f, area);
+    rc->record = record;
+    double a = 0;
+    for (int i = 0; i < P->n; i++) a += (double)item_w(&P->items[i]) * (double)item_h(&P->items[i]);
+    if (cramped) *cramped = P->numbers_hidden + 2 * P->labels_thinned;
+    free(P);
+    return a;
+}
+
 /* Where the frame's parts go, for one set of font sizes. */
 typedef struct Frame {
     Fonts f;
@@ -2035,9 +2101,18 @@ static void frame_layout(RenderCtx *rc, const View *v, int width, int height, fl
     F->panel = F->main;
     F->strip = (SDL_Rect){0, 0, 0, 0};
     if (v->mode == VIEW_MULTI && view_head_count(v) > 1) {
+        /* the heads' strip, unless it would take the room the step's
+         * numbers need: the matrices get the space first */
         int strip_w = imax(120, imin(width / 6, 400));
-        F->strip = (SDL_Rect){F->main.x + F->main.w - strip_w, F->main.y, strip_w, F->main.h};
-        F->panel = (SDL_Rect){F->main.x, F->main.y, F->main.w - strip_w - m, F->main.h};
+        SDL_Rect strip = {F->main.x + F->main.w - strip_w, F->main.y, strip_w, F->main.h};
+        SDL_Rect panel = {F->main.x, F->main.y, F->main.w - strip_w - m, F->main.h};
+        int with = 0, without = 0;
+        panel_probe(rc, v, &F->f, panel, &with);
+        if (with) panel_probe(rc, v, &F->f, F->main, &without);
+        if (!with || without >= with) {
+            F->strip = strip;
+            F->panel = panel;
+        }
     }
 }
 
@@ -2045,16 +2120,9 @@ static void frame_layout(RenderCtx *rc, const View *v, int width, int height, fl
  * (compare mode: the multi-head side's, as a proxy for both). */
 static double frame_matrix_area(RenderCtx *rc, const View *v, const Frame *F)
 {
-    Panel *P = calloc(1, sizeof *P);
-    if (!P) return 0;
     SDL_Rect area = F->panel;
     if (v->mode == VIEW_COMPARE) area.w /= 2;
-    panel_items(P, rc, v, view_trace(v), v->step, 1.0);
-    panel_layout(P, rc, v, view_trace(v), &F->f, area);
-    double a = 0;
-    for (int i = 0; i < P->n; i++) a += (double)item_w(&P->items[i]) * (double)item_h(&P->items[i]);
-    free(P);
-    return a;
+    return panel_probe(rc, v, &F->f, area, NULL);
 }
 
 /* The text scale drawn: the largest step of × 1.1 up to the one asked for
