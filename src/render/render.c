@@ -1829,6 +1829,47 @@ static void draw_formula(RenderCtx *rc, const View *v, SDL_Rect bar, const Fonts
     render_text(rc, post, size, th->dim, x, y, 0);
 }
 
+/* A phase of the timeline: its steps and its label. */
+typedef struct TlGroup {
+    int start, n;
+    char lab[64];
+    int lw;     /* the label's width, 0 when it is left out */
+    float x, w; /* where the group's segments go */
+} TlGroup;
+
+/* The label of a phase, short ("1" for head 1, "concat" for "concat & output") when shorten. */
+static void tl_label(RenderCtx *rc, const View *v, const AttnTrace *t, TlGroup *g, int shorten, const Fonts *f)
+{
+    view_phase_label(v, t, g->start, g->lab, sizeof g->lab);
+    if (shorten) {
+        int p = view_phase(t, g->start);
+        if (p >= 10)
+            snprintf(g->lab, sizeof g->lab, "%d", p - 10);
+        else {
+            char *cut = strstr(g->lab, " &");
+            if (!cut) cut = strstr(g->lab, "与");
+            if (cut) *cut = '\0';
+        }
+    }
+    g->lw = render_text_width(rc, g->lab, f->small);
+}
+
+/* Widths for the phases: each as wide as its steps at w pixels a step, or
+ * as its label; w as large as fits. */
+static void tl_widths(TlGroup *g, int ng, float avail, int pad)
+{
+    float lo = 0, hi = avail;
+    for (int it = 0; it < 40; it++) {
+        float w = (lo + hi) / 2, sum = 0;
+        for (int i = 0; i < ng; i++) sum += fmaxf((float)g[i].n * w, (float)(g[i].lw ? g[i].lw + pad : 0));
+        if (sum <= avail)
+            lo = w;
+        else
+            hi = w;
+    }
+    for (int i = 0; i < ng; i++) g[i].w = fmaxf((float)g[i].n * lo, (float)(g[i].lw ? g[i].lw + pad : 0));
+}
+
 static void draw_timeline(RenderCtx *rc, const View *v, SDL_Rect bar, const Fonts *f)
 {
     const Theme *th = render_theme(v->theme);
@@ -1836,53 +1877,52 @@ static void draw_timeline(RenderCtx *rc, const View *v, SDL_Rect bar, const Font
     int n = t->n_steps;
     int lh = text_h(rc, f->small);
     int seg_y = bar.y + lh + 4, seg_h = bar.h - lh - 6;
-    /* phases are separated by a gap */
-    int groups = 1;
-    for (int i = 1; i < n; i++) groups += view_phase(t, i) != view_phase(t, i - 1);
-    int gap = imax(4, f->body / 3);
-    float w = (float)(bar.w - gap * (groups - 1)) / (float)n;
-    float x = (float)bar.x;
-    int gstart_x = bar.x, gstart = 0;
-    for (int i = 0; i <= n; i++) {
-        if (i == n || (i > 0 && view_phase(t, i) != view_phase(t, i - 1))) {
-            char lab[64];
-            view_phase_label(v, t, gstart, lab, sizeof lab);
-            int gw = (int)x - gstart_x;
-            int cur_in = v->step >= gstart && v->step < i;
-            if (render_text_width(rc, lab, f->small) <= gw)
-                render_text(rc, lab, f->small, cur_in ? th->text : th->dim, gstart_x + gw / 2, bar.y, 1);
-            else if (cur_in || gw > f->small) {
-                /* too narrow for the label: its number at least ("1", "2" for heads) */
-                int p = view_phase(t, gstart);
-                char shortlab[16];
-                if (p >= 10)
-                    snprintf(shortlab, sizeof shortlab, "%d", p - 10);
-                else {
-                    const char *cut = strstr(lab, " &");
-                    if (!cut) cut = strstr(lab, "与");
-                    snprintf(shortlab, sizeof shortlab, "%.*s", cut ? (int)(cut - lab) : 0, lab);
-                }
-                if (shortlab[0] && render_text_width(rc, shortlab, f->small) <= gw)
-                    render_text(rc, shortlab, f->small, cur_in ? th->text : th->dim, gstart_x + gw / 2, bar.y, 1);
-            }
-            if (i == n) break;
-            x += gap;
-            gstart_x = (int)x;
-            gstart = i;
-        }
-        SDL_Rect seg = {(int)lrintf(x), seg_y, imax(1, (int)lrintf(x + w) - (int)lrintf(x) - (w > 4 ? 1 : 0)), seg_h};
-        SDL_Color c = i < v->step ? th->tl_done : i == v->step ? th->accent : th->tl_future;
-        render_fill(rc, seg, c);
-        if (i == v->step) {
-            /* the animation's progress inside the current step */
-            double pr = view_progress(v);
-            SDL_Rect pbar = {seg.x, seg.y + seg.h - imax(2, seg.h / 5), (int)lrint(seg.w * pr), imax(2, seg.h / 5)};
-            render_fill(rc, pbar, th->text);
-        }
-        RenderHit hit = {RENDER_HIT_TIMELINE, t, i, -1, -1, 0, 0};
-        add_hitbox(rc, (SDL_Rect){seg.x, bar.y, seg.w + 1, bar.h}, hit);
-        x += w;
+    TlGroup *g = calloc((size_t)n, sizeof *g);
+    if (!g) return;
+    int ng = 0;
+    for (int i = 0; i < n; i++) {
+        if (i == 0 || view_phase(t, i) != view_phase(t, i - 1)) g[ng++].start = i;
+        g[ng - 1].n++;
     }
+    /* phases are separated by a gap; every label whole if they fit, else
+     * short, else only the current phase's */
+    int gap = imax(4, f->body / 3), pad = f->small / 2;
+    float avail = (float)(bar.w - gap * (ng - 1));
+    for (int pass = 0; pass < 3; pass++) {
+        float need = 0;
+        for (int i = 0; i < ng; i++) {
+            tl_label(rc, v, t, &g[i], pass > 0, f);
+            int cur = v->step >= g[i].start && v->step < g[i].start + g[i].n;
+            if (pass == 2 && !cur) g[i].lw = 0;
+            need += (float)(g[i].lw ? g[i].lw + pad : 0);
+        }
+        if (need <= avail * 0.9f) break;
+    }
+    tl_widths(g, ng, avail, pad);
+    float x = (float)bar.x;
+    for (int k = 0; k < ng; k++) {
+        int cur_in = v->step >= g[k].start && v->step < g[k].start + g[k].n;
+        if (g[k].lw && g[k].lw <= (int)g[k].w)
+            render_text(rc, g[k].lab, f->small, cur_in ? th->text : th->dim, (int)lrintf(x + g[k].w / 2), bar.y, 1);
+        float w = g[k].w / (float)g[k].n;
+        for (int i = g[k].start; i < g[k].start + g[k].n; i++) {
+            float sx = x + w * (float)(i - g[k].start);
+            SDL_Rect seg = {(int)lrintf(sx), seg_y, imax(1, (int)lrintf(sx + w) - (int)lrintf(sx) - (w > 4 ? 1 : 0)),
+                            seg_h};
+            SDL_Color c = i < v->step ? th->tl_done : i == v->step ? th->accent : th->tl_future;
+            render_fill(rc, seg, c);
+            if (i == v->step) {
+                /* the animation's progress inside the current step */
+                double pr = view_progress(v);
+                SDL_Rect pbar = {seg.x, seg.y + seg.h - imax(2, seg.h / 5), (int)lrint(seg.w * pr), imax(2, seg.h / 5)};
+                render_fill(rc, pbar, th->text);
+            }
+            RenderHit hit = {RENDER_HIT_TIMELINE, t, i, -1, -1, 0, 0};
+            add_hitbox(rc, (SDL_Rect){seg.x, bar.y, seg.w + 1, bar.h}, hit);
+        }
+        x += g[k].w + (float)gap;
+    }
+    free(g);
 }
 
 static void draw_wrapped(RenderCtx *rc, const char *text, int size, SDL_Color col, SDL_Rect box, int max_lines)
