@@ -465,6 +465,49 @@ static void test_heads_strip_labels(void **state)
     }
 }
 
+static int hits_of(Canvas *c, RenderHitKind kind)
+{
+    int n = 0;
+    RenderHit hit;
+    for (int y = 0; y < c->h; y += 4)
+        for (int x = 0; x < c->w; x += 4) n += render_hit_test(c->rc, x, y, &hit) == kind;
+    return n;
+}
+
+/* A (focus) hides the all-heads panel; a slide has no timeline, no status
+ * line and no overlays, and its narration ends near the frame's bottom. */
+static void test_focus_and_slides(void **state)
+{
+    (void)state;
+    Canvas *c = canvas_make(1280, 720, 1);
+    goto_name(&c->view, "weights_2");
+    draw(c);
+    assert_true(hits_of(c, RENDER_HIT_HEAD) > 0);
+    assert_true(hits_of(c, RENDER_HIT_TIMELINE) > 0);
+    view_toggle_heads(&c->view);
+    draw(c);
+    assert_int_equal(hits_of(c, RENDER_HIT_HEAD), 0);
+    view_toggle_heads(&c->view);
+    c->view.slides = 1;
+    c->view.show_help = 1;
+    render_layout_record(c->rc, 1);
+    draw(c);
+    assert_true(hits_of(c, RENDER_HIT_HEAD) > 0);
+    assert_int_equal(hits_of(c, RENDER_HIT_TIMELINE), 0);
+    int n, titles = 0, bottom = 0;
+    const LayoutBox *b = render_layout_boxes(c->rc, &n);
+    for (int i = 0; i < n; i++) {
+        if (b[i].kind != LAYOUT_TEXT) continue;
+        titles += strcmp(b[i].what, "title bar") == 0;
+        if (strcmp(b[i].what, "narration") == 0)
+            bottom = b[i].rect.y + b[i].rect.h > bottom ? b[i].rect.y + b[i].rect.h : bottom;
+        if (strcmp(b[i].what, "overlay") == 0) fail_msg("an overlay on a slide: '%s'", b[i].text);
+    }
+    assert_int_equal(titles, 1); /* the lesson's title, no status line */
+    assert_true(bottom > c->h - 60);
+    canvas_free(c);
+}
+
 int main(void)
 {
     SDL_SetHint(SDL_HINT_RENDER_DRIVER, "software");
@@ -482,6 +525,7 @@ int main(void)
         cmocka_unit_test(test_zoom),
         cmocka_unit_test(test_concat_slide),
         cmocka_unit_test(test_heads_strip_labels),
+        cmocka_unit_test(test_focus_and_slides),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     TTF_Quit();

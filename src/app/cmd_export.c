@@ -39,6 +39,8 @@ static void export_usage(FILE *out)
             "                     as in the file names, a step name (weights_2) or a\n"
             "                     kind (softmax); a lone kind selects all its steps\n"
             "  --text-scale X     text size factor (default 1)\n"
+            "  --slides           slides: the step, its formula and its narration on the\n"
+            "                     whole frame, without the status line and the timeline\n"
             "  --frames           every animation frame instead: 000000.png, 000001.png\n"
             "                     ... (ffmpeg -framerate 30 -i DIR/%%06d.png out.mp4); a\n"
             "                     step animating d s gets ceil((d + dwell) * fps / speed)\n"
@@ -170,6 +172,10 @@ int cmd_export(int argc, char **argv)
         }
         if (strcmp(a, "--stats") == 0) {
             stats = 1;
+            continue;
+        }
+        if (strcmp(a, "--slides") == 0) {
+            opt.slides = 1;
             continue;
         }
         if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {

@@ -25,7 +25,7 @@
 
 typedef struct ShowOptions {
     const char *lesson;
-    int autoplay, quit_at_end, frame_stats, fullscreen, gpu;
+    int autoplay, quit_at_end, frame_stats, fullscreen, gpu, slides;
     int width, height;
     int lang; /* -1: the default (English) */
     int theme, mode, head, step;
@@ -54,6 +54,8 @@ static void show_usage(FILE *out)
             "  --gpu              draw with SDL's accelerated renderer (default: the software\n"
             "                     renderer of `attnviz export`, sending only what changed)\n"
             "  --frames-dir DIR   where S saves frames (default ./%s)\n"
+            "  --slides           S saves slides: the step, its formula and narration on the\n"
+            "                     whole frame, without the status line and the timeline\n"
             "  --autoplay         play the steps one after another\n"
             "  --quit-at-end      quit after the last step has been shown\n"
             "  --frame-stats      on exit print 'frames: N p50: X ms p99: Y ms max: Z ms' (vsync off)\n"
@@ -62,7 +64,8 @@ static void show_usage(FILE *out)
             "Keys: → / Space next, ← back (the step plays backwards), Home / End, P play / pause,\n"
             "[ ] slower / faster, 1-9 head, Tab next head, M single / multi-head, C compare,\n"
             "L 中文 / English, T theme,\n"
-            "+ / - text size, F or F11 fullscreen, S save frame, R reload, ? help, Esc / Q quit.\n",
+            "+ / - text size, F or F11 fullscreen, S save frame, R reload, A all heads panel,\n"
+            "? help, Esc / Q quit.\n",
             LESSON_DEFAULT_ID, VIEW_SPEED_MIN, VIEW_SPEED_MAX, EXPORT_SAVE_DIR);
 }
 
@@ -118,6 +121,8 @@ static int parse_args(int argc, char **argv, ShowOptions *o)
             o->fullscreen = 1;
         } else if (strcmp(a, "--gpu") == 0) {
             o->gpu = 1;
+        } else if (strcmp(a, "--slides") == 0) {
+            o->slides = 1;
         } else if (strcmp(a, "--size") == 0) {
             NEED_VALUE();
             char err[256];
@@ -661,6 +666,9 @@ int cmd_show(int argc, char **argv)
                 case SDLK_s:
                     save_request = 1;
                     break;
+                case SDLK_a:
+                    view_toggle_heads(v);
+                    break;
                 case SDLK_r:
                     reload(&cur, cur.path, win);
                     v = &cur.view;
@@ -806,7 +814,17 @@ int cmd_show(int argc, char **argv)
         }
         if (save_request) {
             char saved[1024];
-            if (export_save_frame(scr.sdl, v, o.frames_dir, saved, sizeof saved, err, sizeof err) == 0) {
+            /* --slides: the same state drawn as a slide for the file (a
+             * copy that shares what v owns, for this call only); the
+             * window is drawn again below, with the notice */
+            View slide = *v;
+            slide.slides = 1;
+            if (o.slides && render_frame(rc, &slide, pw, ph) != 0) {
+                status = app_fail(APP_RUNTIME, "drawing failed: %s", SDL_GetError());
+                break;
+            }
+            if (export_save_frame(scr.sdl, o.slides ? &slide : v, o.frames_dir, saved, sizeof saved, err, sizeof err) ==
+                0) {
                 char msg[VIEW_MAX_NOTICE];
                 snprintf(msg, sizeof msg, "%s %.440s", view_string(VS_SAVED, v->lang), saved);
                 view_set_notice(v, msg, 0);

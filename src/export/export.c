@@ -990,6 +990,7 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
     r.view.theme = opt->theme;
     view_set_mode(&r.view, opt->mode);
     view_set_text_scale(&r.view, opt->text_scale);
+    r.view.slides = opt->slides;
     if (opt->head > view_head_count(&r.view)) {
         export__set_err(err, errlen, "--head: the lesson has %d head%s, found %d", view_head_count(&r.view),
                         view_head_count(&r.view) == 1 ? "" : "s", opt->head);

@@ -2129,7 +2129,8 @@ static void frame_layout(RenderCtx *rc, const View *v, int width, int height, fl
     F->max_lines = height >= 700 ? 4 : 3;
     F->title = (SDL_Rect){0, 0, width, text_h(rc, f.title) + m};
     F->fbar = (SDL_Rect){m, F->title.h, width - 2 * m, text_h(rc, f.formula) + m};
-    int tl_h = text_h(rc, f.small) + imax(12, f.body * 3 / 4) + 6;
+    /* slides have no timeline: the narration sits at the bottom */
+    int tl_h = v->slides ? 0 : text_h(rc, f.small) + imax(12, f.body * 3 / 4) + 6;
     F->tl = (SDL_Rect){m, height - m / 2 - tl_h, width - 2 * m, tl_h};
     int nsize = f.body, nw = width - 4 * m;
     while (wrapped_lines(rc, narr, nsize, nw) > F->max_lines && nsize > f.small) nsize--;
@@ -2140,7 +2141,7 @@ static void frame_layout(RenderCtx *rc, const View *v, int width, int height, fl
     F->main = (SDL_Rect){m, F->fbar.y + F->fbar.h + m / 2, width - 2 * m, F->nbox.y - (F->fbar.y + F->fbar.h) - m};
     F->panel = F->main;
     F->strip = (SDL_Rect){0, 0, 0, 0};
-    if (v->mode == VIEW_MULTI && view_head_count(v) > 1) {
+    if (v->mode == VIEW_MULTI && view_head_count(v) > 1 && !v->hide_heads) {
         /* the heads' strip, unless it would take the room the step's
          * numbers need: the matrices get the space first */
         int strip_w = imax(120, imin(width / 6, 400));
@@ -2176,7 +2177,7 @@ static float frame_scale(RenderCtx *rc, const View *v, int width, int height, co
     uint64_t key = mix64(mix64(mix64((uint64_t)v->id, (uint64_t)v->step), (uint64_t)width << 20 | (uint64_t)height),
                          (uint64_t)lrintf(asked * 1000.0f) << 16 | (uint64_t)v->mode << 8 | (uint64_t)v->lang << 4 |
                              (uint64_t)v->theme);
-    key = mix64(key, (uint64_t)lrintf(v->zoom * 100.0f));
+    key = mix64(key, (uint64_t)lrintf(v->zoom * 100.0f) << 2 | (uint64_t)v->slides << 1 | (uint64_t)v->hide_heads);
     if (key == rc->scale_key) return rc->scale_drawn;
     Frame F;
     frame_layout(rc, v, width, height, 1.0f, narr, &F);
@@ -2225,13 +2226,15 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     const char *title = lesson_text(&v->lesson->title, v->lang);
     const AttnTrace *t = view_trace(v);
     render_within(rc, F.title, "title bar");
-    char status[256];
-    int sw = status_text(v, rc, f.small, width * 45 / 100, status, sizeof status);
+    char status[256] = "";
+    int sw = v->slides ? 0 : status_text(v, rc, f.small, width * 45 / 100, status, sizeof status);
     int stw = width - 3 * m - sw;
     int tsize = f.title;
     while (title && render_text_width(rc, title, tsize) > stw && tsize * 9 / 10 >= f.min) tsize = tsize * 9 / 10;
     draw_fit(rc, title ? title : "", tsize, stw, th->text, m, m / 2, 0);
-    render_text(rc, status, f.small, th->dim, width - m, m / 2 + (text_h(rc, f.title) - text_h(rc, f.small)) / 2, 2);
+    if (status[0])
+        render_text(rc, status, f.small, th->dim, width - m, m / 2 + (text_h(rc, f.title) - text_h(rc, f.small)) / 2,
+                    2);
 
     /* formula bar */
     render_fill(rc, F.fbar, th->panel);
@@ -2245,7 +2248,7 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     draw_wrapped(rc, narr, F.nsize, th->text, (SDL_Rect){nbox.x + m, nbox.y + m / 2, width - 4 * m, nbox.h},
                  F.max_lines);
     render_within(rc, F.tl, "timeline");
-    draw_timeline(rc, v, F.tl, &f);
+    if (!v->slides) draw_timeline(rc, v, F.tl, &f);
 
     /* the main area */
     SDL_Rect main = F.main;
@@ -2290,6 +2293,7 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
         draw_step_panel(rc, v, t, v->step, p, main, &f);
     }
 
+    if (v->slides) return 0; /* no hover, notice or help on a slide */
     render_within(rc, all, "overlay");
     draw_tooltip(rc, v, &f);
 

@@ -75,7 +75,8 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                       "L  中文 ↔ English               T  theme (light, dark, projector)\n"
                       "+ / −  text size                F / F11  fullscreen\n"
                       "S  save this frame as PNG       R  reload the lesson file\n"
-                      "?  this help                    Esc / Q  quit\n"
+                      "A  all heads panel on / off     ?  this help\n"
+                      "Esc / Q  quit\n"
                       "Mouse: hover a cell to see how it was computed; click a token to\n"
                       "highlight it everywhere; click the timeline to jump; wheel zooms,\n"
                       "drag pans a large matrix; drop a lesson file on the window to open it.",
@@ -86,7 +87,8 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                       "L  中文 ↔ English               T  主题（浅色、深色、投影）\n"
                       "+ / −  字号                      F / F11  全屏\n"
                       "S  把当前画面存为 PNG            R  重新载入课程文件\n"
-                      "?  本帮助                        Esc / Q  退出\n"
+                      "A  显示 / 隐藏所有头的面板       ?  本帮助\n"
+                      "Esc / Q  退出\n"
                       "鼠标：悬停在格子上查看它的计算过程；点击词元在所有矩阵中高亮；\n"
                       "点击时间轴跳转；滚轮缩放、拖动平移大矩阵；把课程文件拖进窗口即可打开。"},
     [VS_HINT] = {"? help", "? 帮助"},
@@ -454,6 +456,11 @@ void view_set_text_scale(View *v, float scale)
     if (!(scale >= VIEW_TEXT_SCALE_MIN)) scale = VIEW_TEXT_SCALE_MIN;
     if (scale > VIEW_TEXT_SCALE_MAX) scale = VIEW_TEXT_SCALE_MAX;
     v->text_scale = scale;
+}
+
+void view_toggle_heads(View *v)
+{
+    v->hide_heads = !v->hide_heads;
 }
 
 void view_toggle_lang(View *v)

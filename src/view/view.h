@@ -86,6 +86,8 @@ typedef struct View {
     float pan_x, pan_y; /* in cells, the top-left cell shown when zoomed */
 
     int show_help;                /* the help overlay */
+    int hide_heads;               /* focus: the all-heads panel hidden (A) */
+    int slides;                   /* slide frames: no status line, no timeline, no overlays */
     char notice[VIEW_MAX_NOTICE]; /* a short message (frame saved, reload failed), "" for none */
     double notice_left;           /* seconds the notice stays on screen */
     int notice_is_error;
@@ -154,6 +156,8 @@ int view_map_step(const AttnTrace *from, int step, const AttnTrace *to, int head
 void view_set_speed(View *v, double speed);     /* clamped to [VIEW_SPEED_MIN, VIEW_SPEED_MAX] */
 void view_set_text_scale(View *v, float scale); /* clamped */
 void view_toggle_lang(View *v);
+/* Focus mode: hides or shows the all-heads panel of the multi-head view. */
+void view_toggle_heads(View *v);
 void view_next_theme(View *v);
 /* Click a token: query index q and/or key index k (-1: none). Clicking the
  * selected token again clears the selection. */
