@@ -122,10 +122,6 @@ RenderCtx *render_create(SDL_Renderer *sdl, const RenderOptions *opt, char *err,
         snprintf(err, errlen, "render_create: no SDL renderer");
         return NULL;
     }
-    if (!TTF_WasInit()) {
-        snprintf(err, errlen, "render_create: call TTF_Init() first");
-        return NULL;
-    }
     RenderCtx *rc = calloc(1, sizeof *rc);
     if (!rc) {
         snprintf(err, errlen, "out of memory");
@@ -1183,7 +1179,7 @@ static const char *op_between(const AttnStep *s, const AttnStep *next, int befor
             snprintf(buf, len, "÷ %.4g =", (double)t->divisor);
             return buf;
         case ATTN_STEP_MASKED:
-            snprintf(buf, len, "mask →");
+            snprintf(buf, len, "%s", view_string(VS_OP_MASK, lang));
             return buf;
         case ATTN_STEP_SOFTMAX:
             snprintf(buf, len, "softmax →");
@@ -1702,7 +1698,7 @@ static int head_weights_known(const View *v, const AttnTrace *t, const AttnStep 
 /* One head's thumbnail: its weights once computed, else its outline; the
  * tokens every k-th on rows and columns; its name under it. */
 static void draw_head_thumb(RenderCtx *rc, const View *v, const AttnStep *w, int h, SDL_Rect dst, float cell, int lsize,
-                            int k, const Fonts *f)
+                            int k, int right, const Fonts *f)
 {
     const Theme *th = render_theme(v->theme);
     const AttnTrace *t = v->trace;
@@ -1727,9 +1723,11 @@ static void draw_head_thumb(RenderCtx *rc, const View *v, const AttnStep *w, int
         for (int r = 0; r < w->rows; r += k)
             draw_fit(rc, hrl[r], lsize, 3 * lsize, r == sr ? th->accent : th->dim, dst.x - 8,
                      dst.y + (int)lrintf(cell * (r + 0.5f)) - llh / 2, 2);
-        for (int c = 0; c < w->cols; c += k)
-            draw_fit(rc, hcl[c], lsize, (int)(cell * (float)k) - 4, c == sc ? th->accent : th->dim,
-                     dst.x + (int)lrintf(cell * (c + 0.5f)), dst.y - 8 - llh, 1);
+        for (int c = 0; c < w->cols; c += k) {
+            int cx = dst.x + (int)lrintf(cell * (c + 0.5f));
+            draw_fit(rc, hcl[c], lsize, imin((int)(cell * (float)k) - 4, 2 * (right - cx)),
+                     c == sc ? th->accent : th->dim, cx, dst.y - 8 - llh, 1);
+        }
     }
     /* its name under the selection's outline (5 px out), or its number alone when narrow */
     char lab[32];
@@ -1791,7 +1789,7 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, int ma
         SDL_Rect dst = {gx + j * (best + lw + 8) + (best - (int)(cell * w->cols)) / 2,
                         top + tth + i * (best + lh + 14 + tth), (int)lrintf(cell * w->cols),
                         (int)lrintf(cell * w->rows)};
-        draw_head_thumb(rc, v, w, h, dst, cell, lsize, k, f);
+        draw_head_thumb(rc, v, w, h, dst, cell, lsize, k, area.x + area.w, f);
     }
 }
 
@@ -1935,7 +1933,12 @@ static void draw_wrapped(RenderCtx *rc, const char *text, int size, SDL_Color co
         size_t L = lens[i] < sizeof line - 4 ? lens[i] : sizeof line - 4;
         memcpy(line, text + starts[i], L);
         line[L] = '\0';
-        if (i == n - 1 && starts[i] + lens[i] < strlen(text) - 1 && n == max_lines) strcat(line, "…");
+        if (i == n - 1 && n == max_lines && text[starts[i] + lens[i]] && text[starts[i] + lens[i] + 1]) {
+            /* more text than lines: the last line ends with "…", within the width */
+            char cut[1024];
+            const char *fit = render_text_fit(rc, text + starts[i], size, box.w, cut, sizeof cut);
+            if (fit && fit != text + starts[i]) snprintf(line, sizeof line, "%s", fit);
+        }
         render_text(rc, line, size, col, box.x, box.y + i * lh, 0);
     }
 }
@@ -2134,6 +2137,8 @@ static void frame_layout(RenderCtx *rc, const View *v, int width, int height, fl
     F->tl = (SDL_Rect){m, height - m / 2 - tl_h, width - 2 * m, tl_h};
     int nsize = f.body, nw = width - 4 * m;
     while (wrapped_lines(rc, narr, nsize, nw) > F->max_lines && nsize > f.small) nsize--;
+    /* a long narration gets up to three more lines before it is cut */
+    F->max_lines = imin(imax(F->max_lines, wrapped_lines(rc, narr, nsize, nw)), F->max_lines + 3);
     F->nsize = nsize;
     int nl = imin(F->max_lines, imax(2, wrapped_lines(rc, narr, nsize, nw)));
     int narr_h = nl * text_h(rc, nsize) + m;
@@ -2298,15 +2303,16 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     draw_tooltip(rc, v, &f);
 
     /* notice (saved frame, reload error) */
-    if (v->notice[0]) {
+    char notice[2 * VIEW_MAX_NOTICE];
+    if (view_notice_text(v, notice, sizeof notice)) {
         int size = f.body;
-        int w = imin(width - 4 * m, render_text_width(rc, v->notice, size) + 2 * m);
-        int lines = wrapped_lines(rc, v->notice, size, w - 2 * m);
+        int w = imin(width - 4 * m, render_text_width(rc, notice, size) + 2 * m);
+        int lines = wrapped_lines(rc, notice, size, w - 2 * m);
         int h = lines * text_h(rc, size) + m;
         SDL_Rect box = {(width - w) / 2, nbox.y - h - m / 2, w, h};
         SDL_Color bg = v->notice_is_error ? th->error : th->text;
         render_fill(rc, box, bg);
-        draw_wrapped(rc, v->notice, size, th->bg, (SDL_Rect){box.x + m, box.y + m / 2, w - 2 * m, h}, 6);
+        draw_wrapped(rc, notice, size, th->bg, (SDL_Rect){box.x + m, box.y + m / 2, w - 2 * m, h}, 6);
     }
     if (v->show_help) draw_help(rc, v, &f);
     return 0;

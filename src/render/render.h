@@ -10,7 +10,7 @@
  *     SDL_Surface *s = SDL_CreateRGBSurfaceWithFormat(0, 1280, 720, 32, SDL_PIXELFORMAT_ARGB8888);
  *     SDL_Renderer *r = SDL_CreateSoftwareRenderer(s);
  *     char err[256];
- *     RenderCtx *rc = render_create(r, NULL, err, sizeof err);   // needs TTF_Init() first
+ *     RenderCtx *rc = render_create(r, NULL, err, sizeof err);
  *     if (!rc) { fprintf(stderr, "%s\n", err); ... }
  *     render_frame(rc, &view, 1280, 720);   // then read s->pixels
  *     render_destroy(rc);
@@ -68,8 +68,9 @@ typedef struct RenderOptions {
 
 typedef struct RenderCtx RenderCtx;
 
-/* Needs TTF_Init() to have been called. Returns NULL with a message in err
- * when no font of the chain can be opened. */
+/* Starts SDL_ttf for as long as the context lives (SDL_ttf counts its
+ * starts, so a caller may have started it too). Returns NULL with a message
+ * in err when no font of the chain can be opened. */
 RenderCtx *render_create(SDL_Renderer *sdl, const RenderOptions *opt, char *err, size_t errlen);
 void render_destroy(RenderCtx *rc);
 /* Moves the context to another renderer (the window's after a resize):
@@ -108,6 +109,20 @@ RenderHitKind render_hit_test(const RenderCtx *rc, int x, int y, RenderHit *hit)
 /* The rectangle cell (row, col) of step `step` of `trace` occupied in the
  * last frame (the first matrix showing that step). 0, or -1 when not drawn. */
 int render_cell_rect(const RenderCtx *rc, const AttnTrace *trace, int step, int row, int col, SDL_Rect *out);
+
+/* ---- text, for what is drawn beside a frame (the handout sheet's captions) ---- */
+
+/* Draws one line of text with the font chain, top-left at (x, y); returns its
+ * width. align: 0 left of x, 1 centred on x, 2 right of x. */
+int render_text(RenderCtx *rc, const char *s, int size, SDL_Color col, int x, int y, int align);
+int render_text_width(RenderCtx *rc, const char *s, int size);
+/* The distance from one line of text to the next at a size. */
+int render_line_height(RenderCtx *rc, int size);
+/* Wraps s into lines of at most `width` pixels at a size: fills starts[] and
+ * lens[] (byte ranges of s), returns the line count (≤ max). Lines break at
+ * spaces and around CJK characters, never inside an English word, and no line
+ * starts with closing punctuation or ends with an opening bracket. */
+int render_wrap(RenderCtx *rc, const char *s, int size, int width, size_t *starts, size_t *lens, int max);
 
 /* ---- colours and fonts, for tests ---- */
 

@@ -45,6 +45,23 @@ extern "C" {
 
 typedef enum ViewMode { VIEW_MULTI, VIEW_SINGLE, VIEW_COMPARE, VIEW_MODE_COUNT } ViewMode;
 typedef enum ViewTheme { VIEW_THEME_LIGHT, VIEW_THEME_DARK, VIEW_THEME_PROJECTOR, VIEW_THEME_COUNT } ViewTheme;
+/* How attention weights map to colours. The value itself never changes:
+ * numbers in cells and the hover show the true weight in every scale. */
+typedef enum ViewWeightScale {
+    VIEW_WEIGHTS_UNIT, /* [0, 1]: viridis(w) */
+    VIEW_WEIGHTS_ROW,  /* each row divided by its largest weight: viridis(w / max_j w) */
+    VIEW_WEIGHTS_LOG,  /* log10 from 1e-4 to 1: viridis((log10(max(w, 1e-4)) + 4) / 4) */
+    VIEW_WEIGHTS_COUNT
+} ViewWeightScale;
+/* The smallest weight the log scale tells apart from 0, and its decades. */
+#define VIEW_WEIGHTS_LOG_MIN     1e-4f
+#define VIEW_WEIGHTS_LOG_DECADES 4.0f
+/* Row notation (the default, the seeds' code): one token per row, Q = X·W_Q,
+ * softmax along rows. Column notation (seed 002's text, many lectures): one
+ * token per column, Q = W_Q·X, softmax down columns. Column notation is a
+ * display transform: every matrix is drawn transposed and every formula and
+ * shape written for columns; the traces are the same. */
+typedef enum ViewNotation { VIEW_NOTATION_ROW, VIEW_NOTATION_COLUMN, VIEW_NOTATION_COUNT } ViewNotation;
 
 #define VIEW_TEXT_SCALE_MIN 0.6f
 #define VIEW_TEXT_SCALE_MAX 2.5f
@@ -67,6 +84,8 @@ typedef struct View {
     LessonLang lang;
     ViewMode mode;
     ViewTheme theme;
+    ViewWeightScale weight_scale;
+    ViewNotation notation;
     float text_scale; /* 1 = the default size for the frame height */
     double speed;     /* animation speed factor, 1 = about a second per step */
     int playing;      /* autoplay: move on after a finished step has been shown */
@@ -85,11 +104,16 @@ typedef struct View {
     float zoom;
     float pan_x, pan_y; /* in cells, the top-left cell shown when zoomed */
 
-    int show_help;                /* the help overlay */
-    int hide_heads;               /* focus: the all-heads panel hidden (A) */
-    int slides;                   /* slide frames: no status line, no timeline, no overlays */
-    char notice[VIEW_MAX_NOTICE]; /* a short message (frame saved, reload failed), "" for none */
-    double notice_left;           /* seconds the notice stays on screen */
+    int show_help;  /* the help overlay */
+    int hide_heads; /* focus: the all-heads panel hidden (A) */
+    int slides;     /* slide frames: no status line, no timeline, no overlays */
+    /* A short message (frame saved, reload failed): notice_what is its entry
+     * of the string table (a ViewString), whose one %s is notice_detail (a
+     * path, the loader's message). It is put into words when drawn, in the
+     * language of the moment (view_notice_text). */
+    int notice_what;
+    char notice_detail[VIEW_MAX_NOTICE];
+    double notice_left; /* seconds the notice stays on screen; 0: no notice */
     int notice_is_error;
 
     char **pair_labels; /* additive: (n_q·n_k) "x_i ; y_j" token pairs, the rows of `hidden`; owned, or NULL */
@@ -159,11 +183,48 @@ void view_toggle_lang(View *v);
 /* Focus mode: hides or shows the all-heads panel of the multi-head view. */
 void view_toggle_heads(View *v);
 void view_next_theme(View *v);
+void view_set_weight_scale(View *v, ViewWeightScale scale); /* out of range: unit */
+void view_next_weight_scale(View *v);                       /* unit → row → log → unit */
+void view_set_notation(View *v, ViewNotation notation);     /* out of range: row */
+void view_toggle_notation(View *v);                         /* row ↔ column */
+/* The colour-map position in [0, 1] of weight w in the view's scale, where
+ * row_max is the largest weight of w's row (used by the row scale only). */
+float view_weight_position(ViewWeightScale scale, float w, float row_max);
+/* Names as the command line spells them ("unit", "row", "log"; "row",
+ * "column"), and back (-1 for an unknown name). */
+const char *view_weight_scale_name(ViewWeightScale scale);
+int view_weight_scale_from_name(const char *name);
+const char *view_notation_name(ViewNotation notation);
+int view_notation_from_name(const char *name);
+
+/* Steps as a person counts them: the first step is 1 (the window, `--step`,
+ * exported file names and captions); trace indices stay 0-based. */
+static inline int view_step_ordinal(int index)
+{
+    return index + 1;
+}
+static inline int view_step_index(int ordinal)
+{
+    return ordinal - 1;
+}
+
+/* The title the frame shows: the lesson's, or in the single-head mode of a
+ * lesson with several heads (whose title describes its heads) one that says
+ * what is on screen: one head of width h·d_k on the lesson's input and weights. */
+void view_title(const View *v, char *buf, size_t len);
+/* 1 when the lesson's own texts (narration, intro, summary, title) describe
+ * `trace`: always for the lesson's trace, and for the single-head trace only
+ * when it is the same computation (one head, or additive attention). */
+int view_lesson_texts_apply(const View *v, const AttnTrace *trace);
 /* Click a token: query index q and/or key index k (-1: none). Clicking the
  * selected token again clears the selection. */
 void view_select_token(View *v, int q, int k);
 /* Shows a message for a few seconds (is_error: until the next one, styled as an error). */
-void view_set_notice(View *v, const char *msg, int is_error);
+/* what: a ViewString with one %s, which detail fills (a path, an error from
+ * a lower layer; it stays as given). */
+void view_set_notice(View *v, int what, const char *detail, int is_error);
+/* The notice in v->lang, into buf; returns its length, 0 when there is none. */
+size_t view_notice_text(const View *v, char *buf, size_t len);
 
 /* The UTF-8 formula of the current step, e.g. "softmax(Q·Kᵀ / √d_k) · V";
  * the part this step computes is formula[start, end) (view_formula_highlight). */
@@ -194,7 +255,9 @@ int view_cell_blocked(const View *v, const AttnStep *step, int r, int c);
 int view_phase(const AttnTrace *trace, int step); /* a small id; equal ids are one group */
 void view_phase_label(const View *v, const AttnTrace *trace, int step, char *buf, size_t len);
 
-/* The user-interface strings, in both languages (for the font coverage test). */
+/* Every text the window shows that is not the lesson's own or mathematics:
+ * one table, each entry in every language. An entry that is a printf format
+ * has the same conversions, in the same order, in every language. */
 typedef enum ViewString {
     VS_STEP,
     VS_OF,
@@ -226,11 +289,52 @@ typedef enum ViewString {
     VS_EXP_PHASE,
     VS_NORM_PHASE,
     VS_NO_NARRATION,
-    VS_RELOAD_ERROR,
-    VS_SAVED,
-    VS_RELOADED,
+    VS_WEIGHTS_UNIT,
+    VS_WEIGHTS_ROW,
+    VS_WEIGHTS_LOG,
+    VS_ROW_MAX,
+    VS_NOTATION_ROW,
+    VS_NOTATION_COLUMN,
+    VS_SINGLE_LESSON_TITLE,
+    VS_TEXT_IN_ROW_NOTATION,
+    /* the notices: one %s each */
+    VS_NOTICE_RELOAD_FAILED,
+    VS_NOTICE_SAVED,
+    VS_NOTICE_SAVE_FAILED,
+    VS_NOTICE_RELOADED,
+    /* the operator between a masked step's operands and its result */
+    VS_OP_MASK,
+    /* the default narration of a step: its title, rows, cols, kind text */
+    VS_DEFAULT_NARRATION,
+    /* the hovered cell's explanation (view_explain_cell) */
+    VS_EXPLAIN_MORE_TERMS,
+    VS_EXPLAIN_SPLIT_COLUMN,
+    VS_EXPLAIN_ADDITIVE_ROW,
+    VS_EXPLAIN_MASKED_BLOCKED,
+    VS_EXPLAIN_MASKED_KEPT,
+    VS_EXPLAIN_ROW_BLOCKED,
+    VS_EXPLAIN_WEIGHT_COLUMN,
+    /* a token in running text: bare, or 「喜欢」 in Chinese, where a bare 我
+     * would read as part of the sentence; then a list of tokens */
+    VS_TOKEN,
+    VS_TOKEN_LIST_SEP,
+    /* the narration written from a step (the tokens, the largest weights) */
+    VS_TOKEN_NEXT,
+    VS_TOKENS_MORE,
+    VS_LARGEST_WEIGHTS,
+    VS_LARGEST_WEIGHT,
+    VS_LIST_SEP,
+    VS_LIST_CUT,
+    VS_FULL_STOP,
+    /* what a kind of step is in column notation, where it differs */
+    VS_KIND_COLUMN_INPUT,
+    VS_KIND_COLUMN_BIAS,
+    VS_KIND_COLUMN_SOFTMAX,
+    /* under a panel whose cells are too small for their numbers */
     VS_NUMBERS_HIDDEN,
-    VS_STRING_COUNT
+    /* what each kind of step is: VS_KIND + its AttnStepKind (view_kind_text) */
+    VS_KIND,
+    VS_STRING_COUNT = VS_KIND + ATTN_STEP_KIND_COUNT
 } ViewString;
 const char *view_string(ViewString id, LessonLang lang);
 /* What a kind of step is, one phrase per language (the default narration). */
