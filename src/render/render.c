@@ -1698,7 +1698,7 @@ static int head_weights_known(const View *v, const AttnTrace *t, const AttnStep 
 /* One head's thumbnail: its weights once computed, else its outline; the
  * tokens every k-th on rows and columns; its name under it. */
 static void draw_head_thumb(RenderCtx *rc, const View *v, const AttnStep *w, int h, SDL_Rect dst, float cell, int lsize,
-                            int k, int right, const Fonts *f)
+                            int k, int right, int row_start, const Fonts *f)
 {
     const Theme *th = render_theme(v->theme);
     const AttnTrace *t = v->trace;
@@ -1729,11 +1729,13 @@ static void draw_head_thumb(RenderCtx *rc, const View *v, const AttnStep *w, int
                      c == sc ? th->accent : th->dim, cx, dst.y - 8 - llh, 1);
         }
     }
-    /* its name under the selection's outline (5 px out), or its number alone when narrow */
+    /* its name under the selection's outline (5 px out), or its number alone
+     * when narrow, or only at the start of each row of the grid when even
+     * the numbers would run together */
     char lab[32];
     snprintf(lab, sizeof lab, "%s %d", view_string(VS_HEAD, v->lang), h);
-    const char *name = render_text_width(rc, lab, f->small) <= dst.w + 8 ? lab : strrchr(lab, ' ') + 1;
-    if (render_text_width(rc, name, f->small) <= dst.w + 8)
+    const char *name = render_text_width(rc, lab, f->small) <= dst.w + 4 ? lab : strrchr(lab, ' ') + 1;
+    if (render_text_width(rc, name, f->small) <= dst.w + 4 || row_start)
         render_text(rc, name, f->small, sel ? th->text : th->dim, dst.x + dst.w / 2, dst.y + dst.h + 7, 1);
     RenderHit hit = {RENDER_HIT_HEAD, t, -1, -1, -1, h, 0};
     add_hitbox(rc, (SDL_Rect){dst.x - 2, dst.y - 2, dst.w + 4, dst.h + text_h(rc, f->small) + 11}, hit);
@@ -1789,7 +1791,7 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, int ma
         SDL_Rect dst = {gx + j * (best + lw + 8) + (best - (int)(cell * w->cols)) / 2,
                         top + tth + i * (best + lh + 14 + tth), (int)lrintf(cell * w->cols),
                         (int)lrintf(cell * w->rows)};
-        draw_head_thumb(rc, v, w, h, dst, cell, lsize, k, area.x + area.w, f);
+        draw_head_thumb(rc, v, w, h, dst, cell, lsize, k, area.x + area.w, j == 0, f);
     }
 }
 
