@@ -2143,7 +2143,7 @@ static void frame_layout(RenderCtx *rc, const View *v, int width, int height, fl
     F->max_lines = imin(imax(F->max_lines, wrapped_lines(rc, narr, nsize, nw)), F->max_lines + 3);
     F->nsize = nsize;
     int nl = imin(F->max_lines, imax(2, wrapped_lines(rc, narr, nsize, nw)));
-    int narr_h = nl * text_h(rc, nsize) + m;
+    int narr_h = v->slides == 2 ? 0 : nl * text_h(rc, nsize) + m; /* a handout's figure: the caption says it */
     F->nbox = (SDL_Rect){m, F->tl.y - m / 2 - narr_h, width - 2 * m, narr_h};
     F->main = (SDL_Rect){m, F->fbar.y + F->fbar.h + m / 2, width - 2 * m, F->nbox.y - (F->fbar.y + F->fbar.h) - m};
     F->panel = F->main;
@@ -2250,10 +2250,11 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
 
     /* bottom: narration, timeline */
     SDL_Rect nbox = F.nbox;
-    render_fill(rc, nbox, th->panel);
+    if (nbox.h > 0) render_fill(rc, nbox, th->panel);
     render_within(rc, nbox, "narration");
-    draw_wrapped(rc, narr, F.nsize, th->text, (SDL_Rect){nbox.x + m, nbox.y + m / 2, width - 4 * m, nbox.h},
-                 F.max_lines);
+    if (nbox.h > 0)
+        draw_wrapped(rc, narr, F.nsize, th->text, (SDL_Rect){nbox.x + m, nbox.y + m / 2, width - 4 * m, nbox.h},
+                     F.max_lines);
     render_within(rc, F.tl, "timeline");
     if (!v->slides) draw_timeline(rc, v, F.tl, &f);
 

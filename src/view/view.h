@@ -106,7 +106,8 @@ typedef struct View {
 
     int show_help;  /* the help overlay */
     int hide_heads; /* focus: the all-heads panel hidden (A) */
-    int slides;     /* slide frames: no status line, no timeline, no overlays */
+    int slides;     /* 1: slide frames: no status line, no timeline, no overlays; 2: also no
+                     * narration (a handout's figure, its caption below says it) */
     /* A short message (frame saved, reload failed): notice_what is its entry
      * of the string table (a ViewString), whose one %s is notice_detail (a
      * path, the loader's message). It is put into words when drawn, in the
