@@ -255,6 +255,89 @@ static void test_every_lesson(void **state)
     assert_int_equal(n_fail, 0);
 }
 
+/* The total area of the matrices and the smallest text of the last frame. */
+static void frame_measure(RenderCtx *rc, double *area, int *min_size, int *max_size)
+{
+    int n;
+    const LayoutBox *b = render_layout_boxes(rc, &n);
+    *area = 0;
+    *min_size = 1 << 20;
+    *max_size = 0;
+    for (int i = 0; i < n; i++) {
+        if (b[i].kind == LAYOUT_MATRIX) *area += (double)b[i].rect.w * b[i].rect.h;
+        if (b[i].kind == LAYOUT_TEXT || b[i].kind == LAYOUT_NUMBER) {
+            *min_size = b[i].size < *min_size ? b[i].size : *min_size;
+            *max_size = b[i].size > *max_size ? b[i].size : *max_size;
+        }
+    }
+}
+
+/* + (text scale × 1.1, nine times) on every step of two lessons at two
+ * sizes: the text never gets smaller, the matrices never shrink below
+ * their size at scale 1, and − never takes text under the minimum. */
+static void test_plus_only_enlarges(void **state)
+{
+    (void)state;
+    static const char *const lessons[] = {"mhsa-wo-xihuan-paobu.json", "seed001-shapes-512.json"};
+    for (int k = 0; k < 2; k++) {
+        char path[512], err[256];
+        snprintf(path, sizeof path, "%s/../lessons/%s", ATTNVIZ_TESTS_DIR, lessons[k]);
+        Lesson L;
+        LessonError le;
+        if (lesson_load(&L, path, &le) != 0) fail_msg("%s", le.msg);
+        View v;
+        if (view_init(&v, &L, err, sizeof err) != 0) fail_msg("%s", err);
+        v.theme = VIEW_THEME_PROJECTOR;
+        SDL_Surface *surf = SDL_CreateRGBSurfaceWithFormat(0, 1, 1, 32, SDL_PIXELFORMAT_ARGB8888);
+        SDL_Renderer *sdl = SDL_CreateSoftwareRenderer(surf);
+        RenderOptions opt = {0};
+        opt.no_system_fonts = 1;
+        opt.assets_dir = ATTNVIZ_TESTS_DIR "/../assets";
+        RenderCtx *rc = render_create(sdl, &opt, err, sizeof err);
+        assert_non_null(rc);
+        render_layout_record(rc, 1);
+        for (size_t si = 0; si < 2; si++)
+            for (int s = 0; s < view_trace(&v)->n_steps; s += 3) {
+                view_goto(&v, s);
+                view_finish(&v);
+                double base = 0, prev_area = 0;
+                int prev_min = 0, prev_max = 0;
+                float scale = 1.0f;
+                for (int press = 0; press <= 9; press++) {
+                    view_set_text_scale(&v, scale);
+                    if (render_frame(rc, &v, sizes[si].w, sizes[si].h) != 0) fail_msg("%s", SDL_GetError());
+                    double area;
+                    int mn, mx;
+                    frame_measure(rc, &area, &mn, &mx);
+                    if (press == 0) base = area;
+                    if (area < base * 0.999)
+                        fail_msg("%s step %d at %dx%d, text ×%.2f: the matrices shrank from %.0f to %.0f px²",
+                                 lessons[k], s, sizes[si].w, sizes[si].h, (double)scale, base, area);
+                    if (press > 0 && (mn < prev_min || mx < prev_max))
+                        fail_msg("%s step %d at %dx%d, text ×%.2f: text got smaller (%d..%d px, was %d..%d)",
+                                 lessons[k], s, sizes[si].w, sizes[si].h, (double)scale, mn, mx, prev_min, prev_max);
+                    prev_area = area;
+                    prev_min = mn;
+                    prev_max = mx;
+                    scale *= 1.1f;
+                }
+                (void)prev_area;
+                view_set_text_scale(&v, 0.5f); /* − as far as it goes */
+                if (render_frame(rc, &v, sizes[si].w, sizes[si].h) != 0) fail_msg("%s", SDL_GetError());
+                double area;
+                int mn, mx;
+                frame_measure(rc, &area, &mn, &mx);
+                assert_true(mn >= render_min_text(sizes[si].w, sizes[si].h));
+                view_set_text_scale(&v, 1.0f);
+            }
+        render_destroy(rc);
+        SDL_DestroyRenderer(sdl);
+        SDL_FreeSurface(surf);
+        view_free(&v);
+        lesson_free(&L);
+    }
+}
+
 int main(void)
 {
     if (SDL_Init(0) != 0 || TTF_Init() != 0) {
@@ -263,6 +346,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_lesson),
+        cmocka_unit_test(test_plus_only_enlarges),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     TTF_Quit();

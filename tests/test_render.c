@@ -467,6 +467,58 @@ static void test_heads_strip_labels(void **state)
     }
 }
 
+/* The texts of the numbers and labels of the last frame drawn, "|"-joined. */
+static void frame_texts(Canvas *c, LayoutKind kind, char *out, size_t len)
+{
+    int n;
+    const LayoutBox *b = render_layout_boxes(c->rc, &n);
+    out[0] = '\0';
+    size_t at = 0;
+    for (int i = 0; i < n && at + 64 < len; i++)
+        if (b[i].kind == kind) at += (size_t)snprintf(out + at, len - at, "|%s|", b[i].text);
+}
+
+/* While a step animates, a cell shows its final number or none, and a row
+ * shows its final Σ or none: every number drawn halfway through scaling and
+ * softmax is one the finished step shows too. */
+static void test_no_inbetween_numbers(void **state)
+{
+    (void)state;
+    static const char *const steps[] = {"scaled_1", "weights_1", "masked_1"};
+    Canvas *c = canvas_make(1280, 720, 1);
+    render_layout_record(c->rc, 1);
+    for (int k = 0; k < 3; k++) {
+        static char done[65536], mid[65536];
+        int i = goto_name(&c->view, steps[k]);
+        draw(c);
+        frame_texts(c, LAYOUT_NUMBER, done, sizeof done);
+        char sums_done[4096], sums_mid[4096];
+        frame_texts(c, LAYOUT_TEXT, sums_done, sizeof sums_done);
+        for (double f = 0.2; f < 1.0; f += 0.2) {
+            view_goto(&c->view, i);
+            c->view.t = view_step_duration(&c->view, i) * f;
+            draw(c);
+            frame_texts(c, LAYOUT_NUMBER, mid, sizeof mid);
+            for (char *p = mid; (p = strchr(p, '|')) != NULL;) {
+                char *e = strchr(p + 1, '|');
+                char one[64];
+                snprintf(one, sizeof one, "%.*s", (int)(e - p + 1), p);
+                if (!strstr(done, one))
+                    fail_msg("%s at %.0f%%: the number %s is not one of the final ones", steps[k], 100 * f, one);
+                p = e + 1;
+            }
+            frame_texts(c, LAYOUT_TEXT, sums_mid, sizeof sums_mid);
+            for (char *p = strstr(sums_mid, "|Σ"); p; p = strstr(p + 1, "|Σ")) {
+                char one[64];
+                snprintf(one, sizeof one, "%.*s", (int)(strchr(p + 1, '|') - p + 1), p);
+                if (!strstr(sums_done, one))
+                    fail_msg("%s at %.0f%%: %s is not a final row sum", steps[k], 100 * f, one);
+            }
+        }
+    }
+    canvas_free(c);
+}
+
 static int hits_of(Canvas *c, RenderHitKind kind)
 {
     int n = 0;
@@ -785,6 +837,7 @@ int main(void)
         cmocka_unit_test(test_concat_slide),
         cmocka_unit_test(test_heads_strip_labels),
         cmocka_unit_test(test_focus_and_slides),
+        cmocka_unit_test(test_no_inbetween_numbers),
         cmocka_unit_test(test_break_kinsoku),
         cmocka_unit_test(test_break_words),
         cmocka_unit_test(test_break_long_word),
