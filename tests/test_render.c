@@ -519,6 +519,41 @@ static void test_no_inbetween_numbers(void **state)
     canvas_free(c);
 }
 
+/* A token label shortened with "…" shows its whole text when hovered. */
+static void test_long_label_hover(void **state)
+{
+    (void)state;
+    Canvas *c = canvas_make(1024, 768, 1);
+    view_free(&c->view);
+    lesson_free(&c->lesson);
+    LessonError le;
+    char err[256];
+    if (lesson_load(&c->lesson, ATTNVIZ_TESTS_DIR "/layout_lessons/limits-long-tokens.json", &le) != 0)
+        fail_msg("%s", le.msg);
+    if (view_init(&c->view, &c->lesson, err, sizeof err) != 0) fail_msg("%s", err);
+    goto_name(&c->view, "weights_1");
+    draw(c);
+    const char *full = NULL;
+    RenderHit hit;
+    for (int y = 100; y < c->h && !full; y += 2) /* below the title, which is shortened too */
+        for (int x = 0; x < c->w / 2 && !full; x += 2)
+            if (render_hit_test(c->rc, x, y, &hit) != RENDER_HIT_NONE || hit.label) full = hit.label;
+    assert_non_null(full);
+    assert_true(strlen(full) > 40); /* one of the long tokens */
+    assert_true(strlen(full) <= 64);
+    c->view.hover_label = full;
+    render_layout_record(c->rc, 1);
+    draw(c);
+    int n, shown = 0;
+    const LayoutBox *b = render_layout_boxes(c->rc, &n);
+    for (int i = 0; i < n; i++)
+        shown |= b[i].kind == LAYOUT_TEXT && strcmp(b[i].what, "overlay") == 0 &&
+                 strncmp(b[i].text, full, strlen(b[i].text)) == 0 && strlen(b[i].text) >= 40;
+    if (!shown) fail_msg("hovering \"%s\" shows no tooltip with it", full);
+    c->view.hover_label = NULL;
+    canvas_free(c);
+}
+
 static int hits_of(Canvas *c, RenderHitKind kind)
 {
     int n = 0;
@@ -838,6 +873,7 @@ int main(void)
         cmocka_unit_test(test_heads_strip_labels),
         cmocka_unit_test(test_focus_and_slides),
         cmocka_unit_test(test_no_inbetween_numbers),
+        cmocka_unit_test(test_long_label_hover),
         cmocka_unit_test(test_break_kinsoku),
         cmocka_unit_test(test_break_words),
         cmocka_unit_test(test_break_long_word),

@@ -341,6 +341,7 @@ static uint64_t visible_key(const View *v, int w, int h)
     MIX(v->hover_step);
     MIX(v->hover_row);
     MIX(v->hover_col);
+    MIX((uintptr_t)v->hover_label);
     MIX(v->sel_query);
     MIX(v->sel_key);
     MIX((int)(v->zoom * 1000));
@@ -693,6 +694,10 @@ int cmd_show(int argc, char **argv)
                 render_hit_test(rc, x, y, &hit);
                 const AttnTrace *ht = hit.kind == RENDER_HIT_CELL ? hit.trace : NULL;
                 int hs = hit.kind == RENDER_HIT_CELL ? hit.step : -1;
+                if (hit.label != v->hover_label) {
+                    v->hover_label = hit.label;
+                    dirty = 1;
+                }
                 if (ht != v->hover_trace || hs != v->hover_step || hit.row != v->hover_row || hit.col != v->hover_col) {
                     v->hover_trace = ht;
                     v->hover_step = hs;

@@ -493,12 +493,58 @@ static int label_width(RenderCtx *rc, const char *const *labels, int n, int size
     return w;
 }
 
-/* Draws s at size, shortened with "…" to maxw; returns the width drawn. */
-static int draw_fit(RenderCtx *rc, const char *s, int size, int maxw, SDL_Color col, int x, int y, int align)
+/* Draws s at size, shortened with "…" to maxw; returns the width drawn.
+ * keep: s outlives the frame (a token, the title), and when shortened it is
+ * remembered, so that hovering it shows the whole text. */
+static int draw_fit_as(RenderCtx *rc, const char *s, int size, int maxw, SDL_Color col, int x, int y, int align,
+                       int keep)
 {
     char buf[256];
     const char *t = render_text_fit(rc, s, size, maxw, buf, sizeof buf);
-    return t ? render_text(rc, t, size, col, x, y, align) : 0;
+    if (!t) return 0;
+    int w = render_text(rc, t, size, col, x, y, align);
+    if (keep && t != s && rc->n_shorts < RENDER_MAX_SHORTS)
+        rc->shorts[rc->n_shorts++] = (ShortLabel){{align == 1   ? x - w / 2
+                                                   : align == 2 ? x - w
+                                                                : x,
+                                                   y, w, render_line_height(rc, size)},
+                                                  s};
+    return w;
+}
+
+/* A text of this frame only (a caption, a note), shortened to maxw. */
+static int draw_fit(RenderCtx *rc, const char *s, int size, int maxw, SDL_Color col, int x, int y, int align)
+{
+    return draw_fit_as(rc, s, size, maxw, col, x, y, align, 0);
+}
+
+/* A label that outlives the frame (a token, the lesson's title), shortened to maxw. */
+static int draw_label(RenderCtx *rc, const char *s, int size, int maxw, SDL_Color col, int x, int y, int align)
+{
+    return draw_fit_as(rc, s, size, maxw, col, x, y, align, 1);
+}
+
+/* The whole text of the hovered shortened label, in a box below it. */
+static void draw_label_tooltip(RenderCtx *rc, const View *v, int size)
+{
+    if (!v->hover_label) return;
+    const Theme *th = render_theme(v->theme);
+    for (int i = 0; i < rc->n_shorts; i++) {
+        if (rc->shorts[i].full != v->hover_label) continue;
+        SDL_Rect r = rc->shorts[i].rect;
+        int w = render_text_width(rc, v->hover_label, size), lh = render_line_height(rc, size);
+        w = w < rc->width - 8 ? w : rc->width - 8;
+        SDL_Rect box = {r.x + r.w / 2 - w / 2 - 8, r.y + r.h + 4, w + 16, lh + 8};
+        if (box.x + box.w > rc->width - 4) box.x = rc->width - 4 - box.w;
+        if (box.x < 4) box.x = 4;
+        if (box.y + box.h > rc->height - 4) box.y = r.y - box.h - 4;
+        render_fill(rc, box, th->panel);
+        render_outline(rc, box, th->text, 1);
+        char buf[256];
+        const char *t = render_text_fit(rc, v->hover_label, size, w, buf, sizeof buf);
+        if (t) render_text(rc, t, size, th->text, box.x + 8, box.y + 4, 0);
+        return;
+    }
 }
 
 static void legend_text(char *buf, size_t len, const Item *it, int top)
@@ -731,7 +777,7 @@ static void item_draw_numbers(RenderCtx *rc, const View *v, const Item *it)
 
 static RenderHit token_hit(const View *v, const Item *it, const char *const *labels, int index, int is_col)
 {
-    RenderHit h = {RENDER_HIT_TOKEN, it->trace, it->step, -1, -1, 0, 0};
+    RenderHit h = {RENDER_HIT_TOKEN, it->trace, it->step, -1, -1, 0, 0, NULL};
     int source = v->lesson->n_source_tokens && labels == (const char *const *)v->lesson->source_tokens;
     if (source || (is_col && v->lesson->n_source_tokens == 0))
         h.col = index;
@@ -753,7 +799,7 @@ static void item_draw_labels(RenderCtx *rc, const View *v, const Item *it)
             const char *lab = it->rl[i + it->r0];
             int y = it->y + (int)lrintf(it->ch * (i + 0.5f)) - lh / 2;
             SDL_Color col = i + it->r0 == sel_r ? th->accent : th->text;
-            int tw = draw_fit(rc, lab, it->lsize, it->lab_w - 10, col, it->x - 6, y, 2);
+            int tw = draw_label(rc, lab, it->lsize, it->lab_w - 10, col, it->x - 6, y, 2);
             if (it->rl == (const char *const *)v->pair_labels) continue; /* (query, key) pairs, not one token */
             add_hitbox(rc, (SDL_Rect){it->x - 6 - tw, y, tw + 4, lh}, token_hit(v, it, it->rl, i + it->r0, 0));
         }
@@ -766,7 +812,7 @@ static void item_draw_labels(RenderCtx *rc, const View *v, const Item *it)
             SDL_Color col = !it->index_cols && j + it->c0 == sel_c ? th->accent : it->index_cols ? th->dim : th->text;
             int cx = it->x + (int)lrintf(it->cw * (j + 0.5f));
             int y = it->y - lh - 4 - (it->stagger && (j / k) % 2 ? lh : 0);
-            int tw = draw_fit(rc, lab, it->lsize, room, col, cx, y, 1);
+            int tw = draw_label(rc, lab, it->lsize, room, col, cx, y, 1);
             if (!tw || it->index_cols) continue;
             add_hitbox(rc, (SDL_Rect){cx - tw / 2, y, tw, lh}, token_hit(v, it, it->cl, j + it->c0, 1));
         }
@@ -1721,12 +1767,12 @@ static void draw_head_thumb(RenderCtx *rc, const View *v, const AttnStep *w, int
     if (k > 0 && hrl && hcl) {
         int sr = sel_for_labels(v, hrl), sc = sel_for_labels(v, hcl);
         for (int r = 0; r < w->rows; r += k)
-            draw_fit(rc, hrl[r], lsize, 3 * lsize, r == sr ? th->accent : th->dim, dst.x - 8,
-                     dst.y + (int)lrintf(cell * (r + 0.5f)) - llh / 2, 2);
+            draw_label(rc, hrl[r], lsize, 3 * lsize, r == sr ? th->accent : th->dim, dst.x - 8,
+                       dst.y + (int)lrintf(cell * (r + 0.5f)) - llh / 2, 2);
         for (int c = 0; c < w->cols; c += k) {
             int cx = dst.x + (int)lrintf(cell * (c + 0.5f));
-            draw_fit(rc, hcl[c], lsize, imin((int)(cell * (float)k) - 4, 2 * (right - cx)),
-                     c == sc ? th->accent : th->dim, cx, dst.y - 8 - llh, 1);
+            draw_label(rc, hcl[c], lsize, imin((int)(cell * (float)k) - 4, 2 * (right - cx)),
+                       c == sc ? th->accent : th->dim, cx, dst.y - 8 - llh, 1);
         }
     }
     /* its name under the selection's outline (5 px out), or its number alone
@@ -1737,7 +1783,7 @@ static void draw_head_thumb(RenderCtx *rc, const View *v, const AttnStep *w, int
     const char *name = render_text_width(rc, lab, f->small) <= dst.w + 4 ? lab : strrchr(lab, ' ') + 1;
     if (render_text_width(rc, name, f->small) <= dst.w + 4 || row_start)
         render_text(rc, name, f->small, sel ? th->text : th->dim, dst.x + dst.w / 2, dst.y + dst.h + 7, 1);
-    RenderHit hit = {RENDER_HIT_HEAD, t, -1, -1, -1, h, 0};
+    RenderHit hit = {RENDER_HIT_HEAD, t, -1, -1, -1, h, 0, NULL};
     add_hitbox(rc, (SDL_Rect){dst.x - 2, dst.y - 2, dst.w + 4, dst.h + text_h(rc, f->small) + 11}, hit);
 }
 
@@ -1917,7 +1963,7 @@ static void draw_timeline(RenderCtx *rc, const View *v, SDL_Rect bar, const Font
                 SDL_Rect pbar = {seg.x, seg.y + seg.h - imax(2, seg.h / 5), (int)lrint(seg.w * pr), imax(2, seg.h / 5)};
                 render_fill(rc, pbar, th->text);
             }
-            RenderHit hit = {RENDER_HIT_TIMELINE, t, i, -1, -1, 0, 0};
+            RenderHit hit = {RENDER_HIT_TIMELINE, t, i, -1, -1, 0, 0, NULL};
             add_hitbox(rc, (SDL_Rect){seg.x, bar.y, seg.w + 1, bar.h}, hit);
         }
         x += g[k].w + (float)gap;
@@ -2210,7 +2256,7 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     if (!rc || !v || !v->trace || width <= 0 || height <= 0) return SDL_SetError("render_frame: nothing to draw");
     rc->frame++;
     render_text_trim(rc);
-    rc->n_hitboxes = rc->n_hitmats = 0;
+    rc->n_hitboxes = rc->n_hitmats = rc->n_shorts = 0;
     rc->width = width;
     rc->height = height;
     const Theme *th = render_theme(v->theme);
@@ -2238,7 +2284,7 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     int stw = width - 3 * m - sw;
     int tsize = f.title;
     while (title && render_text_width(rc, title, tsize) > stw && tsize * 9 / 10 >= f.min) tsize = tsize * 9 / 10;
-    draw_fit(rc, title ? title : "", tsize, stw, th->text, m, m / 2, 0);
+    draw_label(rc, title ? title : "", tsize, stw, th->text, m, m / 2, 0);
     if (status[0])
         render_text(rc, status, f.small, th->dim, width - m, m / 2 + (text_h(rc, f.title) - text_h(rc, f.small)) / 2,
                     2);
@@ -2304,6 +2350,7 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     if (v->slides) return 0; /* no hover, notice or help on a slide */
     render_within(rc, all, "overlay");
     draw_tooltip(rc, v, &f);
+    draw_label_tooltip(rc, v, f.small);
 
     /* notice (saved frame, reload error) */
     char notice[2 * VIEW_MAX_NOTICE];
@@ -2326,9 +2373,13 @@ RenderHitKind render_hit_test(const RenderCtx *rc, int x, int y, RenderHit *hit)
     memset(hit, 0, sizeof *hit);
     hit->step = hit->row = hit->col = -1;
     SDL_Point pt = {x, y};
+    for (int i = 0; i < rc->n_shorts; i++)
+        if (SDL_PointInRect(&pt, &rc->shorts[i].rect)) hit->label = rc->shorts[i].full;
     for (int i = rc->n_hitboxes - 1; i >= 0; i--)
         if (SDL_PointInRect(&pt, &rc->hitboxes[i].rect)) {
+            const char *label = hit->label;
             *hit = rc->hitboxes[i].hit;
+            hit->label = label;
             return hit->kind;
         }
     for (int i = rc->n_hitmats - 1; i >= 0; i--) {

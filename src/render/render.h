@@ -101,7 +101,8 @@ typedef struct RenderHit {
     RenderHitKind kind;
     const AttnTrace *trace;
     int step, row, col, head;
-    int zoomable; /* the cell belongs to the zoomable (result) matrix */
+    int zoomable;      /* the cell belongs to the zoomable (result) matrix */
+    const char *label; /* the whole text of a label drawn shortened ("…") under the point, or NULL */
 } RenderHit;
 
 /* Fills hit for pixel (x, y) of the last frame; returns hit->kind. */

@@ -51,6 +51,14 @@ typedef struct HitBox {
     RenderHit hit;
 } HitBox;
 
+/* A label drawn shortened with "…": where, and its whole text (borrowed
+ * from the lesson or the view, which outlive the frame). */
+typedef struct ShortLabel {
+    SDL_Rect rect;
+    const char *full;
+} ShortLabel;
+
+#define RENDER_MAX_SHORTS   256
 #define RENDER_MAX_HITMATS  96
 #define RENDER_MAX_HITBOXES 1024
 #define RENDER_MAT_CACHE    64
@@ -127,6 +135,8 @@ struct RenderCtx {
     HitMat hitmats[RENDER_MAX_HITMATS];
     int n_hitboxes;
     HitBox hitboxes[RENDER_MAX_HITBOXES];
+    int n_shorts;
+    ShortLabel shorts[RENDER_MAX_SHORTS];
     int width, height; /* of the last frame */
 
     int record;       /* write the boxes of each frame down */

@@ -97,6 +97,9 @@ typedef struct View {
     const AttnTrace *hover_trace; /* the trace hover_step indexes (compare mode has two), or NULL */
     int hover_step;               /* -1: nothing hovered */
     int hover_row, hover_col;
+    /* The whole text of a label drawn shortened ("…") under the mouse, or
+     * NULL: a token, a title; borrowed from the lesson or the view. */
+    const char *hover_label;
     /* A clicked token: its row (query) and column (key) are highlighted in
      * every matrix whose axis is a token axis. -1: none. */
     int sel_query, sel_key;
