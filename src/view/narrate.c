@@ -101,7 +101,7 @@ static int ctx_fail(Ctx *c, const char *fmt, ...)
         vsnprintf(c->err, c->errlen, fmt, ap);
         va_end(ap);
         /* the message quotes the author's text, which may hold a line break
-         * or a tab: keep it one line (issue 6), UTF-8 untouched */
+         * or a tab: keep it one line, UTF-8 untouched */
         for (char *q = c->err; *q; q++)
             if ((unsigned char)*q < 0x20 || *q == 0x7F) *q = '?';
     }
@@ -306,7 +306,9 @@ static int put_max_weight_if(Ctx *c, Sink *s, const char *arg)
     for (int i = 0; i < sc->rows; i++)
         for (int j = 0; j < sc->cols; j++) {
             size_t at = (size_t)i * (size_t)sc->cols + (size_t)j;
-            x[at] = mask_allows(mcfg, i, j) ? sc->data[at] / div : cfg->mask_fill;
+            /* seed 003's order divides the fill too */
+            float fill = cfg->mask_order == ATTN_MASK_THEN_SCALE ? cfg->mask_fill / div : cfg->mask_fill;
+            x[at] = mask_allows(mcfg, i, j) ? sc->data[at] / div : fill;
         }
     attn_softmax_rows(y, NULL, x, sc->rows, sc->cols);
     float m = y[0];
