@@ -438,6 +438,54 @@ static void test_sheet_pages(void **state)
     lesson_free(&l);
 }
 
+/* With cairo, --sheet FILE.pdf is the same pages as one A4 PDF: as many
+ * pages as PNGs, each 595×842 points holding one 1240×1754 image. */
+static void test_sheet_pdf(void **state)
+{
+    (void)state;
+    Lesson l;
+    load(&l, LESSON_A);
+    ExportOptions opt;
+    export_options_init(&opt);
+    opt.write_steps = 0;
+    char pdf[512], png[512], err[1024];
+    snprintf(pdf, sizeof pdf, "%s/handout.pdf", scratch);
+    snprintf(png, sizeof png, "%s/png", scratch);
+    assert_int_equal(mkdir(png, 0755), 0);
+    snprintf(png + strlen(png), sizeof png - strlen(png), "/handout.png");
+    ExportResult res;
+    opt.sheet = pdf;
+    if (export_lesson(&l, NULL, &opt, &res, err, sizeof err) != 0) {
+        if (strstr(err, "without cairo")) {
+            lesson_free(&l);
+            skip();
+        }
+        fail_msg("%s", err);
+    }
+    opt.sheet = png;
+    if (export_lesson(&l, NULL, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/png", scratch);
+    int pages = test_dir_count(dir);
+    struct stat st;
+    assert_int_equal(stat(pdf, &st), 0);
+    size_t len = (size_t)st.st_size;
+    char *data = slurp(pdf);
+    assert_non_null(data);
+    assert_true(len > 8 && memcmp(data, "%PDF-", 5) == 0);
+    int n_pages = 0, n_boxes = 0, n_images = 0;
+    for (size_t i = 0; i + 32 < len; i++) {
+        if (!memcmp(data + i, "/Type /Page", 11) && data[i + 11] != 's') n_pages++;
+        if (!memcmp(data + i, "/MediaBox [ 0 0 595", 19)) n_boxes++;
+        if (!memcmp(data + i, "/Width 1240", 11)) n_images++;
+    }
+    free(data);
+    assert_int_equal(n_pages, pages);
+    assert_int_equal(n_boxes, pages);
+    assert_int_equal(n_images, pages);
+    lesson_free(&l);
+}
+
 /* ---- failures ---- */
 
 /* Runs the real program; returns its exit status and its stderr in out. */
@@ -723,6 +771,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_frames_count, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sheet, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sheet_pages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sheet_pdf, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_disk_library, setup, teardown),
         cmocka_unit_test_setup_teardown(test_progress_only_on_a_terminal, setup, teardown),

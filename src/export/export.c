@@ -1,6 +1,11 @@
 /* export.c: headless export of a lesson to PNG files. See export.h. */
 #include "export.h"
 
+#ifdef ATTNVIZ_HAVE_CAIRO
+#include <cairo-pdf.h>
+#include <cairo.h>
+#endif
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
@@ -747,6 +752,50 @@ static int sheet_write_page(Run *r, const char *path, int page, const unsigned c
     return rc;
 }
 
+/* Whether the handout is to be a PDF: its name ends in ".pdf". */
+static int sheet_is_pdf(const char *path)
+{
+    size_t n = strlen(path);
+    return n >= 4 && strcasecmp(path + n - 4, ".pdf") == 0;
+}
+
+#ifdef ATTNVIZ_HAVE_CAIRO
+static cairo_status_t pdf_write(void *closure, const unsigned char *data, unsigned int len)
+{
+    return export_buffer_append(closure, data, len) == 0 ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
+}
+
+/* The page's pixels as one page of the PDF, at SHEET_DPI on A4. */
+static int pdf_add_page(cairo_t *cr, unsigned char *px, const char *path, char *err, size_t errlen)
+{
+    cairo_surface_t *img =
+        cairo_image_surface_create_for_data(px, CAIRO_FORMAT_RGB24, SHEET_PAGE_W, SHEET_PAGE_H, SHEET_PAGE_W * 4);
+    cairo_save(cr);
+    cairo_scale(cr, 72.0 / SHEET_DPI, 72.0 / SHEET_DPI);
+    cairo_set_source_surface(cr, img, 0, 0);
+    cairo_paint(cr);
+    cairo_restore(cr);
+    cairo_show_page(cr);
+    cairo_surface_destroy(img);
+    if (cairo_status(cr) != CAIRO_STATUS_SUCCESS) {
+        export__set_err(err, errlen, "%s: %s", path, cairo_status_to_string(cairo_status(cr)));
+        return -1;
+    }
+    return 0;
+}
+#endif
+
+/* A finished page: the next PNG, or the next page of the PDF. */
+static int sheet_emit(Run *r, const char *path, int page, unsigned char *px, void *pdf, char *err, size_t errlen)
+{
+#ifdef ATTNVIZ_HAVE_CAIRO
+    if (pdf) return pdf_add_page(pdf, px, path, err, errlen);
+#else
+    (void)pdf;
+#endif
+    return sheet_write_page(r, path, page, px, err, errlen);
+}
+
 static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
 {
     const AttnTrace *t = r->trace;
@@ -762,6 +811,11 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
     unsigned char *px = malloc(pitch * (size_t)fh);
     unsigned char *page = malloc((size_t)SHEET_PAGE_W * SHEET_PAGE_H * 4);
     int rc = 0;
+    void *pdf = NULL; /* the PDF's cairo context, with --sheet FILE.pdf */
+    ExportBuffer pdf_out = {0};
+#ifdef ATTNVIZ_HAVE_CAIRO
+    cairo_surface_t *pdf_surface = NULL;
+#endif
     if (!cap || !px || !page) {
         export__set_err(err, errlen, "out of memory");
         rc = -1;
@@ -771,6 +825,27 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         rc = -1;
         goto done;
     }
+#ifdef ATTNVIZ_HAVE_CAIRO
+    if (sheet_is_pdf(path)) {
+        pdf_surface = cairo_pdf_surface_create_for_stream(pdf_write, &pdf_out, SHEET_PAGE_W * 72.0 / SHEET_DPI,
+                                                          SHEET_PAGE_H * 72.0 / SHEET_DPI);
+        cairo_t *cr = cairo_create(pdf_surface);
+        if (cairo_status(cr) != CAIRO_STATUS_SUCCESS) {
+            export__set_err(err, errlen, "%s: %s", path, cairo_status_to_string(cairo_status(cr)));
+            cairo_destroy(cr);
+            rc = -1;
+            goto done;
+        }
+        pdf = cr;
+    }
+#else
+    if (sheet_is_pdf(path)) {
+        export__set_err(err, errlen, "%s: this attnviz was built without cairo, which writes PDFs; use FILE.png", path);
+        r->res->usage_error = 1;
+        rc = -1;
+        goto done;
+    }
+#endif
     SDL_Color bg = {255, 255, 255, 255};
     int pages = 0, y = SHEET_MARGIN, on_page = 0, done_steps = 0;
     sheet_clear(page, bg);
@@ -787,7 +862,7 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         caption_layout(cap, v, fr.rc, cs, fw);
         int need = fh + cap->height;
         if (on_page && y + need > SHEET_PAGE_H - SHEET_MARGIN) {
-            if (sheet_write_page(r, path, ++pages, page, err, errlen) != 0) {
+            if (sheet_emit(r, path, ++pages, page, pdf, err, errlen) != 0) {
                 rc = -1;
                 break;
             }
@@ -817,8 +892,24 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         done_steps++;
         report(r, NULL, done_steps, done_steps, r->n_selected);
     }
-    if (rc == 0 && on_page) rc = sheet_write_page(r, path, ++pages, page, err, errlen);
+    if (rc == 0 && on_page) rc = sheet_emit(r, path, ++pages, page, pdf, err, errlen);
+#ifdef ATTNVIZ_HAVE_CAIRO
+    if (pdf) {
+        cairo_destroy(pdf);
+        cairo_surface_finish(pdf_surface);
+        if (rc == 0 && cairo_surface_status(pdf_surface) != CAIRO_STATUS_SUCCESS) {
+            export__set_err(err, errlen, "%s: %s", path, cairo_status_to_string(cairo_surface_status(pdf_surface)));
+            rc = -1;
+        }
+        if (rc == 0) rc = export_write_file(path, pdf_out.data, pdf_out.len, err, errlen);
+        if (rc == 0) r->res->bytes += pdf_out.len;
+    }
 done:
+    if (pdf_surface) cairo_surface_destroy(pdf_surface);
+#else
+done:
+#endif
+    export_buffer_free(&pdf_out);
     v->slides = 0;
     headless_free(&fr);
     free(page);
