@@ -1082,6 +1082,41 @@ static float ease(float p)
 #define CONCAT_SLIDE_END   0.75
 #define CONCAT_GHOST       0.3f
 
+/* Softmax's animation: rows one after another (≤ 16 rows) or all at once,
+ * each first exp(x − max), then ÷ the row sum. A row's Σ shows once the row
+ * is done (rowsum_on); the sums themselves are the final ones. */
+static void animate_softmax(Item *res, const AttnStep *src, double p, Anim *a)
+{
+    const AttnStep *s = res->s;
+    int R = s->rows, C = s->cols;
+    a->rowsum_on = calloc((size_t)R, 1);
+    if (!a->rowsum_on) return;
+    int sequential = R <= 16;
+    double slot = sequential ? p * R : 0;
+    int cur = sequential ? (int)slot : -1;
+    for (int r = 0; r < R; r++) {
+        float f = sequential ? (r < cur ? 1.0f : r > cur ? 0.0f : (float)(slot - cur)) : (float)p;
+        if (sequential && r > cur) {
+            for (int c = 0; c < C; c++)
+                if (a->state[(size_t)r * C + c] != ST_BLOCKED) a->state[(size_t)r * C + c] = ST_EMPTY;
+            continue;
+        }
+        const float *x = src->data + (size_t)r * (size_t)C;
+        float mx = -INFINITY;
+        for (int c = 0; c < C; c++)
+            if (x[c] > mx) mx = x[c];
+        for (int c = 0; c < C; c++) {
+            size_t i = (size_t)r * C + c;
+            float ex = isfinite(mx) ? expf(x[c] - mx) : 0.0f;
+            float shown = f < 0.5f ? ex : ex + (s->data[i] - ex) * ease((f - 0.5f) * 2.0f);
+            a->vals[i] = f >= 1.0f ? s->data[i] : shown;
+        }
+        a->rowsum_on[r] = (unsigned char)(f >= 1.0f);
+    }
+    if (sequential && cur < R) res->hl_row = cur - res->r0;
+    res->rowsum_on = a->rowsum_on;
+}
+
 /* Sets up the result's display for progress p; returns an animation key for
  * the texture cache (0: the final state). Operands get their highlights. */
 static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p, Anim *a)
@@ -1158,43 +1193,9 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
             if (a->state[i] == ST_BLOCKED) a->vals[i] = src->data[i];
         res->blocked_mix = ease((float)p);
     } break;
-    case ATTN_STEP_SOFTMAX: {
-        const AttnStep *src = n_ops ? ops[0].s : NULL;
-        if (!src) break;
-        a->rowsum = calloc((size_t)R, sizeof *a->rowsum);
-        a->rowsum_on = calloc((size_t)R, 1);
-        if (!a->rowsum || !a->rowsum_on) break;
-        int sequential = R <= 16;
-        double slot = sequential ? p * R : 0;
-        int cur = sequential ? (int)slot : -1;
-        for (int r = 0; r < R; r++) {
-            float f = sequential ? (r < cur ? 1.0f : r > cur ? 0.0f : (float)(slot - cur)) : (float)p;
-            if (sequential && r > cur) {
-                for (int c = 0; c < C; c++)
-                    if (a->state[(size_t)r * C + c] != ST_BLOCKED) a->state[(size_t)r * C + c] = ST_EMPTY;
-                continue;
-            }
-            const float *x = src->data + (size_t)r * (size_t)C;
-            float mx = -INFINITY;
-            for (int c = 0; c < C; c++)
-                if (x[c] > mx) mx = x[c];
-            float sum = 0;
-            for (int c = 0; c < C; c++) {
-                size_t i = (size_t)r * C + c;
-                float ex = isfinite(mx) ? expf(x[c] - mx) : 0.0f;
-                /* first half: exp(x − max); second half: ÷ the row sum */
-                float shown = f < 0.5f ? ex : ex + (s->data[i] - ex) * ease((f - 0.5f) * 2.0f);
-                if (f >= 1.0f) shown = s->data[i];
-                a->vals[i] = shown;
-                sum += shown;
-            }
-            a->rowsum[r] = sum;
-            a->rowsum_on[r] = 1;
-        }
-        if (sequential && cur < R) res->hl_row = cur - res->r0;
-        res->rowsum = a->rowsum;
-        res->rowsum_on = a->rowsum_on;
-    } break;
+    case ATTN_STEP_SOFTMAX:
+        if (n_ops) animate_softmax(res, ops[0].s, p, a);
+        break;
     case ATTN_STEP_SPLIT:
         res->alpha = (float)fclampf((float)(p * 1.6 - 0.3), 0.0f, 1.0f);
         break;
@@ -1376,7 +1377,7 @@ static void panel_items(Panel *P, RenderCtx *rc, const View *v, const AttnTrace 
     }
 }
 
-/* The result's animation at progress p; a softmax keeps its final row sums. */
+/* The result's animation at progress p; a softmax shows its final row sums. */
 static void panel_animate(Panel *P, const View *v, double p)
 {
     Item *res = P->res;
@@ -1389,17 +1390,7 @@ static void panel_animate(Panel *P, const View *v, double p)
         for (int c = 0; c < s->cols; c++) sum[r] += s->data[(size_t)r * (size_t)s->cols + (size_t)c];
     free(P->anim.rowsum);
     P->anim.rowsum = sum;
-    res->rowsum = sum; /* shown only for the rows animate() has finished (rowsum_on) */
-    if (res->rowsum_on && p < 1.0) {
-        /* a row shows its Σ once it is normalised, not while it is */
-        int R = s->rows;
-        int sequential = R <= 16;
-        double slot = sequential ? p * R : 0;
-        for (int r = 0; r < R; r++) {
-            int done = sequential ? r < (int)slot : 0;
-            P->anim.rowsum_on[r] = (unsigned char)done;
-        }
-    }
+    res->rowsum = sum; /* for the rows animate() has finished (rowsum_on), or all */
 }
 
 /* The row item i is on: 0, or 1 for the result when the panel has two rows. */
