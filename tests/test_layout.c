@@ -53,8 +53,9 @@ static void report(const char *lesson, const View *v, Size sz, const char *fmt, 
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     static const char *const theme_name[] = {"light", "dark", "projector"};
-    fprintf(stderr, "%s %dx%d %s %s step %d (%s): %s\n", lesson, sz.w, sz.h, v->lang == LESSON_ZH ? "zh" : "en",
-            theme_name[v->theme], v->step, view_trace(v)->steps[v->step].name, msg);
+    static const char *const mode_name[] = {"multi", "single", "compare"};
+    fprintf(stderr, "%s %dx%d %s %s %s step %d (%s): %s\n", lesson, sz.w, sz.h, v->lang == LESSON_ZH ? "zh" : "en",
+            theme_name[v->theme], mode_name[v->mode], v->step, view_trace(v)->steps[v->step].name, msg);
 }
 
 /* Steps whose matrices cannot show their numbers at the minimum text size,
@@ -135,8 +136,9 @@ static void check_frame(RenderCtx *rc, const char *lesson, const View *v, Size s
                        p->rect.x, p->rect.y, p->rect.w, p->rect.h, q->what, q->text, q->rect.x, q->rect.y, q->rect.w,
                        q->rect.h);
         }
-    /* a small matrix shows every number; the exceptions are listed with why */
-    for (int i = 0; i < n && !too_wide(lesson, v, sz); i++) {
+    /* a small matrix shows every number; the exceptions are listed with why
+     * (side by side, each view has half the frame: the hint is checked below) */
+    for (int i = 0; i < n && !too_wide(lesson, v, sz) && v->mode != VIEW_COMPARE; i++) {
         if (b[i].kind != LAYOUT_MATRIX || b[i].rows > SMALL_MATRIX || b[i].cols > SMALL_MATRIX) continue;
         int k = 0;
         for (int j = 0; j < n; j++) k += b[j].kind == LAYOUT_NUMBER && inside(b[j].rect, b[i].rect, 0);
@@ -171,7 +173,7 @@ static void check_frame(RenderCtx *rc, const char *lesson, const View *v, Size s
             continue;
         }
         double sw = (double)(x1 - x0) / a.w, sh = (double)(y1 - y0) / a.h;
-        if (sw < LAYOUT_SHARE && sh < LAYOUT_SHARE)
+        if (sw < LAYOUT_SHARE && sh < LAYOUT_SHARE && v->mode != VIEW_COMPARE)
             report(lesson, v, sz, "the matrices span %.0f%% of the panel's width and %.0f%% of its height", 100 * sw,
                    100 * sh);
     }
@@ -195,6 +197,20 @@ static void check_lesson(const char *path, const char *name)
     RenderCtx *rc = render_create(sdl, &opt, err, sizeof err);
     if (!rc) fail_msg("render_create: %s", err);
     render_layout_record(rc, 1);
+    /* the single-head and side-by-side views at the smallest size */
+    for (int mode = 0; mode < VIEW_MODE_COUNT; mode++)
+        for (int lang = 0; lang < LESSON_LANG_COUNT && mode != VIEW_MULTI; lang++) {
+            view_set_mode(&v, (ViewMode)mode);
+            v.lang = (LessonLang)lang;
+            v.theme = VIEW_THEME_PROJECTOR;
+            for (int s = 0; s < view_trace(&v)->n_steps; s++) {
+                view_goto(&v, s);
+                view_finish(&v);
+                if (render_frame(rc, &v, sizes[0].w, sizes[0].h) != 0) fail_msg("%s", SDL_GetError());
+                check_frame(rc, name, &v, sizes[0]);
+            }
+        }
+    view_set_mode(&v, VIEW_MULTI);
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
         for (int lang = 0; lang < LESSON_LANG_COUNT; lang++)
             for (int theme = 0; theme < VIEW_THEME_COUNT; theme++) {

@@ -1478,17 +1478,21 @@ static float panel_width(Panel *P, float s, float T, float H)
     return fmaxf(w[0], w[1]);
 }
 
-/* The smallest cell that shows the panel's numbers and token labels: it
+/* The smallest cell that shows a matrix's numbers and token labels: it
  * grows with the text, so it depends on the output's size. */
-static float panel_min_cell(Panel *P, RenderCtx *rc, const View *v, const Fonts *f)
+static float item_min_cell(RenderCtx *rc, const View *v, const Item *it, const Fonts *f)
 {
     float need = (float)text_h(rc, f->label) * 1.05f;
-    for (int i = 0; i < P->n; i++) {
-        const Item *it = &P->items[i];
-        if ((long)it->full_rows * it->full_cols > NUMBERS_MAX_CELLS) continue;
-        need = fmaxf(need, (float)numbers_width(rc, v, it, f->num) + 2.0f * NUMBERS_PAD);
-        need = fmaxf(need, (float)text_h(rc, f->num) + 4.0f);
-    }
+    if ((long)it->full_rows * it->full_cols > NUMBERS_MAX_CELLS) return need;
+    need = fmaxf(need, (float)numbers_width(rc, v, it, f->num) + 2.0f * NUMBERS_PAD);
+    return fmaxf(need, (float)text_h(rc, f->num) + 4.0f);
+}
+
+/* The smallest cell that shows every matrix's numbers and labels. */
+static float panel_min_cell(Panel *P, RenderCtx *rc, const View *v, const Fonts *f)
+{
+    float need = 0;
+    for (int i = 0; i < P->n; i++) need = fmaxf(need, item_min_cell(rc, v, &P->items[i], f));
     return need;
 }
 
@@ -1631,7 +1635,8 @@ static void panel_layout(Panel *P, RenderCtx *rc, const View *v, const AttnTrace
         panel_fit(P, (float)area.w, row_room(P, area), s_min);
         int readable = 1;
         for (int i = 0; i < P->n; i++)
-            if (P->items[i].cw < s_min * 0.999f && P->items[i].full_cols <= 16) readable = 0;
+            if (P->items[i].full_cols <= 16 && P->items[i].cw < item_min_cell(rc, v, &P->items[i], f) * 0.999f)
+                readable = 0;
         if (readable) break;
         if (attempt == 5) {
             /* nothing readable: one row, without the operands' legends */
