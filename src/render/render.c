@@ -2160,6 +2160,17 @@ static double panel_probe(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect
     return a;
 }
 
+/* What a frame's layout depends on in the view, beyond the output's size
+ * and the text scale: the step, the mode, language and theme, the zoom and
+ * what is shown. */
+static uint64_t view_layout_key(const View *v)
+{
+    uint64_t k = mix64(mix64((uint64_t)v->id, (uint64_t)v->step),
+                       (uint64_t)v->mode << 8 | (uint64_t)v->lang << 4 | (uint64_t)v->theme);
+    return mix64(k, (uint64_t)lrintf(v->zoom * 100.0f) << 20 | (uint64_t)lrintf(v->pan_x) << 10 |
+                        (uint64_t)lrintf(v->pan_y) << 4 | (uint64_t)v->slides << 1 | (uint64_t)v->hide_heads);
+}
+
 /* Where the frame's parts go, for one set of font sizes. */
 typedef struct Frame {
     Fonts f;
@@ -2197,10 +2208,18 @@ static void frame_layout(RenderCtx *rc, const View *v, int width, int height, fl
         int strip_w = imax(120, imin(width / 6, 400));
         SDL_Rect strip = {F->main.x + F->main.w - strip_w, F->main.y, strip_w, F->main.h};
         SDL_Rect panel = {F->main.x, F->main.y, F->main.w - strip_w - m, F->main.h};
-        int with = 0, without = 0;
-        panel_probe(rc, v, &F->f, panel, &with);
-        if (with) panel_probe(rc, v, &F->f, F->main, &without);
-        if (!with || without >= with) {
+        /* the decision depends on the step and the sizes, not on the
+         * animation's progress: worked out once per view state */
+        uint64_t key = mix64(mix64(view_layout_key(v), (uint64_t)width << 32 | (uint64_t)height),
+                             (uint64_t)F->f.body << 32 | (uint64_t)F->f.num << 16 | (uint64_t)F->main.h);
+        if (key != rc->strip_key) {
+            int with = 0, without = 0;
+            panel_probe(rc, v, &F->f, panel, &with);
+            if (with) panel_probe(rc, v, &F->f, F->main, &without);
+            rc->strip_key = key;
+            rc->strip_kept = !with || without >= with;
+        }
+        if (rc->strip_kept) {
             F->strip = strip;
             F->panel = panel;
         }
@@ -2224,10 +2243,8 @@ static float frame_scale(RenderCtx *rc, const View *v, int width, int height, co
 {
     float asked = v->text_scale;
     if (asked <= 1.0f) return asked;
-    uint64_t key = mix64(mix64(mix64((uint64_t)v->id, (uint64_t)v->step), (uint64_t)width << 20 | (uint64_t)height),
-                         (uint64_t)lrintf(asked * 1000.0f) << 16 | (uint64_t)v->mode << 8 | (uint64_t)v->lang << 4 |
-                             (uint64_t)v->theme);
-    key = mix64(key, (uint64_t)lrintf(v->zoom * 100.0f) << 2 | (uint64_t)v->slides << 1 | (uint64_t)v->hide_heads);
+    uint64_t key =
+        mix64(mix64(view_layout_key(v), (uint64_t)width << 20 | (uint64_t)height), (uint64_t)lrintf(asked * 1000.0f));
     if (key == rc->scale_key) return rc->scale_drawn;
     Frame F;
     frame_layout(rc, v, width, height, 1.0f, narr, &F);

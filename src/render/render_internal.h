@@ -146,6 +146,8 @@ struct RenderCtx {
     const char *within_what;
     uint64_t scale_key; /* the view state the text scale below was worked out for */
     float scale_drawn;
+    uint64_t strip_key; /* the view state the heads' strip decision below was made for */
+    int strip_kept;
     char **index_label; /* (n_index) "1", "2", …: the inputs' feature columns */
     int n_index;
 };
