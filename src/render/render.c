@@ -2274,7 +2274,7 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     rc->width = width;
     rc->height = height;
     const Theme *th = render_theme(v->theme);
-    char narr[4096];
+    char narr[NARRATE_MAX_STEP_TEXT];
     view_narration(v, narr, sizeof narr);
     Frame F;
     int record = rc->record;
