@@ -1556,6 +1556,35 @@ static void panel_fit(Panel *P, float avail_w, float avail_h, float s_min)
     }
 }
 
+/* Large cells show larger numbers: one size for every matrix of the panel
+ * that shows its numbers, the largest (up to 1.5 × the body text) at which
+ * each of them fits its cells with the same margins, and at most a third of
+ * a cell's height. Never smaller than the frame's number size. */
+static void panel_number_size(Panel *P, RenderCtx *rc, const View *v, const Fonts *f)
+{
+    int best = f->body * 3 / 2;
+    for (int i = 0; i < P->n && best > f->num; i++) {
+        const Item *it = &P->items[i];
+        if (!it->nsize) continue;
+        /* advances grow with the size: from the width at the frame's size */
+        float w = (float)numbers_width(rc, v, it, f->num) / (float)f->num;
+        int fit_w = (int)((it->cw - 2.0f * NUMBERS_PAD) / fmaxf(w, 0.01f));
+        int fit_h = (int)(it->ch / 3.0f);
+        best = imin(best, imin(fit_w, fit_h));
+    }
+    if (best <= f->num) return;
+    /* the estimate checked at the size chosen (rounding in the advances) */
+    for (int i = 0; i < P->n; i++) {
+        const Item *it = &P->items[i];
+        while (it->nsize && best > f->num &&
+               ((float)numbers_width(rc, v, it, best) + 2.0f * NUMBERS_PAD > it->cw ||
+                (float)text_h(rc, best) + 4.0f > it->ch))
+            best--;
+    }
+    for (int i = 0; i < P->n; i++)
+        if (P->items[i].nsize) P->items[i].nsize = best;
+}
+
 /* Numbers and label strides for the cells' sizes: numbers at the one size
  * of the frame where every cell of the matrix holds them, else none; token
  * labels every k-th, the same k for rows and columns and across the panel. */
@@ -1592,6 +1621,7 @@ static void panel_text(Panel *P, RenderCtx *rc, const View *v, const Fonts *f)
         else if (it->alpha > 0.0f)
             P->numbers_hidden = 1;
     }
+    panel_number_size(P, rc, v, f);
 }
 
 /* Left to right, centred: each matrix with its labels, legend and the
