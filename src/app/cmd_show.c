@@ -318,8 +318,8 @@ static double percentile(const double *sorted, size_t n, double q)
  * View and the size): equal digests, equal frames, nothing to draw. */
 static uint64_t visible_key(const View *v, int w, int h)
 {
-    uint64_t k = LESSON_FNV1A64_BASIS;
-#define MIX(x) k = lesson_fnv1a64_bytes(k, &(uint64_t){(uint64_t)(x)}, sizeof(uint64_t))
+    uint64_t k = ATTN_FNV1A64_BASIS;
+#define MIX(x) k = attn_fnv1a64_bytes(k, &(uint64_t){(uint64_t)(x)}, sizeof(uint64_t))
     uint64_t tb;
     memcpy(&tb, &v->t, sizeof tb);
     MIX(v->step);

@@ -32,9 +32,12 @@
  * the packing reads B's rows as the panel's columns, so no transposed copy of
  * B is ever made.
  *
- * Every element of C is still bias + Σ_p a_ip·b_pj summed in order of p, in
- * float, with no fused multiply-add (ISO C mode keeps -ffp-contract=off): the
- * result does not depend on the block sizes nor on the instruction set chosen.
+ * Every element of C is bias + Σ_p a_ip·b_pj summed in order of p, in float,
+ * each term added by a fused multiply-add (c = a·b + c rounded once): the
+ * result does not depend on the block sizes, the thread count nor on the
+ * instruction set chosen. The AVX-512 and AVX2 clones below use the CPU's
+ * FMA instructions; the baseline clone calls libm's fmaf, which is correctly
+ * rounded too, so it computes the same bits (slowly) on a CPU without FMA.
  */
 
 /* Block sizes. MR×NR_WIDE accumulators are 16 AVX-512 registers; NR_NARROW
@@ -43,11 +46,21 @@
  * vectorised another way by GCC, many times slower (docs/performance.md). */
 enum { MR = 4, NR_WIDE = 64, NR_NARROW = 32, KC = 256 };
 
-/* No fused multiply-add, on any compiler: a product then a sum, each rounded,
- * as the naive references and every clone below compute them. (GCC keeps
- * -ffp-contract=off in ISO C mode already and does not know this pragma.) */
+/* No contraction anywhere else: a fused multiply-add is written out as
+ * fmaf where one is meant (KERNEL_FMA), and every other product and sum is
+ * rounded on its own, in every clone alike. (GCC keeps -ffp-contract=off in
+ * ISO C mode already and does not know this pragma.) */
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
+#endif
+
+/* c + a·b rounded once. GCC and Clang turn the builtin into one vector FMA
+ * instruction where the clone has FMA, and into a call to libm's fmaf where
+ * it has not. */
+#if defined(__GNUC__)
+#define KERNEL_FMA(a, b, c) __builtin_fmaf((a), (b), (c))
+#else
+#define KERNEL_FMA(a, b, c) fmaf((a), (b), (c))
 #endif
 
 #if defined(__GNUC__)
@@ -56,9 +69,10 @@ enum { MR = 4, NR_WIDE = 64, NR_NARROW = 32, KC = 256 };
 #define KERNEL_INLINE static inline
 #endif
 
-/* Runtime dispatch: the loop nest is compiled three times, for AVX-512, AVX2
- * and baseline x86-64 (SSE2), and the loader picks the best the CPU has (an
- * ifunc). The source and the arithmetic are the same in each. Off under
+/* Runtime dispatch: the loop nest is compiled three times, for x86-64-v4
+ * (AVX-512), x86-64-v3 (AVX2 and FMA) and baseline x86-64 (SSE2), and the
+ * loader picks the best the CPU has (an ifunc). The source and the
+ * arithmetic are the same in each. Off under
  * ThreadSanitizer, whose runtime is not up yet when the loader runs the
  * resolver, and with -DATTN_NO_TARGET_CLONES. */
 #if defined(__has_feature)
@@ -71,8 +85,29 @@ enum { MR = 4, NR_WIDE = 64, NR_NARROW = 32, KC = 256 };
 #endif
 #if defined(__x86_64__) && defined(__linux__) && defined(__has_attribute) && !defined(ATTN_NO_TARGET_CLONES)
 #if __has_attribute(target_clones)
-#define KERNEL_DISPATCH __attribute__((target_clones("avx512f", "avx2", "default")))
+#define KERNEL_DISPATCH __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
+#endif
+#ifdef KERNEL_DISPATCH
+/* The clone the loader picks, by the same test as its resolver. */
+const char *attn_kernels_isa(void)
+{
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("x86-64-v4")) return "x86-64-v4";
+    if (__builtin_cpu_supports("x86-64-v3")) return "x86-64-v3";
+    return "x86-64";
+}
+#else
+const char *attn_kernels_isa(void)
+{
+#if defined(__AVX512F__) && defined(__FMA__)
+    return "one build for x86-64-v4";
+#elif defined(__AVX2__) && defined(__FMA__)
+    return "one build for x86-64-v3";
+#else
+    return "one build";
+#endif
+}
 #endif
 #ifndef KERNEL_DISPATCH
 #define KERNEL_DISPATCH
@@ -96,7 +131,7 @@ enum { MR = 4, NR_WIDE = 64, NR_NARROW = 32, KC = 256 };
             const float *restrict b = bp + (size_t)p * NR; /* (NR) row p of the panel */                               \
             for (int r = 0; r < mr; r++) {                                                                             \
                 float ar = a[(size_t)r * lda + p];                                                                     \
-                for (int j = 0; j < NR; j++) acc[r][j] += ar * b[j];                                                   \
+                for (int j = 0; j < NR; j++) acc[r][j] = KERNEL_FMA(ar, b[j], acc[r][j]);                              \
             }                                                                                                          \
         }                                                                                                              \
         for (int r = 0; r < mr; r++)                                                                                   \
@@ -227,15 +262,18 @@ typedef struct {
 #define SMALL_VEC_ZERO ((small_vec){{0}})
 #endif
 
-/* acc += a · b, lane by lane: a product, then a sum (no fused multiply-add).
- * A macro: a function taking or returning a vector type changes the ABI
- * between the clones. */
+/* acc += a · b, lane by lane, each lane a fused multiply-add (one vector
+ * instruction where the clone has FMA). A macro: a function taking or
+ * returning a vector type changes the ABI between the clones. */
 #if defined(__GNUC__)
-#define SMALL_MADD(acc, a, b) ((acc) += (a) * (b))
+#define SMALL_MADD(acc, a, b)                                                                                          \
+    do {                                                                                                               \
+        for (int j_ = 0; j_ < SMALL_LANES; j_++) (acc)[j_] = KERNEL_FMA((a), (b)[j_], (acc)[j_]);                      \
+    } while (0)
 #else
 #define SMALL_MADD(acc, a, b)                                                                                          \
     do {                                                                                                               \
-        for (int j_ = 0; j_ < SMALL_LANES; j_++) (acc).v[j_] += (a) * (b).v[j_];                                       \
+        for (int j_ = 0; j_ < SMALL_LANES; j_++) (acc).v[j_] = KERNEL_FMA((a), (b).v[j_], (acc).v[j_]);                \
     } while (0)
 #endif
 
