@@ -54,7 +54,12 @@ static const DigestCase digest_cases[] = {
     {.name = "(64,64,8)-causal", .n_q = 64, .n_k = 64, .d_model = 64, .heads = 8, .mask = ATTN_MASK_CAUSAL},
     /* heads in blocks of rows, V_h not packed (d_v = 8), and packed (d_v = 32) */
     {.name = "(300,16,2)-blocked-causal", .n_q = 300, .n_k = 300, .d_model = 16, .heads = 2, .mask = ATTN_MASK_CAUSAL},
-    {.name = "(300,64,2)-blocked-padding", .n_q = 300, .n_k = 300, .d_model = 64, .heads = 2, .mask = ATTN_MASK_PADDING},
+    {.name = "(300,64,2)-blocked-padding",
+     .n_q = 300,
+     .n_k = 300,
+     .d_model = 64,
+     .heads = 2,
+     .mask = ATTN_MASK_PADDING},
     /* remainders of every block; a matrix mask with the seeds' finite fill */
     {.name = "(131,96,12)-matrix-fill",
      .n_q = 131,
