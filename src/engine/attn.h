@@ -237,8 +237,9 @@ void attn_softmax_rows_reference(float *y, unsigned char *flags, const float *x,
 /* ---- fast path: optional speed work (kernels.c) ---------------------------- */
 
 /* The same products as the naive ones, blocked and vectorised, summed in
- * float: within rounding of them, and bit for bit the same whatever the
- * block sizes, instruction set or thread count. */
+ * float in order, each term by a fused multiply-add: within rounding of
+ * them, and bit for bit the same whatever the block sizes, instruction set
+ * or thread count. */
 void attn_matmul(float *C, const float *A, const float *B, const float *bias, int m, int k, int n);
 void attn_matmul_nt(float *C, const float *A, const float *B, int m, int k, int n);
 /* The same softmax as attn_softmax_rows_reference, vectorised, e^x by a
