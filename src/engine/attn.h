@@ -25,6 +25,7 @@
  *     const AttnStep *w = attn_trace_find(t, ATTN_STEP_SOFTMAX, 1); // head 1 weights
  *     ...
  *     attn_trace_destroy(t);
+ *     attn_shutdown();                               // at exit: the engine's threads and spare memory
  *
  * Conventions (the seeds'): row vectors, Q = X · W_Q with W_Q of shape
  * d_model × heads·d_k; head h (1-based) uses columns [(h-1)·d_k, h·d_k) of Q
@@ -197,8 +198,7 @@ double attn_clock_seconds(void);
 
 /* FNV-1a, 64-bit: h (ATTN_FNV1A64_BASIS to start) folded with the n bytes
  * at p. The program's one hash: the lessons' per-matrix random streams,
- * render's text cache key, the window's frame digest, and the tests' digests
- * of traces. */
+ * render's text cache key, and the tests' digests of traces. */
 #define ATTN_FNV1A64_BASIS 0xcbf29ce484222325u
 uint64_t attn_fnv1a64_bytes(uint64_t h, const void *p, size_t n);
 
@@ -209,6 +209,14 @@ uint64_t attn_fnv1a64_bytes(uint64_t h, const void *p, size_t n);
  * Traces still alive stay valid (step names are in static storage), and the
  * engine keeps working: the next forward starts from nothing. */
 void attn_shutdown(void);
+
+/* How many floats a trace of cfg records (data_bytes / 4), counted from the
+ * same plan attn_trace_create lays out, without allocating the trace or
+ * computing anything; SIZE_MAX when memory runs out. cfg's sizes must be in
+ * attn_config_check's ranges; its matrices need not be there: only which
+ * optional ones are present (b_Q, b_K, b_V, W_O, b_O, b_a) and mask_kind
+ * matter. */
+size_t attn_trace_floats(const AttnConfig *cfg);
 
 /* The first step of that kind and head (0: not per-head), or NULL. */
 const AttnStep *attn_trace_find(const AttnTrace *trace, AttnStepKind kind, int head);
@@ -243,7 +251,8 @@ void attn_softmax_rows_reference(float *y, unsigned char *flags, const float *x,
 void attn_matmul(float *C, const float *A, const float *B, const float *bias, int m, int k, int n);
 void attn_matmul_nt(float *C, const float *A, const float *B, int m, int k, int n);
 /* The same softmax as attn_softmax_rows_reference, vectorised, e^x by a
- * polynomial (within 2 ulp): weights within 1e-6 of the reference. */
+ * polynomial (within 2 ulp): each weight within 1e-7 + 1e-5·|w| of the
+ * reference's (tests/test_kernels.c). */
 void attn_softmax_rows(float *y, unsigned char *flags, const float *x, int rows, int cols);
 /* Which build of the fast kernels runs here, chosen by the CPU when the
  * program loads: "x86-64-v4" (AVX-512 and FMA), "x86-64-v3" (AVX2 and FMA)

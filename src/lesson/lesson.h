@@ -52,6 +52,8 @@ extern "C" {
 #define LESSON_MAX_SEED 9007199254740991.0
 
 typedef enum LessonLang { LESSON_EN, LESSON_ZH, LESSON_LANG_COUNT } LessonLang;
+/* The languages as lesson files, the command line and exported files spell them: "en", "zh". */
+extern const char *const lesson_lang_names[LESSON_LANG_COUNT];
 
 /* A text in both languages; en is always present, zh may be NULL (the view
  * falls back to en). Both are UTF-8 and owned by the lesson. Where each was
@@ -144,11 +146,6 @@ void lesson_text_where(const LessonText *text, LessonLang lang, size_t byte, int
  * the axis is not a token axis (a feature axis). */
 const char *const *lesson_row_labels(const Lesson *lesson, const AttnStep *step);
 const char *const *lesson_col_labels(const Lesson *lesson, const AttnStep *step);
-
-/* How many floats the engine's trace of this config holds (all step data):
- * what LESSON_MAX_TRACE_FLOATS is compared with. Exact for any config the
- * loader accepts (tests compare it with AttnTrace.data_bytes / 4). */
-double lesson_trace_floats(const AttnConfig *cfg);
 
 /* The seeded initialiser for matrices a lesson leaves out (lessons/FORMAT.md
  * gives the algorithm and a Python version): splitmix64 from the state
