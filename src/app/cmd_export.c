@@ -40,6 +40,8 @@ static void export_usage(FILE *out)
             "                     as in the file names, a step name (weights_2) or a\n"
             "                     kind (softmax); a lone kind selects all its steps\n"
             "  --text-scale X     text size factor (default 1)\n"
+            "  --slides           slides: the step, its formula and its narration on the\n"
+            "                     whole frame, without the status line and the timeline\n"
             "  --frames           every animation frame instead: 000000.png, 000001.png\n"
             "                     ... (ffmpeg -framerate 30 -i DIR/%%06d.png out.mp4); a\n"
             "                     step animating d s gets ceil((d + dwell) * fps / speed)\n"
@@ -49,8 +51,10 @@ static void export_usage(FILE *out)
             "  --fps N            frames per second with --frames (default %g)\n"
             "  --dwell S          seconds a finished step is held, --frames (default %g)\n"
             "  --speed X          animation speed with --frames (default 1)\n"
-            "  --sheet FILE.png   also (without -o: only) one tall handout image, every\n"
-            "                     step one below the other with its caption\n"
+            "  --sheet FILE.png   also (without -o: only) a handout: A4 pages at 150 dpi,\n"
+            "                     FILE.png, FILE-2.png, ..., each step's figure with its\n"
+            "                     formula and narration below it; FILE.pdf: the same\n"
+            "                     pages as one PDF (when built with cairo)\n"
             "  --threads N        PNG encoding threads (default: one per CPU)\n"
             "  --png-level N      zlib level 0-9 (default %d, chosen by measurement)\n"
             "  --png-filter F     none|sub|up|avg|paeth|fast|all (default %s)\n"
@@ -141,6 +145,7 @@ enum {
     OPT_PNG_STRATEGY,
     OPT_STATS,
     OPT_QUIET,
+    OPT_SLIDES,
 };
 
 static const AppOption export_options[] = {
@@ -164,6 +169,7 @@ static const AppOption export_options[] = {
     {"png-strategy", 0, 1, OPT_PNG_STRATEGY},
     {"stats", 0, 0, OPT_STATS},
     {"quiet", 'q', 0, OPT_QUIET},
+    {"slides", 0, 0, OPT_SLIDES},
     {0},
 };
 
@@ -238,6 +244,9 @@ static int export_option(const AppArgs *a, int id, const char *val, ExportArgs *
         return 0;
     case OPT_QUIET:
         x->quiet = 1;
+        return 0;
+    case OPT_SLIDES:
+        opt->slides = 1;
         return 0;
     default:
         return -1;

@@ -37,6 +37,8 @@ static void show_usage(FILE *out)
             "  --gpu              draw with SDL's accelerated renderer (default: the software\n"
             "                     renderer of `attnviz export`, sending only what changed)\n"
             "  --frames-dir DIR   where S saves frames (default ./%s)\n"
+            "  --slides           S saves slides: the step, its formula and narration on the\n"
+            "                     whole frame, without the status line and the timeline\n"
             "  --autoplay         play the steps one after another\n"
             "  --quit-at-end      quit after the last step has been shown\n"
             "  --frame-stats      on exit print 'frames: N p50: X ms p99: Y ms max: Z ms' (vsync off)\n"
@@ -64,6 +66,7 @@ enum {
     OPT_SPEED,
     OPT_TEXT_SCALE,
     OPT_FRAMES_DIR,
+    OPT_SLIDES,
 };
 
 static const AppOption show_options[] = {
@@ -81,6 +84,7 @@ static const AppOption show_options[] = {
     {"speed", 0, 1, OPT_SPEED},
     {"text-scale", 0, 1, OPT_TEXT_SCALE},
     {"frames-dir", 0, 1, OPT_FRAMES_DIR},
+    {"slides", 0, 0, OPT_SLIDES},
     {0},
 };
 
@@ -126,6 +130,9 @@ static int show_option(const AppArgs *a, int id, const char *val, ShowOptions *o
     case OPT_FRAMES_DIR:
         o->frames_dir = val;
         return app_check_output_path("show", "--frames-dir", "a folder", val);
+    case OPT_SLIDES:
+        o->slides = 1;
+        return 0;
     default:
         return -1;
     }
@@ -178,6 +185,7 @@ static void save_frame(Show *s)
 {
     View *v = &s->cur.view, clean;
     view_for_saving(v, &clean);
+    clean.slides = s->opt.slides; /* --slides: S saves the state as a slide */
     int pw, ph;
     char saved[1024], err[1200];
     s->save_request = 0;
