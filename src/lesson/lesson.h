@@ -57,6 +57,7 @@ typedef enum LessonLang { LESSON_EN, LESSON_ZH, LESSON_LANG_COUNT } LessonLang;
  * falls back to en). Both are UTF-8 and owned by the lesson. */
 typedef struct LessonText {
     char *text[LESSON_LANG_COUNT];
+    char *when; /* narration only: the condition under which the text is true, or NULL (lessons/FORMAT.md) */
 } LessonText;
 
 /* Narration for one step: keyed by step kind ("softmax") or, more
@@ -118,6 +119,32 @@ int lesson_load(Lesson *out, const char *path, LessonError *err);
 /* The same from memory; `name` is used in messages in place of a path. */
 int lesson_parse(Lesson *out, const char *text, size_t len, const char *name, LessonError *err);
 void lesson_free(Lesson *lesson);
+
+/* Points lesson->cfg's matrices and mask at the lesson's own buffers and its
+ * n_q, n_k at the token counts: after any change to those buffers. */
+void lesson_bind(Lesson *lesson);
+/* A deep copy: dst owns copies of everything src owns. 0, or -1 when memory
+ * runs out (dst then owns nothing). */
+int lesson_copy(Lesson *dst, const Lesson *src);
+/* Copies of a token list (NULL when memory runs out), and its release. */
+char **lesson_tokens_copy(char *const *tokens, int n);
+void lesson_tokens_free(char **tokens, int n);
+/* 0 when s may be a token (1..LESSON_MAX_TOKEN_BYTES bytes on one line), else
+ * -1 with "expected ..., found ..." in why. */
+int lesson_check_token(const char *s, char *why, size_t whylen);
+
+/* The matrices by LESSON_MAT_*: the field name ("W_Q"), the index of a name
+ * (-1: none), the shape a config gives it (a vector is 1 × n; -1 when the
+ * config has no such matrix, e.g. W_a in dot attention), the lesson's buffer
+ * (NULL, shape 0 × 0, when the lesson has none: no b_Q, W_O null), and the
+ * slot that owns it. */
+const char *lesson_matrix_name(int mat);
+int lesson_matrix_from_name(const char *name);
+int lesson_matrix_shape(const AttnConfig *cfg, int mat, int *rows, int *cols);
+float *lesson_matrix(const Lesson *lesson, int mat, int *rows, int *cols);
+float **lesson_matrix_slot(Lesson *lesson, int mat);
+/* Bytes of cfg->mask for its kind: n_k (padding), n_q·n_k (matrix), else 0. */
+size_t lesson_mask_bytes(const AttnConfig *cfg);
 
 /* The narration for a step: by name first, then by kind; NULL when none.
  * Falls back to English when the language has none. Placeholders are not

@@ -135,17 +135,15 @@ const char *view_kind_text(AttnStepKind kind, LessonLang lang)
 
 static void update_formula(View *v);
 
-int view_init(View *v, const Lesson *lesson, char *err, size_t errlen)
+/* The lesson's two traces and, for additive lessons, the labels of the
+ * rows of `hidden`. 0, or -1 with a message (nothing is then owned). */
+static int build_traces(const Lesson *lesson, AttnTrace **trace, AttnTrace **single, char ***pair_labels, char *err,
+                        size_t errlen)
 {
-    memset(v, 0, sizeof *v);
-    if (!lesson) {
-        set_err(err, errlen, "no lesson");
-        return -1;
-    }
     char msg[512];
     AttnTrace *t = attn_trace_create(&lesson->cfg, msg, sizeof msg);
     if (!t) {
-        set_err(err, errlen, "%s: %s", lesson->path ? lesson->path : "lesson", msg);
+        set_err(err, errlen, "%s", msg);
         return -1;
     }
     AttnConfig one = lesson->cfg;
@@ -157,14 +155,12 @@ int view_init(View *v, const Lesson *lesson, char *err, size_t errlen)
     AttnTrace *s = attn_trace_create(&one, msg, sizeof msg);
     if (!s) {
         attn_trace_destroy(t);
-        set_err(err, errlen, "%s: the single-head trace: %s", lesson->path ? lesson->path : "lesson", msg);
+        set_err(err, errlen, "the single-head trace: %s", msg);
         return -1;
     }
-    static atomic_ulong next_id = 1;
-    v->lesson = lesson;
-    v->trace = t;
-    v->single = s;
-    v->id = atomic_fetch_add(&next_id, 1);
+    *trace = t;
+    *single = s;
+    *pair_labels = NULL;
     if (lesson->cfg.attention == ATTN_ADDITIVE && lesson->tokens) {
         /* the rows of `hidden` are (query, key) pairs: label them "我 ; s1" */
         int nq = lesson->cfg.n_q, nk = lesson->cfg.n_k;
@@ -182,9 +178,29 @@ int view_init(View *v, const Lesson *lesson, char *err, size_t errlen)
                     lab[(size_t)i * (size_t)nk + (size_t)j] = p;
                     p += len;
                 }
-            v->pair_labels = lab;
+            *pair_labels = lab;
         }
     }
+    return 0;
+}
+
+static atomic_ulong next_view_id = 1;
+
+int view_init(View *v, const Lesson *lesson, char *err, size_t errlen)
+{
+    memset(v, 0, sizeof *v);
+    if (!lesson) {
+        set_err(err, errlen, "no lesson");
+        return -1;
+    }
+    char msg[600];
+    if (build_traces(lesson, &v->trace, &v->single, &v->pair_labels, msg, sizeof msg) != 0) {
+        set_err(err, errlen, "%s: %s", lesson->path ? lesson->path : "lesson", msg);
+        memset(v, 0, sizeof *v);
+        return -1;
+    }
+    v->lesson = lesson;
+    v->id = atomic_fetch_add(&next_view_id, 1);
     v->head = 1;
     v->lang = LESSON_EN;
     v->mode = VIEW_MULTI;
@@ -205,7 +221,57 @@ void view_free(View *v)
     attn_trace_destroy(v->trace);
     attn_trace_destroy(v->single);
     free(v->pair_labels);
+    free(v->edit_before);
     memset(v, 0, sizeof *v);
+}
+
+int view_recompute(View *v, char *err, size_t errlen)
+{
+    AttnTrace *t, *single;
+    char **labels;
+    if (build_traces(v->lesson, &t, &single, &labels, err, errlen) != 0) return -1;
+    const AttnStep *cur = view_current(v);
+    size_t n = (size_t)cur->rows * (size_t)cur->cols;
+    float *before = malloc(sizeof(float) * (n ? n : 1)); /* (rows, cols) of the current step, before the change */
+    if (before) memcpy(before, cur->data, sizeof(float) * n);
+    int rows = cur->rows, cols = cur->cols, step = v->step, head = v->head;
+    const AttnStep *same = attn_trace_find_name(v->mode == VIEW_SINGLE ? single : t, cur->name);
+    if (!same) same = attn_trace_find(v->mode == VIEW_SINGLE ? single : t, cur->kind, cur->head);
+    /* the single-head trace goes first, so that the engine keeps the larger
+     * block as its spare for the next recompute */
+    attn_trace_destroy(v->single);
+    attn_trace_destroy(v->trace);
+    free(v->pair_labels);
+    v->trace = t;
+    v->single = single;
+    v->pair_labels = labels;
+    v->id = atomic_fetch_add(&next_view_id, 1);
+    const AttnTrace *now = view_trace(v);
+    int to = same ? attn_trace_index(now, same) : clampi(step, 0, now->n_steps - 1);
+    if (to != step) view_goto(v, to);
+    v->step = to;
+    v->t = view_step_duration(v, to);
+    v->rewinding = 0;
+    if (v->mode != VIEW_SINGLE) v->head = clampi(head, 1, view_head_count(v));
+    update_formula(v);
+    free(v->edit_before);
+    v->edit_before = NULL;
+    const AttnStep *s = view_current(v);
+    if (before && s->rows == rows && s->cols == cols) {
+        v->edit_before = before;
+        v->edit_step = to;
+        v->edit_t = 0.0;
+    } else {
+        free(before);
+    }
+    return 0;
+}
+
+double view_edit_progress(const View *v)
+{
+    if (!v->edit_before || v->edit_step != v->step) return 1.0;
+    double p = v->edit_t / VIEW_EDIT_SECONDS;
+    return p < 0 ? 0 : p > 1 ? 1 : p;
 }
 
 /* ---- the timeline ---- */
@@ -269,6 +335,7 @@ int view_at_end(const View *v)
 int view_is_busy(const View *v)
 {
     if (v->rewinding) return 1;
+    if (view_edit_progress(v) < 1.0) return 1;
     if (v->t < view_step_duration(v, v->step)) return 1;
     if (v->playing && !view_at_end(v)) return 1;
     return v->notice[0] && v->notice_left > 0;
@@ -277,7 +344,12 @@ int view_is_busy(const View *v)
 void view_goto(View *v, int step)
 {
     const AttnTrace *t = view_trace(v);
+    int from = v->step;
     v->step = clampi(step, 0, t->n_steps - 1);
+    if (v->step != from) {
+        free(v->edit_before); /* changed cells are marked until the next step */
+        v->edit_before = NULL;
+    }
     v->t = 0.0;
     v->dwell = 0.0;
     v->rewinding = 0;
@@ -340,6 +412,7 @@ void view_end(View *v)
 void view_advance(View *v, double dt)
 {
     if (dt < 0) dt = 0;
+    if (v->edit_before && v->edit_t < VIEW_EDIT_SECONDS) v->edit_t += dt;
     if (v->notice_left > 0) {
         v->notice_left -= dt;
         if (v->notice_left <= 0) {

@@ -90,6 +90,14 @@ typedef struct View {
     double notice_left;           /* seconds the notice stays on screen */
     int notice_is_error;
 
+    /* After an edit (view_recompute): the current step's numbers before it,
+     * (rows, cols) of step edit_step, owned; NULL once the view moves to
+     * another step. The render animates from them for VIEW_EDIT_SECONDS and
+     * then marks the cells that changed. */
+    float *edit_before;
+    int edit_step;
+    double edit_t; /* seconds since the edit */
+
     char **pair_labels; /* additive: (n_q·n_k) "x_i ; y_j" token pairs, the rows of `hidden`; owned, or NULL */
     char formula[VIEW_MAX_FORMULA];       /* the current step's formula (view_formula) */
     int formula_hl_start, formula_hl_end; /* byte range of formula[] the step computes */
@@ -100,6 +108,18 @@ typedef struct View {
  * multi-head mode, light theme, speed 1, paused. */
 int view_init(View *v, const Lesson *lesson, char *err, size_t errlen);
 void view_free(View *v);
+
+/* Rebuilds both traces from the lesson, which the caller has changed in
+ * place (src/view/edit.h), keeping the step (the same name, else the same
+ * kind and head), the head and the mode; the step is shown in its final
+ * state, and its numbers from before the change are kept in edit_before for
+ * the animation. 0, or -1 with the engine's message (an overflow names the
+ * step and cell) and the View as it was. */
+int view_recompute(View *v, char *err, size_t errlen);
+/* How far the current step's change animation has run, in [0, 1]; 1 when
+ * there is none. */
+double view_edit_progress(const View *v);
+#define VIEW_EDIT_SECONDS 0.6
 
 /* The trace the current mode steps through. */
 const AttnTrace *view_trace(const View *v);
