@@ -497,12 +497,14 @@ static void test_bad_edits(void **state)
         {"[0][0]=1", "expected a matrix name before '['"},
         /* a value every number can hold, but whose products overflow float32:
          * the engine names the step and the cell */
-        {"X[0][0]=3e38", "X[0][0] = 3e+38 refused, the old value kept: scores_1[0][0] is nan: computing scores_1 overflowed"},
+        {"X[0][0]=3e38",
+         "X[0][0] = 3e+38 refused, the old value kept: scores_1[0][0] is nan: computing scores_1 overflowed"},
     };
     AttnTrace *before = engine(&L);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(edit_set(&e, bad[i].spec), -1);
-        if (!strstr(e.msg, bad[i].msg)) fail_msg("%s: got \"%s\", expected it to contain \"%s\"", bad[i].spec, e.msg, bad[i].msg);
+        if (!strstr(e.msg, bad[i].msg))
+            fail_msg("%s: got \"%s\", expected it to contain \"%s\"", bad[i].spec, e.msg, bad[i].msg);
         assert_null(strchr(e.msg, '\n'));
         assert_true(edit_cell(&e, LESSON_MAT_X, 0, 0) == (double)L.X[0]);
         assert_true(edit_cell(&e, LESSON_MAT_X, 0, 1) == (double)L.X[1]);
@@ -573,6 +575,21 @@ static void test_view_follows(void **state)
     assert_int_equal(edit_cycle_mask(&p->e), 0);
     assert_int_equal(view_step_count(&p->v), n0 + 2);
     assert_string_equal(view_current(&p->v)->name, "weights_2");
+    /* the single-head trace follows when it is shown */
+    assert_true(p->v.single_stale);
+    view_set_mode(&p->v, VIEW_COMPARE);
+    assert_false(p->v.single_stale);
+    View fresh;
+    assert_int_equal(view_init(&fresh, edit_lesson(&p->e), err, sizeof err), 0);
+    assert_traces_identical("single after edits", p->v.single, fresh.single);
+    assert_traces_identical("multi after edits", p->v.trace, fresh.trace);
+    view_free(&fresh);
+    assert_int_equal(edit_set(&p->e, "X[1][1]=-2"), 0); /* compare mode: both at once */
+    assert_false(p->v.single_stale);
+    assert_int_equal(view_init(&fresh, edit_lesson(&p->e), err, sizeof err), 0);
+    assert_traces_identical("single in compare mode", p->v.single, fresh.single);
+    view_free(&fresh);
+    view_set_mode(&p->v, VIEW_MULTI);
     /* a refused edit leaves the view as it was */
     const AttnTrace *t = p->v.trace;
     assert_int_equal(edit_set(&p->e, "X[0][0]=3e38"), -1);

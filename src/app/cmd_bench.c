@@ -25,6 +25,7 @@
 
 #include "app.h"
 #include "attn.h"
+#include "lesson.h"
 
 typedef struct BenchShape {
     int n, d_model, heads;
@@ -48,7 +49,13 @@ static void bench_usage(FILE *out)
 {
     fprintf(out,
             "usage: attnviz bench [--n N] [--d-model D] [--heads H] [--reps R] [--threads T]\n"
+            "       attnviz bench --edits N [LESSON] [--threads T]\n"
             "\n"
+            "With --edits: times N scripted edits of LESSON (default: %s) end to end, each\n"
+            "one number set, the whole trace recomputed and one 1920x1080 frame drawn on the\n"
+            "software renderer; prints 'edits: N p50: X ms p99: Y ms'.\n"
+            "\n"
+            "Without it:\n"
             "Times the full traced multi-head self-attention forward pass (Q, K, V projections\n"
             "with biases, split, scores, scaled, softmax, weighted sum per head, concat, W_O)\n"
             "on seeded random inputs, creating and destroying the trace each time.\n"
@@ -70,7 +77,7 @@ static void bench_usage(FILE *out)
             "X and Y are the median and the minimum over the samples of milliseconds per forward,\n"
             "with at least 4 significant digits; A is the trace's allocation, B the bytes of\n"
             "the matrices it records. Warm-up forwards (1 ms of them) run before the timed ones.\n",
-            BENCH_AUTO_SECONDS, BENCH_MIN_AUTO_REPS, BENCH_MAX_AUTO_REPS);
+            LESSON_DEFAULT_ID, BENCH_AUTO_SECONDS, BENCH_MIN_AUTO_REPS, BENCH_MAX_AUTO_REPS);
 }
 
 /* Parses a whole decimal integer in [lo, hi]; 0, or -1 after printing why. */
@@ -236,10 +243,17 @@ done:
 int cmd_bench(int argc, char **argv)
 {
     BenchShape one = {512, 512, 8};
-    int have_shape = 0, reps = 0, threads = 1;
-    for (int i = 1; i < argc; i += 2) { /* every option takes one value */
+    int have_shape = 0, reps = 0, threads = 1, edits = 0;
+    const char *lesson = NULL;
+    for (int i = 1; i < argc; i += 2) { /* every option takes one value; a lesson goes with --edits */
         const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         int *target = NULL, lo = 1, hi = 1;
+        if (opt[0] != '-') {
+            if (lesson) return app_fail(APP_USAGE, "bench: one lesson at a time; found '%s' after '%s'", opt, lesson);
+            lesson = opt;
+            i--;
+            continue;
+        }
         if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
             bench_usage(stdout);
             return APP_OK;
@@ -253,11 +267,19 @@ int cmd_bench(int argc, char **argv)
             target = &reps, hi = 100000;
         } else if (strcmp(opt, "--threads") == 0) {
             target = &threads, hi = 64;
+        } else if (strcmp(opt, "--edits") == 0) {
+            target = &edits, hi = 1000000;
         } else {
             return app_fail(APP_USAGE, "bench: unknown option '%s' (try 'attnviz bench --help')", opt);
         }
         if (bench_parse_int(opt, val, lo, hi, target) != 0) return APP_USAGE;
     }
+    if (edits) {
+        if (have_shape)
+            return app_fail(APP_USAGE, "bench: --edits times a lesson; --n, --d-model and --heads do not go with it");
+        return bench_edits(edits, lesson, threads);
+    }
+    if (lesson) return app_fail(APP_USAGE, "bench: a lesson goes with --edits N (try 'attnviz bench --help')");
     if (have_shape) {
         if (one.d_model % one.heads != 0)
             return app_fail(APP_USAGE, "--d-model (%d) must be a multiple of --heads (%d)", one.d_model, one.heads);

@@ -39,6 +39,13 @@ static void export_usage(FILE *out)
             "                     as in the file names, a step name (weights_2) or a\n"
             "                     kind (softmax); a lone kind selects all its steps\n"
             "  --text-scale X     text size factor (default 1)\n"
+            "  --set 'NAME[i][j]=VALUE'\n"
+            "                     change one number first (repeatable): NAME is X, Y,\n"
+            "                     W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O, W_a, b_a, v_a\n"
+            "                     or mask; NAME[i] for a vector; indices from 0\n"
+            "  --score-scale X    divide the scores by X (0.1·√d_k .. 10·√d_k); --scale\n"
+            "                     is the pixel scale here\n"
+            "  --tokens 'a b c'   replace the tokens; new rows of X come from the seed\n"
             "  --frames           every animation frame instead: 000000.png, 000001.png\n"
             "                     ... (ffmpeg -framerate 30 -i DIR/%%06d.png out.mp4); a\n"
             "                     step animating d s gets ceil((d + dwell) * fps / speed)\n"
@@ -158,6 +165,7 @@ int cmd_export(int argc, char **argv)
     export_options_init(&opt);
     const char *lesson_arg = NULL, *dir = NULL;
     int quiet = 0, stats = 0;
+    AppEdits edits = {.n_sets = 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -185,19 +193,13 @@ int cmd_export(int argc, char **argv)
         /* every other option takes a value: --opt VALUE or --opt=VALUE */
         const char *val = NULL;
         char name[32];
-        const char *eq = strchr(a, '=');
-        if (eq && (size_t)(eq - a) < sizeof name) {
-            memcpy(name, a, (size_t)(eq - a));
-            name[eq - a] = 0;
-            val = eq + 1;
-        } else {
-            snprintf(name, sizeof name, "%s", a);
-            if (i + 1 >= argc) return app_fail(APP_USAGE, "%s needs a value (see attnviz export --help)", a);
-            val = argv[++i];
-        }
+        if (app_option_value(argc, argv, &i, "export", name, sizeof name, &val) != 0) return APP_USAGE;
         int ok = 0;
         double d;
         int n;
+        int took = app_edit_option(&edits, name, val, 0);
+        if (took < 0) return APP_USAGE;
+        if (took > 0) continue;
         if (strcmp(name, "-o") == 0 || strcmp(name, "--output") == 0) {
             dir = val;
             if (!*val) ok = -1, app_fail(APP_USAGE, "%s: expected a folder, found \"\"", name);
@@ -259,6 +261,10 @@ int cmd_export(int argc, char **argv)
 
     Lesson lesson;
     if (app_load_lesson(lesson_arg, &lesson) != 0) return APP_USAGE;
+    if (app_apply_edits(&edits, &lesson) != 0) {
+        lesson_free(&lesson);
+        return APP_USAGE;
+    }
 
     Progress pr = {0, 0, NULL};
     if (!quiet && isatty(2)) {

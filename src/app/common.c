@@ -79,3 +79,22 @@ int app_load_lesson(const char *arg, Lesson *out)
     free(path);
     return rc;
 }
+
+int app_option_value(int argc, char **argv, int *i, const char *command, char *name, size_t namelen, const char **val)
+{
+    const char *a = argv[*i];
+    const char *eq = strchr(a, '=');
+    if (eq && (size_t)(eq - a) < namelen) {
+        memcpy(name, a, (size_t)(eq - a));
+        name[eq - a] = 0;
+        *val = eq + 1;
+        return 0;
+    }
+    snprintf(name, namelen, "%s", a);
+    if (*i + 1 >= argc) {
+        app_fail(APP_USAGE, "%s needs a value (see attnviz %s --help)", a, command);
+        return -1;
+    }
+    *val = argv[++*i];
+    return 0;
+}

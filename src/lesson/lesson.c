@@ -1349,8 +1349,10 @@ int lesson_matrix_shape(const AttnConfig *g, int mat, int *rows, int *cols)
         r = g->d_x + g->d_y, c = g->d_a;
         break;
     case LESSON_MAT_b_a:
-    case LESSON_MAT_v_a:
         c = g->d_a;
+        break;
+    case LESSON_MAT_v_a: /* a column, as the trace shows it */
+        r = g->d_a, c = 1;
         break;
     default:
         r = c = 0;

@@ -134,7 +134,8 @@ void lesson_tokens_free(char **tokens, int n);
 int lesson_check_token(const char *s, char *why, size_t whylen);
 
 /* The matrices by LESSON_MAT_*: the field name ("W_Q"), the index of a name
- * (-1: none), the shape a config gives it (a vector is 1 × n; -1 when the
+ * (-1: none), the shape a config gives it, as its trace step has it (a bias
+ * is 1 × n, v_a n × 1; -1 when the
  * config has no such matrix, e.g. W_a in dot attention), the lesson's buffer
  * (NULL, shape 0 × 0, when the lesson has none: no b_Q, W_O null), and the
  * slot that owns it. */

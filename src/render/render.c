@@ -588,7 +588,10 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
     int nsize = (int)fminf(fminf((float)f->body, it->ch * 0.4f), it->cw / 3.8f);
     int numbers = !many && nsize >= 9 && it->alpha >= 0.5f;
     int maskable = it->s->kind == ATTN_STEP_MASKED || it->s->kind == ATTN_STEP_SOFTMAX;
-    for (int i = 0; i < it->rows && (numbers || it->state || maskable); i++)
+    /* cells too small for a hatch or a number draw nothing here: a
+     * 1024×1024 matrix is then not visited cell by cell */
+    int hatch = it->blocked_mix > 0.5f && it->cw >= 8 && it->ch >= 8;
+    for (int i = 0; i < it->rows && (numbers || ((it->state || maskable) && hatch)); i++)
         for (int j = 0; j < it->cols; j++) {
             int r, c;
             disp_to_step(it, i, j, &r, &c);

@@ -318,8 +318,9 @@ static int check_index(Edit *e, int mat, int r, int c)
     if (mat < 0 || mat > EDIT_MASK) return refuse(e, "expected a matrix, found %d", mat);
     if (edit_shape(e, mat, &rows, &cols) != 0) {
         if (mat == EDIT_MASK)
-            return refuse(e, "mask: this lesson's mask is %s, which has no cells to set (toggle a cell to make it "
-                             "a matrix)",
+            return refuse(e,
+                          "mask: this lesson's mask is %s, which has no cells to set (toggle a cell to make it "
+                          "a matrix)",
                           attn_mask_kind_name(e->work.cfg.mask_kind));
         return refuse(e, "%s: this lesson has no %s", name, name);
     }
@@ -340,7 +341,9 @@ int edit_set_cell(Edit *e, int mat, int r, int c, double value, int scrub)
         return refuse(e, "mask[%d][%d]: expected 0 or 1 (1 = may attend, 0 = blocked), found %g", r, c, value);
     if (!isfinite(value))
         return refuse(e, "%s[%d][%d]: expected a finite number, found %s", name, r, c,
-                      isnan(value) ? "NaN" : value > 0 ? "+inf" : "-inf");
+                      isnan(value) ? "NaN"
+                      : value > 0  ? "+inf"
+                                   : "-inf");
     if (!(fabs(value) < (double)FLT_MAX + ldexp(1.0, 103)))
         return refuse(e, "%s[%d][%d]: expected a number float32 can hold (|x| <= 3.4028235e38), found %g", name, r, c,
                       value);
@@ -439,8 +442,7 @@ int edit_set(Edit *e, const char *spec)
     const char *eq = strchr(spec, '=');
     const char *br = strchr(spec, '[');
     if (!eq || !br || br > eq)
-        return refuse(e, "--set '%s': expected NAME[i][j]=VALUE or NAME[i]=VALUE (NAME: X, W_Q, b_Q, mask, ...)",
-                      spec);
+        return refuse(e, "--set '%s': expected NAME[i][j]=VALUE or NAME[i]=VALUE (NAME: X, W_Q, b_Q, mask, ...)", spec);
     char name[32];
     size_t n = (size_t)(br - spec);
     if (n == 0 || n >= sizeof name)
@@ -449,8 +451,9 @@ int edit_set(Edit *e, const char *spec)
     name[n] = '\0';
     int mat = strcmp(name, "mask") == 0 ? EDIT_MASK : lesson_matrix_from_name(name);
     if (mat < 0)
-        return refuse(e, "--set '%s': %s: unknown matrix; expected one of X, Y, W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O, "
-                         "W_a, b_a, v_a, mask",
+        return refuse(e,
+                      "--set '%s': %s: unknown matrix; expected one of X, Y, W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O, "
+                      "W_a, b_a, v_a, mask",
                       spec, name);
     const char *p = br;
     int idx[2], k = 0;
@@ -467,6 +470,8 @@ int edit_set(Edit *e, const char *spec)
         r = idx[0], c = idx[1];
     } else if (have && rows == 1) {
         c = idx[0];
+    } else if (have && cols == 1) {
+        r = idx[0];
     } else if (have) {
         return refuse(e, "--set '%s': %s is %d×%d, a matrix: expected %s[i][j]=VALUE", spec, name, rows, cols, name);
     } else {
@@ -815,8 +820,7 @@ static int commit_tokens(Edit *e, int side, Shape *after, const char *what)
         int rows, cols;
         lesson_matrix(&e->work, mat, &rows, &cols);
         gen &= ~(1u << mat);
-        if (is_seeded(&e->work, mat, side == 0 ? after->X : after->Y, side == 0 ? after->n_tokens : after->n_src,
-                      cols))
+        if (is_seeded(&e->work, mat, side == 0 ? after->X : after->Y, side == 0 ? after->n_tokens : after->n_src, cols))
             gen |= 1u << mat;
     }
     return commit_shape(e, shape_capture(&e->work), after, gen, what);

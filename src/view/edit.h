@@ -82,7 +82,7 @@ int edit_refresh(Edit *e);
 /* ---- numbers ---- */
 
 /* Sets cell (r, c) of matrix `mat` (LESSON_MAT_*, or EDIT_MASK with 0 or 1;
- * a vector is row 0). scrub = 1 merges the change into the previous entry
+ * a bias is row 0, v_a column 0). scrub = 1 merges the change into the previous entry
  * when that was a scrub of the same cell, so that a drag undoes in one step;
  * edit_end_scrub closes it. */
 int edit_set_cell(Edit *e, int mat, int r, int c, double value, int scrub);

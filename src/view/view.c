@@ -135,8 +135,24 @@ const char *view_kind_text(AttnStepKind kind, LessonLang lang)
 
 static void update_formula(View *v);
 
-/* The lesson's two traces and, for additive lessons, the labels of the
- * rows of `hidden`. 0, or -1 with a message (nothing is then owned). */
+/* The single-head trace of the lesson: one head of width heads·d_k. */
+static AttnTrace *build_single(const Lesson *lesson, char *err, size_t errlen)
+{
+    char msg[400];
+    AttnConfig one = lesson->cfg;
+    if (one.attention == ATTN_DOT) {
+        one.d_k = one.heads * one.d_k;
+        one.d_v = one.heads * one.d_v;
+        one.heads = 1;
+    }
+    AttnTrace *s = attn_trace_create(&one, msg, sizeof msg);
+    if (!s) set_err(err, errlen, "the single-head trace: %s", msg);
+    return s;
+}
+
+/* The lesson's traces (the single-head one only when single is not NULL)
+ * and, for additive lessons, the labels of the rows of `hidden`. 0, or -1
+ * with a message (nothing is then owned). */
 static int build_traces(const Lesson *lesson, AttnTrace **trace, AttnTrace **single, char ***pair_labels, char *err,
                         size_t errlen)
 {
@@ -146,20 +162,11 @@ static int build_traces(const Lesson *lesson, AttnTrace **trace, AttnTrace **sin
         set_err(err, errlen, "%s", msg);
         return -1;
     }
-    AttnConfig one = lesson->cfg;
-    if (one.attention == ATTN_DOT) {
-        one.d_k = one.heads * one.d_k;
-        one.d_v = one.heads * one.d_v;
-        one.heads = 1;
-    }
-    AttnTrace *s = attn_trace_create(&one, msg, sizeof msg);
-    if (!s) {
+    if (single && !(*single = build_single(lesson, err, errlen))) {
         attn_trace_destroy(t);
-        set_err(err, errlen, "the single-head trace: %s", msg);
         return -1;
     }
     *trace = t;
-    *single = s;
     *pair_labels = NULL;
     if (lesson->cfg.attention == ATTN_ADDITIVE && lesson->tokens) {
         /* the rows of `hidden` are (query, key) pairs: label them "我 ; s1" */
@@ -225,11 +232,31 @@ void view_free(View *v)
     memset(v, 0, sizeof *v);
 }
 
+/* After a recompute in multi-head mode the single-head trace is built when
+ * a mode that shows it is chosen. 0, or -1 with a notice. */
+static int ensure_single(View *v)
+{
+    if (!v->single_stale) return 0;
+    char err[VIEW_MAX_NOTICE - 16];
+    AttnTrace *s = build_single(v->lesson, err, sizeof err);
+    if (!s) {
+        view_set_notice(v, err, 1);
+        return -1;
+    }
+    attn_trace_destroy(v->single);
+    v->single = s;
+    v->single_stale = 0;
+    return 0;
+}
+
 int view_recompute(View *v, char *err, size_t errlen)
 {
-    AttnTrace *t, *single;
+    AttnTrace *t, *single = NULL;
     char **labels;
-    if (build_traces(v->lesson, &t, &single, &labels, err, errlen) != 0) return -1;
+    /* in multi-head mode the single-head trace waits until it is shown */
+    int lazy = v->mode == VIEW_MULTI;
+    if (build_traces(v->lesson, &t, lazy ? NULL : &single, &labels, err, errlen) != 0) return -1;
+    if (lazy) single = v->single;
     const AttnStep *cur = view_current(v);
     size_t n = (size_t)cur->rows * (size_t)cur->cols;
     float *before = malloc(sizeof(float) * (n ? n : 1)); /* (rows, cols) of the current step, before the change */
@@ -239,7 +266,8 @@ int view_recompute(View *v, char *err, size_t errlen)
     if (!same) same = attn_trace_find(v->mode == VIEW_SINGLE ? single : t, cur->kind, cur->head);
     /* the single-head trace goes first, so that the engine keeps the larger
      * block as its spare for the next recompute */
-    attn_trace_destroy(v->single);
+    if (!lazy) attn_trace_destroy(v->single);
+    v->single_stale = lazy;
     attn_trace_destroy(v->trace);
     free(v->pair_labels);
     v->trace = t;
@@ -492,6 +520,7 @@ int view_compare_step(const View *v, int step)
 void view_set_mode(View *v, ViewMode mode)
 {
     if ((int)mode < 0 || mode >= VIEW_MODE_COUNT || mode == v->mode) return;
+    if (ensure_single(v) != 0) return;
     const AttnTrace *from = view_trace(v);
     int step = v->step;
     v->mode = mode;

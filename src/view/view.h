@@ -96,7 +96,8 @@ typedef struct View {
      * then marks the cells that changed. */
     float *edit_before;
     int edit_step;
-    double edit_t; /* seconds since the edit */
+    int single_stale; /* `single` predates the last recompute (multi-head mode): rebuilt when shown */
+    double edit_t;    /* seconds since the edit */
 
     char **pair_labels; /* additive: (n_q·n_k) "x_i ; y_j" token pairs, the rows of `hidden`; owned, or NULL */
     char formula[VIEW_MAX_FORMULA];       /* the current step's formula (view_formula) */
@@ -113,8 +114,10 @@ void view_free(View *v);
  * place (src/view/edit.h), keeping the step (the same name, else the same
  * kind and head), the head and the mode; the step is shown in its final
  * state, and its numbers from before the change are kept in edit_before for
- * the animation. 0, or -1 with the engine's message (an overflow names the
- * step and cell) and the View as it was. */
+ * the animation. In multi-head mode the single-head trace is rebuilt only
+ * when a mode that shows it is chosen (single_stale). 0, or -1 with the
+ * engine's message (an overflow names the step and cell) and the View as it
+ * was. */
 int view_recompute(View *v, char *err, size_t errlen);
 /* How far the current step's change animation has run, in [0, 1]; 1 when
  * there is none. */

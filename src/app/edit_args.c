@@ -1,0 +1,74 @@
+/* edit_args.c: the edit options that trace, export, show and bench share:
+ * --set 'NAME[i][j]=VALUE' (repeatable), --scale / --score-scale X and
+ * --tokens 'a b c', applied to a loaded lesson through src/view/edit.h. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "edit.h"
+#include "lesson.h"
+
+int app_edit_option(AppEdits *a, const char *name, const char *val, int scale_is_divisor)
+{
+    if (strcmp(name, "--set") == 0) {
+        if (a->n_sets == APP_MAX_SETS) {
+            app_fail(APP_USAGE, "--set: expected at most %d of them, found more", APP_MAX_SETS);
+            return -1;
+        }
+        a->sets[a->n_sets++] = val;
+        return 1;
+    }
+    if (strcmp(name, "--tokens") == 0) {
+        a->tokens = val;
+        return 1;
+    }
+    if (strcmp(name, "--score-scale") == 0 || (scale_is_divisor && strcmp(name, "--scale") == 0)) {
+        char *end = NULL;
+        errno = 0;
+        double d = strtod(val, &end);
+        if (!*val || *end || errno || !isfinite(d) || d <= 0) {
+            app_fail(APP_USAGE, "%s: expected a positive number (the divisor of the scores), found \"%s\"", name, val);
+            return -1;
+        }
+        a->scale = d;
+        return 1;
+    }
+    return 0;
+}
+
+int app_edit_any(const AppEdits *a)
+{
+    return a->n_sets > 0 || a->tokens || a->scale > 0;
+}
+
+int app_apply_edits(const AppEdits *a, Lesson *lesson)
+{
+    if (!app_edit_any(a)) return 0;
+    Edit e;
+    char err[640];
+    if (edit_init(&e, lesson, err, sizeof err) != 0) {
+        app_fail(APP_USAGE, "%s: %s", lesson->path, err);
+        return -1;
+    }
+    int rc = 0;
+    if (a->tokens && edit_set_tokens(&e, a->tokens) != 0) rc = -1;
+    if (rc == 0 && a->scale > 0 && edit_set_scale(&e, a->scale) != 0) rc = -1;
+    for (int i = 0; rc == 0 && i < a->n_sets; i++)
+        if (edit_set(&e, a->sets[i]) != 0) rc = -1;
+    Lesson out;
+    if (rc != 0) {
+        app_fail(APP_USAGE, "%s: %s", lesson->path, e.msg);
+    } else if (lesson_copy(&out, edit_lesson(&e)) != 0) {
+        app_fail(APP_RUNTIME, "out of memory applying the edits");
+        rc = -1;
+    }
+    edit_free(&e);
+    if (rc != 0) return -1;
+    lesson_free(lesson);
+    *lesson = out;
+    lesson_bind(lesson);
+    return 0;
+}

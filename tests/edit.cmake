@@ -1,0 +1,10 @@
+# Edits headless: `attnviz trace --set/--scale` against PyTorch on the engine's
+# fixture configurations (skipped without Debian's python3-torch), and a bad
+# --set exits 2 with one line naming it.
+add_test(NAME set_vs_pytorch
+         COMMAND sh -c "if /usr/bin/python3 -c 'import torch' 2>/dev/null; then exec /usr/bin/python3 \"$0\" \"$1\" \"$2\"; else exit 77; fi"
+                 ${ATTNVIZ_TESTS_DIR}/test_set_pytorch.py $<TARGET_FILE:attnviz> ${CMAKE_CURRENT_BINARY_DIR}/set_vs_pytorch)
+set_tests_properties(set_vs_pytorch PROPERTIES SKIP_RETURN_CODE 77)
+add_test(NAME set_bad_exits_2
+         COMMAND sh -c "for s in 'W_Q[9][0]=1' 'W_Z[0][0]=1' 'X[0][0]=abc' 'X[0][0]=nan' 'X[0][0]=3e38'; do out=$(\"$0\" trace mhsa-wo-xihuan-paobu --set \"$s\" 2>&1 >/dev/null); rc=$?; echo \"$out\"; [ $rc -eq 2 ] && [ $(printf '%s\\n' \"$out\" | wc -l) -eq 1 ] && printf '%s' \"$out\" | grep -qF -e \"--set '$s'\" || exit 1; done"
+                 $<TARGET_FILE:attnviz>)
