@@ -16,6 +16,7 @@
 #include "attn.h"
 #include "edit.h"
 #include "lesson.h"
+#include "narrate.h"
 #include "test_trace.h"
 #include "view.h"
 
@@ -532,7 +533,31 @@ typedef struct Pair {
 
 static int follow(void *user, char *err, size_t errlen)
 {
-    return view_recompute(&((Pair *)user)->v, err, errlen);
+    Pair *p = user;
+    if (view_recompute(&p->v, err, errlen) != 0) return -1;
+    p->v.edited = edit_modified(&p->e);
+    return 0;
+}
+
+static Pair *pair_make(const Lesson *L)
+{
+    char err[512];
+    Pair *p = calloc(1, sizeof *p);
+    assert_non_null(p);
+    assert_int_equal(edit_init(&p->e, L, err, sizeof err), 0);
+    assert_int_equal(view_init(&p->v, edit_lesson(&p->e), err, sizeof err), 0);
+    p->e.recompute = follow;
+    p->e.user = p;
+    attn_trace_destroy(p->e.trace);
+    p->e.trace = NULL;
+    return p;
+}
+
+static void pair_free(Pair *p)
+{
+    view_free(&p->v);
+    edit_free(&p->e);
+    free(p);
 }
 
 static void test_view_follows(void **state)
@@ -541,13 +566,7 @@ static void test_view_follows(void **state)
     Lesson L;
     parse(&L, LESSON_DOT);
     char err[512];
-    Pair *p = calloc(1, sizeof *p);
-    assert_int_equal(edit_init(&p->e, &L, err, sizeof err), 0);
-    assert_int_equal(view_init(&p->v, edit_lesson(&p->e), err, sizeof err), 0);
-    p->e.recompute = follow;
-    p->e.user = p;
-    attn_trace_destroy(p->e.trace);
-    p->e.trace = NULL;
+    Pair *p = pair_make(&L);
     const AttnStep *q = attn_trace_find_name(p->v.trace, "Q");
     view_goto(&p->v, attn_trace_index(p->v.trace, q));
     view_set_head(&p->v, 2);
@@ -594,10 +613,113 @@ static void test_view_follows(void **state)
     const AttnTrace *t = p->v.trace;
     assert_int_equal(edit_set(&p->e, "X[0][0]=3e38"), -1);
     assert_ptr_equal(p->v.trace, t);
-    view_free(&p->v);
-    edit_free(&p->e);
-    free(p);
+    pair_free(p);
     lesson_free(&L);
+}
+
+static void goto_name(View *v, const char *name)
+{
+    const AttnStep *s = attn_trace_find_name(view_trace(v), name);
+    assert_non_null(s);
+    view_goto(v, attn_trace_index(view_trace(v), s));
+}
+
+/* The default lesson's narration: a text with a condition is shown only
+ * while it holds; one without is shown as being about the lesson before the
+ * change. */
+static void test_narration_stays_true(void **state)
+{
+    (void)state;
+    Lesson L;
+    LessonError le;
+    if (lesson_load(&L, ATTNVIZ_TESTS_DIR "/../lessons/" LESSON_DEFAULT_ID ".json", &le) != 0) fail_msg("%s", le.msg);
+    Pair *p = pair_make(&L);
+    char buf[4096];
+    const char *about = view_string(VS_ABOUT_ORIGINAL, LESSON_EN);
+    const char *no_longer = view_string(VS_TEXT_NO_LONGER, LESSON_EN);
+    goto_name(&p->v, "weights_1");
+    assert_int_equal(view_narration(&p->v, buf, sizeof buf), 0);
+    assert_non_null(strstr(buf, "Head 1, verb–object: 喜欢 puts"));
+    goto_name(&p->v, "W_Q");
+    assert_int_equal(view_narration(&p->v, buf, sizeof buf), 0);
+    assert_null(strstr(buf, about));
+    /* 喜欢 without its word feature: head 1 no longer links it to 跑步 */
+    assert_int_equal(edit_set(&p->e, "X[1][1]=0"), 0);
+    assert_true(p->v.edited);
+    assert_int_equal(view_narration(&p->v, buf, sizeof buf), 0);
+    assert_ptr_equal(strstr(buf, about), buf); /* W_Q's text: about the numbers before */
+    goto_name(&p->v, "weights_1");
+    assert_int_equal(view_narration(&p->v, buf, sizeof buf), -1);
+    assert_null(strstr(buf, "verb–object"));
+    assert_non_null(strstr(buf, no_longer));
+    goto_name(&p->v, "Q_1"); /* "always": placeholders only */
+    assert_int_equal(view_narration(&p->v, buf, sizeof buf), 0);
+    assert_null(strstr(buf, about));
+    /* the scale moved off √d_k: the text naming √d_k goes */
+    goto_name(&p->v, "scaled_1");
+    assert_int_equal(edit_undo(&p->e), 0);
+    assert_false(p->v.edited);
+    assert_int_equal(view_narration(&p->v, buf, sizeof buf), 0);
+    assert_non_null(strstr(buf, "Divide by √d_k"));
+    assert_int_equal(edit_step_scale(&p->e, +1), 0);
+    assert_int_equal(view_narration(&p->v, buf, sizeof buf), -1);
+    assert_null(strstr(buf, "Divide by √d_k"));
+    /* a renamed token: texts that name the tokens go too */
+    assert_int_equal(edit_undo(&p->e), 0);
+    assert_int_equal(edit_rename_token(&p->e, 0, 2, "游泳"), 0);
+    goto_name(&p->v, "weights_2");
+    assert_int_equal(view_narration(&p->v, buf, sizeof buf), -1);
+    pair_free(p);
+    lesson_free(&L);
+}
+
+static void test_when_conditions(void **state)
+{
+    (void)state;
+    Lesson L;
+    parse(&L, LESSON_DOT);
+    AttnTrace *t = engine(&L);
+    char msg[256];
+    assert_int_equal(narrate_when(NULL, &L, t, NULL, msg, sizeof msg), 1);
+    assert_int_equal(narrate_when("always", &L, t, NULL, msg, sizeof msg), 1);
+    assert_int_equal(narrate_when("{d_k} == 2 && {heads} >= 2 && {d_model} < 5", &L, t, NULL, msg, sizeof msg), 1);
+    assert_int_equal(narrate_when("{d_k} == 2 && {heads} > 2", &L, t, NULL, msg, sizeof msg), 0);
+    assert_int_equal(narrate_when("{token:1} == 喜欢", &L, t, NULL, msg, sizeof msg), 1);
+    assert_int_equal(narrate_when("{token:1} != 喜欢", &L, t, NULL, msg, sizeof msg), 0);
+    assert_int_equal(narrate_when("{value:b_Q[0][1]} == 0.2", &L, t, NULL, msg, sizeof msg), 1);
+    assert_int_equal(narrate_when("{token:1} < 我", &L, t, NULL, msg, sizeof msg), -1);
+    assert_non_null(strstr(msg, "needs numbers on both sides"));
+    assert_int_equal(narrate_when("{d_k}", &L, t, NULL, msg, sizeof msg), -1);
+    assert_non_null(strstr(msg, "expected LEFT OP RIGHT"));
+    assert_int_equal(narrate_when("{d_kk} == 2", &L, t, NULL, msg, sizeof msg), -1);
+    attn_trace_destroy(t);
+    lesson_free(&L);
+
+    /* check: a condition false for the lesson's own numbers is an error,
+     * unless the lesson was saved from an edited one */
+    static const char *const json[] = {
+        "{\"format\": \"attnviz-lesson/1\", \"id\": \"w\", \"title\": {\"en\": \"W\"}, \"tokens\": [\"a\", \"b\"],"
+        " \"d_model\": 2, \"narration\": {\"softmax\": {\"when\": \"{d_k} == 3\", \"en\": \"x\"}}}",
+        "{\"format\": \"attnviz-lesson/1\", \"id\": \"w\", \"edited_from\": \"v\", \"title\": {\"en\": \"W\"},"
+        " \"tokens\": [\"a\", \"b\"], \"d_model\": 2, \"narration\": {\"softmax\": {\"when\": \"{d_k} == 3\", \"en\": "
+        "\"x\"}}}",
+    };
+    for (int i = 0; i < 2; i++) {
+        parse(&L, json[i]);
+        t = engine(&L);
+        char err[512];
+        int bad = narrate_check(&L, t, err, sizeof err);
+        if (i == 0) {
+            assert_int_equal(bad, 1);
+            assert_string_equal(err,
+                                "narration 'softmax' (when), step weights_1: the condition \"{d_k} == 3\" is false "
+                                "for the lesson's own numbers");
+        } else {
+            assert_int_equal(bad, 0);
+        }
+        attn_trace_destroy(t);
+        lesson_free(&L);
+    }
 }
 
 int main(void)
@@ -617,6 +739,8 @@ int main(void)
         cmocka_unit_test(test_scale),
         cmocka_unit_test(test_bad_edits),
         cmocka_unit_test(test_view_follows),
+        cmocka_unit_test(test_narration_stays_true),
+        cmocka_unit_test(test_when_conditions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

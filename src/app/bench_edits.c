@@ -74,7 +74,8 @@ int bench_edits(int n, const char *lesson_arg, int threads)
         status = app_fail(APP_RUNTIME, "out of memory");
         goto done;
     }
-    if (edit_init(&b->edit, &lesson, err, sizeof err) != 0 || view_init(&b->view, edit_lesson(&b->edit), err, sizeof err) != 0) {
+    if (edit_init(&b->edit, &lesson, err, sizeof err) != 0 ||
+        view_init(&b->view, edit_lesson(&b->edit), err, sizeof err) != 0) {
         status = app_fail(APP_USAGE, "%s: %s", lesson.path, err);
         goto done;
     }
@@ -114,7 +115,8 @@ int bench_edits(int n, const char *lesson_arg, int threads)
         seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
         int r = (int)((seed >> 33) % (unsigned long long)rows), c = (int)((seed >> 13) % (unsigned long long)cols);
         int cr, cc;
-        double v = (double)lesson_matrix(&lesson, m, &cr, &cc)[(size_t)r * (size_t)cols + (size_t)c] + 0.05 * (k % 7 - 3);
+        double v =
+            (double)lesson_matrix(&lesson, m, &cr, &cc)[(size_t)r * (size_t)cols + (size_t)c] + 0.05 * (k % 7 - 3);
         double t0 = now_ms();
         if (edit_set_cell(&b->edit, m, r, c, v, 0) != 0) {
             status = app_fail(APP_RUNTIME, "edit %d: %s", k, b->edit.msg);

@@ -63,13 +63,14 @@ enum {
     F_MASK_FILL,
     F_SCALE,
     F_NARRATION,
+    F_EDITED_FROM,
     F_COUNT
 };
 static const char *const field_names[F_COUNT] = {
     "format",    "id",      "title", "summary", "order",     "comment", "tokens",    "source_tokens", "seed",
     "attention", "d_model", "heads", "d_k",     "d_v",       "X",       "Y",         "W_Q",           "W_K",
     "W_V",       "W_O",     "b_Q",   "b_K",     "b_V",       "b_O",     "d_x",       "d_y",           "d_a",
-    "W_a",       "b_a",     "v_a",   "mask",    "mask_fill", "scale",   "narration",
+    "W_a",       "b_a",     "v_a",   "mask",    "mask_fill", "scale",   "narration", "edited_from",
 };
 
 typedef struct Ctx {
@@ -348,14 +349,22 @@ static int check_braces(Ctx *c, const JsonNode *n, const char *path, const char 
     return 0;
 }
 
-/* {"en": ..., "zh": ...}, en required. */
+/* {"en": ..., "zh": ...}, en required; narration (braces) may also have
+ * "when", the condition under which it is true. */
 static int read_text(Ctx *c, const JsonNode *n, const char *path, int braces, LessonText *out)
 {
-    static const char *const langs[] = {"en", "zh"};
+    static const char *const langs[] = {"en", "zh", "when"};
     if (!cJSON_IsObject(n->item)) return fail_type(c, n, path, "an object {\"en\": ..., \"zh\": ...}");
     char prefix[128];
     snprintf(prefix, sizeof prefix, "%s.", path);
-    if (check_keys(c, n, prefix, langs, 2) != 0) return -1;
+    if (check_keys(c, n, prefix, langs, braces ? 3 : 2) != 0) return -1;
+    const JsonNode *w = braces ? member(n, "when", NULL) : NULL;
+    if (w) {
+        char sub[160];
+        snprintf(sub, sizeof sub, "%s.when", path);
+        if (read_string(c, w, sub, LESSON_MAX_TEXT_BYTES, 0, &out->when) != 0) return -1;
+        if (check_braces(c, w, sub, out->when) != 0) return -1;
+    }
     for (int l = 0; l < LESSON_LANG_COUNT; l++) {
         const JsonNode *v = member(n, langs[l], NULL);
         char sub[160];
@@ -572,16 +581,17 @@ static int refuse_fields(Ctx *c, const int *fields, int n, const char *why)
     return 0;
 }
 
-static int read_id(Ctx *c)
+static int read_id(Ctx *c, int field, char **out)
 {
-    const JsonNode *n = c->val[F_ID];
-    if (read_string(c, n, "id", LESSON_MAX_ID_BYTES, 0, &c->L->id) != 0) return -1;
-    for (const char *p = c->L->id; *p; p++)
+    const JsonNode *n = c->val[field];
+    if (read_string(c, n, field_names[field], LESSON_MAX_ID_BYTES, 0, out) != 0) return -1;
+    for (const char *p = *out; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-')) {
             char f[128];
             found(c, n, f, sizeof f);
             return lesson_fail(c, n,
-                               "id: expected lowercase letters, digits and dashes (like \"mhsa-basics\"), found %s", f);
+                               "%s: expected lowercase letters, digits and dashes (like \"mhsa-basics\"), found %s",
+                               field_names[field], f);
         }
     return 0;
 }
@@ -1003,7 +1013,9 @@ static int load(Ctx *c)
         return fail_type(c, fmt, "format", "\"" LESSON_FORMAT "\"");
 
     /* 3. the scalars */
-    if (required(c, F_ID, "an id of lowercase letters, digits and dashes") != 0 || read_id(c) != 0) return -1;
+    if (required(c, F_ID, "an id of lowercase letters, digits and dashes") != 0 || read_id(c, F_ID, &L->id) != 0)
+        return -1;
+    if (c->val[F_EDITED_FROM] && read_id(c, F_EDITED_FROM, &L->edited_from) != 0) return -1;
     if (required(c, F_TITLE, "a title {\"en\": ..., \"zh\": ...}") != 0) return -1;
     if (read_text(c, c->val[F_TITLE], "title", 0, &L->title) != 0) return -1;
     if (c->val[F_SUMMARY] && read_text(c, c->val[F_SUMMARY], "summary", 1, &L->summary) != 0) return -1;
@@ -1158,6 +1170,7 @@ void lesson_free(Lesson *L)
     if (!L) return;
     free(L->path);
     free(L->id);
+    free(L->edited_from);
     text_free(&L->title);
     text_free(&L->summary);
     for (int i = 0; i < L->n_tokens; i++) free(L->tokens ? L->tokens[i] : NULL);
@@ -1241,6 +1254,7 @@ int lesson_copy(Lesson *dst, const Lesson *src)
     int fail = 0;
     dst->path = dup_or_null(src->path, &fail);
     dst->id = dup_or_null(src->id, &fail);
+    dst->edited_from = dup_or_null(src->edited_from, &fail);
     text_copy(&dst->title, &src->title, &fail);
     text_copy(&dst->summary, &src->summary, &fail);
     dst->order = src->order;
@@ -1383,15 +1397,27 @@ const char *lesson_text(const LessonText *text, LessonLang lang)
 
 const char *lesson_narration_key(const Lesson *lesson, const char *key, LessonLang lang)
 {
+    const LessonText *t = lesson_narration_text(lesson, key);
+    return t ? lesson_text(t, lang) : NULL;
+}
+
+const LessonText *lesson_narration_text(const Lesson *lesson, const char *key)
+{
     for (int i = 0; i < lesson->n_narration; i++)
-        if (strcmp(lesson->narration[i].key, key) == 0) return lesson_text(&lesson->narration[i].text, lang);
+        if (strcmp(lesson->narration[i].key, key) == 0) return &lesson->narration[i].text;
     return NULL;
+}
+
+const LessonText *lesson_narration_for(const Lesson *lesson, const AttnStep *step)
+{
+    const LessonText *t = lesson_narration_text(lesson, step->name);
+    return t ? t : lesson_narration_text(lesson, attn_step_kind_name(step->kind));
 }
 
 const char *lesson_narration(const Lesson *lesson, const AttnStep *step, LessonLang lang)
 {
-    const char *s = lesson_narration_key(lesson, step->name, lang);
-    return s ? s : lesson_narration_key(lesson, attn_step_kind_name(step->kind), lang);
+    const LessonText *t = lesson_narration_for(lesson, step);
+    return t ? lesson_text(t, lang) : NULL;
 }
 
 static const char *const *query_labels(const Lesson *L)

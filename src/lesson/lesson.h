@@ -68,8 +68,10 @@ typedef struct LessonNarration {
 } LessonNarration;
 
 typedef struct Lesson {
-    char *path; /* as given to lesson_load, or the name given to lesson_parse */
-    char *id;   /* lowercase letters, digits, dashes */
+    char *path;        /* as given to lesson_load, or the name given to lesson_parse */
+    char *id;          /* lowercase letters, digits, dashes */
+    char *edited_from; /* the id of the lesson this one was saved from with changed numbers, or NULL: its
+                        * narration without a `when` describes that lesson's numbers, not these */
     LessonText title;
     LessonText summary; /* optional: one paragraph shown before the first step */
     int order;          /* optional teaching order for `attnviz list` (default 1000) */
@@ -154,6 +156,10 @@ const char *lesson_narration(const Lesson *lesson, const AttnStep *step, LessonL
 /* The narration stored under a key ("intro", a kind or a step name), with the
  * same language fallback; NULL when the lesson has none for that key. */
 const char *lesson_narration_key(const Lesson *lesson, const char *key, LessonLang lang);
+/* The whole text (both languages and its condition) under a key, and the
+ * one a step shows (by name, then by kind); NULL when none. */
+const LessonText *lesson_narration_text(const Lesson *lesson, const char *key);
+const LessonText *lesson_narration_for(const Lesson *lesson, const AttnStep *step);
 /* The title in a language, falling back to English. */
 const char *lesson_text(const LessonText *text, LessonLang lang);
 

@@ -99,6 +99,9 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_RELOAD_ERROR] = {"reload failed, keeping the old lesson", "重新载入失败，保留原课程"},
     [VS_SAVED] = {"saved", "已保存"},
     [VS_RELOADED] = {"reloaded", "已重新载入"},
+    [VS_ABOUT_ORIGINAL] = {"About the lesson before its numbers were changed: ", "以下说的是改动数字之前的原课程："},
+    [VS_TEXT_NO_LONGER] = {"(The lesson's text for this step does not hold for these numbers.)",
+                           "（课程对这一步的讲解不适用于现在的数字。）"},
 };
 
 const char *view_string(ViewString id, LessonLang lang)
@@ -861,38 +864,60 @@ void view_formula_highlight(const View *v, int *start, int *end)
 
 /* ---- narration ---- */
 
+/* Whether a narration text may be shown as true of the numbers on screen:
+ * 1 plain, 2 under "about the lesson as loaded" (no condition, and the
+ * numbers are not the ones it was written for), 0 not at all (its condition
+ * does not hold). */
+static int narration_truth(const View *v, const LessonText *t, const AttnTrace *trace, const AttnStep *s)
+{
+#ifdef VIEW_HAVE_NARRATE
+    if (t->when) {
+        char msg[256];
+        return narrate_when(t->when, v->lesson, trace, s, msg, sizeof msg) == 1;
+    }
+#endif
+    return v->edited || v->lesson->edited_from ? 2 : 1;
+}
+
+/* Appends a narration text, filled, under its truth's marker. */
+static size_t put_narration(const View *v, const LessonText *t, int truth, const AttnTrace *trace, const AttnStep *s,
+                            char *buf, size_t len, size_t at)
+{
+    const char *text = lesson_text(t, v->lang);
+    if (truth == 2) at = cat(buf, len, at, "%s", view_string(VS_ABOUT_ORIGINAL, v->lang));
+    if (at >= len) return at;
+#ifdef VIEW_HAVE_NARRATE
+    if (narrate_fill(buf + at, len - at, text, v->lesson, trace, s, v->lang) == 0) return strlen(buf);
+#endif
+    return cat(buf, len, at, "%s", text);
+}
+
 int view_step_narration(const View *v, const AttnTrace *trace, int step, char *buf, size_t len)
 {
     if (!len) return -1;
     buf[0] = '\0';
     if (step < 0 || step >= trace->n_steps) return -1;
     const AttnStep *s = &trace->steps[step];
-    const char *text = lesson_narration(v->lesson, s, v->lang);
+    const LessonText *text = lesson_narration_for(v->lesson, s);
     size_t at = 0;
     if (step == 0) {
         /* the lesson's introduction opens its first step, as its own paragraph */
-        const char *intro = lesson_narration_key(v->lesson, "intro", v->lang);
-        if (intro) {
-#ifdef VIEW_HAVE_NARRATE
-            if (narrate_fill(buf, len, intro, v->lesson, trace, NULL, v->lang) != 0) snprintf(buf, len, "%s", intro);
-#else
-            snprintf(buf, len, "%s", intro);
-#endif
-            at = cat(buf, len, strlen(buf), "\n");
-            buf += at;
-            len -= at;
+        const LessonText *intro = lesson_narration_text(v->lesson, "intro");
+        int truth = intro ? narration_truth(v, intro, trace, NULL) : 0;
+        if (truth) {
+            at = put_narration(v, intro, truth, trace, NULL, buf, len, 0);
+            at = cat(buf, len, at, "\n");
         }
     }
-    if (text) {
-#ifdef VIEW_HAVE_NARRATE
-        if (narrate_fill(buf, len, text, v->lesson, trace, s, v->lang) == 0) return 0;
-#endif
-        snprintf(buf, len, "%s", text);
+    int truth = text ? narration_truth(v, text, trace, s) : 0;
+    if (truth) {
+        put_narration(v, text, truth, trace, s, buf, len, at);
         return 0;
     }
     char title[64];
     view_step_title(s, title, sizeof title);
-    snprintf(buf, len, "%s (%d × %d): %s.", title, s->rows, s->cols, view_kind_text(s->kind, v->lang));
+    at = cat(buf, len, at, "%s (%d × %d): %s.", title, s->rows, s->cols, view_kind_text(s->kind, v->lang));
+    if (text) cat(buf, len, at, " %s", view_string(VS_TEXT_NO_LONGER, v->lang));
     return -1;
 }
 

@@ -96,6 +96,8 @@ typedef struct View {
      * then marks the cells that changed. */
     float *edit_before;
     int edit_step;
+    int edited;       /* the lesson's numbers are not the ones it was loaded with (set by the editor): narration
+                       * without a condition is then shown as being about the lesson before the change */
     int single_stale; /* `single` predates the last recompute (multi-head mode): rebuilt when shown */
     double edit_t;    /* seconds since the edit */
 
@@ -190,8 +192,12 @@ const char *view_formula(const View *v);
 void view_formula_highlight(const View *v, int *start, int *end);
 
 /* The narration of the current step in v->lang with its placeholders filled;
- * when the lesson has none, a plain description of the step. Returns 0, or -1
- * when the lesson has no narration for the step (buf holds the description). */
+ * when the lesson has none, a plain description of the step. A text whose
+ * condition ("when") does not hold for the numbers is not shown (the
+ * description is, saying so); a text without one is shown under "about the
+ * lesson before its numbers were changed" once they have been (v->edited, or
+ * a lesson saved with edited_from). Returns 0, or -1 when no text of the
+ * lesson is shown (buf holds the description). */
 int view_narration(const View *v, char *buf, size_t len);
 /* The same for any step of any of the View's traces. */
 int view_step_narration(const View *v, const AttnTrace *trace, int step, char *buf, size_t len);
@@ -248,6 +254,8 @@ typedef enum ViewString {
     VS_RELOAD_ERROR,
     VS_SAVED,
     VS_RELOADED,
+    VS_ABOUT_ORIGINAL,
+    VS_TEXT_NO_LONGER,
     VS_STRING_COUNT
 } ViewString;
 const char *view_string(ViewString id, LessonLang lang);
