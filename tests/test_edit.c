@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -652,7 +653,7 @@ static void test_narration_stays_true(void **state)
     assert_int_equal(view_narration(&p->v, buf, sizeof buf), -1);
     assert_null(strstr(buf, "verb–object"));
     assert_non_null(strstr(buf, no_longer));
-    goto_name(&p->v, "Q_1"); /* "always": placeholders only */
+    goto_name(&p->v, "Q_2"); /* "always": placeholders only */
     assert_int_equal(view_narration(&p->v, buf, sizeof buf), 0);
     assert_null(strstr(buf, about));
     /* the scale moved off √d_k: the text naming √d_k goes */
@@ -712,14 +713,142 @@ static void test_when_conditions(void **state)
         if (i == 0) {
             assert_int_equal(bad, 1);
             assert_string_equal(err,
-                                "narration 'softmax' (when), step weights_1: the condition \"{d_k} == 3\" is false "
-                                "for the lesson's own numbers");
+                                "inline.json: narration.softmax.when (step weights_1): the condition \"{d_k} == 3\" "
+                                "is false for the lesson's own numbers");
         } else {
             assert_int_equal(bad, 0);
         }
         attn_trace_destroy(t);
         lesson_free(&L);
     }
+}
+
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    size_t got = fread(b, 1, (size_t)n, f);
+    b[got] = '\0';
+    fclose(f);
+    return b;
+}
+
+/* Save as: load, edit, save, load again: the same trace, bit for bit; the
+ * narration kept; attnviz check's test passes; the original untouched. */
+static void test_save_round_trip(void **state)
+{
+    (void)state;
+    const char *orig_path = ATTNVIZ_TESTS_DIR "/../lessons/" LESSON_DEFAULT_ID ".json";
+    char *orig_bytes = read_all(orig_path);
+    assert_non_null(orig_bytes);
+    Lesson L;
+    LessonError le;
+    if (lesson_load(&L, orig_path, &le) != 0) fail_msg("%s", le.msg);
+    char err[512];
+    Edit e;
+    assert_int_equal(edit_init(&e, &L, err, sizeof err), 0);
+    assert_int_equal(edit_set(&e, "X[0][1]=0.5"), 0);
+    assert_int_equal(edit_set(&e, "W_Q[3][2]=-1.25"), 0);
+    assert_int_equal(edit_toggle_mask(&e, 2, 0), 0);
+    assert_int_equal(edit_step_scale(&e, -1), 0);
+    assert_int_equal(edit_add_token(&e, 0, 3, "很"), 0);
+    char dir[] = "/tmp/attnviz-test-save-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char sub[64];
+    snprintf(sub, sizeof sub, "%s/lessons", dir); /* created by the save */
+    Lesson out;
+    int dropped = -1;
+    assert_int_equal(edit_saveable(&e, &out, &dropped, err, sizeof err), 0);
+    char path[4096];
+    if (lesson_save_new(&out, sub, path, sizeof path, err, sizeof err) != 0) fail_msg("%s", err);
+    char want[128];
+    snprintf(want, sizeof want, "%s/%s-edited.json", sub, LESSON_DEFAULT_ID);
+    assert_string_equal(path, want);
+    Lesson back;
+    if (lesson_load(&back, path, &le) != 0) fail_msg("%s", le.msg);
+    assert_string_equal(back.id, LESSON_DEFAULT_ID "-edited");
+    assert_string_equal(back.edited_from, LESSON_DEFAULT_ID);
+    assert_string_equal(lesson_text(&back.title, LESSON_ZH), lesson_text(&L.title, LESSON_ZH));
+    assert_int_equal(back.n_narration + dropped, L.n_narration);
+    AttnTrace *t = engine(&back);
+    assert_traces_identical("saved and loaded again", t, e.trace);
+    assert_int_equal(narrate_check(&back, t, err, sizeof err), 0);
+    attn_trace_destroy(t);
+    /* the first step's text survives with its condition */
+    const LessonText *w1 = lesson_narration_text(&back, "weights_1");
+    assert_non_null(w1);
+    assert_non_null(w1->when);
+    /* again: a new name, never the same file */
+    Lesson again;
+    assert_int_equal(edit_saveable(&e, &again, &dropped, err, sizeof err), 0);
+    char path2[4096];
+    assert_int_equal(lesson_save_new(&again, sub, path2, sizeof path2, err, sizeof err), 0);
+    snprintf(want, sizeof want, "%s/%s-edited-2.json", sub, LESSON_DEFAULT_ID);
+    assert_string_equal(path2, want);
+    assert_string_equal(again.id, LESSON_DEFAULT_ID "-edited-2");
+    /* the lesson as loaded is untouched */
+    char *now = read_all(orig_path);
+    assert_string_equal(now, orig_bytes);
+    free(now);
+    free(orig_bytes);
+    unlink(path);
+    unlink(path2);
+    rmdir(sub);
+    rmdir(dir);
+    lesson_free(&again);
+    lesson_free(&back);
+    lesson_free(&out);
+    edit_free(&e);
+    lesson_free(&L);
+}
+
+/* Matrices the seed generated stay the seed's in the file until edited; a
+ * text whose step is gone is left out. */
+static void test_save_generated_and_dropped(void **state)
+{
+    (void)state;
+    static const char *json =
+        "{\"format\": \"attnviz-lesson/1\", \"id\": \"gen\", \"title\": {\"en\": \"Gen\"}, \"tokens\": [\"a\", \"b\"],"
+        " \"d_model\": 2, \"seed\": 11, \"mask\": \"causal\", \"narration\": {\"masked\": {\"en\": \"blocked: "
+        "{mask_fill}\"},"
+        " \"weights_1\": {\"when\": \"always\", \"en\": \"w {value:weights_1[1][1]}\"}}}";
+    Lesson L;
+    parse(&L, json);
+    char err[512];
+    Edit e;
+    assert_int_equal(edit_init(&e, &L, err, sizeof err), 0);
+    assert_int_equal(edit_set(&e, "W_K[1][0]=0.5"), 0);
+    assert_int_equal(edit_cycle_mask(&e), 0);         /* causal → padding */
+    assert_int_equal(edit_cycle_mask(&e), 0);         /* → none: the masked step is gone */
+    assert_int_equal(edit_remove_token(&e, 0, 1), 0); /* weights_1[1][1] is gone */
+    Lesson out;
+    int dropped = 0;
+    assert_int_equal(edit_saveable(&e, &out, &dropped, err, sizeof err), 0);
+    assert_int_equal(dropped, 2);
+    assert_int_equal(out.n_narration, 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(lesson_write_json(f, &out), 0);
+    fclose(f);
+    assert_null(strstr(buf, "\"W_Q\""));
+    assert_non_null(strstr(buf, "\"W_K\""));
+    assert_null(strstr(buf, "\"X\"")); /* the first row of the seed's X is the seed's X for one token */
+    Lesson back;
+    LessonError le;
+    if (lesson_parse(&back, buf, len, "saved.json", &le) != 0) fail_msg("%s\n%s", le.msg, buf);
+    AttnTrace *t = engine(&back);
+    assert_traces_identical("written and parsed again", t, e.trace);
+    attn_trace_destroy(t);
+    free(buf);
+    lesson_free(&back);
+    lesson_free(&out);
+    edit_free(&e);
+    lesson_free(&L);
 }
 
 int main(void)
@@ -741,6 +870,8 @@ int main(void)
         cmocka_unit_test(test_view_follows),
         cmocka_unit_test(test_narration_stays_true),
         cmocka_unit_test(test_when_conditions),
+        cmocka_unit_test(test_save_round_trip),
+        cmocka_unit_test(test_save_generated_and_dropped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

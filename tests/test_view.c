@@ -332,10 +332,23 @@ static void test_formula(void **state)
     expect_highlight(v, "head_2", "head₂ = softmax(Q₂·K₂ᵀ / √d_k) · V₂");
     expect_highlight(v, "K", "K = X·W_K");
     expect_highlight(v, "Q_2", "Q₂ = Q[:, 2:4]");
-    expect_highlight(v, "concat", "Concat(head₁, …, head₂)");
+    expect_highlight(v, "concat", "Concat(head₁, head₂)"); /* both heads named, no "…" between them */
     expect_highlight(v, "output", " · W_O");
+    expect_highlight(v, "X", "X   (n × d_model = 3 × 4)");
     view_goto(v, step_of(v, "scaled_1"));
     assert_non_null(strstr(view_formula(v), "√2 = 1.414"));
+    /* column notation: shapes swap and every product turns round */
+    view_set_notation(v, VIEW_NOTATION_COLUMN);
+    expect_highlight(v, "X", "X   (d_model × n = 4 × 3)");
+    expect_highlight(v, "W_Q", "W_Q   (h·d_k × d_model = 4 × 4)");
+    expect_highlight(v, "K", "K = W_K·X");
+    expect_highlight(v, "Q_2", "Q₂ = Q[2:4, :]");
+    expect_highlight(v, "scores_2", "K₂ᵀ·Q₂");
+    expect_highlight(v, "head_2", "head₂ = V₂ · softmax(K₂ᵀ·Q₂ / √d_k)");
+    expect_highlight(v, "output", "W_O · ");
+    view_toggle_notation(v);
+    assert_int_equal(v->notation, VIEW_NOTATION_ROW);
+    expect_highlight(v, "K", "K = X·W_K");
     fixture_free(f);
 }
 

@@ -54,9 +54,14 @@ extern "C" {
 typedef enum LessonLang { LESSON_EN, LESSON_ZH, LESSON_LANG_COUNT } LessonLang;
 
 /* A text in both languages; en is always present, zh may be NULL (the view
- * falls back to en). Both are UTF-8 and owned by the lesson. */
+ * falls back to en). Both are UTF-8 and owned by the lesson. Where each was
+ * written, so that a problem found later (a narration placeholder) can be
+ * reported at its line and column: lesson_text_where. */
 typedef struct LessonText {
     char *text[LESSON_LANG_COUNT];
+    char *source[LESSON_LANG_COUNT]; /* the JSON string as written, between its quotes (escapes kept), or NULL */
+    int line[LESSON_LANG_COUNT];     /* 1-based line and column of its opening quote; 0 when unknown */
+    int col[LESSON_LANG_COUNT];
     char *when; /* narration only: the condition under which the text is true, or NULL (lessons/FORMAT.md) */
 } LessonText;
 
@@ -65,6 +70,7 @@ typedef struct LessonText {
 typedef struct LessonNarration {
     char *key; /* a kind name or a step name */
     LessonText text;
+    int line, col; /* where the key was written */
 } LessonNarration;
 
 typedef struct Lesson {
@@ -162,6 +168,11 @@ const LessonText *lesson_narration_text(const Lesson *lesson, const char *key);
 const LessonText *lesson_narration_for(const Lesson *lesson, const AttnStep *step);
 /* The title in a language, falling back to English. */
 const char *lesson_text(const LessonText *text, LessonLang lang);
+/* The line and column in the lesson file of byte `byte` of text->text[lang]
+ * (a JSON escape such as \n or \u559c is one character of the text and
+ * several columns of the file). 0, 0 when the text's position is unknown
+ * (a lesson built in memory). */
+void lesson_text_where(const LessonText *text, LessonLang lang, size_t byte, int *line, int *col);
 
 /* Row and column labels of a step: query tokens, key tokens, or NULL when
  * the axis is not a token axis (a feature axis). */
@@ -181,6 +192,17 @@ double lesson_trace_floats(const AttnConfig *cfg);
 void lesson_random_fill(float *out, size_t count, uint64_t seed, const char *name, double bound);
 /* FNV-1a, 64-bit, of the bytes of name: the per-matrix stream. */
 uint64_t lesson_fnv1a64(const char *name);
+
+/* Writes the lesson as "attnviz-lesson/1" JSON that lesson_load reads back
+ * into the same numbers (matrices the seed generated are left to the seed).
+ * 0, or -1 on a write error. */
+int lesson_write_json(FILE *out, const Lesson *lesson);
+/* Saves the lesson as a new file DIR/ID.json, atomically (a temporary file
+ * in DIR, then linked under its name), creating DIR when only it is missing.
+ * Never replaces a file: when ID.json is taken the name and the lesson's id
+ * become ID-2, ID-3, ... The file's path goes to path. 0, or -1 with one
+ * line in err (nothing is left behind). */
+int lesson_save_new(Lesson *lesson, const char *dir, char *path, size_t pathlen, char *err, size_t errlen);
 
 /* Writes the trace as "attnviz-trace/1" JSON (see README). 0, or -1 on a
  * write error (errno set). */

@@ -12,6 +12,8 @@
  */
 #include "edit.h"
 
+#include "narrate.h"
+
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -1050,5 +1052,87 @@ int edit_revert(Edit *e)
     }
     x->kind = E_WHOLE;
     x->whole = whole;
+    return 0;
+}
+
+/* ---- the lesson to save ---- */
+
+/* Does this part of the lesson (its narration, or its summary) fill against
+ * the trace? */
+static int texts_hold(const Lesson *L, const LessonNarration *entry, const LessonText *summary, const AttnTrace *t)
+{
+    Lesson one = *L;
+    one.narration = (LessonNarration *)entry;
+    one.n_narration = entry ? 1 : 0;
+    one.summary = summary ? *summary : (LessonText){0};
+    char err[512];
+    return narrate_check(&one, t, err, sizeof err) == 0;
+}
+
+int edit_saveable(const Edit *e, Lesson *out, int *dropped, char *err, size_t errlen)
+{
+    *dropped = 0;
+    if (lesson_copy(out, &e->work) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    /* the id: the original's with -edited (once), within the id limit */
+    static const char suffix[] = "-edited";
+    const char *base = e->orig->id;
+    size_t n = strlen(base), sl = sizeof suffix - 1;
+    int has = n >= sl && strcmp(base + n - sl, suffix) == 0;
+    char id[LESSON_MAX_ID_BYTES + 1];
+    if (has)
+        snprintf(id, sizeof id, "%s", base);
+    else
+        snprintf(id, sizeof id, "%.*s%s", (int)(n + sl > LESSON_MAX_ID_BYTES ? LESSON_MAX_ID_BYTES - sl : n), base,
+                 suffix);
+    const char *from = e->orig->edited_from ? e->orig->edited_from : edit_modified(e) ? e->orig->id : NULL;
+    char *nid = strdup(id), *nfrom = from ? strdup(from) : NULL;
+    if (!nid || (from && !nfrom)) {
+        free(nid);
+        free(nfrom);
+        lesson_free(out);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    free(out->id);
+    free(out->edited_from);
+    out->id = nid;
+    out->edited_from = nfrom;
+    /* texts that no longer fill (a step that is gone, a token index past the
+     * end) are left out, so that the saved lesson passes attnviz check */
+    char msg[512];
+    AttnTrace *t = attn_trace_create(&out->cfg, msg, sizeof msg);
+    if (!t) {
+        lesson_free(out);
+        snprintf(err, errlen, "%s", msg);
+        return -1;
+    }
+    if (out->summary.text[LESSON_EN] && !texts_hold(out, NULL, &out->summary, t)) {
+        LessonText gone = out->summary;
+        memset(&out->summary, 0, sizeof out->summary);
+        Lesson tmp = {0};
+        tmp.summary = gone;
+        lesson_free(&tmp);
+        (*dropped)++;
+    }
+    int kept = 0;
+    for (int i = 0; i < out->n_narration; i++) {
+        if (texts_hold(out, &out->narration[i], NULL, t)) {
+            out->narration[kept++] = out->narration[i];
+            continue;
+        }
+        Lesson tmp = {0};
+        tmp.narration = malloc(sizeof *tmp.narration);
+        if (tmp.narration) {
+            tmp.narration[0] = out->narration[i];
+            tmp.n_narration = 1;
+        }
+        lesson_free(&tmp);
+        (*dropped)++;
+    }
+    out->n_narration = kept;
+    attn_trace_destroy(t);
     return 0;
 }

@@ -143,6 +143,16 @@ int edit_revert(Edit *e);
 int edit_can_undo(const Edit *e);
 int edit_can_redo(const Edit *e);
 
+/* ---- saving ---- */
+
+/* The working lesson as a lesson of its own, ready for lesson_save_new: the
+ * id of the lesson as loaded with "-edited", edited_from naming it (when its
+ * numbers were changed), its title and narration; a text that no longer fills
+ * against the edited trace (its step is gone, an index is past the end) is
+ * left out and counted in *dropped, so that `attnviz check` accepts the file.
+ * 0, or -1 with err (out then owns nothing). */
+int edit_saveable(const Edit *e, Lesson *out, int *dropped, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -99,6 +99,17 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_RELOAD_ERROR] = {"reload failed, keeping the old lesson", "重新载入失败，保留原课程"},
     [VS_SAVED] = {"saved", "已保存"},
     [VS_RELOADED] = {"reloaded", "已重新载入"},
+    [VS_WEIGHTS_UNIT] = {"linear 0–1", "线性 0–1"},
+    [VS_WEIGHTS_ROW] = {"÷ row max", "÷ 行最大值"},
+    [VS_WEIGHTS_LOG] = {"log₁₀", "对数 log₁₀"},
+    [VS_ROW_MAX] = {"row max", "行最大值"},
+    [VS_NOTATION_ROW] = {"row notation", "行向量记法"},
+    [VS_NOTATION_COLUMN] = {"column notation", "列向量记法"},
+    /* %s: the tokens; %d: the single head's d_k */
+    [VS_SINGLE_LESSON_TITLE] = {"One head on %s: h = 1, d_k = %d, the lesson's X and weights",
+                                "单头注意力：%s，h = 1，d_k = %d，沿用本课的 X 与权重"},
+    [VS_TEXT_IN_ROW_NOTATION] = {"(The text counts in row notation: its rows are the columns on screen.)",
+                                 "（讲解按行向量记法书写：文中的「行」即屏幕上的列。）"},
     [VS_ABOUT_ORIGINAL] = {"About the lesson before its numbers were changed: ", "以下说的是改动数字之前的原课程："},
     [VS_TEXT_NO_LONGER] = {"(The lesson's text for this step does not hold for these numbers.)",
                            "（课程对这一步的讲解不适用于现在的数字。）"},
@@ -486,9 +497,9 @@ void view_set_head(View *v, int head)
     const AttnTrace *t = view_trace(v);
     const AttnStep *s = view_current(v);
     if (t == v->trace && s->head > 0 && s->head != v->head) {
-        const AttnStep *to = attn_trace_find(t, s->kind, v->head);
-        if (to) {
-            view_goto(v, attn_trace_index(t, to));
+        int to = view_map_step(t, v->step, t, v->head);
+        if (to >= 0) {
+            view_goto(v, to);
             view_finish(v);
         }
     }
@@ -500,6 +511,14 @@ void view_next_head(View *v)
     view_set_head(v, v->head % n + 1);
 }
 
+/* Length of a per-head step's name without its "_H" suffix: "Q" of "Q_2",
+ * "scores" of "scores_10"; the whole name for a step of no head. */
+static size_t base_name_len(const AttnStep *s)
+{
+    const char *us = strrchr(s->name, '_');
+    return s->head > 0 && us ? (size_t)(us - s->name) : strlen(s->name);
+}
+
 int view_map_step(const AttnTrace *from, int step, const AttnTrace *to, int head)
 {
     if (!from || !to || step < 0 || step >= from->n_steps) return -1;
@@ -508,9 +527,15 @@ int view_map_step(const AttnTrace *from, int step, const AttnTrace *to, int head
         const AttnStep *m = attn_trace_find_name(to, s->name);
         return m ? attn_trace_index(to, m) : -1;
     }
+    /* a head's step of the same kind and the same operand: split makes Q_h,
+     * K_h and V_h, all of one kind, told apart by name only */
     int h = clampi(head, 1, to->cfg.heads > 0 ? to->cfg.heads : 1);
-    const AttnStep *m = attn_trace_find(to, s->kind, h);
-    return m ? attn_trace_index(to, m) : -1;
+    size_t bl = base_name_len(s);
+    for (int i = 0; i < to->n_steps; i++) {
+        const AttnStep *m = &to->steps[i];
+        if (m->kind == s->kind && m->head == h && base_name_len(m) == bl && memcmp(m->name, s->name, bl) == 0) return i;
+    }
+    return -1;
 }
 
 int view_compare_step(const View *v, int step)
@@ -568,6 +593,73 @@ void view_toggle_lang(View *v)
 void view_next_theme(View *v)
 {
     v->theme = (ViewTheme)((v->theme + 1) % VIEW_THEME_COUNT);
+}
+
+void view_set_weight_scale(View *v, ViewWeightScale scale)
+{
+    v->weight_scale = (unsigned)scale < VIEW_WEIGHTS_COUNT ? scale : VIEW_WEIGHTS_UNIT;
+}
+
+void view_next_weight_scale(View *v)
+{
+    view_set_weight_scale(v, (ViewWeightScale)((v->weight_scale + 1) % VIEW_WEIGHTS_COUNT));
+}
+
+void view_set_notation(View *v, ViewNotation notation)
+{
+    v->notation = (unsigned)notation < VIEW_NOTATION_COUNT ? notation : VIEW_NOTATION_ROW;
+    update_formula(v);
+}
+
+void view_toggle_notation(View *v)
+{
+    view_set_notation(v, v->notation == VIEW_NOTATION_ROW ? VIEW_NOTATION_COLUMN : VIEW_NOTATION_ROW);
+}
+
+float view_weight_position(ViewWeightScale scale, float w, float row_max)
+{
+    if (!(w > 0.0f)) return 0.0f; /* 0, a blocked −∞ row's weight, NaN */
+    float t;
+    switch (scale) {
+    case VIEW_WEIGHTS_ROW:
+        t = row_max > 0.0f ? w / row_max : 0.0f;
+        break;
+    case VIEW_WEIGHTS_LOG:
+        t = (log10f(w > VIEW_WEIGHTS_LOG_MIN ? w : VIEW_WEIGHTS_LOG_MIN) + VIEW_WEIGHTS_LOG_DECADES) /
+            VIEW_WEIGHTS_LOG_DECADES;
+        break;
+    default:
+        t = w;
+        break;
+    }
+    return t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+}
+
+static const char *const weight_scale_names[VIEW_WEIGHTS_COUNT] = {"unit", "row", "log"};
+static const char *const notation_names[VIEW_NOTATION_COUNT] = {"row", "column"};
+
+const char *view_weight_scale_name(ViewWeightScale scale)
+{
+    return weight_scale_names[(unsigned)scale < VIEW_WEIGHTS_COUNT ? scale : 0];
+}
+
+int view_weight_scale_from_name(const char *name)
+{
+    for (int i = 0; name && i < VIEW_WEIGHTS_COUNT; i++)
+        if (strcmp(name, weight_scale_names[i]) == 0) return i;
+    return -1;
+}
+
+const char *view_notation_name(ViewNotation notation)
+{
+    return notation_names[(unsigned)notation < VIEW_NOTATION_COUNT ? notation : 0];
+}
+
+int view_notation_from_name(const char *name)
+{
+    for (int i = 0; name && i < VIEW_NOTATION_COUNT; i++)
+        if (strcmp(name, notation_names[i]) == 0) return i;
+    return -1;
 }
 
 void view_select_token(View *v, int q, int k)
@@ -728,18 +820,26 @@ static void update_formula(View *v)
     v->formula[0] = '\0';
     int h = s->head;
     AttnStepKind k = s->kind;
+    /* column notation: every matrix is the transpose of row notation's, so
+     * shapes swap and products turn round (Q = W_Q·X, head = V·softmax(Kᵀ·Q)) */
+    int col = v->notation == VIEW_NOTATION_COLUMN;
+    int R = col ? s->cols : s->rows, C = col ? s->rows : s->cols;
     if (c->attention == ATTN_ADDITIVE) {
         const char *y = c->cross ? "y" : "x";
+        const char *ba = attn_trace_find_name(t, "b_a") ? " + b_a" : "";
         switch (k) {
         case ATTN_STEP_INPUT:
         case ATTN_STEP_WEIGHT:
         case ATTN_STEP_BIAS:
-            fb_add(&b, 1, "%s   (%d × %d)", s->name, s->rows, s->cols);
+            fb_add(&b, 1, "%s   (%d × %d)", s->name, R, C);
             break;
         default: {
             int sc = k == ATTN_STEP_SCORES, hid = k == ATTN_STEP_ADDITIVE_HIDDEN;
             fb_add(&b, sc, "e_ij = v_aᵀ · ");
-            fb_add(&b, sc || hid, "tanh([x_i ; %s_j] · W_a%s)", y, c->b_a ? " + b_a" : "");
+            if (col)
+                fb_add(&b, sc || hid, "tanh(W_a · [x_i ; %s_j]%s)", y, ba);
+            else
+                fb_add(&b, sc || hid, "tanh([x_i ; %s_j] · W_a%s)", y, ba);
             if (k == ATTN_STEP_MASKED) fb_add(&b, 1, ",  e_ij = −∞ where blocked");
             fb_add(&b, 0, "     ");
             fb_add(&b, k == ATTN_STEP_SOFTMAX, "α_i = softmax(e_i)");
@@ -749,18 +849,26 @@ static void update_formula(View *v)
         }
     } else {
         switch (k) {
-        case ATTN_STEP_INPUT:
-            fb_add(&b, 1, "%s   (n × d_model = %d × %d)", s->name, s->rows, s->cols);
-            break;
-        case ATTN_STEP_WEIGHT:
-            if (strcmp(s->name, "W_O") == 0)
-                fb_add(&b, 1, "W_O   (h·d_v × d_model = %d × %d)", s->rows, s->cols);
+        case ATTN_STEP_INPUT: {
+            /* n for self-attention; n_q and n_k when queries and keys differ */
+            const char *n = !c->cross ? "n" : strcmp(s->name, "Y") == 0 ? "n_k" : "n_q";
+            if (col)
+                fb_add(&b, 1, "%s   (d_model × %s = %d × %d)", s->name, n, R, C);
             else
-                fb_add(&b, 1, "%s   (d_model × h·%s = %d × %d)", s->name, strcmp(s->name, "W_V") == 0 ? "d_v" : "d_k",
-                       s->rows, s->cols);
-            break;
+                fb_add(&b, 1, "%s   (%s × d_model = %d × %d)", s->name, n, R, C);
+        } break;
+        case ATTN_STEP_WEIGHT: {
+            int wo = strcmp(s->name, "W_O") == 0;
+            const char *hd = wo || strcmp(s->name, "W_V") == 0 ? "h·d_v" : "h·d_k";
+            /* W_O maps h·d_v to d_model, the others d_model to h·d */
+            const char *a = wo != col ? hd : "d_model", *bb = wo != col ? "d_model" : hd;
+            fb_add(&b, 1, "%s   (%s × %s = %d × %d)", s->name, a, bb, R, C);
+        } break;
         case ATTN_STEP_BIAS:
-            fb_add(&b, 1, "%s   (1 × %d, added to every row)", s->name, s->cols);
+            if (col)
+                fb_add(&b, 1, "%s   (%d × 1, added to every column)", s->name, R);
+            else
+                fb_add(&b, 1, "%s   (1 × %d, added to every row)", s->name, s->cols);
             break;
         case ATTN_STEP_PROJECTION: {
             const char *names[3] = {"Q", "K", "V"};
@@ -771,14 +879,22 @@ static void update_formula(View *v)
                                    : i == 1 ? (const void *)attn_trace_find_name(t, "b_K")
                                             : (const void *)attn_trace_find_name(t, "b_V");
                 if (i) fb_add(&b, 0, "     ");
-                fb_add(&b, on, "%s = %s·W_%s%s%s", names[i], src, names[i], bias ? " + b_" : "", bias ? names[i] : "");
+                if (col)
+                    fb_add(&b, on, "%s = W_%s·%s%s%s", names[i], names[i], src, bias ? " + b_" : "",
+                           bias ? names[i] : "");
+                else
+                    fb_add(&b, on, "%s = %s·W_%s%s%s", names[i], src, names[i], bias ? " + b_" : "",
+                           bias ? names[i] : "");
             }
         } break;
         case ATTN_STEP_SPLIT: {
             int w = s->cols;
             fb_add(&b, 1, "%c", s->name[0]);
             fb_sub(&b, 1, h);
-            fb_add(&b, 1, " = %c[:, %d:%d]", s->name[0], (h - 1) * w, h * w);
+            if (col)
+                fb_add(&b, 1, " = %c[%d:%d, :]", s->name[0], (h - 1) * w, h * w);
+            else
+                fb_add(&b, 1, " = %c[:, %d:%d]", s->name[0], (h - 1) * w, h * w);
             fb_add(&b, 0, "   (h = %d, d_%c = %d)", c->heads, s->name[0] == 'V' ? 'v' : 'k', w);
         } break;
         case ATTN_STEP_SCORES:
@@ -786,16 +902,22 @@ static void update_formula(View *v)
         case ATTN_STEP_MASKED:
         case ATTN_STEP_SOFTMAX:
         case ATTN_STEP_WEIGHTED_SUM: {
-            int ws = k == ATTN_STEP_WEIGHTED_SUM, sm = ws || k == ATTN_STEP_SOFTMAX;
+            int ws = k == ATTN_STEP_WEIGHTED_SUM, sm = ws || k == ATTN_STEP_SOFTMAX, qk = sm || k == ATTN_STEP_SCORES;
             fb_add(&b, ws, "head");
             fb_sub(&b, ws, h);
             fb_add(&b, ws, " = ");
+            if (col) {
+                fb_add(&b, ws, "V");
+                fb_sub(&b, ws, h);
+                fb_add(&b, ws, " · ");
+            }
             fb_add(&b, sm, "softmax(");
-            fb_add(&b, sm || k == ATTN_STEP_SCORES, "Q");
-            fb_sub(&b, sm || k == ATTN_STEP_SCORES, h);
-            fb_add(&b, sm || k == ATTN_STEP_SCORES, "·K");
-            fb_sub(&b, sm || k == ATTN_STEP_SCORES, h);
-            fb_add(&b, sm || k == ATTN_STEP_SCORES, "ᵀ");
+            /* Q·Kᵀ in rows; Kᵀ·Q in columns, one column per query */
+            fb_add(&b, qk, col ? "K" : "Q");
+            fb_sub(&b, qk, h);
+            fb_add(&b, qk, col ? "ᵀ·Q" : "·K");
+            fb_sub(&b, qk, h);
+            if (!col) fb_add(&b, qk, "ᵀ");
             switch (c->scale_kind) {
             case ATTN_SCALE_SQRT_DK:
                 fb_add(&b, sm || k == ATTN_STEP_SCALED, " / √d_k");
@@ -812,22 +934,27 @@ static void update_formula(View *v)
             }
             if (c->mask_kind != ATTN_MASK_NONE) fb_add(&b, sm || k == ATTN_STEP_MASKED, " + M");
             fb_add(&b, sm, ")");
-            fb_add(&b, ws, " · V");
-            fb_sub(&b, ws, h);
+            if (!col) {
+                fb_add(&b, ws, " · V");
+                fb_sub(&b, ws, h);
+            }
             if (k == ATTN_STEP_SCALED) fb_add(&b, 0, "      √d_k: ÷%.4g", (double)t->divisor);
         } break;
         case ATTN_STEP_CONCAT:
         case ATTN_STEP_OUTPUT: {
-            int out = k == ATTN_STEP_OUTPUT;
+            int out = k == ATTN_STEP_OUTPUT, wo = attn_trace_find_name(t, "W_O") != NULL;
             fb_add(&b, 0, "MultiHead = ");
+            if (col && wo) fb_add(&b, out, "W_O · ");
+            /* every head up to three (Concat(head₁, head₂)), else the first and the last */
             fb_add(&b, !out, "Concat(head");
             fb_sub(&b, !out, 1);
-            if (c->heads > 1) {
-                fb_add(&b, !out, ", …, head");
-                fb_sub(&b, !out, c->heads);
+            for (int i = 2; i <= c->heads; i++) {
+                if (c->heads > 3 && i < c->heads) continue;
+                fb_add(&b, !out, c->heads > 3 ? ", …, head" : ", head");
+                fb_sub(&b, !out, i);
             }
             fb_add(&b, !out, ")");
-            if (attn_trace_find_name(t, "W_O")) fb_add(&b, out, " · W_O");
+            if (!col && wo) fb_add(&b, out, " · W_O");
             if (attn_trace_find_name(t, "b_O")) fb_add(&b, out, " + b_O");
         } break;
         default:
@@ -879,17 +1006,108 @@ static int narration_truth(const View *v, const LessonText *t, const AttnTrace *
     return v->edited || v->lesson->edited_from ? 2 : 1;
 }
 
-/* Appends a narration text, filled, under its truth's marker. */
-static size_t put_narration(const View *v, const LessonText *t, int truth, const AttnTrace *trace, const AttnStep *s,
-                            char *buf, size_t len, size_t at)
+int view_lesson_texts_apply(const View *v, const AttnTrace *trace)
 {
-    const char *text = lesson_text(t, v->lang);
-    if (truth == 2) at = cat(buf, len, at, "%s", view_string(VS_ABOUT_ORIGINAL, v->lang));
-    if (at >= len) return at;
+    if (trace != v->single) return 1;
+    return v->trace->cfg.attention == ATTN_ADDITIVE || v->trace->cfg.heads == 1;
+}
+
+/* The tokens for running text: 我 喜欢 跑步 in English, 「我」「喜欢」「跑步」 in
+ * Chinese; the first six, then "…". */
+static size_t cat_token_list(const View *v, char *buf, size_t len, size_t at)
+{
+    const Lesson *l = v->lesson;
+    int n = l->n_tokens < 6 ? l->n_tokens : 6;
+    for (int i = 0; i < n; i++)
+        at = v->lang == LESSON_ZH ? cat(buf, len, at, "「%s」", l->tokens[i])
+                                  : cat(buf, len, at, "%s%s", i ? " " : "", l->tokens[i]);
+    if (l->n_tokens > n) at = cat(buf, len, at, v->lang == LESSON_ZH ? "…" : " …");
+    return at;
+}
+
+void view_title(const View *v, char *buf, size_t len)
+{
+    if (!len) return;
+    if (view_lesson_texts_apply(v, view_trace(v))) {
+        const char *title = lesson_text(&v->lesson->title, v->lang);
+        snprintf(buf, len, "%s", title ? title : "");
+        return;
+    }
+    char tokens[256] = "";
+    cat_token_list(v, tokens, sizeof tokens, 0);
+    snprintf(buf, len, view_string(VS_SINGLE_LESSON_TITLE, v->lang), tokens, v->single->cfg.d_k);
+}
+
+static size_t cat_num(char *buf, size_t len, size_t at, float x, int paren);
+
+/* What a kind of step is in column notation, where it differs from row notation. */
+static const char *kind_text_column(AttnStepKind kind, LessonLang lang)
+{
+    int zh = lang == LESSON_ZH;
+    switch (kind) {
+    case ATTN_STEP_INPUT:
+        return zh ? "输入：每个词元一列" : "the input: one column per token";
+    case ATTN_STEP_BIAS:
+        return zh ? "可学习的偏置，加到每一列" : "a learned bias, added to every column";
+    case ATTN_STEP_SOFTMAX:
+        return zh ? "softmax：每一列变成和为 1 的权重" : "softmax: each column becomes weights that sum to 1";
+    default:
+        return view_kind_text(kind, lang);
+    }
+}
+
+/* The narration written from the step itself, as it is on screen: its name,
+ * its shape as drawn, what its kind is, and for weights each query's largest
+ * weight. */
+static void describe_step(const View *v, const AttnTrace *trace, const AttnStep *s, char *buf, size_t len)
+{
+    int zh = v->lang == LESSON_ZH, col = v->notation == VIEW_NOTATION_COLUMN;
+    char title[64];
+    view_step_title(s, title, sizeof title);
+    size_t at =
+        cat(buf, len, 0, zh ? "%s（%d × %d）：%s。" : "%s (%d × %d): %s.", title, col ? s->cols : s->rows,
+            col ? s->rows : s->cols, col ? kind_text_column(s->kind, v->lang) : view_kind_text(s->kind, v->lang));
+    const char *const *rl = view_row_labels(v, trace, s), *const *cl = view_col_labels(v, trace, s);
+    if (s->kind != ATTN_STEP_SOFTMAX || !rl || !cl) return;
+    at = cat(buf, len, at, zh ? "每个查询最大的权重：" : " Each query's largest weight: ");
+    int shown = 0;
+    for (int r = 0; r < s->rows && shown < 6; r++) {
+        const float *row = s->data + (size_t)r * (size_t)s->cols;
+        int best = 0;
+        for (int c = 1; c < s->cols; c++)
+            if (row[c] > row[best]) best = c;
+        if (!(row[best] > 0.0f)) continue; /* a row that sees no key */
+        if (shown++) at = cat(buf, len, at, zh ? "，" : ", ");
+        at = cat(buf, len, at, zh ? "「%s」→「%s」" : "%s → %s ", rl[r], cl[best]);
+        at = cat_num(buf, len, at, row[best], 0);
+    }
+    cat(buf, len, at, s->rows > shown && shown == 6 ? (zh ? "……" : ", …") : (zh ? "。" : "."));
+}
+
+/* Appends a text of no step (the summary, the intro) with its placeholders
+ * filled, as its own paragraph; returns the new length. */
+static size_t cat_paragraph(const View *v, const AttnTrace *trace, char *buf, size_t len, size_t at, const char *text)
+{
+    if (!text || at + 1 >= len) return at;
 #ifdef VIEW_HAVE_NARRATE
-    if (narrate_fill(buf + at, len - at, text, v->lesson, trace, s, v->lang) == 0) return strlen(buf);
+    if (narrate_fill(buf + at, len - at, text, v->lesson, trace, NULL, v->lang) != 0)
+        snprintf(buf + at, len - at, "%s", text);
+#else
+    (void)trace;
+    snprintf(buf + at, len - at, "%s", text);
 #endif
-    return cat(buf, len, at, "%s", text);
+    return cat(buf, len, strlen(buf), "\n");
+}
+
+/* A text of no step (the summary, the intro) as its own paragraph, when it
+ * may be shown, under its marker; returns the new length. */
+static size_t cat_text_paragraph(const View *v, const AttnTrace *trace, char *buf, size_t len, size_t at,
+                                 const LessonText *t)
+{
+    int truth = t && t->text[LESSON_EN] ? narration_truth(v, t, trace, NULL) : 0;
+    if (!truth) return at;
+    if (truth == 2) at = cat(buf, len, at, "%s", view_string(VS_ABOUT_ORIGINAL, v->lang));
+    return cat_paragraph(v, trace, buf, len, at, lesson_text(t, v->lang));
 }
 
 int view_step_narration(const View *v, const AttnTrace *trace, int step, char *buf, size_t len)
@@ -898,26 +1116,41 @@ int view_step_narration(const View *v, const AttnTrace *trace, int step, char *b
     buf[0] = '\0';
     if (step < 0 || step >= trace->n_steps) return -1;
     const AttnStep *s = &trace->steps[step];
-    const LessonText *text = lesson_narration_for(v->lesson, s);
-    size_t at = 0;
-    if (step == 0) {
-        /* the lesson's introduction opens its first step, as its own paragraph */
-        const LessonText *intro = lesson_narration_text(v->lesson, "intro");
-        int truth = intro ? narration_truth(v, intro, trace, NULL) : 0;
-        if (truth) {
-            at = put_narration(v, intro, truth, trace, NULL, buf, len, 0);
-            at = cat(buf, len, at, "\n");
-        }
+    /* the lesson's texts are about its own trace: in the single-head mode of
+     * a lesson with several heads, the step is described from what is drawn */
+    if (!view_lesson_texts_apply(v, trace)) {
+        describe_step(v, trace, s, buf, len);
+        return -1;
     }
-    int truth = text ? narration_truth(v, text, trace, s) : 0;
-    if (truth) {
-        put_narration(v, text, truth, trace, s, buf, len, at);
+    const LessonText *lt = lesson_narration_for(v->lesson, s);
+    int truth = lt ? narration_truth(v, lt, trace, s) : 0;
+    const char *text = truth ? lesson_text(lt, v->lang) : NULL;
+    size_t at = 0;
+    if (text && v->notation == VIEW_NOTATION_COLUMN) {
+        /* lesson texts count rows and columns as in row notation */
+        at = cat(buf, len, 0, "%s\n", view_string(VS_TEXT_IN_ROW_NOTATION, v->lang));
+        buf += at;
+        len -= at;
+        at = 0;
+    }
+    if (step == 0) {
+        /* the lesson's summary, then its introduction, open its first step,
+         * each as its own paragraph */
+        at = cat_text_paragraph(v, trace, buf, len, 0, &v->lesson->summary);
+        at = cat_text_paragraph(v, trace, buf, len, at, lesson_narration_text(v->lesson, "intro"));
+        buf += at;
+        len -= at;
+    }
+    if (text) {
+        at = truth == 2 ? cat(buf, len, 0, "%s", view_string(VS_ABOUT_ORIGINAL, v->lang)) : 0;
+#ifdef VIEW_HAVE_NARRATE
+        if (narrate_fill(buf + at, len - at, text, v->lesson, trace, s, v->lang) == 0) return 0;
+#endif
+        snprintf(buf + at, len - at, "%s", text);
         return 0;
     }
-    char title[64];
-    view_step_title(s, title, sizeof title);
-    at = cat(buf, len, at, "%s (%d × %d): %s.", title, s->rows, s->cols, view_kind_text(s->kind, v->lang));
-    if (text) cat(buf, len, at, " %s", view_string(VS_TEXT_NO_LONGER, v->lang));
+    describe_step(v, trace, s, buf, len);
+    if (lt) cat(buf, len, strlen(buf), " %s", view_string(VS_TEXT_NO_LONGER, v->lang));
     return -1;
 }
 

@@ -45,6 +45,23 @@ extern "C" {
 
 typedef enum ViewMode { VIEW_MULTI, VIEW_SINGLE, VIEW_COMPARE, VIEW_MODE_COUNT } ViewMode;
 typedef enum ViewTheme { VIEW_THEME_LIGHT, VIEW_THEME_DARK, VIEW_THEME_PROJECTOR, VIEW_THEME_COUNT } ViewTheme;
+/* How attention weights map to colours. The value itself never changes:
+ * numbers in cells and the hover show the true weight in every scale. */
+typedef enum ViewWeightScale {
+    VIEW_WEIGHTS_UNIT, /* [0, 1]: viridis(w) */
+    VIEW_WEIGHTS_ROW,  /* each row divided by its largest weight: viridis(w / max_j w) */
+    VIEW_WEIGHTS_LOG,  /* log10 from 1e-4 to 1: viridis((log10(max(w, 1e-4)) + 4) / 4) */
+    VIEW_WEIGHTS_COUNT
+} ViewWeightScale;
+/* The smallest weight the log scale tells apart from 0, and its decades. */
+#define VIEW_WEIGHTS_LOG_MIN     1e-4f
+#define VIEW_WEIGHTS_LOG_DECADES 4.0f
+/* Row notation (the default, the seeds' code): one token per row, Q = X·W_Q,
+ * softmax along rows. Column notation (seed 002's text, many lectures): one
+ * token per column, Q = W_Q·X, softmax down columns. Column notation is a
+ * display transform: every matrix is drawn transposed and every formula and
+ * shape written for columns; the traces are the same. */
+typedef enum ViewNotation { VIEW_NOTATION_ROW, VIEW_NOTATION_COLUMN, VIEW_NOTATION_COUNT } ViewNotation;
 
 #define VIEW_TEXT_SCALE_MIN 0.6f
 #define VIEW_TEXT_SCALE_MAX 2.5f
@@ -67,6 +84,8 @@ typedef struct View {
     LessonLang lang;
     ViewMode mode;
     ViewTheme theme;
+    ViewWeightScale weight_scale;
+    ViewNotation notation;
     float text_scale; /* 1 = the default size for the frame height */
     double speed;     /* animation speed factor, 1 = about a second per step */
     int playing;      /* autoplay: move on after a finished step has been shown */
@@ -180,6 +199,39 @@ void view_set_speed(View *v, double speed);     /* clamped to [VIEW_SPEED_MIN, V
 void view_set_text_scale(View *v, float scale); /* clamped */
 void view_toggle_lang(View *v);
 void view_next_theme(View *v);
+void view_set_weight_scale(View *v, ViewWeightScale scale); /* out of range: unit */
+void view_next_weight_scale(View *v);                       /* unit → row → log → unit */
+void view_set_notation(View *v, ViewNotation notation);     /* out of range: row */
+void view_toggle_notation(View *v);                         /* row ↔ column */
+/* The colour-map position in [0, 1] of weight w in the view's scale, where
+ * row_max is the largest weight of w's row (used by the row scale only). */
+float view_weight_position(ViewWeightScale scale, float w, float row_max);
+/* Names as the command line spells them ("unit", "row", "log"; "row",
+ * "column"), and back (-1 for an unknown name). */
+const char *view_weight_scale_name(ViewWeightScale scale);
+int view_weight_scale_from_name(const char *name);
+const char *view_notation_name(ViewNotation notation);
+int view_notation_from_name(const char *name);
+
+/* Steps as a person counts them: the first step is 1 (the window, `--step`,
+ * exported file names and captions); trace indices stay 0-based. */
+static inline int view_step_ordinal(int index)
+{
+    return index + 1;
+}
+static inline int view_step_index(int ordinal)
+{
+    return ordinal - 1;
+}
+
+/* The title the frame shows: the lesson's, or in the single-head mode of a
+ * lesson with several heads (whose title describes its heads) one that says
+ * what is on screen: one head of width h·d_k on the lesson's input and weights. */
+void view_title(const View *v, char *buf, size_t len);
+/* 1 when the lesson's own texts (narration, intro, summary, title) describe
+ * `trace`: always for the lesson's trace, and for the single-head trace only
+ * when it is the same computation (one head, or additive attention). */
+int view_lesson_texts_apply(const View *v, const AttnTrace *trace);
 /* Click a token: query index q and/or key index k (-1: none). Clicking the
  * selected token again clears the selection. */
 void view_select_token(View *v, int q, int k);
@@ -254,6 +306,14 @@ typedef enum ViewString {
     VS_RELOAD_ERROR,
     VS_SAVED,
     VS_RELOADED,
+    VS_WEIGHTS_UNIT,
+    VS_WEIGHTS_ROW,
+    VS_WEIGHTS_LOG,
+    VS_ROW_MAX,
+    VS_NOTATION_ROW,
+    VS_NOTATION_COLUMN,
+    VS_SINGLE_LESSON_TITLE,
+    VS_TEXT_IN_ROW_NOTATION,
     VS_ABOUT_ORIGINAL,
     VS_TEXT_NO_LONGER,
     VS_STRING_COUNT

@@ -1,0 +1,216 @@
+/* test_view_lessons.c: every lesson of lessons/ through the View, in every
+ * mode: the compare view's two panes show the same kind of step on the same
+ * operand, and the single-head and compare views narrate what is on screen
+ * (the lesson's texts where they describe the drawn trace, a description
+ * filled from the drawn numbers where they do not). */
+#include <dirent.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "view.h"
+
+#define LESSONS_DIR ATTNVIZ_SOURCE_DIR "/lessons"
+
+typedef struct Opened {
+    Lesson lesson;
+    View view;
+} Opened;
+
+typedef void (*LessonCheck)(Opened *o);
+
+/* Runs check on every lesson file of lessons/; returns how many. */
+static int for_each_lesson(LessonCheck check)
+{
+    DIR *d = opendir(LESSONS_DIR);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 6 || strcmp(de->d_name + len - 5, ".json") != 0) continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", LESSONS_DIR, de->d_name);
+        Opened *o = calloc(1, sizeof *o);
+        assert_non_null(o);
+        LessonError le;
+        if (lesson_load(&o->lesson, path, &le) != 0) fail_msg("%s", le.msg);
+        char err[512];
+        if (view_init(&o->view, &o->lesson, err, sizeof err) != 0) fail_msg("%s: %s", path, err);
+        check(o);
+        view_free(&o->view);
+        lesson_free(&o->lesson);
+        free(o);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* "Q" of "Q_2", "scores" of "scores_2"; the whole name of a step of no head. */
+static size_t base_len(const AttnStep *s)
+{
+    const char *us = strrchr(s->name, '_');
+    return s->head > 0 && us ? (size_t)(us - s->name) : strlen(s->name);
+}
+
+static void expect_same_operand(const char *id, const AttnStep *multi, const AttnStep *single)
+{
+    if (multi->kind != single->kind || base_len(multi) != base_len(single) ||
+        memcmp(multi->name, single->name, base_len(multi)) != 0)
+        fail_msg("%s: compare view shows %s (%s) beside %s (%s)", id, single->name, attn_step_kind_name(single->kind),
+                 multi->name, attn_step_kind_name(multi->kind));
+}
+
+/* Every step of the multi-head trace, whichever head is selected, has its
+ * counterpart of the same kind and operand in the single-head pane; and a
+ * head key keeps the operand (K₁ → K₂, not Q₂). */
+static void check_compare(Opened *o)
+{
+    View *v = &o->view;
+    view_set_mode(v, VIEW_COMPARE);
+    for (int i = 0; i < v->trace->n_steps; i++) {
+        view_goto(v, i);
+        const AttnStep *m = &v->trace->steps[i];
+        int cs = view_compare_step(v, i);
+        assert_true(cs >= 0 && cs < v->single->n_steps);
+        expect_same_operand(o->lesson.id, m, &v->single->steps[cs]);
+        for (int h = 1; h <= view_head_count(v) && m->head > 0; h++) {
+            view_goto(v, i);
+            view_set_head(v, h);
+            const AttnStep *now = view_current(v);
+            if (now->kind != m->kind || base_len(now) != base_len(m) || memcmp(now->name, m->name, base_len(m)) != 0)
+                fail_msg("%s: head %d from %s went to %s", o->lesson.id, h, m->name, now->name);
+            assert_int_equal(now->head, h);
+            expect_same_operand(o->lesson.id, now, &v->single->steps[view_compare_step(v, v->step)]);
+        }
+    }
+}
+
+static void test_compare_panes_agree(void **state)
+{
+    (void)state;
+    assert_true(for_each_lesson(check_compare) >= 15);
+}
+
+/* The single-head view: a lesson with several heads has texts written for
+ * its heads, so each step is described from the single-head trace itself
+ * (each query's largest weight, as drawn); a lesson with one head is the
+ * same computation, and its texts are shown. The title follows the same rule.
+ * The compare view narrates the multi-head pane, which is on screen. */
+static void check_narration(Opened *o)
+{
+    View *v = &o->view;
+    const char *id = o->lesson.id;
+    int own = v->trace->cfg.heads == 1 || v->trace->cfg.attention == ATTN_ADDITIVE;
+    assert_int_equal(view_lesson_texts_apply(v, v->single), own);
+    for (int lang = 0; lang < LESSON_LANG_COUNT; lang++) {
+        v->lang = (LessonLang)lang;
+        view_set_mode(v, VIEW_SINGLE);
+        char title[512];
+        view_title(v, title, sizeof title);
+        const char *lt = lesson_text(&o->lesson.title, v->lang);
+        if (own)
+            assert_string_equal(title, lt);
+        else if (strcmp(title, lt) == 0 || !strstr(title, "h = 1"))
+            fail_msg("%s: the single-head view is titled '%s'", id, title);
+        for (int i = 0; i < v->single->n_steps; i++) {
+            view_goto(v, i);
+            const AttnStep *s = view_current(v);
+            char text[4096];
+            int rc = view_narration(v, text, sizeof text);
+            const char *lesson_text_for = lesson_narration(&o->lesson, s, v->lang);
+            if (!own) {
+                if (rc != -1) fail_msg("%s: single-head step %s is narrated with a text of the lesson", id, s->name);
+                if (lesson_text_for && strncmp(text, lesson_text_for, 24) == 0)
+                    fail_msg("%s: single-head %s shows the lesson's text '%s'", id, s->name, text);
+                if (i == 0 && strchr(text, '\n')) fail_msg("%s: the multi-head intro opens the single-head view", id);
+            }
+            if (s->kind == ATTN_STEP_SOFTMAX && !own) {
+                /* each query's largest weight, from the drawn trace */
+                const char *const *q = view_row_labels(v, v->single, s), *const *k = view_col_labels(v, v->single, s);
+                for (int r = 0; r < s->rows && r < 6; r++) {
+                    int best = 0;
+                    for (int c = 1; c < s->cols; c++)
+                        if (s->data[r * s->cols + c] > s->data[r * s->cols + best]) best = c;
+                    if (!(s->data[r * s->cols + best] > 0)) continue;
+                    char want[256];
+                    snprintf(want, sizeof want, lang == LESSON_ZH ? "「%s」→「%s」%.4g" : "%s → %s %.4g", q[r], k[best],
+                             (double)s->data[r * s->cols + best]);
+                    if (!strstr(text, want)) fail_msg("%s: %s says '%s', not '%s'", id, s->name, text, want);
+                }
+            }
+            if (own) {
+                /* the same computation: the multi-head view's text for the same step */
+                char multi[4096];
+                view_set_mode(v, VIEW_MULTI);
+                view_goto(v, i);
+                view_narration(v, multi, sizeof multi);
+                assert_string_equal(text, multi);
+                view_set_mode(v, VIEW_SINGLE);
+            }
+        }
+        /* compare: the text of the multi-head step in the right-hand pane */
+        view_set_mode(v, VIEW_COMPARE);
+        for (int i = 0; i < v->trace->n_steps; i++) {
+            char cmp[4096], multi[4096];
+            view_goto(v, i);
+            view_narration(v, cmp, sizeof cmp);
+            view_step_narration(v, v->trace, i, multi, sizeof multi);
+            assert_string_equal(cmp, multi);
+        }
+        view_set_mode(v, VIEW_MULTI);
+    }
+}
+
+static void test_single_and_compare_narrate_what_is_drawn(void **state)
+{
+    (void)state;
+    for_each_lesson(check_narration);
+}
+
+/* Formula labels name the right sizes: Y has the keys' count, the queries'
+ * X theirs; two heads are concatenated as Concat(head₁, head₂). */
+static void check_labels(Opened *o)
+{
+    View *v = &o->view;
+    const AttnConfig *c = &v->trace->cfg;
+    if (c->attention != ATTN_DOT) return;
+    for (int i = 0; i < v->trace->n_steps; i++) {
+        const AttnStep *s = &v->trace->steps[i];
+        view_goto(v, i);
+        const char *fm = view_formula(v);
+        if (s->kind == ATTN_STEP_INPUT) {
+            const char *want = !c->cross                   ? "(n × d_model"
+                               : strcmp(s->name, "Y") == 0 ? "(n_k × d_model"
+                                                           : "(n_q × d_model";
+            if (!strstr(fm, want)) fail_msg("%s: %s is labelled '%s'", o->lesson.id, s->name, fm);
+        }
+        if (s->kind == ATTN_STEP_CONCAT && c->heads == 2 && !strstr(fm, "Concat(head₁, head₂)"))
+            fail_msg("%s: two heads are written '%s'", o->lesson.id, fm);
+        if (s->kind == ATTN_STEP_CONCAT && c->heads > 3 && !strstr(fm, "Concat(head₁, …, head"))
+            fail_msg("%s: %d heads are written '%s'", o->lesson.id, c->heads, fm);
+    }
+}
+
+static void test_formula_labels(void **state)
+{
+    (void)state;
+    for_each_lesson(check_labels);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_compare_panes_agree),
+        cmocka_unit_test(test_single_and_compare_narrate_what_is_drawn),
+        cmocka_unit_test(test_formula_labels),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
