@@ -16,6 +16,7 @@
 
 #include "attn.h"
 #include "edit.h"
+#include "editor.h"
 #include "lesson.h"
 #include "narrate.h"
 #include "test_trace.h"
@@ -851,6 +852,110 @@ static void test_save_generated_and_dropped(void **state)
     lesson_free(&L);
 }
 
+/* Edit mode's keys, as the window sends them. */
+static void test_editor_keys(void **state)
+{
+    (void)state;
+    Lesson L;
+    parse(&L, LESSON_DOT);
+    Pair *p = pair_make(&L);
+    View *v = &p->v;
+    Edit *e = &p->e;
+    goto_name(v, "scores_1");
+    assert_int_equal(editor_start(v, e, -1, 0, 0), -1); /* computed numbers only */
+    assert_false(v->edit_mode);
+    assert_string_equal(v->notice, view_string(VS_EDIT_NOTHING, LESSON_EN));
+    goto_name(v, "Q");
+    int mats[8];
+    assert_int_equal(editor_targets(v, e, mats, 8), 3);
+    assert_int_equal(mats[0], LESSON_MAT_X);
+    assert_int_equal(mats[1], LESSON_MAT_W_Q);
+    assert_int_equal(mats[2], LESSON_MAT_b_Q);
+    assert_int_equal(editor_start(v, e, -1, 0, 0), 0);
+    assert_int_equal(v->cur_mat, LESSON_MAT_X);
+    editor_key(v, e, EDITOR_DOWN);
+    editor_key(v, e, EDITOR_RIGHT);
+    editor_key(v, e, EDITOR_RIGHT);
+    for (int i = 0; i < 9; i++) editor_key(v, e, EDITOR_DOWN); /* clamped at the last row */
+    assert_int_equal(v->cur_row, 2);
+    assert_int_equal(v->cur_col, 2);
+    char name[64];
+    editor_cursor_name(v, name, sizeof name);
+    assert_string_equal(name, "X[2][2]");
+    /* typing a number, Enter */
+    assert_int_equal(editor_type(v, "q"), 0); /* not part of a number */
+    assert_int_equal(editor_type(v, "-"), 1);
+    assert_int_equal(editor_type(v, "2.5"), 1);
+    assert_int_equal(v->typing, EDITOR_TYPING_NUMBER);
+    assert_int_equal(editor_key(v, e, EDITOR_ENTER), 1);
+    assert_true(edit_cell(e, LESSON_MAT_X, 2, 2) == -2.5);
+    assert_int_equal(v->typing, EDITOR_TYPING_NONE);
+    assert_string_equal(view_current(v)->name, "Q");
+    assert_non_null(v->edit_before); /* Q animates from its old numbers */
+    /* a refused value: the notice says why, the text stays to be corrected */
+    editor_type(v, "1e");
+    assert_int_equal(editor_key(v, e, EDITOR_ENTER), 1);
+    assert_true(v->notice_is_error);
+    assert_string_equal(v->typed, "1e");
+    editor_key(v, e, EDITOR_BACKSPACE);
+    editor_key(v, e, EDITOR_ENTER);
+    assert_true(edit_cell(e, LESSON_MAT_X, 2, 2) == 1);
+    /* Esc drops the typed text, then leaves edit mode */
+    editor_type(v, "7");
+    editor_key(v, e, EDITOR_ESCAPE);
+    assert_true(v->edit_mode);
+    assert_string_equal(v->typed, "");
+    /* Tab: the next matrix */
+    editor_key(v, e, EDITOR_NEXT_MATRIX);
+    assert_int_equal(v->cur_mat, LESSON_MAT_W_Q);
+    editor_key(v, e, EDITOR_NEXT_MATRIX);
+    editor_key(v, e, EDITOR_NEXT_MATRIX);
+    assert_int_equal(v->cur_mat, LESSON_MAT_X);
+    /* a drag: one undo step */
+    v->cur_row = 0, v->cur_col = 0;
+    double x0 = edit_cell(e, LESSON_MAT_X, 0, 0);
+    for (int i = 0; i < 10; i++) assert_int_equal(editor_scrub(v, e, 3, 0), 1);
+    assert_true(fabs(edit_cell(e, LESSON_MAT_X, 0, 0) - (x0 + 0.3)) < 0.011);
+    assert_int_equal(editor_scrub(v, e, -1, 1), 1); /* Shift: fine */
+    edit_end_scrub(e);
+    assert_int_equal(edit_undo(e), 0);
+    assert_true(edit_cell(e, LESSON_MAT_X, 0, 0) == x0);
+    /* tokens on X */
+    v->cur_row = 2;
+    editor_key(v, e, EDITOR_ADD_TOKEN);
+    assert_int_equal(v->typing, EDITOR_TYPING_ADD);
+    editor_type(v, "很");
+    editor_key(v, e, EDITOR_ENTER);
+    assert_int_equal(edit_lesson(e)->n_tokens, 4);
+    assert_string_equal(edit_lesson(e)->tokens[3], "很");
+    assert_int_equal(v->cur_row, 3);
+    editor_key(v, e, EDITOR_RENAME);
+    assert_string_equal(v->typed, "很");
+    editor_key(v, e, EDITOR_BACKSPACE);
+    editor_type(v, "真");
+    editor_key(v, e, EDITOR_ENTER);
+    assert_string_equal(edit_lesson(e)->tokens[3], "真");
+    editor_key(v, e, EDITOR_REMOVE_TOKEN);
+    assert_int_equal(edit_lesson(e)->n_tokens, 3);
+    assert_int_equal(v->cur_row, 2);
+    /* the mask on a softmax step: Enter toggles */
+    goto_name(v, "weights_1");
+    editor_follow(v, e);
+    assert_int_equal(v->cur_mat, EDIT_MASK);
+    v->cur_row = 0, v->cur_col = 2;
+    editor_key(v, e, EDITOR_ENTER);
+    assert_int_equal(edit_lesson(e)->cfg.mask_kind, ATTN_MASK_MATRIX);
+    assert_true(view_current(v)->data[2] == 0);
+    assert_string_equal(view_current(v)->name, "weights_1");
+    editor_key(v, e, EDITOR_ADD_TOKEN); /* not a token matrix */
+    assert_string_equal(v->notice, view_string(VS_EDIT_TOKENS_WHERE, LESSON_EN));
+    editor_key(v, e, EDITOR_ESCAPE);
+    assert_false(v->edit_mode);
+    assert_int_equal(editor_key(v, e, EDITOR_DOWN), 0);
+    pair_free(p);
+    lesson_free(&L);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -871,6 +976,7 @@ int main(void)
         cmocka_unit_test(test_narration_stays_true),
         cmocka_unit_test(test_when_conditions),
         cmocka_unit_test(test_save_round_trip),
+        cmocka_unit_test(test_editor_keys),
         cmocka_unit_test(test_save_generated_and_dropped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

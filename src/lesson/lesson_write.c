@@ -122,8 +122,8 @@ int lesson_write_json(FILE *f, const Lesson *L)
         if (g->cross) fprintf(f, ",\n  \"d_y\": %d", g->d_y);
         fprintf(f, ",\n  \"d_a\": %d", g->d_a);
     } else {
-        fprintf(f, ",\n  \"d_model\": %d,\n  \"heads\": %d,\n  \"d_k\": %d,\n  \"d_v\": %d", g->d_model, g->heads, g->d_k,
-                g->d_v);
+        fprintf(f, ",\n  \"d_model\": %d,\n  \"heads\": %d,\n  \"d_k\": %d,\n  \"d_v\": %d", g->d_model, g->heads,
+                g->d_k, g->d_v);
     }
     for (int m = 0; m < LESSON_MAT_COUNT; m++) {
         int rows, cols;

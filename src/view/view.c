@@ -76,6 +76,9 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                       "+ / −  text size                F / F11  fullscreen\n"
                       "S  save this frame as PNG       R  reload the lesson file\n"
                       "?  this help                    Esc / Q  quit\n"
+                      "E  edit: arrows, Tab, type a number, Enter; Esc leaves; drag a cell\n"
+                      "< / >  scale   K  mask kind   Ctrl+Z / Ctrl+Y  undo / redo\n"
+                      "O  back to the lesson as loaded   Ctrl+S  save as a new lesson\n"
                       "Mouse: hover a cell to see how it was computed; click a token to\n"
                       "highlight it everywhere; click the timeline to jump; wheel zooms,\n"
                       "drag pans a large matrix; drop a lesson file on the window to open it.",
@@ -87,6 +90,9 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                       "+ / −  字号                      F / F11  全屏\n"
                       "S  把当前画面存为 PNG            R  重新载入课程文件\n"
                       "?  本帮助                        Esc / Q  退出\n"
+                      "E  编辑：方向键、Tab、输入数字、回车；Esc 退出编辑；拖动格子\n"
+                      "< / >  缩放   K  掩码类型   Ctrl+Z / Ctrl+Y  撤销 / 重做\n"
+                      "O  回到载入时的课程   Ctrl+S  另存为新课程\n"
                       "鼠标：悬停在格子上查看它的计算过程；点击词元在所有矩阵中高亮；\n"
                       "点击时间轴跳转；滚轮缩放、拖动平移大矩阵；把课程文件拖进窗口即可打开。"},
     [VS_HINT] = {"? help", "? 帮助"},
@@ -110,6 +116,20 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                                 "单头注意力：%s，h = 1，d_k = %d，沿用本课的 X 与权重"},
     [VS_TEXT_IN_ROW_NOTATION] = {"(The text counts in row notation: its rows are the columns on screen.)",
                                  "（讲解按行向量记法书写：文中的「行」即屏幕上的列。）"},
+    [VS_EDIT_NOTHING] = {"Nothing on this step can be edited: its numbers are computed. Edit X, the weights and "
+                         "biases on their own steps or on Q, K, V; the mask on a masked or softmax step.",
+                         "这一步的数字都是算出来的，不能直接编辑。请在 X、权重和偏置自己的步骤或 Q、K、V "
+                         "步骤上编辑它们；掩码在掩码或 softmax 步骤上编辑。"},
+    [VS_EDIT_TOKENS_WHERE] = {"Tokens are edited on X (or Y): put the cursor on a row of X.",
+                              "词元在 X（或 Y）上编辑：把光标移到 X 的某一行。"},
+    [VS_EDIT_MODE] = {"edit", "编辑"},
+    [VS_EDIT_HINT] = {"type a number, Enter · arrows · Tab next matrix · Esc leaves",
+                      "输入数字后回车 · 方向键 · Tab 换矩阵 · Esc 退出"},
+    [VS_EDIT_HINT_MASK] = {"Enter toggles the cell · K mask kind · Esc leaves",
+                           "回车切换这一格 · K 切换掩码类型 · Esc 退出"},
+    [VS_EDIT_HINT_TOKENS] = {"F2 rename · Insert add · Delete remove a token",
+                             "F2 改名 · Insert 添加 · Delete 删除词元"},
+    [VS_SAVED_AS] = {"saved as", "已另存为"},
     [VS_ABOUT_ORIGINAL] = {"About the lesson before its numbers were changed: ", "以下说的是改动数字之前的原课程："},
     [VS_TEXT_NO_LONGER] = {"(The lesson's text for this step does not hold for these numbers.)",
                            "（课程对这一步的讲解不适用于现在的数字。）"},

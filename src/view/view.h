@@ -115,6 +115,14 @@ typedef struct View {
      * then marks the cells that changed. */
     float *edit_before;
     int edit_step;
+    /* Edit mode (src/view/editor.h): the cell cursor on an editable matrix
+     * of the current step or its operands, and what is being typed. */
+    int edit_mode;
+    int cur_mat;          /* LESSON_MAT_* or EDIT_MASK (src/view/edit.h) */
+    int cur_row, cur_col; /* in that matrix's own coordinates (the mask: query, key) */
+    int typing;           /* EDITOR_TYPING_*: 0 nothing typed yet */
+    char typed[LESSON_MAX_TOKEN_BYTES + 1];
+
     int edited;       /* the lesson's numbers are not the ones it was loaded with (set by the editor): narration
                        * without a condition is then shown as being about the lesson before the change */
     int single_stale; /* `single` predates the last recompute (multi-head mode): rebuilt when shown */
@@ -314,6 +322,13 @@ typedef enum ViewString {
     VS_NOTATION_COLUMN,
     VS_SINGLE_LESSON_TITLE,
     VS_TEXT_IN_ROW_NOTATION,
+    VS_EDIT_NOTHING,
+    VS_EDIT_TOKENS_WHERE,
+    VS_EDIT_MODE,
+    VS_EDIT_HINT,
+    VS_EDIT_HINT_MASK,
+    VS_EDIT_HINT_TOKENS,
+    VS_SAVED_AS,
     VS_ABOUT_ORIGINAL,
     VS_TEXT_NO_LONGER,
     VS_STRING_COUNT
