@@ -17,9 +17,12 @@
 #include <SDL_ttf.h>
 
 #include "app.h"
+#include "edit.h"
+#include "editor.h"
 #include "export.h"
 #include "lesson.h"
 #include "render.h"
+#include "show_edit.h"
 #include "show_screen.h"
 #include "view.h"
 
@@ -32,6 +35,8 @@ typedef struct ShowOptions {
     double speed;
     float text_scale;
     const char *frames_dir;
+    const char *save_dir; /* where Ctrl+S saves the edited lesson */
+    AppEdits edits;       /* --set, --scale, --tokens: applied to the lesson as loaded */
 } ShowOptions;
 
 static void show_usage(FILE *out)
@@ -54,6 +59,10 @@ static void show_usage(FILE *out)
             "  --gpu              draw with SDL's accelerated renderer (default: the software\n"
             "                     renderer of `attnviz export`, sending only what changed)\n"
             "  --frames-dir DIR   where S saves frames (default ./%s)\n"
+            "  --save-dir DIR     where Ctrl+S saves the edited lesson (default ./attnviz-lessons)\n"
+            "  --set 'NAME[i][j]=VALUE'  change a number before showing (repeatable; NAME[i] for a vector)\n"
+            "  --scale X          divide the scores by X (0.1·√d_k .. 10·√d_k)\n"
+            "  --tokens 'a b c'   replace the tokens; new rows of X come from the lesson's seed\n"
             "  --autoplay         play the steps one after another\n"
             "  --quit-at-end      quit after the last step has been shown\n"
             "  --frame-stats      on exit print 'frames: N p50: X ms p99: Y ms max: Z ms' (vsync off)\n"
@@ -62,7 +71,10 @@ static void show_usage(FILE *out)
             "Keys: → / Space next, ← back (the step plays backwards), Home / End, P play / pause,\n"
             "[ ] slower / faster, 1-9 head, Tab next head, M single / multi-head, C compare,\n"
             "L 中文 / English, T theme,\n"
-            "+ / - text size, F or F11 fullscreen, S save frame, R reload, ? help, Esc / Q quit.\n",
+            "+ / - text size, F or F11 fullscreen, S save frame, R reload, ? help, Esc / Q quit.\n"
+            "Editing: E edit mode (arrows, Tab next matrix, type a number and Enter, Esc leaves; drag a\n"
+            "cell up or down, Shift finer; F2 / Insert / Delete tokens on X), < > the scale, K the mask\n"
+            "kind, Ctrl+Z / Ctrl+Y undo / redo, O back to the lesson as loaded, Ctrl+S save as.\n",
             LESSON_DEFAULT_ID, VIEW_SPEED_MIN, VIEW_SPEED_MAX, EXPORT_SAVE_DIR);
 }
 
@@ -174,6 +186,13 @@ static int parse_args(int argc, char **argv, ShowOptions *o)
         } else if (strcmp(a, "--frames-dir") == 0) {
             NEED_VALUE();
             o->frames_dir = val;
+        } else if (strcmp(a, "--save-dir") == 0) {
+            NEED_VALUE();
+            o->save_dir = val;
+        } else if (strcmp(a, "--set") == 0 || strcmp(a, "--tokens") == 0 || strcmp(a, "--scale") == 0 ||
+                   strcmp(a, "--score-scale") == 0) {
+            NEED_VALUE();
+            if (app_edit_option(&o->edits, a, val, 1) < 0) return APP_USAGE;
         } else if (a[0] == '-' && a[1]) {
             return app_fail(APP_USAGE, "show: unknown option '%s' (try 'attnviz show --help')", a);
         } else if (!o->lesson) {
@@ -189,13 +208,34 @@ static int parse_args(int argc, char **argv, ShowOptions *o)
 /* ---- the lesson and its view, replaceable at run time (R, file drop) ---- */
 
 typedef struct Loaded {
-    Lesson *lesson;
+    Lesson *lesson; /* as loaded */
+    Edit *edit;     /* its working copy, which the view shows */
     View view;
     char *path;
 } Loaded;
 
-/* Loads path into a new lesson and view. 0, or -1 with the message in err. */
-static int load_into(Loaded *out, const char *path, char *err, size_t errlen)
+/* After an edit: the view's traces follow, and the cursor stays on the step. */
+static int follow_edit(void *user, char *err, size_t errlen)
+{
+    Loaded *l = user;
+    if (view_recompute(&l->view, err, errlen) != 0) return -1;
+    l->view.edited = edit_modified(l->edit);
+    editor_follow(&l->view, l->edit);
+    return 0;
+}
+
+/* Points the edit's recompute at the view (again after a Loaded moved). */
+static void loaded_bind(Loaded *l)
+{
+    l->edit->recompute = follow_edit;
+    l->edit->user = l;
+    attn_trace_destroy(l->edit->trace);
+    l->edit->trace = NULL;
+}
+
+/* Loads path into a new lesson, edit and view, with the command line's edits
+ * (NULL: none). 0, or -1 with the message in err. */
+static int load_into(Loaded *out, const char *path, const AppEdits *edits, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     Lesson *L = calloc(1, sizeof *L);
@@ -209,19 +249,33 @@ static int load_into(Loaded *out, const char *path, char *err, size_t errlen)
         free(L);
         return -1;
     }
-    if (view_init(&out->view, L, err, errlen) != 0) {
+    Edit *ed = calloc(1, sizeof *ed);
+    if (!ed || (edits && app_apply_edits(edits, L) != 0) || edit_init(ed, L, err, errlen) != 0) {
+        if (ed && edits && err[0] == '\0') snprintf(err, errlen, "%s: the edits were refused", path);
+        free(ed);
+        lesson_free(L);
+        free(L);
+        return -1;
+    }
+    if (view_init(&out->view, edit_lesson(ed), err, errlen) != 0) {
+        edit_free(ed);
+        free(ed);
         lesson_free(L);
         free(L);
         return -1;
     }
     out->lesson = L;
+    out->edit = ed;
     out->path = strdup(path);
+    loaded_bind(out);
     return 0;
 }
 
 static void loaded_free(Loaded *l)
 {
     view_free(&l->view);
+    edit_free(l->edit);
+    free(l->edit);
     if (l->lesson) lesson_free(l->lesson);
     free(l->lesson);
     free(l->path);
@@ -235,7 +289,8 @@ static void reload(Loaded *cur, const char *path, SDL_Window *win)
 {
     Loaded next;
     char err[1200];
-    if (load_into(&next, path, err, sizeof err) != 0) {
+    err[0] = '\0';
+    if (load_into(&next, path, NULL, err, sizeof err) != 0) {
         char msg[VIEW_MAX_NOTICE];
         snprintf(msg, sizeof msg, "%s: %.400s", view_string(VS_RELOAD_ERROR, cur->view.lang), err);
         view_set_notice(&cur->view, msg, 1);
@@ -264,6 +319,7 @@ static void reload(Loaded *cur, const char *path, SDL_Window *win)
     view_set_notice(n, msg, 0);
     loaded_free(cur);
     *cur = next;
+    loaded_bind(cur);
     char title[512];
     snprintf(title, sizeof title, "attnviz — %s", lesson_text(&cur->lesson->title, cur->view.lang));
     SDL_SetWindowTitle(win, title);
@@ -353,6 +409,17 @@ static uint64_t visible_key(const View *v, int w, int h)
     MIX((int)v->pan_x);
     MIX((int)v->pan_y);
     MIX(v->show_help);
+    MIX(v->id); /* a new trace: an edit */
+    uint64_t eb;
+    memcpy(&eb, &v->edit_t, sizeof eb);
+    MIX(eb);
+    MIX(v->edit_before != NULL);
+    MIX(v->edit_mode);
+    MIX(v->cur_mat);
+    MIX(v->cur_row);
+    MIX(v->cur_col);
+    MIX(v->typing);
+    for (const char *p = v->typed; *p; p++) MIX((unsigned char)*p);
     MIX(v->notice_is_error);
     for (const char *p = v->notice; *p; p++) MIX((unsigned char)*p);
     MIX(w);
@@ -436,9 +503,9 @@ int cmd_show(int argc, char **argv)
     char *path = app_resolve_lesson(o.lesson ? o.lesson : LESSON_DEFAULT_ID);
     if (!path) return APP_USAGE;
     Loaded cur;
-    char err[1200];
-    if (load_into(&cur, path, err, sizeof err) != 0) {
-        fprintf(stderr, "%s\n", err);
+    char err[1200] = "";
+    if (load_into(&cur, path, &o.edits, err, sizeof err) != 0) {
+        if (err[0]) fprintf(stderr, "%s\n", err);
         free(path);
         return APP_USAGE;
     }
@@ -522,6 +589,8 @@ int cmd_show(int argc, char **argv)
         return st;
     }
     SDL_EventState(SDL_DROPFILE, SDL_ENABLE);
+    SDL_StartTextInput(); /* numbers and token names typed in edit mode */
+    ShowEdit se = {.edit = cur.edit, .save_dir = o.save_dir ? o.save_dir : "attnviz-lessons"};
     int xfd = x_connection(win);
     if (render_font_count(rc) > 0 && strstr(render_font_path(rc, 0), "/fonts/DejaVuSans.ttf") &&
         strstr(render_font_path(rc, 0), "assets"))
@@ -578,13 +647,18 @@ int cmd_show(int argc, char **argv)
             case SDL_DROPFILE:
                 reload(&cur, e.drop.file, win);
                 v = &cur.view;
+                se.edit = cur.edit;
                 SDL_free(e.drop.file);
                 dirty = 1;
+                break;
+            case SDL_TEXTINPUT:
+                if (show_edit_text(&se, v, e.text.text)) dirty = 1;
                 break;
             case SDL_KEYDOWN: {
                 SDL_Keycode k = e.key.keysym.sym;
                 Uint16 mod = e.key.keysym.mod;
                 dirty = 1;
+                if (show_edit_key(&se, v, &e.key)) break;
                 if ((k == SDLK_SLASH && (mod & KMOD_SHIFT)) || k == SDLK_QUESTION || k == SDLK_F1 || k == SDLK_h) {
                     v->show_help = !v->show_help;
                     break;
@@ -664,6 +738,7 @@ int cmd_show(int argc, char **argv)
                 case SDLK_r:
                     reload(&cur, cur.path, win);
                     v = &cur.view;
+                    se.edit = cur.edit;
                     break;
                 default:
                     if (k >= SDLK_1 && k <= SDLK_9)
@@ -676,6 +751,10 @@ int cmd_show(int argc, char **argv)
             case SDL_MOUSEMOTION: {
                 int x = e.motion.x, y = e.motion.y;
                 to_pixels(win, &scr, &x, &y);
+                if (show_edit_mouse_motion(&se, v, y, (SDL_GetModState() & KMOD_SHIFT) != 0)) {
+                    dirty = 1;
+                    break;
+                }
                 if (dragging && v->zoom > 1.0f) {
                     int dx = x - drag_x, dy = y - drag_y;
                     float cells = 40.0f * (float)scr.h / 720.0f;
@@ -713,6 +792,7 @@ int cmd_show(int argc, char **argv)
                     v->show_help = 0;
                     break;
                 }
+                if (show_edit_mouse_down(&se, v, &hit, e.button.clicks, y)) break;
                 switch (hit.kind) {
                 case RENDER_HIT_TIMELINE:
                     view_goto(v, hit.step);
@@ -742,6 +822,7 @@ int cmd_show(int argc, char **argv)
             } break;
             case SDL_MOUSEBUTTONUP:
                 dragging = 0;
+                if (show_edit_mouse_up(&se)) dirty = 1;
                 break;
             case SDL_MOUSEWHEEL: {
                 int x, y;

@@ -41,8 +41,8 @@ typedef enum EditorKey {
     EDITOR_ENTER,       /* set the typed value, finish a name, or toggle a mask cell */
     EDITOR_ESCAPE,      /* drop what is typed, else leave edit mode */
     EDITOR_BACKSPACE,
-    EDITOR_RENAME,    /* F2: rename the cursor row's token */
-    EDITOR_ADD_TOKEN, /* Insert: add a token after the cursor row */
+    EDITOR_RENAME,      /* F2: rename the cursor row's token */
+    EDITOR_ADD_TOKEN,   /* Insert: add a token after the cursor row */
     EDITOR_REMOVE_TOKEN /* Delete: remove the cursor row's token */
 } EditorKey;
 

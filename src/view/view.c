@@ -130,6 +130,8 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_EDIT_HINT_TOKENS] = {"F2 rename · Insert add · Delete remove a token",
                              "F2 改名 · Insert 添加 · Delete 删除词元"},
     [VS_SAVED_AS] = {"saved as", "已另存为"},
+    [VS_TITLE_EDITED] = {"  (numbers changed)", "（数字已改动）"},
+    [VS_SAVED_DROPPED] = {"texts left out that no longer apply", "已略去不再适用的讲解"},
     [VS_ABOUT_ORIGINAL] = {"About the lesson before its numbers were changed: ", "以下说的是改动数字之前的原课程："},
     [VS_TEXT_NO_LONGER] = {"(The lesson's text for this step does not hold for these numbers.)",
                            "（课程对这一步的讲解不适用于现在的数字。）"},
