@@ -864,7 +864,7 @@ static void test_editor_keys(void **state)
     goto_name(v, "scores_1");
     assert_int_equal(editor_start(v, e, -1, 0, 0), -1); /* computed numbers only */
     assert_false(v->edit_mode);
-    assert_string_equal(v->notice, view_string(VS_EDIT_NOTHING, LESSON_EN));
+    assert_int_equal(v->notice_what, VS_EDIT_NOTHING);
     goto_name(v, "Q");
     int mats[8];
     assert_int_equal(editor_targets(v, e, mats, 8), 3);
@@ -948,7 +948,7 @@ static void test_editor_keys(void **state)
     assert_true(view_current(v)->data[2] == 0);
     assert_string_equal(view_current(v)->name, "weights_1");
     editor_key(v, e, EDITOR_ADD_TOKEN); /* not a token matrix */
-    assert_string_equal(v->notice, view_string(VS_EDIT_TOKENS_WHERE, LESSON_EN));
+    assert_int_equal(v->notice_what, VS_EDIT_TOKENS_WHERE);
     editor_key(v, e, EDITOR_ESCAPE);
     assert_false(v->edit_mode);
     assert_int_equal(editor_key(v, e, EDITOR_DOWN), 0);

@@ -27,28 +27,22 @@ static int hit_matrix(const AttnTrace *t, int step)
 
 static void note_refusal(View *v, const Edit *e)
 {
-    view_set_notice(v, e->msg, 1);
+    view_set_notice(v, VS_NOTICE_REFUSED, e->msg, 1);
 }
 
 void show_edit_save(ShowEdit *se, View *v)
 {
     Lesson out;
     int dropped = 0;
-    char err[1024], path[4096], msg[VIEW_MAX_NOTICE];
+    char err[1024], path[4096];
     if (edit_saveable(se->edit, &out, &dropped, err, sizeof err) != 0 ||
         lesson_save_new(&out, se->save_dir, path, sizeof path, err, sizeof err) != 0) {
         if (out.id) lesson_free(&out);
-        snprintf(msg, sizeof msg, "%.480s", err);
-        view_set_notice(v, msg, 1);
+        view_set_notice(v, VS_NOTICE_REFUSED, err, 1);
         fprintf(stderr, "attnviz: save as: %s\n", err);
         return;
     }
-    if (dropped)
-        snprintf(msg, sizeof msg, "%s %.400s  (%s: %d)", view_string(VS_SAVED_AS, v->lang), path,
-                 view_string(VS_SAVED_DROPPED, v->lang), dropped);
-    else
-        snprintf(msg, sizeof msg, "%s %.400s", view_string(VS_SAVED_AS, v->lang), path);
-    view_set_notice(v, msg, 0);
+    view_set_notice(v, dropped ? VS_SAVED_DROPPED : VS_SAVED_AS, path, 0);
     printf("attnviz: saved as %s\n", path);
     fflush(stdout);
     lesson_free(&out);
@@ -88,7 +82,7 @@ int show_edit_key(ShowEdit *se, View *v, const SDL_KeyboardEvent *ev)
         if (edit_cycle_mask(e) != 0)
             note_refusal(v, e);
         else
-            view_set_notice(v, attn_mask_kind_name(edit_lesson(e)->cfg.mask_kind), 0);
+            view_set_notice(v, VS_NOTICE_MASK_KIND, attn_mask_kind_name(edit_lesson(e)->cfg.mask_kind), 0);
         editor_follow(v, e);
         se->swallow_text = 1;
         return 1;
@@ -111,18 +105,10 @@ int show_edit_key(ShowEdit *se, View *v, const SDL_KeyboardEvent *ev)
         SDL_Keycode k;
         EditorKey ek;
     } keys[] = {
-        {SDLK_UP, EDITOR_UP},
-        {SDLK_DOWN, EDITOR_DOWN},
-        {SDLK_LEFT, EDITOR_LEFT},
-        {SDLK_RIGHT, EDITOR_RIGHT},
-        {SDLK_TAB, EDITOR_NEXT_MATRIX},
-        {SDLK_RETURN, EDITOR_ENTER},
-        {SDLK_KP_ENTER, EDITOR_ENTER},
-        {SDLK_ESCAPE, EDITOR_ESCAPE},
-        {SDLK_BACKSPACE, EDITOR_BACKSPACE},
-        {SDLK_F2, EDITOR_RENAME},
-        {SDLK_INSERT, EDITOR_ADD_TOKEN},
-        {SDLK_DELETE, EDITOR_REMOVE_TOKEN},
+        {SDLK_UP, EDITOR_UP},          {SDLK_DOWN, EDITOR_DOWN},        {SDLK_LEFT, EDITOR_LEFT},
+        {SDLK_RIGHT, EDITOR_RIGHT},    {SDLK_TAB, EDITOR_NEXT_MATRIX},  {SDLK_RETURN, EDITOR_ENTER},
+        {SDLK_KP_ENTER, EDITOR_ENTER}, {SDLK_ESCAPE, EDITOR_ESCAPE},    {SDLK_BACKSPACE, EDITOR_BACKSPACE},
+        {SDLK_F2, EDITOR_RENAME},      {SDLK_INSERT, EDITOR_ADD_TOKEN}, {SDLK_DELETE, EDITOR_REMOVE_TOKEN},
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (keys[i].k == k) {

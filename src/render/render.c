@@ -1048,7 +1048,7 @@ static const char *op_between(const AttnStep *s, const AttnStep *next, int befor
             snprintf(buf, len, "÷ %.4g =", (double)t->divisor);
             return buf;
         case ATTN_STEP_MASKED:
-            snprintf(buf, len, "mask →");
+            snprintf(buf, len, "%s", view_string(VS_OP_MASK, lang));
             return buf;
         case ATTN_STEP_SOFTMAX:
             snprintf(buf, len, "softmax →");
@@ -1919,15 +1919,16 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     draw_tooltip(rc, v, &f);
 
     /* notice (saved frame, reload error) */
-    if (v->notice[0]) {
+    char notice[2 * VIEW_MAX_NOTICE];
+    if (view_notice_text(v, notice, sizeof notice)) {
         int size = f.body;
-        int w = imin(width - 4 * m, render_text_width(rc, v->notice, size) + 2 * m);
-        int lines = wrapped_lines(rc, v->notice, size, w - 2 * m);
+        int w = imin(width - 4 * m, render_text_width(rc, notice, size) + 2 * m);
+        int lines = wrapped_lines(rc, notice, size, w - 2 * m);
         int h = lines * text_h(rc, size) + m;
         SDL_Rect box = {(width - w) / 2, nbox.y - h - m / 2, w, h};
         SDL_Color bg = v->notice_is_error ? th->error : th->text;
         render_fill(rc, box, bg);
-        draw_wrapped(rc, v->notice, size, th->bg, (SDL_Rect){box.x + m, box.y + m / 2, w - 2 * m, h}, 6);
+        draw_wrapped(rc, notice, size, th->bg, (SDL_Rect){box.x + m, box.y + m / 2, w - 2 * m, h}, 6);
     }
     if (v->show_help) draw_help(rc, v, &f);
     return 0;

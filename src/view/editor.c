@@ -82,7 +82,7 @@ int editor_start(View *v, const Edit *e, int mat, int r, int c)
     int mats[16];
     int n = editor_targets(v, e, mats, 16);
     if (n == 0) {
-        view_set_notice(v, view_string(VS_EDIT_NOTHING, v->lang), 1);
+        view_set_notice(v, VS_EDIT_NOTHING, NULL, 1);
         return -1;
     }
     v->edit_mode = 1;
@@ -137,7 +137,7 @@ static int token_side(const View *v)
 /* A refusal from the Edit, as the notice. */
 static int refused(View *v, const Edit *e)
 {
-    view_set_notice(v, e->msg, 1);
+    view_set_notice(v, VS_NOTICE_REFUSED, e->msg, 1);
     return 1;
 }
 
@@ -213,7 +213,7 @@ int editor_key(View *v, Edit *e, EditorKey key)
     case EDITOR_RENAME:
     case EDITOR_ADD_TOKEN:
         if (side < 0) {
-            view_set_notice(v, view_string(VS_EDIT_TOKENS_WHERE, v->lang), 1);
+            view_set_notice(v, VS_EDIT_TOKENS_WHERE, NULL, 1);
             return 1;
         }
         v->typing = key == EDITOR_RENAME ? EDITOR_TYPING_RENAME : EDITOR_TYPING_ADD;
@@ -225,7 +225,7 @@ int editor_key(View *v, Edit *e, EditorKey key)
         return 1;
     case EDITOR_REMOVE_TOKEN:
         if (side < 0) {
-            view_set_notice(v, view_string(VS_EDIT_TOKENS_WHERE, v->lang), 1);
+            view_set_notice(v, VS_EDIT_TOKENS_WHERE, NULL, 1);
             return 1;
         }
         if (edit_remove_token(e, side, v->cur_row) != 0) return refused(v, e);

@@ -102,9 +102,6 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_EXP_PHASE] = {"exp(x − max)", "exp(x − max)"},
     [VS_NORM_PHASE] = {"÷ row sum", "÷ 行和"},
     [VS_NO_NARRATION] = {"(no narration for this step)", "（本步骤没有讲解）"},
-    [VS_RELOAD_ERROR] = {"reload failed, keeping the old lesson", "重新载入失败，保留原课程"},
-    [VS_SAVED] = {"saved", "已保存"},
-    [VS_RELOADED] = {"reloaded", "已重新载入"},
     [VS_WEIGHTS_UNIT] = {"linear 0–1", "线性 0–1"},
     [VS_WEIGHTS_ROW] = {"÷ row max", "÷ 行最大值"},
     [VS_WEIGHTS_LOG] = {"log₁₀", "对数 log₁₀"},
@@ -129,12 +126,59 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                            "回车切换这一格 · K 切换掩码类型 · Esc 退出"},
     [VS_EDIT_HINT_TOKENS] = {"F2 rename · Insert add · Delete remove a token",
                              "F2 改名 · Insert 添加 · Delete 删除词元"},
-    [VS_SAVED_AS] = {"saved as", "已另存为"},
+    [VS_SAVED_AS] = {"saved as %s", "已另存为 %s"},
+    [VS_NOTICE_REFUSED] = {"%s", "未接受：%s"},
+    [VS_NOTICE_MASK_KIND] = {"mask: %s", "掩码：%s"},
     [VS_TITLE_EDITED] = {"  (numbers changed)", "（数字已改动）"},
-    [VS_SAVED_DROPPED] = {"texts left out that no longer apply", "已略去不再适用的讲解"},
+    [VS_SAVED_DROPPED] = {"saved as %s; texts that no longer apply were left out", "已另存为 %s；不再适用的讲解已略去"},
     [VS_ABOUT_ORIGINAL] = {"About the lesson before its numbers were changed: ", "以下说的是改动数字之前的原课程："},
     [VS_TEXT_NO_LONGER] = {"(The lesson's text for this step does not hold for these numbers.)",
                            "（课程对这一步的讲解不适用于现在的数字。）"},
+    [VS_NOTICE_RELOAD_FAILED] = {"reload failed, keeping the old lesson: %s", "重新载入失败，保留原课程：%s"},
+    [VS_NOTICE_SAVED] = {"saved %s", "已保存：%s"},
+    [VS_NOTICE_SAVE_FAILED] = {"the frame was not saved: %s", "画面未能保存：%s"},
+    [VS_NOTICE_RELOADED] = {"reloaded %s", "已重新载入：%s"},
+    [VS_OP_MASK] = {"mask →", "掩码 →"},
+    [VS_DEFAULT_NARRATION] = {"%s (%d × %d): %s.", "%s（%d × %d）：%s。"},
+    [VS_EXPLAIN_MORE_TERMS] = {" + …  (%d terms)", " + …（共 %d 项）"},
+    [VS_EXPLAIN_SPLIT_COLUMN] = {", %d]  (head %d, its column %d of 0…%d)", ", %d]（头 %d 的第 %d 列，共 0…%d）"},
+    [VS_EXPLAIN_ADDITIVE_ROW] = {"\n= hidden[%zu] · v_a  (row %d·n_k + %d)\n",
+                                 "\n= hidden[%zu] · v_a（第 %d·n_k + %d 行）\n"},
+    [VS_EXPLAIN_MASKED_BLOCKED] = {"\n%s: the mask is 0 here, so the score becomes the fill value",
+                                   "\n%s：这里的掩码是 0，分数被替换成填充值"},
+    [VS_EXPLAIN_MASKED_KEPT] = {"\n= the scaled score (the mask is 1 here)", "\n= 缩放后的分数（这里的掩码是 1）"},
+    [VS_EXPLAIN_ROW_BLOCKED] = {"\nevery key of this row is blocked: all weights are 0",
+                                "\n这一行的键全部被屏蔽：权重全为 0"},
+    [VS_EXPLAIN_WEIGHT_COLUMN] = {"\nmultiplies feature %d of each token into %c's column %d (head %d's column %d)",
+                                  "\n把每个词的第 %d 个特征乘进 %c 的第 %d 列（头 %d 的第 %d 列）"},
+    [VS_TOKEN] = {"%s", "「%s」"},
+    [VS_TOKEN_LIST_SEP] = {", ", "、"},
+    [VS_TOKEN_NEXT] = {" %s", "「%s」"},
+    [VS_TOKENS_MORE] = {" …", "…"},
+    [VS_LARGEST_WEIGHTS] = {" Each query's largest weight: ", "每个查询最大的权重："},
+    [VS_LARGEST_WEIGHT] = {"%s → %s ", "「%s」→「%s」"},
+    [VS_LIST_SEP] = {", ", "，"},
+    [VS_LIST_CUT] = {", …", "……"},
+    [VS_FULL_STOP] = {".", "。"},
+    [VS_KIND_COLUMN_INPUT] = {"the input: one column per token", "输入：每个词元一列"},
+    [VS_KIND_COLUMN_BIAS] = {"a learned bias, added to every column", "可学习的偏置，加到每一列"},
+    [VS_KIND_COLUMN_SOFTMAX] = {"softmax: each column becomes weights that sum to 1",
+                                "softmax：每一列变成和为 1 的权重"},
+    [VS_KIND + ATTN_STEP_INPUT] = {"the input: one row per token", "输入：每个词元一行"},
+    [VS_KIND + ATTN_STEP_WEIGHT] = {"a learned weight matrix", "一个可学习的权重矩阵"},
+    [VS_KIND + ATTN_STEP_BIAS] = {"a learned bias, added to every row", "可学习的偏置，加到每一行"},
+    [VS_KIND + ATTN_STEP_PROJECTION] = {"a projection: the input times a weight matrix", "投影：输入乘以权重矩阵"},
+    [VS_KIND + ATTN_STEP_SPLIT] = {"one head's columns of the projection", "投影中属于这个头的列"},
+    [VS_KIND + ATTN_STEP_SCORES] = {"scores: how well each query matches each key", "打分：每个查询与每个键的匹配程度"},
+    [VS_KIND + ATTN_STEP_SCALED] = {"the scores divided by the scale", "分数除以缩放因子"},
+    [VS_KIND + ATTN_STEP_MASKED] = {"blocked positions set to −∞", "被屏蔽的位置置为 −∞"},
+    [VS_KIND +
+        ATTN_STEP_SOFTMAX] = {"softmax: each row becomes weights that sum to 1", "softmax：每一行变成和为 1 的权重"},
+    [VS_KIND + ATTN_STEP_WEIGHTED_SUM] = {"the weighted sum of the values", "值向量的加权和"},
+    [VS_KIND + ATTN_STEP_CONCAT] = {"the heads' outputs side by side", "各头输出并排拼接"},
+    [VS_KIND + ATTN_STEP_OUTPUT] = {"the output projection", "输出投影"},
+    [VS_KIND +
+        ATTN_STEP_ADDITIVE_HIDDEN] = {"tanh of the joined query and key, times W_a", "查询与键拼接后乘 W_a 再取 tanh"},
 };
 
 const char *view_string(ViewString id, LessonLang lang)
@@ -144,27 +188,10 @@ const char *view_string(ViewString id, LessonLang lang)
     return ui_strings[id][lang];
 }
 
-static const char *const kind_text[ATTN_STEP_KIND_COUNT][LESSON_LANG_COUNT] = {
-    [ATTN_STEP_INPUT] = {"the input: one row per token", "输入：每个词元一行"},
-    [ATTN_STEP_WEIGHT] = {"a learned weight matrix", "一个可学习的权重矩阵"},
-    [ATTN_STEP_BIAS] = {"a learned bias, added to every row", "可学习的偏置，加到每一行"},
-    [ATTN_STEP_PROJECTION] = {"a projection: the input times a weight matrix", "投影：输入乘以权重矩阵"},
-    [ATTN_STEP_SPLIT] = {"one head's columns of the projection", "投影中属于这个头的列"},
-    [ATTN_STEP_SCORES] = {"scores: how well each query matches each key", "打分：每个查询与每个键的匹配程度"},
-    [ATTN_STEP_SCALED] = {"the scores divided by the scale", "分数除以缩放因子"},
-    [ATTN_STEP_MASKED] = {"blocked positions set to −∞", "被屏蔽的位置置为 −∞"},
-    [ATTN_STEP_SOFTMAX] = {"softmax: each row becomes weights that sum to 1", "softmax：每一行变成和为 1 的权重"},
-    [ATTN_STEP_WEIGHTED_SUM] = {"the weighted sum of the values", "值向量的加权和"},
-    [ATTN_STEP_CONCAT] = {"the heads' outputs side by side", "各头输出并排拼接"},
-    [ATTN_STEP_OUTPUT] = {"the output projection", "输出投影"},
-    [ATTN_STEP_ADDITIVE_HIDDEN] = {"tanh of the joined query and key, times W_a", "查询与键拼接后乘 W_a 再取 tanh"},
-};
-
 const char *view_kind_text(AttnStepKind kind, LessonLang lang)
 {
     if ((int)kind < 0 || kind >= ATTN_STEP_KIND_COUNT) return "";
-    if ((int)lang < 0 || lang >= LESSON_LANG_COUNT) lang = LESSON_EN;
-    return kind_text[kind][lang];
+    return view_string((ViewString)(VS_KIND + (int)kind), lang);
 }
 
 /* ---- lifetime ---- */
@@ -276,7 +303,7 @@ static int ensure_single(View *v)
     char err[VIEW_MAX_NOTICE - 16];
     AttnTrace *s = build_single(v->lesson, err, sizeof err);
     if (!s) {
-        view_set_notice(v, err, 1);
+        view_set_notice(v, VS_NOTICE_REFUSED, err, 1);
         return -1;
     }
     attn_trace_destroy(v->single);
@@ -402,7 +429,7 @@ int view_is_busy(const View *v)
     if (view_edit_progress(v) < 1.0) return 1;
     if (v->t < view_step_duration(v, v->step)) return 1;
     if (v->playing && !view_at_end(v)) return 1;
-    return v->notice[0] && v->notice_left > 0;
+    return v->notice_left > 0;
 }
 
 void view_goto(View *v, int step)
@@ -481,7 +508,7 @@ void view_advance(View *v, double dt)
         v->notice_left -= dt;
         if (v->notice_left <= 0) {
             v->notice_left = 0;
-            v->notice[0] = '\0';
+            v->notice_detail[0] = '\0';
             v->notice_is_error = 0;
         }
     }
@@ -691,11 +718,20 @@ void view_select_token(View *v, int q, int k)
     v->sel_key = k;
 }
 
-void view_set_notice(View *v, const char *msg, int is_error)
+void view_set_notice(View *v, int what, const char *detail, int is_error)
 {
-    snprintf(v->notice, sizeof v->notice, "%s", msg ? msg : "");
+    v->notice_what = what;
+    snprintf(v->notice_detail, sizeof v->notice_detail, "%s", detail ? detail : "");
     v->notice_is_error = is_error;
-    v->notice_left = v->notice[0] ? (is_error ? 15.0 : 3.0) : 0.0;
+    v->notice_left = is_error ? 15.0 : 3.0;
+}
+
+size_t view_notice_text(const View *v, char *buf, size_t len)
+{
+    if (!len) return 0;
+    buf[0] = '\0';
+    if (v->notice_left <= 0) return 0;
+    return cat(buf, len, 0, view_string((ViewString)v->notice_what, v->lang), v->notice_detail);
 }
 
 /* ---- names, labels, masks ---- */
@@ -1041,9 +1077,8 @@ static size_t cat_token_list(const View *v, char *buf, size_t len, size_t at)
     const Lesson *l = v->lesson;
     int n = l->n_tokens < 6 ? l->n_tokens : 6;
     for (int i = 0; i < n; i++)
-        at = v->lang == LESSON_ZH ? cat(buf, len, at, "「%s」", l->tokens[i])
-                                  : cat(buf, len, at, "%s%s", i ? " " : "", l->tokens[i]);
-    if (l->n_tokens > n) at = cat(buf, len, at, v->lang == LESSON_ZH ? "…" : " …");
+        at = cat(buf, len, at, view_string(i ? VS_TOKEN_NEXT : VS_TOKEN, v->lang), l->tokens[i]);
+    if (l->n_tokens > n) at = cat(buf, len, at, "%s", view_string(VS_TOKENS_MORE, v->lang));
     return at;
 }
 
@@ -1065,14 +1100,13 @@ static size_t cat_num(char *buf, size_t len, size_t at, float x, int paren);
 /* What a kind of step is in column notation, where it differs from row notation. */
 static const char *kind_text_column(AttnStepKind kind, LessonLang lang)
 {
-    int zh = lang == LESSON_ZH;
     switch (kind) {
     case ATTN_STEP_INPUT:
-        return zh ? "输入：每个词元一列" : "the input: one column per token";
+        return view_string(VS_KIND_COLUMN_INPUT, lang);
     case ATTN_STEP_BIAS:
-        return zh ? "可学习的偏置，加到每一列" : "a learned bias, added to every column";
+        return view_string(VS_KIND_COLUMN_BIAS, lang);
     case ATTN_STEP_SOFTMAX:
-        return zh ? "softmax：每一列变成和为 1 的权重" : "softmax: each column becomes weights that sum to 1";
+        return view_string(VS_KIND_COLUMN_SOFTMAX, lang);
     default:
         return view_kind_text(kind, lang);
     }
@@ -1083,15 +1117,15 @@ static const char *kind_text_column(AttnStepKind kind, LessonLang lang)
  * weight. */
 static void describe_step(const View *v, const AttnTrace *trace, const AttnStep *s, char *buf, size_t len)
 {
-    int zh = v->lang == LESSON_ZH, col = v->notation == VIEW_NOTATION_COLUMN;
+    LessonLang L = v->lang;
+    int col = v->notation == VIEW_NOTATION_COLUMN;
     char title[64];
     view_step_title(s, title, sizeof title);
-    size_t at =
-        cat(buf, len, 0, zh ? "%s（%d × %d）：%s。" : "%s (%d × %d): %s.", title, col ? s->cols : s->rows,
-            col ? s->rows : s->cols, col ? kind_text_column(s->kind, v->lang) : view_kind_text(s->kind, v->lang));
+    size_t at = cat(buf, len, 0, view_string(VS_DEFAULT_NARRATION, L), title, col ? s->cols : s->rows,
+                    col ? s->rows : s->cols, col ? kind_text_column(s->kind, L) : view_kind_text(s->kind, L));
     const char *const *rl = view_row_labels(v, trace, s), *const *cl = view_col_labels(v, trace, s);
     if (s->kind != ATTN_STEP_SOFTMAX || !rl || !cl) return;
-    at = cat(buf, len, at, zh ? "每个查询最大的权重：" : " Each query's largest weight: ");
+    at = cat(buf, len, at, "%s", view_string(VS_LARGEST_WEIGHTS, L));
     int shown = 0;
     for (int r = 0; r < s->rows && shown < 6; r++) {
         const float *row = s->data + (size_t)r * (size_t)s->cols;
@@ -1099,11 +1133,11 @@ static void describe_step(const View *v, const AttnTrace *trace, const AttnStep 
         for (int c = 1; c < s->cols; c++)
             if (row[c] > row[best]) best = c;
         if (!(row[best] > 0.0f)) continue; /* a row that sees no key */
-        if (shown++) at = cat(buf, len, at, zh ? "，" : ", ");
-        at = cat(buf, len, at, zh ? "「%s」→「%s」" : "%s → %s ", rl[r], cl[best]);
+        if (shown++) at = cat(buf, len, at, "%s", view_string(VS_LIST_SEP, L));
+        at = cat(buf, len, at, view_string(VS_LARGEST_WEIGHT, L), rl[r], cl[best]);
         at = cat_num(buf, len, at, row[best], 0);
     }
-    cat(buf, len, at, s->rows > shown && shown == 6 ? (zh ? "……" : ", …") : (zh ? "。" : "."));
+    cat(buf, len, at, "%s", view_string(s->rows > shown && shown == 6 ? VS_LIST_CUT : VS_FULL_STOP, L));
 }
 
 /* Appends a text of no step (the summary, the intro) with its placeholders
@@ -1224,7 +1258,7 @@ static size_t cat_dot(char *buf, size_t len, size_t at, const float *A, size_t i
         at = cat(buf, len, at, "·");
         at = cat_num(buf, len, at, B[ib + (size_t)i * sb], 1);
     }
-    if (n > EXPLAIN_TERMS) at = cat(buf, len, at, lang == LESSON_ZH ? " + …（共 %d 项）" : " + …  (%d terms)", n);
+    if (n > EXPLAIN_TERMS) at = cat(buf, len, at, view_string(VS_EXPLAIN_MORE_TERMS, lang), n);
     return at;
 }
 
@@ -1284,10 +1318,8 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
         at = cat(buf, len, at, "\n= %s[", P->name);
         const char *const *rl = view_row_labels(v, t, P);
         at = rl ? cat(buf, len, at, "%s", rl[r]) : cat(buf, len, at, "%d", r);
-        at =
-            cat(buf, len, at,
-                v->lang == LESSON_ZH ? ", %d]（头 %d 的第 %d 列，共 0…%d）" : ", %d]  (head %d, its column %d of 0…%d)",
-                (s->head - 1) * s->cols + c, s->head, c, s->cols - 1);
+        at = cat(buf, len, at, view_string(VS_EXPLAIN_SPLIT_COLUMN, v->lang), (s->head - 1) * s->cols + c, s->head, c,
+                 s->cols - 1);
     } break;
     case ATTN_STEP_SCORES:
         if (t->cfg.attention == ATTN_DOT) {
@@ -1306,7 +1338,7 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
                            *va = from_kind(t, s, ATTN_STEP_WEIGHT, 0);
             if (!Hd || !va) break;
             size_t hr = (size_t)r * (size_t)s->cols + (size_t)c;
-            at = cat(buf, len, at, "\n= hidden[%zu] · v_a  (row %d·n_k + %d)\n", hr, r, c);
+            at = cat(buf, len, at, view_string(VS_EXPLAIN_ADDITIVE_ROW, v->lang), hr, r, c);
             at = cat_dot(buf, len, at, Hd->data, hr * (size_t)Hd->cols, 1, va->data, 0, 1, Hd->cols, v->lang);
         }
         break;
@@ -1319,14 +1351,9 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
     } break;
     case ATTN_STEP_MASKED:
         if (view_cell_blocked(v, s, r, c))
-            at = cat(buf, len, at,
-                     v->lang == LESSON_ZH ? "\n%s：这里的掩码是 0，分数被替换成填充值"
-                                          : "\n%s: the mask is 0 here, so the score becomes the fill value",
-                     view_string(VS_BLOCKED, v->lang));
+            at = cat(buf, len, at, view_string(VS_EXPLAIN_MASKED_BLOCKED, v->lang), view_string(VS_BLOCKED, v->lang));
         else
-            at = cat(buf, len, at,
-                     v->lang == LESSON_ZH ? "\n= 缩放后的分数（这里的掩码是 1）"
-                                          : "\n= the scaled score (the mask is 1 here)");
+            at = cat(buf, len, at, view_string(VS_EXPLAIN_MASKED_KEPT, v->lang));
         break;
     case ATTN_STEP_SOFTMAX: {
         const AttnStep *X = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
@@ -1336,9 +1363,7 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
         for (int j = 0; j < X->cols; j++)
             if (row[j] > mx) mx = row[j];
         if (isinf(mx) && mx < 0) {
-            at = cat(buf, len, at,
-                     v->lang == LESSON_ZH ? "\n这一行的键全部被屏蔽：权重全为 0"
-                                          : "\nevery key of this row is blocked: all weights are 0");
+            at = cat(buf, len, at, view_string(VS_EXPLAIN_ROW_BLOCKED, v->lang));
             break;
         }
         double sum = 0;
@@ -1374,13 +1399,9 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
     case ATTN_STEP_WEIGHT:
         if (t->cfg.attention == ATTN_DOT && s->name[0] == 'W' && s->name[2] != 'O') {
             int dk = s->name[2] == 'V' ? t->cfg.d_v : t->cfg.d_k;
-            if (dk > 0 && v->lang == LESSON_ZH)
-                at = cat(buf, len, at, "\n把每个词的第 %d 个特征乘进 %c 的第 %d 列（头 %d 的第 %d 列）", r, s->name[2],
-                         c, c / dk + 1, c % dk);
-            else if (dk > 0)
-                at = cat(buf, len, at,
-                         "\nmultiplies feature %d of each token into column %d of %c (head %d's column %d)", r, c,
-                         s->name[2], c / dk + 1, c % dk);
+            if (dk > 0)
+                at = cat(buf, len, at, view_string(VS_EXPLAIN_WEIGHT_COLUMN, v->lang), r, s->name[2], c, c / dk + 1,
+                         c % dk);
         }
         break;
     case ATTN_STEP_ADDITIVE_HIDDEN: {
