@@ -232,6 +232,7 @@ static void test_mask_toggle(void **state)
     assert_int_equal(edit_toggle_mask(&e, 0, 2), 0);
     assert_edit_matches(&e, &L);
     assert_int_equal(edit_set(&e, "mask[1][1]=0"), 0);
+    assert_int_equal(edit_lesson(&e)->cfg.mask_kind, ATTN_MASK_MATRIX);
     assert_int_equal(edit_lesson(&e)->mask[4], 0);
     assert_int_equal(edit_set(&e, "mask[1][1]=0.5"), -1);
     assert_non_null(strstr(e.msg, "expected 0 or 1"));
@@ -240,6 +241,14 @@ static void test_mask_toggle(void **state)
     assert_int_equal(edit_undo(&e), 0);
     assert_int_equal(edit_lesson(&e)->cfg.mask_kind, ATTN_MASK_CAUSAL);
     assert_edit_matches(&e, &L);
+    /* --set on a causal mask: what it already is changes nothing; else the
+     * mask becomes the explicit matrix with that cell */
+    assert_int_equal(edit_set(&e, "mask[0][1]=0"), 0);
+    assert_false(edit_can_undo(&e));
+    assert_int_equal(edit_set(&e, "mask[0][1]=1"), 0);
+    assert_int_equal(edit_lesson(&e)->cfg.mask_kind, ATTN_MASK_MATRIX);
+    assert_int_equal(edit_lesson(&e)->mask[1], 1);
+    assert_int_equal(edit_lesson(&e)->mask[2], 0);
     lesson_free(&ref);
     edit_free(&e);
     lesson_free(&L);
@@ -491,7 +500,9 @@ static void test_bad_edits(void **state)
         {"W_q[0][0]=1", "W_q: unknown matrix; expected one of X, Y, W_Q"},
         {"Y[0][0]=1", "Y: this lesson has no Y"},
         {"W_a[0][0]=1", "W_a: this lesson has no W_a"},
-        {"mask[0][0]=0", "mask: this lesson's mask is none"},
+        {"mask[0][0]=2", "mask[0][0]: expected 0 or 1 (1 = may attend, 0 = blocked), found 2"},
+        {"mask[3][0]=0", "mask[3][0]: expected a cell of the 3×3 mask"},
+        {"mask[0]=0", "mask: this lesson's mask is none"},
         {"X[0]=1", "X is 3×4, a matrix: expected X[i][j]=VALUE"},
         {"b_Q[9]=1", "b_Q[0][9]: expected a column 0..3 (b_Q is 1×4), found 9"},
         {"X[-1][0]=1", "expected an index [0], [1], ... after X"},

@@ -1738,6 +1738,8 @@ static void draw_editing(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect 
                      (s->kind == ATTN_STEP_SCALED ||
                       (v->edit_mode && (s->kind == ATTN_STEP_MASKED || s->kind == ATTN_STEP_SOFTMAX)));
     int lh = text_h(rc, f->small);
+    if (v->mode == VIEW_MULTI && view_head_count(v) > 1) /* clear of the heads' strip, as render_frame lays it out */
+        main.w -= imax(120, imin(rc->width / 5, 460)) + f->small;
     if (scale_step) {
         int w = imin(main.w / 2, f->small * 30);
         draw_scale_slider(rc, v, f, (SDL_Rect){main.x + main.w - w, main.y, w, lh * 2 + lh / 2 + 4});

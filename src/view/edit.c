@@ -468,6 +468,31 @@ int edit_set(Edit *e, const char *spec)
     int rows, cols;
     int have = edit_shape(e, mat, &rows, &cols) == 0;
     int r = 0, c = 0;
+    const AttnConfig *g = &e->work.cfg;
+    if (mat == EDIT_MASK && !have && k == 2) {
+        /* no mask or a causal one: the cell makes it an explicit matrix, as a toggle does */
+        double v;
+        char what[64];
+        snprintf(what, sizeof what, "mask[%d][%d]", idx[0], idx[1]);
+        if (idx[0] >= g->n_q || idx[1] >= g->n_k)
+            return refuse(e, "--set '%s': %s: expected a cell of the %d×%d mask (queries × keys)", spec, what, g->n_q,
+                          g->n_k);
+        if (parse_value(e, what, eq + 1, &v) != 0 || (v != 0 && v != 1)) {
+            char why[sizeof e->msg];
+            snprintf(why, sizeof why, "%s", e->msg);
+            if (v != 0 && v != 1 && strstr(why, "expected") == NULL)
+                snprintf(why, sizeof why, "%s: expected 0 or 1 (1 = may attend, 0 = blocked), found %g", what, v);
+            return refuse(e, "--set '%s': %s", spec, why);
+        }
+        int now = g->mask_kind == ATTN_MASK_CAUSAL ? idx[1] <= idx[0] : 1;
+        if ((int)v == now) return 0;
+        if (edit_toggle_mask(e, idx[0], idx[1]) != 0) {
+            char why[sizeof e->msg];
+            snprintf(why, sizeof why, "%s", e->msg);
+            return refuse(e, "--set '%s': %s", spec, why);
+        }
+        return 0;
+    }
     if (k == 2) {
         r = idx[0], c = idx[1];
     } else if (have && rows == 1) {
