@@ -497,7 +497,7 @@ static void test_bad_edits(void **state)
         {"X[0][1]=2 3", "expected a number, found \"2 3\""},
         {"X[3][0]=1", "X[3][0]: expected a row 0..2 (X is 3×4), found 3"},
         {"X[0][4]=1", "X[0][4]: expected a column 0..3 (X is 3×4), found 4"},
-        {"W_q[0][0]=1", "W_q: unknown matrix; expected one of X, Y, W_Q"},
+        {"W_q[0][0]=1", "W_q: not a matrix of the lesson; expected one of X, Y, W_Q"},
         {"Y[0][0]=1", "Y: this lesson has no Y"},
         {"W_a[0][0]=1", "W_a: this lesson has no W_a"},
         {"mask[0][0]=2", "mask[0][0]: expected 0 or 1 (1 = may attend, 0 = blocked), found 2"},

@@ -454,8 +454,8 @@ int edit_set(Edit *e, const char *spec)
     int mat = strcmp(name, "mask") == 0 ? EDIT_MASK : lesson_matrix_from_name(name);
     if (mat < 0)
         return refuse(e,
-                      "--set '%s': %s: unknown matrix; expected one of X, Y, W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O, "
-                      "W_a, b_a, v_a, mask",
+                      "--set '%s': %s: not a matrix of the lesson; expected one of X, Y, W_Q, W_K, W_V, W_O, b_Q, "
+                      "b_K, b_V, b_O, W_a, b_a, v_a, mask (computed steps such as Q or weights_1 follow from these)",
                       spec, name);
     const char *p = br;
     int idx[2], k = 0;
