@@ -1783,10 +1783,14 @@ static void draw_editing(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect 
         snprintf(full, sizeof full, "%s  ·  %s  ·  %s", line, hint, view_string(VS_EDIT_HINT_TOKENS, v->lang));
     else
         snprintf(full, sizeof full, "%s  ·  %s", line, hint);
-    int w = imin(main.w, render_text_width(rc, full, f->small) + 16);
+    if (render_text_width(rc, full, f->small) + 16 > main.w) /* the token keys go first */
+        snprintf(full, sizeof full, "%s  ·  %s", line, hint);
+    int fsize = f->small;
+    while (render_text_width(rc, full, fsize) + 16 > main.w && fsize > 9) fsize--;
+    int w = imin(main.w, render_text_width(rc, full, fsize) + 16);
     SDL_Rect bar = {main.x, main.y + main.h - lh - 6, w, lh + 6};
     render_fill(rc, bar, th->accent);
-    render_text(rc, full, f->small, th->accent_text, bar.x + 8, bar.y + 3, 0);
+    render_text(rc, full, fsize, th->accent_text, bar.x + 8, bar.y + 3 + (lh - text_h(rc, fsize)) / 2, 0);
 }
 
 int render_frame(RenderCtx *rc, const View *v, int width, int height)

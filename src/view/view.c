@@ -76,9 +76,10 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                       "+ / −  text size                F / F11  fullscreen\n"
                       "S  save this frame as PNG       R  reload the lesson file\n"
                       "?  this help                    Esc / Q  quit\n"
-                      "E  edit: arrows, Tab, type a number, Enter; Esc leaves; drag a cell\n"
-                      "< / >  scale   K  mask kind   Ctrl+Z / Ctrl+Y  undo / redo\n"
-                      "O  back to the lesson as loaded   Ctrl+S  save as a new lesson\n"
+                      "E  edit mode: arrows, Tab, Enter     drag a cell  change its number\n"
+                      "< / >  scale (temperature)          K  mask kind\n"
+                      "Ctrl+Z / Ctrl+Y  undo / redo        O  back to the lesson as loaded\n"
+                      "Ctrl+S  save as a new lesson\n"
                       "Mouse: hover a cell to see how it was computed; click a token to\n"
                       "highlight it everywhere; click the timeline to jump; wheel zooms,\n"
                       "drag pans a large matrix; drop a lesson file on the window to open it.",
@@ -90,9 +91,10 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                       "+ / −  字号                      F / F11  全屏\n"
                       "S  把当前画面存为 PNG            R  重新载入课程文件\n"
                       "?  本帮助                        Esc / Q  退出\n"
-                      "E  编辑：方向键、Tab、输入数字、回车；Esc 退出编辑；拖动格子\n"
-                      "< / >  缩放   K  掩码类型   Ctrl+Z / Ctrl+Y  撤销 / 重做\n"
-                      "O  回到载入时的课程   Ctrl+S  另存为新课程\n"
+                      "E  编辑：方向键、Tab、回车          拖动格子  改变它的数值\n"
+                      "< / >  缩放（温度）                 K  掩码类型\n"
+                      "Ctrl+Z / Ctrl+Y  撤销 / 重做        O  回到载入时的课程\n"
+                      "Ctrl+S  另存为新课程\n"
                       "鼠标：悬停在格子上查看它的计算过程；点击词元在所有矩阵中高亮；\n"
                       "点击时间轴跳转；滚轮缩放、拖动平移大矩阵；把课程文件拖进窗口即可打开。"},
     [VS_HINT] = {"? help", "? 帮助"},
