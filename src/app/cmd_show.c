@@ -813,7 +813,7 @@ int cmd_show(int argc, char **argv)
             } break;
             case SDL_MOUSEBUTTONUP:
                 dragging = 0;
-                if (show_edit_mouse_up(&se)) dirty = 1;
+                if (show_edit_mouse_up(&se, v)) dirty = 1;
                 break;
             case SDL_MOUSEWHEEL: {
                 int x, y;
@@ -840,6 +840,7 @@ int cmd_show(int argc, char **argv)
             have = SDL_PollEvent(&e);
         }
         if (!running) break;
+        if (show_edit_flush(&se, v)) dirty = 1; /* a drag's motion since the last frame, as one change */
 
         double t = attn_clock_seconds();
         double dt = t - last;

@@ -155,17 +155,26 @@ int show_edit_mouse_down(ShowEdit *se, View *v, const RenderHit *hit, int clicks
 
 int show_edit_mouse_motion(ShowEdit *se, View *v, int y, int fine)
 {
+    (void)v;
     if (!se->scrubbing) return 0;
-    int dy = se->scrub_y - y; /* up: larger */
-    if (dy == 0) return 1;
+    se->pending_dy += se->scrub_y - y; /* up: larger */
+    se->pending_fine = fine;
     se->scrub_y = y;
-    editor_scrub(v, se->edit, dy, fine);
     return 1;
 }
 
-int show_edit_mouse_up(ShowEdit *se)
+int show_edit_flush(ShowEdit *se, View *v)
+{
+    if (!se->pending_dy) return 0;
+    editor_scrub(v, se->edit, se->pending_dy, se->pending_fine);
+    se->pending_dy = 0;
+    return 1;
+}
+
+int show_edit_mouse_up(ShowEdit *se, View *v)
 {
     if (!se->scrubbing) return 0;
+    show_edit_flush(se, v);
     se->scrubbing = 0;
     edit_end_scrub(se->edit);
     return 1;

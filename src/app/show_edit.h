@@ -29,6 +29,7 @@ typedef struct ShowEdit {
     const char *save_dir; /* where Ctrl+S writes */
     int swallow_text;     /* the text event of a key that was a command (E, K, O, <, >) */
     int scrubbing, scrub_y;
+    int pending_dy, pending_fine; /* drag motion not yet applied: one recompute a frame */
 } ShowEdit;
 
 /* 1 when the key was an edit key (the window then does nothing else with it). */
@@ -37,9 +38,13 @@ int show_edit_key(ShowEdit *se, View *v, const SDL_KeyboardEvent *ev);
 int show_edit_text(ShowEdit *se, View *v, const char *text);
 /* A left click on hit (clicks: 2 for a double-click), at window y; 1 when used. */
 int show_edit_mouse_down(ShowEdit *se, View *v, const RenderHit *hit, int clicks, int y);
-/* The mouse moved to y while a cell is being dragged (fine: Shift); 1 when used. */
+/* The mouse moved to y while a cell is being dragged (fine: Shift); 1 when
+ * used. The change waits for show_edit_flush, once a frame, so that a fast
+ * drag over a large lesson is one recompute per frame, not one per event. */
 int show_edit_mouse_motion(ShowEdit *se, View *v, int y, int fine);
-int show_edit_mouse_up(ShowEdit *se);
+/* Applies the drag's motion since the last call; 1 when there was some. */
+int show_edit_flush(ShowEdit *se, View *v);
+int show_edit_mouse_up(ShowEdit *se, View *v);
 /* Ctrl+S: the edited lesson as a new file in save_dir; the notice says where. */
 void show_edit_save(ShowEdit *se, View *v);
 
