@@ -6,8 +6,8 @@ add_test(NAME set_vs_pytorch
                  ${ATTNVIZ_TESTS_DIR}/test_set_pytorch.py $<TARGET_FILE:attnviz> ${CMAKE_CURRENT_BINARY_DIR}/set_vs_pytorch)
 set_tests_properties(set_vs_pytorch PROPERTIES SKIP_RETURN_CODE 77)
 add_test(NAME set_bad_exits_2
-         COMMAND sh -c "for s in 'W_Q[9][0]=1' 'W_Z[0][0]=1' 'X[0][0]=abc' 'X[0][0]=nan' 'X[0][0]=3e38'; do out=$(\"$0\" trace mhsa-wo-xihuan-paobu --set \"$s\" 2>&1 >/dev/null); rc=$?; echo \"$out\"; [ $rc -eq 2 ] && [ $(printf '%s\\n' \"$out\" | wc -l) -eq 1 ] && printf '%s' \"$out\" | grep -qF -e \"--set '$s'\" || exit 1; done"
-                 $<TARGET_FILE:attnviz>)
+         COMMAND sh -c "for cmd in trace \"export -o $1\" show; do for s in 'W_Q[9][0]=1' 'W_Z[0][0]=1' 'X[0][0]=abc' 'X[0][0]=nan' 'X[0][0]=3e38'; do out=$(\"$0\" $cmd mhsa-wo-xihuan-paobu --set \"$s\" 2>&1 >/dev/null); rc=$?; echo \"$cmd: $out\"; [ $rc -eq 2 ] && [ $(printf '%s\\n' \"$out\" | wc -l) -eq 1 ] && printf '%s' \"$out\" | grep -qF -e \"--set '$s'\" || exit 1; done; done; [ ! -e \"$1\" ]"
+                 $<TARGET_FILE:attnviz> ${CMAKE_CURRENT_BINARY_DIR}/set_bad_export)
 # Editing in the real window with keys alone (Xvfb, xdotool): E, arrows, a
 # typed value, Enter, Ctrl+S; the saved lesson passes check and its trace
 # carries the edit downstream. Skipped without xvfb-run.

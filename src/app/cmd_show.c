@@ -251,7 +251,7 @@ static int load_into(Loaded *out, const char *path, const AppEdits *edits, char 
     }
     Edit *ed = calloc(1, sizeof *ed);
     if (!ed || (edits && app_apply_edits(edits, L) != 0) || edit_init(ed, L, err, errlen) != 0) {
-        if (ed && edits && err[0] == '\0') snprintf(err, errlen, "%s: the edits were refused", path);
+        if (!ed) snprintf(err, errlen, "out of memory"); /* a refused edit has printed its own line */
         free(ed);
         lesson_free(L);
         free(L);
