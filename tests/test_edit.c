@@ -584,7 +584,12 @@ static void test_view_follows(void **state)
     view_goto(&p->v, attn_trace_index(p->v.trace, q));
     view_set_head(&p->v, 2);
     float q00 = q->data[0];
+    p->v.hover_trace = p->v.trace; /* the mouse over Q[2][3] */
+    p->v.hover_step = attn_trace_index(p->v.trace, q);
+    p->v.hover_row = 2, p->v.hover_col = 3;
     assert_int_equal(edit_set(&p->e, "X[0][0]=5"), 0);
+    assert_ptr_equal(p->v.hover_trace, p->v.trace); /* the new trace, not the freed one */
+    assert_int_equal(p->v.hover_row, 2);
     /* the same step, in its final state, with the old numbers kept for the animation */
     assert_string_equal(view_current(&p->v)->name, "Q");
     assert_non_null(p->v.edit_before);

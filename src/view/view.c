@@ -331,6 +331,16 @@ int view_recompute(View *v, char *err, size_t errlen)
     if (!same) same = attn_trace_find(v->mode == VIEW_SINGLE ? single : t, cur->kind, cur->head);
     /* the single-head trace goes first, so that the engine keeps the larger
      * block as its spare for the next recompute */
+    /* the hovered cell is in one of the old traces: the same cell of the new one */
+    const AttnTrace *hov = v->hover_trace == v->trace ? t : v->hover_trace == v->single ? single : NULL;
+    if (!hov || v->hover_step >= hov->n_steps || v->hover_row >= hov->steps[v->hover_step].rows ||
+        v->hover_col >= hov->steps[v->hover_step].cols) {
+        hov = NULL;
+        v->hover_step = -1;
+    }
+    v->hover_trace = hov;
+    if (v->sel_query >= t->cfg.n_q) v->sel_query = -1; /* a removed token */
+    if (v->sel_key >= t->cfg.n_k) v->sel_key = -1;
     if (!lazy) attn_trace_destroy(v->single);
     v->single_stale = lazy;
     attn_trace_destroy(v->trace);
