@@ -59,6 +59,20 @@ static int refuse(Edit *e, const char *fmt, ...)
     return -1;
 }
 
+/* A refusal that puts a prefix before the message already in e->msg (the
+ * engine's, or a lower check's). */
+static int refuse_before(Edit *e, const char *fmt, ...)
+{
+    char why[sizeof e->msg - 300], pre[300];
+    snprintf(why, sizeof why, "%.339s", e->msg);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    snprintf(e->msg, sizeof e->msg, "%s%s", pre, why);
+    return -1;
+}
+
 /* ---- shapes ---- */
 
 static void shape_free(Shape *s)
@@ -357,11 +371,9 @@ int edit_set_cell(Edit *e, int mat, int r, int c, double value, int scrub)
     cell_store(&e->work, mat, idx, after);
     e->work.generated = gen_after_cell(&e->work, mat);
     if (recompute(e) != 0) {
-        char why[sizeof e->msg];
-        snprintf(why, sizeof why, "%s", e->msg);
         cell_store(&e->work, mat, idx, before);
         e->work.generated = gen_before;
-        return refuse(e, "%s[%d][%d] = %.9g refused, the old value kept: %s", name, r, c, value, why);
+        return refuse_before(e, "%s[%d][%d] = %.9g refused, the old value kept: ", name, r, c, value);
     }
     EditEntry *top = e->at > 0 && e->at == e->n_hist ? &e->hist[e->at - 1] : NULL;
     if (scrub && e->scrub_open && top && top->kind == E_CELL && top->scrub && top->mat == mat && top->idx == idx) {
@@ -471,26 +483,18 @@ int edit_set(Edit *e, const char *spec)
     const AttnConfig *g = &e->work.cfg;
     if (mat == EDIT_MASK && !have && k == 2) {
         /* no mask or a causal one: the cell makes it an explicit matrix, as a toggle does */
-        double v;
+        double v = 0;
         char what[64];
         snprintf(what, sizeof what, "mask[%d][%d]", idx[0], idx[1]);
         if (idx[0] >= g->n_q || idx[1] >= g->n_k)
             return refuse(e, "--set '%s': %s: expected a cell of the %d×%d mask (queries × keys)", spec, what, g->n_q,
                           g->n_k);
-        if (parse_value(e, what, eq + 1, &v) != 0 || (v != 0 && v != 1)) {
-            char why[sizeof e->msg];
-            snprintf(why, sizeof why, "%s", e->msg);
-            if (v != 0 && v != 1 && strstr(why, "expected") == NULL)
-                snprintf(why, sizeof why, "%s: expected 0 or 1 (1 = may attend, 0 = blocked), found %g", what, v);
-            return refuse(e, "--set '%s': %s", spec, why);
-        }
+        if (parse_value(e, what, eq + 1, &v) != 0) return refuse_before(e, "--set '%s': ", spec);
+        if (v != 0 && v != 1)
+            return refuse(e, "--set '%s': %s: expected 0 or 1 (1 = may attend, 0 = blocked), found %g", spec, what, v);
         int now = g->mask_kind == ATTN_MASK_CAUSAL ? idx[1] <= idx[0] : 1;
         if ((int)v == now) return 0;
-        if (edit_toggle_mask(e, idx[0], idx[1]) != 0) {
-            char why[sizeof e->msg];
-            snprintf(why, sizeof why, "%s", e->msg);
-            return refuse(e, "--set '%s': %s", spec, why);
-        }
+        if (edit_toggle_mask(e, idx[0], idx[1]) != 0) return refuse_before(e, "--set '%s': ", spec);
         return 0;
     }
     if (k == 2) {
@@ -506,18 +510,10 @@ int edit_set(Edit *e, const char *spec)
     }
     char what[64];
     snprintf(what, sizeof what, "%s[%d][%d]", name, r, c);
-    if (check_index(e, mat, r, c) != 0 || (parse_value(e, what, eq + 1, &(double){0}) != 0)) {
-        char why[sizeof e->msg];
-        snprintf(why, sizeof why, "%s", e->msg);
-        return refuse(e, "--set '%s': %s", spec, why);
-    }
-    double v;
-    parse_value(e, what, eq + 1, &v);
-    if (edit_set_cell(e, mat, r, c, v, 0) != 0) {
-        char why[sizeof e->msg];
-        snprintf(why, sizeof why, "%s", e->msg);
-        return refuse(e, "--set '%s': %s", spec, why);
-    }
+    double v = 0;
+    if (check_index(e, mat, r, c) != 0 || parse_value(e, what, eq + 1, &v) != 0 ||
+        edit_set_cell(e, mat, r, c, v, 0) != 0)
+        return refuse_before(e, "--set '%s': ", spec);
     return 0;
 }
 
@@ -554,11 +550,9 @@ static int apply_scale(Edit *e, AttnScaleKind kind, float value)
     g->scale_kind = kind;
     g->scale_value = value;
     if (recompute(e) != 0) {
-        char why[sizeof e->msg];
-        snprintf(why, sizeof why, "%s", e->msg);
         g->scale_kind = k0;
         g->scale_value = v0;
-        return refuse(e, "scale refused, the old one kept: %s", why);
+        return refuse_before(e, "scale refused, the old one kept: ");
     }
     EditEntry *x = push(e);
     if (!x) {
