@@ -118,6 +118,7 @@ static void assert_shape(const AttnStep *s, int rows, int cols)
 static const char *const required[] = {
     "seed002-scaled-inner-product",
     "seed002-x-to-qkv",
+    "seed002-embedding-two-heads",
     "self-attention-xihuan-paobu",
     "mhsa-wo-xihuan-paobu",
     "single-vs-multi-head",
@@ -128,6 +129,7 @@ static const char *const required[] = {
     "cross-attention-en-zh",
     "additive-bahdanau",
     "scaling-pitfalls",
+    "seed003-mask-then-scale",
     "seed004-dk-dv-no-wo",
     "key-padding",
     "seed000-projection-biases",
@@ -406,6 +408,32 @@ static void test_heads_by_projection(void **state)
         unload(&L);
     }
     closedir(d);
+}
+
+/* Seed 002's embedding step: X is one-hot, so each row of Q, K and V is the
+ * row of W_Q, W_K, W_V at the token's index (an exact copy: one term is 1·w,
+ * the others 0·w). */
+static void test_seed002_embedding(void **state)
+{
+    (void)state;
+    Loaded L;
+    load_id(&L, "seed002-embedding-two-heads");
+    const AttnTrace *t = L.trace;
+    const AttnStep *X = step(t, "X");
+    static const char *const proj[3][2] = {{"Q", "W_Q"}, {"K", "W_K"}, {"V", "W_V"}};
+    for (int i = 0; i < X->rows; i++) {
+        int id = -1, ones = 0;
+        for (int j = 0; j < X->cols; j++) {
+            assert_true(at(X, i, j) == 0.0f || at(X, i, j) == 1.0f);
+            if (at(X, i, j) == 1.0f) id = j, ones++;
+        }
+        assert_int_equal(ones, 1); /* one-hot */
+        for (int p = 0; p < 3; p++) {
+            const AttnStep *P = step(t, proj[p][0]), *W = step(t, proj[p][1]);
+            for (int c = 0; c < P->cols; c++) assert_true(at(P, i, c) == at(W, id, c));
+        }
+    }
+    unload(&L);
 }
 
 /* ---- 3. one head, W = I: every word looks most at itself ------------------ */
@@ -765,6 +793,48 @@ static void test_scaling(void **state)
 
 /* ---- 13. seed 004: d_k ≠ d_v, no W_O ----------------------------------------------------- */
 
+/* Seed 003's order: the raw scores are masked with -1e20, then divided, so
+ * a blocked score is -1e20/√d_model; the weights are those of the usual order. */
+static void test_seed003_mask_then_scale(void **state)
+{
+    (void)state;
+    Loaded L;
+    load_id(&L, "seed003-mask-then-scale");
+    const AttnTrace *t = L.trace;
+    assert_int_equal(t->cfg.mask_order, ATTN_MASK_THEN_SCALE);
+    assert_true(t->cfg.mask_fill == -1e20f);
+    assert_int_equal(t->cfg.scale_kind, ATTN_SCALE_SQRT_DMODEL);
+    AttnConfig cfg = L.lesson.cfg;
+    cfg.mask_order = ATTN_SCALE_THEN_MASK;
+    AttnTrace *usual = retrace(&cfg);
+    for (int h = 1; h <= t->cfg.heads; h++) {
+        char name[32];
+        snprintf(name, sizeof name, "masked_%d", h);
+        const AttnStep *m = step(t, name), *sc;
+        snprintf(name, sizeof name, "scores_%d", h);
+        sc = step(t, name);
+        snprintf(name, sizeof name, "scaled_%d", h);
+        const AttnStep *a = step(t, name);
+        /* masked comes before scaled, and scaled is computed from it */
+        assert_true(attn_trace_index(t, m) < attn_trace_index(t, a));
+        for (int i = 0; i < m->rows; i++)
+            for (int j = 0; j < m->cols; j++) {
+                int blocked = j > i; /* causal */
+                assert_true(at(m, i, j) == (blocked ? -1e20f : at(sc, i, j)));
+                assert_true(at(a, i, j) == at(m, i, j) / t->divisor);
+            }
+        /* the effective fill is still far below every score: the same weights as scaling first */
+        snprintf(name, sizeof name, "weights_%d", h);
+        const AttnStep *w = step(t, name), *wu = step(usual, name);
+        for (int k = 0; k < w->rows * w->cols; k++)
+            if (fabsf(w->data[k] - wu->data[k]) > 1e-7f)
+                fail_msg("head %d: weight %d is %.9g masked first, %.9g scaled first", h, k, (double)w->data[k],
+                         (double)wu->data[k]);
+    }
+    attn_trace_destroy(usual);
+    unload(&L);
+}
+
 static void test_seed004(void **state)
 {
     (void)state;
@@ -871,6 +941,7 @@ int main(void)
         cmocka_unit_test(test_heads_by_projection),
         cmocka_unit_test(test_seed002_scaled_inner_product),
         cmocka_unit_test(test_seed002_x_to_qkv),
+        cmocka_unit_test(test_seed002_embedding),
         cmocka_unit_test(test_self_attention),
         cmocka_unit_test(test_mhsa_head_patterns),
         cmocka_unit_test(test_single_vs_multi),
@@ -881,6 +952,7 @@ int main(void)
         cmocka_unit_test(test_cross),
         cmocka_unit_test(test_additive),
         cmocka_unit_test(test_scaling),
+        cmocka_unit_test(test_seed003_mask_then_scale),
         cmocka_unit_test(test_seed004),
         cmocka_unit_test(test_key_padding),
         cmocka_unit_test(test_biases),

@@ -75,6 +75,8 @@ def lesson_of(c, t):
     elif c["mask"] == "matrix":
         L["mask"] = [list(r) for r in c["mask_values"]]
     L["mask_fill"] = "-inf" if c["fill"] == -math.inf else c["fill"]
+    if c["mask"] != "none" and c.get("mask_order", "scale_then_mask") != "scale_then_mask":
+        L["mask_order"] = c["mask_order"]
     return L
 
 

@@ -102,6 +102,16 @@ typedef enum AttnScaleKind {
 } AttnScaleKind;
 const char *attn_scale_kind_name(AttnScaleKind kind); /* "sqrt_dk", ... */
 
+/* The order of the `scaled` and `masked` steps. The paper and seed 000 scale,
+ * then mask, so a blocked score is exactly the fill. Seed 003 masks the raw
+ * scores, then divides: softmax(energy.masked_fill(mask == 0, -1e20) / √d),
+ * so a blocked score ends up as fill / divisor. */
+typedef enum AttnMaskOrder {
+    ATTN_SCALE_THEN_MASK, /* scores → scaled → masked → softmax (the default) */
+    ATTN_MASK_THEN_SCALE  /* scores → masked → scaled → softmax (seed 003) */
+} AttnMaskOrder;
+const char *attn_mask_order_name(AttnMaskOrder order); /* "scale_then_mask", "mask_then_scale" */
+
 /* Everything one forward pass needs. Pointers are borrowed, row-major. */
 typedef struct AttnConfig {
     AttnKind attention;
@@ -115,6 +125,7 @@ typedef struct AttnConfig {
     AttnMaskKind mask_kind;
     const unsigned char *mask; /* (n_k) for PADDING, (n_q, n_k) for MATRIX: 1 attend, 0 blocked */
     float mask_fill;           /* what a blocked score becomes; default -INFINITY */
+    AttnMaskOrder mask_order;  /* with a mask: scale then mask (default), or mask then scale */
 
     const float *X;   /* (n_q, d_model), or (n_q, d_x) for additive */
     const float *Y;   /* (n_k, d_model), or (n_k, d_y); NULL unless cross */

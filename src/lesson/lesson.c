@@ -61,16 +61,17 @@ enum {
     F_V_A,
     F_MASK,
     F_MASK_FILL,
+    F_MASK_ORDER,
     F_SCALE,
     F_NARRATION,
     F_EDITED_FROM,
     F_COUNT
 };
 static const char *const field_names[F_COUNT] = {
-    "format",    "id",      "title", "summary", "order",     "comment", "tokens",    "source_tokens", "seed",
-    "attention", "d_model", "heads", "d_k",     "d_v",       "X",       "Y",         "W_Q",           "W_K",
-    "W_V",       "W_O",     "b_Q",   "b_K",     "b_V",       "b_O",     "d_x",       "d_y",           "d_a",
-    "W_a",       "b_a",     "v_a",   "mask",    "mask_fill", "scale",   "narration", "edited_from",
+    "format",    "id",      "title", "summary", "order",     "comment",    "tokens", "source_tokens", "seed",
+    "attention", "d_model", "heads", "d_k",     "d_v",       "X",          "Y",      "W_Q",           "W_K",
+    "W_V",       "W_O",     "b_Q",   "b_K",     "b_V",       "b_O",        "d_x",    "d_y",           "d_a",
+    "W_a",       "b_a",     "v_a",   "mask",    "mask_fill", "mask_order", "scale",  "narration",     "edited_from",
 };
 
 typedef struct Ctx {
@@ -779,6 +780,22 @@ static int read_mask_fill(Ctx *c)
     return read_f32(c, n, "mask_fill", &c->L->cfg.mask_fill);
 }
 
+/* mask_order: "scale_then_mask" (the default) or "mask_then_scale" (seed 003),
+ * which needs a mask to order. */
+static int read_mask_order(Ctx *c)
+{
+    const JsonNode *n = c->val[F_MASK_ORDER];
+    if (!n) return 0;
+    static const char *const words[] = {"scale_then_mask", "mask_then_scale"};
+    int w = 0;
+    if (read_word(c, n, "mask_order", words, 2, "\"scale_then_mask\" or \"mask_then_scale\"", &w) != 0) return -1;
+    if (c->L->cfg.mask_kind == ATTN_MASK_NONE)
+        return lesson_fail(c, c->key[F_MASK_ORDER],
+                           "mask_order: expected a mask for it to order (\"mask\": \"causal\", ...), found none");
+    c->L->cfg.mask_order = w ? ATTN_MASK_THEN_SCALE : ATTN_SCALE_THEN_MASK;
+    return 0;
+}
+
 static int read_scale(Ctx *c)
 {
     const JsonNode *n = c->val[F_SCALE];
@@ -986,9 +1003,9 @@ static int load_additive(Ctx *c)
 {
     Lesson *L = c->L;
     AttnConfig *g = &L->cfg;
-    static const int dot_only[] = {F_HEADS, F_D_K, F_D_V, F_W_Q, F_W_K, F_W_V,
-                                   F_W_O,   F_B_Q, F_B_K, F_B_V, F_B_O, F_SCALE};
-    if (refuse_fields(c, dot_only, 12, "additive attention uses W_a, b_a and v_a, one head and no scaling") != 0)
+    static const int dot_only[] = {F_HEADS, F_D_K, F_D_V, F_W_Q, F_W_K,   F_W_V,       F_W_O,
+                                   F_B_Q,   F_B_K, F_B_V, F_B_O, F_SCALE, F_MASK_ORDER};
+    if (refuse_fields(c, dot_only, 13, "additive attention uses W_a, b_a and v_a, one head and no scaling") != 0)
         return -1;
     if (required(c, F_W_A, "W_a, the (d_x + d_y) × d_a matrix of additive attention") != 0) return -1;
     if (required(c, F_V_A, "v_a, the d_a vector that turns tanh(...) into a score") != 0) return -1;
@@ -1120,7 +1137,7 @@ static int load(Ctx *c)
 
     /* 4. sizes, the trace limit, then the matrices */
     if ((g->attention == ATTN_ADDITIVE ? load_additive(c) : load_dot(c)) != 0) return -1;
-    if (read_mask(c) != 0 || read_mask_fill(c) != 0) return -1;
+    if (read_mask(c) != 0 || read_mask_fill(c) != 0 || read_mask_order(c) != 0) return -1;
     if (read_narration(c) != 0) return -1;
 
     lesson_bind(L);

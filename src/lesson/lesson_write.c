@@ -157,6 +157,8 @@ int lesson_write_json(FILE *f, const Lesson *L)
     default:
         break;
     }
+    if (g->mask_kind != ATTN_MASK_NONE && !additive && g->mask_order != ATTN_SCALE_THEN_MASK)
+        fprintf(f, ",\n  \"mask_order\": \"%s\"", attn_mask_order_name(g->mask_order));
     if (g->mask_kind != ATTN_MASK_NONE) {
         fputs(",\n  \"mask_fill\": ", f);
         if (isinf(g->mask_fill))
