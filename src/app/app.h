@@ -50,8 +50,10 @@ typedef struct AppEdits {
 int app_edit_option(AppEdits *a, const char *name, const char *val, int scale_is_divisor);
 int app_edit_any(const AppEdits *a);
 /* Applies --tokens, then the scale, then each --set in order, to the loaded
- * lesson, which becomes the edited one. 0, or -1 after printing one line
- * naming the lesson and the edit (exit status 2). */
+ * lesson, which becomes the edited one, with edited_from naming the lesson
+ * when its numbers changed (so that narration about the numbers as written
+ * is shown as such). 0, or -1 after printing one line naming the lesson and
+ * the edit (exit status 2). */
 int app_apply_edits(const AppEdits *a, struct Lesson *lesson);
 /* Prints "attnviz: " and the message to stderr, returns status. */
 int app_fail(int status, const char *fmt, ...)

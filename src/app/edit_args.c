@@ -61,7 +61,9 @@ int app_apply_edits(const AppEdits *a, Lesson *lesson)
     Lesson out;
     if (rc != 0) {
         app_fail(APP_USAGE, "%s: %s", lesson->path, e.msg);
-    } else if (lesson_copy(&out, edit_lesson(&e)) != 0) {
+    } else if (lesson_copy(&out, edit_lesson(&e)) != 0 ||
+               (edit_modified(&e) && !out.edited_from && !(out.edited_from = strdup(lesson->id)))) {
+        /* edited_from: the narration without a condition was written for the numbers before */
         app_fail(APP_RUNTIME, "out of memory applying the edits");
         rc = -1;
     }
