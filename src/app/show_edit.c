@@ -79,10 +79,14 @@ int show_edit_key(ShowEdit *se, View *v, const SDL_KeyboardEvent *ev)
         return 1;
     }
     if (k == SDLK_k) {
+        static const int said[] = {[ATTN_MASK_NONE] = VS_NOTICE_MASK_NONE,
+                                   [ATTN_MASK_CAUSAL] = VS_NOTICE_MASK_CAUSAL,
+                                   [ATTN_MASK_PADDING] = VS_NOTICE_MASK_PADDING,
+                                   [ATTN_MASK_MATRIX] = VS_NOTICE_MASK_NONE};
         if (edit_cycle_mask(e) != 0)
             note_refusal(v, e);
         else
-            view_set_notice(v, VS_NOTICE_MASK_KIND, attn_mask_kind_name(edit_lesson(e)->cfg.mask_kind), 0);
+            view_set_notice(v, said[edit_lesson(e)->cfg.mask_kind], NULL, 0);
         editor_follow(v, e);
         se->swallow_text = 1;
         return 1;
