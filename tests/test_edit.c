@@ -729,9 +729,9 @@ static void test_when_conditions(void **state)
         int bad = narrate_check(&L, t, err, sizeof err);
         if (i == 0) {
             assert_int_equal(bad, 1);
-            assert_string_equal(err,
-                                "inline.json: narration.softmax.when (step weights_1): the condition \"{d_k} == 3\" "
-                                "is false for the lesson's own numbers");
+            assert_string_equal(
+                err, "inline.json:1:135: narration.softmax.when (step weights_1): the condition \"{d_k} == 3\" "
+                     "is false for the lesson's own numbers");
         } else {
             assert_int_equal(bad, 0);
         }

@@ -377,6 +377,7 @@ static int read_text(Ctx *c, const JsonNode *n, const char *path, int braces, Le
         snprintf(sub, sizeof sub, "%s.when", path);
         /* its placeholders are checked where they are filled (attnviz check) */
         if (read_string(c, w, sub, LESSON_MAX_TEXT_BYTES, 0, &out->when) != 0) return -1;
+        json_line_col(c->text, c->len, w->off, &out->when_line, &out->when_col);
     }
     for (int l = 0; l < LESSON_LANG_COUNT; l++) {
         const JsonNode *v = member(n, langs[l], NULL);
@@ -1314,6 +1315,8 @@ static void text_copy(LessonText *dst, const LessonText *src, int *fail)
         dst->col[l] = src->col[l];
     }
     dst->when = dup_or_null(src->when, fail);
+    dst->when_line = src->when_line;
+    dst->when_col = src->when_col;
 }
 
 char **lesson_tokens_copy(char *const *tokens, int n)

@@ -63,6 +63,7 @@ typedef struct LessonText {
     int line[LESSON_LANG_COUNT];     /* 1-based line and column of its opening quote; 0 when unknown */
     int col[LESSON_LANG_COUNT];
     char *when; /* narration only: the condition under which the text is true, or NULL (lessons/FORMAT.md) */
+    int when_line, when_col; /* where the condition is in the file; 0 when unknown */
 } LessonText;
 
 /* Narration for one step: keyed by step kind ("softmax") or, more

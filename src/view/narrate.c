@@ -657,10 +657,11 @@ static void check_one(CheckState *st, const Lesson *lesson, const AttnTrace *tra
         if (r == 0 && !lesson->edited_from)
             snprintf(msg, sizeof msg, "the condition \"%s\" is false for the lesson's own numbers", text->when);
         if ((r < 0 || (r == 0 && !lesson->edited_from)) && st->failures++ == 0 && st->err && st->errlen) {
-            char which[64] = "";
+            char which[64] = "", where[64] = "";
             if (step) snprintf(which, sizeof which, " (step %s)", step->name);
-            snprintf(st->err, st->errlen, "%s: %s.when%s: %s", lesson->path ? lesson->path : "lesson", field, which,
-                     msg);
+            if (text->when_line > 0) snprintf(where, sizeof where, ":%d:%d", text->when_line, text->when_col);
+            snprintf(st->err, st->errlen, "%s%s: %s.when%s: %s", lesson->path ? lesson->path : "lesson", where, field,
+                     which, msg);
         }
     }
 }
