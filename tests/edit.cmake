@@ -21,3 +21,9 @@ else()
 endif()
 set_tests_properties(edit_e2e PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 RESOURCE_LOCK xvfb
                      ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+# attnviz check refuses a narration condition that is false for the lesson's
+# own numbers: exit 2, one line naming the key, its line and column.
+add_test(NAME check_false_condition
+         COMMAND sh -c "sed 's/{row_max_token:1} == 跑步/{row_max_token:1} == 我/' \"$1\" > \"$2\" || exit 1; out=$(\"$0\" check \"$2\" 2>&1); rc=$?; echo \"$out\"; [ $rc -eq 2 ] && [ $(echo \"$out\" | wc -l) -eq 1 ] && echo \"$out\" | grep -qE \"^$2:[0-9]+:[0-9]+: narration.weights_1.when \\(step weights_1\\): the condition .* is false for the lesson's own numbers$\""
+                 $<TARGET_FILE:attnviz> ${PROJECT_SOURCE_DIR}/lessons/mhsa-wo-xihuan-paobu.json
+                 ${CMAKE_CURRENT_BINARY_DIR}/false_condition.json)
