@@ -486,6 +486,9 @@ static void check_structure(const AttnTrace *t, const AttnConfig *c)
         fail_msg("%s: data_bytes is %zu, the steps hold rows·cols·4 = %zu", g_ctx, t->data_bytes, bytes);
     if (t->alloc_bytes < t->data_bytes)
         fail_msg("%s: alloc_bytes %zu < data_bytes %zu", g_ctx, t->alloc_bytes, t->data_bytes);
+    if (attn_trace_floats(c) * sizeof(float) != t->data_bytes)
+        fail_msg("%s: attn_trace_floats says %zu floats, the trace holds %zu", g_ctx, attn_trace_floats(c),
+                 t->data_bytes / sizeof(float));
 }
 
 /* ---- 1. fixtures ------------------------------------------------------------- */
@@ -911,6 +914,49 @@ static void test_random_dot_invariants(void **state)
     }
 }
 
+/* Many heads: the plan's per-head arrays and its step list outgrow their
+ * room on the stack (16 heads, 128 steps, 512 links) and move to the heap.
+ * The trace is still the expected one, the reference's, and the same on
+ * three threads. */
+static void test_many_heads(void **state)
+{
+    (void)state;
+    static const int heads[] = {15, 16, 17, 60, 300};
+    Rng r = {31337};
+    char err[256];
+    for (size_t n = 0; n < sizeof heads / sizeof heads[0]; n++) {
+        Case k;
+        k.nbuf = 0;
+        AttnConfig *c = &k.c;
+        attn_config_init(c);
+        c->heads = heads[n];
+        c->n_q = c->n_k = 3;
+        c->d_k = c->d_v = 2;
+        c->d_model = 4;
+        c->mask_kind = ATTN_MASK_CAUSAL;
+        c->X = case_floats(&k, &r, c->n_q, c->d_model, 1);
+        c->W_Q = case_floats(&k, &r, c->d_model, c->heads * c->d_k, 1);
+        c->W_K = case_floats(&k, &r, c->d_model, c->heads * c->d_k, 1);
+        c->W_V = case_floats(&k, &r, c->d_model, c->heads * c->d_v, 1);
+        c->b_Q = case_floats(&k, &r, 1, c->heads * c->d_k, 1);
+        c->W_O = case_floats(&k, &r, c->heads * c->d_v, c->d_model, 1);
+        case_describe(&k, "many heads", (int)n);
+        AttnTrace *t = attn_trace_create(c, err, sizeof err);
+        if (!t) fail_msg("%s: %s", g_ctx, err);
+        check_structure(t, c);
+        check_softmax_rows(t, c);
+        assert_trace_matches_reference(g_ctx, t, c, TEST_ABS_TOL, TEST_REL_TOL);
+        AttnConfig th = *c;
+        th.threads = 3;
+        AttnTrace *t3 = attn_trace_create(&th, err, sizeof err);
+        if (!t3) fail_msg("%s, 3 threads: %s", g_ctx, err);
+        assert_traces_identical(g_ctx, t, t3);
+        attn_trace_destroy(t3);
+        attn_trace_destroy(t);
+        case_free(&k);
+    }
+}
+
 /* Permuting the tokens of self-attention without a mask permutes the output
  * rows and both axes of the weights. */
 static void test_random_permutation(void **state)
@@ -1183,6 +1229,7 @@ int main(void)
         cmocka_unit_test(test_random_dot_invariants),
         cmocka_unit_test(test_random_permutation),
         cmocka_unit_test(test_random_additive_invariants),
+        cmocka_unit_test(test_many_heads),
         cmocka_unit_test(test_trace_memory),
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_names),

@@ -1,6 +1,6 @@
 /* test_lesson.c: good lessons load into the right AttnConfig; generated
  * matrices follow the algorithm of lessons/FORMAT.md; narration and label
- * lookups; the trace JSON has the schema of issue 2 section 4; file-level
+ * lookups; the trace JSON has the schema FORMAT.md documents; file-level
  * failures (missing, folder, too large). The bad-lesson catalogue is in
  * test_lesson_errors.c. */
 #include <errno.h>
@@ -362,7 +362,7 @@ static void test_labels(void **state)
     lesson_free(&L);
 }
 
-/* lesson_trace_floats is what the trace limit is checked with: it must be
+/* attn_trace_floats is what the trace limit is checked with: it must be
  * the engine's real size, for every kind of step. */
 static void test_trace_floats_exact(void **state)
 {
@@ -386,15 +386,15 @@ static void test_trace_floats_exact(void **state)
             parse_ok(&L, texts[i - 2]);
         AttnTrace *t = trace_of(&L);
         double want = (double)t->data_bytes / sizeof(float);
-        if (lesson_trace_floats(&L.cfg) != want)
-            printf("lesson %d: lesson_trace_floats %.0f, trace %.0f\n", i, lesson_trace_floats(&L.cfg), want);
-        assert_true(lesson_trace_floats(&L.cfg) == want);
+        if ((double)attn_trace_floats(&L.cfg) != want)
+            printf("lesson %d: attn_trace_floats %zu, trace %.0f\n", i, attn_trace_floats(&L.cfg), want);
+        assert_true((double)attn_trace_floats(&L.cfg) == want);
         attn_trace_destroy(t);
         lesson_free(&L);
     }
 }
 
-/* trace_write_json output, read back with cJSON: the schema of issue 2 §4. */
+/* trace_write_json output, read back with cJSON: the schema FORMAT.md documents. */
 static void check_trace_json(const char *path)
 {
     Lesson L;

@@ -114,7 +114,7 @@ static void assert_shape(const AttnStep *s, int rows, int cols)
 
 /* ---- every lesson ------------------------------------------------------- */
 
-/* Ids of the lessons issue 3 asks for, in teaching order. */
+/* Ids of the lessons the curriculum needs, in teaching order. */
 static const char *const required[] = {
     "seed002-scaled-inner-product",
     "seed002-x-to-qkv",
@@ -528,25 +528,8 @@ static void test_single_vs_multi(void **state)
     assert_true(at(w, XIHUAN, PAOBU) < at(w1, XIHUAN, PAOBU));
     /* "each head gave its partner about 0.89" */
     assert_true(fabs(at(w1, XIHUAN, PAOBU) - 0.89) < 0.01 && fabs(at(w2, XIHUAN, WO) - 0.89) < 0.01);
-    /* one head of width d_model is ordinary SDPA: softmax(QKᵀ/√d_k)·V */
-    const float *Q = step(one.trace, "Q")->data, *K = step(one.trace, "K")->data, *V = step(one.trace, "V")->data;
-    float ref[12];
-    for (int i = 0; i < 3; i++) {
-        double p[3], z = 0, m = -1e30;
-        for (int j = 0; j < 3; j++) {
-            double d = 0;
-            for (int c = 0; c < 4; c++) d += (double)Q[i * 4 + c] * K[j * 4 + c];
-            p[j] = d / 2.0; /* √4 */
-            if (p[j] > m) m = p[j];
-        }
-        for (int j = 0; j < 3; j++) z += (p[j] = exp(p[j] - m));
-        for (int c = 0; c < 4; c++) {
-            double o = 0;
-            for (int j = 0; j < 3; j++) o += p[j] / z * V[j * 4 + c];
-            ref[i * 4 + c] = (float)o;
-        }
-    }
-    assert_floats_close("head_1 = SDPA", step(one.trace, "head_1")->data, ref, 3, 4, 1e-6, 1e-5);
+    /* (that one head of width d_model is ordinary SDPA, softmax(QKᵀ/√d_k)·V,
+     * load_id checked: it compares every trace with attn_reference_forward) */
     unload(&one);
     unload(&two);
 }
@@ -729,22 +712,9 @@ static void test_additive(void **state)
     assert_int_equal(c->attention, ATTN_ADDITIVE);
     assert_true(c->d_x != c->d_y);
     assert_null(attn_trace_find(t, ATTN_STEP_SCALED, 0));
-    const float *X = step(t, "X")->data, *Y = step(t, "Y")->data, *Wa = step(t, "W_a")->data,
-                *va = step(t, "v_a")->data;
-    const AttnStep *hid = step(t, "hidden"), *sc = step(t, "scores");
-    for (int i = 0; i < c->n_q; i++)
-        for (int j = 0; j < c->n_k; j++) {
-            double score = 0;
-            for (int a = 0; a < c->d_a; a++) {
-                double s = 0;
-                for (int q = 0; q < c->d_x; q++) s += (double)X[i * c->d_x + q] * Wa[q * c->d_a + a];
-                for (int q = 0; q < c->d_y; q++) s += (double)Y[j * c->d_y + q] * Wa[(c->d_x + q) * c->d_a + a];
-                double h = tanh(s);
-                assert_true(fabs(at(hid, i * c->n_k + j, a) - h) < 1e-6);
-                score += h * va[a];
-            }
-            assert_true(fabs(at(sc, i, j) - score) < 1e-5);
-        }
+    /* hidden = tanh([x_i ; y_j]·W_a), scores = hidden·v_a: load_id compared
+     * every step with attn_reference_forward */
+    const float *Y = step(t, "Y")->data;
     const AttnStep *w = step(t, "weights");
     assert_int_equal(row_argmax(w, 0), XIHUAN); /* s1 → 喜欢 */
     assert_int_equal(row_argmax(w, 1), PAOBU);  /* s2 → 跑步 */

@@ -680,5 +680,7 @@ int main(void)
         cmocka_unit_test(test_notice_follows_language),
         cmocka_unit_test(test_explanations_follow_language),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    attn_shutdown();
+    return failed;
 }

@@ -198,19 +198,18 @@ static void builder_free(Builder *b)
     if (b->from != b->from_small) free(b->from);
 }
 
-/* *arr (of *cap elements of size each, the first `used` in use, stored in
- * small until it outgrows it) with room for at least `need`. Returns 0, or
- * -1 when memory runs out (then *arr is unchanged). */
-static int grow(void **arr, void *small, size_t *cap, size_t used, size_t need, size_t size)
+/* arr (of *cap elements of size each, the first `used` in use, stored in
+ * small until it outgrows it) with room for at least `need`: arr itself, or
+ * a larger copy (*cap updated); NULL when memory runs out (arr unchanged). */
+static void *grow(void *arr, const void *small, size_t *cap, size_t used, size_t need, size_t size)
 {
-    if (need <= *cap) return 0;
+    if (need <= *cap) return arr;
     size_t want = *cap * 2 > need ? *cap * 2 : need;
-    void *bigger = *arr == small ? malloc(want * size) : realloc(*arr, want * size);
-    if (!bigger) return -1;
-    if (*arr == small) memcpy(bigger, small, used * size);
-    *arr = bigger;
+    void *bigger = arr == small ? malloc(want * size) : realloc(arr, want * size);
+    if (!bigger) return NULL;
+    if (arr == small) memcpy(bigger, small, used * size);
     *cap = want;
-    return 0;
+    return bigger;
 }
 
 /* Room in b for one more step with up to n_from links. Returns 0, or -1
@@ -218,14 +217,20 @@ static int grow(void **arr, void *small, size_t *cap, size_t used, size_t need, 
 static int builder_reserve(Builder *b, int n_from)
 {
     size_t cap_steps = (size_t)b->cap_steps;
-    if (grow((void **)&b->steps, b->steps_small, &cap_steps, (size_t)b->n_steps, (size_t)b->n_steps + 1,
-             sizeof *b->steps) != 0 ||
-        grow((void **)&b->from, b->from_small, &b->cap_from, b->n_from, b->n_from + (size_t)n_from, sizeof *b->from) !=
-            0) {
+    AttnStep *steps =
+        grow(b->steps, b->steps_small, &cap_steps, (size_t)b->n_steps, (size_t)b->n_steps + 1, sizeof *b->steps);
+    if (steps) {
+        b->steps = steps;
+        b->cap_steps = (int)cap_steps;
+    }
+    unsigned short *from =
+        steps ? grow(b->from, b->from_small, &b->cap_from, b->n_from, b->n_from + (size_t)n_from, sizeof *b->from)
+              : NULL;
+    if (from) b->from = from;
+    if (!steps || !from) {
         b->out_of_memory = 1;
         return -1;
     }
-    b->cap_steps = (int)cap_steps;
     return 0;
 }
 
@@ -824,13 +829,13 @@ static void place_steps(AttnTrace *t, const Builder *b, unsigned short *from, un
     }
 }
 
-AttnTrace *attn__trace_begin(const AttnConfig *cfg, Plan *p, char *err, size_t errlen)
+/* Lists the steps of cfg's trace into b (builder_init'd) and their indices
+ * into *p. Returns 0, or -1 when memory runs out (then b and *p are
+ * released). cfg's sizes must be in attn_config_check's ranges; of its
+ * matrices, only which optional ones are present is read. */
+static int plan_trace(const AttnConfig *cfg, Plan *p, Builder *b)
 {
     memset(p, 0, offsetof(Plan, head_small));
-    if (attn_config_check(cfg, err, errlen) != 0) {
-        errno = EINVAL;
-        return NULL;
-    }
     int heads = cfg->attention == ATTN_ADDITIVE ? 1 : cfg->heads;
     p->head = p->head_small;
     p->concat_from = p->concat_from_small;
@@ -838,16 +843,42 @@ AttnTrace *attn__trace_begin(const AttnConfig *cfg, Plan *p, char *err, size_t e
         p->head = calloc((size_t)heads, sizeof *p->head);
         p->concat_from = calloc((size_t)heads, sizeof *p->concat_from);
     }
-    Builder b;
-    builder_init(&b);
     if (p->head && p->concat_from) {
         if (cfg->attention == ATTN_DOT) head_names_fill(cfg->heads);
-        plan(&b, cfg, p);
+        plan(b, cfg, p);
     }
-    if (!p->head || !p->concat_from || b.out_of_memory) {
-        builder_free(&b);
+    if (!p->head || !p->concat_from || b->out_of_memory) {
+        builder_free(b);
         plan_free(p);
-        fail(err, errlen, "out of memory planning %d heads", heads);
+        return -1;
+    }
+    return 0;
+}
+
+size_t attn_trace_floats(const AttnConfig *cfg)
+{
+    assert(cfg->n_q >= 1 && cfg->n_k >= 1 && cfg->heads >= 1 && cfg->heads <= ATTN_MAX_HEADS);
+    Plan p;
+    Builder b;
+    builder_init(&b);
+    if (plan_trace(cfg, &p, &b) != 0) return SIZE_MAX;
+    size_t floats = b.n_floats;
+    builder_free(&b);
+    plan_free(&p);
+    return floats;
+}
+
+AttnTrace *attn__trace_begin(const AttnConfig *cfg, Plan *p, char *err, size_t errlen)
+{
+    memset(p, 0, offsetof(Plan, head_small));
+    if (attn_config_check(cfg, err, errlen) != 0) {
+        errno = EINVAL;
+        return NULL;
+    }
+    Builder b;
+    builder_init(&b);
+    if (plan_trace(cfg, p, &b) != 0) {
+        fail(err, errlen, "out of memory planning %d heads", cfg->attention == ATTN_ADDITIVE ? 1 : cfg->heads);
         errno = ENOMEM;
         return NULL;
     }

@@ -25,6 +25,7 @@
  *     const AttnStep *w = attn_trace_find(t, ATTN_STEP_SOFTMAX, 1); // head 1 weights
  *     ...
  *     attn_trace_destroy(t);
+ *     attn_shutdown();                               // at exit: the engine's threads and spare memory
  *
  * Conventions (the seeds'): row vectors, Q = X · W_Q with W_Q of shape
  * d_model × heads·d_k; head h (1-based) uses columns [(h-1)·d_k, h·d_k) of Q
@@ -202,6 +203,14 @@ double attn_clock_seconds(void);
  * engine keeps working: the next forward starts from nothing. */
 void attn_shutdown(void);
 
+/* How many floats a trace of cfg records (data_bytes / 4), counted from the
+ * same plan attn_trace_create lays out, without allocating the trace or
+ * computing anything; SIZE_MAX when memory runs out. cfg's sizes must be in
+ * attn_config_check's ranges; its matrices need not be there: only which
+ * optional ones are present (b_Q, b_K, b_V, W_O, b_O, b_a) and mask_kind
+ * matter. */
+size_t attn_trace_floats(const AttnConfig *cfg);
+
 /* The first step of that kind and head (0: not per-head), or NULL. */
 const AttnStep *attn_trace_find(const AttnTrace *trace, AttnStepKind kind, int head);
 /* The step with that name, or NULL. */
@@ -234,7 +243,8 @@ void attn_softmax_rows_reference(float *y, unsigned char *flags, const float *x,
 void attn_matmul(float *C, const float *A, const float *B, const float *bias, int m, int k, int n);
 void attn_matmul_nt(float *C, const float *A, const float *B, int m, int k, int n);
 /* The same softmax as attn_softmax_rows_reference, vectorised, e^x by a
- * polynomial (within 2 ulp): weights within 1e-6 of the reference. */
+ * polynomial (within 2 ulp): each weight within 1e-7 + 1e-5·|w| of the
+ * reference's (tests/test_kernels.c). */
 void attn_softmax_rows(float *y, unsigned char *flags, const float *x, int rows, int cols);
 
 #ifdef __cplusplus

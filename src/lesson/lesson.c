@@ -888,27 +888,6 @@ static int read_narration(Ctx *c)
     return 0;
 }
 
-/* Mirrors the plan in attn.c step by step. */
-double lesson_trace_floats(const AttnConfig *g)
-{
-    double nq = g->n_q, nk = g->n_k, nn = nq * nk;
-    double masked = g->mask_kind != ATTN_MASK_NONE ? nn : 0;
-    if (g->attention == ATTN_ADDITIVE) {
-        double dx = g->d_x, dy = g->cross ? g->d_y : g->d_x, da = g->d_a;
-        return nq * dx + (g->cross ? nk * dy : 0) + (dx + dy) * da + (g->b_a ? da : 0) + da /* v_a */
-               + nn * da /* hidden */ + nn /* scores */ + masked + nn /* weights */ + nq * dy /* context */;
-    }
-    double dm = g->d_model, H = g->heads, dk = g->d_k, dv = g->d_v;
-    double sum = nq * dm + (g->cross ? nk * dm : 0); /* X, Y */
-    sum += 2 * dm * H * dk + dm * H * dv;            /* W_Q, W_K, W_V */
-    sum += (g->b_Q ? H * dk : 0) + (g->b_K ? H * dk : 0) + (g->b_V ? H * dv : 0);
-    sum += g->W_O ? H * dv * dm + (g->b_O ? dm : 0) : 0;                  /* W_O, b_O */
-    sum += nq * H * dk + nk * H * dk + nk * H * dv;                       /* Q, K, V */
-    sum += H * (nq * dk + nk * dk + nk * dv + 3 * nn + masked + nq * dv); /* each head */
-    sum += nq * H * dv + (g->W_O ? nq * dm : 0);                          /* concat, output */
-    return sum;
-}
-
 /* The trace limit, checked before any matrix is allocated: the config has no
  * buffers yet, so stand-ins mark what the lesson will have (a mask counts as
  * present when the field is there at all: an upper bound). */
@@ -924,7 +903,7 @@ static int check_trace_size(Ctx *c)
     g.b_O = c->val[F_B_O] ? &present : NULL;
     g.b_a = c->val[F_B_A] ? &present : NULL;
     g.mask_kind = c->val[F_MASK] ? ATTN_MASK_MATRIX : ATTN_MASK_NONE;
-    double floats = lesson_trace_floats(&g);
+    double floats = (double)attn_trace_floats(&g);
     if (floats <= LESSON_MAX_TRACE_FLOATS) return 0;
     if (g.attention == ATTN_ADDITIVE)
         return lesson_fail(c, c->root,

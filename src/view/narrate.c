@@ -101,7 +101,7 @@ static int ctx_fail(Ctx *c, const char *fmt, ...)
         vsnprintf(c->err, c->errlen, fmt, ap);
         va_end(ap);
         /* the message quotes the author's text, which may hold a line break
-         * or a tab: keep it one line (issue 6), UTF-8 untouched */
+         * or a tab: keep it one line, UTF-8 untouched */
         for (char *q = c->err; *q; q++)
             if ((unsigned char)*q < 0x20 || *q == 0x7F) *q = '?';
     }
