@@ -627,7 +627,7 @@ static int commit_shape(Edit *e, Shape *before, Shape *after, unsigned gen_after
         return refuse(e, "%s: out of memory", what);
     }
     e->work.generated = gen_after;
-    double floats = lesson_trace_floats(&e->work.cfg);
+    double floats = attn_trace_floats(&e->work.cfg);
     int too_big = floats > LESSON_MAX_TRACE_FLOATS;
     if (too_big || recompute(e) != 0) {
         char why[sizeof e->msg];
