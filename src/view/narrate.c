@@ -612,7 +612,12 @@ int narrate_when(const char *cond, const Lesson *lesson, const AttnTrace *trace,
             next += 2;
         }
         int r = compare_one(part, msg, msglen);
-        if (r < 0) return -1;
+        if (r < 0) {
+            char why[256];
+            snprintf(why, sizeof why, "%s", msg);
+            snprintf(msg, msglen, "%s (in \"%.120s\" as written)", why, cond);
+            return -1;
+        }
         holds = holds && r;
     }
     return holds;
