@@ -10,36 +10,34 @@
 
 int cmd_trace(int argc, char **argv)
 {
-    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        printf("usage: attnviz trace LESSON [--set 'NAME[i][j]=VALUE']... [--scale X] [--tokens 'a b c']\n\n"
-               "Prints every intermediate of the lesson's forward pass as JSON (format attnviz-trace/1):\n"
-               "the config, then each step with its kind, name, head, shape, data and the steps it came from.\n"
-               "\n"
-               "  --set 'NAME[i][j]=VALUE'  change one number before the forward pass (repeatable);\n"
-               "                            NAME is X, Y, W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O, W_a,\n"
-               "                            b_a, v_a or mask; NAME[i] for a vector; indices from 0\n"
-               "  --scale X                 divide the scores by X (0.1·√d_k .. 10·√d_k); also --score-scale\n"
-               "  --tokens 'a b c'          replace the tokens; new rows of X come from the lesson's seed\n");
-        return APP_OK;
-    }
-    const char *lesson_arg = NULL;
+    static const AppOption opts[] = {APP_EDIT_OPTIONS, APP_EDIT_SCALE_OPTION, {0}};
+    AppArgs args;
+    app_args_init(&args, "trace", argc, argv, opts);
+    const char *lesson_arg = NULL, *val;
     AppEdits edits = {.n_sets = 0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (a[0] != '-') {
-            if (lesson_arg)
-                return app_fail(APP_USAGE, "trace takes one lesson, found \"%s\" and \"%s\"", lesson_arg, a);
-            lesson_arg = a;
-            continue;
+    for (int id; (id = app_args_next(&args, &val)) != APP_ARGS_END;) {
+        if (id == APP_ARGS_HELP) {
+            printf("usage: attnviz trace LESSON [--set 'NAME[i][j]=VALUE']... [--scale X] [--tokens 'a b c']\n\n"
+                   "Prints every intermediate of the lesson's forward pass as JSON (format attnviz-trace/1):\n"
+                   "the config, then each step with its kind, name, head, shape, data and the steps it came "
+                   "from.\n"
+                   "\n"
+                   "  --set 'NAME[i][j]=VALUE'  change one number before the forward pass (repeatable);\n"
+                   "                            NAME is X, Y, W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O, W_a,\n"
+                   "                            b_a, v_a or mask; NAME[i] for a vector; indices from 0\n"
+                   "  --scale X                 divide the scores by X (0.1·√d_k .. 10·√d_k); also --score-scale\n"
+                   "  --tokens 'a b c'          replace the tokens; new rows of X come from the lesson's seed\n");
+            return APP_OK;
         }
-        char name[32];
-        const char *val = NULL;
-        if (app_option_value(argc, argv, &i, "trace", name, sizeof name, &val) != 0) return APP_USAGE;
-        int took = app_edit_option(&edits, name, val, 1);
+        int took = app_edit_arg(&edits, &args, id, val);
         if (took < 0) return APP_USAGE;
-        if (took == 0) return app_fail(APP_USAGE, "trace: unknown option %s (see attnviz trace --help)", name);
+        if (took) continue;
+        if (id != APP_ARGS_OPERAND) return APP_USAGE;
+        if (lesson_arg) return app_arg_extra(&args, "one lesson", lesson_arg, val);
+        lesson_arg = val;
     }
-    if (!lesson_arg) return app_fail(APP_USAGE, "trace takes one lesson (usage: attnviz trace LESSON)");
+    if (!lesson_arg)
+        return app_cmd_fail("trace", APP_USAGE, "expected a lesson, found none (usage: attnviz trace LESSON)");
     Lesson lesson;
     if (app_load_lesson(lesson_arg, &lesson) != 0) return APP_USAGE;
     if (app_apply_edits(&edits, &lesson) != 0) {

@@ -1,8 +1,6 @@
 /* edit_args.c: the edit options that trace, export, show and bench share:
  * --set 'NAME[i][j]=VALUE' (repeatable), --scale / --score-scale X and
  * --tokens 'a b c', applied to a loaded lesson through src/view/edit.h. */
-#include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,37 +9,33 @@
 #include "edit.h"
 #include "lesson.h"
 
-int app_edit_option(AppEdits *a, const char *name, const char *val, int scale_is_divisor)
+int app_edit_arg(AppEdits *e, const AppArgs *a, int id, const char *val)
 {
-    if (strcmp(name, "--set") == 0) {
-        if (a->n_sets == APP_MAX_SETS) {
-            app_fail(APP_USAGE, "--set: expected at most %d of them, found more", APP_MAX_SETS);
+    switch (id) {
+    case APP_OPT_SET:
+        if (e->n_sets == APP_MAX_SETS) {
+            app_arg_bad(a, "at most 256 of them", val);
             return -1;
         }
-        a->sets[a->n_sets++] = val;
+        e->sets[e->n_sets++] = val;
+        return 1;
+    case APP_OPT_TOKENS:
+        e->tokens = val;
+        return 1;
+    case APP_OPT_SCORE_SCALE: {
+        double d;
+        if (app_arg_number(a, val, 1e-30, 1e30, &d) != 0) return -1;
+        e->scale = d;
         return 1;
     }
-    if (strcmp(name, "--tokens") == 0) {
-        a->tokens = val;
-        return 1;
+    default:
+        return 0;
     }
-    if (strcmp(name, "--score-scale") == 0 || (scale_is_divisor && strcmp(name, "--scale") == 0)) {
-        char *end = NULL;
-        errno = 0;
-        double d = strtod(val, &end);
-        if (!*val || *end || errno || !isfinite(d) || d <= 0) {
-            app_fail(APP_USAGE, "%s: expected a positive number (the divisor of the scores), found \"%s\"", name, val);
-            return -1;
-        }
-        a->scale = d;
-        return 1;
-    }
-    return 0;
 }
 
-int app_edit_any(const AppEdits *a)
+int app_edit_any(const AppEdits *e)
 {
-    return a->n_sets > 0 || a->tokens || a->scale > 0;
+    return e->n_sets > 0 || e->tokens || e->scale > 0;
 }
 
 int app_apply_edits(const AppEdits *a, Lesson *lesson)

@@ -148,6 +148,7 @@ int show_edit_mouse_down(ShowEdit *se, View *v, const RenderHit *hit, int clicks
     v->cur_mat = mat;
     v->cur_row = hit->row;
     v->cur_col = hit->col;
+    view_touch(v);
     if (mat == EDIT_MASK) {
         editor_key(v, se->edit, EDITOR_ENTER); /* a click toggles a mask cell */
         return 1;

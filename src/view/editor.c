@@ -96,6 +96,7 @@ int editor_start(View *v, const Edit *e, int mat, int r, int c)
         v->cur_row = v->cur_col = 0;
     }
     clamp_cursor(v, e);
+    view_touch(v);
     return 0;
 }
 
@@ -103,6 +104,7 @@ void editor_stop(View *v)
 {
     v->edit_mode = 0;
     stop_typing(v);
+    view_touch(v);
 }
 
 void editor_follow(View *v, const Edit *e)
@@ -164,7 +166,16 @@ static int commit_typed(View *v, Edit *e)
     return 1;
 }
 
+static int editor_key_(View *v, Edit *e, EditorKey key);
+
 int editor_key(View *v, Edit *e, EditorKey key)
+{
+    int used = editor_key_(v, e, key);
+    if (used) view_touch(v);
+    return used;
+}
+
+static int editor_key_(View *v, Edit *e, EditorKey key)
 {
     if (!v->edit_mode) return 0;
     int mats[16];
@@ -247,6 +258,7 @@ int editor_type(View *v, const char *text)
     size_t at = strlen(v->typed), add = strlen(text);
     if (at + add >= sizeof v->typed) return 1;
     memcpy(v->typed + at, text, add + 1);
+    view_touch(v);
     return 1;
 }
 
