@@ -1,6 +1,7 @@
 /* edit_args.c: the edit options that trace, export, show and bench share:
  * --set 'NAME[i][j]=VALUE' (repeatable), --scale / --score-scale X and
  * --tokens 'a b c', applied to a loaded lesson through src/view/edit.h. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +24,13 @@ int app_edit_arg(AppEdits *e, const AppArgs *a, int id, const char *val)
         e->tokens = val;
         return 1;
     case APP_OPT_SCORE_SCALE: {
-        double d;
-        if (app_arg_number(a, val, 1e-30, 1e30, &d) != 0) return -1;
+        /* the range is the lesson's (0.1·√d_k to 10·√d_k), checked once it is loaded */
+        char *end = NULL;
+        double d = strtod(val, &end);
+        if (!*val || *end || !isfinite(d) || d <= 0) {
+            app_arg_bad(a, "a positive number (the divisor of the scores)", val);
+            return -1;
+        }
         e->scale = d;
         return 1;
     }
