@@ -132,6 +132,7 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_NOTICE_SAVED] = {"saved %s", "已保存：%s"},
     [VS_NOTICE_SAVE_FAILED] = {"the frame was not saved: %s", "画面未能保存：%s"},
     [VS_NOTICE_RELOADED] = {"reloaded %s", "已重新载入：%s"},
+    [VS_NOTICE_SINGLE_UNAVAILABLE] = {"single-head view unavailable: %s", "单头视图不可用：%s"},
     [VS_OP_MASK] = {"mask →", "掩码 →"},
     [VS_DEFAULT_NARRATION] = {"%s (%d × %d): %s.", "%s（%d × %d）：%s。"},
     [VS_EXPLAIN_MORE_TERMS] = {" + …  (%d terms)", " + …（共 %d 项）"},
@@ -148,6 +149,8 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_EXPLAIN_WEIGHT_COLUMN] = {"\nmultiplies feature %d of each token into %c's column %d (head %d's column %d)",
                                   "\n与每个词元的第 %d 个特征相乘，计入 %c 的第 %d 列（头 %d 的第 %d 列）"},
     [VS_TOKEN] = {"%s", "「%s」"},
+    [VS_ROW_SEES_NOTHING] = {"no token (the row is fully masked and sees nothing)",
+                             "无（这一行被完全屏蔽，看不到任何词元）"},
     [VS_TOKEN_LIST_SEP] = {", ", ""},
     [VS_TOKEN_NEXT] = {" %s", "「%s」"},
     [VS_TOKENS_MORE] = {" …", "…"},
@@ -212,22 +215,19 @@ static void update_formula(View *v);
 static AttnTrace *build_single(const Lesson *lesson, char *err, size_t errlen)
 {
     char msg[400];
-    AttnConfig one = lesson->cfg;
-    if (one.attention == ATTN_DOT) {
-        one.d_k = one.heads * one.d_k;
-        one.d_v = one.heads * one.d_v;
-        one.heads = 1;
-    }
+    AttnConfig one;
+    view_single_config(&lesson->cfg, &one);
     AttnTrace *s = attn_trace_create(&one, msg, sizeof msg);
-    if (!s) set_err(err, errlen, "the single-head trace: %s", msg);
+    if (!s) set_err(err, errlen, "%s", msg);
     return s;
 }
 
-/* The lesson's traces (the single-head one only when single is not NULL)
- * and, for additive lessons, the labels of the rows of `hidden`. 0, or -1
- * with a message (nothing is then owned). */
-static int build_traces(const Lesson *lesson, AttnTrace **trace, AttnTrace **single, char ***pair_labels, char *err,
-                        size_t errlen)
+/* The lesson's traces (the single-head one only when single is not NULL:
+ * when its numbers overflow where each head's do not, *single is NULL and
+ * single_err says why) and, for additive lessons, the labels of the rows of
+ * `hidden`. 0, or -1 with a message (nothing is then owned). */
+static int build_traces(const Lesson *lesson, AttnTrace **trace, AttnTrace **single, char *single_err,
+                        size_t single_errlen, char ***pair_labels, char *err, size_t errlen)
 {
     char msg[512];
     AttnTrace *t = attn_trace_create(&lesson->cfg, msg, sizeof msg);
@@ -235,10 +235,7 @@ static int build_traces(const Lesson *lesson, AttnTrace **trace, AttnTrace **sin
         set_err(err, errlen, "%s", msg);
         return -1;
     }
-    if (single && !(*single = build_single(lesson, err, errlen))) {
-        attn_trace_destroy(t);
-        return -1;
-    }
+    if (single) *single = build_single(lesson, single_err, single_errlen);
     *trace = t;
     *pair_labels = NULL;
     if (lesson->cfg.attention == ATTN_ADDITIVE && lesson->tokens) {
@@ -274,7 +271,10 @@ int view_init(View *v, const Lesson *lesson, char *err, size_t errlen)
         return -1;
     }
     char msg[600];
-    if (build_traces(lesson, &v->trace, &v->single, &v->pair_labels, msg, sizeof msg) != 0) {
+    /* without the single-head trace the lesson still opens; single and
+     * compare mode are then refused with single_error */
+    if (build_traces(lesson, &v->trace, &v->single, v->single_error, sizeof v->single_error, &v->pair_labels, msg,
+                     sizeof msg) != 0) {
         set_err(err, errlen, "%s: %s", lesson->path ? lesson->path : "lesson", msg);
         memset(v, 0, sizeof *v);
         return -1;
@@ -310,12 +310,8 @@ void view_free(View *v)
 static int ensure_single(View *v)
 {
     if (!v->single_stale) return 0;
-    char err[VIEW_MAX_NOTICE - 16];
-    AttnTrace *s = build_single(v->lesson, err, sizeof err);
-    if (!s) {
-        view_set_notice(v, VS_NOTICE_REFUSED, err, 1);
-        return -1;
-    }
+    /* NULL when its numbers overflow: view_set_mode then says so (single_error) */
+    AttnTrace *s = build_single(v->lesson, v->single_error, sizeof v->single_error);
     attn_trace_destroy(v->single);
     v->single = s;
     v->single_stale = 0;
@@ -328,7 +324,15 @@ int view_recompute(View *v, char *err, size_t errlen)
     char **labels;
     /* in multi-head mode the single-head trace waits until it is shown */
     int lazy = v->mode == VIEW_MULTI;
-    if (build_traces(v->lesson, &t, lazy ? NULL : &single, &labels, err, errlen) != 0) return -1;
+    char single_err[sizeof v->single_error];
+    if (build_traces(v->lesson, &t, lazy ? NULL : &single, single_err, sizeof single_err, &labels, err, errlen) != 0)
+        return -1;
+    if (!lazy && !single) { /* shown now, so it must compute */
+        attn_trace_destroy(t);
+        free(labels);
+        set_err(err, errlen, "the single-head trace: %s", single_err);
+        return -1;
+    }
     if (lazy) single = v->single;
     const AttnStep *cur = view_current(v);
     size_t n = (size_t)cur->rows * (size_t)cur->cols;
@@ -337,8 +341,6 @@ int view_recompute(View *v, char *err, size_t errlen)
     int rows = cur->rows, cols = cur->cols, step = v->step, head = v->head;
     const AttnStep *same = attn_trace_find_name(v->mode == VIEW_SINGLE ? single : t, cur->name);
     if (!same) same = attn_trace_find(v->mode == VIEW_SINGLE ? single : t, cur->kind, cur->head);
-    /* the single-head trace goes first, so that the engine keeps the larger
-     * block as its spare for the next recompute */
     /* the hovered cell is in one of the old traces: the same cell of the new one */
     const AttnTrace *hov = v->hover_trace == v->trace ? t : v->hover_trace == v->single ? single : NULL;
     if (!hov || v->hover_step >= hov->n_steps || v->hover_row >= hov->steps[v->hover_step].rows ||
@@ -349,6 +351,8 @@ int view_recompute(View *v, char *err, size_t errlen)
     v->hover_trace = hov;
     if (v->sel_query >= t->cfg.n_q) v->sel_query = -1; /* a removed token */
     if (v->sel_key >= t->cfg.n_k) v->sel_key = -1;
+    /* the single-head trace goes first, so that the engine keeps the larger
+     * block as its spare for the next recompute */
     if (!lazy) attn_trace_destroy(v->single);
     v->single_stale = lazy;
     attn_trace_destroy(v->trace);
@@ -384,6 +388,16 @@ double view_edit_progress(const View *v)
     if (!v->edit_before || v->edit_step != v->step) return 1.0;
     double p = v->edit_t / VIEW_EDIT_SECONDS;
     return p < 0 ? 0 : p > 1 ? 1 : p;
+}
+
+void view_single_config(const AttnConfig *cfg, AttnConfig *one)
+{
+    *one = *cfg;
+    if (one->attention == ATTN_DOT) {
+        one->d_k = one->heads * one->d_k;
+        one->d_v = one->heads * one->d_v;
+        one->heads = 1;
+    }
 }
 
 /* ---- the timeline ---- */
@@ -626,6 +640,7 @@ int view_map_step(const AttnTrace *from, int step, const AttnTrace *to, int head
 
 int view_compare_step(const View *v, int step)
 {
+    if (!v->single) return -1;
     int m = view_map_step(v->trace, step, v->single, 1);
     if (m < 0) m = clampi(step, 0, v->single->n_steps - 1);
     return m;
@@ -634,7 +649,11 @@ int view_compare_step(const View *v, int step)
 void view_set_mode(View *v, ViewMode mode)
 {
     if ((int)mode < 0 || mode >= VIEW_MODE_COUNT || mode == v->mode) return;
-    if (ensure_single(v) != 0) return;
+    if (mode != VIEW_MULTI && ensure_single(v) != 0) return;
+    if (mode != VIEW_MULTI && !v->single) {
+        view_set_notice(v, VS_NOTICE_SINGLE_UNAVAILABLE, v->single_error, 1);
+        return;
+    }
     const AttnTrace *from = view_trace(v);
     int step = v->step;
     v->mode = mode;
@@ -1183,6 +1202,21 @@ static int narration_truth(const View *v, const LessonText *t, const AttnTrace *
     return v->edited || v->lesson->edited_from ? 2 : 1;
 }
 
+/* Appends text's filled form to all[*at..], which has room for any text
+ * `attnviz check` accepts. Returns 0 when filled, -1 when it cannot be. */
+static int put_filled(const View *v, const AttnTrace *trace, const AttnStep *s, const char *text, char *all, size_t *at)
+{
+#ifdef VIEW_HAVE_NARRATE
+    int rc = narrate_fill(all + *at, NARRATE_MAX_FILLED + 1, text, v->lesson, trace, s, v->lang);
+    if (rc != 0) all[*at] = '\0';
+#else
+    int rc = 0;
+    lesson_text_copy(all + *at, NARRATE_MAX_FILLED + 1, text);
+#endif
+    *at += strlen(all + *at);
+    return rc;
+}
+
 int view_lesson_texts_apply(const View *v, const AttnTrace *trace)
 {
     if (trace != v->single) return 1;
@@ -1205,13 +1239,14 @@ void view_title(const View *v, char *buf, size_t len)
 {
     if (!len) return;
     if (view_lesson_texts_apply(v, view_trace(v))) {
-        const char *title = lesson_text(&v->lesson->title, v->lang);
-        snprintf(buf, len, "%s", title ? title : "");
+        lesson_text_copy(buf, len, lesson_text(&v->lesson->title, v->lang)); /* a cut ends in "…" */
         return;
     }
-    char tokens[256] = "";
+    /* six tokens of at most LESSON_MAX_TOKEN_BYTES, quoted, fit whole */
+    char tokens[8 * (LESSON_MAX_TOKEN_BYTES + 8)] = "", whole[sizeof tokens + 256];
     cat_token_list(v, tokens, sizeof tokens, 0);
-    snprintf(buf, len, view_string(VS_SINGLE_LESSON_TITLE, v->lang), tokens, v->single->cfg.d_k);
+    snprintf(whole, sizeof whole, view_string(VS_SINGLE_LESSON_TITLE, v->lang), tokens, v->single->cfg.d_k);
+    lesson_text_copy(buf, len, whole);
 }
 
 static size_t cat_num(char *buf, size_t len, size_t at, float x, int paren);
@@ -1261,36 +1296,30 @@ static void describe_step(const View *v, const AttnTrace *trace, const AttnStep 
 }
 
 /* Appends a text of no step (the summary, the intro) with its placeholders
- * filled, as its own paragraph; returns the new length. */
-static size_t cat_paragraph(const View *v, const AttnTrace *trace, char *buf, size_t len, size_t at, const char *text)
+ * filled, as its own paragraph, to all[at..] (NARRATE_MAX_STEP_TEXT bytes);
+ * returns the new length. A text that cannot be filled is left out, never
+ * shown raw (`attnviz check` refuses it). */
+static size_t cat_paragraph(const View *v, const AttnTrace *trace, char *all, size_t at, const char *text)
 {
-    if (!text || at + 1 >= len) return at;
-#ifdef VIEW_HAVE_NARRATE
-    if (narrate_fill(buf + at, len - at, text, v->lesson, trace, NULL, v->lang) != 0)
-        snprintf(buf + at, len - at, "%s", text);
-#else
-    (void)trace;
-    snprintf(buf + at, len - at, "%s", text);
-#endif
-    return cat(buf, len, strlen(buf), "\n");
+    if (text && put_filled(v, trace, NULL, text, all, &at) == 0) at = cat(all, NARRATE_MAX_STEP_TEXT, at, "\n");
+    return at;
 }
 
 /* A text of no step (the summary, the intro) as its own paragraph, when it
  * may be shown, under its marker; returns the new length. */
-static size_t cat_text_paragraph(const View *v, const AttnTrace *trace, char *buf, size_t len, size_t at,
-                                 const LessonText *t)
+static size_t cat_text_paragraph(const View *v, const AttnTrace *trace, char *all, size_t at, const LessonText *t)
 {
     int truth = t && t->text[LESSON_EN] ? narration_truth(v, t, trace, NULL) : 0;
     if (!truth) return at;
-    if (truth == 2) at = cat(buf, len, at, "%s", view_string(VS_ABOUT_ORIGINAL, v->lang));
-    return cat_paragraph(v, trace, buf, len, at, lesson_text(t, v->lang));
+    if (truth == 2) at = cat(all, NARRATE_MAX_STEP_TEXT, at, "%s", view_string(VS_ABOUT_ORIGINAL, v->lang));
+    return cat_paragraph(v, trace, all, at, lesson_text(t, v->lang));
 }
 
 int view_step_narration(const View *v, const AttnTrace *trace, int step, char *buf, size_t len)
 {
     if (!len) return -1;
     buf[0] = '\0';
-    if (step < 0 || step >= trace->n_steps) return -1;
+    if (!trace || step < 0 || step >= trace->n_steps) return -1;
     const AttnStep *s = &trace->steps[step];
     /* the lesson's texts are about its own trace: in the single-head mode of
      * a lesson with several heads, the step is described from what is drawn */
@@ -1301,33 +1330,33 @@ int view_step_narration(const View *v, const AttnTrace *trace, int step, char *b
     const LessonText *lt = lesson_narration_for(v->lesson, s);
     int truth = lt ? narration_truth(v, lt, trace, s) : 0;
     const char *text = truth ? lesson_text(lt, v->lang) : NULL;
+    /* built whole, then copied into buf, cut at a character with "…" when
+     * buf is smaller: nothing is ever dropped silently */
+    char *all = malloc(NARRATE_MAX_STEP_TEXT);
+    if (!all) return -1;
     size_t at = 0;
-    if (text && v->notation == VIEW_NOTATION_COLUMN) {
-        /* lesson texts count rows and columns as in row notation */
-        at = cat(buf, len, 0, "%s\n", view_string(VS_TEXT_IN_ROW_NOTATION, v->lang));
-        buf += at;
-        len -= at;
-        at = 0;
-    }
+    all[0] = '\0';
+    if (text && v->notation == VIEW_NOTATION_COLUMN) /* lesson texts count rows and columns as in row notation */
+        at = cat(all, NARRATE_MAX_STEP_TEXT, at, "%s\n", view_string(VS_TEXT_IN_ROW_NOTATION, v->lang));
     if (step == 0) {
         /* the lesson's summary, then its introduction, open its first step,
          * each as its own paragraph */
-        at = cat_text_paragraph(v, trace, buf, len, 0, &v->lesson->summary);
-        at = cat_text_paragraph(v, trace, buf, len, at, lesson_narration_text(v->lesson, "intro"));
-        buf += at;
-        len -= at;
+        at = cat_text_paragraph(v, trace, all, at, &v->lesson->summary);
+        at = cat_text_paragraph(v, trace, all, at, lesson_narration_text(v->lesson, "intro"));
     }
-    if (text) {
-        at = truth == 2 ? cat(buf, len, 0, "%s", view_string(VS_ABOUT_ORIGINAL, v->lang)) : 0;
-#ifdef VIEW_HAVE_NARRATE
-        if (narrate_fill(buf + at, len - at, text, v->lesson, trace, s, v->lang) == 0) return 0;
-#endif
-        snprintf(buf + at, len - at, "%s", text);
-        return 0;
+    int rc = 0;
+    if (text && truth == 2) at = cat(all, NARRATE_MAX_STEP_TEXT, at, "%s", view_string(VS_ABOUT_ORIGINAL, v->lang));
+    size_t before_text = at;
+    if (!text || put_filled(v, trace, s, text, all, &at) != 0) {
+        at = before_text;
+        all[at] = '\0';
+        describe_step(v, trace, s, all + at, NARRATE_MAX_STEP_TEXT - at);
+        if (lt) cat(all, NARRATE_MAX_STEP_TEXT, strlen(all), " %s", view_string(VS_TEXT_NO_LONGER, v->lang));
+        rc = -1;
     }
-    describe_step(v, trace, s, buf, len);
-    if (lt) cat(buf, len, strlen(buf), " %s", view_string(VS_TEXT_NO_LONGER, v->lang));
-    return -1;
+    lesson_text_copy(buf, len, all);
+    free(all);
+    return rc;
 }
 
 int view_narration(const View *v, char *buf, size_t len)
