@@ -66,8 +66,8 @@ static inline void assert_traces_identical(const char *what, const AttnTrace *a,
 /* fast (attn_trace_create's trace of cfg) against attn_reference_forward(cfg):
  * the same steps; the inputs, weights and biases bit for bit (both record
  * them as given); every computed number within abs_tol + rel_tol·|ref|, the
- * fast path summing in float in blocks and taking e^x from a polynomial
- * where the reference sums in double. Returns the largest |fast - ref| /
+ * fast path summing in float in blocks, by fused multiply-adds, and taking
+ * e^x from a polynomial where the reference sums in double. Returns the largest |fast - ref| /
  * (abs_tol + rel_tol·|ref|) over the computed numbers (≤ 1 when it passes). */
 static inline double assert_trace_matches_reference(const char *what, const AttnTrace *fast, const AttnConfig *cfg,
                                                     double abs_tol, double rel_tol)

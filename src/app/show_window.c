@@ -65,7 +65,10 @@ static int x_connection(SDL_Window *win)
 
 static void show_window_title_of(const ShowLesson *cur, char *title, size_t len)
 {
-    snprintf(title, len, "attnviz — %s", lesson_text(&cur->lesson->title, cur->view.lang));
+    /* a long title is cut at a character boundary, with "…" */
+    int n = snprintf(title, len, "attnviz — ");
+    if (n > 0 && (size_t)n < len)
+        lesson_text_copy(title + n, len - (size_t)n, lesson_text(&cur->lesson->title, cur->view.lang));
 }
 
 int show_window_open(ShowWindow *w, const ShowOptions *o, const ShowLesson *cur)

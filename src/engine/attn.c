@@ -758,6 +758,16 @@ double attn_clock_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+uint64_t attn_fnv1a64_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3u;
+    }
+    return h;
+}
+
 void attn_shutdown(void)
 {
     attn__heads_shutdown();

@@ -54,6 +54,7 @@
 #define ATTN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -195,6 +196,12 @@ void attn_trace_destroy(AttnTrace *trace);
  * difference of two readings means anything. The one clock of the program. */
 double attn_clock_seconds(void);
 
+/* FNV-1a, 64-bit: h (ATTN_FNV1A64_BASIS to start) folded with the n bytes
+ * at p. The program's one hash: the lessons' per-matrix random streams,
+ * render's text cache key, and the tests' digests of traces. */
+#define ATTN_FNV1A64_BASIS 0xcbf29ce484222325u
+uint64_t attn_fnv1a64_bytes(uint64_t h, const void *p, size_t n);
+
 /* Releases what the engine keeps for the whole process between forwards:
  * the spare blocks of the last large trace and of the heads' packed K and V,
  * and the worker threads (stopped and joined). Call it at exit, once no
@@ -238,14 +245,23 @@ void attn_softmax_rows_reference(float *y, unsigned char *flags, const float *x,
 /* ---- fast path: optional speed work (kernels.c) ---------------------------- */
 
 /* The same products as the naive ones, blocked and vectorised, summed in
- * float: within rounding of them, and bit for bit the same whatever the
- * block sizes, instruction set or thread count. */
+ * float in order, each term by a fused multiply-add: within rounding of
+ * them, and bit for bit the same whatever the block sizes, instruction set
+ * or thread count. */
 void attn_matmul(float *C, const float *A, const float *B, const float *bias, int m, int k, int n);
 void attn_matmul_nt(float *C, const float *A, const float *B, int m, int k, int n);
 /* The same softmax as attn_softmax_rows_reference, vectorised, e^x by a
  * polynomial (within 2 ulp): each weight within 1e-7 + 1e-5·|w| of the
  * reference's (tests/test_kernels.c). */
 void attn_softmax_rows(float *y, unsigned char *flags, const float *x, int rows, int cols);
+/* Which build of the fast kernels runs here, chosen by the CPU when the
+ * program loads: "x86-64-v4" (AVX-512 and FMA), "x86-64-v3" (AVX2 and FMA)
+ * or "x86-64" (SSE2, FMA by libm's fmaf); "one build" where the engine was
+ * compiled without runtime dispatch (another architecture, ThreadSanitizer,
+ * -DATTN_NO_TARGET_CLONES), "one build for x86-64-v3" (or v4) when that
+ * build was compiled for AVX2 and FMA (or AVX-512). Every build gives the
+ * same bits. */
+const char *attn_kernels_isa(void);
 
 #ifdef __cplusplus
 }

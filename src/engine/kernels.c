@@ -32,9 +32,12 @@
  * the packing reads B's rows as the panel's columns, so no transposed copy of
  * B is ever made.
  *
- * Every element of C is still bias + Σ_p a_ip·b_pj summed in order of p, in
- * float, with no fused multiply-add (ISO C mode keeps -ffp-contract=off): the
- * result does not depend on the block sizes nor on the instruction set chosen.
+ * Every element of C is bias + Σ_p a_ip·b_pj summed in order of p, in float,
+ * each term added by a fused multiply-add (c = a·b + c rounded once): the
+ * result does not depend on the block sizes, the thread count nor on the
+ * instruction set chosen. The AVX-512 and AVX2 clones below use the CPU's
+ * FMA instructions; the baseline clone calls libm's fmaf, which is correctly
+ * rounded too, so it computes the same bits (slowly) on a CPU without FMA.
  */
 
 /* Block sizes. MR×NR_WIDE accumulators are 16 AVX-512 registers; NR_NARROW
@@ -43,11 +46,21 @@
  * vectorised another way by GCC, many times slower (docs/performance.md). */
 enum { MR = 4, NR_WIDE = 64, NR_NARROW = 32, KC = 256 };
 
-/* No fused multiply-add, on any compiler: a product then a sum, each rounded,
- * as the naive references and every clone below compute them. (GCC keeps
- * -ffp-contract=off in ISO C mode already and does not know this pragma.) */
+/* No contraction anywhere else: a fused multiply-add is written out as
+ * fmaf where one is meant (KERNEL_FMA), and every other product and sum is
+ * rounded on its own, in every clone alike. (GCC keeps -ffp-contract=off in
+ * ISO C mode already and does not know this pragma.) */
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
+#endif
+
+/* c + a·b rounded once. GCC and Clang turn the builtin into one vector FMA
+ * instruction where the clone has FMA, and into a call to libm's fmaf where
+ * it has not. */
+#if defined(__GNUC__)
+#define KERNEL_FMA(a, b, c) __builtin_fmaf((a), (b), (c))
+#else
+#define KERNEL_FMA(a, b, c) fmaf((a), (b), (c))
 #endif
 
 #if defined(__GNUC__)
@@ -56,9 +69,10 @@ enum { MR = 4, NR_WIDE = 64, NR_NARROW = 32, KC = 256 };
 #define KERNEL_INLINE static inline
 #endif
 
-/* Runtime dispatch: the loop nest is compiled three times, for AVX-512, AVX2
- * and baseline x86-64 (SSE2), and the loader picks the best the CPU has (an
- * ifunc). The source and the arithmetic are the same in each. Off under
+/* Runtime dispatch: the loop nest is compiled three times, for x86-64-v4
+ * (AVX-512), x86-64-v3 (AVX2 and FMA) and baseline x86-64 (SSE2), and the
+ * loader picks the best the CPU has (an ifunc). The source and the
+ * arithmetic are the same in each. Off under
  * ThreadSanitizer, whose runtime is not up yet when the loader runs the
  * resolver, and with -DATTN_NO_TARGET_CLONES. */
 #if defined(__has_feature)
@@ -71,32 +85,57 @@ enum { MR = 4, NR_WIDE = 64, NR_NARROW = 32, KC = 256 };
 #endif
 #if defined(__x86_64__) && defined(__linux__) && defined(__has_attribute) && !defined(ATTN_NO_TARGET_CLONES)
 #if __has_attribute(target_clones)
-#define KERNEL_DISPATCH __attribute__((target_clones("avx512f", "avx2", "default")))
+#define KERNEL_DISPATCH __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
+#endif
+#ifdef KERNEL_DISPATCH
+/* The clone the loader picks, by the same test as its resolver. */
+const char *attn_kernels_isa(void)
+{
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("x86-64-v4")) return "x86-64-v4";
+    if (__builtin_cpu_supports("x86-64-v3")) return "x86-64-v3";
+    return "x86-64";
+}
+#else
+const char *attn_kernels_isa(void)
+{
+#if defined(__AVX512F__) && defined(__FMA__)
+    return "one build for x86-64-v4";
+#elif defined(__AVX2__) && defined(__FMA__)
+    return "one build for x86-64-v3";
+#else
+    return "one build";
+#endif
+}
 #endif
 #ifndef KERNEL_DISPATCH
 #define KERNEL_DISPATCH
 #endif
 
-/* C[0:mr, 0:NR] += A[0:mr, 0:kc] · bp[0:kc, 0:NR]. a is row-major with row
- * stride lda, c with row stride ldc; bp is the packed (kc, NR) panel. mr is a
- * constant at every call and every loop bound is one, so the loops unroll and
- * acc lives in vector registers. Written once as a macro for the two widths
+/* C[0:mr, 0:NR] = I[0:mr, 0:NR] + A[0:mr, 0:kc] · bp[0:kc, 0:NR]. a is
+ * row-major with row stride lda, c with row stride ldc; bp is the packed
+ * (kc, NR) panel. I, where the sums start, is read with row stride ldi: C
+ * itself (ldi = ldc), or one row for every row (ldi = 0: the bias, or
+ * zeros), so that C needs no pass of its own to be set first. mr is a
+ * constant at every call and every loop bound is one, so the loops unroll
+ * and acc lives in vector registers. Written once as a macro for the two widths
  * because acc must have exactly NR columns: with unused ones, or with any
  * condition on its loads and stores, GCC keeps it on the stack, a load and a
  * store per multiply-add. */
 #define DEFINE_KERNEL_BLOCK(NR)                                                                                        \
     KERNEL_INLINE void kernel_block_##NR(const int mr, int kc, const float *restrict a, size_t lda,                    \
-                                         const float *restrict bp, float *restrict c, size_t ldc)                      \
+                                         const float *restrict bp, float *c, size_t ldc, const float *init,            \
+                                         size_t ldi)                                                                   \
     {                                                                                                                  \
         float acc[MR][NR]; /* (mr, NR) block of C */                                                                   \
         for (int r = 0; r < mr; r++)                                                                                   \
-            for (int j = 0; j < NR; j++) acc[r][j] = c[(size_t)r * ldc + j];                                           \
+            for (int j = 0; j < NR; j++) acc[r][j] = init[(size_t)r * ldi + j];                                        \
         for (int p = 0; p < kc; p++) {                                                                                 \
             const float *restrict b = bp + (size_t)p * NR; /* (NR) row p of the panel */                               \
             for (int r = 0; r < mr; r++) {                                                                             \
                 float ar = a[(size_t)r * lda + p];                                                                     \
-                for (int j = 0; j < NR; j++) acc[r][j] += ar * b[j];                                                   \
+                for (int j = 0; j < NR; j++) acc[r][j] = KERNEL_FMA(ar, b[j], acc[r][j]);                              \
             }                                                                                                          \
         }                                                                                                              \
         for (int r = 0; r < mr; r++)                                                                                   \
@@ -107,25 +146,26 @@ DEFINE_KERNEL_BLOCK(32) /* kernel_block_32: NR_NARROW */
 _Static_assert(NR_WIDE == 64 && NR_NARROW == 32, "the kernel_block_NR defined above must match the block sizes");
 
 KERNEL_INLINE void kernel_block(const int mr, const int nr, int kc, const float *restrict a, size_t lda,
-                                const float *restrict bp, float *restrict c, size_t ldc)
+                                const float *restrict bp, float *c, size_t ldc, const float *init, size_t ldi)
 {
     if (nr == NR_WIDE)
-        kernel_block_64(mr, kc, a, lda, bp, c, ldc);
+        kernel_block_64(mr, kc, a, lda, bp, c, ldc, init, ldi);
     else
-        kernel_block_32(mr, kc, a, lda, bp, c, ldc);
+        kernel_block_32(mr, kc, a, lda, bp, c, ldc, init, ldi);
 }
 
 /* The same for a panel with only ncols < nr columns in C: through a
  * zero-padded (mr, nr) copy, so that kernel_block stays branch-free. */
 KERNEL_INLINE void kernel_block_partial(const int mr, const int nr, int kc, const float *restrict a, size_t lda,
-                                        const float *restrict bp, float *restrict c, size_t ldc, int ncols)
+                                        const float *restrict bp, float *c, size_t ldc, const float *init, size_t ldi,
+                                        int ncols)
 {
     float tile[MR * NR_WIDE]; /* (mr, nr) C's block, padded */
     for (int r = 0; r < mr; r++) {
-        memcpy(tile + r * nr, c + (size_t)r * ldc, sizeof(float) * (size_t)ncols);
+        memcpy(tile + r * nr, init + (size_t)r * ldi, sizeof(float) * (size_t)ncols);
         memset(tile + r * nr + ncols, 0, sizeof(float) * (size_t)(nr - ncols));
     }
-    kernel_block(mr, nr, kc, a, lda, bp, tile, (size_t)nr);
+    kernel_block(mr, nr, kc, a, lda, bp, tile, (size_t)nr, tile, (size_t)nr);
     for (int r = 0; r < mr; r++) memcpy(c + (size_t)r * ldc, tile + r * nr, sizeof(float) * (size_t)ncols);
 }
 
@@ -162,13 +202,23 @@ static inline size_t packed_at(int jp, int p0, int k, int nr)
     return (size_t)jp * (size_t)k + (size_t)p0 * (size_t)nr;
 }
 
-/* C (m, n) += A (m, k) · panels of B, for the columns [j0, j0 + width) in
- * panels of nr (the last one partial): each panel packed into bp, or read
- * from `packed`, B packed whole beforehand (then B is unused). */
-KERNEL_INLINE void gemm_columns(float *restrict C, const float *restrict A, const float *restrict B, int transposed,
-                                int m, int k, int n, int j0, int width, const int nr, float *restrict bp,
-                                const float *restrict packed)
+/* Where C's sums start, for the columns [j0, j0 + width) of C (m, n): the
+ * bias (n) broadcast over the rows, zeros (bias NULL), or C itself
+ * (C_ACCUMULATE, a pointer never dereferenced). */
+static const float c_accumulate_tag;
+#define C_ACCUMULATE (&c_accumulate_tag)
+static const float zero_row[NR_WIDE];
+
+/* C (m, n) = bias + A (m, k) · panels of B (C += when bias is C_ACCUMULATE),
+ * for the columns [j0, j0 + width) in panels of nr (the last one partial):
+ * each panel packed into bp, or read from `packed`, B packed whole
+ * beforehand (then B is unused). The first slice of the shared dimension
+ * starts its sums from the bias (or zeros, or C), the next ones from C. */
+KERNEL_INLINE void gemm_columns(float *restrict C, const float *restrict A, const float *restrict B, const float *bias,
+                                int transposed, int m, int k, int n, int j0, int width, const int nr,
+                                float *restrict bp, const float *restrict packed)
 {
+    assert(k > 0); /* k = 0 takes the small path (gemm_is_small) */
     for (int jp = j0; jp < j0 + width; jp += nr) {
         int ncols = j0 + width - jp < nr ? j0 + width - jp : nr;
         for (int p0 = 0; p0 < k; p0 += KC) {
@@ -179,19 +229,27 @@ KERNEL_INLINE void gemm_columns(float *restrict C, const float *restrict A, cons
                 pack_panel(bp, B, transposed, k, n, p0, kc, jp, ncols, nr);
             const float *a = A + p0;
             float *c = C + jp;
+            const float *init = c; /* (m, ncols) with row stride ldi */
+            size_t ldi = (size_t)n;
+            if (p0 == 0 && bias != C_ACCUMULATE) {
+                init = bias ? bias + jp : zero_row;
+                ldi = 0;
+            }
             int i = 0;
             if (ncols == nr) {
                 for (; i + MR <= m; i += MR)
-                    kernel_block(MR, nr, kc, a + (size_t)i * k, (size_t)k, bp, c + (size_t)i * n, (size_t)n);
+                    kernel_block(MR, nr, kc, a + (size_t)i * k, (size_t)k, bp, c + (size_t)i * n, (size_t)n,
+                                 init + (size_t)i * ldi, ldi);
                 for (; i < m; i++) /* the last m % MR rows, one at a time */
-                    kernel_block(1, nr, kc, a + (size_t)i * k, (size_t)k, bp, c + (size_t)i * n, (size_t)n);
+                    kernel_block(1, nr, kc, a + (size_t)i * k, (size_t)k, bp, c + (size_t)i * n, (size_t)n,
+                                 init + (size_t)i * ldi, ldi);
             } else {
                 for (; i + MR <= m; i += MR)
                     kernel_block_partial(MR, nr, kc, a + (size_t)i * k, (size_t)k, bp, c + (size_t)i * n, (size_t)n,
-                                         ncols);
+                                         init + (size_t)i * ldi, ldi, ncols);
                 for (; i < m; i++)
                     kernel_block_partial(1, nr, kc, a + (size_t)i * k, (size_t)k, bp, c + (size_t)i * n, (size_t)n,
-                                         ncols);
+                                         init + (size_t)i * ldi, ldi, ncols);
             }
         }
     }
@@ -227,15 +285,18 @@ typedef struct {
 #define SMALL_VEC_ZERO ((small_vec){{0}})
 #endif
 
-/* acc += a · b, lane by lane: a product, then a sum (no fused multiply-add).
- * A macro: a function taking or returning a vector type changes the ABI
- * between the clones. */
+/* acc += a · b, lane by lane, each lane a fused multiply-add (one vector
+ * instruction where the clone has FMA). A macro: a function taking or
+ * returning a vector type changes the ABI between the clones. */
 #if defined(__GNUC__)
-#define SMALL_MADD(acc, a, b) ((acc) += (a) * (b))
+#define SMALL_MADD(acc, a, b)                                                                                          \
+    do {                                                                                                               \
+        for (int j_ = 0; j_ < SMALL_LANES; j_++) (acc)[j_] = KERNEL_FMA((a), (b)[j_], (acc)[j_]);                      \
+    } while (0)
 #else
 #define SMALL_MADD(acc, a, b)                                                                                          \
     do {                                                                                                               \
-        for (int j_ = 0; j_ < SMALL_LANES; j_++) (acc).v[j_] += (a) * (b).v[j_];                                       \
+        for (int j_ = 0; j_ < SMALL_LANES; j_++) (acc).v[j_] = KERNEL_FMA((a), (b).v[j_], (acc).v[j_]);                \
     } while (0)
 #endif
 
@@ -322,28 +383,30 @@ KERNEL_DISPATCH static void gemm_small(float *restrict C, const float *restrict 
 #undef SMALL_STORE
 }
 
-/* C (m, n) += A (m, k) · B (k, n), or · Bᵀ with B (n, k) when transposed. */
-/* C (m, n) += A (m, k) · B for the columns [j0, j0 + width): in wide panels
- * from j0, the rest in narrow ones; B packed panel by panel, or read from
- * `packed` (B packed whole by attn__pack_panels, j0 = 0). */
-KERNEL_INLINE void gemm_range(float *restrict C, const float *restrict A, const float *restrict B, int transposed,
-                              int m, int k, int n, int j0, int width, const float *restrict packed)
+/* C (m, n) = bias + A (m, k) · B for the columns [j0, j0 + width) (bias as
+ * gemm_columns takes it): in wide panels from j0, the rest in narrow ones;
+ * B packed panel by panel, or read from `packed` (B packed whole by
+ * attn__pack_panels, j0 = 0). */
+KERNEL_INLINE void gemm_range(float *restrict C, const float *restrict A, const float *restrict B, const float *bias,
+                              int transposed, int m, int k, int n, int j0, int width, const float *restrict packed)
 {
     _Alignas(64) float bp[KC * NR_WIDE]; /* (KC, NR_WIDE) the packed panel, 64 KiB */
     int wide = width - width % NR_WIDE;
-    gemm_columns(C, A, B, transposed, m, k, n, j0, wide, NR_WIDE, bp, packed);
-    gemm_columns(C, A, B, transposed, m, k, n, j0 + wide, width - wide, NR_NARROW, bp, packed);
+    gemm_columns(C, A, B, bias, transposed, m, k, n, j0, wide, NR_WIDE, bp, packed);
+    gemm_columns(C, A, B, bias, transposed, m, k, n, j0 + wide, width - wide, NR_NARROW, bp, packed);
 }
 
-/* C (m, n) += A (m, k) · B (k, n), or · Bᵀ with B (n, k) when transposed. */
-KERNEL_DISPATCH static void gemm_accumulate(float *restrict C, const float *restrict A, const float *restrict B,
-                                            int transposed, int m, int k, int n)
+/* C (m, n) = bias + A (m, k) · B (k, n), or · Bᵀ with B (n, k) when
+ * transposed; bias NULL: zeros, C_ACCUMULATE: C += A · B. */
+KERNEL_DISPATCH static void gemm_product(float *restrict C, const float *restrict A, const float *restrict B,
+                                         const float *bias, int transposed, int m, int k, int n)
 {
     if (gemm_is_small(m, k, n)) {
-        gemm_small(C, A, B, NULL, 1, transposed, m, k, n);
+        int accumulate = bias == C_ACCUMULATE;
+        gemm_small(C, A, B, accumulate ? NULL : bias, accumulate, transposed, m, k, n);
         return;
     }
-    gemm_range(C, A, B, transposed, m, k, n, 0, n, NULL);
+    gemm_range(C, A, B, bias, transposed, m, k, n, 0, n, NULL);
 }
 
 /* A product with few columns and many rows (a head's weights · V_h with
@@ -361,7 +424,7 @@ static int matmul_transposed(float *restrict C, const float *restrict A, const f
         for (int d = 0; d < n; d++) bt[(size_t)d * k + p] = B[(size_t)p * n + d];
     for (int d = 0; d < n; d++)
         for (int i = 0; i < m; i++) ct[(size_t)d * m + i] = bias ? bias[d] : 0.0f;
-    gemm_accumulate(ct, bt, A, 1, n, k, m); /* Cᵀ += Bᵀ · Aᵀ, A read as (m, k) rows */
+    gemm_product(ct, bt, A, C_ACCUMULATE, 1, n, k, m); /* Cᵀ += Bᵀ · Aᵀ, A read as (m, k) rows */
     for (int i = 0; i < m; i++)
         for (int d = 0; d < n; d++) C[(size_t)i * n + d] = ct[(size_t)d * m + i];
     free(bt);
@@ -378,12 +441,7 @@ void attn_matmul(float *restrict C, const float *restrict A, const float *restri
     if (n < NR_NARROW && m >= NR_WIDE && (size_t)m * (size_t)k * (size_t)n > GEMM_SMALL &&
         matmul_transposed(C, A, B, bias, m, k, n) == 0)
         return;
-    /* 1. C starts as the bias (broadcast over rows) or zero; 2. C += A·B */
-    if (bias)
-        for (int i = 0; i < m; i++) memcpy(C + (size_t)i * n, bias, sizeof(float) * (size_t)n);
-    else
-        memset(C, 0, sizeof(float) * (size_t)m * (size_t)n);
-    gemm_accumulate(C, A, B, 0, m, k, n);
+    gemm_product(C, A, B, bias, 0, m, k, n);
 }
 
 /* Columns [j0, j0 + width) of C (m, n) = A (m, k) · B (k, n) [+ bias (n)]:
@@ -394,14 +452,7 @@ void attn_matmul(float *restrict C, const float *restrict A, const float *restri
 KERNEL_DISPATCH static void gemm_cols(float *restrict C, const float *restrict A, const float *restrict B,
                                       const float *restrict bias, int m, int k, int n, int j0, int width)
 {
-    for (int i = 0; i < m; i++) {
-        float *c = C + (size_t)i * n + j0;
-        if (bias)
-            memcpy(c, bias + j0, sizeof(float) * (size_t)width);
-        else
-            memset(c, 0, sizeof(float) * (size_t)width);
-    }
-    gemm_range(C, A, B, 0, m, k, n, j0, width, NULL);
+    gemm_range(C, A, B, bias, 0, m, k, n, j0, width, NULL);
 }
 
 void attn__matmul_cols(float *C, const float *A, const float *B, const float *bias, int m, int k, int n, int j0,
@@ -443,8 +494,7 @@ void attn__pack_panels(float *dst, const float *B, int transposed, int k, int n)
 KERNEL_DISPATCH static void gemm_packed(float *restrict C, const float *restrict A, const float *restrict packed, int m,
                                         int k, int n)
 {
-    memset(C, 0, sizeof(float) * (size_t)m * (size_t)n);
-    gemm_range(C, A, NULL, 0, m, k, n, 0, n, packed);
+    gemm_range(C, A, NULL, NULL, 0, m, k, n, 0, n, packed);
 }
 
 void attn__matmul_packed(float *C, const float *A, const float *packed, int m, int k, int n)
@@ -458,8 +508,7 @@ void attn_matmul_nt(float *restrict C, const float *restrict A, const float *res
         gemm_small(C, A, B, NULL, 0, 1, m, k, n);
         return;
     }
-    memset(C, 0, sizeof(float) * (size_t)m * (size_t)n);
-    gemm_accumulate(C, A, B, 1, m, k, n);
+    gemm_product(C, A, B, NULL, 1, m, k, n);
 }
 
 /* ---- the row softmax -------------------------------------------------------

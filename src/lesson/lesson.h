@@ -205,13 +205,8 @@ const char *const *lesson_col_labels(const Lesson *lesson, const AttnStep *step)
  * value float32((2u - 1) · bound), row-major. Weights use bound = 1/√fan_in
  * (fan_in = the matrix's rows, like nn.Linear), X uses bound = 1. */
 void lesson_random_fill(float *out, size_t count, uint64_t seed, const char *name, double bound);
-/* FNV-1a, 64-bit, of the bytes of name: the per-matrix stream. */
+/* FNV-1a, 64-bit (attn_fnv1a64_bytes), of the bytes of name: the per-matrix stream. */
 uint64_t lesson_fnv1a64(const char *name);
-/* FNV-1a, 64-bit: h (LESSON_FNV1A64_BASIS to start) folded with the n
- * bytes at p. The program's one hash (also render's text cache key and the
- * window's frame digest). */
-#define LESSON_FNV1A64_BASIS 0xcbf29ce484222325u
-uint64_t lesson_fnv1a64_bytes(uint64_t h, const void *p, size_t n);
 
 /* Writes the lesson as "attnviz-lesson/1" JSON that lesson_load reads back
  * into the same numbers (matrices the seed generated are left to the seed).

@@ -479,9 +479,9 @@ int render_wrap(RenderCtx *rc, const char *s, int size, int width, size_t *start
 
 static uint64_t text_key(const char *s, int size, SDL_Color c)
 {
-    uint64_t h = lesson_fnv1a64_bytes(LESSON_FNV1A64_BASIS, s, strlen(s));
-    h = lesson_fnv1a64_bytes(h, &size, sizeof size);
-    h = lesson_fnv1a64_bytes(h, &c, sizeof c);
+    uint64_t h = attn_fnv1a64_bytes(ATTN_FNV1A64_BASIS, s, strlen(s));
+    h = attn_fnv1a64_bytes(h, &size, sizeof size);
+    h = attn_fnv1a64_bytes(h, &c, sizeof c);
     return h ? h : 1;
 }
 
