@@ -33,3 +33,10 @@ else()
   add_test(NAME show_frame_stats COMMAND sh -c "echo 'SKIP: xvfb-run is not installed (apt-get install xvfb)'; exit 77")
 endif()
 set_tests_properties(show_frame_stats PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 RESOURCE_LOCK xvfb ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+
+# The layout of every step of every lesson at three sizes, two languages and
+# three themes, from the boxes the renderer records: text sizes, overlaps,
+# boxes, square matrices, the share of the panel the matrices fill.
+attnviz_add_test(test_layout SOURCES ${ATTNVIZ_TESTS_DIR}/test_layout.c
+                 LIBS attnviz_render attnviz_view PkgConfig::SDL2 PkgConfig::SDL2_TTF)
+set_tests_properties(test_layout PROPERTIES TIMEOUT 900)

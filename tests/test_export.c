@@ -1,8 +1,8 @@
 /* test_export.c: `attnviz export` end to end (src/export/export.c and the
  * real program): every exported file is a valid PNG of the requested size
  * with its text chunks; index.json lists exactly the files; --frames writes
- * the number of frames the durations and fps imply; the sheet is as tall as
- * its steps; each failure (missing parent folder, a folder under a regular
+ * the number of frames the durations and fps imply; the sheet is A4 pages,
+ * as many as the steps need; each failure (missing parent folder, a folder under a regular
  * file, /proc, an invalid size, a full disk) gives its one-line message and
  * exit status and leaves no partial file; and export's pixels equal the
  * window's for the same view state and size. */
@@ -365,6 +365,19 @@ static void test_frames_count(void **state)
 
 /* ---- the sheet ---- */
 
+/* Whether a page has ink other than the background in rows [y0, y1). */
+static int page_has_ink(const TestPng *png, int y0, int y1)
+{
+    for (int y = y0; y < y1; y++)
+        for (int x = 0; x < png->width; x++) {
+            const unsigned char *p = png->rgba + ((size_t)y * (size_t)png->width + (size_t)x) * 4;
+            if (p[0] != 255 || p[1] != 255 || p[2] != 255) return 1;
+        }
+    return 0;
+}
+
+/* The handout is A4 pages at 150 dpi: the two softmax steps of a small
+ * lesson fit one page, figure and caption each, with white margins. */
 static void test_sheet(void **state)
 {
     (void)state;
@@ -383,63 +396,94 @@ static void test_sheet(void **state)
     if (export_lesson(&l, NULL, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
     TestPng png;
     if (test_png_read(sheet, &png, err, sizeof err) != 0) fail_msg("%s", err);
-    assert_int_equal(png.width, 400);
-    /* two frames, each with a caption band below */
-    assert_true(png.height > 2 * 225 + 2 * 20);
-    assert_true(png.height < 2 * 225 + 2 * 225);
-    /* the first frame's rows are the per-step export's rows */
-    char dir[512];
-    snprintf(dir, sizeof dir, "%s/steps", scratch);
-    opt.sheet = NULL;
-    opt.write_steps = 1;
-    if (export_lesson(&l, dir, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
-    char path[600];
-    snprintf(path, sizeof path, "%s/013-softmax-h1.png", dir);
-    TestPng first;
-    if (test_png_read(path, &first, err, sizeof err) != 0) fail_msg("%s", err);
-    assert_memory_equal(first.rgba, png.rgba, (size_t)400 * 225 * 4);
-    test_png_free(&first);
+    assert_int_equal(png.width, 1240);
+    assert_int_equal(png.height, 1754);
+    assert_false(page_has_ink(&png, 0, 80));      /* the top margin */
+    assert_false(page_has_ink(&png, 1700, 1754)); /* the bottom margin */
+    assert_true(page_has_ink(&png, 90, 400));     /* the first figure */
     test_png_free(&png);
-    assert_int_equal(test_dir_count(scratch), 2);
+    assert_int_equal(test_dir_count(scratch), 1); /* one page: no sheet-2.png */
     lesson_free(&l);
 }
 
-/* A caption taller than the frame is drawn a frame's height at a time: below
- * 340 pixels the caption's text sizes do not depend on the height, so the
- * caption of a 300×64 sheet must be row for row the one of a 300×300 sheet,
- * which is drawn in one piece. */
-static void test_sheet_tall_caption(void **state)
+/* Every step of a lesson: as many pages as needed, sheet.png, sheet-2.png,
+ * …, each an A4 page under ImageMagick's 16,000-pixel limit. */
+static void test_sheet_pages(void **state)
 {
     (void)state;
     Lesson l;
     load(&l, LESSON_A);
     ExportOptions opt;
     export_options_init(&opt);
-    opt.width = 300;
-    opt.lang = LESSON_ZH;
-    opt.steps = "weights_2";
+    char sheet[512], err[1024];
+    snprintf(sheet, sizeof sheet, "%s/handout.png", scratch);
+    opt.sheet = sheet;
     opt.write_steps = 0;
-    TestPng png[2];
-    const int heights[2] = {64, 300};
-    char err[1024];
-    for (int i = 0; i < 2; i++) {
-        char sheet[512];
-        snprintf(sheet, sizeof sheet, "%s/sheet-%d.png", scratch, heights[i]);
-        opt.height = heights[i];
-        opt.sheet = sheet;
-        ExportResult res;
-        if (export_lesson(&l, NULL, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
-        if (test_png_read(sheet, &png[i], err, sizeof err) != 0) fail_msg("%s", err);
+    ExportResult res;
+    if (export_lesson(&l, NULL, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    int pages = test_dir_count(scratch);
+    assert_true(pages >= 3);
+    for (int i = 1; i <= pages; i++) {
+        char path[600];
+        if (i == 1)
+            snprintf(path, sizeof path, "%s", sheet);
+        else
+            snprintf(path, sizeof path, "%s/handout-%d.png", scratch, i);
+        TestPng png;
+        if (test_png_read(path, &png, err, sizeof err) != 0) fail_msg("page %d: %s", i, err);
+        assert_int_equal(png.width, 1240);
+        assert_int_equal(png.height, 1754);
+        assert_true(page_has_ink(&png, 90, 600));
+        test_png_free(&png);
     }
-    int cap = png[0].height - heights[0];
-    assert_int_equal(png[1].height - heights[1], cap);
-    if (cap <= heights[0]) fail_msg("the caption is %d rows, not taller than the 64-row frame", cap);
-    size_t row = (size_t)300 * 4;
-    for (int y = 0; y < cap; y++)
-        if (memcmp(png[0].rgba + (size_t)(heights[0] + y) * row, png[1].rgba + (size_t)(heights[1] + y) * row, row))
-            fail_msg("caption row %d differs between the 64- and the 300-row sheet", y);
-    test_png_free(&png[0]);
-    test_png_free(&png[1]);
+    lesson_free(&l);
+}
+
+/* With cairo, --sheet FILE.pdf is the same pages as one A4 PDF: as many
+ * pages as PNGs, each 595×842 points holding one 1240×1754 image. */
+static void test_sheet_pdf(void **state)
+{
+    (void)state;
+    Lesson l;
+    load(&l, LESSON_A);
+    ExportOptions opt;
+    export_options_init(&opt);
+    opt.write_steps = 0;
+    char pdf[512], png[512], err[1024];
+    snprintf(pdf, sizeof pdf, "%s/handout.pdf", scratch);
+    snprintf(png, sizeof png, "%s/png", scratch);
+    assert_int_equal(mkdir(png, 0755), 0);
+    snprintf(png + strlen(png), sizeof png - strlen(png), "/handout.png");
+    ExportResult res;
+    opt.sheet = pdf;
+    if (export_lesson(&l, NULL, &opt, &res, err, sizeof err) != 0) {
+        if (strstr(err, "without cairo")) {
+            lesson_free(&l);
+            skip();
+        }
+        fail_msg("%s", err);
+    }
+    opt.sheet = png;
+    if (export_lesson(&l, NULL, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/png", scratch);
+    int pages = test_dir_count(dir);
+    struct stat st;
+    assert_int_equal(stat(pdf, &st), 0);
+    size_t len = (size_t)st.st_size;
+    char *data = slurp(pdf);
+    assert_non_null(data);
+    assert_true(len > 8 && memcmp(data, "%PDF-", 5) == 0);
+    int n_pages = 0, n_boxes = 0, n_images = 0;
+    for (size_t i = 0; i + 32 < len; i++) {
+        if (!memcmp(data + i, "/Type /Page", 11) && data[i + 11] != 's') n_pages++;
+        if (!memcmp(data + i, "/MediaBox [ 0 0 595", 19)) n_boxes++;
+        if (!memcmp(data + i, "/Width 1240", 11)) n_images++;
+    }
+    free(data);
+    assert_int_equal(n_pages, pages);
+    assert_int_equal(n_boxes, pages);
+    assert_int_equal(n_images, pages);
     lesson_free(&l);
 }
 
@@ -748,7 +792,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_steps_files_and_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_frames_count, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sheet, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sheet_tall_caption, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sheet_pages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sheet_pdf, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_disk_library, setup, teardown),
         cmocka_unit_test_setup_teardown(test_progress_only_on_a_terminal, setup, teardown),

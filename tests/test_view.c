@@ -945,27 +945,27 @@ static void test_pointer(void **state)
     Fixture *f = fixture_make(LESSON_MHSA);
     View *v = &f->view;
     int sm = step_of(v, "weights_1");
-    ViewTarget cell = {VIEW_TARGET_CELL, v->trace, sm, 1, 2, 0, 1};
+    ViewTarget cell = {VIEW_TARGET_CELL, v->trace, sm, 1, 2, 0, 1, NULL};
     view_pointer_move(v, &cell, 10, 10, 40);
     assert_ptr_equal(v->hover_trace, v->trace);
     assert_int_equal(v->hover_step, sm);
     assert_int_equal(v->hover_row, 1);
     assert_int_equal(v->hover_col, 2);
-    ViewTarget none = {VIEW_TARGET_NONE, NULL, -1, -1, -1, 0, 0};
+    ViewTarget none = {VIEW_TARGET_NONE, NULL, -1, -1, -1, 0, 0, NULL};
     view_pointer_move(v, &none, 0, 0, 40);
     assert_int_equal(v->hover_step, -1);
     /* the timeline jumps to a step's final state */
-    ViewTarget tl = {VIEW_TARGET_TIMELINE, v->trace, sm, -1, -1, 0, 0};
+    ViewTarget tl = {VIEW_TARGET_TIMELINE, v->trace, sm, -1, -1, 0, 0, NULL};
     view_pointer_press(v, &tl, 0, 0);
     assert_int_equal(v->step, sm);
     assert_true(view_progress(v) == 1.0);
     /* a head's small multiple selects the head (and its step) */
-    ViewTarget hd = {VIEW_TARGET_HEAD, v->trace, -1, -1, -1, 2, 0};
+    ViewTarget hd = {VIEW_TARGET_HEAD, v->trace, -1, -1, -1, 2, 0, NULL};
     view_pointer_press(v, &hd, 0, 0);
     assert_int_equal(v->head, 2);
     assert_int_equal(v->step, step_of(v, "weights_2"));
     /* self-attention: a token is the query and the key, whichever label */
-    ViewTarget tok = {VIEW_TARGET_TOKEN, v->trace, sm, -1, 2, 0, 0};
+    ViewTarget tok = {VIEW_TARGET_TOKEN, v->trace, sm, -1, 2, 0, 0, NULL};
     view_pointer_press(v, &tok, 0, 0);
     assert_int_equal(v->sel_query, 2);
     assert_int_equal(v->sel_key, 2);
@@ -1005,11 +1005,11 @@ static void test_pointer(void **state)
     /* cross-attention: a query label selects a query, a source label a key */
     f = fixture_make(LESSON_CROSS);
     v = &f->view;
-    ViewTarget q = {VIEW_TARGET_TOKEN, v->trace, 0, 1, -1, 0, 0};
+    ViewTarget q = {VIEW_TARGET_TOKEN, v->trace, 0, 1, -1, 0, 0, NULL};
     view_pointer_press(v, &q, 0, 0);
     assert_int_equal(v->sel_query, 1);
     assert_int_equal(v->sel_key, -1);
-    ViewTarget k = {VIEW_TARGET_TOKEN, v->trace, 0, -1, 2, 0, 0};
+    ViewTarget k = {VIEW_TARGET_TOKEN, v->trace, 0, -1, 2, 0, 0, NULL};
     view_pointer_press(v, &k, 0, 0);
     assert_int_equal(v->sel_query, -1);
     assert_int_equal(v->sel_key, 2);

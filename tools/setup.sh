@@ -31,7 +31,7 @@ esac
 # What the build, the program and the tests need, by Debian package name.
 debian_packages=(
     build-essential cmake pkg-config
-    libsdl2-dev libsdl2-ttf-dev libcjson-dev libpng-dev libfontconfig-dev
+    libsdl2-dev libsdl2-ttf-dev libcjson-dev libpng-dev libfontconfig-dev libcairo2-dev
     libcmocka-dev
     fonts-dejavu-core fonts-noto-cjk
     xvfb xauth xdotool x11-apps x11-utils imagemagick
@@ -74,9 +74,9 @@ if command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1; 
 else
     cat >&2 <<'EOF'
 setup.sh: not a Debian/Ubuntu system; install the dependencies yourself, then rerun:
-  macOS (Homebrew):  brew install cmake pkg-config sdl2 sdl2_ttf cjson libpng fontconfig cmocka
+  macOS (Homebrew):  brew install cmake pkg-config sdl2 sdl2_ttf cjson libpng fontconfig cairo cmocka
   Fedora (dnf):      sudo dnf install cmake gcc pkgconf-pkg-config SDL2-devel SDL2_ttf-devel cjson-devel \
-                       libpng-devel fontconfig-devel libcmocka-devel dejavu-sans-fonts \
+                       libpng-devel fontconfig-devel cairo-devel libcmocka-devel dejavu-sans-fonts \
                        google-noto-sans-cjk-fonts xorg-x11-server-Xvfb xdotool ImageMagick
 Trying to build with what is there.
 EOF

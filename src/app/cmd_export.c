@@ -40,6 +40,8 @@ static void export_usage(FILE *out)
             "                     as in the file names, a step name (weights_2) or a\n"
             "                     kind (softmax); a lone kind selects all its steps\n"
             "  --text-scale X     text size factor (default 1)\n"
+            "  --slides           slides: the step, its formula and its narration on the\n"
+            "                     whole frame, without the status line and the timeline\n"
             "  --set 'NAME[i][j]=VALUE'\n"
             "                     change one number first (repeatable): NAME is X, Y,\n"
             "                     W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O, W_a, b_a, v_a\n"
@@ -56,8 +58,10 @@ static void export_usage(FILE *out)
             "  --fps N            frames per second with --frames (default %g)\n"
             "  --dwell S          seconds a finished step is held, --frames (default %g)\n"
             "  --speed X          animation speed with --frames (default 1)\n"
-            "  --sheet FILE.png   also (without -o: only) one tall handout image, every\n"
-            "                     step one below the other with its caption\n"
+            "  --sheet FILE.png   also (without -o: only) a handout: A4 pages at 150 dpi,\n"
+            "                     FILE.png, FILE-2.png, ..., each step's figure with its\n"
+            "                     formula and narration below it; FILE.pdf: the same\n"
+            "                     pages as one PDF (when built with cairo)\n"
             "  --threads N        PNG encoding threads (default: one per CPU)\n"
             "  --png-level N      zlib level 0-9 (default %d, chosen by measurement)\n"
             "  --png-filter F     none|sub|up|avg|paeth|fast|all (default %s)\n"
@@ -148,6 +152,7 @@ enum {
     OPT_PNG_STRATEGY,
     OPT_STATS,
     OPT_QUIET,
+    OPT_SLIDES,
 };
 
 static const AppOption export_options[] = {
@@ -171,6 +176,7 @@ static const AppOption export_options[] = {
     {"png-strategy", 0, 1, OPT_PNG_STRATEGY},
     {"stats", 0, 0, OPT_STATS},
     {"quiet", 'q', 0, OPT_QUIET},
+    {"slides", 0, 0, OPT_SLIDES},
     APP_EDIT_OPTIONS,
     {0},
 };
@@ -247,6 +253,9 @@ static int export_option(const AppArgs *a, int id, const char *val, ExportArgs *
         return 0;
     case OPT_QUIET:
         x->quiet = 1;
+        return 0;
+    case OPT_SLIDES:
+        opt->slides = 1;
         return 0;
     default:
         return app_edit_arg(&x->edits, a, id, val) == 1 ? 0 : -1;

@@ -37,6 +37,8 @@ static void show_usage(FILE *out)
             "  --gpu              draw with SDL's accelerated renderer (default: the software\n"
             "                     renderer of `attnviz export`, sending only what changed)\n"
             "  --frames-dir DIR   where S saves frames (default ./%s)\n"
+            "  --slides           S saves slides: the step, its formula and narration on the\n"
+            "                     whole frame, without the status line and the timeline\n"
             "  --save-dir DIR     where Ctrl+S saves the edited lesson (default ./attnviz-lessons)\n"
             "  --set 'NAME[i][j]=VALUE'  change a number before showing (repeatable; NAME[i] for a vector)\n"
             "  --scale X          divide the scores by X (0.1·√d_k .. 10·√d_k); also --score-scale\n"
@@ -71,6 +73,7 @@ enum {
     OPT_SPEED,
     OPT_TEXT_SCALE,
     OPT_FRAMES_DIR,
+    OPT_SLIDES,
     OPT_SAVE_DIR,
 };
 
@@ -89,6 +92,7 @@ static const AppOption show_options[] = {
     {"speed", 0, 1, OPT_SPEED},
     {"text-scale", 0, 1, OPT_TEXT_SCALE},
     {"frames-dir", 0, 1, OPT_FRAMES_DIR},
+    {"slides", 0, 0, OPT_SLIDES},
     {"save-dir", 0, 1, OPT_SAVE_DIR},
     APP_EDIT_OPTIONS,
     APP_EDIT_SCALE_OPTION,
@@ -137,6 +141,9 @@ static int show_option(const AppArgs *a, int id, const char *val, ShowOptions *o
     case OPT_FRAMES_DIR:
         o->frames_dir = val;
         return app_check_output_path("show", "--frames-dir", "a folder", val);
+    case OPT_SLIDES:
+        o->slides = 1;
+        return 0;
     case OPT_SAVE_DIR:
         o->save_dir = val;
         return app_check_output_path("show", "--save-dir", "a folder", val);
@@ -192,6 +199,7 @@ static void save_frame(Show *s)
 {
     View *v = &s->cur.view, clean;
     view_for_saving(v, &clean);
+    clean.slides = s->opt.slides; /* --slides: S saves the state as a slide */
     int pw, ph;
     char saved[1024], err[1200];
     s->save_request = 0;

@@ -30,6 +30,7 @@
 typedef struct ShowOptions {
     const char *lesson;
     int autoplay, quit_at_end, frame_stats, fullscreen, gpu;
+    int slides; /* S saves slides (View.slides) */
     int width, height;
     int lang; /* -1: the default (English) */
     int theme, mode;

@@ -1,6 +1,11 @@
 /* export.c: headless export of a lesson to PNG files. See export.h. */
 #include "export.h"
 
+#ifdef ATTNVIZ_HAVE_CAIRO
+#include <cairo-pdf.h>
+#include <cairo.h>
+#endif
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
@@ -9,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -379,16 +385,10 @@ typedef struct Caption {
     int height; /* pixels, padding included */
 } Caption;
 
-/* The caption's two text sizes for a frame `height` pixels high. */
+/* The caption's two text sizes, in pixels. */
 typedef struct CaptionSizes {
     int header, body;
 } CaptionSizes;
-
-static CaptionSizes caption_sizes(int height)
-{
-    CaptionSizes cs = {height / 34 > 10 ? height / 34 : 10, height / 44 > 9 ? height / 44 : 9};
-    return cs;
-}
 
 /* The distance from one caption line to the next: the render chain's line
  * height with a little leading, as CJK text needs room between lines. */
@@ -770,59 +770,173 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
     return rc;
 }
 
-/* The handout: every selected step's final state with a caption below,
- * streamed into one PNG a band of rows at a time. */
-static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
+/* The handout's pages: A4 portrait at SHEET_DPI, each step's figure (the
+ * frame without status line, timeline or narration, at the --size's aspect
+ * ratio and the page's text width) with its caption (where it is, the
+ * formula, the narration: once) below it, as many to a page as fit. */
+#define SHEET_DPI    150
+#define SHEET_PAGE_W 1240 /* 210 mm at 150 dpi */
+#define SHEET_PAGE_H 1754 /* 297 mm */
+#define SHEET_MARGIN 90   /* 15 mm */
+#define SHEET_GAP    40   /* between one step's caption and the next figure */
+
+/* Page `page` (1-based) of the handout whose first page is path: path
+ * itself, then path with "-2", "-3", … before its ".png". */
+static void sheet_page_path(const char *path, int page, char *out, size_t len)
 {
-    const AttnTrace *t = r->trace;
-    View *v = &r->view;
-    int w = r->width, h = r->height;
-    CaptionSizes cs = caption_sizes(h);
-    Caption *caps = calloc((size_t)t->n_steps, sizeof *caps);
-    size_t pitch = (size_t)w * 4;
-    unsigned char *px = malloc(pitch * (size_t)h);
-    ExportBuffer out = {0};
-    ExportPngStream *s = NULL;
-    int rc = 0;
-    if (!caps || !px) {
-        export__set_err(err, errlen, "out of memory");
-        rc = -1;
-        goto done;
+    if (page == 1) {
+        snprintf(out, len, "%s", path);
+        return;
     }
-    /* 1. Captions first: the PNG header needs the total height. */
-    long total = 0;
-    for (int i = 0; i < t->n_steps; i++) {
-        if (!r->selected[i]) continue;
-        view_goto(v, i);
-        view_finish(v);
-        caption_layout(&caps[i], v, r->hl.rc, cs, w);
-        total += h + caps[i].height;
+    size_t n = strlen(path);
+    size_t stem = n >= 4 && strcasecmp(path + n - 4, ".png") == 0 ? n - 4 : n;
+    snprintf(out, len, "%.*s-%d%s", (int)stem, path, page, path + stem);
+}
+
+/* Copies rows × w pixels from src into the page at (x, y), clipped to it. */
+static void sheet_blit(unsigned char *page, const unsigned char *src, size_t src_pitch, int w, int rows, int x, int y)
+{
+    size_t pitch = (size_t)SHEET_PAGE_W * 4;
+    for (int i = 0; i < rows && y + i < SHEET_PAGE_H; i++)
+        if (y + i >= 0)
+            memcpy(page + (size_t)(y + i) * pitch + (size_t)x * 4, src + (size_t)i * src_pitch, (size_t)w * 4);
+}
+
+static void sheet_clear(unsigned char *page, SDL_Color bg)
+{
+    for (size_t i = 0; i < (size_t)SHEET_PAGE_W * SHEET_PAGE_H; i++) {
+        page[4 * i] = bg.b;
+        page[4 * i + 1] = bg.g;
+        page[4 * i + 2] = bg.r;
+        page[4 * i + 3] = 255;
     }
-    if (total > EXPORT_PNG_MAX_HEIGHT) {
-        export__set_err(err, errlen,
-                        "%s: the sheet would be %ld pixels high (at most %d); use a smaller --size or fewer --steps",
-                        path, total, EXPORT_PNG_MAX_HEIGHT);
-        r->res->usage_error = 1;
-        rc = -1;
-        goto done;
-    }
-    char title[LESSON_MAX_TEXT_BYTES + 1];
+}
+
+static int sheet_write_page(Run *r, const char *path, int page, const unsigned char *px, char *err, size_t errlen)
+{
+    char file[1100], title[LESSON_MAX_TEXT_BYTES + 1], software[64], msg[384];
+    sheet_page_path(path, page, file, sizeof file);
     lesson_text_copy(title, sizeof title, lesson_text(&r->lesson->title, r->opt->lang));
-    char software[64];
     snprintf(software, sizeof software, "attnviz %s", ATTNVIZ_VERSION);
     ExportPngText text[] = {{"Title", title},
                             {"Software", software},
                             {"attnviz:lesson", r->lesson->id ? r->lesson->id : ""},
                             {"attnviz:lang", lesson_lang_names[r->opt->lang]}};
-    char msg[384];
-    s = export_png_stream_begin(w, (int)total, EXPORT_PIXELS_BGRX32, text, 4, &r->opt->png, &out, msg, sizeof msg);
-    if (!s) {
-        export__set_err(err, errlen, "%s: %s", path, msg);
+    ExportBuffer out = {0};
+    ExportPngStream *s = export_png_stream_begin(SHEET_PAGE_W, SHEET_PAGE_H, EXPORT_PIXELS_BGRX32, text, 4,
+                                                 &r->opt->png, &out, msg, sizeof msg);
+    int rc = -1;
+    if (!s)
+        export__set_err(err, errlen, "%s: %s", file, msg);
+    else if (export_png_stream_rows(s, px, (size_t)SHEET_PAGE_W * 4, SHEET_PAGE_H, msg, sizeof msg) != 0)
+        export__set_err(err, errlen, "%s: %s", file, msg);
+    else if (export_png_stream_end(s, msg, sizeof msg) != 0)
+        export__set_err(err, errlen, "%s: %s", file, msg);
+    else
+        rc = export_write_file(file, out.data, out.len, err, errlen);
+    if (rc == 0) r->res->bytes += out.len;
+    export_buffer_free(&out);
+    return rc;
+}
+
+/* Whether the handout is to be a PDF: its name ends in ".pdf". */
+static int sheet_is_pdf(const char *path)
+{
+    size_t n = strlen(path);
+    return n >= 4 && strcasecmp(path + n - 4, ".pdf") == 0;
+}
+
+#ifdef ATTNVIZ_HAVE_CAIRO
+static cairo_status_t pdf_write(void *closure, const unsigned char *data, unsigned int len)
+{
+    return export_buffer_append(closure, data, len) == 0 ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
+}
+
+/* The page's pixels as one page of the PDF, at SHEET_DPI on A4. */
+static int pdf_add_page(cairo_t *cr, unsigned char *px, const char *path, char *err, size_t errlen)
+{
+    cairo_surface_t *img =
+        cairo_image_surface_create_for_data(px, CAIRO_FORMAT_RGB24, SHEET_PAGE_W, SHEET_PAGE_H, SHEET_PAGE_W * 4);
+    cairo_save(cr);
+    cairo_scale(cr, 72.0 / SHEET_DPI, 72.0 / SHEET_DPI);
+    cairo_set_source_surface(cr, img, 0, 0);
+    cairo_paint(cr);
+    cairo_restore(cr);
+    cairo_show_page(cr);
+    cairo_surface_destroy(img);
+    if (cairo_status(cr) != CAIRO_STATUS_SUCCESS) {
+        export__set_err(err, errlen, "%s: %s", path, cairo_status_to_string(cairo_status(cr)));
+        return -1;
+    }
+    return 0;
+}
+#endif
+
+/* A finished page: the next PNG, or the next page of the PDF. */
+static int sheet_emit(Run *r, const char *path, int page, unsigned char *px, void *pdf, char *err, size_t errlen)
+{
+#ifdef ATTNVIZ_HAVE_CAIRO
+    if (pdf) return pdf_add_page(pdf, px, path, err, errlen);
+#else
+    (void)pdf;
+#endif
+    return sheet_write_page(r, path, page, px, err, errlen);
+}
+
+static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
+{
+    const AttnTrace *t = r->trace;
+    View *v = &r->view;
+    int fw = SHEET_PAGE_W - 2 * SHEET_MARGIN;
+    int fh = (int)((long)fw * r->opt->height / r->opt->width);
+    if (fh > SHEET_PAGE_H / 2) fh = SHEET_PAGE_H / 2;
+    /* the caption at the sizes of 10 and 8 points */
+    CaptionSizes cs = {10 * SHEET_DPI / 72, 8 * SHEET_DPI / 72};
+    Headless fr = {0};
+    Caption *cap = calloc(1, sizeof *cap);
+    size_t pitch = (size_t)fw * 4;
+    unsigned char *px = malloc(pitch * (size_t)fh);
+    unsigned char *page = malloc((size_t)SHEET_PAGE_W * SHEET_PAGE_H * 4);
+    int rc = 0;
+    void *pdf = NULL; /* the PDF's cairo context, with --sheet FILE.pdf */
+    ExportBuffer pdf_out = {0};
+#ifdef ATTNVIZ_HAVE_CAIRO
+    cairo_surface_t *pdf_surface = NULL;
+#endif
+    if (!cap || !px || !page) {
+        export__set_err(err, errlen, "out of memory");
         rc = -1;
         goto done;
     }
-    /* 2. Each step: its frame, then its caption band. */
-    int done_steps = 0;
+    if (headless_init(&fr, fw, fh, r->opt, err, errlen) != 0) {
+        rc = -1;
+        goto done;
+    }
+#ifdef ATTNVIZ_HAVE_CAIRO
+    if (sheet_is_pdf(path)) {
+        pdf_surface = cairo_pdf_surface_create_for_stream(pdf_write, &pdf_out, SHEET_PAGE_W * 72.0 / SHEET_DPI,
+                                                          SHEET_PAGE_H * 72.0 / SHEET_DPI);
+        cairo_t *cr = cairo_create(pdf_surface);
+        if (cairo_status(cr) != CAIRO_STATUS_SUCCESS) {
+            export__set_err(err, errlen, "%s: %s", path, cairo_status_to_string(cairo_status(cr)));
+            cairo_destroy(cr);
+            rc = -1;
+            goto done;
+        }
+        pdf = cr;
+    }
+#else
+    if (sheet_is_pdf(path)) {
+        export__set_err(err, errlen, "%s: this attnviz was built without cairo, which writes PDFs; use FILE.png", path);
+        r->res->usage_error = 1;
+        rc = -1;
+        goto done;
+    }
+#endif
+    SDL_Color bg = {255, 255, 255, 255};
+    int pages = 0, y = SHEET_MARGIN, on_page = 0, done_steps = 0;
+    sheet_clear(page, bg);
+    v->slides = 2; /* the figure: no status line, no timeline, no narration */
     for (int i = 0; i < t->n_steps && rc == 0; i++) {
         if (!r->selected[i]) continue;
         if (r->opt->cancel && *r->opt->cancel) {
@@ -832,50 +946,62 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         }
         view_goto(v, i);
         view_finish(v);
+        caption_layout(cap, v, fr.rc, cs, fw);
+        int need = fh + cap->height;
+        if (on_page && y + need > SHEET_PAGE_H - SHEET_MARGIN) {
+            if (sheet_emit(r, path, ++pages, page, pdf, err, errlen) != 0) {
+                rc = -1;
+                break;
+            }
+            sheet_clear(page, bg);
+            y = SHEET_MARGIN;
+            on_page = 0;
+        }
         double t0 = attn_clock_seconds();
-        rc = export_draw_view(r->hl.rc, r->hl.sdl, v, w, h, px, pitch, err, errlen);
+        rc = export_draw_view(fr.rc, fr.sdl, v, fw, fh, px, pitch, err, errlen);
         r->res->draw_seconds += attn_clock_seconds() - t0;
         if (rc != 0) break;
-        if (export_png_stream_rows(s, px, pitch, h, msg, sizeof msg) != 0) {
-            s = NULL;
-            export__set_err(err, errlen, "%s: %s", path, msg);
-            rc = -1;
-            break;
-        }
-        /* the caption's background is the frame's own (its top-left pixel) */
-        SDL_Color bg = {px[2], px[1], px[0], 255};
-        /* the caption, drawn by the same renderer a frame's height at a time */
-        for (int y0 = 0; rc == 0 && y0 < caps[i].height; y0 += h) {
-            int rows = caps[i].height - y0 < h ? caps[i].height - y0 : h;
-            caption_draw(&caps[i], r->hl.rc, r->hl.sdl, cs, w, y0, bg);
-            SDL_Rect area = {0, 0, w, rows};
-            if (SDL_RenderReadPixels(r->hl.sdl, &area, SDL_PIXELFORMAT_XRGB8888, px, (int)pitch) != 0) {
+        sheet_blit(page, px, pitch, fw, fh, SHEET_MARGIN, y);
+        y += fh;
+        /* the caption, drawn a figure's height at a time */
+        for (int y0 = 0; rc == 0 && y0 < cap->height; y0 += fh) {
+            int rows = cap->height - y0 < fh ? cap->height - y0 : fh;
+            caption_draw(cap, fr.rc, fr.sdl, cs, fw, y0, bg);
+            SDL_Rect area = {0, 0, fw, rows};
+            if (SDL_RenderReadPixels(fr.sdl, &area, SDL_PIXELFORMAT_XRGB8888, px, (int)pitch) != 0) {
                 export__set_err(err, errlen, "reading a caption's pixels: %s", SDL_GetError());
                 rc = -1;
-            } else if (export_png_stream_rows(s, px, pitch, rows, msg, sizeof msg) != 0) {
-                s = NULL;
-                export__set_err(err, errlen, "%s: %s", path, msg);
-                rc = -1;
-            }
+            } else
+                sheet_blit(page, px, pitch, fw, rows, SHEET_MARGIN, y + y0);
         }
+        y += cap->height + SHEET_GAP;
+        on_page++;
         done_steps++;
         report(r, NULL, done_steps, done_steps, r->n_selected);
     }
-    if (rc == 0) {
-        ExportPngStream *done_s = s;
-        s = NULL;
-        if (export_png_stream_end(done_s, msg, sizeof msg) != 0) {
-            export__set_err(err, errlen, "%s: %s", path, msg);
+    if (rc == 0 && on_page) rc = sheet_emit(r, path, ++pages, page, pdf, err, errlen);
+#ifdef ATTNVIZ_HAVE_CAIRO
+    if (pdf) {
+        cairo_destroy(pdf);
+        cairo_surface_finish(pdf_surface);
+        if (rc == 0 && cairo_surface_status(pdf_surface) != CAIRO_STATUS_SUCCESS) {
+            export__set_err(err, errlen, "%s: %s", path, cairo_status_to_string(cairo_surface_status(pdf_surface)));
             rc = -1;
         }
+        if (rc == 0) rc = export_write_file(path, pdf_out.data, pdf_out.len, err, errlen);
+        if (rc == 0) r->res->bytes += pdf_out.len;
     }
-    if (rc == 0) rc = export_write_file(path, out.data, out.len, err, errlen);
-    if (rc == 0) r->res->bytes += out.len;
 done:
-    if (s) export_png_stream_abort(s);
-    export_buffer_free(&out);
+    if (pdf_surface) cairo_surface_destroy(pdf_surface);
+#else
+done:
+#endif
+    export_buffer_free(&pdf_out);
+    v->slides = 0;
+    headless_free(&fr);
+    free(page);
     free(px);
-    free(caps);
+    free(cap);
     return rc;
 }
 
@@ -954,6 +1080,7 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
         goto out;
     }
     view_set_text_scale(&r.view, opt->text_scale);
+    r.view.slides = opt->slides;
     if (opt->head > view_head_count(&r.view)) {
         export__set_err(err, errlen, "--head: the lesson has %d head%s, found %d", view_head_count(&r.view),
                         view_head_count(&r.view) == 1 ? "" : "s", opt->head);

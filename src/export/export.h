@@ -109,6 +109,7 @@ typedef struct ExportOptions {
     ViewTheme theme;
     ViewMode mode;     /* VIEW_MULTI (default), VIEW_SINGLE, VIEW_COMPARE */
     float text_scale;  /* View.text_scale, default 1 */
+    int slides;        /* 1: slide frames (View.slides): no status line, no timeline */
     int head;          /* 0: every head's steps; H ≥ 1: only head H's per-head steps, H selected */
     const char *steps; /* "FROM-TO", "FROM-", "-TO" or "ITEM", see export_select_steps; NULL: all */
     int frames;        /* 1: every animation frame (000000.png ...) instead of one PNG per step */

@@ -73,6 +73,22 @@ void export_buffer_free(ExportBuffer *buf)
     memset(buf, 0, sizeof *buf);
 }
 
+int export_buffer_append(ExportBuffer *b, const void *data, size_t len)
+{
+    if (len > SIZE_MAX - b->len) return -1;
+    if (b->len + len > b->cap) {
+        size_t cap = b->cap ? b->cap : 64 * 1024;
+        while (cap < b->len + len) cap = cap > SIZE_MAX / 2 ? b->len + len : cap * 2;
+        unsigned char *p = realloc(b->data, cap);
+        if (!p) return -1;
+        b->data = p;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, data, len);
+    b->len += len;
+    return 0;
+}
+
 /* ---- encoding ---- */
 
 /* What the libpng callbacks share; reached through png_get_error_ptr/io_ptr. */
@@ -98,24 +114,10 @@ static void sink_warning(png_structp png, png_const_charp msg)
 static void sink_write(png_structp png, png_bytep data, size_t len)
 {
     PngSink *s = png_get_io_ptr(png);
-    ExportBuffer *b = s->out;
-    if (len > SIZE_MAX - b->len) {
+    if (export_buffer_append(s->out, data, len) != 0) {
         s->oom = 1;
-        png_error(png, "PNG larger than memory");
+        png_error(png, "out of memory");
     }
-    if (b->len + len > b->cap) {
-        size_t cap = b->cap ? b->cap : 64 * 1024;
-        while (cap < b->len + len) cap = cap > SIZE_MAX / 2 ? b->len + len : cap * 2;
-        unsigned char *p = realloc(b->data, cap);
-        if (!p) {
-            s->oom = 1;
-            png_error(png, "out of memory");
-        }
-        b->data = p;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, data, len);
-    b->len += len;
 }
 
 static void sink_flush(png_structp png)

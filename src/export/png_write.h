@@ -114,6 +114,8 @@ typedef struct ExportBuffer {
     size_t len, cap;
 } ExportBuffer;
 void export_buffer_free(ExportBuffer *buf);
+/* Appends len bytes to buf, growing it. 0, or -1 out of memory (buf unchanged). */
+int export_buffer_append(ExportBuffer *buf, const void *data, size_t len);
 
 /* Encodes img as a PNG, appending to out (which may already hold bytes or be
  * zeroed). opt NULL: the defaults. 0, or -1 with err filled (out then holds

@@ -80,7 +80,7 @@ static const Theme themes[VIEW_THEME_COUNT] = {
                                        {204, 121, 167, 255},
                                        {86, 180, 233, 255},
                                        {213, 94, 0, 255},
-                                       {0, 0, 0, 255},
+                                       {120, 120, 120, 255}, /* not black: black is the selection */
                                        {240, 228, 66, 255}}},
 };
 
@@ -162,8 +162,44 @@ void render_destroy(RenderCtx *rc)
     render_fonts_close(rc);
     for (int i = 0; i < RENDER_MAT_CACHE; i++)
         if (rc->mats[i].tex) SDL_DestroyTexture(rc->mats[i].tex);
+    for (int i = 0; i < rc->n_index; i++) free(rc->index_label[i]);
+    free(rc->index_label);
+    free(rc->boxes);
     free(rc->pix);
     free(rc);
+}
+
+/* ---- the layout's boxes ---- */
+
+void render_layout_record(RenderCtx *rc, int on)
+{
+    rc->record = on;
+    rc->n_boxes = 0;
+}
+
+const LayoutBox *render_layout_boxes(const RenderCtx *rc, int *n)
+{
+    *n = rc->n_boxes;
+    return rc->boxes;
+}
+
+void render_within(RenderCtx *rc, SDL_Rect within, const char *what)
+{
+    rc->within = within;
+    rc->within_what = what;
+}
+
+void render_layout_add(RenderCtx *rc, LayoutBox b)
+{
+    if (!rc->record) return;
+    if (rc->n_boxes == rc->cap_boxes) {
+        int cap = rc->cap_boxes ? 2 * rc->cap_boxes : 256;
+        LayoutBox *p = realloc(rc->boxes, (size_t)cap * sizeof *p);
+        if (!p) return;
+        rc->boxes = p;
+        rc->cap_boxes = cap;
+    }
+    rc->boxes[rc->n_boxes++] = b;
 }
 
 /* ---- drawing helpers ---- */
@@ -275,10 +311,18 @@ typedef struct Item {
     int rows, cols;                    /* displayed (after transpose and zoom) */
     int r0, c0;                        /* zoom window origin, in displayed coordinates */
     int full_rows, full_cols;
+    int index_cols; /* cl are the columns' numbers (X's features), not tokens */
     /* layout */
     int x, y; /* cells' top-left */
     float cw, ch;
-    int lab_w, leg_w, top_h;
+    int lab_w, leg_w;
+    int nsize;     /* font size of the cells' numbers; 0: the cells are too small for them */
+    int lsize;     /* font size of the token labels */
+    int k_tok;     /* every k-th token label (rows and columns alike) */
+    int k_col;     /* every k-th column label when they are numbers */
+    int stagger;   /* column labels on two lines, alternately: too wide for one column each */
+    int shared;    /* the colour scale is the result's: no legend of its own */
+    SDL_Rect area; /* the panel the matrix and its labels stay inside */
     /* animation: display values (rows·cols of the step's own layout) */
     const float *vals;
     const unsigned char *state; /* NULL: all values */
@@ -286,7 +330,7 @@ typedef struct Item {
     float alpha;                /* 1: opaque */
     int hl_row, hl_col;         /* displayed row / column lit as an operand of the cell being computed */
     int cur_r, cur_c;           /* result cell being computed (step coordinates), -1 */
-    const float *rowsum;        /* (rows) shown at the right end of each row, or NULL */
+    const float *rowsum;        /* (rows) the final row sums, shown at the right end of each row, or NULL */
     const unsigned char *rowsum_on;
     int block_w;     /* >0: outline blocks of this many columns in head colours */
     int block_sel;   /* 1-based block to emphasise */
@@ -432,6 +476,7 @@ static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it,
 
 typedef struct Fonts {
     int body, small, label, formula, title, num;
+    int min; /* no text of the frame is drawn smaller than this */
 } Fonts;
 
 static int text_h(RenderCtx *rc, int size)
@@ -446,6 +491,60 @@ static int label_width(RenderCtx *rc, const char *const *labels, int n, int size
     int step = n > 200 ? n / 200 : 1;
     for (int i = 0; i < n; i += step) w = imax(w, render_text_width(rc, labels[i], size));
     return w;
+}
+
+/* Draws s at size, shortened with "…" to maxw; returns the width drawn.
+ * keep: s outlives the frame (a token, the title), and when shortened it is
+ * remembered, so that hovering it shows the whole text. */
+static int draw_fit_as(RenderCtx *rc, const char *s, int size, int maxw, SDL_Color col, int x, int y, int align,
+                       int keep)
+{
+    char buf[256];
+    const char *t = render_text_fit(rc, s, size, maxw, buf, sizeof buf);
+    if (!t) return 0;
+    int w = render_text(rc, t, size, col, x, y, align);
+    if (keep && t != s && rc->n_shorts < RENDER_MAX_SHORTS)
+        rc->shorts[rc->n_shorts++] = (ShortLabel){{align == 1   ? x - w / 2
+                                                   : align == 2 ? x - w
+                                                                : x,
+                                                   y, w, render_line_height(rc, size)},
+                                                  s};
+    return w;
+}
+
+/* A text of this frame only (a caption, a note), shortened to maxw. */
+static int draw_fit(RenderCtx *rc, const char *s, int size, int maxw, SDL_Color col, int x, int y, int align)
+{
+    return draw_fit_as(rc, s, size, maxw, col, x, y, align, 0);
+}
+
+/* A label that outlives the frame (a token, the lesson's title), shortened to maxw. */
+static int draw_label(RenderCtx *rc, const char *s, int size, int maxw, SDL_Color col, int x, int y, int align)
+{
+    return draw_fit_as(rc, s, size, maxw, col, x, y, align, 1);
+}
+
+/* The whole text of the hovered shortened label, in a box below it. */
+static void draw_label_tooltip(RenderCtx *rc, const View *v, int size)
+{
+    if (!v->hover_label) return;
+    const Theme *th = render_theme(v->theme);
+    for (int i = 0; i < rc->n_shorts; i++) {
+        if (rc->shorts[i].full != v->hover_label) continue;
+        SDL_Rect r = rc->shorts[i].rect;
+        int w = render_text_width(rc, v->hover_label, size), lh = render_line_height(rc, size);
+        w = w < rc->width - 8 ? w : rc->width - 8;
+        SDL_Rect box = {r.x + r.w / 2 - w / 2 - 8, r.y + r.h + 4, w + 16, lh + 8};
+        if (box.x + box.w > rc->width - 4) box.x = rc->width - 4 - box.w;
+        if (box.x < 4) box.x = 4;
+        if (box.y + box.h > rc->height - 4) box.y = r.y - box.h - 4;
+        render_fill(rc, box, th->panel);
+        render_outline(rc, box, th->text, 1);
+        char buf[256];
+        const char *t = render_text_fit(rc, v->hover_label, size, w, buf, sizeof buf);
+        if (t) render_text(rc, t, size, th->text, box.x + 8, box.y + 4, 0);
+        return;
+    }
 }
 
 static void legend_text(char *buf, size_t len, const Item *it, int top)
@@ -472,6 +571,7 @@ static void draw_legend(RenderCtx *rc, const View *v, const Item *it, const Font
     const Theme *th = render_theme(v->theme);
     int bw = imax(6, f->body / 2);
     int lh = text_h(rc, f->small);
+    /* the end values sit beside the bar's ends, inside the matrix's height */
     if (h < 2 * lh) {
         y -= (2 * lh - h) / 2;
         h = 2 * lh;
@@ -487,8 +587,8 @@ static void draw_legend(RenderCtx *rc, const View *v, const Item *it, const Font
     char a[32], b[32];
     legend_text(a, sizeof a, it, 1);
     legend_text(b, sizeof b, it, 0);
-    render_text(rc, a, f->small, th->dim, x + bw + 4, y - lh / 4, 0);
-    render_text(rc, b, f->small, th->dim, x + bw + 4, y + h - lh * 3 / 4, 0);
+    render_text(rc, a, f->small, th->dim, x + bw + 4, y, 0);
+    render_text(rc, b, f->small, th->dim, x + bw + 4, y + h - lh, 0);
     if (!it->weights && h >= 4 * lh) render_text(rc, "0", f->small, th->dim, x + bw + 4, y + h / 2 - lh / 2, 0);
 }
 
@@ -500,6 +600,18 @@ static int label_stride(float cell, int lh)
     return k < 1 ? 1 : k;
 }
 
+/* The smallest of 1, 2, 5, 10, 20, 50, … at least k: the stride of numbered columns. */
+static int nice_stride(int k)
+{
+    int m = 1;
+    for (;;) {
+        if (k <= m) return m;
+        if (k <= 2 * m) return 2 * m;
+        if (k <= 5 * m) return 5 * m;
+        m *= 10;
+    }
+}
+
 static int sel_for_labels(const View *v, const char *const *labels)
 {
     if (!labels) return -1;
@@ -508,54 +620,99 @@ static int sel_for_labels(const View *v, const char *const *labels)
     return v->sel_query;
 }
 
-static int has_cjk(const char *s)
+/* "1", "2", … "n": the column labels of the inputs' features; NULL when out of memory. */
+static const char *const *index_labels(RenderCtx *rc, int n)
 {
-    while (*s)
-        if (render_is_cjk(render_utf8_next(&s))) return 1;
-    return 0;
-}
-
-/* How tall a column label stands: CJK upright, one character under the
- * other (as Chinese is written vertically); anything else turned a quarter. */
-static int vlabel_height(RenderCtx *rc, const char *s, int size)
-{
-    if (!has_cjk(s)) return render_text_width(rc, s, size);
-    int n = 0;
-    for (const char *p = s; *p; n++) render_utf8_next(&p);
-    return n * size * 21 / 20;
-}
-
-/* Draws a vertical column label ending at y_bottom, centred on cx; returns its rect. */
-static SDL_Rect draw_vlabel(RenderCtx *rc, const char *s, int size, SDL_Color col, int cx, int y_bottom)
-{
-    SDL_Rect box = {cx, y_bottom, 0, 0};
-    if (has_cjk(s)) {
-        int h = vlabel_height(rc, s, size), y = y_bottom - h, step = size * 21 / 20;
-        int wmax = 0;
-        for (const char *p = s; *p;) {
-            const TextEntry *e = render_text_next_glyph(rc, &p, size, col);
-            if (!e) continue;
-            SDL_Rect d = {cx - e->w / 2, y + (step - e->h) / 2, e->w, e->h};
-            SDL_RenderCopy(rc->sdl, e->tex, NULL, &d);
-            wmax = imax(wmax, e->w);
-            y += step;
+    if (n <= rc->n_index) return (const char *const *)rc->index_label;
+    char **lab = realloc(rc->index_label, (size_t)n * sizeof *lab);
+    if (!lab) return NULL;
+    rc->index_label = lab;
+    for (int i = rc->n_index; i < n; i++) {
+        char buf[16];
+        snprintf(buf, sizeof buf, "%d", i + 1);
+        lab[i] = malloc(strlen(buf) + 1);
+        if (!lab[i]) {
+            rc->n_index = i;
+            return NULL;
         }
-        box = (SDL_Rect){cx - wmax / 2, y_bottom - h, wmax, h};
-        return box;
+        memcpy(lab[i], buf, strlen(buf) + 1);
     }
-    const TextEntry *e = render_text_get(rc, s, size, col);
-    if (!e) return box;
-    SDL_Rect d = {cx - e->w / 2, y_bottom - e->w / 2 - e->h / 2, e->w, e->h};
-    SDL_RenderCopyEx(rc->sdl, e->tex, NULL, &d, -90.0, NULL, SDL_FLIP_NONE);
-    return (SDL_Rect){cx - e->h / 2, y_bottom - e->w, e->h, e->w};
+    rc->n_index = n;
+    return (const char *const *)lab;
 }
 
-static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, uint64_t anim_key)
+static int item_w(const Item *it)
+{
+    return imax(1, (int)lrintf(it->cw * it->cols));
+}
+
+static int item_h(const Item *it)
+{
+    return imax(1, (int)lrintf(it->ch * it->rows));
+}
+
+/* Displayed cell (i, j) of the window on screen. */
+static SDL_Rect cell_rect(const Item *it, int i, int j)
+{
+    int x0 = (int)lrintf(it->cw * j), y0 = (int)lrintf(it->ch * i);
+    return (SDL_Rect){it->x + x0, it->y + y0, (int)lrintf(it->cw * (j + 1)) - x0, (int)lrintf(it->ch * (i + 1)) - y0};
+}
+
+/* What a settled cell shows: its state and, in num, its number ("" for none).
+ * A cell still animating shows no number: never an in-between value. */
+static int cell_number(const View *v, const Item *it, int r, int c, char *num, size_t len, SDL_Color *bg)
 {
     const Theme *th = render_theme(v->theme);
-    int W = (int)lrintf(it->cw * it->cols), H = (int)lrintf(it->ch * it->rows);
-    if (W < 1) W = 1;
-    if (H < 1) H = 1;
+    int st = step_state(it, r, c);
+    if (!it->state && view_cell_blocked(v, it->s, r, c)) st = ST_BLOCKED;
+    num[0] = '\0';
+    if (st == ST_EMPTY) return st;
+    float fin = it->s->data[(size_t)r * (size_t)it->s->cols + (size_t)c];
+    if (st == ST_BLOCKED) {
+        if (it->blocked_mix <= 0.5f) return st;
+        /* what the cell becomes: −∞, or the finite fill (−1e9, −1e20), or weight 0 */
+        if (it->weights)
+            snprintf(num, len, "0");
+        else
+            fmt_cell(num, len, fin, 0);
+        *bg = th->blocked;
+        return st;
+    }
+    float x = step_val(it, r, c);
+    if (memcmp(&x, &fin, sizeof x) != 0) return st; /* animating */
+    fmt_cell(num, len, x, it->weights);
+    *bg = render_value_color(x, it->weights, it->range);
+    return st;
+}
+
+/* The width of the widest number the matrix shows at size. */
+static int numbers_width(RenderCtx *rc, const View *v, const Item *it, int size)
+{
+    int w = 0;
+    const AttnStep *s = it->s;
+    for (int r = 0; r < s->rows; r++)
+        for (int c = 0; c < s->cols; c++) {
+            char num[32];
+            float x = s->data[(size_t)r * (size_t)s->cols + (size_t)c];
+            if (view_cell_blocked(v, s, r, c) && it->weights)
+                snprintf(num, sizeof num, "0");
+            else
+                fmt_cell(num, sizeof num, x, it->weights);
+            w = imax(w, render_text_width(rc, num, size));
+        }
+    return w;
+}
+
+/* Matrices with more cells than this show no numbers: nobody reads them. */
+#define NUMBERS_MAX_CELLS 900
+/* A number keeps this many pixels clear of its cell's left and right edges. */
+#define NUMBERS_PAD 6
+
+/* The cells' texture, the grid between cells large enough to tell apart, the frame. */
+static void item_draw_cells(RenderCtx *rc, const View *v, const Item *it, uint64_t anim_key)
+{
+    const Theme *th = render_theme(v->theme);
+    int W = item_w(it), H = item_h(it);
     SDL_Texture *tex = matrix_texture(rc, v, it, anim_key, W, H);
     SDL_Rect dst = {it->x, it->y, W, H};
     if (tex) {
@@ -564,7 +721,6 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
         SDL_RenderCopy(rc->sdl, tex, NULL, &dst);
         SDL_SetTextureAlphaMod(tex, 255);
     }
-    /* grid lines between cells large enough to tell apart */
     if (it->cw >= 10 && it->ch >= 10) {
         SDL_SetRenderDrawBlendMode(rc->sdl, SDL_BLENDMODE_NONE);
         SDL_SetRenderDrawColor(rc->sdl, th->grid.r, th->grid.g, th->grid.b, 255);
@@ -578,24 +734,33 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
         }
     }
     render_outline(rc, (SDL_Rect){it->x - 1, it->y - 1, W + 2, H + 2}, th->dim, 1);
+    if (rc->record && !it->bare)
+        render_layout_add(rc, (LayoutBox){.rect = dst,
+                                          .within = rc->within,
+                                          .kind = LAYOUT_MATRIX,
+                                          .rows = it->full_rows,
+                                          .cols = it->full_cols,
+                                          .what = "matrix"});
+}
 
-    /* cells: numbers, blocked marks */
-    int many = it->rows * it->cols > 900;
-    int nsize = (int)fminf(fminf((float)f->body, it->ch * 0.4f), it->cw / 3.8f);
-    int numbers = !many && nsize >= 9 && it->alpha >= 0.5f;
+/* Blocked cells hatched; the numbers, where the cells are large enough. */
+static void item_draw_numbers(RenderCtx *rc, const View *v, const Item *it)
+{
+    const Theme *th = render_theme(v->theme);
+    int numbers = it->nsize > 0 && it->alpha >= 0.5f;
     int maskable = it->s->kind == ATTN_STEP_MASKED || it->s->kind == ATTN_STEP_SOFTMAX;
     /* cells too small for a hatch or a number draw nothing here: a
      * 1024×1024 matrix is then not visited cell by cell */
     int hatch = it->blocked_mix > 0.5f && it->cw >= 8 && it->ch >= 8;
-    for (int i = 0; i < it->rows && (numbers || ((it->state || maskable) && hatch)); i++)
+    if (!numbers && !((it->state || maskable) && hatch)) return;
+    for (int i = 0; i < it->rows; i++)
         for (int j = 0; j < it->cols; j++) {
             int r, c;
             disp_to_step(it, i, j, &r, &c);
-            int st = step_state(it, r, c);
-            if (!it->state && view_cell_blocked(v, it->s, r, c)) st = ST_BLOCKED;
-            SDL_Rect cell = {it->x + (int)lrintf(it->cw * j), it->y + (int)lrintf(it->ch * i),
-                             (int)lrintf(it->cw * (j + 1)) - (int)lrintf(it->cw * j),
-                             (int)lrintf(it->ch * (i + 1)) - (int)lrintf(it->ch * i)};
+            SDL_Rect cell = cell_rect(it, i, j);
+            char num[32];
+            SDL_Color bgc = th->panel;
+            int st = cell_number(v, it, r, c, num, sizeof num, &bgc);
             if (st == ST_BLOCKED && it->blocked_mix > 0.5f && it->cw >= 8 && it->ch >= 8) {
                 /* hatch: two diagonals, so blocked never reads as a colour of the map */
                 SDL_SetRenderDrawBlendMode(rc->sdl, SDL_BLENDMODE_NONE);
@@ -607,90 +772,79 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
                     if (len > 1) SDL_RenderDrawLine(rc->sdl, x0, y0, x0 + len - 1, y0 + len - 1);
                 }
             }
-            if (!numbers) continue;
-            char num[32];
-            SDL_Color bgc;
-            if (st == ST_EMPTY) continue;
-            float x = step_val(it, r, c);
-            if (st == ST_BLOCKED) {
-                if (it->blocked_mix <= 0.5f) continue;
-                /* what the cell becomes: −∞, or the finite fill (−1e9, −1e20), or weight 0 */
-                float fill = it->s->data[(size_t)r * (size_t)it->s->cols + (size_t)c];
-                if (it->weights)
-                    snprintf(num, sizeof num, "0");
-                else
-                    fmt_cell(num, sizeof num, fill, 0);
-                bgc = th->blocked;
-            } else {
-                fmt_cell(num, sizeof num, x, it->weights);
-                bgc = render_value_color(x, it->weights, it->range);
-            }
-            render_text_glyphs(rc, num, nsize, ink_on(bgc), cell.x + cell.w / 2, cell.y + cell.h / 2, cell.w - 2);
+            if (!numbers || !num[0]) continue;
+            render_within(rc, cell, "cell number");
+            render_text_glyphs(rc, num, it->nsize, ink_on(bgc), cell.x + cell.w / 2, cell.y + cell.h / 2, cell.w - 2);
         }
+}
 
-    /* token labels */
-    int lsize = imin(f->label, imax(f->small * 3 / 4, (int)(it->ch * 0.8f)));
-    int lh = text_h(rc, lsize);
+static RenderHit token_hit(const View *v, const Item *it, const char *const *labels, int index, int is_col)
+{
+    RenderHit h = {RENDER_HIT_TOKEN, it->trace, it->step, -1, -1, 0, 0, NULL};
+    int source = v->lesson->n_source_tokens && labels == (const char *const *)v->lesson->source_tokens;
+    if (source || (is_col && v->lesson->n_source_tokens == 0))
+        h.col = index;
+    else
+        h.row = index;
+    return h;
+}
+
+/* Token labels: left of the rows and above the columns, every k_tok-th,
+ * level, shortened with "…" to their room. */
+static void item_draw_labels(RenderCtx *rc, const View *v, const Item *it)
+{
+    const Theme *th = render_theme(v->theme);
+    int lh = text_h(rc, it->lsize);
     int sel_r = sel_for_labels(v, it->rl), sel_c = sel_for_labels(v, it->cl);
     if (it->rl && it->labels) {
-        int k = label_stride(it->ch, lh);
+        int k = it->k_tok;
         for (int i = 0; i < it->rows; i += k) {
             const char *lab = it->rl[i + it->r0];
             int y = it->y + (int)lrintf(it->ch * (i + 0.5f)) - lh / 2;
-            int tw = render_text(rc, lab, lsize, i + it->r0 == sel_r ? th->accent : th->text, it->x - 6, y, 2);
+            SDL_Color col = i + it->r0 == sel_r ? th->accent : th->text;
+            int tw = draw_label(rc, lab, it->lsize, it->lab_w - 10, col, it->x - 6, y, 2);
             if (it->rl == (const char *const *)v->pair_labels) continue; /* (query, key) pairs, not one token */
-            SDL_Rect hb = {it->x - 6 - tw, y, tw + 4, lh};
-            RenderHit h = {RENDER_HIT_TOKEN, it->trace, it->step, -1, -1, 0, 0};
-            if (it->rl == (const char *const *)v->lesson->source_tokens && v->lesson->n_source_tokens)
-                h.col = i + it->r0;
-            else
-                h.row = i + it->r0;
-            add_hitbox(rc, hb, h);
+            add_hitbox(rc, (SDL_Rect){it->x - 6 - tw, y, tw + 4, lh}, token_hit(v, it, it->rl, i + it->r0, 0));
         }
     }
     if (it->cl) {
-        int wmax = 0;
-        for (int j = 0; j < it->cols; j++) wmax = imax(wmax, render_text_width(rc, it->cl[j + it->c0], lsize));
-        int vertical = wmax > it->cw - 4;
-        int k = vertical ? label_stride(it->cw, lh) : 1;
+        int k = it->index_cols ? it->k_col : it->k_tok;
+        int room = (int)(it->cw * (float)(it->stagger ? 2 * k : k)) - 6;
         for (int j = 0; j < it->cols; j += k) {
             const char *lab = it->cl[j + it->c0];
-            SDL_Color col = j + it->c0 == sel_c ? th->accent : th->text;
+            SDL_Color col = !it->index_cols && j + it->c0 == sel_c ? th->accent : it->index_cols ? th->dim : th->text;
             int cx = it->x + (int)lrintf(it->cw * (j + 0.5f));
-            SDL_Rect hb;
-            if (!vertical) {
-                const TextEntry *e = render_text_get(rc, lab, lsize, col);
-                if (!e) continue;
-                SDL_Rect d = {cx - e->w / 2, it->y - e->h - 4, e->w, e->h};
-                SDL_RenderCopy(rc->sdl, e->tex, NULL, &d);
-                hb = d;
-            } else {
-                hb = draw_vlabel(rc, lab, lsize, col, cx, it->y - 6);
-            }
-            RenderHit h = {RENDER_HIT_TOKEN, it->trace, it->step, -1, -1, 0, 0};
-            if (it->cl == (const char *const *)v->lesson->source_tokens && v->lesson->n_source_tokens)
-                h.col = j + it->c0;
-            else if (v->lesson->n_source_tokens == 0)
-                h.col = j + it->c0;
-            else
-                h.row = j + it->c0;
-            add_hitbox(rc, hb, h);
+            int y = it->y - lh - 4 - (it->stagger && (j / k) % 2 ? lh : 0);
+            int tw = draw_label(rc, lab, it->lsize, room, col, cx, y, 1);
+            if (!tw || it->index_cols) continue;
+            add_hitbox(rc, (SDL_Rect){cx - tw / 2, y, tw, lh}, token_hit(v, it, it->cl, j + it->c0, 1));
         }
     }
-    /* selected token: its row and column outlined */
-    SDL_Color selc = th->sel;
+}
+
+/* The selected token's row and column outlined. */
+static void item_draw_selection(RenderCtx *rc, const View *v, const Item *it)
+{
+    const Theme *th = render_theme(v->theme);
+    int W = item_w(it), H = item_h(it);
+    int sel_r = sel_for_labels(v, it->rl), sel_c = it->index_cols ? -1 : sel_for_labels(v, it->cl);
     if (sel_r >= it->r0 && sel_r < it->r0 + it->rows)
         render_outline(
             rc,
             (SDL_Rect){it->x - 2, it->y + (int)lrintf(it->ch * (sel_r - it->r0)) - 2, W + 4, (int)lrintf(it->ch) + 4},
-            selc, 2);
+            th->sel, 2);
     if (sel_c >= it->c0 && sel_c < it->c0 + it->cols)
         render_outline(
             rc,
             (SDL_Rect){it->x + (int)lrintf(it->cw * (sel_c - it->c0)) - 2, it->y - 2, (int)lrintf(it->cw) + 4, H + 4},
-            selc, 2);
+            th->sel, 2);
+}
 
-    /* head blocks (split, concat) */
+/* Head blocks (split's projection, concat): outlined in the heads' colours, named below. */
+static void item_draw_blocks(RenderCtx *rc, const View *v, const Item *it, const Fonts *f)
+{
+    const Theme *th = render_theme(v->theme);
+    int W = item_w(it), H = item_h(it);
     if (it->block_w > 0 && !it->transposed) {
         int nb = it->full_cols / it->block_w;
         if (it->block_gap > 0.0f) {
@@ -700,7 +854,7 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
                 int cb = b * it->block_w - it->c0;
                 if (cb <= 0 || cb >= it->cols) continue;
                 int x = it->x + (int)lrintf(it->cw * cb);
-                render_fill(rc, (SDL_Rect){x - gap / 2 - 1, it->y - 1, gap + 2, H + 2}, render_theme(v->theme)->bg);
+                render_fill(rc, (SDL_Rect){x - gap / 2 - 1, it->y - 1, gap + 2, H + 2}, th->bg);
             }
         }
         for (int b = 0; b < nb; b++) {
@@ -713,14 +867,22 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
             render_outline(rc, br, th->head[b % 8], b + 1 == it->block_sel ? 4 : 2);
             char hn[32];
             snprintf(hn, sizeof hn, "%s %d", view_string(VS_HEAD, v->lang), b + 1);
-            if (render_text_width(rc, hn, f->small) < br.w + it->cw)
+            if (render_text_width(rc, hn, f->small) <= br.w)
                 render_text(rc, hn, f->small, th->head[b % 8], br.x + br.w / 2, it->y + H + 3, 1);
+            else if (render_text_width(rc, hn + strlen(hn) - (b + 1 >= 10 ? 2 : 1), f->small) <= br.w)
+                render_text(rc, hn + strlen(hn) - (b + 1 >= 10 ? 2 : 1), f->small, th->head[b % 8], br.x + br.w / 2,
+                            it->y + H + 3, 1);
         }
     }
     if (it->block_color > 0)
         render_outline(rc, (SDL_Rect){it->x - 3, it->y - 3, W + 6, H + 6}, th->head[(it->block_color - 1) % 8], 3);
+}
 
-    /* operands of the cell being computed */
+/* The operands' row and column, and the result's cell, of the cell being computed. */
+static void item_draw_operands(RenderCtx *rc, const View *v, const Item *it, const Fonts *f)
+{
+    const Theme *th = render_theme(v->theme);
+    int W = item_w(it), H = item_h(it);
     int thick = imax(3, f->body / 9);
     if (it->hl_row >= 0 && it->hl_row < it->rows)
         render_outline(rc, (SDL_Rect){it->x, it->y + (int)lrintf(it->ch * it->hl_row), W, imax(2, (int)lrintf(it->ch))},
@@ -739,63 +901,85 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
             render_outline(rc, cr, th->sel, thick);
         }
     }
+}
 
-    /* row sums at the end of each row (softmax) */
-    if (it->rowsum) {
-        int rsz = imin(f->small, imax(8, (int)(it->ch * 0.5f)));
-        int k = label_stride(it->ch, text_h(rc, rsz));
-        for (int i = 0; i < it->rows; i += k) {
-            if (it->rowsum_on && !it->rowsum_on[i + it->r0]) continue;
-            char buf[48], num[32];
-            float sv = it->rowsum[i + it->r0];
-            if (fabsf(sv - 1.0f) < 5e-4f)
-                snprintf(buf, sizeof buf, "Σ = 1");
-            else {
-                fmt_cell(num, sizeof num, sv, 0);
-                snprintf(buf, sizeof buf, "Σ = %s", num);
-            }
-            render_text(rc, buf, rsz, th->accent, it->x + W + 8,
-                        it->y + (int)lrintf(it->ch * (i + 0.5f)) - text_h(rc, rsz) / 2, 0);
+/* "Σ = 1" at the end of each row whose softmax is done (the final sum,
+ * never an in-between one), every k_tok-th row as the labels. */
+static void item_draw_rowsums(RenderCtx *rc, const View *v, const Item *it, const Fonts *f)
+{
+    if (!it->rowsum) return;
+    const Theme *th = render_theme(v->theme);
+    int lh = text_h(rc, f->small);
+    for (int i = 0; i < it->rows; i += it->k_tok) {
+        if (it->rowsum_on && !it->rowsum_on[i + it->r0]) continue;
+        char buf[48], num[32];
+        float sv = it->rowsum[i + it->r0];
+        if (fabsf(sv - 1.0f) < 5e-4f)
+            snprintf(buf, sizeof buf, "Σ = 1");
+        else {
+            fmt_cell(num, sizeof num, sv, 0);
+            snprintf(buf, sizeof buf, "Σ = %s", num);
         }
+        render_text(rc, buf, f->small, th->accent, it->x + item_w(it) + 8,
+                    it->y + (int)lrintf(it->ch * (i + 0.5f)) - lh / 2, 0);
     }
+}
 
-    if (it->bare) return;
-
-    /* shape label: "Q₁ 3×2" */
+/* The shape label under the matrix, "Q₁  3×2"; the name alone, or the name
+ * shortened, when the matrix is narrow. */
+static void item_draw_caption(RenderCtx *rc, const View *v, const Item *it, const Fonts *f)
+{
+    const Theme *th = render_theme(v->theme);
     char title[64], shape[96];
     view_step_title(it->s, title, sizeof title);
     snprintf(shape, sizeof shape, "%s%s  %d×%d", title, it->transposed ? "ᵀ" : "",
              it->transposed ? it->s->cols : it->s->rows, it->transposed ? it->s->rows : it->s->cols);
+    int W = item_w(it), H = item_h(it);
     int sy = it->y + H + 6 + (it->block_w > 0 ? text_h(rc, f->small) + 2 : 0);
-    /* the label may be wider than a narrow matrix: then the name alone, smaller, or nothing */
     int room = W + it->leg_w + it->lab_w / 2;
-    int ssize = f->body;
-    if (render_text_width(rc, shape, ssize) > room)
+    if (render_text_width(rc, shape, f->body) > room)
         snprintf(shape, sizeof shape, "%s%s", title, it->transposed ? "ᵀ" : "");
-    while (render_text_width(rc, shape, ssize) > room && ssize > f->small * 3 / 4) ssize = ssize * 9 / 10;
-    if (render_text_width(rc, shape, ssize) <= room)
-        render_text(rc, shape, ssize, it->result ? th->text : th->dim, it->x + W / 2, sy, 1);
+    SDL_Color col = it->result ? th->text : th->dim;
+    int cx = it->x + W / 2, half = imin(cx - (it->x - it->lab_w / 2), it->x + W + it->leg_w - cx);
+    draw_fit(rc, shape, f->body, 2 * half, col, cx, sy, 1);
+}
 
-    if (it->legend) {
-        int lx = it->x + W + 8 + (it->rowsum ? render_text_width(rc, "Σ = 0.00", f->small) + 12 : 0);
-        draw_legend(rc, v, it, f, lx, it->y, H);
-    }
+static void item_add_hitmat(RenderCtx *rc, const Item *it)
+{
+    if (rc->n_hitmats >= RENDER_MAX_HITMATS) return;
+    HitMat *hm = &rc->hitmats[rc->n_hitmats++];
+    hm->rect = (SDL_Rect){it->x, it->y, item_w(it), item_h(it)};
+    hm->trace = it->trace;
+    hm->step = it->step;
+    hm->rows = it->rows;
+    hm->cols = it->cols;
+    hm->transposed = it->transposed;
+    hm->r0 = it->r0;
+    hm->c0 = it->c0;
+    hm->vr = it->rows;
+    hm->vc = it->cols;
+    hm->zoomable = it->result;
+}
 
-    /* hit region for hover */
-    if (rc->n_hitmats < RENDER_MAX_HITMATS) {
-        HitMat *hm = &rc->hitmats[rc->n_hitmats++];
-        hm->rect = dst;
-        hm->trace = it->trace;
-        hm->step = it->step;
-        hm->rows = it->rows;
-        hm->cols = it->cols;
-        hm->transposed = it->transposed;
-        hm->r0 = it->r0;
-        hm->c0 = it->c0;
-        hm->vr = it->rows;
-        hm->vc = it->cols;
-        hm->zoomable = it->result;
+/* One matrix with everything around it, at the place the panel's layout gave it. */
+static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, uint64_t anim_key)
+{
+    render_within(rc, it->area, "matrix");
+    item_draw_cells(rc, v, it, anim_key);
+    item_draw_numbers(rc, v, it);
+    render_within(rc, it->area, "matrix label");
+    item_draw_labels(rc, v, it);
+    item_draw_selection(rc, v, it);
+    item_draw_blocks(rc, v, it, f);
+    item_draw_operands(rc, v, it, f);
+    item_draw_rowsums(rc, v, it, f);
+    if (it->bare) return;
+    item_draw_caption(rc, v, it, f);
+    if (it->legend && !it->shared) {
+        int lx = it->x + item_w(it) + 8 + (it->rowsum ? render_text_width(rc, "Σ = 0.00", f->small) + 12 : 0);
+        draw_legend(rc, v, it, f, lx, it->y, item_h(it));
     }
+    item_add_hitmat(rc, it);
 }
 
 /* ---- the operands and result of a step, animated ---- */
@@ -901,6 +1085,41 @@ static float ease(float p)
 #define CONCAT_SLIDE_END   0.75
 #define CONCAT_GHOST       0.3f
 
+/* Softmax's animation: rows one after another (≤ 16 rows) or all at once,
+ * each first exp(x − max), then ÷ the row sum. A row's Σ shows once the row
+ * is done (rowsum_on); the sums themselves are the final ones. */
+static void animate_softmax(Item *res, const AttnStep *src, double p, Anim *a)
+{
+    const AttnStep *s = res->s;
+    int R = s->rows, C = s->cols;
+    a->rowsum_on = calloc((size_t)R, 1);
+    if (!a->rowsum_on) return;
+    int sequential = R <= 16;
+    double slot = sequential ? p * R : 0;
+    int cur = sequential ? (int)slot : -1;
+    for (int r = 0; r < R; r++) {
+        float f = sequential ? (r < cur ? 1.0f : r > cur ? 0.0f : (float)(slot - cur)) : (float)p;
+        if (sequential && r > cur) {
+            for (int c = 0; c < C; c++)
+                if (a->state[(size_t)r * C + c] != ST_BLOCKED) a->state[(size_t)r * C + c] = ST_EMPTY;
+            continue;
+        }
+        const float *x = src->data + (size_t)r * (size_t)C;
+        float mx = -INFINITY;
+        for (int c = 0; c < C; c++)
+            if (x[c] > mx) mx = x[c];
+        for (int c = 0; c < C; c++) {
+            size_t i = (size_t)r * C + c;
+            float ex = isfinite(mx) ? expf(x[c] - mx) : 0.0f;
+            float shown = f < 0.5f ? ex : ex + (s->data[i] - ex) * ease((f - 0.5f) * 2.0f);
+            a->vals[i] = f >= 1.0f ? s->data[i] : shown;
+        }
+        a->rowsum_on[r] = (unsigned char)(f >= 1.0f);
+    }
+    if (sequential && cur < R) res->hl_row = cur - res->r0;
+    res->rowsum_on = a->rowsum_on;
+}
+
 /* Sets up the result's display for progress p; returns an animation key for
  * the texture cache (0: the final state). Operands get their highlights. */
 static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p, Anim *a)
@@ -977,43 +1196,9 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
             if (a->state[i] == ST_BLOCKED) a->vals[i] = src->data[i];
         res->blocked_mix = ease((float)p);
     } break;
-    case ATTN_STEP_SOFTMAX: {
-        const AttnStep *src = n_ops ? ops[0].s : NULL;
-        if (!src) break;
-        a->rowsum = calloc((size_t)R, sizeof *a->rowsum);
-        a->rowsum_on = calloc((size_t)R, 1);
-        if (!a->rowsum || !a->rowsum_on) break;
-        int sequential = R <= 16;
-        double slot = sequential ? p * R : 0;
-        int cur = sequential ? (int)slot : -1;
-        for (int r = 0; r < R; r++) {
-            float f = sequential ? (r < cur ? 1.0f : r > cur ? 0.0f : (float)(slot - cur)) : (float)p;
-            if (sequential && r > cur) {
-                for (int c = 0; c < C; c++)
-                    if (a->state[(size_t)r * C + c] != ST_BLOCKED) a->state[(size_t)r * C + c] = ST_EMPTY;
-                continue;
-            }
-            const float *x = src->data + (size_t)r * (size_t)C;
-            float mx = -INFINITY;
-            for (int c = 0; c < C; c++)
-                if (x[c] > mx) mx = x[c];
-            float sum = 0;
-            for (int c = 0; c < C; c++) {
-                size_t i = (size_t)r * C + c;
-                float ex = isfinite(mx) ? expf(x[c] - mx) : 0.0f;
-                /* first half: exp(x − max); second half: ÷ the row sum */
-                float shown = f < 0.5f ? ex : ex + (s->data[i] - ex) * ease((f - 0.5f) * 2.0f);
-                if (f >= 1.0f) shown = s->data[i];
-                a->vals[i] = shown;
-                sum += shown;
-            }
-            a->rowsum[r] = sum;
-            a->rowsum_on[r] = 1;
-        }
-        if (sequential && cur < R) res->hl_row = cur - res->r0;
-        res->rowsum = a->rowsum;
-        res->rowsum_on = a->rowsum_on;
-    } break;
+    case ATTN_STEP_SOFTMAX:
+        if (n_ops) animate_softmax(res, ops[0].s, p, a);
+        break;
     case ATTN_STEP_SPLIT:
         res->alpha = (float)fclampf((float)(p * 1.6 - 0.3), 0.0f, 1.0f);
         break;
@@ -1107,7 +1292,94 @@ static void draw_concat_slide(RenderCtx *rc, const View *v, const Item *ops, int
     }
 }
 
-/* Draws a step's operands and result inside area. */
+/* A step's panel: its operands and result, laid out before anything is drawn. */
+typedef struct Panel {
+    Item items[MAX_ITEMS];
+    int n, n_ops;
+    Item *res;
+    char opbuf[MAX_ITEMS][48];
+    const char *ops[MAX_ITEMS]; /* the operator before item i (i ≥ 1) */
+    int opw[MAX_ITEMS];
+    int top_h, cap_h, note_h; /* column labels above a matrix, its caption below; the panel's note line */
+    int split;                /* >0: the result (and its operator) on a second row, below the operands */
+    int over[2];              /* each row's pixels that are not cells: labels, legends, operators */
+    int numbers_hidden;       /* some matrix is too small for its numbers */
+    int labels_thinned;       /* up to 16 tokens, and not every label shown */
+    Anim anim;
+    uint64_t akey;
+} Panel;
+
+/* The operands and the result, with their zoom, head blocks and colour scales. */
+static void panel_items(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t, int step, double p)
+{
+    const AttnStep *s = &t->steps[step];
+    Item *items = P->items;
+    int n = 0;
+    for (int i = 0; i < s->n_from && n < MAX_ITEMS - 1; i++) {
+        int tr = (s->kind == ATTN_STEP_SCORES && t->cfg.attention == ATTN_DOT && i == 1);
+        item_init(&items[n++], rc, v, t, s->from[i], tr);
+    }
+    P->n_ops = n;
+    P->res = &items[n];
+    Item *res = P->res;
+    item_init(res, rc, v, t, step, 0);
+    res->result = 1;
+    P->n = n + 1;
+
+    /* zoom window of the result */
+    if (v->zoom > 1.0f) {
+        int vr = imax(1, (int)ceilf(res->full_rows / v->zoom)), vc = imax(1, (int)ceilf(res->full_cols / v->zoom));
+        res->rows = vr;
+        res->cols = vc;
+        res->r0 = imin(imax(0, (int)v->pan_y), res->full_rows - vr);
+        res->c0 = imin(imax(0, (int)v->pan_x), res->full_cols - vc);
+    }
+    /* head blocks on split's projection and on concat */
+    if (s->kind == ATTN_STEP_SPLIT && P->n_ops == 1 && t->cfg.heads > 1) {
+        items[0].block_w = s->cols;
+        items[0].block_sel = s->head;
+        items[0].block_gap = (float)fmin(1.0, p * 2.0);
+    }
+    if (s->kind == ATTN_STEP_CONCAT && t->cfg.heads > 1) {
+        res->block_w = s->cols / t->cfg.heads;
+        res->block_sel = 0;
+        for (int i = 0; i < P->n_ops; i++) items[i].block_color = i + 1;
+    }
+    if (s->kind == ATTN_STEP_SPLIT) res->block_color = t->cfg.heads > 1 ? s->head : 0;
+
+    /* One colour scale for a step whose result holds its operand's values,
+     * changed (scaled, masked) or rearranged (split, concat), or whose
+     * values are averages of them (V → the weighted sum): a colour change
+     * is then always a value change, and one legend says it. */
+    int same = -1; /* -1: none; else the operand sharing the result's scale, or n_ops: all */
+    switch (s->kind) {
+    case ATTN_STEP_SCALED:
+    case ATTN_STEP_MASKED:
+    case ATTN_STEP_SPLIT:
+        same = P->n_ops >= 1 ? 0 : -1;
+        break;
+    case ATTN_STEP_CONCAT:
+        same = P->n_ops;
+        break;
+    case ATTN_STEP_WEIGHTED_SUM:
+        same = P->n_ops >= 2 ? 1 : -1;
+        break;
+    default:
+        break;
+    }
+    if (same >= 0 && !res->weights) {
+        float r = res->range;
+        for (int i = 0; i < P->n_ops; i++)
+            if ((same == P->n_ops || i == same) && !items[i].weights) r = fmaxf(r, items[i].range);
+        res->range = r;
+        for (int i = 0; i < P->n_ops; i++)
+            if ((same == P->n_ops || i == same) && !items[i].weights) {
+                items[i].range = r;
+                items[i].shared = 1;
+            }
+    }
+}
+
 /* ---- after an edit (View.edit_before) ---- */
 
 /* The current step's cells from their numbers before the edit to the new
@@ -1150,180 +1422,376 @@ static void draw_changed(RenderCtx *rc, const View *v, const Item *it, const flo
             disp_to_step(it, i, j, &r, &c);
             size_t k = (size_t)r * (size_t)it->s->cols + (size_t)c;
             if (memcmp(&before[k], &it->s->data[k], sizeof(float)) == 0) continue;
-            SDL_Rect cell = {it->x + (int)lrintf(it->cw * j), it->y + (int)lrintf(it->ch * i),
-                             (int)lrintf(it->cw * (j + 1)) - (int)lrintf(it->cw * j),
-                             (int)lrintf(it->ch * (i + 1)) - (int)lrintf(it->ch * i)};
+            SDL_Rect cell = cell_rect(it, i, j);
             render_outline(rc, (SDL_Rect){cell.x + 1, cell.y + 1, cell.w - 2, cell.h - 2}, th->accent, 2);
         }
 }
 
-static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, int step, double p, SDL_Rect area,
-                            const Fonts *f)
+/* The result's animation at progress p; a softmax shows its final row sums. */
+static void panel_animate(Panel *P, const View *v, double p)
 {
-    const Theme *th = render_theme(v->theme);
-    const AttnStep *s = &t->steps[step];
-    Item items[MAX_ITEMS];
-    int n = 0;
-    int has_ops = s->n_from > 0;
-    if (has_ops) {
-        int nf = s->n_from;
-        for (int i = 0; i < nf && n < MAX_ITEMS - 1; i++) {
-            int tr = (s->kind == ATTN_STEP_SCORES && t->cfg.attention == ATTN_DOT && i == 1);
-            item_init(&items[n++], rc, v, t, s->from[i], tr);
+    Item *res = P->res;
+    const AttnStep *s = res->s;
+    P->akey = animate(v, res, P->items, P->n_ops, p, &P->anim);
+    if (s->kind != ATTN_STEP_SOFTMAX) return;
+    float *sum = calloc((size_t)s->rows, sizeof *sum);
+    if (!sum) return;
+    for (int r = 0; r < s->rows; r++)
+        for (int c = 0; c < s->cols; c++) sum[r] += s->data[(size_t)r * (size_t)s->cols + (size_t)c];
+    free(P->anim.rowsum);
+    P->anim.rowsum = sum;
+    res->rowsum = sum; /* for the rows animate() has finished (rowsum_on), or all */
+}
+
+/* The row item i is on: 0, or 1 for the result when the panel has two rows. */
+static int row_of(const Panel *P, int i)
+{
+    return P->split > 0 && i >= P->split;
+}
+
+/* The height of a row's matrices at most: one row, or two stacked. */
+static float row_room(const Panel *P, SDL_Rect area)
+{
+    int bands = P->split > 0 ? 2 : 1;
+    return fmaxf(1.0f, (float)((area.h - P->note_h) / bands - P->top_h - P->cap_h));
+}
+
+/* Sizes that do not depend on the cells' size: operators, legends, labels.
+ * level 0: everything; 1: only the result's legend (and the others' with
+ * two operands at most); 2: also no row labels repeated from the left. */
+static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t, const Fonts *f, SDL_Rect area,
+                          int level)
+{
+    const AttnStep *s = P->res->s;
+    for (int i = 1; i < P->n; i++) {
+        P->ops[i] = op_between(s, i < P->n - 1 ? P->items[i].s : NULL, i == P->n - 1, P->opbuf[i], sizeof P->opbuf[i],
+                               t, v->lang);
+        P->opw[i] = render_text_width(rc, P->ops[i], f->formula) + f->body / 2 + 6;
+    }
+    int lh = text_h(rc, f->label);
+    P->top_h = text_h(rc, f->small) / 2 + 4;
+    for (int i = 0; i < P->n; i++) {
+        Item *it = &P->items[i];
+        it->area = area;
+        it->lsize = f->label;
+        if (!it->cl && it->s->kind == ATTN_STEP_INPUT) {
+            /* the inputs' features, numbered */
+            it->cl = index_labels(rc, it->full_cols);
+            it->index_cols = it->cl != NULL;
+        }
+        /* up to 16 tokens' columns, all labelled, may need two lines */
+        if (it->cl) P->top_h = imax(P->top_h, (it->index_cols || it->full_cols > 16 ? 1 : 2) * lh + 8);
+        it->legend = level == 0 || it->result || (level == 1 && P->n <= 3);
+        it->labels = 1;
+        for (int j = 0; j < i && level >= 2; j++)
+            if (it->rl && P->items[j].rl == it->rl) it->labels = 0;
+        int lw = it->labels && it->rl ? label_width(rc, it->rl, it->full_rows, it->lsize) : 0;
+        it->lab_w = lw ? imin(lw, imax(3 * f->label, area.w / 7)) + 10 : 4;
+        it->leg_w = it->legend && !it->shared ? legend_width(rc, it, f) + 8 : 0;
+        if (it->result && it->s->kind == ATTN_STEP_SOFTMAX)
+            it->leg_w += render_text_width(rc, "Σ = 0.00", f->small) + 12;
+    }
+    int blocks = 0;
+    for (int i = 0; i < P->n; i++) blocks |= P->items[i].block_w > 0;
+    /* the caption, and the heads' names under split's blocks */
+    P->cap_h = text_h(rc, f->body) + 8 + (blocks ? text_h(rc, f->small) + 2 : 0);
+    P->note_h = text_h(rc, f->formula) + 4;
+    P->over[0] = P->over[1] = 4;
+    for (int i = 0; i < P->n; i++) {
+        const Item *it = &P->items[i];
+        P->over[row_of(P, i)] += it->lab_w + it->leg_w + (i > 0 ? P->opw[i] : 0);
+    }
+}
+
+/* The cells' size of one matrix when the panel's cells are s wide and no
+ * matrix may be wider than T nor taller than H. Square data stays square. */
+static void item_cells(Item *it, float s, float T, float H)
+{
+    float R = (float)it->full_rows, C = (float)it->full_cols;
+    if (it->full_rows == it->full_cols) {
+        float side = fminf(fminf(R * s, H), T);
+        it->cw = it->ch = side / R;
+    } else {
+        it->cw = fminf(C * s, T) / C;
+        it->ch = fminf(R * s, H) / R;
+    }
+}
+
+/* The panel's width with cells of s: its wider row, cells and the rest. */
+static float panel_width(Panel *P, float s, float T, float H)
+{
+    float w[2] = {(float)P->over[0], (float)P->over[1]};
+    for (int i = 0; i < P->n; i++) {
+        item_cells(&P->items[i], s, T, H);
+        w[row_of(P, i)] += P->items[i].cw * (float)P->items[i].full_cols;
+    }
+    return fmaxf(w[0], w[1]);
+}
+
+/* The smallest cell that shows a matrix's numbers and token labels: it
+ * grows with the text, so it depends on the output's size. */
+static float item_min_cell(RenderCtx *rc, const View *v, const Item *it, const Fonts *f)
+{
+    float need = (float)text_h(rc, f->label) * 1.05f;
+    if ((long)it->full_rows * it->full_cols > NUMBERS_MAX_CELLS) return need;
+    need = fmaxf(need, (float)numbers_width(rc, v, it, f->num) + 2.0f * NUMBERS_PAD);
+    return fmaxf(need, (float)text_h(rc, f->num) + 4.0f);
+}
+
+/* The smallest cell that shows every matrix's numbers and labels. */
+static float panel_min_cell(Panel *P, RenderCtx *rc, const View *v, const Fonts *f)
+{
+    float need = 0;
+    for (int i = 0; i < P->n; i++) need = fmaxf(need, item_min_cell(rc, v, &P->items[i], f));
+    return need;
+}
+
+/* The largest cell size in [0, hi] that fits the panel in avail_w with
+ * widths up to T (s == 0), or the largest T in [0, hi] with cells of s. */
+static float widest_fit(Panel *P, float s, float T, float hi, float avail_w, float H)
+{
+    float lo = 0;
+    for (int k = 0; k < 40; k++) {
+        float mid = (lo + hi) / 2;
+        if (panel_width(P, s > 0 ? s : mid, s > 0 ? mid : T, H) <= avail_w)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The largest cells that fit: first one size s for every cell, as large as
+ * the room allows (the matrices fill the panel's width or height); when
+ * that is smaller than the readable cell, the readable size, with the
+ * widest matrices squeezed to a common width T. A matrix taller than the
+ * room is squeezed to its height. */
+static void panel_fit(Panel *P, float avail_w, float avail_h, float s_min)
+{
+    float H = avail_h, inf = 1e9f;
+    int small_rows = 0, min_rows = 1 << 30;
+    for (int i = 0; i < P->n; i++) {
+        int R = P->items[i].full_rows;
+        min_rows = imin(min_rows, R);
+        if ((float)R * s_min <= H) small_rows = imax(small_rows, R);
+    }
+    /* as large as the shortest matrix that fits the height allows; when
+     * none fits at the readable size, the readable size (the matrices that
+     * are not square are squeezed to the height, the square ones shrink) */
+    float s_cap = small_rows ? H / (float)small_rows : fmaxf(H / (float)min_rows, s_min);
+    float s = s_cap, T = inf;
+    if (panel_width(P, s, inf, H) > avail_w) {
+        s = widest_fit(P, 0, inf, s_cap, avail_w, H);
+        if (s < s_min) {
+            /* readable cells, the widest matrices squeezed; smaller cells
+             * only when the narrow ones alone do not fit */
+            for (float s2 = fminf(s_min, s_cap); s2 > fmaxf(s, s_min / 2); s2 *= 0.95f) {
+                float t = widest_fit(P, s2, 0, avail_w, avail_w, H);
+                if (t >= 3.0f * s2) {
+                    s = s2;
+                    T = t;
+                    break;
+                }
+            }
         }
     }
-    Item *res = &items[n];
-    item_init(res, rc, v, t, step, 0);
-    res->result = 1;
-    int n_ops = n;
-    n++;
-
-    /* zoom window of the result */
-    if (v->zoom > 1.0f) {
-        int vr = imax(1, (int)ceilf(res->full_rows / v->zoom)), vc = imax(1, (int)ceilf(res->full_cols / v->zoom));
-        res->rows = vr;
-        res->cols = vc;
-        res->r0 = imin(imax(0, (int)v->pan_y), res->full_rows - vr);
-        res->c0 = imin(imax(0, (int)v->pan_x), res->full_cols - vc);
-    }
-    /* head blocks on split's projection and on concat */
-    if (s->kind == ATTN_STEP_SPLIT && n_ops == 1 && t->cfg.heads > 1) {
-        items[0].block_w = s->cols;
-        items[0].block_sel = s->head;
-        items[0].block_gap = (float)fmin(1.0, p * 2.0);
-    }
-    if (s->kind == ATTN_STEP_CONCAT && t->cfg.heads > 1) {
-        res->block_w = s->cols / t->cfg.heads;
-        res->block_sel = 0;
-        for (int i = 0; i < n_ops; i++) items[i].block_color = i + 1;
-    }
-    if (s->kind == ATTN_STEP_SPLIT) res->block_color = t->cfg.heads > 1 ? s->head : 0;
-
-    /* scaling keeps the scores' colour scale, during and after: the values
-     * visibly shrink, and nothing jumps when the animation ends */
-    if (s->kind == ATTN_STEP_SCALED && n_ops >= 1 && !items[0].weights) res->range = items[0].range;
-    Anim anim = {0};
-    uint64_t akey = animate(v, res, items, n_ops, p, &anim);
-    const float *before = t == view_trace(v) && step == v->step ? v->edit_before : NULL;
-    float *edit_vals = before && !res->vals ? edit_animate(v, res, before, &akey) : NULL;
-    if (s->kind == ATTN_STEP_SOFTMAX && !res->rowsum) {
-        /* the final state keeps its row sums: every row Σ = 1 (0 when all blocked) */
-        anim.rowsum = calloc((size_t)s->rows, sizeof *anim.rowsum);
-        if (anim.rowsum) {
-            for (int r = 0; r < s->rows; r++)
-                for (int c = 0; c < s->cols; c++) anim.rowsum[r] += s->data[(size_t)r * (size_t)s->cols + (size_t)c];
-            res->rowsum = anim.rowsum;
-        }
-    }
-
-    /* layout: try with every legend and label, then shed them until it fits */
-    char opbuf[MAX_ITEMS][48];
-    const char *ops[MAX_ITEMS];
-    int opw[MAX_ITEMS];
-    for (int i = 1; i < n; i++) {
-        ops[i] = op_between(s, i < n - 1 ? items[i].s : NULL, i == n - 1, opbuf[i], sizeof opbuf[i], t, v->lang);
-        opw[i] = render_text_width(rc, ops[i], f->formula) + f->body;
-    }
-    int lh_s = text_h(rc, f->small);
-    int top_h = lh_s + 8;
-    for (int i = 0; i < n; i++)
-        if (items[i].cl) top_h = imax(top_h, lh_s + 10);
-    int bottom_h = text_h(rc, f->body) + 10 + lh_s;
-    float cap = 4.6f * (float)f->body;
-    float s0 = 0;
-    int level;
-    for (level = 0; level < 3; level++) {
-        int over = 0, sum_cols = 0, max_rows = 1;
-        for (int i = 0; i < n; i++) {
-            Item *it = &items[i];
-            it->legend = level == 0 || it->result || (level == 1 && n <= 3);
-            it->labels = level < 2 || i == 0 || it->result || it->rl != items[i - 1].rl;
-            it->lab_w = it->labels && it->rl ? label_width(rc, it->rl, it->full_rows, f->label) + 10 : 4;
-            it->leg_w = it->legend ? legend_width(rc, it, f) + 8 : 0;
-            if (it->result && it->s->kind == ATTN_STEP_SOFTMAX)
-                it->leg_w += render_text_width(rc, "Σ = 0.00", f->small) + 12;
-            over += it->lab_w + it->leg_w + (i > 0 ? opw[i] : 0);
-            sum_cols += it->full_cols; /* a zoomed matrix keeps the room it had */
-            max_rows = imax(max_rows, it->full_rows);
-        }
-        float sw = (float)(area.w - over - f->body) / (float)sum_cols;
-        float sh = (float)(area.h - top_h - bottom_h) / (float)max_rows;
-        s0 = fminf(fminf(sw, sh), cap);
-        if (sw >= fminf(4.0f, cap) || level == 2) break;
-    }
-    if (s0 < 0.05f) s0 = 0.05f;
-    /* long columns of labels (tokens) get rows tall enough to read */
-    int avail_h = area.h - top_h - bottom_h;
-    int total_w = 0;
-    for (int i = 0; i < n; i++) {
-        Item *it = &items[i];
-        it->cw = s0;
-        float want = it->rl ? fminf(1.3f * (float)f->label, (float)avail_h / (float)it->full_rows) : s0;
-        it->ch = fmaxf(s0, want);
-        if (it->ch * it->full_rows > avail_h) it->ch = (float)avail_h / (float)it->full_rows;
+    for (int i = 0; i < P->n; i++) {
+        Item *it = &P->items[i];
+        item_cells(it, fmaxf(s, 0.05f), T, H);
+        it->cw = fmaxf(it->cw, 0.05f);
+        it->ch = fmaxf(it->ch, 0.05f);
         /* zoomed: the window of cells fills the matrix's room */
         it->cw *= (float)it->full_cols / (float)it->cols;
         it->ch *= (float)it->full_rows / (float)it->rows;
-        total_w += it->lab_w + (int)lrintf(it->cw * it->cols) + it->leg_w + (i > 0 ? opw[i] : 0);
     }
-    /* column labels that must stand vertically need room above */
-    for (int i = 0; i < n; i++) {
-        Item *it = &items[i];
-        if (!it->cl) continue;
-        int wmax = 0;
-        int lsize = imin(f->label, imax(f->small * 3 / 4, (int)(it->ch * 0.8f)));
-        for (int j = 0; j < it->cols; j++) wmax = imax(wmax, render_text_width(rc, it->cl[j + it->c0], lsize));
-        if (wmax > it->cw - 4) {
-            int hmax = 0;
-            for (int j = 0; j < it->cols; j++) hmax = imax(hmax, vlabel_height(rc, it->cl[j + it->c0], lsize));
-            top_h = imax(top_h, hmax + 12);
-        }
-    }
-    avail_h = area.h - top_h - bottom_h;
-    for (int i = 0; i < n; i++) {
-        Item *it = &items[i];
-        if (it->ch * it->rows > avail_h) it->ch = fmaxf(0.05f, (float)avail_h / (float)it->rows);
-    }
-    int x = area.x + imax(0, (area.w - total_w) / 2);
-    int cy = area.y + top_h + avail_h / 2;
-    for (int i = 0; i < n; i++) {
-        Item *it = &items[i];
-        if (i > 0) {
-            render_text(rc, ops[i], f->formula, th->text, x + opw[i] / 2, cy - text_h(rc, f->formula) / 2, 1);
-            x += opw[i];
-        }
-        x += it->lab_w;
-        it->x = x;
-        int hh = (int)lrintf(it->ch * it->rows);
-        it->y = cy - hh / 2;
-        x += (int)lrintf(it->cw * it->cols) + it->leg_w;
-    }
-    for (int i = 0; i < n; i++) draw_item(rc, v, &items[i], f, i == n - 1 ? akey : 0);
-    if (before) draw_changed(rc, v, res, before);
-    free(edit_vals);
-    if (s->kind == ATTN_STEP_CONCAT) draw_concat_slide(rc, v, items, n_ops, res, p, f);
+}
 
-    /* the scale note under the scaling step */
-    if (s->kind == ATTN_STEP_SCALED && p < 1.0) {
-        char note[96];
+/* Large cells show larger numbers: one size for every matrix of the panel
+ * that shows its numbers, the largest (up to 1.5 × the body text) at which
+ * each of them fits its cells with the same margins, and at most a third of
+ * a cell's height. Never smaller than the frame's number size. */
+static void panel_number_size(Panel *P, RenderCtx *rc, const View *v, const Fonts *f)
+{
+    int best = f->body * 3 / 2;
+    for (int i = 0; i < P->n && best > f->num; i++) {
+        const Item *it = &P->items[i];
+        if (!it->nsize) continue;
+        /* advances grow with the size: from the width at the frame's size */
+        float w = (float)numbers_width(rc, v, it, f->num) / (float)f->num;
+        int fit_w = (int)((it->cw - 2.0f * NUMBERS_PAD) / fmaxf(w, 0.01f));
+        int fit_h = (int)(it->ch / 3.0f);
+        best = imin(best, imin(fit_w, fit_h));
+    }
+    if (best <= f->num) return;
+    /* the estimate checked at the size chosen (rounding in the advances) */
+    for (int i = 0; i < P->n; i++) {
+        const Item *it = &P->items[i];
+        while (it->nsize && best > f->num &&
+               ((float)numbers_width(rc, v, it, best) + 2.0f * NUMBERS_PAD > it->cw ||
+                (float)text_h(rc, best) + 4.0f > it->ch))
+            best--;
+    }
+    for (int i = 0; i < P->n; i++)
+        if (P->items[i].nsize) P->items[i].nsize = best;
+}
+
+/* Numbers and label strides for the cells' sizes: numbers at the one size
+ * of the frame where every cell of the matrix holds them, else none; token
+ * labels every k-th, the same k for rows and columns and across the panel. */
+static void panel_text(Panel *P, RenderCtx *rc, const View *v, const Fonts *f)
+{
+    int lh = text_h(rc, f->label), nh = text_h(rc, f->num);
+    int k = 1;
+    for (int i = 0; i < P->n; i++) {
+        Item *it = &P->items[i];
+        if (it->rl && it->labels) k = imax(k, label_stride(it->ch, lh));
+        if (it->cl && !it->index_cols) {
+            int wmax = label_width(rc, it->cl, it->full_cols, it->lsize);
+            int per = imax(1, (int)ceilf((float)(imin(wmax, 4 * it->lsize) + 8) / it->cw));
+            if (it->full_cols > 16) k = imax(k, per);
+            /* up to 16: all of them, on two lines when one is too narrow */
+            it->stagger = it->full_cols <= 16 && per > 1;
+        }
+    }
+    P->numbers_hidden = 0;
+    P->labels_thinned = 0;
+    for (int i = 0; i < P->n; i++) {
+        Item *it = &P->items[i];
+        it->k_tok = k;
+        if (k > 1 && ((it->rl && it->full_rows <= 16) || (it->cl && !it->index_cols && it->full_cols <= 16)))
+            P->labels_thinned = 1;
+        if (it->index_cols) {
+            int w = render_text_width(rc, it->cl[it->full_cols - 1], it->lsize) + 8;
+            it->k_col = nice_stride(imax(1, (int)ceilf((float)w / it->cw)));
+        }
+        it->nsize = 0;
+        if ((long)it->rows * it->cols <= NUMBERS_MAX_CELLS && (float)nh + 4.0f <= it->ch &&
+            (float)numbers_width(rc, v, it, f->num) + 2.0f * NUMBERS_PAD <= it->cw)
+            it->nsize = f->num;
+        else if (it->alpha > 0.0f)
+            P->numbers_hidden = 1;
+    }
+    panel_number_size(P, rc, v, f);
+}
+
+/* Left to right, centred: each matrix with its labels, legend and the
+ * operator before it; one row, or the operands above and the result below. */
+static void panel_place(Panel *P, SDL_Rect area)
+{
+    int bands = P->split > 0 ? 2 : 1;
+    int band_h = (area.h - P->note_h) / bands;
+    for (int row = 0; row < bands; row++) {
+        int total_w = 0;
+        for (int i = 0; i < P->n; i++) {
+            const Item *it = &P->items[i];
+            if (row_of(P, i) == row) total_w += it->lab_w + item_w(it) + it->leg_w + (i > 0 ? P->opw[i] : 0);
+        }
+        int x = area.x + imax(0, (area.w - total_w) / 2);
+        int cy = area.y + row * band_h + P->top_h + (band_h - P->top_h - P->cap_h) / 2;
+        for (int i = 0; i < P->n; i++) {
+            Item *it = &P->items[i];
+            if (row_of(P, i) != row) continue;
+            if (i > 0) x += P->opw[i];
+            x += it->lab_w;
+            it->x = x;
+            it->y = cy - item_h(it) / 2;
+            x += item_w(it) + it->leg_w;
+        }
+    }
+}
+
+/* Lays the panel out in area: the cells as large as the room allows. While
+ * they are smaller than the readable size, it tries the result on a row of
+ * its own below the operands, then sheds the operands' legends and repeated
+ * row labels. */
+static void panel_layout(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t, const Fonts *f, SDL_Rect area)
+{
+    for (int attempt = 0; attempt < 6; attempt++) {
+        int level = attempt / 2;
+        P->split = attempt % 2 && P->n_ops > 0 ? P->n_ops : 0;
+        if (attempt % 2 && !P->split) continue;
+        panel_measure(P, rc, v, t, f, area, level);
+        float s_min = panel_min_cell(P, rc, v, f);
+        panel_fit(P, (float)area.w, row_room(P, area), s_min);
+        int readable = 1;
+        for (int i = 0; i < P->n; i++)
+            if (P->items[i].full_cols <= 16 && P->items[i].cw < item_min_cell(rc, v, &P->items[i], f) * 0.999f)
+                readable = 0;
+        if (readable) break;
+        if (attempt == 5) {
+            /* nothing readable: one row, without the operands' legends */
+            P->split = 0;
+            panel_measure(P, rc, v, t, f, area, level);
+            panel_fit(P, (float)area.w, row_room(P, area), s_min);
+        }
+    }
+    panel_text(P, rc, v, f);
+    panel_place(P, area);
+}
+
+/* The note line under the panel: the scaling's divisor, the softmax's
+ * phase, or where to find the numbers the cells are too small for. */
+static void panel_note(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t, double p, SDL_Rect area,
+                       const Fonts *f)
+{
+    const Theme *th = render_theme(v->theme);
+    const Item *res = P->res;
+    const AttnStep *s = res->s;
+    char note[160] = "";
+    if (s->kind == ATTN_STEP_SCALED && p < 1.0)
         snprintf(note, sizeof note, "÷%s = ÷%.4g",
                  t->cfg.scale_kind == ATTN_SCALE_SQRT_DMODEL ? "√d_model"
                  : t->cfg.scale_kind == ATTN_SCALE_SQRT_DK   ? "√d_k"
                                                              : "",
                  (double)t->divisor);
-        int ny = res->y + (int)lrintf(res->ch * res->rows) + 10 + text_h(rc, f->body);
-        if (ny + text_h(rc, f->formula) > area.y + area.h) ny = area.y + area.h - text_h(rc, f->formula);
-        render_text(rc, note, f->formula, th->accent, res->x + (int)(res->cw * res->cols) / 2, ny, 1);
-    }
-    if (s->kind == ATTN_STEP_SOFTMAX && p < 1.0) {
+    else if (s->kind == ATTN_STEP_SOFTMAX && p < 1.0) {
         /* rows one after another (≤ 16 rows): the phase within the current row; else all rows at once */
         double slot = res->hl_row >= 0 ? p * s->rows : p;
-        const char *ph = view_string(slot - floor(slot) < 0.5 ? VS_EXP_PHASE : VS_NORM_PHASE, v->lang);
-        int ny = res->y + (int)lrintf(res->ch * res->rows) + 10 + text_h(rc, f->body);
-        if (ny + text_h(rc, f->formula) > area.y + area.h) ny = area.y + area.h - text_h(rc, f->formula);
-        render_text(rc, ph, f->formula, th->accent, res->x + (int)(res->cw * res->cols) / 2, ny, 1);
+        snprintf(note, sizeof note, "%s",
+                 view_string(slot - floor(slot) < 0.5 ? VS_EXP_PHASE : VS_NORM_PHASE, v->lang));
     }
-    anim_free(&anim);
+    int y = area.y + area.h - text_h(rc, f->formula);
+    render_within(rc, area, "panel note");
+    if (note[0]) {
+        int cx = imin(imax(res->x + item_w(res) / 2, area.x + area.w / 4), area.x + area.w * 3 / 4);
+        draw_fit(rc, note, f->formula, area.w / 2, th->accent, cx, y, 1);
+    } else if (P->numbers_hidden) {
+        draw_fit(rc, view_string(VS_NUMBERS_HIDDEN, v->lang), f->small, area.w, th->dim, area.x + area.w / 2,
+                 y + text_h(rc, f->formula) - text_h(rc, f->small), 1);
+    }
+}
+
+/* Draws a step's operands and result inside area; returns the longest side
+ * of its matrices on screen. */
+static int draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, int step, double p, SDL_Rect area,
+                           const Fonts *f)
+{
+    const Theme *th = render_theme(v->theme);
+    Panel *P = calloc(1, sizeof *P);
+    if (!P) return 0;
+    if (rc->record)
+        render_layout_add(rc, (LayoutBox){.rect = area, .within = area, .kind = LAYOUT_AREA, .what = "panel"});
+    panel_items(P, rc, v, t, step, p);
+    panel_animate(P, v, p);
+    const float *before = t == view_trace(v) && step == v->step ? v->edit_before : NULL;
+    float *edit_vals = before && !P->res->vals ? edit_animate(v, P->res, before, &P->akey) : NULL;
+    panel_layout(P, rc, v, t, f, area);
+    render_within(rc, area, "operator");
+    for (int i = 1; i < P->n; i++) {
+        const Item *it = &P->items[i];
+        render_text(rc, P->ops[i], f->formula, th->text, it->x - it->lab_w - P->opw[i] / 2,
+                    it->y + item_h(it) / 2 - text_h(rc, f->formula) / 2, 1);
+    }
+    for (int i = 0; i < P->n; i++) draw_item(rc, v, &P->items[i], f, i == P->n - 1 ? P->akey : 0);
+    if (before) draw_changed(rc, v, P->res, before);
+    free(edit_vals);
+    if (t->steps[step].kind == ATTN_STEP_CONCAT) draw_concat_slide(rc, v, P->items, P->n_ops, P->res, p, f);
+    panel_note(P, rc, v, t, p, area, f);
+    int side = 0;
+    for (int i = 0; i < P->n; i++) side = imax(side, imax(item_w(&P->items[i]), item_h(&P->items[i])));
+    anim_free(&P->anim);
+    free(P);
+    return side;
 }
 
 /* The grid of small multiples in area: columns, and the thumbnail's side
@@ -1345,49 +1813,97 @@ static int heads_grid(SDL_Rect area, int top, int H, int lh, int lw, int th, int
     return best;
 }
 
-/* The small multiples: every head's attention weights, with the tokens on
- * rows (queries) and columns (keys) when the thumbnails leave room to read
- * them: thinned out as on the main heatmaps (every k-th, k ≤ 3), else none. */
-static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, const Fonts *f)
+/* Whether head h's weights have been computed at the view's step: before
+ * its softmax, the panel shows the head's outline only, not the answer. */
+static int head_weights_known(const View *v, const AttnTrace *t, const AttnStep *w)
+{
+    int i = attn_trace_index(t, w);
+    return i < v->step || (i == v->step && view_progress(v) >= 1.0);
+}
+
+/* One head's thumbnail: its weights once computed, else its outline; the
+ * tokens every k-th on rows and columns; its name under it. */
+static void draw_head_thumb(RenderCtx *rc, const View *v, const AttnStep *w, int h, SDL_Rect dst, float cell, int lsize,
+                            int k, int right, int row_start, const Fonts *f)
+{
+    const Theme *th = render_theme(v->theme);
+    const AttnTrace *t = v->trace;
+    int llh = text_h(rc, lsize);
+    if (head_weights_known(v, t, w)) {
+        Item it;
+        item_init(&it, rc, v, t, attn_trace_index(t, w), 0);
+        it.cw = it.ch = cell;
+        SDL_Texture *tex = matrix_texture(rc, v, &it, 0, dst.w, dst.h);
+        if (tex) {
+            SDL_SetTextureBlendMode(tex, SDL_BLENDMODE_NONE);
+            SDL_RenderCopy(rc->sdl, tex, NULL, &dst);
+        }
+    } else
+        render_fill(rc, dst, th->panel);
+    int sel = h == v->head;
+    render_outline(rc, (SDL_Rect){dst.x - 2, dst.y - 2, dst.w + 4, dst.h + 4}, th->head[(h - 1) % 8], 2);
+    if (sel) render_outline(rc, (SDL_Rect){dst.x - 5, dst.y - 5, dst.w + 10, dst.h + 10}, th->sel, 3);
+    const char *const *hrl = view_row_labels(v, t, w), *const *hcl = view_col_labels(v, t, w);
+    if (k > 0 && hrl && hcl) {
+        int sr = sel_for_labels(v, hrl), sc = sel_for_labels(v, hcl);
+        for (int r = 0; r < w->rows; r += k)
+            draw_label(rc, hrl[r], lsize, 3 * lsize, r == sr ? th->accent : th->dim, dst.x - 8,
+                       dst.y + (int)lrintf(cell * (r + 0.5f)) - llh / 2, 2);
+        for (int c = 0; c < w->cols; c += k) {
+            int cx = dst.x + (int)lrintf(cell * (c + 0.5f));
+            draw_label(rc, hcl[c], lsize, imin((int)(cell * (float)k) - 4, 2 * (right - cx)),
+                       c == sc ? th->accent : th->dim, cx, dst.y - 8 - llh, 1);
+        }
+    }
+    /* its name under the selection's outline (5 px out), or its number alone
+     * when narrow, or only at the start of each row of the grid when even
+     * the numbers would run together */
+    char lab[32];
+    snprintf(lab, sizeof lab, "%s %d", view_string(VS_HEAD, v->lang), h);
+    const char *name = render_text_width(rc, lab, f->small) <= dst.w + 4 ? lab : strrchr(lab, ' ') + 1;
+    if (render_text_width(rc, name, f->small) <= dst.w + 4 || row_start)
+        render_text(rc, name, f->small, sel ? th->text : th->dim, dst.x + dst.w / 2, dst.y + dst.h + 7, 1);
+    RenderHit hit = {RENDER_HIT_HEAD, t, -1, -1, -1, h, 0, NULL};
+    add_hitbox(rc, (SDL_Rect){dst.x - 2, dst.y - 2, dst.w + 4, dst.h + text_h(rc, f->small) + 11}, hit);
+}
+
+/* The small multiples: every head's attention weights, never larger than
+ * the main matrices (max_side), with the tokens on rows (queries) and
+ * columns (keys) when the thumbnails leave room to read them, every k-th
+ * (k ≤ 3), else none. */
+static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, int max_side, const Fonts *f)
 {
     const Theme *th = render_theme(v->theme);
     const AttnTrace *t = v->trace;
     int H = t->cfg.heads;
     int lh = text_h(rc, f->small);
-    /* the panel's title, smaller when the panel is narrow (large text) */
-    const char *title = view_string(VS_ALL_HEADS, v->lang);
-    int tsize = f->small;
-    while (tsize > 8 && render_text_width(rc, title, tsize) > area.w) tsize--;
-    render_text(rc, title, tsize, th->dim, area.x + area.w / 2, area.y, 1);
+    render_within(rc, area, "all heads");
+    draw_fit(rc, view_string(VS_ALL_HEADS, v->lang), f->small, area.w, th->dim, area.x + area.w / 2, area.y, 1);
     int top = area.y + lh + 12;
     const AttnStep *w1 = attn_trace_find(t, ATTN_STEP_SOFTMAX, 1);
     if (!w1) return;
     int nq = w1->rows, nk = w1->cols;
     int best_c = 1;
-    int best = heads_grid(area, top, H, lh, 0, 0, &best_c);
+    int best = imin(heads_grid(area, top, H, lh, 0, 0, &best_c), max_side);
     if (best < 8) return;
 
     /* labels: try them beside and above every thumbnail; keep them if the
      * thumbnails stay large enough and every third label or more fits */
     const char *const *rl = view_row_labels(v, t, w1), *const *cl = view_col_labels(v, t, w1);
-    int lsize = imax(9, f->small * 9 / 10), llh = text_h(rc, lsize);
-    int lab_rows = 0, lab_cols = 0, vertical = 0, lw = 0, tth = 0;
+    int lsize = f->small, llh = text_h(rc, lsize);
+    int k = 0, lw = 0, tth = 0;
     if (rl && cl) {
-        int rw = label_width(rc, rl, nq, lsize), cw = label_width(rc, cl, nk, lsize);
-        int vh = 0;
-        for (int j = 0; j < nk; j++) vh = imax(vh, vlabel_height(rc, cl[j], lsize));
-        for (int attempt = 0; attempt < 2 && !lab_rows; attempt++) {
-            /* first with the column labels level, then standing; clear of
-             * the selected head's outline, 5 px out */
-            int l = rw + 11, h = attempt == 0 ? llh + 9 : vh + 11, c;
-            int sz = heads_grid(area, top, H, lh, l, h, &c);
-            float cell = fminf((float)sz / nq, (float)sz / nk);
-            if (attempt == 0 && cw > cell - 2) continue;
-            if (sz < 48 || sz * 4 < best * 3 || label_stride(cell, llh) > 3) continue; /* keep ¾ of the side */
-            lab_rows = lab_cols = 1;
-            vertical = attempt == 1;
+        int rw = imin(label_width(rc, rl, nq, lsize), 3 * lsize);
+        int l = rw + 9, hh = llh + 9, c;
+        int sz = imin(heads_grid(area, top, H, lh, l, hh, &c), max_side);
+        float cell = fminf((float)sz / nq, (float)sz / nk);
+        int kk = label_stride(cell, llh);
+        int cw = label_width(rc, cl, nk, lsize);
+        if (nk <= 16 && cw > cell - 4) kk = imax(kk, (int)ceilf((float)(imin(cw, 3 * lsize) + 4) / cell));
+        if (sz >= 48 && sz * 4 >= best * 3 && kk <= 3) {
+            k = kk;
             lw = l;
-            tth = h;
+            tth = hh;
             best = sz;
             best_c = c;
         }
@@ -1397,47 +1913,11 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, const 
         const AttnStep *w = attn_trace_find(t, ATTN_STEP_SOFTMAX, h);
         if (!w) continue;
         int i = (h - 1) / best_c, j = (h - 1) % best_c;
-        nq = w->rows;
-        nk = w->cols;
-        float cell = fminf((float)best / nq, (float)best / nk);
-        Item it;
-        item_init(&it, rc, v, t, attn_trace_index(t, w), 0);
-        it.cw = it.ch = cell;
-        it.x = gx + j * (best + lw + 8) + (best - (int)(cell * nk)) / 2;
-        it.y = top + tth + i * (best + lh + 14 + tth);
-        SDL_Rect dst = {it.x, it.y, (int)lrintf(cell * nk), (int)lrintf(cell * nq)};
-        SDL_Texture *tex = matrix_texture(rc, v, &it, 0, dst.w, dst.h);
-        if (tex) {
-            SDL_SetTextureBlendMode(tex, SDL_BLENDMODE_NONE);
-            SDL_RenderCopy(rc->sdl, tex, NULL, &dst);
-        }
-        int sel = h == v->head;
-        render_outline(rc, (SDL_Rect){dst.x - 2, dst.y - 2, dst.w + 4, dst.h + 4}, th->head[(h - 1) % 8], 2);
-        if (sel) render_outline(rc, (SDL_Rect){dst.x - 5, dst.y - 5, dst.w + 10, dst.h + 10}, th->text, 3);
-        const char *const *hrl = view_row_labels(v, t, w), *const *hcl = view_col_labels(v, t, w);
-        if (lab_rows && hrl) {
-            int k = label_stride(cell, llh), sr = sel_for_labels(v, hrl);
-            for (int r = 0; r < nq; r += k)
-                render_text(rc, hrl[r], lsize, r == sr ? th->accent : th->dim, dst.x - 10,
-                            dst.y + (int)lrintf(cell * (r + 0.5f)) - llh / 2, 2);
-        }
-        if (lab_cols && hcl) {
-            int k = vertical ? label_stride(cell, llh) : 1, sc = sel_for_labels(v, hcl);
-            for (int c = 0; c < nk; c += k) {
-                SDL_Color col = c == sc ? th->accent : th->dim;
-                int cx = dst.x + (int)lrintf(cell * (c + 0.5f));
-                if (vertical)
-                    draw_vlabel(rc, hcl[c], lsize, col, cx, dst.y - 10);
-                else
-                    render_text(rc, hcl[c], lsize, col, cx, dst.y - 9 - llh, 1);
-            }
-        }
-        char lab[32];
-        snprintf(lab, sizeof lab, "%s %d", view_string(VS_HEAD, v->lang), h);
-        /* under the selection's outline (5 px out), not on it */
-        render_text(rc, lab, f->small, sel ? th->text : th->dim, dst.x + dst.w / 2, dst.y + dst.h + 7, 1);
-        RenderHit hit = {RENDER_HIT_HEAD, t, -1, -1, -1, h, 0};
-        add_hitbox(rc, (SDL_Rect){dst.x - 2, dst.y - 2, dst.w + 4, dst.h + lh + 11}, hit);
+        float cell = fminf((float)best / w->rows, (float)best / w->cols);
+        SDL_Rect dst = {gx + j * (best + lw + 8) + (best - (int)(cell * w->cols)) / 2,
+                        top + tth + i * (best + lh + 14 + tth), (int)lrintf(cell * w->cols),
+                        (int)lrintf(cell * w->rows)};
+        draw_head_thumb(rc, v, w, h, dst, cell, lsize, k, area.x + area.w, j == 0, f);
     }
 }
 
@@ -1475,6 +1955,47 @@ static void draw_formula(RenderCtx *rc, const View *v, SDL_Rect bar, const Fonts
     render_text(rc, post, size, th->dim, x, y, 0);
 }
 
+/* A phase of the timeline: its steps and its label. */
+typedef struct TlGroup {
+    int start, n;
+    char lab[64];
+    int lw;     /* the label's width, 0 when it is left out */
+    float x, w; /* where the group's segments go */
+} TlGroup;
+
+/* The label of a phase, short ("1" for head 1, "concat" for "concat & output") when shorten. */
+static void tl_label(RenderCtx *rc, const View *v, const AttnTrace *t, TlGroup *g, int shorten, const Fonts *f)
+{
+    view_phase_label(v, t, g->start, g->lab, sizeof g->lab);
+    if (shorten) {
+        int p = view_phase(t, g->start);
+        if (p >= 10)
+            snprintf(g->lab, sizeof g->lab, "%d", p - 10);
+        else {
+            char *cut = strstr(g->lab, " &");
+            if (!cut) cut = strstr(g->lab, "与");
+            if (cut) *cut = '\0';
+        }
+    }
+    g->lw = render_text_width(rc, g->lab, f->small);
+}
+
+/* Widths for the phases: each as wide as its steps at w pixels a step, or
+ * as its label; w as large as fits. */
+static void tl_widths(TlGroup *g, int ng, float avail, int pad)
+{
+    float lo = 0, hi = avail;
+    for (int it = 0; it < 40; it++) {
+        float w = (lo + hi) / 2, sum = 0;
+        for (int i = 0; i < ng; i++) sum += fmaxf((float)g[i].n * w, (float)(g[i].lw ? g[i].lw + pad : 0));
+        if (sum <= avail)
+            lo = w;
+        else
+            hi = w;
+    }
+    for (int i = 0; i < ng; i++) g[i].w = fmaxf((float)g[i].n * lo, (float)(g[i].lw ? g[i].lw + pad : 0));
+}
+
 static void draw_timeline(RenderCtx *rc, const View *v, SDL_Rect bar, const Fonts *f)
 {
     const Theme *th = render_theme(v->theme);
@@ -1482,53 +2003,52 @@ static void draw_timeline(RenderCtx *rc, const View *v, SDL_Rect bar, const Font
     int n = t->n_steps;
     int lh = text_h(rc, f->small);
     int seg_y = bar.y + lh + 4, seg_h = bar.h - lh - 6;
-    /* phases are separated by a gap */
-    int groups = 1;
-    for (int i = 1; i < n; i++) groups += view_phase(t, i) != view_phase(t, i - 1);
-    int gap = imax(4, f->body / 3);
-    float w = (float)(bar.w - gap * (groups - 1)) / (float)n;
-    float x = (float)bar.x;
-    int gstart_x = bar.x, gstart = 0;
-    for (int i = 0; i <= n; i++) {
-        if (i == n || (i > 0 && view_phase(t, i) != view_phase(t, i - 1))) {
-            char lab[64];
-            view_phase_label(v, t, gstart, lab, sizeof lab);
-            int gw = (int)x - gstart_x;
-            int cur_in = v->step >= gstart && v->step < i;
-            if (render_text_width(rc, lab, f->small) <= gw)
-                render_text(rc, lab, f->small, cur_in ? th->text : th->dim, gstart_x + gw / 2, bar.y, 1);
-            else if (cur_in || gw > f->small) {
-                /* too narrow for the label: its number at least ("1", "2" for heads) */
-                int p = view_phase(t, gstart);
-                char shortlab[16];
-                if (p >= 10)
-                    snprintf(shortlab, sizeof shortlab, "%d", p - 10);
-                else {
-                    const char *cut = strstr(lab, " &");
-                    if (!cut) cut = strstr(lab, "与");
-                    snprintf(shortlab, sizeof shortlab, "%.*s", cut ? (int)(cut - lab) : 0, lab);
-                }
-                if (shortlab[0] && render_text_width(rc, shortlab, f->small) <= gw)
-                    render_text(rc, shortlab, f->small, cur_in ? th->text : th->dim, gstart_x + gw / 2, bar.y, 1);
-            }
-            if (i == n) break;
-            x += gap;
-            gstart_x = (int)x;
-            gstart = i;
-        }
-        SDL_Rect seg = {(int)lrintf(x), seg_y, imax(1, (int)lrintf(x + w) - (int)lrintf(x) - (w > 4 ? 1 : 0)), seg_h};
-        SDL_Color c = i < v->step ? th->tl_done : i == v->step ? th->accent : th->tl_future;
-        render_fill(rc, seg, c);
-        if (i == v->step) {
-            /* the animation's progress inside the current step */
-            double pr = view_progress(v);
-            SDL_Rect pbar = {seg.x, seg.y + seg.h - imax(2, seg.h / 5), (int)lrint(seg.w * pr), imax(2, seg.h / 5)};
-            render_fill(rc, pbar, th->text);
-        }
-        RenderHit hit = {RENDER_HIT_TIMELINE, t, i, -1, -1, 0, 0};
-        add_hitbox(rc, (SDL_Rect){seg.x, bar.y, seg.w + 1, bar.h}, hit);
-        x += w;
+    TlGroup *g = calloc((size_t)n, sizeof *g);
+    if (!g) return;
+    int ng = 0;
+    for (int i = 0; i < n; i++) {
+        if (i == 0 || view_phase(t, i) != view_phase(t, i - 1)) g[ng++].start = i;
+        g[ng - 1].n++;
     }
+    /* phases are separated by a gap; every label whole if they fit, else
+     * short, else only the current phase's */
+    int gap = imax(4, f->body / 3), pad = f->small / 2;
+    float avail = (float)(bar.w - gap * (ng - 1));
+    for (int pass = 0; pass < 3; pass++) {
+        float need = 0;
+        for (int i = 0; i < ng; i++) {
+            tl_label(rc, v, t, &g[i], pass > 0, f);
+            int cur = v->step >= g[i].start && v->step < g[i].start + g[i].n;
+            if (pass == 2 && !cur) g[i].lw = 0;
+            need += (float)(g[i].lw ? g[i].lw + pad : 0);
+        }
+        if (need <= avail * 0.9f) break;
+    }
+    tl_widths(g, ng, avail, pad);
+    float x = (float)bar.x;
+    for (int k = 0; k < ng; k++) {
+        int cur_in = v->step >= g[k].start && v->step < g[k].start + g[k].n;
+        if (g[k].lw && g[k].lw <= (int)g[k].w)
+            render_text(rc, g[k].lab, f->small, cur_in ? th->text : th->dim, (int)lrintf(x + g[k].w / 2), bar.y, 1);
+        float w = g[k].w / (float)g[k].n;
+        for (int i = g[k].start; i < g[k].start + g[k].n; i++) {
+            float sx = x + w * (float)(i - g[k].start);
+            SDL_Rect seg = {(int)lrintf(sx), seg_y, imax(1, (int)lrintf(sx + w) - (int)lrintf(sx) - (w > 4 ? 1 : 0)),
+                            seg_h};
+            SDL_Color c = i < v->step ? th->tl_done : i == v->step ? th->accent : th->tl_future;
+            render_fill(rc, seg, c);
+            if (i == v->step) {
+                /* the animation's progress inside the current step */
+                double pr = view_progress(v);
+                SDL_Rect pbar = {seg.x, seg.y + seg.h - imax(2, seg.h / 5), (int)lrint(seg.w * pr), imax(2, seg.h / 5)};
+                render_fill(rc, pbar, th->text);
+            }
+            RenderHit hit = {RENDER_HIT_TIMELINE, t, i, -1, -1, 0, 0, NULL};
+            add_hitbox(rc, (SDL_Rect){seg.x, bar.y, seg.w + 1, bar.h}, hit);
+        }
+        x += g[k].w + (float)gap;
+    }
+    free(g);
 }
 
 static void draw_wrapped(RenderCtx *rc, const char *text, int size, SDL_Color col, SDL_Rect box, int max_lines)
@@ -1541,7 +2061,12 @@ static void draw_wrapped(RenderCtx *rc, const char *text, int size, SDL_Color co
         size_t L = lens[i] < sizeof line - 4 ? lens[i] : sizeof line - 4;
         memcpy(line, text + starts[i], L);
         line[L] = '\0';
-        if (i == n - 1 && starts[i] + lens[i] < strlen(text) - 1 && n == max_lines) strcat(line, "…");
+        if (i == n - 1 && n == max_lines && text[starts[i] + lens[i]] && text[starts[i] + lens[i] + 1]) {
+            /* more text than lines: the last line ends with "…", within the width */
+            char cut[1024];
+            const char *fit = render_text_fit(rc, text + starts[i], size, box.w, cut, sizeof cut);
+            if (fit && fit != text + starts[i]) snprintf(line, sizeof line, "%s", fit);
+        }
         render_text(rc, line, size, col, box.x, box.y + i * lh, 0);
     }
 }
@@ -1644,19 +2169,184 @@ static void draw_help(RenderCtx *rc, const View *v, const Fonts *f)
     }
 }
 
-static Fonts fonts_for(const View *v, int width, int height, float shrink)
+int render_min_text(int width, int height)
+{
+    int m = (int)lrintf(fminf((float)height, (float)width * 0.75f) / 44.0f);
+    return m < 12 ? 12 : m;
+}
+
+/* The frame's font sizes at text scale `scale`: none under the output's minimum. */
+static Fonts fonts_for(const View *v, int width, int height, float scale)
 {
     float base = (float)imin(height, width * 9 / 16 + height / 8) / 42.0f;
     if (v->theme == VIEW_THEME_PROJECTOR) base *= 1.12f;
-    base *= v->text_scale * shrink;
+    base *= scale;
     Fonts f;
-    f.body = imax(11, (int)lrintf(base));
-    f.small = imax(10, (int)lrintf(base * 0.78f));
-    f.label = imax(10, (int)lrintf(base * 0.9f));
-    f.formula = imax(12, (int)lrintf(base * 1.2f));
-    f.title = imax(12, (int)lrintf(base * 1.05f));
-    f.num = imax(9, (int)lrintf(base * 0.8f));
+    f.min = render_min_text(width, height);
+    f.body = imax(f.min, (int)lrintf(base));
+    f.small = imax(f.min, (int)lrintf(base * 0.78f));
+    f.label = imax(f.min, (int)lrintf(base * 0.9f));
+    f.formula = imax(f.min, (int)lrintf(base * 1.2f));
+    f.title = imax(f.min, (int)lrintf(base * 1.05f));
+    f.num = imax(f.min, (int)lrintf(base * 0.8f));
     return f;
+}
+
+/* The status line at the right of the title bar, as much of it as fits in maxw. */
+static int status_text(const View *v, RenderCtx *rc, int size, int maxw, char *buf, size_t len)
+{
+    const AttnTrace *t = view_trace(v);
+    int nh = view_head_count(v);
+    const char *mode = view_string(v->mode == VIEW_MULTI    ? VS_MODE_MULTI
+                                   : v->mode == VIEW_SINGLE ? VS_MODE_SINGLE
+                                                            : VS_MODE_COMPARE,
+                                   v->lang);
+    char headpart[64] = "";
+    if (nh > 1 && v->mode != VIEW_SINGLE)
+        snprintf(headpart, sizeof headpart, "  ·  %s %d/%d", view_string(VS_HEAD, v->lang), v->head, nh);
+    char modepart[96] = "";
+    if (t->cfg.attention == ATTN_DOT) snprintf(modepart, sizeof modepart, "  ·  %s", mode);
+    char play[96];
+    snprintf(play, sizeof play, "  ·  %s ×%g",
+             view_string(v->rewinding ? VS_REWINDING
+                         : v->playing ? VS_PLAYING
+                                      : VS_PAUSED,
+                         v->lang),
+             v->speed);
+    char hint[96];
+    snprintf(hint, sizeof hint, "  ·  %s", view_string(VS_HINT, v->lang));
+    /* the least needed parts go first: the hint, the mode, the play state */
+    for (int drop = 0; drop < 4; drop++) {
+        snprintf(buf, len, "%s %d/%d%s%s%s%s", view_string(VS_STEP, v->lang), v->step + 1, t->n_steps, headpart,
+                 drop < 2 ? modepart : "", drop < 3 ? play : "", drop < 1 ? hint : "");
+        if (render_text_width(rc, buf, size) <= maxw) break;
+    }
+    return render_text_width(rc, buf, size);
+}
+
+/* The current step's panel laid out in area, not drawn: the area of its
+ * matrices on screen; *cramped: 0 when every number and label shows, 1 when
+ * some matrix cannot show its numbers, 2 or 3 when some of at most 16 token
+ * labels are left out. */
+static double panel_probe(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect area, int *cramped)
+{
+    Panel *P = calloc(1, sizeof *P);
+    if (!P) return 0;
+    int record = rc->record;
+    rc->record = 0;
+    panel_items(P, rc, v, view_trace(v), v->step, 1.0);
+    panel_layout(P, rc, v, view_trace(v), f, area);
+    rc->record = record;
+    double a = 0;
+    for (int i = 0; i < P->n; i++) a += (double)item_w(&P->items[i]) * (double)item_h(&P->items[i]);
+    if (cramped) *cramped = P->numbers_hidden + 2 * P->labels_thinned;
+    free(P);
+    return a;
+}
+
+/* What a frame's layout depends on in the view, beyond the output's size
+ * and the text scale: the step, the mode, language and theme, the zoom and
+ * what is shown. */
+static uint64_t view_layout_key(const View *v)
+{
+    uint64_t k = mix64(mix64((uint64_t)v->id, (uint64_t)v->step),
+                       (uint64_t)v->mode << 8 | (uint64_t)v->lang << 4 | (uint64_t)v->theme);
+    return mix64(k, (uint64_t)lrintf(v->zoom * 100.0f) << 20 | (uint64_t)lrintf(v->pan_x) << 10 |
+                        (uint64_t)lrintf(v->pan_y) << 4 | (uint64_t)v->slides << 1 | (uint64_t)v->hide_heads);
+}
+
+/* Where the frame's parts go, for one set of font sizes. */
+typedef struct Frame {
+    Fonts f;
+    int m;                          /* the margin */
+    int max_lines, nsize;           /* the narration's lines and size */
+    SDL_Rect title, fbar, nbox, tl; /* title bar, formula bar, narration, timeline */
+    SDL_Rect main, panel, strip;    /* the steps' room; in multi-head mode the panel and the heads' strip */
+} Frame;
+
+static void frame_layout(RenderCtx *rc, const View *v, int width, int height, float scale, const char *narr, Frame *F)
+{
+    Fonts f = fonts_for(v, width, height, scale);
+    F->f = f;
+    int m = F->m = imax(8, f.body * 2 / 3);
+    F->max_lines = height >= 700 ? 4 : 3;
+    F->title = (SDL_Rect){0, 0, width, text_h(rc, f.title) + m};
+    F->fbar = (SDL_Rect){m, F->title.h, width - 2 * m, text_h(rc, f.formula) + m};
+    /* slides have no timeline: the narration sits at the bottom */
+    int tl_h = v->slides ? 0 : text_h(rc, f.small) + imax(12, f.body * 3 / 4) + 6;
+    F->tl = (SDL_Rect){m, height - m / 2 - tl_h, width - 2 * m, tl_h};
+    int nsize = f.body, nw = width - 4 * m;
+    while (wrapped_lines(rc, narr, nsize, nw) > F->max_lines && nsize > f.small) nsize--;
+    /* a long narration gets up to three more lines before it is cut */
+    F->max_lines = imin(imax(F->max_lines, wrapped_lines(rc, narr, nsize, nw)), F->max_lines + 3);
+    F->nsize = nsize;
+    int nl = imin(F->max_lines, imax(2, wrapped_lines(rc, narr, nsize, nw)));
+    int narr_h = v->slides == 2 ? 0 : nl * text_h(rc, nsize) + m; /* a handout's figure: the caption says it */
+    F->nbox = (SDL_Rect){m, F->tl.y - m / 2 - narr_h, width - 2 * m, narr_h};
+    F->main = (SDL_Rect){m, F->fbar.y + F->fbar.h + m / 2, width - 2 * m, F->nbox.y - (F->fbar.y + F->fbar.h) - m};
+    F->panel = F->main;
+    F->strip = (SDL_Rect){0, 0, 0, 0};
+    if (v->mode == VIEW_MULTI && view_head_count(v) > 1 && !v->hide_heads) {
+        /* the heads' strip, unless it would take the room the step's
+         * numbers need: the matrices get the space first */
+        int strip_w = imax(120, imin(width / 6, 400));
+        SDL_Rect strip = {F->main.x + F->main.w - strip_w, F->main.y, strip_w, F->main.h};
+        SDL_Rect panel = {F->main.x, F->main.y, F->main.w - strip_w - m, F->main.h};
+        /* the decision depends on the step and the sizes, not on the
+         * animation's progress: worked out once per view state */
+        uint64_t key = mix64(mix64(view_layout_key(v), (uint64_t)width << 32 | (uint64_t)height),
+                             (uint64_t)F->f.body << 32 | (uint64_t)F->f.num << 16 | (uint64_t)F->main.h);
+        if (key != rc->strip_key) {
+            int with = 0, without = 0;
+            panel_probe(rc, v, &F->f, panel, &with);
+            if (with) panel_probe(rc, v, &F->f, F->main, &without);
+            rc->strip_key = key;
+            rc->strip_kept = !with || without >= with;
+        }
+        if (rc->strip_kept) {
+            F->strip = strip;
+            F->panel = panel;
+        }
+    }
+}
+
+/* The area of the current step's matrices in a frame laid out as F
+ * (compare mode: the multi-head side's, as a proxy for both). */
+static double frame_matrix_area(RenderCtx *rc, const View *v, const Frame *F)
+{
+    SDL_Rect area = F->panel;
+    if (v->mode == VIEW_COMPARE) area.w /= 2;
+    return panel_probe(rc, v, &F->f, area, NULL);
+}
+
+/* The text scale drawn: the largest step of × 1.1 up to the one asked for
+ * whose layout leaves the matrices at least as large as at scale 1, so +
+ * enlarges text and numbers together and never shrinks the matrices (and,
+ * past that point, does nothing). Kept for the last view state asked. */
+static float frame_scale(RenderCtx *rc, const View *v, int width, int height, const char *narr)
+{
+    float asked = v->text_scale;
+    if (asked <= 1.0f) return asked;
+    uint64_t key =
+        mix64(mix64(view_layout_key(v), (uint64_t)width << 20 | (uint64_t)height), (uint64_t)lrintf(asked * 1000.0f));
+    if (key == rc->scale_key) return rc->scale_drawn;
+    Frame F;
+    frame_layout(rc, v, width, height, 1.0f, narr, &F);
+    double base = frame_matrix_area(rc, v, &F) * 0.999;
+    int n = 0;
+    while (n < 64 && powf(1.1f, (float)(n + 1)) <= asked * 1.0001f) n++;
+    float s = 1.0f;
+    for (int k = n; k >= 1; k--) {
+        float c = k == n ? asked : powf(1.1f, (float)k);
+        frame_layout(rc, v, width, height, c, narr, &F);
+        if (frame_matrix_area(rc, v, &F) >= base) {
+            s = c;
+            break;
+        }
+    }
+    rc->scale_key = key;
+    rc->scale_drawn = s;
+    return s;
 }
 
 /* ---- edit mode: the cursor, what is typed, the scale ---- */
@@ -1731,9 +2421,9 @@ static void draw_editing(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect 
 {
     const AttnTrace *t = view_trace(v);
     const AttnStep *s = view_current(v);
-    int scale_step = t->cfg.attention == ATTN_DOT &&
-                     (s->kind == ATTN_STEP_SCALED ||
-                      (v->edit_mode && (s->kind == ATTN_STEP_MASKED || s->kind == ATTN_STEP_SOFTMAX)));
+    /* the divisor's slider, in edit mode, where < and > move it */
+    int scale_step = v->edit_mode && t->cfg.attention == ATTN_DOT &&
+                     (s->kind == ATTN_STEP_SCALED || s->kind == ATTN_STEP_MASKED || s->kind == ATTN_STEP_SOFTMAX);
     int lh = text_h(rc, f->small);
     if (v->mode == VIEW_MULTI && view_head_count(v) > 1) /* clear of the heads' strip, as render_frame lays it out */
         main.w -= imax(120, imin(rc->width / 5, 460)) + f->small;
@@ -1795,30 +2485,26 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     if (!rc || !v || !v->trace || width <= 0 || height <= 0) return SDL_SetError("render_frame: nothing to draw");
     rc->frame++;
     render_text_trim(rc);
-    rc->n_hitboxes = rc->n_hitmats = 0;
+    rc->n_hitboxes = rc->n_hitmats = rc->n_shorts = 0;
     rc->width = width;
     rc->height = height;
     const Theme *th = render_theme(v->theme);
-    /* Text as large as asked, as long as the bars around the matrices leave
-     * them at least 55% of the height: + and − never squeeze them away. */
-    int max_lines = height >= 700 ? 4 : 3;
-    Fonts f = fonts_for(v, width, height, 1.0f);
-    for (float shrink = 0.9f; shrink > 0.2f; shrink *= 0.9f) {
-        int mm = imax(8, f.body * 2 / 3);
-        /* line heights estimated (1.25 × size) so that no font is opened at sizes never drawn */
-        int chrome =
-            (f.title + f.formula + max_lines * f.body + f.small) * 5 / 4 + imax(12, f.body * 3 / 4) + 6 + 5 * mm;
-        if (chrome <= height * 45 / 100) break;
-        f = fonts_for(v, width, height, shrink);
-    }
+    char narr[NARRATE_MAX_STEP_TEXT];
+    view_narration(v, narr, sizeof narr);
+    Frame F;
+    int record = rc->record;
+    rc->record = 0; /* trial layouts are not the frame's */
+    frame_layout(rc, v, width, height, frame_scale(rc, v, width, height, narr), narr, &F);
+    rc->record = record;
+    rc->n_boxes = 0;
+    Fonts f = F.f;
+    int m = F.m;
     SDL_Rect all = {0, 0, width, height};
     SDL_RenderSetViewport(rc->sdl, NULL);
     SDL_RenderSetClipRect(rc->sdl, NULL);
     render_fill(rc, all, th->bg);
-    int m = imax(8, f.body * 2 / 3);
 
     /* title bar: the lesson, where we are */
-    int title_h = text_h(rc, f.title) + m;
     const char *title = lesson_text(&v->lesson->title, v->lang);
     char edited_title[600];
     if (title && (v->edited || v->lesson->edited_from)) {
@@ -1826,56 +2512,35 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
         snprintf(edited_title, sizeof edited_title, "%s%s", title, view_string(VS_TITLE_EDITED, v->lang));
         title = edited_title;
     }
-    char status[256];
     const AttnTrace *t = view_trace(v);
-    int nh = view_head_count(v);
-    const char *mode = view_string(v->mode == VIEW_MULTI    ? VS_MODE_MULTI
-                                   : v->mode == VIEW_SINGLE ? VS_MODE_SINGLE
-                                                            : VS_MODE_COMPARE,
-                                   v->lang);
-    char headpart[64] = "";
-    if (nh > 1 && v->mode != VIEW_SINGLE)
-        snprintf(headpart, sizeof headpart, "%s %d/%d  ·  ", view_string(VS_HEAD, v->lang), v->head, nh);
-    char modepart[96] = "";
-    if (t->cfg.attention == ATTN_DOT) snprintf(modepart, sizeof modepart, "%s  ·  ", mode);
-    snprintf(status, sizeof status, "%s %d/%d  ·  %s%s%s ×%g  ·  %s", view_string(VS_STEP, v->lang), v->step + 1,
-             t->n_steps, headpart, modepart,
-             view_string(v->rewinding ? VS_REWINDING
-                         : v->playing ? VS_PLAYING
-                                      : VS_PAUSED,
-                         v->lang),
-             v->speed, view_string(VS_HINT, v->lang));
-    int ssize = f.small;
-    while (render_text_width(rc, status, ssize) > width * 45 / 100 && ssize > 9) ssize = ssize * 9 / 10;
-    int sw = render_text_width(rc, status, ssize);
+    render_within(rc, F.title, "title bar");
+    char status[256] = "";
+    int sw = v->slides ? 0 : status_text(v, rc, f.small, width * 45 / 100, status, sizeof status);
     int stw = width - 3 * m - sw;
     int tsize = f.title;
-    while (title && render_text_width(rc, title, tsize) > stw && tsize > 10) tsize = tsize * 9 / 10;
-    render_text(rc, title ? title : "", tsize, th->text, m, m / 2, 0);
-    render_text(rc, status, ssize, th->dim, width - m, m / 2 + (text_h(rc, f.title) - text_h(rc, ssize)) / 2, 2);
+    while (title && render_text_width(rc, title, tsize) > stw && tsize * 9 / 10 >= f.min) tsize = tsize * 9 / 10;
+    draw_label(rc, title ? title : "", tsize, stw, th->text, m, m / 2, 0);
+    if (status[0])
+        render_text(rc, status, f.small, th->dim, width - m, m / 2 + (text_h(rc, f.title) - text_h(rc, f.small)) / 2,
+                    2);
 
     /* formula bar */
-    int fbar_h = text_h(rc, f.formula) + m;
-    SDL_Rect fbar = {m, title_h, width - 2 * m, fbar_h};
-    render_fill(rc, fbar, th->panel);
-    draw_formula(rc, v, fbar, &f);
+    render_fill(rc, F.fbar, th->panel);
+    render_within(rc, F.fbar, "formula");
+    draw_formula(rc, v, F.fbar, &f);
 
-    /* bottom: timeline, narration */
-    int tl_h = text_h(rc, f.small) + imax(12, f.body * 3 / 4) + 6;
-    SDL_Rect tl = {m, height - m / 2 - tl_h, width - 2 * m, tl_h};
-    char narr[NARRATE_MAX_STEP_TEXT];
-    view_narration(v, narr, sizeof narr);
-    int nsize = f.body, nw = width - 4 * m;
-    while (wrapped_lines(rc, narr, nsize, nw) > max_lines && nsize > f.small) nsize--;
-    int nl = imin(max_lines, imax(2, wrapped_lines(rc, narr, nsize, nw)));
-    int narr_h = nl * text_h(rc, nsize) + m;
-    SDL_Rect nbox = {m, tl.y - m / 2 - narr_h, width - 2 * m, narr_h};
-    render_fill(rc, nbox, th->panel);
-    draw_wrapped(rc, narr, nsize, th->text, (SDL_Rect){nbox.x + m, nbox.y + m / 2, nw, narr_h}, max_lines);
-    draw_timeline(rc, v, tl, &f);
+    /* bottom: narration, timeline */
+    SDL_Rect nbox = F.nbox;
+    if (nbox.h > 0) render_fill(rc, nbox, th->panel);
+    render_within(rc, nbox, "narration");
+    if (nbox.h > 0)
+        draw_wrapped(rc, narr, F.nsize, th->text, (SDL_Rect){nbox.x + m, nbox.y + m / 2, width - 4 * m, nbox.h},
+                     F.max_lines);
+    render_within(rc, F.tl, "timeline");
+    if (!v->slides) draw_timeline(rc, v, F.tl, &f);
 
     /* the main area */
-    SDL_Rect main = {m, fbar.y + fbar_h + m / 2, width - 2 * m, nbox.y - (fbar.y + fbar_h) - m};
+    SDL_Rect main = F.main;
     double p = view_progress(v);
     if (v->mode == VIEW_COMPARE) {
         /* the operands run left to right, so on a wide screen the two
@@ -1887,6 +2552,7 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
         snprintf(cap2, sizeof cap2, "%s  (h = %d, d_k = %d)", view_string(VS_MULTI_TITLE, v->lang), v->trace->cfg.heads,
                  v->trace->cfg.d_k);
         SDL_Rect left, right;
+        render_within(rc, main, "compare caption");
         SDL_SetRenderDrawBlendMode(rc->sdl, SDL_BLENDMODE_NONE);
         SDL_SetRenderDrawColor(rc->sdl, th->dim.r, th->dim.g, th->dim.b, 255);
         if (stacked) {
@@ -1906,20 +2572,21 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
         }
         draw_step_panel(rc, v, v->single, view_compare_step(v, v->step), p, left, &f);
         draw_step_panel(rc, v, v->trace, v->step, p, right, &f);
-    } else if (v->mode == VIEW_MULTI && nh > 1) {
-        int strip_w = imax(120, imin(width / 5, 460));
-        SDL_Rect strip = {main.x + main.w - strip_w, main.y, strip_w, main.h};
-        SDL_Rect panel = {main.x, main.y, main.w - strip_w - m, main.h};
-        draw_step_panel(rc, v, t, v->step, p, panel, &f);
+    } else if (F.strip.w > 0) {
+        SDL_Rect strip = F.strip, panel = F.panel;
+        int side = draw_step_panel(rc, v, t, v->step, p, panel, &f);
         SDL_SetRenderDrawColor(rc->sdl, th->tl_future.r, th->tl_future.g, th->tl_future.b, 255);
         SDL_RenderDrawLine(rc->sdl, strip.x - m / 2, strip.y, strip.x - m / 2, strip.y + strip.h);
-        draw_heads_strip(rc, v, strip, &f);
+        draw_heads_strip(rc, v, strip, side, &f);
     } else {
         draw_step_panel(rc, v, t, v->step, p, main, &f);
     }
 
+    if (v->slides) return 0; /* no hover, notice or help on a slide */
+    render_within(rc, all, "overlay");
     draw_editing(rc, v, &f, main);
     draw_tooltip(rc, v, &f);
+    draw_label_tooltip(rc, v, f.small);
 
     /* notice (saved frame, reload error) */
     char notice[2 * VIEW_MAX_NOTICE];
@@ -1942,9 +2609,13 @@ RenderHitKind render_hit_test(const RenderCtx *rc, int x, int y, RenderHit *hit)
     memset(hit, 0, sizeof *hit);
     hit->step = hit->row = hit->col = -1;
     SDL_Point pt = {x, y};
+    for (int i = 0; i < rc->n_shorts; i++)
+        if (SDL_PointInRect(&pt, &rc->shorts[i].rect)) hit->label = rc->shorts[i].full;
     for (int i = rc->n_hitboxes - 1; i >= 0; i--)
         if (SDL_PointInRect(&pt, &rc->hitboxes[i].rect)) {
+            const char *label = hit->label;
             *hit = rc->hitboxes[i].hit;
+            hit->label = label;
             return hit->kind;
         }
     for (int i = rc->n_hitmats - 1; i >= 0; i--) {

@@ -82,6 +82,12 @@ void render_set_renderer(RenderCtx *rc, SDL_Renderer *sdl);
  * Does not present. 0, or -1 with SDL_GetError() set. */
 int render_frame(RenderCtx *rc, const View *view, int width, int height);
 
+/* The smallest text a frame of that size draws, in pixels: 1/44 of the
+ * height (of ¾ of the width on screens wider than 4:3), at least 12. On a
+ * projected image 2.5 m wide, 17 px at 1024×768 is a DejaVu x-height of
+ * about 23 mm: about 9 arcminutes seen from 9 m, the back row of a classroom. */
+int render_min_text(int width, int height);
+
 /* ---- what the mouse is over, in the last frame drawn ---- */
 
 /* A hit is the view's ViewTarget (view_input.h), which the window hands

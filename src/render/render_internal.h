@@ -51,6 +51,14 @@ typedef struct HitBox {
     RenderHit hit;
 } HitBox;
 
+/* A label drawn shortened with "…": where, and its whole text (borrowed
+ * from the lesson or the view, which outlive the frame). */
+typedef struct ShortLabel {
+    SDL_Rect rect;
+    const char *full;
+} ShortLabel;
+
+#define RENDER_MAX_SHORTS   256
 #define RENDER_MAX_HITMATS  96
 #define RENDER_MAX_HITBOXES 1024
 #define RENDER_MAT_CACHE    64
@@ -61,6 +69,38 @@ typedef struct MatEntry {
     int w, h;
     unsigned last_frame;
 } MatEntry;
+
+/* ---- the frame's layout, as boxes ----
+ *
+ * With layout recording on, every text, number and matrix drawn is also
+ * written down as a box: where it is, at what font size, and the box it must
+ * stay inside. The layout test reads them back to check sizes, overlaps and
+ * proportions without looking at pixels. */
+typedef enum LayoutKind {
+    LAYOUT_TEXT,   /* a label, caption or line of text */
+    LAYOUT_NUMBER, /* a number inside a heatmap cell */
+    LAYOUT_MATRIX, /* a heatmap's cells */
+    LAYOUT_AREA    /* a step panel: the room its matrices may fill */
+} LayoutKind;
+
+typedef struct LayoutBox {
+    SDL_Rect rect;
+    SDL_Rect within; /* the box it must stay inside */
+    LayoutKind kind;
+    int size;         /* text and numbers: font size in pixels */
+    int rows, cols;   /* matrix: the data's shape (full, not zoomed) */
+    const char *what; /* static: what the box is, for messages */
+    char text[48];    /* the start of the text, for messages */
+} LayoutBox;
+
+/* Starts (1) or stops (0) recording the boxes of the frames drawn; each
+ * frame replaces the last one's boxes. */
+void render_layout_record(RenderCtx *rc, int on);
+/* The boxes of the last frame drawn with recording on. */
+const LayoutBox *render_layout_boxes(const RenderCtx *rc, int *n);
+/* The box the texts drawn next must stay inside, and what they are. */
+void render_within(RenderCtx *rc, SDL_Rect within, const char *what);
+void render_layout_add(RenderCtx *rc, LayoutBox b);
 
 #define RENDER_RANGE_CACHE 256 /* a power of two */
 
@@ -95,7 +135,21 @@ struct RenderCtx {
     HitMat hitmats[RENDER_MAX_HITMATS];
     int n_hitboxes;
     HitBox hitboxes[RENDER_MAX_HITBOXES];
+    int n_shorts;
+    ShortLabel shorts[RENDER_MAX_SHORTS];
     int width, height; /* of the last frame */
+
+    int record;       /* write the boxes of each frame down */
+    LayoutBox *boxes; /* (cap_boxes) the last frame's boxes */
+    int n_boxes, cap_boxes;
+    SDL_Rect within; /* where the texts drawn now belong */
+    const char *within_what;
+    uint64_t scale_key; /* the view state the text scale below was worked out for */
+    float scale_drawn;
+    uint64_t strip_key; /* the view state the heads' strip decision below was made for */
+    int strip_kept;
+    char **index_label; /* (n_index) "1", "2", …: the inputs' feature columns */
+    int n_index;
 };
 
 /* A text texture from the cache (rendered on first use). NULL for "". */
@@ -108,6 +162,10 @@ const TextEntry *render_text_next_glyph(RenderCtx *rc, const char **p, int size,
 int render_text_glyphs(RenderCtx *rc, const char *s, int size, SDL_Color col, int cx, int cy, int maxw);
 /* Width of s[0, nbytes) by glyph advances (fast; for wrapping). */
 int render_measure(RenderCtx *rc, const char *s, size_t nbytes, int size);
+/* s shortened with "…" at a character boundary so that it is at most maxw
+ * pixels wide at size, into buf; s itself when it fits. NULL when not even
+ * "…" fits. */
+const char *render_text_fit(RenderCtx *rc, const char *s, int size, int maxw, char *buf, size_t len);
 
 /* 1 for a codepoint of Chinese, Japanese or Korean writing: Han, kana,
  * Hangul, and the CJK and full-width punctuation. Such text is drawn upright

@@ -611,12 +611,42 @@ int render_text(RenderCtx *rc, const char *s, int size, SDL_Color col, int x, in
     if (align == 1) d.x -= e->w / 2;
     if (align == 2) d.x -= e->w;
     SDL_RenderCopy(rc->sdl, e->tex, NULL, &d);
+    if (rc->record) {
+        int lh = render_line_height(rc, size);
+        LayoutBox b = {.rect = {d.x, d.y, d.w, d.h < lh ? d.h : lh},
+                       .within = rc->within,
+                       .kind = LAYOUT_TEXT,
+                       .size = size,
+                       .what = rc->within_what};
+        snprintf(b.text, sizeof b.text, "%s", s);
+        render_layout_add(rc, b);
+    }
     return e->w;
 }
 
 int render_text_width(RenderCtx *rc, const char *s, int size)
 {
     return s ? render_measure(rc, s, strlen(s), size) : 0;
+}
+
+const char *render_text_fit(RenderCtx *rc, const char *s, int size, int maxw, char *buf, size_t len)
+{
+    if (!s) return NULL;
+    size_t n = strlen(s);
+    if (render_measure(rc, s, n, size) <= maxw) return s;
+    int ell = render_text_width(rc, "…", size);
+    if (ell > maxw || len < 4) return NULL;
+    /* the longest prefix of whole characters that leaves room for "…" */
+    size_t best = 0;
+    for (const char *p = s; *p;) {
+        render_utf8_next(&p);
+        size_t at = (size_t)(p - s);
+        if (at + 4 > len || render_measure(rc, s, at, size) + ell > maxw) break;
+        best = at;
+    }
+    memcpy(buf, s, best);
+    memcpy(buf + best, "…", 4); /* 3 bytes and the terminator */
+    return buf;
 }
 
 const TextEntry *render_text_next_glyph(RenderCtx *rc, const char **p, int size, SDL_Color col)
@@ -644,6 +674,12 @@ int render_text_glyphs(RenderCtx *rc, const char *s, int size, SDL_Color col, in
     }
     if (!n || w > maxw) return -1;
     int x = cx - w / 2, y = cy - h / 2;
+    if (rc->record) {
+        LayoutBox b = {
+            .rect = {x, y, w, h}, .within = rc->within, .kind = LAYOUT_NUMBER, .size = size, .what = rc->within_what};
+        snprintf(b.text, sizeof b.text, "%s", s);
+        render_layout_add(rc, b);
+    }
     for (int i = 0; i < n; i++) {
         SDL_Rect d = {x, y + (h - g[i]->h) / 2, g[i]->w, g[i]->h};
         SDL_RenderCopy(rc->sdl, g[i]->tex, NULL, &d);

@@ -164,6 +164,8 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_KIND_COLUMN_BIAS] = {"a learned bias, added to every column", "可学习的偏置，加到每一列上"},
     [VS_KIND_COLUMN_SOFTMAX] = {"softmax, each column becomes weights that sum to 1",
                                 "softmax，把每一列变成和为 1 的权重"},
+    [VS_NUMBERS_HIDDEN] = {"Cells too small for their numbers: hover a cell, or zoom with the wheel",
+                           "单元格太小，放不下数值：把鼠标移到单元格上，或用滚轮放大"},
     [VS_KIND + ATTN_STEP_INPUT] = {"the input, one row per token", "输入，每个词元占一行"},
     [VS_KIND + ATTN_STEP_WEIGHT] = {"a learned weight matrix", "可学习的权重矩阵"},
     [VS_KIND + ATTN_STEP_BIAS] = {"a learned bias, added to every row", "可学习的偏置，加到每一行上"},
@@ -698,6 +700,12 @@ void view_set_lang(View *v, LessonLang lang)
     touch(v);
 }
 
+void view_toggle_heads(View *v)
+{
+    v->hide_heads = !v->hide_heads;
+    touch(v);
+}
+
 void view_toggle_lang(View *v)
 {
     view_set_lang(v, v->lang == LESSON_EN ? LESSON_ZH : LESSON_EN);
@@ -731,6 +739,13 @@ void view_toggle_play(View *v)
 void view_set_help(View *v, int shown)
 {
     v->show_help = shown != 0;
+    touch(v);
+}
+
+void view_set_hover_label(View *v, const char *label)
+{
+    if (label == v->hover_label) return;
+    v->hover_label = label;
     touch(v);
 }
 

@@ -107,6 +107,9 @@ typedef struct View {
     const AttnTrace *hover_trace; /* the trace hover_step indexes (compare mode has two), or NULL */
     int hover_step;               /* -1: nothing hovered */
     int hover_row, hover_col;
+    /* The whole text of a label drawn shortened ("…") under the mouse, or
+     * NULL: a token, a title; borrowed from the lesson or the view. */
+    const char *hover_label;
     /* A clicked token: its row (query) and column (key) are highlighted in
      * every matrix whose axis is a token axis. -1: none. */
     int sel_query, sel_key;
@@ -116,7 +119,10 @@ typedef struct View {
     int dragging;       /* the left button is down on a zoomed result matrix */
     int drag_x, drag_y; /* in pixels, where the drag last moved the matrix */
 
-    int show_help; /* the help overlay */
+    int show_help;  /* the help overlay */
+    int hide_heads; /* focus: the all-heads panel hidden (A) */
+    int slides;     /* 1: slide frames: no status line, no timeline, no overlays; 2: also no
+                     * narration (a handout's figure, its caption below says it) */
     /* A short message (frame saved, reload failed): notice_what is its entry
      * of the string table (a ViewString), whose one %s is notice_detail (a
      * path, the loader's message). It is put into words when drawn, in the
@@ -235,6 +241,8 @@ void view_set_speed(View *v, double speed);     /* clamped to [VIEW_SPEED_MIN, V
 void view_set_text_scale(View *v, float scale); /* clamped */
 void view_set_lang(View *v, LessonLang lang);
 void view_toggle_lang(View *v);
+/* Focus mode: hides or shows the all-heads panel of the multi-head view. */
+void view_toggle_heads(View *v);
 void view_set_theme(View *v, ViewTheme theme);
 void view_next_theme(View *v);
 /* Autoplay on or off. Playing starts from step 0 when the last step is
@@ -244,6 +252,8 @@ void view_toggle_play(View *v); /* P */
 void view_set_help(View *v, int shown);
 /* The hovered cell: step `step` of trace (cell row, col), or none with trace
  * NULL or step < 0. */
+/* The whole text of the shortened label under the mouse (borrowed), or NULL. */
+void view_set_hover_label(View *v, const char *label);
 void view_set_hover(View *v, const AttnTrace *trace, int step, int row, int col);
 /* Zoom factor (clamped to 1..VIEW_ZOOM_MAX) and the top-left cell shown
  * (clamped to ≥ 0; 0, 0 at zoom 1). */
@@ -435,6 +445,8 @@ typedef enum ViewString {
     VS_KIND_COLUMN_INPUT,
     VS_KIND_COLUMN_BIAS,
     VS_KIND_COLUMN_SOFTMAX,
+    /* under a panel whose cells are too small for their numbers */
+    VS_NUMBERS_HIDDEN,
     /* what each kind of step is: VS_KIND + its AttnStepKind (view_kind_text) */
     VS_KIND,
     VS_STRING_COUNT = VS_KIND + ATTN_STEP_KIND_COUNT

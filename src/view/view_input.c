@@ -35,6 +35,7 @@ static const ViewBinding bindings[] = {
     {VIEW_ACT_TEXT_SMALLER, {'-'}, {"−", "−"}, {"smaller text", "缩小字号"}},
     {VIEW_ACT_SAVE, {'s'}, {"S", "S"}, {"save this frame as PNG", "把当前画面存为 PNG"}},
     {VIEW_ACT_RELOAD, {'r'}, {"R", "R"}, {"reload the lesson file", "重新载入课程文件"}},
+    {VIEW_ACT_HEADS, {'a'}, {"A", "A"}, {"all heads panel on / off", "显示或隐藏所有头的面板"}},
     {VIEW_ACT_HELP, {'?', 'h', VIEW_KEY_F1}, {"? / H / F1", "? / H / F1"}, {"this help", "本帮助"}},
     {VIEW_ACT_QUIT, {VIEW_KEY_ESCAPE, 'q'}, {"Esc / Q", "Esc / Q"}, {"quit", "退出"}},
     {VIEW_ACT_EDIT, {'e'}, {"E", "E"}, {"edit: arrows, Tab, a number, Enter", "编辑：方向键、Tab、数字、回车"}},
@@ -121,6 +122,9 @@ unsigned view_do(View *v, ViewAction action, int key)
     case VIEW_ACT_HELP:
         view_set_help(v, !v->show_help);
         break;
+    case VIEW_ACT_HEADS:
+        view_toggle_heads(v);
+        break;
     case VIEW_ACT_FULLSCREEN:
         return VIEW_REQ_FULLSCREEN;
     case VIEW_ACT_SAVE:
@@ -186,6 +190,7 @@ void view_pointer_move(View *v, const ViewTarget *target, int x, int y, float ce
         v->drag_y = y;
         return;
     }
+    view_set_hover_label(v, target ? target->label : NULL);
     if (target && target->kind == VIEW_TARGET_CELL)
         view_set_hover(v, target->trace, target->step, target->row, target->col);
     else

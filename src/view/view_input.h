@@ -67,6 +67,7 @@ typedef enum ViewAction {
     VIEW_ACT_TEXT_BIGGER,  /* text × 1.1 */
     VIEW_ACT_TEXT_SMALLER, /* text ÷ 1.1 */
     VIEW_ACT_HELP,         /* the help overlay on / off */
+    VIEW_ACT_HEADS,        /* focus: the all-heads panel on / off */
     VIEW_ACT_FULLSCREEN,   /* asks the window: VIEW_REQ_FULLSCREEN */
     VIEW_ACT_SAVE,         /* asks the window: VIEW_REQ_SAVE */
     VIEW_ACT_RELOAD,       /* asks the window: VIEW_REQ_RELOAD */
@@ -134,7 +135,8 @@ typedef struct ViewTarget {
     ViewTargetKind kind;
     const AttnTrace *trace;
     int step, row, col, head;
-    int zoomable; /* the cell belongs to the zoomable (result) matrix */
+    int zoomable;      /* the cell belongs to the zoomable (result) matrix */
+    const char *label; /* the whole text of a label drawn shortened ("…") under the point, or NULL */
 } ViewTarget;
 
 /* The pointer moved to pixel (x, y) over target. While dragging a zoomed

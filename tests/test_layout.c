@@ -1,0 +1,371 @@
+/* test_layout.c: the layout of every step of every shipped lesson, read
+ * from the boxes the renderer records (render_layout_boxes), not from
+ * pixels: at 1024×768, 1280×720 and 1920×1080, in English and Chinese, in
+ * the three themes,
+ *   - no text or number is smaller than render_min_text() for that size;
+ *   - every text and number stays inside its box (a number inside its cell,
+ *     a label inside its panel, a line of narration inside the narration);
+ *   - no text overlaps another text, a number or a matrix;
+ *   - a matrix whose data is square is drawn square;
+ *   - a matrix of at most SMALL_MATRIX rows and columns shows every cell's
+ *     number, and a frame with a matrix that shows none says why;
+ *   - the matrices of a step span at least LAYOUT_SHARE of their panel's
+ *     width or height: they fill the room the step does not otherwise need.
+ * Frames are drawn onto a 1×1 surface: the layout is that of the full size,
+ * the pixels are clipped away, which keeps the 8,000 frames cheap. */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <SDL.h>
+#include <SDL_ttf.h>
+
+#include "render.h"
+#include "render_internal.h"
+
+#define LAYOUT_SHARE 0.6 /* of the panel's width or height, at least */
+#define SMALL_MATRIX 6   /* rows and columns: a matrix this small shows all its numbers */
+#define MAX_REPORTS  40  /* failures printed in full; all are counted */
+
+typedef struct Size {
+    int w, h;
+} Size;
+
+static const Size sizes[] = {{1024, 768}, {1280, 720}, {1920, 1080}};
+
+static int n_fail, n_frames;
+
+static void report(const char *lesson, const View *v, Size sz, const char *fmt, ...)
+{
+    n_fail++;
+    /* ATTNVIZ_LAYOUT_REPORTS=N: print the first N failures instead */
+    const char *env = getenv("ATTNVIZ_LAYOUT_REPORTS");
+    if (n_fail > (env ? atoi(env) : MAX_REPORTS)) return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    static const char *const theme_name[] = {"light", "dark", "projector"};
+    static const char *const mode_name[] = {"multi", "single", "compare"};
+    fprintf(stderr, "%s %dx%d %s %s %s step %d (%s): %s\n", lesson, sz.w, sz.h, v->lang == LESSON_ZH ? "zh" : "en",
+            theme_name[v->theme], mode_name[v->mode], v->step, view_trace(v)->steps[v->step].name, msg);
+}
+
+/* Steps whose matrices cannot show their numbers at the minimum text size,
+ * even each on a row of its own: they say so instead (checked below). */
+static int too_wide(const char *lesson, const View *v, Size sz)
+{
+    /* the lessons at the format's limits: 64 heads' concat, labels of 64 bytes */
+    if (strncmp(lesson, "limits-", 7) == 0) return 1;
+    /* concat · W_O + b_O = output: 16 columns of "−1.00" at 17 px need 1,050 px */
+    return strcmp(lesson, "seed000-projection-biases.json") == 0 && sz.w == 1024 &&
+           strcmp(view_trace(v)->steps[v->step].name, "output") == 0;
+}
+
+static int inside(SDL_Rect a, SDL_Rect in, int tol)
+{
+    return a.x >= in.x - tol && a.y >= in.y - tol && a.x + a.w <= in.x + in.w + tol && a.y + a.h <= in.y + in.h + tol;
+}
+
+/* Overlap deeper than tol pixels in both directions. */
+static int overlap(SDL_Rect a, SDL_Rect b, int tol)
+{
+    int ox = (a.x + a.w < b.x + b.w ? a.x + a.w : b.x + b.w) - (a.x > b.x ? a.x : b.x);
+    int oy = (a.y + a.h < b.y + b.h ? a.y + a.h : b.y + b.h) - (a.y > b.y ? a.y : b.y);
+    return ox > tol && oy > tol;
+}
+
+static int by_x(const void *pa, const void *pb)
+{
+    const LayoutBox *a = *(const LayoutBox *const *)pa, *b = *(const LayoutBox *const *)pb;
+    return (a->rect.x > b->rect.x) - (a->rect.x < b->rect.x);
+}
+
+static void check_frame(RenderCtx *rc, const char *lesson, const View *v, Size sz)
+{
+    int n;
+    const LayoutBox *b = render_layout_boxes(rc, &n);
+    int min = render_min_text(sz.w, sz.h);
+    /* ATTNVIZ_LAYOUT_DUMP=STEP: every box of that step at 1024×768 on the projector theme */
+    const char *dump = getenv("ATTNVIZ_LAYOUT_DUMP");
+    if (dump && v->step == atoi(dump) && sz.w == 1024 && v->theme == VIEW_THEME_PROJECTOR)
+        for (int i = 0; i < n; i++)
+            fprintf(stderr, "box %d kind %d size %d (%d,%d %dx%d) in (%d,%d %dx%d) %s '%s'\n", i, b[i].kind, b[i].size,
+                    b[i].rect.x, b[i].rect.y, b[i].rect.w, b[i].rect.h, b[i].within.x, b[i].within.y, b[i].within.w,
+                    b[i].within.h, b[i].what, b[i].text);
+    SDL_Rect frame = {0, 0, sz.w, sz.h};
+    const LayoutBox **sorted = malloc((size_t)(n ? n : 1) * sizeof *sorted);
+    assert_non_null(sorted);
+    int ns = 0, n_text = 0, n_mat = 0;
+    for (int i = 0; i < n; i++) {
+        n_text += b[i].kind == LAYOUT_TEXT;
+        n_mat += b[i].kind == LAYOUT_MATRIX;
+        const LayoutBox *x = &b[i];
+        if (x->kind == LAYOUT_TEXT || x->kind == LAYOUT_NUMBER) {
+            if (x->size < min)
+                report(lesson, v, sz, "%s '%s' at %d px, under the minimum %d px", x->what, x->text, x->size, min);
+            if (!inside(x->rect, x->within, 1) || !inside(x->rect, frame, 0))
+                report(lesson, v, sz, "%s '%s' at (%d,%d %dx%d) leaves its box (%d,%d %dx%d)", x->what, x->text,
+                       x->rect.x, x->rect.y, x->rect.w, x->rect.h, x->within.x, x->within.y, x->within.w, x->within.h);
+        }
+        if (x->kind == LAYOUT_MATRIX && x->rows == x->cols && abs(x->rect.w - x->rect.h) > 1)
+            report(lesson, v, sz, "a %d×%d matrix drawn %d×%d px, not square", x->rows, x->cols, x->rect.w, x->rect.h);
+        if (x->kind != LAYOUT_AREA) sorted[ns++] = x;
+    }
+    if (n_text < 5 || n_mat < 1) report(lesson, v, sz, "only %d texts and %d matrices recorded", n_text, n_mat);
+    /* overlaps: sweep along x */
+    qsort(sorted, (size_t)ns, sizeof *sorted, by_x);
+    for (int i = 0; i < ns; i++)
+        for (int j = i + 1; j < ns && sorted[j]->rect.x < sorted[i]->rect.x + sorted[i]->rect.w; j++) {
+            const LayoutBox *p = sorted[i], *q = sorted[j];
+            if (p->kind == LAYOUT_MATRIX && q->kind == LAYOUT_MATRIX) continue;
+            /* a number lies on its matrix; numbers keep to their cells (checked above) */
+            if ((p->kind == LAYOUT_NUMBER) != (q->kind == LAYOUT_NUMBER) &&
+                (p->kind == LAYOUT_MATRIX || q->kind == LAYOUT_MATRIX))
+                continue;
+            if (p->kind == LAYOUT_NUMBER && q->kind == LAYOUT_NUMBER) continue;
+            if (overlap(p->rect, q->rect, 1))
+                report(lesson, v, sz, "%s '%s' (%d,%d %dx%d) overlaps %s '%s' (%d,%d %dx%d)", p->what, p->text,
+                       p->rect.x, p->rect.y, p->rect.w, p->rect.h, q->what, q->text, q->rect.x, q->rect.y, q->rect.w,
+                       q->rect.h);
+        }
+    /* a small matrix shows every number; the exceptions are listed with why
+     * (side by side, each view has half the frame: the hint is checked below) */
+    for (int i = 0; i < n && !too_wide(lesson, v, sz) && v->mode != VIEW_COMPARE; i++) {
+        if (b[i].kind != LAYOUT_MATRIX || b[i].rows > SMALL_MATRIX || b[i].cols > SMALL_MATRIX) continue;
+        int k = 0;
+        for (int j = 0; j < n; j++) k += b[j].kind == LAYOUT_NUMBER && inside(b[j].rect, b[i].rect, 0);
+        if (k < b[i].rows * b[i].cols)
+            report(lesson, v, sz, "a %d×%d matrix shows %d numbers", b[i].rows, b[i].cols, k);
+    }
+    /* a matrix without numbers comes with the note that says where they are */
+    int silent = 0, noted = 0;
+    for (int i = 0; i < n; i++) {
+        if (b[i].kind == LAYOUT_TEXT && b[i].what && strcmp(b[i].what, "panel note") == 0) noted = 1;
+        if (b[i].kind != LAYOUT_MATRIX) continue;
+        int k = 0;
+        for (int j = 0; j < n && !k; j++) k = b[j].kind == LAYOUT_NUMBER && inside(b[j].rect, b[i].rect, 0);
+        silent |= !k;
+    }
+    if (silent && !noted) report(lesson, v, sz, "a matrix shows no numbers and nothing says why");
+    /* the matrices fill their panel's width or height */
+    for (int i = 0; i < n; i++) {
+        if (b[i].kind != LAYOUT_AREA) continue;
+        SDL_Rect a = b[i].rect;
+        int x0 = 1 << 30, y0 = 1 << 30, x1 = -1, y1 = -1;
+        for (int j = 0; j < n; j++) {
+            if (b[j].kind != LAYOUT_MATRIX || !inside(b[j].rect, a, 0)) continue;
+            SDL_Rect r = b[j].rect;
+            x0 = r.x < x0 ? r.x : x0;
+            y0 = r.y < y0 ? r.y : y0;
+            x1 = r.x + r.w > x1 ? r.x + r.w : x1;
+            y1 = r.y + r.h > y1 ? r.y + r.h : y1;
+        }
+        if (x1 < 0) {
+            report(lesson, v, sz, "a panel without a matrix");
+            continue;
+        }
+        double sw = (double)(x1 - x0) / a.w, sh = (double)(y1 - y0) / a.h;
+        if (sw < LAYOUT_SHARE && sh < LAYOUT_SHARE && v->mode != VIEW_COMPARE)
+            report(lesson, v, sz, "the matrices span %.0f%% of the panel's width and %.0f%% of its height", 100 * sw,
+                   100 * sh);
+    }
+    free(sorted);
+    n_frames++;
+}
+
+static void check_lesson(const char *path, const char *name)
+{
+    Lesson L;
+    LessonError le;
+    if (lesson_load(&L, path, &le) != 0) fail_msg("%s", le.msg);
+    View v;
+    char err[256];
+    if (view_init(&v, &L, err, sizeof err) != 0) fail_msg("%s", err);
+    SDL_Surface *surf = SDL_CreateRGBSurfaceWithFormat(0, 1, 1, 32, SDL_PIXELFORMAT_ARGB8888);
+    SDL_Renderer *sdl = SDL_CreateSoftwareRenderer(surf);
+    RenderOptions opt = {0};
+    opt.no_system_fonts = 1;
+    opt.assets_dir = ATTNVIZ_TESTS_DIR "/../assets";
+    RenderCtx *rc = render_create(sdl, &opt, err, sizeof err);
+    if (!rc) fail_msg("render_create: %s", err);
+    render_layout_record(rc, 1);
+    /* the single-head and side-by-side views at the smallest size */
+    for (int mode = 0; mode < VIEW_MODE_COUNT; mode++)
+        for (int lang = 0; lang < LESSON_LANG_COUNT && mode != VIEW_MULTI; lang++) {
+            view_set_mode(&v, (ViewMode)mode);
+            v.lang = (LessonLang)lang;
+            v.theme = VIEW_THEME_PROJECTOR;
+            for (int s = 0; s < view_trace(&v)->n_steps; s++) {
+                view_goto(&v, s);
+                view_finish(&v);
+                if (render_frame(rc, &v, sizes[0].w, sizes[0].h) != 0) fail_msg("%s", SDL_GetError());
+                check_frame(rc, name, &v, sizes[0]);
+            }
+        }
+    view_set_mode(&v, VIEW_MULTI);
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+        for (int lang = 0; lang < LESSON_LANG_COUNT; lang++)
+            for (int theme = 0; theme < VIEW_THEME_COUNT; theme++) {
+                v.lang = (LessonLang)lang;
+                v.theme = (ViewTheme)theme;
+                for (int s = 0; s < view_trace(&v)->n_steps; s++) {
+                    view_goto(&v, s);
+                    view_finish(&v);
+                    if (render_frame(rc, &v, sizes[si].w, sizes[si].h) != 0) fail_msg("%s", SDL_GetError());
+                    check_frame(rc, name, &v, sizes[si]);
+                }
+            }
+    render_destroy(rc);
+    SDL_DestroyRenderer(sdl);
+    SDL_FreeSurface(surf);
+    view_free(&v);
+    lesson_free(&L);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every lesson file of dir; returns how many. */
+static int check_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    char *names[64];
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) && n < 64;) {
+        size_t L = strlen(e->d_name);
+        if (L > 5 && strcmp(e->d_name + L - 5, ".json") == 0) names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof *names, by_name);
+    const char *only = getenv("ATTNVIZ_LAYOUT_LESSON"); /* one lesson, while working on it */
+    for (int i = 0; i < n; i++) {
+        if (!only || strstr(names[i], only)) {
+            char path[512];
+            snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+            check_lesson(path, names[i]);
+        }
+        free(names[i]);
+    }
+    return n;
+}
+
+/* The shipped lessons, and lessons at the format's limits: tokens of 52 to
+ * 64 bytes, a title of 250 characters, 64 heads. */
+static void test_every_lesson(void **state)
+{
+    (void)state;
+    assert_true(check_dir(ATTNVIZ_TESTS_DIR "/../lessons") >= 10);
+    assert_true(check_dir(ATTNVIZ_TESTS_DIR "/layout_lessons") >= 2);
+    fprintf(stderr, "%d frames laid out, %d failures\n", n_frames, n_fail);
+    assert_int_equal(n_fail, 0);
+}
+
+/* The total area of the matrices and the smallest text of the last frame. */
+static void frame_measure(RenderCtx *rc, double *area, int *min_size, int *max_size)
+{
+    int n;
+    const LayoutBox *b = render_layout_boxes(rc, &n);
+    *area = 0;
+    *min_size = 1 << 20;
+    *max_size = 0;
+    for (int i = 0; i < n; i++) {
+        if (b[i].kind == LAYOUT_MATRIX) *area += (double)b[i].rect.w * b[i].rect.h;
+        if (b[i].kind == LAYOUT_TEXT || b[i].kind == LAYOUT_NUMBER) {
+            *min_size = b[i].size < *min_size ? b[i].size : *min_size;
+            *max_size = b[i].size > *max_size ? b[i].size : *max_size;
+        }
+    }
+}
+
+/* + (text scale × 1.1, nine times) on every step of two lessons at two
+ * sizes: the text never gets smaller, the matrices never shrink below
+ * their size at scale 1, and − never takes text under the minimum. */
+static void test_plus_only_enlarges(void **state)
+{
+    (void)state;
+    static const char *const lessons[] = {"mhsa-wo-xihuan-paobu.json", "seed001-shapes-512.json"};
+    for (int k = 0; k < 2; k++) {
+        char path[512], err[256];
+        snprintf(path, sizeof path, "%s/../lessons/%s", ATTNVIZ_TESTS_DIR, lessons[k]);
+        Lesson L;
+        LessonError le;
+        if (lesson_load(&L, path, &le) != 0) fail_msg("%s", le.msg);
+        View v;
+        if (view_init(&v, &L, err, sizeof err) != 0) fail_msg("%s", err);
+        v.theme = VIEW_THEME_PROJECTOR;
+        SDL_Surface *surf = SDL_CreateRGBSurfaceWithFormat(0, 1, 1, 32, SDL_PIXELFORMAT_ARGB8888);
+        SDL_Renderer *sdl = SDL_CreateSoftwareRenderer(surf);
+        RenderOptions opt = {0};
+        opt.no_system_fonts = 1;
+        opt.assets_dir = ATTNVIZ_TESTS_DIR "/../assets";
+        RenderCtx *rc = render_create(sdl, &opt, err, sizeof err);
+        assert_non_null(rc);
+        render_layout_record(rc, 1);
+        for (size_t si = 0; si < 2; si++)
+            for (int s = 0; s < view_trace(&v)->n_steps; s += 3) {
+                view_goto(&v, s);
+                view_finish(&v);
+                double base = 0, prev_area = 0;
+                int prev_min = 0, prev_max = 0;
+                float scale = 1.0f;
+                for (int press = 0; press <= 9; press++) {
+                    view_set_text_scale(&v, scale);
+                    if (render_frame(rc, &v, sizes[si].w, sizes[si].h) != 0) fail_msg("%s", SDL_GetError());
+                    double area;
+                    int mn, mx;
+                    frame_measure(rc, &area, &mn, &mx);
+                    if (press == 0) base = area;
+                    if (area < base * 0.999)
+                        fail_msg("%s step %d at %dx%d, text ×%.2f: the matrices shrank from %.0f to %.0f px²",
+                                 lessons[k], s, sizes[si].w, sizes[si].h, (double)scale, base, area);
+                    if (press > 0 && (mn < prev_min || mx < prev_max))
+                        fail_msg("%s step %d at %dx%d, text ×%.2f: text got smaller (%d..%d px, was %d..%d)",
+                                 lessons[k], s, sizes[si].w, sizes[si].h, (double)scale, mn, mx, prev_min, prev_max);
+                    prev_area = area;
+                    prev_min = mn;
+                    prev_max = mx;
+                    scale *= 1.1f;
+                }
+                (void)prev_area;
+                view_set_text_scale(&v, 0.5f); /* − as far as it goes */
+                if (render_frame(rc, &v, sizes[si].w, sizes[si].h) != 0) fail_msg("%s", SDL_GetError());
+                double area;
+                int mn, mx;
+                frame_measure(rc, &area, &mn, &mx);
+                assert_true(mn >= render_min_text(sizes[si].w, sizes[si].h));
+                view_set_text_scale(&v, 1.0f);
+            }
+        render_destroy(rc);
+        SDL_DestroyRenderer(sdl);
+        SDL_FreeSurface(surf);
+        view_free(&v);
+        lesson_free(&L);
+    }
+}
+
+int main(void)
+{
+    if (SDL_Init(0) != 0 || TTF_Init() != 0) {
+        fprintf(stderr, "SDL or SDL_ttf: %s\n", SDL_GetError());
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_lesson),
+        cmocka_unit_test(test_plus_only_enlarges),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    TTF_Quit();
+    SDL_Quit();
+    return rc;
+}
