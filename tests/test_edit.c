@@ -20,6 +20,7 @@
 #include "lesson.h"
 #include "narrate.h"
 #include "test_trace.h"
+#include "test_util.h"
 #include "view.h"
 
 /* Two heads, biases, W_O given by the seed, no mask. */
@@ -739,27 +740,13 @@ static void test_when_conditions(void **state)
     }
 }
 
-static char *read_all(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    size_t got = fread(b, 1, (size_t)n, f);
-    b[got] = '\0';
-    fclose(f);
-    return b;
-}
-
 /* Save as: load, edit, save, load again: the same trace, bit for bit; the
  * narration kept; attnviz check's test passes; the original untouched. */
 static void test_save_round_trip(void **state)
 {
     (void)state;
     const char *orig_path = ATTNVIZ_TESTS_DIR "/../lessons/" LESSON_DEFAULT_ID ".json";
-    char *orig_bytes = read_all(orig_path);
+    char *orig_bytes = test_read_file(orig_path, NULL);
     assert_non_null(orig_bytes);
     Lesson L;
     LessonError le;
@@ -772,16 +759,16 @@ static void test_save_round_trip(void **state)
     assert_int_equal(edit_toggle_mask(&e, 2, 0), 0);
     assert_int_equal(edit_step_scale(&e, -1), 0);
     assert_int_equal(edit_add_token(&e, 0, 3, "很"), 0);
-    char dir[] = "/tmp/attnviz-test-save-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char sub[64];
+    char dir[64];
+    assert_int_equal(test_scratch_dir(dir, sizeof dir, "save"), 0);
+    char sub[96];
     snprintf(sub, sizeof sub, "%s/lessons", dir); /* created by the save */
     Lesson out;
     int dropped = -1;
     assert_int_equal(edit_saveable(&e, &out, &dropped, err, sizeof err), 0);
     char path[4096];
     if (lesson_save_new(&out, sub, path, sizeof path, err, sizeof err) != 0) fail_msg("%s", err);
-    char want[128];
+    char want[256];
     snprintf(want, sizeof want, "%s/%s-edited.json", sub, LESSON_DEFAULT_ID);
     assert_string_equal(path, want);
     Lesson back;
@@ -807,7 +794,7 @@ static void test_save_round_trip(void **state)
     assert_string_equal(path2, want);
     assert_string_equal(again.id, LESSON_DEFAULT_ID "-edited-2");
     /* the lesson as loaded is untouched */
-    char *now = read_all(orig_path);
+    char *now = test_read_file(orig_path, NULL);
     assert_string_equal(now, orig_bytes);
     free(now);
     free(orig_bytes);
