@@ -4,7 +4,7 @@
     /usr/bin/python3 tools/bench_scale.py --attnviz build/attnviz [--speed 8] [--out FILE]
 
 For each lesson (3 tokens: self-attention-xihuan-paobu; 12: seed001-shapes-512;
-512 and 1,024: written by tools/make_scale_lessons.py into a scratch folder):
+512 and 1,024: written by tools/make_large_lesson.py into a scratch folder):
   window   `attnviz show LESSON --autoplay --quit-at-end --frame-stats
            --size 1920x1080 --speed S` under xvfb-run: frame time p50/p99/max
            and the time from process start to the first frame, with the peak
@@ -136,8 +136,10 @@ def main():
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="attnviz-scale-")
     try:
-        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools", "make_scale_lessons.py"), tmp], check=True,
-                       capture_output=True)
+        make = ["/usr/bin/python3", os.path.join(ROOT, "tools", "make_large_lesson.py")]
+        subprocess.run(make + [os.path.join(tmp, "scale-1024.json")], check=True, capture_output=True)
+        subprocess.run(make + [os.path.join(tmp, "scale-512.json"), "--tokens", "512", "--d-model", "512", "--mask",
+                               "none"], check=True, capture_output=True)
         lessons = [("3", os.path.join(ROOT, "lessons", "self-attention-xihuan-paobu.json")),
                    ("12", os.path.join(ROOT, "lessons", "seed001-shapes-512.json")),
                    ("512", os.path.join(tmp, "scale-512.json")),
