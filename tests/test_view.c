@@ -393,6 +393,19 @@ static void test_narration_and_explain(void **state)
     /* a weight says where it carries a feature */
     assert_int_equal(view_explain_cell(v, t, step_of(v, "W_Q"), 1, 3, buf, sizeof buf), 0);
     assert_non_null(strstr(buf, "feature 1 of each token into column 3 of Q (head 2's column 1)"));
+    /* column notation: every index in the order the transposed matrices are drawn */
+    view_set_notation(v, VIEW_NOTATION_COLUMN);
+    assert_int_equal(view_explain_cell(v, t, si, 1, 2, buf, sizeof buf), 0);
+    assert_non_null(strstr(buf, "scores₁[跑步, 喜欢]"));
+    assert_non_null(strstr(buf, "Q₁[:, 喜欢] · K₁[:, 跑步]"));
+    assert_int_equal(view_explain_cell(v, t, step_of(v, "Q"), 0, 2, buf, sizeof buf), 0);
+    assert_non_null(strstr(buf, "Q[2, 我]"));
+    assert_non_null(strstr(buf, "X[:, 我] · W_Q[2, :]"));
+    assert_int_equal(view_explain_cell(v, t, step_of(v, "head_1"), 2, 1, buf, sizeof buf), 0);
+    assert_non_null(strstr(buf, "Σ_j weights₁[:, 跑步]_j · V_1[1, j]"));
+    assert_int_equal(view_explain_cell(v, t, step_of(v, "W_Q"), 1, 3, buf, sizeof buf), 0);
+    assert_non_null(strstr(buf, "feature 1 of each token into row 3 of Q (head 2's row 1)"));
+    view_set_notation(v, VIEW_NOTATION_ROW);
     /* out of range */
     assert_int_equal(view_explain_cell(v, t, si, 3, 0, buf, sizeof buf), -1);
     assert_int_equal(view_explain_cell(v, t, -1, 0, 0, buf, sizeof buf), -1);

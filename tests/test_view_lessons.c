@@ -187,7 +187,9 @@ static void check_labels(Opened *o)
         view_goto(v, i);
         const char *fm = view_formula(v);
         if (s->kind == ATTN_STEP_INPUT) {
-            const char *want = !c->cross ? "(n × d_model" : strcmp(s->name, "Y") == 0 ? "(n_k × d_model" : "(n_q × d_model";
+            const char *want = !c->cross                   ? "(n × d_model"
+                               : strcmp(s->name, "Y") == 0 ? "(n_k × d_model"
+                                                           : "(n_q × d_model";
             if (!strstr(fm, want)) fail_msg("%s: %s is labelled '%s'", o->lesson.id, s->name, fm);
         }
         if (s->kind == ATTN_STEP_CONCAT && c->heads == 2 && !strstr(fm, "Concat(head₁, head₂)"))

@@ -20,8 +20,9 @@ static void export_usage(FILE *out)
             "       attnviz export LESSON --sheet FILE.png [options]\n"
             "\n"
             "Renders the lesson without a display and writes PNG files: by default one\n"
-            "per step showing its final state, named NNN-kind[-hH].png (for example\n"
-            "007-softmax-h2.png), and DIR/index.json listing each file with its step,\n"
+            "per step showing its final state, named NNN-kind[-hH].png, NNN the step's\n"
+            "number from 1 (for example 008-softmax-h2.png), and DIR/index.json listing\n"
+            "each file with its step number,\n"
             "kind, head, formula and narration. DIR is created when its parent exists.\n"
             "Each PNG carries the lesson title, the software and the step's kind, head\n"
             "and formula as text chunks.\n"
@@ -35,9 +36,15 @@ static void export_usage(FILE *out)
             "  --view multi|single|compare\n"
             "                     multi-head (default), single-head, or side by side\n"
             "  --head H           select head H; export only its per-head steps\n"
-            "  --steps SPEC       ITEM or FROM-TO (also FROM- and -TO); each a step index\n"
-            "                     as in the file names, a step name (weights_2) or a\n"
-            "                     kind (softmax); a lone kind selects all its steps\n"
+            "  --steps SPEC       ITEM or FROM-TO (also FROM- and -TO); each a step number\n"
+            "                     from 1 as in the window and the file names, a step name\n"
+            "                     (weights_2) or a kind (softmax); a lone kind selects all\n"
+            "                     its steps\n"
+            "  --weight-scale unit|row|log\n"
+            "                     colours of attention weights: [0, 1] (default), each row\n"
+            "                     divided by its largest weight, or log10 from 1e-4 to 1\n"
+            "  --notation row|column  one token per row (Q = X·W_Q, default) or per column\n"
+            "                     (Q = W_Q·X): every matrix and formula transposed\n"
             "  --text-scale X     text size factor (default 1)\n"
             "  --frames           every animation frame instead: 000000.png, 000001.png\n"
             "                     ... (ffmpeg -framerate 30 -i DIR/%%06d.png out.mp4); a\n"
@@ -220,6 +227,14 @@ int cmd_export(int argc, char **argv)
         } else if (strcmp(name, "--view") == 0) {
             ok = parse_choice(name, val, views, 3, &n);
             opt.mode = (ViewMode)n;
+        } else if (strcmp(name, "--weight-scale") == 0) {
+            if ((n = view_weight_scale_from_name(val)) < 0)
+                ok = -1, app_fail(APP_USAGE, "--weight-scale: expected unit, row or log, found \"%s\"", val);
+            opt.weight_scale = (ViewWeightScale)n;
+        } else if (strcmp(name, "--notation") == 0) {
+            if ((n = view_notation_from_name(val)) < 0)
+                ok = -1, app_fail(APP_USAGE, "--notation: expected row or column, found \"%s\"", val);
+            opt.notation = (ViewNotation)n;
         } else if (strcmp(name, "--head") == 0) {
             ok = parse_int(name, val, 1, LESSON_MAX_HEADS, &opt.head);
         } else if (strcmp(name, "--steps") == 0) {

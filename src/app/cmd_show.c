@@ -27,8 +27,9 @@ typedef struct ShowOptions {
     const char *lesson;
     int autoplay, quit_at_end, frame_stats, fullscreen, gpu;
     int width, height;
-    int lang; /* -1: the default (English) */
-    int theme, mode, head, step;
+    int lang;                    /* -1: the default (English) */
+    int theme, mode, head, step; /* step: a trace index, -1 for none */
+    int weight_scale, notation;
     double speed;
     float text_scale;
     const char *frames_dir;
@@ -47,7 +48,12 @@ static void show_usage(FILE *out)
             "  --theme light|dark|projector\n"
             "  --view multi|single|compare\n"
             "  --head H           the selected head\n"
-            "  --step N           start at step N (0-based, as in `attnviz trace`)\n"
+            "  --step N           start at step N (the first step is 1, as in the window)\n"
+            "  --weight-scale unit|row|log\n"
+            "                     colours of attention weights: [0, 1] (default), each row\n"
+            "                     divided by its largest weight, or log10 from 1e-4 to 1\n"
+            "  --notation row|column  one token per row (Q = X·W_Q, default) or per column\n"
+            "                     (Q = W_Q·X): every matrix and formula transposed\n"
             "  --speed X          animation speed factor (%.3g .. %g, default 1)\n"
             "  --text-scale X     text size factor (default 1)\n"
             "  --fullscreen       start in fullscreen\n"
@@ -61,7 +67,7 @@ static void show_usage(FILE *out)
             "\n"
             "Keys: → / Space next, ← back (the step plays backwards), Home / End, P play / pause,\n"
             "[ ] slower / faster, 1-9 head, Tab next head, M single / multi-head, C compare,\n"
-            "L 中文 / English, T theme,\n"
+            "L 中文 / English, T theme, W weight scale, N row / column notation,\n"
             "+ / - text size, F or F11 fullscreen, S save frame, R reload, ? help, Esc / Q quit.\n",
             LESSON_DEFAULT_ID, VIEW_SPEED_MIN, VIEW_SPEED_MAX, EXPORT_SAVE_DIR);
 }
@@ -157,8 +163,18 @@ static int parse_args(int argc, char **argv, ShowOptions *o)
                 return app_fail(APP_USAGE, "show: --head: expected a head number from 1, found '%s'", val);
         } else if (strcmp(a, "--step") == 0) {
             NEED_VALUE();
-            if (parse_int(val, &o->step) != 0 || o->step < 0)
-                return app_fail(APP_USAGE, "show: --step: expected a step index from 0, found '%s'", val);
+            int n;
+            if (parse_int(val, &n) != 0 || n < 1)
+                return app_fail(APP_USAGE, "show: --step: expected a step number from 1, found '%s'", val);
+            o->step = view_step_index(n);
+        } else if (strcmp(a, "--weight-scale") == 0) {
+            NEED_VALUE();
+            if ((o->weight_scale = view_weight_scale_from_name(val)) < 0)
+                return app_fail(APP_USAGE, "show: --weight-scale: expected unit, row or log, found '%s'", val);
+        } else if (strcmp(a, "--notation") == 0) {
+            NEED_VALUE();
+            if ((o->notation = view_notation_from_name(val)) < 0)
+                return app_fail(APP_USAGE, "show: --notation: expected row or column, found '%s'", val);
         } else if (strcmp(a, "--speed") == 0) {
             NEED_VALUE();
             if (parse_double(val, &o->speed) != 0 || o->speed < VIEW_SPEED_MIN || o->speed > VIEW_SPEED_MAX)
@@ -245,6 +261,8 @@ static void reload(Loaded *cur, const char *path, SDL_Window *win)
     View *o = &cur->view, *n = &next.view;
     n->lang = o->lang;
     n->theme = o->theme;
+    view_set_weight_scale(n, o->weight_scale);
+    view_set_notation(n, o->notation);
     n->text_scale = o->text_scale;
     n->speed = o->speed;
     n->playing = o->playing;
@@ -339,6 +357,8 @@ static uint64_t visible_key(const View *v, int w, int h)
     MIX(v->head);
     MIX(v->lang);
     MIX(v->theme);
+    MIX(v->weight_scale);
+    MIX(v->notation);
     MIX((int)(v->text_scale * 1000));
     MIX((int)(v->speed * 1000));
     MIX(v->playing);
@@ -449,6 +469,8 @@ int cmd_show(int argc, char **argv)
     view_set_speed(v, o.speed);
     view_set_text_scale(v, o.text_scale);
     view_set_mode(v, (ViewMode)o.mode);
+    view_set_weight_scale(v, (ViewWeightScale)o.weight_scale);
+    view_set_notation(v, (ViewNotation)o.notation);
     if (o.head) view_set_head(v, o.head);
     if (o.step >= 0) {
         view_goto(v, o.step);
@@ -644,6 +666,12 @@ int cmd_show(int argc, char **argv)
                     break;
                 case SDLK_t:
                     view_next_theme(v);
+                    break;
+                case SDLK_w:
+                    view_next_weight_scale(v);
+                    break;
+                case SDLK_n:
+                    view_toggle_notation(v);
                     break;
                 case SDLK_PLUS:
                 case SDLK_EQUALS:

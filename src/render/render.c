@@ -114,6 +114,11 @@ SDL_Color render_value_color(float value, int weights, float range)
     return render_color_div(value / range);
 }
 
+SDL_Color render_weight_color(ViewWeightScale scale, float w, float row_max)
+{
+    return render_color_seq(view_weight_position(scale, w, row_max));
+}
+
 /* ---- lifetime ---- */
 
 RenderCtx *render_create(SDL_Renderer *sdl, const RenderOptions *opt, char *err, size_t errlen)
@@ -167,6 +172,8 @@ void render_destroy(RenderCtx *rc)
     for (int i = 0; i < RENDER_MAT_CACHE; i++)
         if (rc->mats[i].tex) SDL_DestroyTexture(rc->mats[i].tex);
     free(rc->pix);
+    free(rc->row_max);
+    free(rc->pair_map);
     free(rc);
 }
 
@@ -270,9 +277,18 @@ typedef struct Item {
     const AttnTrace *trace;
     int step;
     const AttnStep *s;
-    int transposed;
-    int weights; /* viridis on [0, 1] */
-    float range; /* diverging: ±range */
+    /* row_map: the matrix drawn has map_rows rows, row i being the step's row
+     * row_map[i] (X repeated and Y tiled into additive attention's pairs);
+     * NULL: the step's own rows. "Rows" below are these, before transposition. */
+    const int *row_map;
+    int map_rows;
+    const char *map_title; /* the name drawn under a mapped matrix ("x_i"), or NULL */
+    int transposed;        /* drawn transposed: displayed rows are the step's columns */
+    int formula_t;         /* the formula transposes it (Kᵀ in Q·Kᵀ): its label carries ᵀ */
+    int weights;           /* viridis in the view's weight scale */
+    ViewWeightScale wscale;
+    const float *row_max; /* (s->rows) each row's largest shown weight, for VIEW_WEIGHTS_ROW; or NULL */
+    float range;          /* diverging: ±range */
     int result;
     int labels, legend;                /* draw row labels, the legend */
     const char *const *rl, *const *cl; /* display row / column token labels or NULL */
@@ -288,9 +304,9 @@ typedef struct Item {
     const unsigned char *state; /* NULL: all values */
     float blocked_mix;          /* 0..1: blocked cells fade from their value to the −∞ style */
     float alpha;                /* 1: opaque */
-    int hl_row, hl_col;         /* displayed row / column lit as an operand of the cell being computed */
+    int hl_srow, hl_scol;       /* the step's row / column lit as an operand of the cell being computed */
     int cur_r, cur_c;           /* result cell being computed (step coordinates), -1 */
-    const float *rowsum;        /* (rows) shown at the right end of each row, or NULL */
+    const float *rowsum;        /* (s->rows) shown at the end of each row (under each column when transposed) */
     const unsigned char *rowsum_on;
     int block_w;     /* >0: outline blocks of this many columns in head colours */
     int block_sel;   /* 1-based block to emphasise */
@@ -311,18 +327,25 @@ static int step_state(const Item *it, int r, int c)
     return it->state ? it->state[(size_t)r * (size_t)it->s->cols + (size_t)c] : ST_VALUE;
 }
 
-/* Displayed (i, j) → the step's (r, c). */
+/* Displayed (i, j) of the full matrix → the step's (r, c). */
+static void full_to_step(const Item *it, int i, int j, int *r, int *c)
+{
+    *r = it->transposed ? j : i;
+    *c = it->transposed ? i : j;
+    if (it->row_map) *r = it->row_map[*r];
+}
+
+/* Additive attention's W_a: its first d_x rows multiply x_i, the others y_j. */
+static int is_w_a(const Item *it)
+{
+    return it->trace->cfg.attention == ATTN_ADDITIVE && it->s->kind == ATTN_STEP_WEIGHT &&
+           strcmp(it->s->name, "W_a") == 0;
+}
+
+/* Displayed (i, j) of the zoom window → the step's (r, c). */
 static void disp_to_step(const Item *it, int i, int j, int *r, int *c)
 {
-    i += it->r0;
-    j += it->c0;
-    if (it->transposed) {
-        *r = j;
-        *c = i;
-    } else {
-        *r = i;
-        *c = j;
-    }
+    full_to_step(it, i + it->r0, j + it->c0, r, c);
 }
 
 static uint64_t mix64(uint64_t h, uint64_t x)
@@ -331,23 +354,62 @@ static uint64_t mix64(uint64_t h, uint64_t x)
     return h * 0xff51afd7ed558ccdull;
 }
 
-/* The cells' texture (full matrix, displayed orientation), cached by content. */
-/* The colour of displayed cell (i, j) of the full matrix. */
-static uint32_t cell_pixel(const View *v, const Theme *th, const Item *it, int i, int j)
+/* The colour value x of the step's cell (r, c) gets in this item. */
+static SDL_Color item_color(const Item *it, int r, float x)
 {
-    int r = it->transposed ? j : i, c = it->transposed ? i : j; /* displayed (i, j) of the full matrix */
+    if (it->weights) return render_weight_color(it->wscale, x, it->row_max ? it->row_max[r] : 1.0f);
+    return render_value_color(x, 0, it->range);
+}
+
+/* Fills rc->row_max with each row's largest shown value and points the item
+ * at it (row scale only; the buffer is the frame's scratch, valid until the
+ * next item asks). 0, or -1 out of memory (the item then colours by [0, 1]). */
+static int item_row_max(RenderCtx *rc, Item *it)
+{
+    it->row_max = NULL;
+    if (!it->weights || it->wscale != VIEW_WEIGHTS_ROW) return 0;
+    size_t R = (size_t)it->s->rows;
+    if (R > rc->row_max_cap) {
+        float *p = realloc(rc->row_max, R * sizeof *p);
+        if (!p) {
+            it->wscale = VIEW_WEIGHTS_UNIT;
+            return -1;
+        }
+        rc->row_max = p;
+        rc->row_max_cap = R;
+    }
+    for (int r = 0; r < it->s->rows; r++) {
+        float m = 0.0f;
+        for (int c = 0; c < it->s->cols; c++) {
+            float x = step_val(it, r, c);
+            if (x > m) m = x;
+        }
+        rc->row_max[r] = m;
+    }
+    it->row_max = rc->row_max;
+    return 0;
+}
+
+/* The colour of the step's cell (r, c) as drawn: empty, blocked or a value.
+ * A blocked weight that softmax made nonzero (a finite fill on a row that
+ * sees nothing) keeps its value's colour: it is real attention. */
+static SDL_Color cell_color(const View *v, const Theme *th, const Item *it, int r, int c)
+{
     int st = step_state(it, r, c);
     if (!it->state && view_cell_blocked(v, it->s, r, c)) st = ST_BLOCKED;
-    SDL_Color col;
-    if (st == ST_EMPTY)
-        col = th->panel;
-    else if (st == ST_BLOCKED) {
-        float x = step_val(it, r, c);
-        SDL_Color from =
-            isfinite(x) && it->blocked_mix < 1.0f ? render_value_color(x, it->weights, it->range) : th->blocked;
-        col = it->blocked_mix >= 1.0f ? th->blocked : mix(from, th->blocked, it->blocked_mix);
-    } else
-        col = render_value_color(step_val(it, r, c), it->weights, it->range);
+    if (st == ST_EMPTY) return th->panel;
+    float x = step_val(it, r, c);
+    if (st != ST_BLOCKED || (it->weights && x > 0.0f)) return item_color(it, r, x);
+    SDL_Color from = isfinite(x) && it->blocked_mix < 1.0f ? item_color(it, r, x) : th->blocked;
+    return it->blocked_mix >= 1.0f ? th->blocked : mix(from, th->blocked, it->blocked_mix);
+}
+
+/* The colour of displayed cell (i, j) of the full matrix, as a pixel. */
+static uint32_t cell_pixel(const View *v, const Theme *th, const Item *it, int i, int j)
+{
+    int r, c;
+    full_to_step(it, i, j, &r, &c);
+    SDL_Color col = cell_color(v, th, it, r, c);
     return 0xFF000000u | (uint32_t)col.r << 16 | (uint32_t)col.g << 8 | col.b;
 }
 
@@ -366,6 +428,7 @@ static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it,
     uint32_t rbits;
     memcpy(&rbits, &it->range, 4);
     key = mix64(mix64(key, rbits), (uint64_t)(it->weights * 2 + 1) * 131 + (uint64_t)v->theme);
+    key = mix64(mix64(key, (uint64_t)it->wscale * 7 + 1), (uint64_t)(uintptr_t)it->row_map);
     key = mix64(key, (uint64_t)v->id); /* a reloaded lesson may reuse the old trace's address */
     key = mix64(mix64(key, (uint64_t)W << 32 | (uint64_t)H),
                 (uint64_t)it->r0 << 40 | (uint64_t)it->c0 << 20 | (uint64_t)(it->rows * 4099 + it->cols));
@@ -452,23 +515,48 @@ static int label_width(RenderCtx *rc, const char *const *labels, int n, int size
     return w;
 }
 
-static void legend_text(char *buf, size_t len, const Item *it, int top)
+/* The legend's label at its top (1), bottom (0) or middle (-1; "" for none). */
+static void legend_text(char *buf, size_t len, const View *v, const Item *it, int top)
 {
     if (it->weights) {
-        snprintf(buf, len, top ? "1" : "0");
+        switch (it->wscale) {
+        case VIEW_WEIGHTS_ROW:
+            snprintf(buf, len, "%s", top == 1 ? view_string(VS_ROW_MAX, v->lang) : top == 0 ? "0" : "");
+            return;
+        case VIEW_WEIGHTS_LOG:
+            snprintf(buf, len, "%s", top == 1 ? "1" : top == 0 ? "10⁻⁴" : "10⁻²");
+            return;
+        default:
+            snprintf(buf, len, "%s", top == 1 ? "1" : top == 0 ? "0" : "");
+            return;
+        }
+    }
+    if (top < 0) {
+        snprintf(buf, len, "0");
         return;
     }
-    char tmp[32];
-    fmt_cell(tmp, sizeof tmp, top ? it->range : -it->range, 0);
-    snprintf(buf, len, "%s", tmp);
+    fmt_cell(buf, len, top ? it->range : -it->range, 0);
 }
 
-static int legend_width(RenderCtx *rc, const Item *it, const Fonts *f)
+/* The name of the weight scale, written over a weights legend. */
+static const char *legend_scale_name(const View *v, const Item *it)
+{
+    if (!it->weights) return NULL;
+    return view_string(it->wscale == VIEW_WEIGHTS_ROW   ? VS_WEIGHTS_ROW
+                       : it->wscale == VIEW_WEIGHTS_LOG ? VS_WEIGHTS_LOG
+                                                        : VS_WEIGHTS_UNIT,
+                       v->lang);
+}
+
+static int legend_width(RenderCtx *rc, const View *v, const Item *it, const Fonts *f)
 {
     char a[32], b[32];
-    legend_text(a, sizeof a, it, 1);
-    legend_text(b, sizeof b, it, 0);
-    return f->body / 2 + 4 + imax(render_text_width(rc, a, f->small), render_text_width(rc, b, f->small)) + 6;
+    legend_text(a, sizeof a, v, it, 1);
+    legend_text(b, sizeof b, v, it, 0);
+    int w = f->body / 2 + 4 + imax(render_text_width(rc, a, f->small), render_text_width(rc, b, f->small)) + 6;
+    const char *name = legend_scale_name(v, it);
+    if (name) w = imax(w, render_text_width(rc, name, f->small) + 6);
+    return w;
 }
 
 static void draw_legend(RenderCtx *rc, const View *v, const Item *it, const Fonts *f, int x, int y, int h)
@@ -488,12 +576,16 @@ static void draw_legend(RenderCtx *rc, const View *v, const Item *it, const Font
         SDL_RenderDrawLine(rc->sdl, x, y + i, x + bw - 1, y + i);
     }
     render_outline(rc, (SDL_Rect){x - 1, y - 1, bw + 2, h + 2}, th->dim, 1);
-    char a[32], b[32];
-    legend_text(a, sizeof a, it, 1);
-    legend_text(b, sizeof b, it, 0);
+    char a[32], b[32], mid[32];
+    legend_text(a, sizeof a, v, it, 1);
+    legend_text(b, sizeof b, v, it, 0);
+    legend_text(mid, sizeof mid, v, it, -1);
     render_text(rc, a, f->small, th->dim, x + bw + 4, y - lh / 4, 0);
     render_text(rc, b, f->small, th->dim, x + bw + 4, y + h - lh * 3 / 4, 0);
-    if (!it->weights && h >= 4 * lh) render_text(rc, "0", f->small, th->dim, x + bw + 4, y + h / 2 - lh / 2, 0);
+    if (mid[0] && h >= 4 * lh) render_text(rc, mid, f->small, th->dim, x + bw + 4, y + h / 2 - lh / 2, 0);
+    /* the scale in use, over the bar: every weights legend says it */
+    const char *name = legend_scale_name(v, it);
+    if (name) render_text(rc, name, f->small, th->text, x, y - lh * 5 / 4 - 2, 0);
 }
 
 /* Token labels: every k-th when rows are thinner than the text. */
@@ -560,6 +652,7 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
     int W = (int)lrintf(it->cw * it->cols), H = (int)lrintf(it->ch * it->rows);
     if (W < 1) W = 1;
     if (H < 1) H = 1;
+    item_row_max(rc, it);
     SDL_Texture *tex = matrix_texture(rc, v, it, anim_key, W, H);
     SDL_Rect dst = {it->x, it->y, W, H};
     if (tex) {
@@ -582,6 +675,29 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
         }
     }
     render_outline(rc, (SDL_Rect){it->x - 1, it->y - 1, W + 2, H + 2}, th->dim, 1);
+
+    /* W_a: a line between the rows that multiply x_i and those that multiply y_j */
+    if (is_w_a(it)) {
+        int dx = it->trace->cfg.d_x, tr = it->transposed, off = tr ? it->c0 : it->r0, along = tr ? it->cols : it->rows;
+        float cs = tr ? it->cw : it->ch;
+        int lw = imax(3, f->body / 6), lsz = f->label, llh = text_h(rc, lsz);
+        int cut = (tr ? it->x : it->y) + (int)lrintf(cs * (float)(dx - off));
+        if (dx - off > 0 && dx - off < along)
+            render_fill(rc,
+                        tr ? (SDL_Rect){cut - lw / 2, it->y - 4, lw, H + 8}
+                           : (SDL_Rect){it->x - 4, cut - lw / 2, W + 8, lw},
+                        th->text);
+        const char *band[2] = {"x_i", it->trace->cfg.cross ? "y_j" : "x_j"};
+        for (int b = 0; b < 2; b++) {
+            int a0 = imax(0, (b ? dx : 0) - off), a1 = imin(along, (b ? it->s->rows : dx) - off);
+            if (a1 <= a0) continue;
+            int mid = (int)lrintf(cs * (float)(a0 + a1) / 2.0f);
+            if (tr)
+                render_text(rc, band[b], lsz, th->text, it->x + mid, it->y - llh - 4, 1);
+            else
+                render_text(rc, band[b], lsz, th->text, it->x - 8, it->y + mid - llh / 2, 2);
+        }
+    }
 
     /* cells: numbers, blocked marks */
     int many = it->rows * it->cols > 900;
@@ -613,18 +729,21 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
             SDL_Color bgc;
             if (st == ST_EMPTY) continue;
             float x = step_val(it, r, c);
-            if (st == ST_BLOCKED) {
-                if (it->blocked_mix <= 0.5f) continue;
-                /* what the cell becomes: −∞, or the finite fill (−1e9, −1e20), or weight 0 */
-                float fill = it->s->data[(size_t)r * (size_t)it->s->cols + (size_t)c];
-                if (it->weights)
-                    snprintf(num, sizeof num, "0");
+            if (st == ST_BLOCKED && it->weights) {
+                /* the true weight: 0 under −∞; under a finite fill what softmax gave */
+                if (x > 0.0f)
+                    fmt_cell(num, sizeof num, x, 1);
                 else
-                    fmt_cell(num, sizeof num, fill, 0);
+                    snprintf(num, sizeof num, "0");
+                bgc = cell_color(v, th, it, r, c);
+            } else if (st == ST_BLOCKED) {
+                if (it->blocked_mix <= 0.5f) continue;
+                /* what the score becomes: −∞, or the finite fill (−1e9, −1e20) */
+                fmt_cell(num, sizeof num, it->s->data[(size_t)r * (size_t)it->s->cols + (size_t)c], 0);
                 bgc = th->blocked;
             } else {
                 fmt_cell(num, sizeof num, x, it->weights);
-                bgc = render_value_color(x, it->weights, it->range);
+                bgc = item_color(it, r, x);
             }
             render_text_glyphs(rc, num, nsize, ink_on(bgc), cell.x + cell.w / 2, cell.y + cell.h / 2, cell.w - 2);
         }
@@ -649,7 +768,7 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
             add_hitbox(rc, hb, h);
         }
     }
-    if (it->cl) {
+    if (it->cl && (it->labels || !it->row_map)) { /* y_j beside x_i shares its pair labels */
         int wmax = 0;
         for (int j = 0; j < it->cols; j++) wmax = imax(wmax, render_text_width(rc, it->cl[j + it->c0], lsize));
         int vertical = wmax > it->cw - 4;
@@ -691,43 +810,53 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
             (SDL_Rect){it->x + (int)lrintf(it->cw * (sel_c - it->c0)) - 2, it->y - 2, (int)lrintf(it->cw) + 4, H + 4},
             selc, 2);
 
-    /* head blocks (split, concat) */
-    if (it->block_w > 0 && !it->transposed) {
-        int nb = it->full_cols / it->block_w;
+    /* head blocks (split, concat): bands of block_w of the step's columns,
+     * which stand as rows when the matrix is drawn transposed */
+    int tr = it->transposed;
+    if (it->block_w > 0) {
+        int nb = it->s->cols / it->block_w, along = tr ? it->rows : it->cols, off = tr ? it->r0 : it->c0;
+        int origin = tr ? it->y : it->x;
+        float cs = tr ? it->ch : it->cw;
         if (it->block_gap > 0.0f) {
             /* the projection's columns come apart into the heads' blocks */
-            int gap = imax(1, (int)lrintf(it->block_gap * fmaxf(4.0f, fminf(12.0f, it->cw * 0.4f))));
+            int gap = imax(1, (int)lrintf(it->block_gap * fmaxf(4.0f, fminf(12.0f, cs * 0.4f))));
             for (int b = 1; b < nb; b++) {
-                int cb = b * it->block_w - it->c0;
-                if (cb <= 0 || cb >= it->cols) continue;
-                int x = it->x + (int)lrintf(it->cw * cb);
-                render_fill(rc, (SDL_Rect){x - gap / 2 - 1, it->y - 1, gap + 2, H + 2}, render_theme(v->theme)->bg);
+                int cb = b * it->block_w - off;
+                if (cb <= 0 || cb >= along) continue;
+                int at = origin + (int)lrintf(cs * cb);
+                SDL_Rect g = tr ? (SDL_Rect){it->x - 1, at - gap / 2 - 1, W + 2, gap + 2}
+                                : (SDL_Rect){at - gap / 2 - 1, it->y - 1, gap + 2, H + 2};
+                render_fill(rc, g, th->bg);
             }
         }
         for (int b = 0; b < nb; b++) {
-            int c0 = b * it->block_w - it->c0, c1 = c0 + it->block_w;
-            if (c1 <= 0 || c0 >= it->cols) continue;
+            int c0 = b * it->block_w - off, c1 = c0 + it->block_w;
+            if (c1 <= 0 || c0 >= along) continue;
             c0 = imax(c0, 0);
-            c1 = imin(c1, it->cols);
-            SDL_Rect br = {it->x + (int)lrintf(it->cw * c0) + 1, it->y + 1,
-                           (int)lrintf(it->cw * c1) - (int)lrintf(it->cw * c0) - 2, H - 2};
+            c1 = imin(c1, along);
+            int a = origin + (int)lrintf(cs * c0) + 1, len = (int)lrintf(cs * c1) - (int)lrintf(cs * c0) - 2;
+            SDL_Rect br = tr ? (SDL_Rect){it->x + 1, a, W - 2, len} : (SDL_Rect){a, it->y + 1, len, H - 2};
             render_outline(rc, br, th->head[b % 8], b + 1 == it->block_sel ? 4 : 2);
             char hn[32];
             snprintf(hn, sizeof hn, "%s %d", view_string(VS_HEAD, v->lang), b + 1);
-            if (render_text_width(rc, hn, f->small) < br.w + it->cw)
+            /* named under each block; standing as rows, the colours say it (as on the heads' outputs) */
+            if (!tr && render_text_width(rc, hn, f->small) < br.w + it->cw)
                 render_text(rc, hn, f->small, th->head[b % 8], br.x + br.w / 2, it->y + H + 3, 1);
         }
     }
     if (it->block_color > 0)
         render_outline(rc, (SDL_Rect){it->x - 3, it->y - 3, W + 6, H + 6}, th->head[(it->block_color - 1) % 8], 3);
 
-    /* operands of the cell being computed */
+    /* operands of the cell being computed: the step's row and column, where they are drawn */
     int thick = imax(3, f->body / 9);
-    if (it->hl_row >= 0 && it->hl_row < it->rows)
-        render_outline(rc, (SDL_Rect){it->x, it->y + (int)lrintf(it->ch * it->hl_row), W, imax(2, (int)lrintf(it->ch))},
+    int hr = -1, hc = -1;
+    if (it->hl_srow >= 0) *(tr ? &hc : &hr) = it->hl_srow - (tr ? it->c0 : it->r0);
+    if (it->hl_scol >= 0) *(tr ? &hr : &hc) = it->hl_scol - (tr ? it->r0 : it->c0);
+    if (hr >= 0 && hr < it->rows)
+        render_outline(rc, (SDL_Rect){it->x, it->y + (int)lrintf(it->ch * hr), W, imax(2, (int)lrintf(it->ch))},
                        th->sel, thick);
-    if (it->hl_col >= 0 && it->hl_col < it->cols)
-        render_outline(rc, (SDL_Rect){it->x + (int)lrintf(it->cw * it->hl_col), it->y, imax(2, (int)lrintf(it->cw)), H},
+    if (hc >= 0 && hc < it->cols)
+        render_outline(rc, (SDL_Rect){it->x + (int)lrintf(it->cw * hc), it->y, imax(2, (int)lrintf(it->cw)), H},
                        th->sel, thick);
     if (it->cur_r >= 0) {
         int i = it->transposed ? it->cur_c : it->cur_r, j = it->transposed ? it->cur_r : it->cur_c;
@@ -741,22 +870,33 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
         }
     }
 
-    /* row sums at the end of each row (softmax) */
+    /* softmax's sums: "Σ = 1" at the end of each row; in column notation one
+     * number under each column, after a "Σ =" where the row labels stand */
+    int sums_below = 0;
     if (it->rowsum) {
-        int rsz = imin(f->small, imax(8, (int)(it->ch * 0.5f)));
-        int k = label_stride(it->ch, text_h(rc, rsz));
-        for (int i = 0; i < it->rows; i += k) {
-            if (it->rowsum_on && !it->rowsum_on[i + it->r0]) continue;
+        int n = tr ? it->cols : it->rows, off = tr ? it->c0 : it->r0;
+        int rsz = imin(f->small, imax(8, (int)((tr ? it->cw * 0.35f : it->ch * 0.5f))));
+        int rlh = text_h(rc, rsz);
+        int k = tr ? label_stride(it->cw, render_text_width(rc, "0.00", rsz) + 4) : label_stride(it->ch, rlh);
+        if (tr) {
+            sums_below = rlh + 2;
+            render_text(rc, "Σ =", rsz, th->accent, it->x - 6, it->y + H + 3, 2);
+        }
+        for (int i = 0; i < n; i += k) {
+            if (it->rowsum_on && !it->rowsum_on[i + off]) continue;
             char buf[48], num[32];
-            float sv = it->rowsum[i + it->r0];
+            float sv = it->rowsum[i + off];
             if (fabsf(sv - 1.0f) < 5e-4f)
-                snprintf(buf, sizeof buf, "Σ = 1");
-            else {
+                snprintf(num, sizeof num, "1");
+            else
                 fmt_cell(num, sizeof num, sv, 0);
+            if (tr) {
+                render_text(rc, num, rsz, th->accent, it->x + (int)lrintf(it->cw * (i + 0.5f)), it->y + H + 3, 1);
+            } else {
                 snprintf(buf, sizeof buf, "Σ = %s", num);
+                render_text(rc, buf, rsz, th->accent, it->x + W + 8, it->y + (int)lrintf(it->ch * (i + 0.5f)) - rlh / 2,
+                            0);
             }
-            render_text(rc, buf, rsz, th->accent, it->x + W + 8,
-                        it->y + (int)lrintf(it->ch * (i + 0.5f)) - text_h(rc, rsz) / 2, 0);
         }
     }
 
@@ -764,21 +904,23 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
 
     /* shape label: "Q₁ 3×2" */
     char title[64], shape[96];
-    view_step_title(it->s, title, sizeof title);
-    snprintf(shape, sizeof shape, "%s%s  %d×%d", title, it->transposed ? "ᵀ" : "",
-             it->transposed ? it->s->cols : it->s->rows, it->transposed ? it->s->rows : it->s->cols);
-    int sy = it->y + H + 6 + (it->block_w > 0 ? text_h(rc, f->small) + 2 : 0);
+    if (it->map_title)
+        snprintf(title, sizeof title, "%s", it->map_title);
+    else
+        view_step_title(it->s, title, sizeof title);
+    snprintf(shape, sizeof shape, "%s%s  %d×%d", title, it->formula_t ? "ᵀ" : "", it->full_rows, it->full_cols);
+    int sy = it->y + H + 6 + (it->block_w > 0 && !tr ? text_h(rc, f->small) + 2 : 0) + sums_below;
     /* the label may be wider than a narrow matrix: then the name alone, smaller, or nothing */
     int room = W + it->leg_w + it->lab_w / 2;
     int ssize = f->body;
     if (render_text_width(rc, shape, ssize) > room)
-        snprintf(shape, sizeof shape, "%s%s", title, it->transposed ? "ᵀ" : "");
+        snprintf(shape, sizeof shape, "%s%s", title, it->formula_t ? "ᵀ" : "");
     while (render_text_width(rc, shape, ssize) > room && ssize > f->small * 3 / 4) ssize = ssize * 9 / 10;
     if (render_text_width(rc, shape, ssize) <= room)
         render_text(rc, shape, ssize, it->result ? th->text : th->dim, it->x + W / 2, sy, 1);
 
     if (it->legend) {
-        int lx = it->x + W + 8 + (it->rowsum ? render_text_width(rc, "Σ = 0.00", f->small) + 12 : 0);
+        int lx = it->x + W + 8 + (it->rowsum && !tr ? render_text_width(rc, "Σ = 0.00", f->small) + 12 : 0);
         draw_legend(rc, v, it, f, lx, it->y, H);
     }
 
@@ -791,6 +933,8 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
         hm->rows = it->rows;
         hm->cols = it->cols;
         hm->transposed = it->transposed;
+        hm->row_map = it->row_map;
+        hm->map_rows = it->map_rows;
         hm->r0 = it->r0;
         hm->c0 = it->c0;
         hm->vr = it->rows;
@@ -833,17 +977,22 @@ static int is_weights(const AttnStep *s)
     return s->kind == ATTN_STEP_SOFTMAX;
 }
 
-static void item_init(Item *it, RenderCtx *rc, const View *v, const AttnTrace *t, int step, int transposed)
+/* formula_t: the formula transposes this matrix (Kᵀ in Q·Kᵀ); column
+ * notation then draws it the other way round, as it does every matrix. */
+static void item_init(Item *it, RenderCtx *rc, const View *v, const AttnTrace *t, int step, int formula_t)
 {
     memset(it, 0, sizeof *it);
+    int transposed = formula_t != (v->notation == VIEW_NOTATION_COLUMN);
     it->trace = t;
     it->step = step;
     it->s = &t->steps[step];
     it->transposed = transposed;
+    it->formula_t = formula_t;
     it->weights = is_weights(it->s);
+    it->wscale = v->weight_scale;
     it->range = it->weights ? 1.0f : range_of(rc, v, it->s);
     it->alpha = 1.0f;
-    it->hl_row = it->hl_col = it->cur_r = it->cur_c = -1;
+    it->hl_srow = it->hl_scol = it->cur_r = it->cur_c = -1;
     it->blocked_mix = 1.0f;
     const char *const *rl = view_row_labels(v, t, it->s), *const *cl = view_col_labels(v, t, it->s);
     it->rl = transposed ? cl : rl;
@@ -854,6 +1003,34 @@ static void item_init(Item *it, RenderCtx *rc, const View *v, const AttnTrace *t
     it->cols = it->full_cols;
     it->labels = 1;
     it->legend = 1;
+}
+
+/* Draws the item as map_rows rows, row i being the step's row map[i]. */
+static void item_set_row_map(Item *it, const int *map, int map_rows)
+{
+    it->row_map = map;
+    it->map_rows = map_rows;
+    *(it->transposed ? &it->full_cols : &it->full_rows) = map_rows;
+    it->rows = it->full_rows;
+    it->cols = it->full_cols;
+}
+
+/* Additive attention's pairs: map[p] = p / n_k (x_i, X repeated) and
+ * map[n + p] = p % n_k (y_j, Y tiled), n = n_q·n_k; NULL out of memory. */
+static const int *pair_map(RenderCtx *rc, int nq, int nk)
+{
+    if (rc->pair_map && rc->pair_nq == nq && rc->pair_nk == nk) return rc->pair_map;
+    size_t n = (size_t)nq * (size_t)nk;
+    int *m = realloc(rc->pair_map, 2 * n * sizeof *m);
+    if (!m) return NULL;
+    for (size_t p = 0; p < n; p++) {
+        m[p] = (int)(p / (size_t)nk);
+        m[n + p] = (int)(p % (size_t)nk);
+    }
+    rc->pair_map = m;
+    rc->pair_nq = nq;
+    rc->pair_nk = nk;
+    return m;
 }
 
 /* Scratch for one panel's animation. */
@@ -946,19 +1123,20 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
                 res->cur_c = C <= 64 ? kc : -1;
             }
         }
-        if (res->cur_r >= 0 && s->kind == ATTN_STEP_SCORES && res->trace->cfg.attention == ATTN_ADDITIVE &&
-            n_ops >= 1 && res->cur_c >= 0)
-            ops[0].hl_row = res->cur_r * C + res->cur_c - ops[0].r0; /* the pair's row of hidden */
+        int additive = res->trace->cfg.attention == ATTN_ADDITIVE;
+        if (res->cur_r >= 0 && s->kind == ATTN_STEP_SCORES && additive && n_ops >= 1 && res->cur_c >= 0)
+            ops[0].hl_srow = res->cur_r * C + res->cur_c; /* the pair's row of hidden */
         if (res->cur_r >= 0 && s->kind == ATTN_STEP_ADDITIVE_HIDDEN && n_ops >= 1) {
-            int nk = res->trace->cfg.n_k;
-            ops[0].hl_row = res->cur_r / nk - ops[0].r0;                                                      /* x_i */
-            if (n_ops >= 2 && ops[1].s->kind == ATTN_STEP_INPUT) ops[1].hl_row = res->cur_r % nk - ops[1].r0; /* y_j */
+            /* the pair's row: of [x_i ; y_j] when X and Y stand as pairs, else x_i and y_j */
+            int nk = res->trace->cfg.n_k, paired = ops[0].row_map != NULL;
+            ops[0].hl_srow = paired ? res->cur_r : res->cur_r / nk;
+            if (n_ops >= 2 && ops[1].s->kind == ATTN_STEP_INPUT) ops[1].hl_srow = paired ? res->cur_r : res->cur_r % nk;
         }
-        /* the left operand's row and the right operand's column */
+        /* the left operand's row and the right operand's column (K's row: Kᵀ's column) */
         if (res->cur_r >= 0 && n_ops >= 2 && s->kind != ATTN_STEP_ADDITIVE_HIDDEN &&
-            !(s->kind == ATTN_STEP_SCORES && res->trace->cfg.attention == ATTN_ADDITIVE)) {
-            ops[0].hl_row = res->cur_r - ops[0].r0;
-            if (res->cur_c >= 0) ops[1].hl_col = res->cur_c - ops[1].c0;
+            !(s->kind == ATTN_STEP_SCORES && additive)) {
+            ops[0].hl_srow = res->cur_r;
+            if (res->cur_c >= 0) *(ops[1].formula_t ? &ops[1].hl_srow : &ops[1].hl_scol) = res->cur_c;
         }
         return key;
     }
@@ -990,8 +1168,11 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
         for (int r = 0; r < R; r++) {
             float f = sequential ? (r < cur ? 1.0f : r > cur ? 0.0f : (float)(slot - cur)) : (float)p;
             if (sequential && r > cur) {
-                for (int c = 0; c < C; c++)
-                    if (a->state[(size_t)r * C + c] != ST_BLOCKED) a->state[(size_t)r * C + c] = ST_EMPTY;
+                /* not computed yet: empty, but for blocked cells that will stay 0 */
+                for (int c = 0; c < C; c++) {
+                    size_t i = (size_t)r * C + c;
+                    if (a->state[i] != ST_BLOCKED || s->data[i] > 0.0f) a->state[i] = ST_EMPTY;
+                }
                 continue;
             }
             const float *x = src->data + (size_t)r * (size_t)C;
@@ -1011,7 +1192,7 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
             a->rowsum[r] = sum;
             a->rowsum_on[r] = 1;
         }
-        if (sequential && cur < R) res->hl_row = cur - res->r0;
+        if (sequential && cur < R) res->hl_srow = cur;
         res->rowsum = a->rowsum;
         res->rowsum_on = a->rowsum_on;
     } break;
@@ -1034,41 +1215,52 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
     return key;
 }
 
-/* The operator written between operand i-1 and i, and before the result. */
-static const char *op_between(const AttnStep *s, const AttnStep *next, int before_result, char *buf, size_t len,
-                              const AttnTrace *t, LessonLang lang)
+/* The operator written before the result of step s. */
+static const char *op_before_result(const AttnStep *s, char *buf, size_t len, const AttnTrace *t)
 {
-    /* s is the result step; next the operand after the operator (NULL before the result) */
-    if (before_result) {
-        switch (s->kind) {
-        case ATTN_STEP_SCALED:
-            snprintf(buf, len, "÷ %.4g =", (double)t->divisor);
-            return buf;
-        case ATTN_STEP_MASKED:
-            snprintf(buf, len, "mask →");
-            return buf;
-        case ATTN_STEP_SOFTMAX:
-            snprintf(buf, len, "softmax →");
-            return buf;
-        case ATTN_STEP_SPLIT:
-            snprintf(buf, len, "→");
-            return buf;
-        case ATTN_STEP_CONCAT:
-            snprintf(buf, len, "→");
-            return buf;
-        case ATTN_STEP_ADDITIVE_HIDDEN:
-            snprintf(buf, len, "→ tanh →");
-            return buf;
-        default:
-            snprintf(buf, len, "=");
-            return buf;
-        }
+    switch (s->kind) {
+    case ATTN_STEP_SCALED:
+        snprintf(buf, len, "÷ %.4g =", (double)t->divisor);
+        return buf;
+    case ATTN_STEP_MASKED:
+        return "mask →";
+    case ATTN_STEP_SOFTMAX:
+        return "softmax →";
+    case ATTN_STEP_SPLIT:
+    case ATTN_STEP_CONCAT:
+        return "→";
+    case ATTN_STEP_ADDITIVE_HIDDEN:
+        return "→ tanh →";
+    default:
+        return "=";
     }
-    (void)lang;
-    if (next && next->kind == ATTN_STEP_BIAS) return "+";
-    if (s->kind == ATTN_STEP_CONCAT) return "|";
-    if (s->kind == ATTN_STEP_ADDITIVE_HIDDEN) return next && next->kind == ATTN_STEP_WEIGHT ? "×" : ";";
+}
+
+/* The operator written between two operands of step s, as they stand. */
+static const char *op_between(const AttnStep *s, const AttnStep *prev, const AttnStep *next, int column)
+{
+    if (next->kind == ATTN_STEP_BIAS) return "+";
+    /* concat joins side by side in rows, and stacks in columns */
+    if (s->kind == ATTN_STEP_CONCAT) return column ? ";" : "|";
+    /* additive: [x_i ; y_j] · W_a, or W_a · [x_i ; y_j] */
+    if (s->kind == ATTN_STEP_ADDITIVE_HIDDEN)
+        return prev->kind == ATTN_STEP_WEIGHT || next->kind == ATTN_STEP_WEIGHT ? "×" : ";";
     return "×";
+}
+
+/* The order operands stand in, left to right: as the formula writes them. In
+ * column notation a product turns round (Q = W_Q·X, scores = Kᵀ·Q, head =
+ * V·weights), so its right-hand factor (the last operand that is not a
+ * bias) comes first; a bias stays last. */
+static void operand_order(const View *v, const Item *items, int n_ops, int *order)
+{
+    for (int i = 0; i < n_ops; i++) order[i] = i;
+    if (v->notation != VIEW_NOTATION_COLUMN || n_ops < 2) return;
+    if (!is_product(items[n_ops].s)) return; /* the result stands after the operands */
+    int last = n_ops - 1;
+    while (last > 0 && items[last].s->kind == ATTN_STEP_BIAS) last--;
+    for (int i = last; i > 0; i--) order[i] = order[i - 1];
+    order[0] = last;
 }
 
 #define MAX_ITEMS 20
@@ -1091,8 +1283,9 @@ static void draw_concat_slide(RenderCtx *rc, const View *v, const Item *ops, int
     for (int i = 0; i < n_ops; i++) {
         const Item *src = &ops[i];
         Item mv = *src;
-        /* the block's cells in the concat: columns [c0, c0 + cols) */
-        float dx = (float)res->x + res->cw * (float)c0, dy = (float)res->y;
+        /* the block's cells in the concat: columns [c0, c0 + cols), drawn as rows when transposed */
+        float dx = (float)res->x + (res->transposed ? 0.0f : res->cw * (float)c0);
+        float dy = (float)res->y + (res->transposed ? res->ch * (float)c0 : 0.0f);
         mv.x = (int)lrintf((float)src->x + (dx - (float)src->x) * q);
         mv.y = (int)lrintf((float)src->y + (dy - (float)src->y) * q);
         mv.cw = src->cw + (res->cw - src->cw) * q;
@@ -1100,7 +1293,7 @@ static void draw_concat_slide(RenderCtx *rc, const View *v, const Item *ops, int
         mv.rl = mv.cl = NULL;
         mv.labels = mv.legend = 0;
         mv.alpha = 1.0f;
-        mv.hl_row = mv.hl_col = mv.cur_r = mv.cur_c = -1;
+        mv.hl_srow = mv.hl_scol = mv.cur_r = mv.cur_c = -1;
         mv.block_color = i + 1;
         mv.bare = 1;
         draw_item(rc, v, &mv, f, 0);
@@ -1150,6 +1343,20 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
         for (int i = 0; i < n_ops; i++) items[i].block_color = i + 1;
     }
     if (s->kind == ATTN_STEP_SPLIT) res->block_color = t->cfg.heads > 1 ? s->head : 0;
+    /* additive: the operand of W_a is [x_i ; y_j], one row per pair, so X
+     * stands repeated and Y tiled, row for row beside each other, labelled
+     * with the pairs as hidden's rows are */
+    const int *pm = s->kind == ATTN_STEP_ADDITIVE_HIDDEN && n_ops >= 2 ? pair_map(rc, t->cfg.n_q, t->cfg.n_k) : NULL;
+    if (pm) {
+        int np = t->cfg.n_q * t->cfg.n_k;
+        item_set_row_map(&items[0], pm, np);
+        item_set_row_map(&items[1], pm + np, np);
+        items[0].map_title = "x_i";
+        items[1].map_title = t->cfg.cross ? "y_j" : "x_j";
+        const char *const *pl = view_row_labels(v, t, s);
+        *(items[0].transposed ? &items[0].cl : &items[0].rl) = pl;
+        *(items[1].transposed ? &items[1].cl : &items[1].rl) = pl;
+    }
 
     /* scaling keeps the scores' colour scale, during and after: the values
      * visibly shrink, and nothing jumps when the animation ends */
@@ -1166,12 +1373,20 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
         }
     }
 
+    /* left to right: the operands in the formula's order, then the result */
+    int ord[MAX_ITEMS];
+    operand_order(v, items, n_ops, ord);
+    ord[n_ops] = n_ops;
+    Item *shown[MAX_ITEMS];
+    for (int i = 0; i < n; i++) shown[i] = &items[ord[i]];
+
     /* layout: try with every legend and label, then shed them until it fits */
-    char opbuf[MAX_ITEMS][48];
+    char opbuf[48];
     const char *ops[MAX_ITEMS];
     int opw[MAX_ITEMS];
     for (int i = 1; i < n; i++) {
-        ops[i] = op_between(s, i < n - 1 ? items[i].s : NULL, i == n - 1, opbuf[i], sizeof opbuf[i], t, v->lang);
+        ops[i] = i == n - 1 ? op_before_result(s, opbuf, sizeof opbuf, t)
+                            : op_between(s, shown[i - 1]->s, shown[i]->s, v->notation == VIEW_NOTATION_COLUMN);
         opw[i] = render_text_width(rc, ops[i], f->formula) + f->body;
     }
     int lh_s = text_h(rc, f->small);
@@ -1185,12 +1400,14 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
     for (level = 0; level < 3; level++) {
         int over = 0, sum_cols = 0, max_rows = 1;
         for (int i = 0; i < n; i++) {
-            Item *it = &items[i];
+            Item *it = shown[i];
             it->legend = level == 0 || it->result || (level == 1 && n <= 3);
-            it->labels = level < 2 || i == 0 || it->result || it->rl != items[i - 1].rl;
+            it->labels = level < 2 || i == 0 || it->result || it->rl != shown[i - 1]->rl;
+            if (i > 0 && it->row_map && shown[i - 1]->row_map) it->labels = 0; /* y_j beside x_i: one row of pairs */
             it->lab_w = it->labels && it->rl ? label_width(rc, it->rl, it->full_rows, f->label) + 10 : 4;
-            it->leg_w = it->legend ? legend_width(rc, it, f) + 8 : 0;
-            if (it->result && it->s->kind == ATTN_STEP_SOFTMAX)
+            if (is_w_a(it) && !it->transposed) it->lab_w = render_text_width(rc, "y_j", f->label) + 12;
+            it->leg_w = it->legend ? legend_width(rc, v, it, f) + 8 : 0;
+            if (it->result && it->s->kind == ATTN_STEP_SOFTMAX && !it->transposed)
                 it->leg_w += render_text_width(rc, "Σ = 0.00", f->small) + 12;
             over += it->lab_w + it->leg_w + (i > 0 ? opw[i] : 0);
             sum_cols += it->full_cols; /* a zoomed matrix keeps the room it had */
@@ -1206,7 +1423,7 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
     int avail_h = area.h - top_h - bottom_h;
     int total_w = 0;
     for (int i = 0; i < n; i++) {
-        Item *it = &items[i];
+        Item *it = shown[i];
         it->cw = s0;
         float want = it->rl ? fminf(1.3f * (float)f->label, (float)avail_h / (float)it->full_rows) : s0;
         it->ch = fmaxf(s0, want);
@@ -1237,7 +1454,7 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
     int x = area.x + imax(0, (area.w - total_w) / 2);
     int cy = area.y + top_h + avail_h / 2;
     for (int i = 0; i < n; i++) {
-        Item *it = &items[i];
+        Item *it = shown[i];
         if (i > 0) {
             render_text(rc, ops[i], f->formula, th->text, x + opw[i] / 2, cy - text_h(rc, f->formula) / 2, 1);
             x += opw[i];
@@ -1265,7 +1482,7 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
     }
     if (s->kind == ATTN_STEP_SOFTMAX && p < 1.0) {
         /* rows one after another (≤ 16 rows): the phase within the current row; else all rows at once */
-        double slot = res->hl_row >= 0 ? p * s->rows : p;
+        double slot = res->hl_srow >= 0 ? p * s->rows : p;
         const char *ph = view_string(slot - floor(slot) < 0.5 ? VS_EXP_PHASE : VS_NORM_PHASE, v->lang);
         int ny = res->y + (int)lrintf(res->ch * res->rows) + 10 + text_h(rc, f->body);
         if (ny + text_h(rc, f->formula) > area.y + area.h) ny = area.y + area.h - text_h(rc, f->formula);
@@ -1303,14 +1520,21 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, const 
     int H = t->cfg.heads;
     int lh = text_h(rc, f->small);
     /* the panel's title, smaller when the panel is narrow (large text) */
-    const char *title = view_string(VS_ALL_HEADS, v->lang);
+    char title[160];
+    snprintf(title, sizeof title, "%s  ·  %s", view_string(VS_ALL_HEADS, v->lang),
+             view_string(v->weight_scale == VIEW_WEIGHTS_ROW   ? VS_WEIGHTS_ROW
+                         : v->weight_scale == VIEW_WEIGHTS_LOG ? VS_WEIGHTS_LOG
+                                                               : VS_WEIGHTS_UNIT,
+                         v->lang));
+    /* in column notation the thumbnails stand transposed: keys down, queries across */
+    int by_col = v->notation == VIEW_NOTATION_COLUMN;
     int tsize = f->small;
     while (tsize > 8 && render_text_width(rc, title, tsize) > area.w) tsize--;
     render_text(rc, title, tsize, th->dim, area.x + area.w / 2, area.y, 1);
     int top = area.y + lh + 12;
     const AttnStep *w1 = attn_trace_find(t, ATTN_STEP_SOFTMAX, 1);
     if (!w1) return;
-    int nq = w1->rows, nk = w1->cols;
+    int nq = by_col ? w1->cols : w1->rows, nk = by_col ? w1->rows : w1->cols; /* displayed rows, columns */
     int best_c = 1;
     int best = heads_grid(area, top, H, lh, 0, 0, &best_c);
     if (best < 8) return;
@@ -1318,6 +1542,11 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, const 
     /* labels: try them beside and above every thumbnail; keep them if the
      * thumbnails stay large enough and every third label or more fits */
     const char *const *rl = view_row_labels(v, t, w1), *const *cl = view_col_labels(v, t, w1);
+    if (by_col) {
+        const char *const *tmp = rl;
+        rl = cl;
+        cl = tmp;
+    }
     int lsize = imax(9, f->small * 9 / 10), llh = text_h(rc, lsize);
     int lab_rows = 0, lab_cols = 0, vertical = 0, lw = 0, tth = 0;
     if (rl && cl) {
@@ -1345,8 +1574,8 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, const 
         const AttnStep *w = attn_trace_find(t, ATTN_STEP_SOFTMAX, h);
         if (!w) continue;
         int i = (h - 1) / best_c, j = (h - 1) % best_c;
-        nq = w->rows;
-        nk = w->cols;
+        nq = by_col ? w->cols : w->rows;
+        nk = by_col ? w->rows : w->cols;
         float cell = fminf((float)best / nq, (float)best / nk);
         Item it;
         item_init(&it, rc, v, t, attn_trace_index(t, w), 0);
@@ -1354,6 +1583,7 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, const 
         it.x = gx + j * (best + lw + 8) + (best - (int)(cell * nk)) / 2;
         it.y = top + tth + i * (best + lh + 14 + tth);
         SDL_Rect dst = {it.x, it.y, (int)lrintf(cell * nk), (int)lrintf(cell * nq)};
+        item_row_max(rc, &it);
         SDL_Texture *tex = matrix_texture(rc, v, &it, 0, dst.w, dst.h);
         if (tex) {
             SDL_SetTextureBlendMode(tex, SDL_BLENDMODE_NONE);
@@ -1362,7 +1592,7 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, const 
         int sel = h == v->head;
         render_outline(rc, (SDL_Rect){dst.x - 2, dst.y - 2, dst.w + 4, dst.h + 4}, th->head[(h - 1) % 8], 2);
         if (sel) render_outline(rc, (SDL_Rect){dst.x - 5, dst.y - 5, dst.w + 10, dst.h + 10}, th->text, 3);
-        const char *const *hrl = view_row_labels(v, t, w), *const *hcl = view_col_labels(v, t, w);
+        const char *const *hrl = it.rl, *const *hcl = it.cl;
         if (lab_rows && hrl) {
             int k = label_stride(cell, llh), sr = sel_for_labels(v, hrl);
             for (int r = 0; r < nq; r += k)
@@ -1635,8 +1865,9 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
 
     /* title bar: the lesson, where we are */
     int title_h = text_h(rc, f.title) + m;
-    const char *title = lesson_text(&v->lesson->title, v->lang);
-    char status[256];
+    char title[1024];
+    view_title(v, title, sizeof title);
+    char status[320];
     const AttnTrace *t = view_trace(v);
     int nh = view_head_count(v);
     const char *mode = view_string(v->mode == VIEW_MULTI    ? VS_MODE_MULTI
@@ -1648,8 +1879,11 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
         snprintf(headpart, sizeof headpart, "%s %d/%d  ·  ", view_string(VS_HEAD, v->lang), v->head, nh);
     char modepart[96] = "";
     if (t->cfg.attention == ATTN_DOT) snprintf(modepart, sizeof modepart, "%s  ·  ", mode);
-    snprintf(status, sizeof status, "%s %d/%d  ·  %s%s%s ×%g  ·  %s", view_string(VS_STEP, v->lang), v->step + 1,
-             t->n_steps, headpart, modepart,
+    if (v->notation == VIEW_NOTATION_COLUMN)
+        snprintf(modepart + strlen(modepart), sizeof modepart - strlen(modepart), "%s  ·  ",
+                 view_string(VS_NOTATION_COLUMN, v->lang));
+    snprintf(status, sizeof status, "%s %d/%d  ·  %s%s%s ×%g  ·  %s", view_string(VS_STEP, v->lang),
+             view_step_ordinal(v->step), t->n_steps, headpart, modepart,
              view_string(v->rewinding ? VS_REWINDING
                          : v->playing ? VS_PLAYING
                                       : VS_PAUSED,
@@ -1660,8 +1894,8 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     int sw = render_text_width(rc, status, ssize);
     int stw = width - 3 * m - sw;
     int tsize = f.title;
-    while (title && render_text_width(rc, title, tsize) > stw && tsize > 10) tsize = tsize * 9 / 10;
-    render_text(rc, title ? title : "", tsize, th->text, m, m / 2, 0);
+    while (render_text_width(rc, title, tsize) > stw && tsize > 10) tsize = tsize * 9 / 10;
+    render_text(rc, title, tsize, th->text, m, m / 2, 0);
     render_text(rc, status, ssize, th->dim, width - m, m / 2 + (text_h(rc, f.title) - text_h(rc, ssize)) / 2, 2);
 
     /* formula bar */
@@ -1765,6 +1999,7 @@ RenderHitKind render_hit_test(const RenderCtx *rc, int x, int y, RenderHit *hit)
         hit->step = m->step;
         hit->row = m->transposed ? dj : di;
         hit->col = m->transposed ? di : dj;
+        if (m->row_map) hit->row = m->row_map[hit->row];
         hit->zoomable = m->zoomable;
         return hit->kind;
     }
@@ -1776,7 +2011,12 @@ int render_cell_rect(const RenderCtx *rc, const AttnTrace *trace, int step, int 
     for (int i = 0; i < rc->n_hitmats; i++) {
         const HitMat *m = &rc->hitmats[i];
         if (m->trace != trace || m->step != step) continue;
-        int di = (m->transposed ? col : row) - m->r0, dj = (m->transposed ? row : col) - m->c0;
+        int vr = row; /* the first drawn row that stands for the step's row */
+        if (m->row_map) {
+            for (vr = 0; vr < m->map_rows && m->row_map[vr] != row; vr++) continue;
+            if (vr == m->map_rows) continue;
+        }
+        int di = (m->transposed ? col : vr) - m->r0, dj = (m->transposed ? vr : col) - m->c0;
         if (di < 0 || dj < 0 || di >= m->rows || dj >= m->cols) continue;
         float cw = (float)m->rect.w / m->cols, ch = (float)m->rect.h / m->rows;
         out->x = m->rect.x + (int)lrintf(cw * dj);

@@ -75,6 +75,7 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                       "L  中文 ↔ English               T  theme (light, dark, projector)\n"
                       "+ / −  text size                F / F11  fullscreen\n"
                       "S  save this frame as PNG       R  reload the lesson file\n"
+                      "W  weight scale: 0–1, ÷ row max, log   N  row / column notation\n"
                       "?  this help                    Esc / Q  quit\n"
                       "Mouse: hover a cell to see how it was computed; click a token to\n"
                       "highlight it everywhere; click the timeline to jump; wheel zooms,\n"
@@ -86,6 +87,7 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                       "L  中文 ↔ English               T  主题（浅色、深色、投影）\n"
                       "+ / −  字号                      F / F11  全屏\n"
                       "S  把当前画面存为 PNG            R  重新载入课程文件\n"
+                      "W  权重刻度：0–1、÷ 行最大值、对数   N  行向量 / 列向量记法\n"
                       "?  本帮助                        Esc / Q  退出\n"
                       "鼠标：悬停在格子上查看它的计算过程；点击词元在所有矩阵中高亮；\n"
                       "点击时间轴跳转；滚轮缩放、拖动平移大矩阵；把课程文件拖进窗口即可打开。"},
@@ -1039,9 +1041,16 @@ static size_t cat_cellref(const View *v, const AttnTrace *t, char *buf, size_t l
     const char *const *rl = view_row_labels(v, t, s);
     const char *const *cl = view_col_labels(v, t, s);
     at = cat(buf, len, at, "%s[", title);
-    if (r >= 0) at = rl ? cat(buf, len, at, "%s", rl[r]) : cat(buf, len, at, "%d", r);
-    if (r >= 0 && c >= 0) at = cat(buf, len, at, ", ");
-    if (c >= 0) at = cl ? cat(buf, len, at, "%s", cl[c]) : cat(buf, len, at, "%d", c);
+    /* column notation writes the transpose: the step's row r is column r */
+    int col = v->notation == VIEW_NOTATION_COLUMN;
+    if (col && c < 0) at = cat(buf, len, at, ":, ");
+    for (int k = 0; k < 2; k++) {
+        int row_part = k == col; /* which index comes first */
+        if (row_part && r >= 0) at = rl ? cat(buf, len, at, "%s", rl[r]) : cat(buf, len, at, "%d", r);
+        if (!row_part && c >= 0) at = cl ? cat(buf, len, at, "%s", cl[c]) : cat(buf, len, at, "%d", c);
+        if (k == 0 && r >= 0 && c >= 0) at = cat(buf, len, at, ", ");
+    }
+    if (col && r < 0) at = cat(buf, len, at, ", :");
     return cat(buf, len, at, "]");
 }
 
@@ -1102,7 +1111,7 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
         at = cat(buf, len, at, " · ");
         char wt[64];
         view_step_title(W, wt, sizeof wt);
-        at = cat(buf, len, at, "%s[:, %d]", wt, c);
+        at = cat(buf, len, at, v->notation == VIEW_NOTATION_COLUMN ? "%s[%d, :]" : "%s[:, %d]", wt, c);
         if (bias) at = cat(buf, len, at, " + %s[%d]", bias->name, c);
         at = cat(buf, len, at, "\n");
         at = cat_dot(buf, len, at, A->data, (size_t)r * (size_t)A->cols, 1, W->data, (size_t)c, (size_t)W->cols,
@@ -1115,13 +1124,14 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
     case ATTN_STEP_SPLIT: {
         const AttnStep *P = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
         if (!P) break;
-        at = cat(buf, len, at, "\n= %s[", P->name);
-        const char *const *rl = view_row_labels(v, t, P);
-        at = rl ? cat(buf, len, at, "%s", rl[r]) : cat(buf, len, at, "%d", r);
-        at =
-            cat(buf, len, at,
-                v->lang == LESSON_ZH ? ", %d]（头 %d 的第 %d 列，共 0…%d）" : ", %d]  (head %d, its column %d of 0…%d)",
-                (s->head - 1) * s->cols + c, s->head, c, s->cols - 1);
+        at = cat(buf, len, at, "\n= ");
+        at = cat_cellref(v, t, buf, len, at, P, r, (s->head - 1) * s->cols + c);
+        const char *axis = v->notation == VIEW_NOTATION_COLUMN ? (v->lang == LESSON_ZH ? "行" : "row")
+                                                               : (v->lang == LESSON_ZH ? "列" : "column");
+        if (v->lang == LESSON_ZH)
+            at = cat(buf, len, at, "（头 %d 的第 %d %s，共 0…%d）", s->head, c, axis, s->cols - 1);
+        else
+            at = cat(buf, len, at, "  (head %d, its %s %d of 0…%d)", s->head, axis, c, s->cols - 1);
     } break;
     case ATTN_STEP_SCORES:
         if (t->cfg.attention == ATTN_DOT) {
@@ -1189,7 +1199,8 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
         if (!W || !V) break;
         at = cat(buf, len, at, "\n= Σ_j ");
         at = cat_cellref(v, t, buf, len, at, W, r, -1);
-        at = cat(buf, len, at, "_j · %s[j, %d]\n", V->name, c);
+        at = cat(buf, len, at, v->notation == VIEW_NOTATION_COLUMN ? "_j · %s[%d, j]\n" : "_j · %s[j, %d]\n", V->name,
+                 c);
         at = cat_dot(buf, len, at, W->data, (size_t)r * (size_t)W->cols, 1, V->data, (size_t)c, (size_t)V->cols,
                      W->cols, v->lang);
     } break;
@@ -1208,19 +1219,22 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
     case ATTN_STEP_WEIGHT:
         if (t->cfg.attention == ATTN_DOT && s->name[0] == 'W' && s->name[2] != 'O') {
             int dk = s->name[2] == 'V' ? t->cfg.d_v : t->cfg.d_k;
+            int cn = v->notation == VIEW_NOTATION_COLUMN; /* Q's features are its rows there */
             if (dk > 0 && v->lang == LESSON_ZH)
-                at = cat(buf, len, at, "\n把每个词的第 %d 个特征乘进 %c 的第 %d 列（头 %d 的第 %d 列）", r, s->name[2],
-                         c, c / dk + 1, c % dk);
+                at = cat(buf, len, at, "\n把每个词的第 %d 个特征乘进 %c 的第 %d %s（头 %d 的第 %d %s）", r, s->name[2],
+                         c, cn ? "行" : "列", c / dk + 1, c % dk, cn ? "行" : "列");
             else if (dk > 0)
-                at = cat(buf, len, at,
-                         "\nmultiplies feature %d of each token into column %d of %c (head %d's column %d)", r, c,
-                         s->name[2], c / dk + 1, c % dk);
+                at = cat(buf, len, at, "\nmultiplies feature %d of each token into %s %d of %c (head %d's %s %d)", r,
+                         cn ? "row" : "column", c, s->name[2], c / dk + 1, cn ? "row" : "column", c % dk);
         }
         break;
     case ATTN_STEP_ADDITIVE_HIDDEN: {
         int nk = t->cfg.n_k;
-        at = cat(buf, len, at, "\n= tanh([x_%d ; %s_%d] · W_a[:, %d]%s)", r / nk, t->cfg.cross ? "y" : "x", r % nk, c,
-                 t->cfg.b_a || from_kind(t, s, ATTN_STEP_BIAS, 0) ? " + b_a" : "");
+        const char *y = t->cfg.cross ? "y" : "x", *ba = from_kind(t, s, ATTN_STEP_BIAS, 0) ? " + b_a" : "";
+        if (v->notation == VIEW_NOTATION_COLUMN)
+            at = cat(buf, len, at, "\n= tanh(W_a[%d, :] · [x_%d ; %s_%d]%s)", c, r / nk, y, r % nk, ba);
+        else
+            at = cat(buf, len, at, "\n= tanh([x_%d ; %s_%d] · W_a[:, %d]%s)", r / nk, y, r % nk, c, ba);
     } break;
     default:
         break;
