@@ -1,14 +1,17 @@
-/* test_engine.c: the reference engine against PyTorch, the seeds' worked
- * examples, and the invariants of issue 2 section 5.
+/* test_engine.c: the engine against PyTorch, the seeds' worked examples,
+ * its own reference, and invariants.
  *
  * 1. fixtures: every file in tests/fixtures/MANIFEST (written by
  *    tests/make_fixtures.py from torch) is one cmocka test: build the config,
  *    run attn_trace_create, compare every recorded step by name with torch's
- *    at 1e-5 + 1e-4·|ref|, check step order, kinds, heads, row flags, and that
- *    threads = 2 records bitwise the same trace. Rows with every key blocked
- *    are NaN in torch; there the engine must give exact zeros (b_O after W_O).
+ *    at 1e-5 + 1e-4·|ref|, check step order, kinds, heads, row flags, that
+ *    attn_reference_forward gives the same steps (numbers at the same
+ *    tolerance, inputs bit for bit) and that threads = 2 records bitwise the
+ *    same trace. Rows with every key blocked are NaN in torch; there the
+ *    engine must give exact zeros (b_O after W_O).
  * 2. seed 002's worked example, by hand.
- * 3. invariants on random configurations (a fixed seed, so a failure repeats).
+ * 3. invariants on random configurations (a fixed seed, so a failure
+ *    repeats), each also against attn_reference_forward at 1e-5 + 1e-4·|ref|.
  * 4. trace bookkeeping: data_bytes, alloc_bytes.
  */
 #include <setjmp.h>
@@ -589,13 +592,16 @@ static void test_fixture(void **state)
         }
         free(want);
     }
+    /* the reference (reference.c) computes the same steps */
+    double ref_ratio = assert_trace_matches_reference(file, t, &c, TEST_ABS_TOL, TEST_REL_TOL);
     /* the same numbers, bitwise, on two threads */
     c.threads = 2;
     AttnTrace *t2 = attn_trace_create(&c, err, sizeof err);
     if (!t2) fail_msg("%s: threads=2: %s", file, err);
     assert_traces_identical(file, t, t2);
-    printf("  %-34s %4d steps  max |engine - torch| %.3g, max rel %.3g (|ref| ≥ 1e-3), worst |diff|/tol %.3f (%s)\n",
-           file, t->n_steps, max_abs, max_rel, worst_ratio, worst_step);
+    printf("  %-34s %4d steps  max |engine - torch| %.3g, max rel %.3g (|ref| ≥ 1e-3), worst |diff|/tol %.3f (%s); "
+           "against the reference %.3f\n",
+           file, t->n_steps, max_abs, max_rel, worst_ratio, worst_step, ref_ratio);
     attn_trace_destroy(t2);
     attn_trace_destroy(t);
     fixture_free(&f);
@@ -771,93 +777,6 @@ static void case_random(Case *k, Rng *r, int additive, int allow_cross)
     }
 }
 
-/* Softmax over one row of n doubles, the definition; an all -inf row is zero. */
-static void softmax_row_double(double *w, const double *x, int n)
-{
-    double mx = -INFINITY, sum = 0;
-    for (int j = 0; j < n; j++) mx = x[j] > mx ? x[j] : mx;
-    if (mx == -INFINITY) {
-        for (int j = 0; j < n; j++) w[j] = 0;
-        return;
-    }
-    for (int j = 0; j < n; j++) sum += exp(x[j] - mx);
-    for (int j = 0; j < n; j++) w[j] = exp(x[j] - mx) / sum;
-}
-
-/* Head h (1-based) of dot attention computed directly in double from the
- * config's inputs, written from the seeds' formulas: softmax(mask(Q_h·K_hᵀ /
- * divisor))·V_h. out: (n_q, d_v). */
-static void direct_head(const AttnConfig *c, int h, float *out)
-{
-    int nq = c->n_q, nk = c->n_k, dm = c->d_model, dk = c->d_k, dv = c->d_v, H = c->heads;
-    const float *src = c->cross ? c->Y : c->X;
-    double div = c->scale_kind == ATTN_SCALE_SQRT_DK       ? sqrt((double)dk)
-                 : c->scale_kind == ATTN_SCALE_SQRT_DMODEL ? sqrt((double)dm)
-                 : c->scale_kind == ATTN_SCALE_NONE        ? 1.0
-                                                           : (double)c->scale_value;
-    double *row = malloc(sizeof(double) * (size_t)nk), *w = malloc(sizeof(double) * (size_t)nk); /* (n_k) */
-    assert_non_null(row);
-    assert_non_null(w);
-    for (int i = 0; i < nq; i++) {
-        for (int j = 0; j < nk; j++) {
-            double s = 0;
-            for (int d = 0; d < dk; d++) {
-                int col = (h - 1) * dk + d;
-                double q = c->b_Q ? c->b_Q[col] : 0, kk = c->b_K ? c->b_K[col] : 0;
-                for (int p = 0; p < dm; p++) {
-                    q += (double)c->X[(size_t)i * dm + p] * c->W_Q[(size_t)p * H * dk + col];
-                    kk += (double)src[(size_t)j * dm + p] * c->W_K[(size_t)p * H * dk + col];
-                }
-                s += (double)(float)q * (double)(float)kk;
-            }
-            row[j] = allow_at(c, i, j) ? s / div : (double)c->mask_fill;
-        }
-        softmax_row_double(w, row, nk);
-        for (int d = 0; d < dv; d++) {
-            int col = (h - 1) * dv + d;
-            double o = 0;
-            for (int j = 0; j < nk; j++) {
-                double v = c->b_V ? c->b_V[col] : 0;
-                for (int p = 0; p < dm; p++) v += (double)src[(size_t)j * dm + p] * c->W_V[(size_t)p * H * dv + col];
-                o += w[j] * v;
-            }
-            out[(size_t)i * dv + d] = (float)o;
-        }
-    }
-    free(row);
-    free(w);
-}
-
-/* Additive context computed directly in double. out: (n_q, d_y). */
-static void direct_context(const AttnConfig *c, float *out)
-{
-    int nq = c->n_q, nk = c->n_k, dx = c->d_x, dy = c->cross ? c->d_y : c->d_x, da = c->d_a;
-    const float *Y = c->cross ? c->Y : c->X;
-    double *row = malloc(sizeof(double) * (size_t)nk), *w = malloc(sizeof(double) * (size_t)nk); /* (n_k) */
-    assert_non_null(row);
-    assert_non_null(w);
-    for (int i = 0; i < nq; i++) {
-        for (int j = 0; j < nk; j++) {
-            double s = 0;
-            for (int a = 0; a < da; a++) {
-                double z = c->b_a ? c->b_a[a] : 0;
-                for (int p = 0; p < dx; p++) z += (double)c->X[(size_t)i * dx + p] * c->W_a[(size_t)p * da + a];
-                for (int p = 0; p < dy; p++) z += (double)Y[(size_t)j * dy + p] * c->W_a[(size_t)(dx + p) * da + a];
-                s += tanh(z) * c->v_a[a];
-            }
-            row[j] = allow_at(c, i, j) ? s : (double)c->mask_fill;
-        }
-        softmax_row_double(w, row, nk);
-        for (int d = 0; d < dy; d++) {
-            double o = 0;
-            for (int j = 0; j < nk; j++) o += w[j] * Y[(size_t)j * dy + d];
-            out[(size_t)i * dy + d] = (float)o;
-        }
-    }
-    free(row);
-    free(w);
-}
-
 /* Every softmax row sums to 1 or, fully blocked under -inf, is all zero;
  * blocked weights are exactly 0. */
 static void check_softmax_rows(const AttnTrace *t, const AttnConfig *c)
@@ -922,18 +841,8 @@ static void test_random_dot_invariants(void **state)
         check_structure(t, c);
         check_softmax_rows(t, c);
 
-        /* each head equals single-head SDPA: computed directly ... */
-        float *ref = malloc(sizeof(float) * (size_t)c->n_q * (size_t)c->d_v); /* (n_q, d_v) */
-        assert_non_null(ref);
-        for (int h = 1; h <= c->heads; h++) {
-            char name[32], what[256];
-            snprintf(name, sizeof name, "head_%d", h);
-            snprintf(what, sizeof what, "%s: %s vs direct SDPA", g_ctx, name);
-            direct_head(c, h, ref);
-            assert_floats_close(what, attn_trace_find_name(t, name)->data, ref, c->n_q, c->d_v, TEST_ABS_TOL,
-                                TEST_REL_TOL);
-        }
-        free(ref);
+        /* every step equals the reference's (reference.c) ... */
+        assert_trace_matches_reference(g_ctx, t, c, TEST_ABS_TOL, TEST_REL_TOL);
         /* ... and as the engine's own one-head run on that head's columns */
         if (c->heads > 1) {
             int h = rng_int(&r, 1, c->heads), H = c->heads, dm = c->d_model, dk = c->d_k, dv = c->d_v;
@@ -1021,6 +930,8 @@ static void test_random_permutation(void **state)
         pc.X = Xp;
         AttnTrace *tp = attn_trace_create(&pc, err, sizeof err);
         if (!tp) fail_msg("case %d permuted: %s", n, err);
+        assert_trace_matches_reference(g_ctx, t, c, TEST_ABS_TOL, TEST_REL_TOL);
+        assert_trace_matches_reference(g_ctx, tp, &pc, TEST_ABS_TOL, TEST_REL_TOL);
         for (int s = 0; s < t->n_steps; s++) {
             const AttnStep *a = &t->steps[s], *b = &tp->steps[s];
             int out = a->kind == ATTN_STEP_OUTPUT || a->kind == ATTN_STEP_CONCAT || a->kind == ATTN_STEP_WEIGHTED_SUM;
@@ -1056,15 +967,8 @@ static void test_random_additive_invariants(void **state)
         if (!t) fail_msg("case %d: %s", n, err);
         check_structure(t, c);
         check_softmax_rows(t, c);
-        int dy = c->cross ? c->d_y : c->d_x;
-        float *ref = malloc(sizeof(float) * (size_t)c->n_q * (size_t)dy); /* (n_q, d_y) */
-        assert_non_null(ref);
-        direct_context(c, ref);
+        assert_trace_matches_reference(g_ctx, t, c, TEST_ABS_TOL, TEST_REL_TOL);
         char what[256];
-        snprintf(what, sizeof what, "%s: context vs direct", g_ctx);
-        assert_floats_close(what, attn_trace_find_name(t, "context")->data, ref, c->n_q, dy, TEST_ABS_TOL,
-                            TEST_REL_TOL);
-        free(ref);
         if (!c->cross) {
             AttnConfig x = *c;
             x.cross = 1;
@@ -1107,6 +1011,7 @@ static void test_seed001_single_token(void **state)
     if (!t) fail_msg("%s", err);
     snprintf(g_ctx, sizeof g_ctx, "seed 001 seq_len = 1");
     check_structure(t, c);
+    assert_trace_matches_reference(g_ctx, t, c, TEST_ABS_TOL, TEST_REL_TOL);
     for (int h = 1; h <= 8; h++) {
         const AttnStep *w = attn_trace_find(t, ATTN_STEP_SOFTMAX, h),
                        *o = attn_trace_find(t, ATTN_STEP_WEIGHTED_SUM, h);
@@ -1292,5 +1197,6 @@ int main(void)
     for (int i = 0; i < n; i++) free(names[i]);
     free(names);
     free(fx);
+    attn_shutdown();
     return failed ? 1 : 0;
 }

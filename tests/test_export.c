@@ -407,6 +407,45 @@ static void test_sheet(void **state)
     lesson_free(&l);
 }
 
+/* A caption taller than the frame is drawn a frame's height at a time: below
+ * 340 pixels the caption's text sizes do not depend on the height, so the
+ * caption of a 300×64 sheet must be row for row the one of a 300×300 sheet,
+ * which is drawn in one piece. */
+static void test_sheet_tall_caption(void **state)
+{
+    (void)state;
+    Lesson l;
+    load(&l, LESSON_A);
+    ExportOptions opt;
+    export_options_init(&opt);
+    opt.width = 300;
+    opt.lang = LESSON_ZH;
+    opt.steps = "weights_2";
+    opt.write_steps = 0;
+    TestPng png[2];
+    const int heights[2] = {64, 300};
+    char err[1024];
+    for (int i = 0; i < 2; i++) {
+        char sheet[512];
+        snprintf(sheet, sizeof sheet, "%s/sheet-%d.png", scratch, heights[i]);
+        opt.height = heights[i];
+        opt.sheet = sheet;
+        ExportResult res;
+        if (export_lesson(&l, NULL, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+        if (test_png_read(sheet, &png[i], err, sizeof err) != 0) fail_msg("%s", err);
+    }
+    int cap = png[0].height - heights[0];
+    assert_int_equal(png[1].height - heights[1], cap);
+    if (cap <= heights[0]) fail_msg("the caption is %d rows, not taller than the 64-row frame", cap);
+    size_t row = (size_t)300 * 4;
+    for (int y = 0; y < cap; y++)
+        if (memcmp(png[0].rgba + (size_t)(heights[0] + y) * row, png[1].rgba + (size_t)(heights[1] + y) * row, row))
+            fail_msg("caption row %d differs between the 64- and the 300-row sheet", y);
+    test_png_free(&png[0]);
+    test_png_free(&png[1]);
+    lesson_free(&l);
+}
+
 /* ---- failures ---- */
 
 /* Runs the real program; returns its exit status and its stderr in out. */
@@ -691,6 +730,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_steps_files_and_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_frames_count, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sheet, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sheet_tall_caption, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_disk_library, setup, teardown),
         cmocka_unit_test_setup_teardown(test_progress_only_on_a_terminal, setup, teardown),

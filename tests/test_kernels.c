@@ -1,4 +1,4 @@
-/* test_kernels.c: the engine's fast kernels against their plain references.
+/* test_kernels.c: the engine's fast kernels against their references (reference.c).
  *
  * attn_matmul / attn_matmul_nt against attn_matmul_naive / attn_matmul_nt_naive
  * on many shapes: 1×1, single rows and columns, primes, sizes on both sides of
@@ -9,8 +9,9 @@
  *     double). Cancellation cannot make this flaky, and a wrong index breaks it;
  *   - non-negative inputs (no cancellation): the engine's tolerance
  *     1e-5 + 1e-4·|ref|.
- * attn_softmax_rows: logits ±1e4, all-equal rows, -inf rows and cells, one
- * column, against the definition computed in double.
+ * attn_softmax_rows against attn_softmax_rows_reference (the definition, in
+ * double), and both by hand: logits ±1e4, all-equal rows, -inf rows and
+ * cells, +inf cells, one column.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -214,18 +215,15 @@ static void test_matmul_naive_by_hand(void **state)
 
 /* ---- softmax ------------------------------------------------------------------ */
 
-/* The definition, in double: exp(x - max) / Σ exp(x - max); an all -inf row is 0. */
-static void softmax_ref(float *y, const float *x, int rows, int cols)
-{
-    for (int i = 0; i < rows; i++) {
-        const float *xr = x + (size_t)i * cols;
-        double mx = -INFINITY, sum = 0;
-        for (int j = 0; j < cols; j++) mx = xr[j] > mx ? xr[j] : mx;
-        for (int j = 0; j < cols; j++) sum += mx == -INFINITY ? 0 : exp((double)xr[j] - mx);
-        for (int j = 0; j < cols; j++)
-            y[(size_t)i * cols + j] = mx == -INFINITY ? 0.0f : (float)(exp((double)xr[j] - mx) / sum);
-    }
-}
+/* Both softmaxes: the tests by hand hold for each; the fast one is also
+ * compared with the reference. */
+typedef void (*SoftmaxFn)(float *y, unsigned char *flags, const float *x, int rows, int cols);
+static const struct {
+    const char *name;
+    SoftmaxFn fn;
+} softmaxes[] = {{"attn_softmax_rows", attn_softmax_rows},
+                 {"attn_softmax_rows_reference", attn_softmax_rows_reference}};
+enum { N_SOFTMAXES = sizeof softmaxes / sizeof softmaxes[0] };
 
 static void assert_row_sums_to_one(const float *y, int rows, int cols)
 {
@@ -249,19 +247,21 @@ static void test_softmax_large_logits(void **state)
                          1e4f,  1e4f,      1e4f,      1e4f,     1e4f,      /* */
                          -1e4f, 1e4f,      -1e4f,     -1e4f,    -1e4f};
     float y[20], want[20];
-    unsigned char flags[4] = {0, 0, 0, 0};
-    attn_softmax_rows(y, flags, x, 4, 5);
-    softmax_ref(want, x, 4, 5);
-    for (int i = 0; i < 20; i++)
-        if (!isfinite(y[i])) fail_msg("softmax[%d] = %g: overflowed", i, (double)y[i]);
-    assert_floats_close("softmax ±1e4", y, want, 4, 5, 1e-7, 1e-6);
-    assert_row_sums_to_one(y, 4, 5);
-    assert_memory_equal(flags, ((unsigned char[4]){0, 0, 0, 0}), 4);
-    /* by hand: row 3 is one-hot, and exp(-1e4) underflows to exactly 0 */
-    assert_true(y[15] == 0.0f && y[16] == 1.0f && y[17] == 0.0f);
-    assert_true(y[1] == 0.0f && y[2] == 0.0f);
-    /* row 2 is all equal: 1/5 each */
-    for (int j = 10; j < 15; j++) assert_true(fabsf(y[j] - 0.2f) <= 2.4e-7f * 0.2f);
+    attn_softmax_rows_reference(want, NULL, x, 4, 5);
+    for (int f = 0; f < N_SOFTMAXES; f++) {
+        unsigned char flags[4] = {0, 0, 0, 0};
+        softmaxes[f].fn(y, flags, x, 4, 5);
+        for (int i = 0; i < 20; i++)
+            if (!isfinite(y[i])) fail_msg("%s: softmax[%d] = %g: overflowed", softmaxes[f].name, i, (double)y[i]);
+        assert_floats_close("softmax ±1e4 against the reference", y, want, 4, 5, 1e-7, 1e-6);
+        assert_row_sums_to_one(y, 4, 5);
+        assert_memory_equal(flags, ((unsigned char[4]){0, 0, 0, 0}), 4);
+        /* by hand: row 3 is one-hot, and exp(-1e4) underflows to exactly 0 */
+        assert_true(y[15] == 0.0f && y[16] == 1.0f && y[17] == 0.0f);
+        assert_true(y[1] == 0.0f && y[2] == 0.0f);
+        /* row 2 is all equal: 1/5 each */
+        for (int j = 10; j < 15; j++) assert_true(fabsf(y[j] - 0.2f) <= 2.4e-7f * 0.2f);
+    }
 }
 
 static void test_softmax_all_equal(void **state)
@@ -271,11 +271,14 @@ static void test_softmax_all_equal(void **state)
         float *x = malloc(sizeof(float) * (size_t)n), *y = nan_floats((size_t)n); /* (1, n) */
         assert_non_null(x);
         for (int j = 0; j < n; j++) x[j] = 3.7f;
-        attn_softmax_rows(y, NULL, x, 1, n);
-        float u = (float)(1.0 / n);
-        for (int j = 0; j < n; j++)
-            if (fabsf(y[j] - u) > 2.4e-7f * u)
-                fail_msg("n=%d: weight %d = %.9g, expected 1/n = %.9g", n, j, (double)y[j], (double)u);
+        for (int f = 0; f < N_SOFTMAXES; f++) {
+            softmaxes[f].fn(y, NULL, x, 1, n);
+            float u = (float)(1.0 / n);
+            for (int j = 0; j < n; j++)
+                if (fabsf(y[j] - u) > 2.4e-7f * u)
+                    fail_msg("%s, n=%d: weight %d = %.9g, expected 1/n = %.9g", softmaxes[f].name, n, j, (double)y[j],
+                             (double)u);
+        }
         free(x);
         free(y);
     }
@@ -288,21 +291,23 @@ static void test_softmax_blocked(void **state)
     /* (3, 4): a normal row, a fully blocked row, a partly blocked row */
     const float x[12] = {0.5f, -1, 2, 0, ninf, ninf, ninf, ninf, 1, ninf, 3, ninf};
     float y[12], want[12];
-    unsigned char flags[3] = {0, 0, 0};
-    attn_softmax_rows(y, flags, x, 3, 4);
-    softmax_ref(want, x, 3, 4);
-    assert_floats_close("softmax with -inf", y, want, 3, 4, 1e-7, 1e-6);
-    for (int j = 0; j < 4; j++) assert_true(y[4 + j] == 0.0f); /* zero, never NaN */
-    assert_true(y[9] == 0.0f && y[11] == 0.0f);                /* blocked cells: exactly 0 */
-    assert_int_equal(flags[0], 0);
-    assert_int_equal(flags[1], ATTN_ROW_ALL_BLOCKED);
-    assert_int_equal(flags[2], 0);
-    assert_row_sums_to_one(y, 1, 4);
-    assert_row_sums_to_one(y + 8, 1, 4);
-    /* flags may be NULL */
-    float y2[12];
-    attn_softmax_rows(y2, NULL, x, 3, 4);
-    assert_memory_equal(y, y2, sizeof y);
+    attn_softmax_rows_reference(want, NULL, x, 3, 4);
+    for (int f = 0; f < N_SOFTMAXES; f++) {
+        unsigned char flags[3] = {0, 0, 0};
+        softmaxes[f].fn(y, flags, x, 3, 4);
+        assert_floats_close("softmax with -inf against the reference", y, want, 3, 4, 1e-7, 1e-6);
+        for (int j = 0; j < 4; j++) assert_true(y[4 + j] == 0.0f); /* zero, never NaN */
+        assert_true(y[9] == 0.0f && y[11] == 0.0f);                /* blocked cells: exactly 0 */
+        assert_int_equal(flags[0], 0);
+        assert_int_equal(flags[1], ATTN_ROW_ALL_BLOCKED);
+        assert_int_equal(flags[2], 0);
+        assert_row_sums_to_one(y, 1, 4);
+        assert_row_sums_to_one(y + 8, 1, 4);
+        /* flags may be NULL */
+        float y2[12];
+        softmaxes[f].fn(y2, NULL, x, 3, 4);
+        assert_memory_equal(y, y2, sizeof y);
+    }
 }
 
 static void test_softmax_single_column(void **state)
@@ -310,15 +315,33 @@ static void test_softmax_single_column(void **state)
     (void)state;
     /* (5, 1): seed 001's seq_len = 1 case, softmax of one score is 1 whatever the score */
     const float x[5] = {0, -3.5f, 1e4f, -1e20f, -INFINITY};
-    float y[5];
-    unsigned char flags[5] = {0};
-    attn_softmax_rows(y, flags, x, 5, 1);
-    for (int i = 0; i < 4; i++) {
-        assert_true(y[i] == 1.0f);
-        assert_int_equal(flags[i], 0);
+    for (int f = 0; f < N_SOFTMAXES; f++) {
+        float y[5];
+        unsigned char flags[5] = {0};
+        softmaxes[f].fn(y, flags, x, 5, 1);
+        for (int i = 0; i < 4; i++) {
+            assert_true(y[i] == 1.0f);
+            assert_int_equal(flags[i], 0);
+        }
+        assert_true(y[4] == 0.0f);
+        assert_int_equal(flags[4], ATTN_ROW_ALL_BLOCKED);
     }
-    assert_true(y[4] == 0.0f);
-    assert_int_equal(flags[4], ATTN_ROW_ALL_BLOCKED);
+}
+
+/* +inf logits (an overflowed score): both share the weight among them, softmax's limit. */
+static void test_softmax_pinf(void **state)
+{
+    (void)state;
+    const float x[8] = {INFINITY, 1,        INFINITY, -INFINITY, /* */
+                        0,        INFINITY, 2,        3};
+    const float want[8] = {0.5f, 0, 0.5f, 0, 0, 1, 0, 0};
+    for (int f = 0; f < N_SOFTMAXES; f++) {
+        float y[8];
+        unsigned char flags[2] = {0, 0};
+        softmaxes[f].fn(y, flags, x, 2, 4);
+        assert_floats_close(softmaxes[f].name, y, want, 2, 4, 0, 0);
+        assert_memory_equal(flags, ((unsigned char[2]){0, 0}), 2);
+    }
 }
 
 static void test_softmax_random(void **state)
@@ -332,7 +355,7 @@ static void test_softmax_random(void **state)
         for (int i = 0; i < rows * cols; i++) x[i] *= 20.0f;
         float *y = nan_floats((size_t)rows * cols), *want = nan_floats((size_t)rows * cols);
         attn_softmax_rows(y, NULL, x, rows, cols);
-        softmax_ref(want, x, rows, cols);
+        attn_softmax_rows_reference(want, NULL, x, rows, cols);
         assert_floats_close("softmax random", y, want, rows, cols, 1e-7, 1e-5);
         assert_row_sums_to_one(y, rows, cols);
         free(x);
@@ -348,6 +371,9 @@ int main(void)
         cmocka_unit_test(test_matmul_nt_shapes),      cmocka_unit_test(test_softmax_large_logits),
         cmocka_unit_test(test_softmax_all_equal),     cmocka_unit_test(test_softmax_blocked),
         cmocka_unit_test(test_softmax_single_column), cmocka_unit_test(test_softmax_random),
+        cmocka_unit_test(test_softmax_pinf),
     };
-    return cmocka_run_group_tests_name("kernels", tests, NULL, NULL);
+    int failed = cmocka_run_group_tests_name("kernels", tests, NULL, NULL);
+    attn_shutdown();
+    return failed;
 }

@@ -698,5 +698,7 @@ int main(void)
         cmocka_unit_test(test_duplicate_after_many_keys),
         cmocka_unit_test(test_values_from_cjson),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    attn_shutdown();
+    return failed;
 }

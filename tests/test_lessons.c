@@ -6,7 +6,8 @@
  * re-tracing the lesson with one setting changed (the fill, the scaling), never
  * compared against a copy of what the engine printed. The only literal numbers
  * are the seeds' own: seed 002's q, k, q·kᵀ and ÷√2, and its pitfall
- * matmul(q, k) = [[19,22],[43,50]].
+ * matmul(q, k) = [[19,22],[43,50]]. Every trace is also compared, step by
+ * step, with attn_reference_forward's at 1e-5 + 1e-4·|ref|.
  */
 #include <dirent.h>
 #include <math.h>
@@ -22,6 +23,7 @@
 #include "attn.h"
 #include "lesson.h"
 #include "narrate.h"
+#include "test_trace.h"
 #include "test_util.h"
 
 #define LESSONS_DIR ATTNVIZ_SOURCE_DIR "/lessons"
@@ -39,6 +41,7 @@ static void load_path(Loaded *out, const char *path)
     char err[512];
     out->trace = attn_trace_create(&out->lesson.cfg, err, sizeof err);
     if (!out->trace) fail_msg("%s: %s", path, err);
+    assert_trace_matches_reference(path, out->trace, &out->lesson.cfg, TEST_ABS_TOL, TEST_REL_TOL);
 }
 
 static void load_id(Loaded *out, const char *id)
@@ -60,6 +63,7 @@ static AttnTrace *retrace(const AttnConfig *cfg)
     char err[512];
     AttnTrace *t = attn_trace_create(cfg, err, sizeof err);
     if (!t) fail_msg("retrace: %s", err);
+    assert_trace_matches_reference("retrace", t, cfg, TEST_ABS_TOL, TEST_REL_TOL);
     return t;
 }
 
@@ -91,17 +95,12 @@ static float step_max(const AttnStep *s)
     return m;
 }
 
-/* C (m×n) = A (m×k) · B (k×n) in double, rounded to float once. */
+/* C (m×n) = A (m×k) · B (k×n), the reference product, in a new buffer. */
 static float *matmul(const float *A, const float *B, int m, int k, int n)
 {
     float *C = malloc(sizeof(float) * (size_t)m * (size_t)n); /* (m, n) */
     assert_non_null(C);
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < n; j++) {
-            double s = 0;
-            for (int q = 0; q < k; q++) s += (double)A[i * k + q] * B[q * n + j];
-            C[i * n + j] = (float)s;
-        }
+    attn_matmul_naive(C, A, B, NULL, m, k, n);
     return C;
 }
 
@@ -772,5 +771,7 @@ int main(void)
         cmocka_unit_test(test_key_padding),
         cmocka_unit_test(test_biases),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    attn_shutdown();
+    return failed;
 }

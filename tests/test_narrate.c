@@ -342,5 +342,7 @@ int main(void)
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_additive),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    attn_shutdown();
+    return failed;
 }

@@ -124,6 +124,7 @@ static AttnTrace *run(const AttnConfig *cfg)
     char err[512];
     AttnTrace *t = attn_trace_create(cfg, err, sizeof err);
     if (!t) fail_msg("attn_trace_create: %s", err);
+    assert_trace_matches_reference("numerics", t, cfg, TEST_ABS_TOL, TEST_REL_TOL);
     return t;
 }
 
@@ -347,6 +348,14 @@ static void assert_refused(const AttnConfig *cfg, const char *step_name)
     if (errno != ERANGE) fail_msg("expected errno ERANGE for an overflow, got %d (%s)", errno, err);
     if (!strstr(err, step_name) || !strstr(err, "float32"))
         fail_msg("expected a message naming %s and float32, got: %s", step_name, err);
+    /* the reference refuses it alike */
+    char ref_err[512] = "";
+    errno = 0;
+    t = attn_reference_forward(cfg, ref_err, sizeof ref_err);
+    attn_trace_destroy(t);
+    assert_null(t);
+    assert_int_equal(errno, ERANGE);
+    assert_string_equal(err, ref_err);
 }
 
 static void test_huge_weights_overflow(void **state)
@@ -535,6 +544,7 @@ static void test_lessons_end_to_end(void **state)
                 fail_msg("case %zu: expected a message naming %s and float32, got: %s", i, cases[i].refused_at, msg);
         } else {
             if (!t) fail_msg("case %zu: %s", i, msg);
+            assert_trace_matches_reference("numerics lesson", t, &L.cfg, TEST_ABS_TOL, TEST_REL_TOL);
             assert_trace_defined(t, L.cfg.mask);
             /* and the trace file holds no nan or inf but the asked-for fill */
             char *doc = NULL;
@@ -569,5 +579,7 @@ int main(void)
         cmocka_unit_test(test_reused_block),
         cmocka_unit_test(test_lessons_end_to_end),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    attn_shutdown();
+    return failed;
 }

@@ -9,7 +9,8 @@
  *   - the traced forward on 1 thread is recomputed step by step with the
  *     naive kernels (accumulating in double) from the trace's own recorded
  *     operands, and every step must agree within the engine's tolerance
- *     1e-5 + 1e-4·|ref|; softmax against its definition in double;
+ *     1e-5 + 1e-4·|ref|, softmax against attn_softmax_rows_reference; and
+ *     the whole trace against attn_reference_forward's at the same tolerance;
  *   - the traced forward on 2 and 3 threads must equal the 1-thread trace bit
  *     for bit (a row is computed by the same code whichever thread does it);
  *   - attn_matmul / attn_matmul_nt against the naive ones on the products the
@@ -109,18 +110,6 @@ static void perf_expect_step(const char *shape, const AttnStep *s, const float *
                  bad);
 }
 
-/* Row softmax by its definition, in double, -inf cells giving 0. */
-static void perf_softmax_ref(float *y, const float *x, int rows, int cols)
-{
-    for (int i = 0; i < rows; i++) {
-        const float *xr = x + (size_t)i * cols;
-        double mx = -INFINITY, sum = 0;
-        for (int j = 0; j < cols; j++) mx = xr[j] > mx ? xr[j] : mx;
-        for (int j = 0; j < cols; j++) sum += exp((double)xr[j] - mx);
-        for (int j = 0; j < cols; j++) y[(size_t)i * cols + j] = (float)(exp((double)xr[j] - mx) / sum);
-    }
-}
-
 /* Every computed step of a 1-thread trace against the naive kernels applied to
  * the trace's own operands. */
 static void perf_check_trace_against_naive(const char *shape, const AttnTrace *t)
@@ -152,7 +141,7 @@ static void perf_check_trace_against_naive(const char *shape, const AttnTrace *t
         perf_expect_step(shape, S, ref);
         const AttnStep *W = attn_trace_find(t, ATTN_STEP_SOFTMAX, h);
         const AttnStep *pre = &t->steps[W->from[0]]; /* scaled or masked */
-        perf_softmax_ref(ref, pre->data, n, n);
+        attn_softmax_rows_reference(ref, NULL, pre->data, n, n);
         perf_expect_step(shape, W, ref);
         snprintf(name, sizeof name, "head_%d", h);
         attn_matmul_naive(ref, W->data, Vh, NULL, n, n, dv);
@@ -176,6 +165,7 @@ static void perf_run_shape(PerfShape s, AttnMaskKind mask)
     AttnTrace *one = attn_trace_create(&in.cfg, err, sizeof err);
     if (!one) fail_msg("%s: %s", shape, err);
     perf_check_trace_against_naive(shape, one);
+    assert_trace_matches_reference(shape, one, &in.cfg, TEST_ABS_TOL, TEST_REL_TOL);
     for (int threads = 2; threads <= 3; threads++) {
         in.cfg.threads = threads;
         AttnTrace *many = attn_trace_create(&in.cfg, err, sizeof err);
@@ -305,10 +295,11 @@ static void test_softmax_wide_rows_accuracy(void **state)
     for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
         int cols = widths[wi], rows = 9;
         float *x = malloc(sizeof(float) * (size_t)rows * cols), *y = malloc(sizeof(float) * (size_t)rows * cols);
-        double *e = malloc(sizeof(double) * (size_t)cols);
+        float *z = malloc(sizeof(float) * (size_t)cols), *w = malloc(sizeof(float) * (size_t)cols); /* (cols) */
         assert_non_null(x);
         assert_non_null(y);
-        assert_non_null(e);
+        assert_non_null(z);
+        assert_non_null(w);
         for (int i = 0; i < rows * cols; i++) {
             seed = seed * 1103515245u + 12345u;
             double u = (double)(seed >> 8) / (double)(1u << 24);      /* [0, 1) */
@@ -319,34 +310,38 @@ static void test_softmax_wide_rows_accuracy(void **state)
         attn_softmax_rows(y, NULL, x, rows, cols);
         for (int i = 0; i < rows; i++) {
             const float *xr = x + (size_t)i * cols, *yr = y + (size_t)i * cols;
-            double mx = -INFINITY, sum = 0, ysum = 0;
+            float mx = -INFINITY;
+            double ysum = 0;
             for (int j = 0; j < cols; j++) mx = xr[j] > mx ? xr[j] : mx;
             if (mx == -INFINITY) continue; /* every key blocked: tested elsewhere */
-            /* x - max rounded to float, as every float softmax (PyTorch's
-             * too) computes it: at |x| = 40 that rounding alone is 4e-6 of a
-             * weight, a property of the input, not of the kernel */
-            for (int j = 0; j < cols; j++) sum += e[j] = exp((double)(xr[j] - (float)mx));
+            /* the reference on x - max rounded to float, as every float
+             * softmax (PyTorch's too) computes it: at |x| = 40 that rounding
+             * alone is 4e-6 of a weight, a property of the input, not of the
+             * kernel */
+            for (int j = 0; j < cols; j++) z[j] = xr[j] - mx;
+            attn_softmax_rows_reference(w, NULL, z, 1, cols);
             for (int j = 0; j < cols; j++) {
-                double w = e[j] / sum;
                 ysum += yr[j];
-                if (w < 1e-30) {
+                if (w[j] < 1e-30f) {
                     if (yr[j] > 1e-30f)
-                        fail_msg("cols %d row %d col %d: %g for a weight of %g", cols, i, j, (double)yr[j], w);
+                        fail_msg("cols %d row %d col %d: %g for a weight of %g", cols, i, j, (double)yr[j],
+                                 (double)w[j]);
                     continue;
                 }
-                double rel = fabs((double)yr[j] - w) / w;
+                double rel = fabs((double)yr[j] - (double)w[j]) / (double)w[j];
                 if (rel > worst) worst = rel, worst_w = cols;
             }
             if (fabs(ysum - 1.0) > 4e-7) fail_msg("cols %d row %d sums to %.9g", cols, i, ysum);
         }
-        free(x), free(y), free(e);
+        free(x), free(y), free(z), free(w);
     }
     printf("  wide rows: worst relative error %.3g (%.2f ulp) at %d columns\n", worst, worst / 5.96e-8, worst_w);
     if (worst > 8 * 5.96e-8) fail_msg("a weight is off by %.3g relative (%d columns)", worst, worst_w);
 }
 
 /* The scan for overflowed values runs on the threads too (from 4 MiB of
- * trace): it must name the same first bad cell as on one thread. */
+ * trace): it must name the same first bad cell as on one thread, and as the
+ * reference. */
 static void test_overflow_named_alike_on_threads(void **state)
 {
     (void)state;
@@ -363,6 +358,10 @@ static void test_overflow_named_alike_on_threads(void **state)
     printf("  1 thread: %s\n  2 threads: %s\n", err1, err2);
     assert_string_equal(err1, err2);
     assert_non_null(strstr(err1, "Q[5]"));
+    /* and as the reference names it */
+    char err3[256] = "";
+    assert_null(attn_reference_forward(&in.cfg, err3, sizeof err3));
+    assert_string_equal(err1, err3);
     perf_inputs_free(&in);
 }
 
@@ -376,5 +375,7 @@ int main(void)
         cmocka_unit_test(test_bench_shapes_causal_match_naive),
         cmocka_unit_test(test_overflow_named_alike_on_threads),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    attn_shutdown();
+    return failed;
 }

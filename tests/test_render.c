@@ -644,6 +644,174 @@ static void test_column_notation(void **state)
     canvas_free(c);
 }
 
+/* ---- line breaking ---- */
+
+/* A fixed-pitch advance: 1 for ASCII, 2 for anything else (as a CJK
+ * character is about twice as wide as a Latin letter), so expected lines can
+ * be worked out by hand. */
+static int unit_advance(void *user, uint32_t cp)
+{
+    (void)user;
+    return cp < 0x80 ? 1 : 2;
+}
+
+static int text_units(const char *s, size_t n)
+{
+    int w = 0;
+    for (const char *p = s; p < s + n;) w += unit_advance(NULL, render_utf8_next(&p));
+    return w;
+}
+
+/* Breaks s at `width` units and compares the lines with want[] (n lines). */
+static void expect_lines(const char *s, int width, const char *const *want, int n)
+{
+    size_t starts[32], lens[32];
+    int got = render_break_lines(s, width, unit_advance, NULL, starts, lens, 32);
+    int same = got == n;
+    for (int i = 0; same && i < n; i++) same = strlen(want[i]) == lens[i] && !memcmp(want[i], s + starts[i], lens[i]);
+    if (same) return;
+    fprintf(stderr, "breaking \"%s\" at width %d:\n", s, width);
+    for (int i = 0; i < got || i < n; i++)
+        fprintf(stderr, "  line %d: got \"%.*s\", want \"%s\"\n", i + 1, i < got ? (int)lens[i] : 0,
+                i < got ? s + starts[i] : "", i < n ? want[i] : "(none)");
+    fail_msg("%d lines, want %d, or a line differs", got, n);
+}
+
+/* Chinese, at widths where breaking before the first character that does not
+ * fit would start a line with 「：」 or 「。」: the character before it moves
+ * down with it. */
+static void test_break_kinsoku(void **state)
+{
+    (void)state;
+    /* naive at 4: 输入 / ：每 / 个词 / 元一 / 行。 */
+    expect_lines("输入：每个词元一行。", 4, (const char *const[]){"输", "入：", "每个", "词元", "一", "行。"}, 6);
+    /* naive at 10: 头 2，主语 / –动词：我把 / ... ; the comma and the colon stay up */
+    expect_lines("每个头都看到全部 3 个词。", 12, (const char *const[]){"每个头都看到", "全部 3 个", "词。"}, 3);
+    /* 「 never ends a line, 」 never starts one */
+    expect_lines("同一个词「喜欢」在头 1 里", 10, (const char *const[]){"同一个词", "「喜欢」在", "头 1 里"}, 3);
+    /* full-width brackets around English: （ stays with "mean" */
+    expect_lines("平均值（mean）是 0.5", 8, (const char *const[]){"平均值", "（mean）", "是 0.5"}, 3);
+    /* ASCII brackets and commas (naive at 7: ... / "0.25 (" / "均匀)") */
+    expect_lines("权重是 0.25, 0.25 (均匀)", 7, (const char *const[]){"权重是", "0.25,", "0.25", "(均匀)"}, 4);
+}
+
+/* English words and numbers are never split; mixed lines break at spaces and
+ * around Chinese characters. */
+static void test_break_words(void **state)
+{
+    (void)state;
+    /* naive at 10: "the weight" / "ed sum of " / "V" */
+    expect_lines("the weighted sum of V", 10, (const char *const[]){"the", "weighted", "sum of V"}, 3);
+    /* a word glued to Chinese characters breaks only at their edges, and the
+     * colon after "weights" does not start a line (naive at 14: "softmax 的输出" / "叫weights" / "：每行和为 1") */
+    expect_lines("softmax 的输出叫weights：每行和为 1", 14,
+                 (const char *const[]){"softmax 的输出", "叫weights：每", "行和为 1"}, 3);
+    /* "'s" stays with the token it follows (naive at 12: "matches 跑步" / "'s key") */
+    expect_lines("matches 跑步's key", 12, (const char *const[]){"matches 跑", "步's key"}, 2);
+    /* a middle dot joins a pair (naive at 12: "顺序是 s1·" / "我，s2·我") */
+    expect_lines("顺序是 s1·我，s2·我", 12, (const char *const[]){"顺序是", "s1·我，", "s2·我"}, 3);
+    /* 0.8943 is one word */
+    expect_lines("我把 0.8943 给了喜欢", 8, (const char *const[]){"我把", "0.8943", "给了喜欢"}, 3);
+    /* a newline always breaks, and keeps the next line's indentation */
+    expect_lines("Q · K\n  = 2.83", 20, (const char *const[]){"Q · K", "  = 2.83"}, 2);
+}
+
+/* Only a word wider than the line is broken inside, at a codepoint
+ * boundary, and not before its closing punctuation. */
+static void test_break_long_word(void **state)
+{
+    (void)state;
+    expect_lines("Concat(head₁,head₂)·W_O", 6, (const char *const[]){"Concat", "(head", "₁,hea", "d₂)·", "W_O"}, 5);
+    expect_lines("abcdefg,hij", 7, (const char *const[]){"abcdef", "g,hij"}, 2);
+    expect_lines("see supercalifragilistic", 8, (const char *const[]){"see", "supercal", "ifragili", "stic"}, 4);
+}
+
+static int is_word_byte(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+static int has_prefix_of(const char *s, size_t n, const char *const *set)
+{
+    for (int i = 0; set[i]; i++)
+        if (n >= strlen(set[i]) && !memcmp(s, set[i], strlen(set[i]))) return 1;
+    return 0;
+}
+
+static int has_suffix_of(const char *s, size_t n, const char *const *set)
+{
+    for (int i = 0; set[i]; i++)
+        if (n >= strlen(set[i]) && !memcmp(s + n - strlen(set[i]), set[i], strlen(set[i]))) return 1;
+    return 0;
+}
+
+/* The rule at every width, on mixed narration: no text is lost, each line
+ * fits, no line starts with closing punctuation or ends with an opening
+ * bracket, no English word is cut, and every line is whole UTF-8. */
+static void test_break_every_width(void **state)
+{
+    (void)state;
+    static const char *const closing[] = {"，", "。", "、", "：", "；", "！", "？", "」", "』", "）", "》",
+                                          "】", "…",  ",",  ".",  ":",  ";",  "!",  "?",  ")",  "]",  NULL};
+    static const char *const opening[] = {"「", "『", "（", "《", "【", "(", "[", NULL};
+    const char *text = "头 2，主语–动词：我把 0.8943 给了「喜欢」，「喜欢」把 0.8943 给了「我」。"
+                       "Each row of weights₂ (3 × 3) sums to 1: softmax keeps the order. "
+                       "缩放点积注意力（scaled dot-product attention）除以 √d_k，再做 softmax。";
+    size_t len = strlen(text);
+    for (int width = 12; width <= 80; width++) {
+        size_t starts[128], lens[128];
+        int n = render_break_lines(text, width, unit_advance, NULL, starts, lens, 128);
+        assert_true(n < 128);
+        size_t at = 0;
+        for (int i = 0; i < n; i++) {
+            const char *ln = text + starts[i];
+            /* only spaces were dropped between lines */
+            for (; at < starts[i]; at++)
+                if (text[at] != ' ')
+                    fail_msg("width %d: byte %zu '%c' lost before line %d", width, at, text[at], i + 1);
+            at = starts[i] + lens[i];
+            assert_true(lens[i] > 0);
+            if ((((unsigned char)ln[0]) & 0xC0) == 0x80 || (at < len && (((unsigned char)text[at]) & 0xC0) == 0x80))
+                fail_msg("width %d: line %d is cut inside a UTF-8 sequence", width, i + 1);
+            if (text_units(ln, lens[i]) > width)
+                fail_msg("width %d: line %d \"%.*s\" is wider", width, i + 1, (int)lens[i], ln);
+            if (i > 0 && has_prefix_of(ln, lens[i], closing))
+                fail_msg("width %d: line %d starts with punctuation: \"%.*s\"", width, i + 1, (int)lens[i], ln);
+            if (i < n - 1 && has_suffix_of(ln, lens[i], opening))
+                fail_msg("width %d: line %d ends with an opening bracket: \"%.*s\"", width, i + 1, (int)lens[i], ln);
+            /* the longest words here, "dot-product" and "attention）", are 11 units */
+            if (i < n - 1 && is_word_byte(ln[lens[i] - 1]) && is_word_byte(text[at]))
+                fail_msg("width %d: a word is cut after line %d \"%.*s\"", width, i + 1, (int)lens[i], ln);
+        }
+        assert_int_equal(at, len);
+    }
+}
+
+/* render_wrap applies the rule with the real fonts' advances: at every pixel
+ * width, no line of this narration starts with 「，」「：」 or 「。」. */
+static void test_wrap_fonts(void **state)
+{
+    (void)state;
+    Canvas *c = canvas_make(64, 64, 1);
+    const char *text =
+        "头 2，主语–动词：我把 0.8943 给了喜欢，喜欢把 0.8943 给了我。同一个词「喜欢」，在头 1 里看跑步。";
+    int lines_seen = 0;
+    for (int width = 60; width <= 500; width++) {
+        size_t starts[64], lens[64];
+        int n = render_wrap(c->rc, text, 16, width, starts, lens, 64);
+        lines_seen += n;
+        for (int i = 0; i < n; i++) {
+            const char *ln = text + starts[i];
+            assert_true(render_measure(c->rc, ln, lens[i], 16) <= width);
+            if (i > 0 &&
+                (!strncmp(ln, "，", 3) || !strncmp(ln, "：", 3) || !strncmp(ln, "。", 3) || !strncmp(ln, "」", 3)))
+                fail_msg("width %d px: line %d starts with punctuation: \"%.*s\"", width, i + 1, (int)lens[i], ln);
+        }
+    }
+    assert_true(lines_seen > 441 * 2); /* it did wrap */
+    canvas_free(c);
+}
+
 int main(void)
 {
     SDL_SetHint(SDL_HINT_RENDER_DRIVER, "software");
@@ -664,6 +832,11 @@ int main(void)
         cmocka_unit_test(test_blocked_weights_true_values),
         cmocka_unit_test(test_weight_scales),
         cmocka_unit_test(test_column_notation),
+        cmocka_unit_test(test_break_kinsoku),
+        cmocka_unit_test(test_break_words),
+        cmocka_unit_test(test_break_long_word),
+        cmocka_unit_test(test_break_every_width),
+        cmocka_unit_test(test_wrap_fonts),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     TTF_Quit();

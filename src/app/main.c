@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "attn.h"
 
 typedef struct Command {
     const char *name;
@@ -43,7 +44,7 @@ static void usage(FILE *out)
             app_lessons_dir());
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0)) {
         usage(stdout);
@@ -61,4 +62,11 @@ int main(int argc, char **argv)
     if (strchr(argv[1], '.') || strchr(argv[1], '/')) return cmd_show(argc, argv);
     fprintf(stderr, "attnviz: unknown command '%s' (try 'attnviz --help')\n", argv[1]);
     return APP_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    int status = run(argc, argv);
+    attn_shutdown(); /* the engine's threads and spare blocks: leak checkers see nothing left */
+    return status;
 }

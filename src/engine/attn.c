@@ -1,9 +1,10 @@
-/* attn.c: the forward pass and its trace. See attn.h for the conventions.
+/* attn.c: the trace's layout and the fast forward pass. See attn.h for the
+ * conventions.
  *
- * A trace is built in two passes over the same plan: the first pass only
- * counts steps, `from` links, row flags and floats; then one block is
- * allocated for all of it; the second pass lays the steps out in that block.
- * Only then is anything computed, step by step, into the recorded buffers.
+ * A trace is planned once: plan_dot or plan_additive lists its steps (kind,
+ * shape, name, links); one block is allocated for all of them, sized from
+ * that list, and the steps are laid out in it. Only then is anything
+ * computed, step by step, into the recorded buffers.
  */
 #define _DEFAULT_SOURCE /* MADV_HUGEPAGE in <sys/mman.h>, for the trace's block */
 #include "attn.h"
@@ -152,16 +153,77 @@ int attn_config_check(const AttnConfig *c, char *err, size_t errlen)
     return 0;
 }
 
-/* ---- planning: the two-pass builder ---------------------------------- */
+/* ---- planning: the trace's layout ------------------------------------------
+ *
+ * plan_dot and plan_additive list a trace's steps in order, each with its
+ * kind, head, shape, name and the steps it was computed from, into a
+ * Builder. That list is the layout: the block's size is summed from it, and
+ * place_steps lays the listed steps out in the block. */
 
 typedef struct Builder {
-    AttnTrace *t; /* NULL on the counting pass */
-    int n_steps;
-    size_t n_from, n_flags, n_floats;
-    unsigned short *from_cur;
-    unsigned char *flag_cur;
-    float *float_cur;
+    AttnStep *steps;      /* (cap_steps) the steps listed so far; data, from and row_flags not yet set */
+    unsigned short *from; /* (cap_from) their `from` links, step after step */
+    int n_steps, cap_steps;
+    size_t n_from, cap_from;
+    size_t n_flags, n_floats; /* row flags and floats the listed steps need */
+    int out_of_memory;        /* growing steps or from failed: the list is incomplete */
+    AttnStep steps_small[128];
+    unsigned short from_small[512];
 } Builder;
+
+static void builder_init(Builder *b)
+{
+    b->steps = b->steps_small;
+    b->cap_steps = (int)(sizeof b->steps_small / sizeof b->steps_small[0]);
+    b->from = b->from_small;
+    b->cap_from = sizeof b->from_small / sizeof b->from_small[0];
+    b->n_steps = 0;
+    b->n_from = b->n_flags = b->n_floats = 0;
+    b->out_of_memory = 0;
+}
+
+static void builder_free(Builder *b)
+{
+    if (b->steps != b->steps_small) free(b->steps);
+    if (b->from != b->from_small) free(b->from);
+}
+
+/* *arr (of *cap elements of size each, the first `used` in use, stored in
+ * small until it outgrows it) with room for at least `need`. Returns 0, or
+ * -1 when memory runs out (then *arr is unchanged). */
+static int grow(void **arr, void *small, size_t *cap, size_t used, size_t need, size_t size)
+{
+    if (need <= *cap) return 0;
+    size_t want = *cap * 2 > need ? *cap * 2 : need;
+    void *bigger = *arr == small ? malloc(want * size) : realloc(*arr, want * size);
+    if (!bigger) return -1;
+    if (*arr == small) memcpy(bigger, small, used * size);
+    *arr = bigger;
+    *cap = want;
+    return 0;
+}
+
+/* Room in b for one more step with up to n_from links. Returns 0, or -1
+ * (b->out_of_memory set) when memory runs out. */
+static int builder_reserve(Builder *b, int n_from)
+{
+    size_t cap_steps = (size_t)b->cap_steps;
+    if (grow((void **)&b->steps, b->steps_small, &cap_steps, (size_t)b->n_steps, (size_t)b->n_steps + 1,
+             sizeof *b->steps) != 0 ||
+        grow((void **)&b->from, b->from_small, &b->cap_from, b->n_from, b->n_from + (size_t)n_from, sizeof *b->from) !=
+            0) {
+        b->out_of_memory = 1;
+        return -1;
+    }
+    b->cap_steps = (int)cap_steps;
+    return 0;
+}
+
+/* Masked, softmax and weighted-sum steps carry a flag per row (ATTN_ROW_*). */
+static int kind_has_row_flags(AttnStepKind kind)
+{
+    return kind == ATTN_STEP_MASKED || kind == ATTN_STEP_SOFTMAX || kind == ATTN_STEP_WEIGHTED_SUM;
+}
 
 /* The names of per-head steps, base_H (Q_2, weights_2), in static storage
  * so that a step holds a pointer, not a copy (a lesson's 28 steps carried
@@ -194,111 +256,70 @@ static const char *head_name(int k, int h)
     return head_names[k][h - 1];
 }
 
-/* Adds one step; returns its index. from: n_from indices, -1 entries
+/* Lists one step; returns its index. from: n_from indices, -1 entries
  * skipped. name: a string in static storage. */
-static int add_step(Builder *b, AttnStepKind kind, int head, int rows, int cols, int flags, const int *from, int n_from,
-                    const char *name)
+static inline int add_step(Builder *b, AttnStepKind kind, int head, int rows, int cols, const int *from, int n_from,
+                           const char *name)
 {
-    int real_from = 0;
-    for (int i = 0; i < n_from; i++) real_from += from[i] >= 0;
-    int idx = b->n_steps++;
-    size_t nf = (size_t)rows * (size_t)cols;
-    if (b->t) {
-        AttnStep *s = &b->t->steps[idx];
-        s->kind = kind;
-        s->head = (unsigned short)head;
-        s->rows = rows;
-        s->cols = cols;
-        s->name = name;
-        s->data = b->float_cur;
-        b->float_cur += nf;
-        s->n_from = (unsigned short)real_from;
-        s->from = b->from_cur;
-        for (int i = 0; i < n_from; i++)
-            if (from[i] >= 0) *b->from_cur++ = (unsigned short)from[i];
-        s->row_flags = NULL;
-        if (flags) {
-            s->row_flags = b->flag_cur;
-            memset(s->row_flags, 0, (size_t)rows);
-            b->flag_cur += rows;
-        }
-    }
-    b->n_from += (size_t)real_from;
-    b->n_flags += flags ? (size_t)rows : 0;
-    b->n_floats += nf;
+    int idx = b->n_steps;
+    if ((idx >= b->cap_steps || b->n_from + (size_t)n_from > b->cap_from) && builder_reserve(b, n_from) != 0) return -1;
+    AttnStep *s = &b->steps[idx];
+    s->data = NULL;
+    s->from = NULL;
+    s->row_flags = NULL;
+    s->n_from = 0;
+    s->kind = kind;
+    s->head = (unsigned short)head;
+    s->rows = rows;
+    s->cols = cols;
+    s->name = name;
+    for (int i = 0; i < n_from; i++)
+        if (from[i] >= 0) b->from[b->n_from + s->n_from++] = (unsigned short)from[i];
+    b->n_steps++;
+    b->n_from += s->n_from;
+    b->n_flags += kind_has_row_flags(kind) ? (size_t)rows : 0;
+    b->n_floats += (size_t)rows * (size_t)cols;
     return idx;
 }
-
-/* Indices of the planned steps, -1 where a step is absent. */
-struct Plan {
-    int X, Y, W_Q, b_Q, W_K, b_K, W_V, b_V, W_O, b_O, Q, K, V, concat, output;
-    int W_a, b_a, v_a, hidden;
-    HeadPlan *head;   /* (heads) */
-    int *concat_from; /* (heads) scratch for concat's links */
-};
-typedef struct Plan Plan;
 
 static void plan_dot(Builder *b, const AttnConfig *c, Plan *p)
 {
     int H = c->heads, dm = c->d_model, nq = c->n_q, nk = c->n_k;
     int has_mask = c->mask_kind != ATTN_MASK_NONE;
-    p->X = add_step(b, ATTN_STEP_INPUT, 0, nq, dm, 0, NULL, 0, "X");
-    p->Y = c->cross ? add_step(b, ATTN_STEP_INPUT, 0, nk, dm, 0, NULL, 0, "Y") : -1;
+    p->X = add_step(b, ATTN_STEP_INPUT, 0, nq, dm, NULL, 0, "X");
+    p->Y = c->cross ? add_step(b, ATTN_STEP_INPUT, 0, nk, dm, NULL, 0, "Y") : -1;
     int src = c->cross ? p->Y : p->X;
-    p->W_Q = add_step(b, ATTN_STEP_WEIGHT, 0, dm, H * c->d_k, 0, NULL, 0, "W_Q");
-    p->b_Q = c->b_Q ? add_step(b, ATTN_STEP_BIAS, 0, 1, H * c->d_k, 0, NULL, 0, "b_Q") : -1;
-    p->W_K = add_step(b, ATTN_STEP_WEIGHT, 0, dm, H * c->d_k, 0, NULL, 0, "W_K");
-    p->b_K = c->b_K ? add_step(b, ATTN_STEP_BIAS, 0, 1, H * c->d_k, 0, NULL, 0, "b_K") : -1;
-    p->W_V = add_step(b, ATTN_STEP_WEIGHT, 0, dm, H * c->d_v, 0, NULL, 0, "W_V");
-    p->b_V = c->b_V ? add_step(b, ATTN_STEP_BIAS, 0, 1, H * c->d_v, 0, NULL, 0, "b_V") : -1;
-    p->W_O = c->W_O ? add_step(b, ATTN_STEP_WEIGHT, 0, H * c->d_v, dm, 0, NULL, 0, "W_O") : -1;
-    p->b_O = c->b_O ? add_step(b, ATTN_STEP_BIAS, 0, 1, dm, 0, NULL, 0, "b_O") : -1;
+    p->W_Q = add_step(b, ATTN_STEP_WEIGHT, 0, dm, H * c->d_k, NULL, 0, "W_Q");
+    p->b_Q = c->b_Q ? add_step(b, ATTN_STEP_BIAS, 0, 1, H * c->d_k, NULL, 0, "b_Q") : -1;
+    p->W_K = add_step(b, ATTN_STEP_WEIGHT, 0, dm, H * c->d_k, NULL, 0, "W_K");
+    p->b_K = c->b_K ? add_step(b, ATTN_STEP_BIAS, 0, 1, H * c->d_k, NULL, 0, "b_K") : -1;
+    p->W_V = add_step(b, ATTN_STEP_WEIGHT, 0, dm, H * c->d_v, NULL, 0, "W_V");
+    p->b_V = c->b_V ? add_step(b, ATTN_STEP_BIAS, 0, 1, H * c->d_v, NULL, 0, "b_V") : -1;
+    p->W_O = c->W_O ? add_step(b, ATTN_STEP_WEIGHT, 0, H * c->d_v, dm, NULL, 0, "W_O") : -1;
+    p->b_O = c->b_O ? add_step(b, ATTN_STEP_BIAS, 0, 1, dm, NULL, 0, "b_O") : -1;
 
-    p->Q = add_step(b, ATTN_STEP_PROJECTION, 0, nq, H * c->d_k, 0, (int[]){p->X, p->W_Q, p->b_Q}, 3, "Q");
-    p->K = add_step(b, ATTN_STEP_PROJECTION, 0, nk, H * c->d_k, 0, (int[]){src, p->W_K, p->b_K}, 3, "K");
-    p->V = add_step(b, ATTN_STEP_PROJECTION, 0, nk, H * c->d_v, 0, (int[]){src, p->W_V, p->b_V}, 3, "V");
+    p->Q = add_step(b, ATTN_STEP_PROJECTION, 0, nq, H * c->d_k, (int[]){p->X, p->W_Q, p->b_Q}, 3, "Q");
+    p->K = add_step(b, ATTN_STEP_PROJECTION, 0, nk, H * c->d_k, (int[]){src, p->W_K, p->b_K}, 3, "K");
+    p->V = add_step(b, ATTN_STEP_PROJECTION, 0, nk, H * c->d_v, (int[]){src, p->W_V, p->b_V}, 3, "V");
 
     for (int h = 0; h < H; h++) {
         HeadPlan *hp = &p->head[h];
         int n = h + 1;
-        hp->Q = add_step(b, ATTN_STEP_SPLIT, n, nq, c->d_k, 0, &p->Q, 1, head_name(HN_Q, n));
-        hp->K = add_step(b, ATTN_STEP_SPLIT, n, nk, c->d_k, 0, &p->K, 1, head_name(HN_K, n));
-        hp->V = add_step(b, ATTN_STEP_SPLIT, n, nk, c->d_v, 0, &p->V, 1, head_name(HN_V, n));
-        hp->scores = add_step(b, ATTN_STEP_SCORES, n, nq, nk, 0, (int[]){hp->Q, hp->K}, 2, head_name(HN_SCORES, n));
-        hp->scaled = add_step(b, ATTN_STEP_SCALED, n, nq, nk, 0, &hp->scores, 1, head_name(HN_SCALED, n));
-        hp->masked =
-            has_mask ? add_step(b, ATTN_STEP_MASKED, n, nq, nk, 1, &hp->scaled, 1, head_name(HN_MASKED, n)) : -1;
+        hp->Q = add_step(b, ATTN_STEP_SPLIT, n, nq, c->d_k, &p->Q, 1, head_name(HN_Q, n));
+        hp->K = add_step(b, ATTN_STEP_SPLIT, n, nk, c->d_k, &p->K, 1, head_name(HN_K, n));
+        hp->V = add_step(b, ATTN_STEP_SPLIT, n, nk, c->d_v, &p->V, 1, head_name(HN_V, n));
+        hp->scores = add_step(b, ATTN_STEP_SCORES, n, nq, nk, (int[]){hp->Q, hp->K}, 2, head_name(HN_SCORES, n));
+        hp->scaled = add_step(b, ATTN_STEP_SCALED, n, nq, nk, &hp->scores, 1, head_name(HN_SCALED, n));
+        hp->masked = has_mask ? add_step(b, ATTN_STEP_MASKED, n, nq, nk, &hp->scaled, 1, head_name(HN_MASKED, n)) : -1;
         int pre = has_mask ? hp->masked : hp->scaled;
-        hp->weights = add_step(b, ATTN_STEP_SOFTMAX, n, nq, nk, 1, &pre, 1, head_name(HN_WEIGHTS, n));
-        hp->out = add_step(b, ATTN_STEP_WEIGHTED_SUM, n, nq, c->d_v, 1, (int[]){hp->weights, hp->V}, 2,
-                           head_name(HN_HEAD, n));
+        hp->weights = add_step(b, ATTN_STEP_SOFTMAX, n, nq, nk, &pre, 1, head_name(HN_WEIGHTS, n));
+        hp->out =
+            add_step(b, ATTN_STEP_WEIGHTED_SUM, n, nq, c->d_v, (int[]){hp->weights, hp->V}, 2, head_name(HN_HEAD, n));
     }
     /* concat depends on every head's output */
     for (int h = 0; h < H; h++) p->concat_from[h] = p->head[h].out;
-    p->concat = add_step(b, ATTN_STEP_CONCAT, 0, nq, H * c->d_v, 0, p->concat_from, H, "concat");
-    p->output =
-        c->W_O ? add_step(b, ATTN_STEP_OUTPUT, 0, nq, dm, 0, (int[]){p->concat, p->W_O, p->b_O}, 3, "output") : -1;
-}
-
-/* What plan_dot lays out, counted without running it: the counting pass
- * was a tenth of a 5-token forward. attn_trace_create checks the laid-out
- * plan against these counts on every trace (and the tests run hundreds of
- * configurations through it), so the two cannot drift apart unnoticed. */
-static void count_dot(const AttnConfig *c, Builder *b)
-{
-    size_t H = (size_t)c->heads, dm = (size_t)c->d_model, nq = (size_t)c->n_q, nk = (size_t)c->n_k;
-    size_t dk = (size_t)c->d_k, dv = (size_t)c->d_v;
-    size_t mask = c->mask_kind != ATTN_MASK_NONE, cross = c->cross != 0, wo = c->W_O != NULL;
-    size_t bq = c->b_Q != NULL, bk = c->b_K != NULL, bv = c->b_V != NULL, bo = wo && c->b_O != NULL;
-    b->n_steps = (int)(1 + cross + 3 + bq + bk + bv + wo + bo + 3 + H * (7 + mask) + 1 + wo);
-    b->n_from = (2 + bq) + (2 + bk) + (2 + bv) + H * (9 + mask) + H + (wo ? 2 + bo : 0);
-    b->n_flags = H * nq * (2 + mask);
-    b->n_floats = nq * dm + cross * nk * dm                                             /* X, Y */
-                  + dm * H * (2 * dk + dv) + bq * H * dk + bk * H * dk + bv * H * dv    /* W_Q, W_K, W_V, biases */
-                  + wo * H * dv * dm + bo * dm                                          /* W_O, b_O */
-                  + nq * H * dk + nk * H * (dk + dv)                                    /* Q, K, V */
-                  + H * (nq * dk + nk * (dk + dv) + nq * nk * (2 + mask + 1) + nq * dv) /* each head */
-                  + nq * H * dv + wo * nq * dm;                                         /* concat, output */
+    p->concat = add_step(b, ATTN_STEP_CONCAT, 0, nq, H * c->d_v, p->concat_from, H, "concat");
+    p->output = c->W_O ? add_step(b, ATTN_STEP_OUTPUT, 0, nq, dm, (int[]){p->concat, p->W_O, p->b_O}, 3, "output") : -1;
 }
 
 static void plan_additive(Builder *b, const AttnConfig *c, Plan *p)
@@ -306,20 +327,19 @@ static void plan_additive(Builder *b, const AttnConfig *c, Plan *p)
     int nq = c->n_q, nk = c->n_k, dx = c->d_x, dy = c->cross ? c->d_y : c->d_x, da = c->d_a;
     int has_mask = c->mask_kind != ATTN_MASK_NONE;
     HeadPlan *hp = &p->head[0];
-    p->X = add_step(b, ATTN_STEP_INPUT, 0, nq, dx, 0, NULL, 0, "X");
-    p->Y = c->cross ? add_step(b, ATTN_STEP_INPUT, 0, nk, dy, 0, NULL, 0, "Y") : -1;
+    p->X = add_step(b, ATTN_STEP_INPUT, 0, nq, dx, NULL, 0, "X");
+    p->Y = c->cross ? add_step(b, ATTN_STEP_INPUT, 0, nk, dy, NULL, 0, "Y") : -1;
     int src = c->cross ? p->Y : p->X;
-    p->W_a = add_step(b, ATTN_STEP_WEIGHT, 0, dx + dy, da, 0, NULL, 0, "W_a");
-    p->b_a = c->b_a ? add_step(b, ATTN_STEP_BIAS, 0, 1, da, 0, NULL, 0, "b_a") : -1;
-    p->v_a = add_step(b, ATTN_STEP_WEIGHT, 0, da, 1, 0, NULL, 0, "v_a");
-    p->hidden =
-        add_step(b, ATTN_STEP_ADDITIVE_HIDDEN, 0, nq * nk, da, 0, (int[]){p->X, src, p->W_a, p->b_a}, 4, "hidden");
-    hp->scores = add_step(b, ATTN_STEP_SCORES, 0, nq, nk, 0, (int[]){p->hidden, p->v_a}, 2, "scores");
+    p->W_a = add_step(b, ATTN_STEP_WEIGHT, 0, dx + dy, da, NULL, 0, "W_a");
+    p->b_a = c->b_a ? add_step(b, ATTN_STEP_BIAS, 0, 1, da, NULL, 0, "b_a") : -1;
+    p->v_a = add_step(b, ATTN_STEP_WEIGHT, 0, da, 1, NULL, 0, "v_a");
+    p->hidden = add_step(b, ATTN_STEP_ADDITIVE_HIDDEN, 0, nq * nk, da, (int[]){p->X, src, p->W_a, p->b_a}, 4, "hidden");
+    hp->scores = add_step(b, ATTN_STEP_SCORES, 0, nq, nk, (int[]){p->hidden, p->v_a}, 2, "scores");
     hp->scaled = -1;
-    hp->masked = has_mask ? add_step(b, ATTN_STEP_MASKED, 0, nq, nk, 1, &hp->scores, 1, "masked") : -1;
+    hp->masked = has_mask ? add_step(b, ATTN_STEP_MASKED, 0, nq, nk, &hp->scores, 1, "masked") : -1;
     int pre = has_mask ? hp->masked : hp->scores;
-    hp->weights = add_step(b, ATTN_STEP_SOFTMAX, 0, nq, nk, 1, &pre, 1, "weights");
-    hp->out = add_step(b, ATTN_STEP_WEIGHTED_SUM, 0, nq, dy, 1, (int[]){hp->weights, src}, 2, "context");
+    hp->weights = add_step(b, ATTN_STEP_SOFTMAX, 0, nq, nk, &pre, 1, "weights");
+    hp->out = add_step(b, ATTN_STEP_WEIGHTED_SUM, 0, nq, dy, (int[]){hp->weights, src}, 2, "context");
 }
 
 static void plan(Builder *b, const AttnConfig *c, Plan *p)
@@ -335,40 +355,6 @@ static void plan(Builder *b, const AttnConfig *c, Plan *p)
 static float *data_of(AttnTrace *t, int idx)
 {
     return idx >= 0 ? t->steps[idx].data : NULL;
-}
-
-/* Is query i allowed to attend key j? */
-static int allowed(const AttnConfig *c, const unsigned char *mask, int i, int j)
-{
-    switch (c->mask_kind) {
-    case ATTN_MASK_NONE:
-        return 1;
-    case ATTN_MASK_CAUSAL:
-        return j <= i;
-    case ATTN_MASK_PADDING:
-        return mask[j] != 0;
-    case ATTN_MASK_MATRIX:
-        return mask[(size_t)i * (size_t)c->n_k + (size_t)j] != 0;
-    }
-    return 1;
-}
-
-/* masked(i,j) = allowed ? in(i,j) : fill, for the rows [r0, r1) of the
- * (n_q, n_k) matrices in and out. Rows with no allowed key at all are
- * flagged, whatever the fill. */
-void attn__apply_mask(const AttnConfig *c, const unsigned char *mask, float *out, unsigned char *flags, const float *in,
-                      int r0, int r1)
-{
-    for (int i = r0; i < r1; i++) {
-        int any = 0;
-        for (int j = 0; j < c->n_k; j++) {
-            size_t at = (size_t)i * (size_t)c->n_k + (size_t)j;
-            int ok = allowed(c, mask, i, j);
-            out[at] = ok ? in[at] : c->mask_fill;
-            any |= ok;
-        }
-        if (!any && flags) flags[i] |= ATTN_ROW_ALL_BLOCKED;
-    }
 }
 
 /* rows × w floats from src (row stride src_stride) to dst (row stride
@@ -490,7 +476,7 @@ void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *m
     /* 5. softmax along each row; 6. weighted sum of the values */
     float *W = w->data + (size_t)r0 * nk;
     attn_softmax_rows(W, w->row_flags + r0, pre, rows, nk);
-    /* Weights of rows of finite and -inf logits are in [0, 1] (the careful
+    /* Weights of rows of finite and -inf logits are in [0, 1] (the reference
      * path turns blocked rows into zeros): only input holding +inf or NaN
      * (an earlier step, which is named first) needs the scan of the 16 MiB
      * a head's weights are at n = 2048. */
@@ -649,7 +635,7 @@ static void compute_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)
  * so anything else here is float32 overflow (|x| > 3.4e38), or NaN from an
  * inf - inf after one. The steps are in the order they were computed, so the
  * first bad cell is where it began. Returns 0, or -1 naming step and cell. */
-static int check_finite(const AttnTrace *t, const unsigned char *found, int scanned_inline, char *err, size_t errlen)
+static int check_finite(const AttnTrace *t, const unsigned char *found, char *err, size_t errlen)
 {
     /* found[] holds what the code that wrote each step saw when it scanned it
      * (branch-free and vectorised, in cache); a step nothing scanned is
@@ -658,11 +644,11 @@ static int check_finite(const AttnTrace *t, const unsigned char *found, int scan
      * a 5-token forward), and only when that finds something is it looked at
      * step by step. The search below runs only in a step with something to
      * name. */
-    if (!scanned_inline && attn__nonfinite_bits(t->steps[0].data, t->data_bytes / sizeof(float)) == 0) return 0;
+    if (!found && attn__nonfinite_bits(t->steps[0].data, t->data_bytes / sizeof(float)) == 0) return 0;
     for (int s = 0; s < t->n_steps; s++) {
         const AttnStep *st = &t->steps[s];
         size_t n = (size_t)st->rows * (size_t)st->cols;
-        unsigned bits = found[s] & ATTN_SCAN_PENDING ? attn__nonfinite_bits(st->data, n) : found[s];
+        unsigned bits = !found || found[s] & ATTN_SCAN_PENDING ? attn__nonfinite_bits(st->data, n) : found[s];
         int ninf_allowed = st->kind == ATTN_STEP_MASKED && t->cfg.mask_fill == -INFINITY;
         if (!(bits & ATTN_SCAN_PINF_NAN) && (!(bits & ATTN_SCAN_NINF) || ninf_allowed)) continue;
         for (size_t i = 0; i < n; i++) {
@@ -728,6 +714,12 @@ void attn__spare_give(AttnSpare *s, void *block, size_t bytes)
     free(old);
 }
 
+void attn_shutdown(void)
+{
+    attn__heads_shutdown();
+    attn__spare_give(&spare, NULL, 0);
+}
+
 /* A block of at least `total` bytes; its size in *bytes. NULL when memory
  * runs out. */
 static unsigned char *block_alloc(size_t total, size_t *bytes)
@@ -765,47 +757,62 @@ static void block_free(void *block, size_t bytes)
         free(block);
 }
 
-/* Frees the plan's per-head arrays unless they are the stack's. */
-static void plan_free(Plan *p, const HeadPlan *head_small)
+/* Frees the plan's per-head arrays unless they are its own small ones. */
+static void plan_free(Plan *p)
 {
-    if (p->head != head_small) {
-        free(p->head);
-        free(p->concat_from);
+    if (p->head != p->head_small) free(p->head);
+    if (p->concat_from != p->concat_from_small) free(p->concat_from);
+    p->head = NULL;
+    p->concat_from = NULL;
+}
+
+/* Lays the steps b listed out in the block: the `from` links at from, the
+ * row flags (cleared) at flags, the numbers at floats, in the listed order. */
+static void place_steps(AttnTrace *t, const Builder *b, unsigned short *from, unsigned char *flags, float *floats)
+{
+    memcpy(from, b->from, sizeof(unsigned short) * b->n_from);
+    for (int i = 0; i < b->n_steps; i++) {
+        AttnStep *s = &t->steps[i];
+        *s = b->steps[i];
+        s->data = floats;
+        floats += (size_t)s->rows * (size_t)s->cols;
+        s->from = from;
+        from += s->n_from;
+        if (kind_has_row_flags(s->kind)) {
+            s->row_flags = flags;
+            memset(flags, 0, (size_t)s->rows);
+            flags += s->rows;
+        }
     }
 }
 
-AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
+AttnTrace *attn__trace_begin(const AttnConfig *cfg, Plan *p, char *err, size_t errlen)
 {
+    memset(p, 0, offsetof(Plan, head_small));
     if (attn_config_check(cfg, err, errlen) != 0) {
         errno = EINVAL;
         return NULL;
     }
     int heads = cfg->attention == ATTN_ADDITIVE ? 1 : cfg->heads;
-    Plan p;
-    memset(&p, 0, sizeof p);
-    /* the plan's per-head arrays: on the stack for up to 16 heads */
-    HeadPlan head_small[16];
-    int concat_from_small[16];
-    if (heads <= 16) {
-        p.head = head_small;
-        p.concat_from = concat_from_small;
-    } else {
-        p.head = calloc((size_t)heads, sizeof *p.head);
-        p.concat_from = calloc((size_t)heads, sizeof *p.concat_from);
+    p->head = p->head_small;
+    p->concat_from = p->concat_from_small;
+    if (heads > (int)(sizeof p->head_small / sizeof p->head_small[0])) {
+        p->head = calloc((size_t)heads, sizeof *p->head);
+        p->concat_from = calloc((size_t)heads, sizeof *p->concat_from);
     }
-    if (!p.head || !p.concat_from) {
-        plan_free(&p, head_small);
+    Builder b;
+    builder_init(&b);
+    if (p->head && p->concat_from) {
+        if (cfg->attention == ATTN_DOT) head_names_fill(cfg->heads);
+        plan(&b, cfg, p);
+    }
+    if (!p->head || !p->concat_from || b.out_of_memory) {
+        builder_free(&b);
+        plan_free(p);
         fail(err, errlen, "out of memory planning %d heads", heads);
         errno = ENOMEM;
         return NULL;
     }
-
-    /* pass 1: count */
-    Builder b = {0};
-    if (cfg->attention == ATTN_DOT)
-        count_dot(cfg, &b);
-    else
-        plan(&b, cfg, &p);
 
     /* one block: [AttnTrace][steps][from][flags][pad][floats] */
     /* (the floats on a cache line; in a block under 64 KiB, which malloc
@@ -817,23 +824,20 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
     if (b.n_floats < (SIZE_MAX - off_floats) / sizeof(float) &&
         off_floats + sizeof(float) * b.n_floats < BLOCK_SMALL_BYTES)
         off_floats = ALIGN_UP(off_flags + b.n_flags, 16);
-    if (b.n_floats > (SIZE_MAX - off_floats) / sizeof(float)) {
-        plan_free(&p, head_small);
-        fail(err, errlen, "the trace would need more memory than can be addressed");
-        errno = ENOMEM;
-        return NULL;
-    }
     size_t total = off_floats + sizeof(float) * b.n_floats;
-    size_t block_bytes;
-    unsigned char *block = block_alloc(total, &block_bytes);
+    size_t block_bytes = 0;
+    unsigned char *block =
+        b.n_floats > (SIZE_MAX - off_floats) / sizeof(float) ? NULL : block_alloc(total, &block_bytes);
     if (!block) {
-        plan_free(&p, head_small);
-        fail(err, errlen, "out of memory: the trace needs %zu bytes", total);
+        if (b.n_floats > (SIZE_MAX - off_floats) / sizeof(float))
+            fail(err, errlen, "the trace would need more memory than can be addressed");
+        else
+            fail(err, errlen, "out of memory: the trace needs %zu bytes", total);
+        builder_free(&b);
+        plan_free(p);
         errno = ENOMEM;
         return NULL;
     }
-    /* every field of the header and of each step is written below (and
-     * add_step clears each step's row flags) */
     AttnTrace *t = (AttnTrace *)block;
     t->cfg = *cfg;
     t->divisor = attn_config_divisor(cfg);
@@ -841,51 +845,17 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
     t->steps = (AttnStep *)(block + off_steps);
     t->data_bytes = sizeof(float) * b.n_floats;
     t->alloc_bytes = block_bytes;
+    place_steps(t, &b, (unsigned short *)(block + off_from), block + off_flags, (float *)(block + off_floats));
+    builder_free(&b);
+    return t;
+}
 
-    /* pass 2: lay out */
-    if (cfg->attention == ATTN_DOT) head_names_fill(cfg->heads);
-    Builder fill = {.t = t,
-                    .from_cur = (unsigned short *)(block + off_from),
-                    .flag_cur = block + off_flags,
-                    .float_cur = (float *)(block + off_floats)};
-    plan(&fill, cfg, &p);
-    /* the layout must be what was counted and allocated: checked always,
-     * not only in debug builds, since a mismatch would write past the block */
-    if (fill.n_steps != b.n_steps || fill.n_from != b.n_from || fill.n_flags != b.n_flags ||
-        fill.n_floats != b.n_floats)
-        abort();
-
-    /* what the scans of each step found (attn_internal.h); on the stack for
-     * a lesson-sized trace */
-    unsigned char found_small[256];
-    unsigned char *found = b.n_steps <= (int)sizeof found_small ? found_small : malloc((size_t)b.n_steps);
-    if (!found) {
-        plan_free(&p, head_small);
-        block_free(block, block_bytes);
-        fail(err, errlen, "out of memory: %d steps", b.n_steps);
-        errno = ENOMEM;
-        return NULL;
-    }
-    memset(found, ATTN_SCAN_PENDING, (size_t)b.n_steps);
-    /* A dot-attention trace larger than this is scanned step by step as it
-     * is computed (attn_internal.h): each step while it is in L1, and the
-     * weights, in [0, 1] by construction, not at all. A smaller one is
-     * scanned in one pass at the end, where 28 calls would cost more than
-     * the 3 KiB of a 5-token trace. At (64, 64, 8), 610 KiB, scanning inline
-     * took 52 -> 48.5 us. (Additive attention, only in small lessons, is
-     * always scanned at the end.) */
-    int scan_inline = cfg->attention == ATTN_DOT && t->data_bytes > ((size_t)1 << 17);
-    if (cfg->attention == ATTN_ADDITIVE)
-        compute_additive(t, cfg, &p);
-    else
-        compute_dot(t, cfg, &p, scan_inline ? found : NULL);
-
+AttnTrace *attn__trace_end(AttnTrace *t, Plan *p, const unsigned char *found, char *err, size_t errlen)
+{
+    plan_free(p);
     /* a trace holding an overflowed value is refused, never shown */
-    int finite = check_finite(t, found, scan_inline, err, errlen) == 0;
-    if (found != found_small) free(found);
-    if (!finite) {
-        plan_free(&p, head_small);
-        block_free(block, block_bytes);
+    if (check_finite(t, found, err, errlen) != 0) {
+        attn_trace_destroy(t);
         errno = ERANGE;
         return NULL;
     }
@@ -894,7 +864,39 @@ AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
     t->cfg.b_Q = t->cfg.b_K = t->cfg.b_V = t->cfg.b_O = NULL;
     t->cfg.W_a = t->cfg.b_a = t->cfg.v_a = NULL;
     t->cfg.mask = NULL;
-    plan_free(&p, head_small);
+    return t;
+}
+
+AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
+{
+    Plan p;
+    AttnTrace *t = attn__trace_begin(cfg, &p, err, errlen);
+    if (!t) return NULL;
+    /* what the scans of each step found (attn_internal.h); on the stack for
+     * a lesson-sized trace */
+    unsigned char found_small[256];
+    unsigned char *found = t->n_steps <= (int)sizeof found_small ? found_small : malloc((size_t)t->n_steps);
+    if (!found) {
+        plan_free(&p);
+        attn_trace_destroy(t);
+        fail(err, errlen, "out of memory: %d steps", t->n_steps);
+        errno = ENOMEM;
+        return NULL;
+    }
+    memset(found, ATTN_SCAN_PENDING, (size_t)t->n_steps);
+    /* A dot-attention trace larger than this is scanned step by step as it
+     * is computed (attn_internal.h): each step while it is in L1, and the
+     * weights, in [0, 1] by construction, not at all. A smaller one is
+     * scanned in one pass at the end, where a call per step would cost more
+     * than the few KiB of a lesson's trace. (Additive attention, only in
+     * small lessons, is always scanned at the end.) */
+    int scan_inline = cfg->attention == ATTN_DOT && t->data_bytes > ((size_t)1 << 17);
+    if (cfg->attention == ATTN_ADDITIVE)
+        compute_additive(t, cfg, &p);
+    else
+        compute_dot(t, cfg, &p, scan_inline ? found : NULL);
+    t = attn__trace_end(t, &p, scan_inline ? found : NULL, err, errlen);
+    if (found != found_small) free(found);
     return t;
 }
 

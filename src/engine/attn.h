@@ -1,9 +1,15 @@
-/* attn.h: the attnviz reference attention engine.
+/* attn.h: the attnviz attention engine.
  *
  * Computes scaled dot-product attention, multi-head attention (self and
  * cross), masks and additive (Bahdanau) attention in float32, and records
  * every intermediate as a step of an AttnTrace, so that a lesson can show
  * where each number comes from. No SDL, no file I/O, no JSON: libc and libm.
+ *
+ * To see how attention is computed, read src/engine/reference.c first: the
+ * whole forward pass in plain loops, top to bottom, with the shape of every
+ * intermediate (attn_reference_forward). attn_trace_create returns the same
+ * trace, computed fast (attn.c, kernels.c, heads.c); that is speed work,
+ * tested against the reference step by step.
  *
  * Usage:
  *
@@ -164,12 +170,22 @@ typedef struct AttnTrace {
     size_t alloc_bytes; /* bytes of the single allocation that holds the trace */
 } AttnTrace;
 
-/* Runs the forward pass and records it. Returns NULL with a message in err
+/* Runs the forward pass and records it, the fast way: the same steps as
+ * attn_reference_forward, each number within float rounding of it (the
+ * recorded inputs, weights and biases bit for bit). Returns NULL with a message in err
  * and errno set: EINVAL when the config is invalid, ENOMEM when memory runs
  * out, ERANGE when a value overflowed float32 (see "Overflow" above). EINVAL
  * and ERANGE are the lesson's fault (exit status 2), ENOMEM the machine's. */
 AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen);
 void attn_trace_destroy(AttnTrace *trace);
+
+/* Releases what the engine keeps for the whole process between forwards:
+ * the spare blocks of the last large trace and of the heads' packed K and V,
+ * and the worker threads (stopped and joined). Call it at exit, once no
+ * forward is running on any thread, so that leak checkers see nothing left.
+ * Traces still alive stay valid (step names are in static storage), and the
+ * engine keeps working: the next forward starts from nothing. */
+void attn_shutdown(void);
 
 /* The first step of that kind and head (0: not per-head), or NULL. */
 const AttnStep *attn_trace_find(const AttnTrace *trace, AttnStepKind kind, int head);
@@ -178,18 +194,32 @@ const AttnStep *attn_trace_find_name(const AttnTrace *trace, const char *name);
 /* Index of a step in trace->steps. */
 int attn_trace_index(const AttnTrace *trace, const AttnStep *step);
 
-/* ---- the plain kernels, exposed for tests and for the view's explanations ---- */
+/* ---- reference path: read this first (reference.c) ---------------------- */
 
-/* C(m,n) = A(m,k) · B(k,n) [+ bias(n)], accumulated in double: the reference. */
+/* The whole forward pass in plain loops, sums in double: the same trace as
+ * attn_trace_create (same steps, shapes, names, links and row flags, the
+ * numbers within float rounding), the same errors. cfg.threads is ignored.
+ * The tests compare the two step by step. */
+AttnTrace *attn_reference_forward(const AttnConfig *cfg, char *err, size_t errlen);
+/* C(m,n) = A(m,k) · B(k,n) [+ bias(n)], accumulated in double. */
 void attn_matmul_naive(float *C, const float *A, const float *B, const float *bias, int m, int k, int n);
-/* C(m,n) = A(m,k) · B(n,k)ᵀ, accumulated in double: the reference. */
+/* C(m,n) = A(m,k) · B(n,k)ᵀ, accumulated in double. */
 void attn_matmul_nt_naive(float *C, const float *A, const float *B, int m, int k, int n);
-/* The same products, cache-blocked and vectorisable; tested against the naive ones. */
+/* Row-wise softmax of x (rows, cols) into y, in double, max subtracted
+ * first. A row that is all -INFINITY becomes all zero and gets
+ * ATTN_ROW_ALL_BLOCKED in flags (flags may be NULL); a row holding +INFINITY
+ * shares the weight among those cells (softmax's limit). */
+void attn_softmax_rows_reference(float *y, unsigned char *flags, const float *x, int rows, int cols);
+
+/* ---- fast path: optional speed work (kernels.c) ---------------------------- */
+
+/* The same products as the naive ones, blocked and vectorised, summed in
+ * float: within rounding of them, and bit for bit the same whatever the
+ * block sizes, instruction set or thread count. */
 void attn_matmul(float *C, const float *A, const float *B, const float *bias, int m, int k, int n);
 void attn_matmul_nt(float *C, const float *A, const float *B, int m, int k, int n);
-/* Row-wise softmax of x (rows, cols) into y, max subtracted first. A row that
- * is all -INFINITY becomes all zero and gets ATTN_ROW_ALL_BLOCKED in flags
- * (flags may be NULL). */
+/* The same softmax as attn_softmax_rows_reference, vectorised, e^x by a
+ * polynomial (within 2 ulp): weights within 1e-6 of the reference. */
 void attn_softmax_rows(float *y, unsigned char *flags, const float *x, int rows, int cols);
 
 #ifdef __cplusplus

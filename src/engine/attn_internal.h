@@ -13,7 +13,29 @@ typedef struct HeadPlan {
     int Q, K, V, scores, scaled, masked, weights, out;
 } HeadPlan;
 
-struct Plan;
+/* Indices of a trace's steps, -1 where a step is absent: what
+ * attn__trace_begin laid out, for the code that computes into it. */
+typedef struct Plan {
+    int X, Y, W_Q, b_Q, W_K, b_K, W_V, b_V, W_O, b_O, Q, K, V, concat, output;
+    int W_a, b_a, v_a, hidden;
+    HeadPlan *head;   /* (heads): head_small, or allocated beyond 16 heads */
+    int *concat_from; /* (heads) scratch for concat's links */
+    HeadPlan head_small[16];
+    int concat_from_small[16];
+} Plan;
+
+/* The two ends of every forward, shared by the reference (reference.c) and
+ * the fast path (attn.c). attn__trace_begin checks cfg, plans its steps into
+ * *p and allocates the trace with every step named, shaped and linked, its
+ * numbers not yet computed (row flags cleared); NULL with err and errno set
+ * (EINVAL, ENOMEM) on failure, *p then released. attn__trace_end takes a
+ * computed trace and its plan: it releases the plan, refuses the trace
+ * (destroyed, NULL, errno ERANGE, err naming the first bad cell) when a
+ * value is not finite, and otherwise returns it with no borrowed pointer
+ * left in its config. found[] (NULL: nothing scanned yet) holds the
+ * ATTN_SCAN_* bits of steps the computing code already scanned. */
+AttnTrace *attn__trace_begin(const AttnConfig *cfg, Plan *p, char *err, size_t errlen);
+AttnTrace *attn__trace_end(AttnTrace *t, Plan *p, const unsigned char *found, char *err, size_t errlen);
 
 /* One spare block of memory, kept for the next request of about its size
  * (the kernel zeroes every fresh page of a large block, fault by fault). */
@@ -40,17 +62,19 @@ void attn__divide_scan(float *y, const float *x, size_t n, float divisor, unsign
 /* Head h's split copy K_h, and K_hᵀ packed into pack for
  * attn__matmul_packed (values: V_h, and V_h packed unless pack is NULL),
  * for attn__compute_head_rows. */
-void attn__prepare_head(AttnTrace *t, const struct Plan *p, int h, int values, float *pack);
+void attn__prepare_head(AttnTrace *t, const Plan *p, int h, int values, float *pack);
 /* Computes rows [r0, r1) of head h (0-based) of dot attention into its
  * recorded steps and its columns of concat (when the plan has one): all its
  * rows, K_h and V_h included, when packK is NULL; else a block of them,
  * after attn__prepare_head. ORs what the scans of what it wrote find into
  * found[] (found may be NULL: no scans). */
-void attn__compute_head_rows(AttnTrace *t, const struct Plan *p, const unsigned char *mask, int h, int r0, int r1,
+void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *mask, int h, int r0, int r1,
                              const float *packK, const float *packV, unsigned char *found);
+/* heads.c's part of attn_shutdown: the pool's threads and the heads' spare block. */
+void attn__heads_shutdown(void);
 /* Computes heads 0..heads-1, in blocks of rows, on up to `threads` threads;
  * found[] of the heads' steps must be 0 (or found NULL). */
-void attn__run_heads(AttnTrace *t, const struct Plan *p, const unsigned char *mask, int heads, unsigned char *found,
+void attn__run_heads(AttnTrace *t, const Plan *p, const unsigned char *mask, int heads, unsigned char *found,
                      int threads);
 /* One matrix product C (m, n) = A (m, k) · B (k, n) [+ bias (n)]. */
 typedef struct AttnMatmulJob {

@@ -10,7 +10,7 @@
  * cut in blocks); the blocks of every head; the output projection.
  *
  * The other threads are a pool, started the first time a forward asks for
- * more than one thread and kept, asleep, until the process ends: starting a
+ * more than one thread and kept, asleep, until attn_shutdown: starting a
  * thread cost 17-190 us on the 2-core machine this was written on, four times
  * per forward, which kept --threads 2 at 1.0-1.4x. A pool thread that has
  * just finished a task spins for a while before it sleeps, so that the next
@@ -107,6 +107,7 @@ static void take_tasks(TaskQueue *q)
 typedef struct Worker {
     _Atomic(TaskQueue *) q;
     atomic_uint go;
+    pthread_t tid; /* joined by attn__heads_shutdown */
 } Worker;
 
 static struct {
@@ -114,8 +115,9 @@ static struct {
     pthread_mutex_t m;   /* with the two conditions below */
     pthread_cond_t wake; /* some worker's `go` moved */
     pthread_cond_t done; /* pending reached 0 */
-    int n_workers;       /* started so far; only grows; under `use` */
+    int n_workers;       /* started so far; grows until attn__heads_shutdown; under `use` */
     atomic_uint pending; /* handed work and not finished yet */
+    atomic_int stopping; /* set by attn__heads_shutdown: a worker woken with no queue returns */
     Worker worker[MAX_THREADS];
 } pool = {
     .use = PTHREAD_MUTEX_INITIALIZER,
@@ -144,7 +146,10 @@ static void *pool_worker(void *arg)
          * task before this thread got a CPU): then there is nothing to do,
          * and the queue, on the caller's stack, may be gone */
         TaskQueue *q = atomic_exchange_explicit(&w->q, NULL, memory_order_acq_rel);
-        if (!q) continue;
+        if (!q) {
+            if (atomic_load_explicit(&pool.stopping, memory_order_acquire)) break;
+            continue;
+        }
         take_tasks(q);
         if (atomic_fetch_sub_explicit(&pool.pending, 1, memory_order_acq_rel) == 1) {
             pthread_mutex_lock(&pool.m);
@@ -160,13 +165,8 @@ static void *pool_worker(void *arg)
 static int pool_grow(int n)
 {
     while (pool.n_workers < n) {
-        pthread_t tid;
-        pthread_attr_t attr;
-        if (pthread_attr_init(&attr) != 0) break;
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        int rc = pthread_create(&tid, &attr, pool_worker, &pool.worker[pool.n_workers]);
-        pthread_attr_destroy(&attr);
-        if (rc != 0) break; /* fewer threads is fine */
+        Worker *w = &pool.worker[pool.n_workers];
+        if (pthread_create(&w->tid, NULL, pool_worker, w) != 0) break; /* fewer threads is fine */
         pool.n_workers++;
     }
     return pool.n_workers;
@@ -437,4 +437,25 @@ void attn__run_heads(AttnTrace *t, const struct Plan *p, const unsigned char *ma
     else
         run_tasks(head_task, &ht, n_tasks, threads);
     if (ht.pack) attn__spare_give(&pack_spare, ht.pack, pack_bytes);
+}
+
+/* Stops and joins the pool's threads (waiting for a forward that is using
+ * them), and frees the heads' spare block. The pool starts again on the
+ * next forward that asks for threads. */
+void attn__heads_shutdown(void)
+{
+    pthread_mutex_lock(&pool.use); /* no queue is handed out while this is held */
+    atomic_store_explicit(&pool.stopping, 1, memory_order_release);
+    for (int i = 0; i < pool.n_workers; i++) atomic_fetch_add_explicit(&pool.worker[i].go, 1, memory_order_release);
+    pthread_mutex_lock(&pool.m);
+    pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.m);
+    for (int i = 0; i < pool.n_workers; i++) {
+        pthread_join(pool.worker[i].tid, NULL);
+        atomic_store_explicit(&pool.worker[i].go, 0, memory_order_relaxed); /* a new thread starts from 0 */
+    }
+    pool.n_workers = 0;
+    atomic_store_explicit(&pool.stopping, 0, memory_order_relaxed);
+    pthread_mutex_unlock(&pool.use);
+    attn__spare_give(&pack_spare, NULL, 0);
 }

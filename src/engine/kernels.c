@@ -1,15 +1,9 @@
-/* kernels.c: matrix products and the row softmax.
- *
- * Each product has a plain `_naive` reference, accumulated in double, that is
- * obviously the definition; the fast version beside it is what the engine
- * uses, and tests/test_kernels.c and tests/test_perf_paths.c compare the two
- * on every shape they use (the latter on `attnviz bench`'s configurations).
- *
- * Measured on the 2-core AMD EPYC this was written on: a 512×512×512
- * attn_matmul runs at 175-186 GFLOP/s (best of 10, AVX-512 clone) where the
- * plain panel loop it replaced ran at 13-20; in `attnviz bench --n 512` the
- * products are then under half of the forward (perf record) and a quarter is
- * the kernel zeroing the trace's fresh pages (three fifths at n = 2048).
+/* kernels.c: the fast matrix products and the fast row softmax. Optional
+ * speed work: reference.c defines what they compute (attn_matmul_naive,
+ * attn_matmul_nt_naive, attn_softmax_rows_reference), and
+ * tests/test_kernels.c and tests/test_perf_paths.c compare each fast kernel
+ * with its reference on every shape they use. docs/performance.md has the
+ * measurements behind the choices below.
  */
 #include <assert.h>
 #include <math.h>
@@ -19,26 +13,6 @@
 
 #include "attn.h"
 #include "attn_internal.h"
-
-void attn_matmul_naive(float *C, const float *A, const float *B, const float *bias, int m, int k, int n)
-{
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < n; j++) {
-            double s = bias ? bias[j] : 0.0;
-            for (int p = 0; p < k; p++) s += (double)A[(size_t)i * k + p] * B[(size_t)p * n + j];
-            C[(size_t)i * n + j] = (float)s;
-        }
-}
-
-void attn_matmul_nt_naive(float *C, const float *A, const float *B, int m, int k, int n)
-{
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j < n; j++) {
-            double s = 0.0;
-            for (int p = 0; p < k; p++) s += (double)A[(size_t)i * k + p] * B[(size_t)j * k + p];
-            C[(size_t)i * n + j] = (float)s;
-        }
-}
 
 /* ---- the fast products ----------------------------------------------------
  *
@@ -496,8 +470,8 @@ void attn_matmul_nt(float *restrict C, const float *restrict A, const float *res
  * Rows of ordinary numbers (finite, or -inf for blocked cells) take the fast
  * path: a lane-wise maximum, e^(x - max) by exp_nonpositive_v below (within
  * 2 ulp of e^x), a sum over float lanes, one multiply per cell. Rows
- * holding +inf or NaN, which only an overflowed score produces, take the
- * careful path in double that spells out the limits. */
+ * holding +inf or NaN, which only an overflowed score produces, and rows
+ * whose keys are all blocked go through attn_softmax_rows_reference. */
 
 /* Below this e^x is under 1.7e-38, where float turns subnormal; such a weight
  * is set to exactly 0, as a blocked cell's (-inf) is. */
@@ -700,7 +674,7 @@ KERNEL_INLINE void exp_chunks(float *restrict z, size_t n)
 
 /* One block of rows of at most SMALL_ROW cells. Rows that are not ordinary
  * (+inf or NaN, or every cell blocked) are left for the caller, which
- * computes them with softmax_row_careful; ordinary[i] says which are. */
+ * computes them with attn_softmax_rows_reference; ordinary[i] says which are. */
 KERNEL_INLINE void softmax_block_small(float *restrict y, const float *restrict x, int rows, int cols,
                                        unsigned char *restrict ordinary)
 {
@@ -728,34 +702,6 @@ KERNEL_INLINE void softmax_block_small(float *restrict y, const float *restrict 
     }
 }
 
-/* One row with anything in it: the plain definition in double, with the limits
- * of -inf-only and +inf rows spelled out. Returns 1 when every key is blocked. */
-static int softmax_row_careful(float *yr, const float *xr, int cols)
-{
-    float mx = -INFINITY;
-    int n_pinf = 0;
-    for (int j = 0; j < cols; j++) {
-        if (xr[j] > mx) mx = xr[j];
-        n_pinf += xr[j] == INFINITY;
-    }
-    if (mx == -INFINITY || isnan(mx)) {
-        /* every key blocked: no distribution exists; the row is zero (never
-         * NaN) and flagged, so the view can say why */
-        memset(yr, 0, sizeof(float) * (size_t)cols);
-        return 1;
-    }
-    if (n_pinf > 0) {
-        /* +inf logits (an overflowed score): the limit of softmax shares the
-         * weight among them */
-        for (int j = 0; j < cols; j++) yr[j] = xr[j] == INFINITY ? 1.0f / (float)n_pinf : 0.0f;
-        return 0;
-    }
-    double sum = 0.0;
-    for (int j = 0; j < cols; j++) sum += exp((double)xr[j] - (double)mx);
-    for (int j = 0; j < cols; j++) yr[j] = (float)(exp((double)xr[j] - (double)mx) / sum);
-    return 0;
-}
-
 KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restrict flags, const float *restrict x,
                                          int rows, int cols)
 {
@@ -765,9 +711,9 @@ KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restr
             int n = rows - i0 < SMALL_BLOCK ? rows - i0 : SMALL_BLOCK;
             softmax_block_small(y + (size_t)i0 * cols, x + (size_t)i0 * cols, n, cols, ordinary);
             for (int i = 0; i < n; i++)
-                if (!ordinary[i] &&
-                    softmax_row_careful(y + (size_t)(i0 + i) * cols, x + (size_t)(i0 + i) * cols, cols) && flags)
-                    flags[i0 + i] |= ATTN_ROW_ALL_BLOCKED;
+                if (!ordinary[i])
+                    attn_softmax_rows_reference(y + (size_t)(i0 + i) * cols, flags ? flags + i0 + i : NULL,
+                                                x + (size_t)(i0 + i) * cols, 1, cols);
         }
         return;
     }
@@ -790,8 +736,9 @@ KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restr
         for (int i = 0; i < n; i++) {
             if (ordinary[i])
                 softmax_row_scale(yb + (size_t)i * cols, cols, inv[i]); /* sum ≥ 1: the maximum's own e^0 */
-            else if (softmax_row_careful(yb + (size_t)i * cols, xb + (size_t)i * cols, cols) && flags)
-                flags[i0 + i] |= ATTN_ROW_ALL_BLOCKED;
+            else
+                attn_softmax_rows_reference(yb + (size_t)i * cols, flags ? flags + i0 + i : NULL, xb + (size_t)i * cols,
+                                            1, cols);
         }
     }
 }

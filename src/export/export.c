@@ -407,112 +407,32 @@ typedef struct Caption {
     int height; /* pixels, padding included */
 } Caption;
 
-/* The fonts of the caption: the render chain's files, at two sizes. */
-typedef struct CaptionFonts {
-    const RenderCtx *rc;
-    int n;
-    int sizes[2];
-    TTF_Font *font[2][RENDER_MAX_FONTS];
-} CaptionFonts;
+/* The caption's two text sizes for a frame `height` pixels high. */
+typedef struct CaptionSizes {
+    int header, body;
+} CaptionSizes;
 
-static void caption_fonts_close(CaptionFonts *cf)
+static CaptionSizes caption_sizes(int height)
 {
-    for (int s = 0; s < 2; s++)
-        for (int i = 0; i < cf->n; i++)
-            if (cf->font[s][i]) TTF_CloseFont(cf->font[s][i]);
-    memset(cf, 0, sizeof *cf);
+    CaptionSizes cs = {height / 34 > 10 ? height / 34 : 10, height / 44 > 9 ? height / 44 : 9};
+    return cs;
 }
 
-/* A font of the render chain: "FILE" or "FILE#FACE" (a face of a .ttc). */
-static TTF_Font *open_chain_font(const char *spec, int size)
+/* The distance from one caption line to the next: the render chain's line
+ * height with a little leading, as CJK text needs room between lines. */
+static int caption_line_skip(RenderCtx *rc, int size)
 {
-    const char *hash = strrchr(spec, '#');
-    if (hash && hash[1] >= '0' && hash[1] <= '9') {
-        char file[4096];
-        snprintf(file, sizeof file, "%.*s", (int)(hash - spec), spec);
-        return TTF_OpenFontIndex(file, size, atol(hash + 1));
-    }
-    return TTF_OpenFont(spec, size);
+    return render_line_height(rc, size) + size / 4;
 }
 
-static int caption_fonts_open(CaptionFonts *cf, const RenderCtx *rc, int height, char *err, size_t errlen)
+static void caption_add(Caption *c, RenderCtx *rc, int size, const char *text, int width)
 {
-    memset(cf, 0, sizeof *cf);
-    cf->rc = rc;
-    cf->n = render_font_count(rc);
-    if (cf->n > RENDER_MAX_FONTS) cf->n = RENDER_MAX_FONTS;
-    cf->sizes[0] = height / 34 > 10 ? height / 34 : 10; /* header */
-    cf->sizes[1] = height / 44 > 9 ? height / 44 : 9;   /* formula and narration */
-    for (int s = 0; s < 2; s++)
-        for (int i = 0; i < cf->n; i++) {
-            const char *path = render_font_path(rc, i);
-            cf->font[s][i] = path ? open_chain_font(path, cf->sizes[s]) : NULL;
-            if (!cf->font[s][i]) {
-                export__set_err(err, errlen, "opening the caption font %s: %s", path ? path : "(none)", TTF_GetError());
-                caption_fonts_close(cf);
-                return -1;
-            }
-        }
-    return 0;
+    size_t starts[CAPTION_MAX_LINES], lens[CAPTION_MAX_LINES];
+    int n = render_wrap(rc, text, size, width, starts, lens, CAPTION_MAX_LINES - c->n_lines);
+    for (int i = 0; i < n; i++) c->lines[c->n_lines++] = (CaptionLine){text + starts[i], lens[i], size};
 }
 
-static int font_for(const CaptionFonts *cf, uint32_t cp)
-{
-    int i = render_font_for(cf->rc, cp);
-    return i >= 0 && i < cf->n ? i : 0;
-}
-
-static int glyph_advance(const CaptionFonts *cf, int s, uint32_t cp)
-{
-    int adv = 0;
-    TTF_GlyphMetrics32(cf->font[s][font_for(cf, cp)], cp, NULL, NULL, NULL, NULL, &adv);
-    return adv;
-}
-
-/* Greedy wrapping of text into lines of at most width pixels: breaks after a
- * space, or between two CJK characters, else mid-word when a word is wider
- * than the line. Newlines break too. */
-static void caption_wrap(Caption *c, const CaptionFonts *cf, int s, const char *text, int width)
-{
-    const char *line = text, *p = text, *brk = NULL;
-    int w = 0;
-    while (*p && c->n_lines < CAPTION_MAX_LINES) {
-        const char *at = p;
-        uint32_t cp = render_utf8_next(&p);
-        if (cp == '\n') {
-            c->lines[c->n_lines++] = (CaptionLine){line, (size_t)(at - line), cf->sizes[s]};
-            line = p;
-            brk = NULL;
-            w = 0;
-            continue;
-        }
-        w += glyph_advance(cf, s, cp);
-        if (w > width && at > line) {
-            const char *end = brk && brk > line ? brk : at;
-            c->lines[c->n_lines++] = (CaptionLine){line, (size_t)(end - line), cf->sizes[s]};
-            line = end;
-            while (*line == ' ') line++;
-            p = line;
-            brk = NULL;
-            w = 0;
-            continue;
-        }
-        if (cp == ' ' || cp >= 0x2E80) brk = p; /* after a space or an ideograph */
-    }
-    if (*line && c->n_lines < CAPTION_MAX_LINES)
-        c->lines[c->n_lines++] = (CaptionLine){line, strlen(line), cf->sizes[s]};
-}
-
-/* The height of a caption line at size s: the tallest font of the chain. */
-static int caption_line_skip(const CaptionFonts *cf, int s)
-{
-    int skip = 0;
-    for (int f = 0; f < cf->n; f++)
-        if (TTF_FontLineSkip(cf->font[s][f]) > skip) skip = TTF_FontLineSkip(cf->font[s][f]);
-    return skip;
-}
-
-static void caption_layout(Caption *c, const View *v, const CaptionFonts *cf, int width)
+static void caption_layout(Caption *c, const View *v, RenderCtx *rc, CaptionSizes cs, int width)
 {
     const AttnStep *s = view_current(v);
     char title[64];
@@ -523,65 +443,37 @@ static void caption_layout(Caption *c, const View *v, const CaptionFonts *cf, in
     snprintf(c->header, sizeof c->header, "%d · %s · %s", view_step_ordinal(idx), title, phase);
     snprintf(c->formula, sizeof c->formula, "%s", view_formula(v));
     view_narration(v, c->narration, sizeof c->narration);
-    int pad = cf->sizes[1];
+    int pad = cs.body;
     c->n_lines = 0;
-    caption_wrap(c, cf, 0, c->header, width - 2 * pad);
-    if (c->formula[0]) caption_wrap(c, cf, 1, c->formula, width - 2 * pad);
-    caption_wrap(c, cf, 1, c->narration, width - 2 * pad);
+    caption_add(c, rc, cs.header, c->header, width - 2 * pad);
+    if (c->formula[0]) caption_add(c, rc, cs.body, c->formula, width - 2 * pad);
+    caption_add(c, rc, cs.body, c->narration, width - 2 * pad);
     c->height = 2 * pad + pad / 2;
-    for (int i = 0; i < c->n_lines; i++) c->height += caption_line_skip(cf, c->lines[i].size == cf->sizes[0] ? 0 : 1);
+    for (int i = 0; i < c->n_lines; i++) c->height += caption_line_skip(rc, c->lines[i].size);
 }
 
-/* Draws one run of text (all in one font) with its baseline at `baseline`. */
-static int draw_run(SDL_Surface *dst, TTF_Font *font, const char *s, size_t n, SDL_Color col, int *x, int baseline)
+/* Draws rows [y0, y0 + the renderer's height) of the caption at the top of
+ * the renderer, on the background bg. */
+static void caption_draw(const Caption *c, RenderCtx *rc, SDL_Renderer *sdl, CaptionSizes cs, int width, int y0,
+                         SDL_Color bg)
 {
-    int y = baseline - TTF_FontAscent(font);
-    char buf[1024];
-    if (n >= sizeof buf) n = sizeof buf - 1;
-    memcpy(buf, s, n);
-    buf[n] = 0;
-    if (!n) return 0;
-    SDL_Surface *t = TTF_RenderUTF8_Blended(font, buf, col);
-    if (!t) return -1;
-    SDL_Rect r = {*x, y, t->w, t->h};
-    SDL_BlitSurface(t, NULL, dst, &r);
-    *x += t->w;
-    SDL_FreeSurface(t);
-    return 0;
-}
-
-/* Draws the caption onto band (width × c->height), background bg. */
-static void caption_draw(const Caption *c, const CaptionFonts *cf, SDL_Surface *band, SDL_Color bg)
-{
-    SDL_FillRect(band, NULL, SDL_MapRGB(band->format, bg.r, bg.g, bg.b));
+    SDL_RenderSetClipRect(sdl, NULL);
+    SDL_SetRenderDrawBlendMode(sdl, SDL_BLENDMODE_NONE);
+    SDL_SetRenderDrawColor(sdl, bg.r, bg.g, bg.b, 255);
+    SDL_RenderClear(sdl);
     int lum = (bg.r * 299 + bg.g * 587 + bg.b * 114) / 1000;
     SDL_Color fg = lum > 128 ? (SDL_Color){25, 25, 30, 255} : (SDL_Color){235, 235, 240, 255};
     /* a rule above the caption separates it from the frame */
-    SDL_Rect rule = {0, 0, band->w, cf->sizes[1] / 8 > 1 ? cf->sizes[1] / 8 : 1};
-    SDL_FillRect(band, &rule, SDL_MapRGB(band->format, fg.r, fg.g, fg.b));
-    int pad = cf->sizes[1];
-    int y = pad;
+    SDL_Rect rule = {0, -y0, width, cs.body / 8 > 1 ? cs.body / 8 : 1};
+    SDL_SetRenderDrawColor(sdl, fg.r, fg.g, fg.b, 255);
+    SDL_RenderFillRect(sdl, &rule);
+    int pad = cs.body, y = pad - y0;
     for (int i = 0; i < c->n_lines; i++) {
         const CaptionLine *ln = &c->lines[i];
-        int s = ln->size == cf->sizes[0] ? 0 : 1;
-        /* one baseline for the line, whichever fonts its runs use */
-        int ascent = 0;
-        for (int f = 0; f < cf->n; f++)
-            if (TTF_FontAscent(cf->font[s][f]) > ascent) ascent = TTF_FontAscent(cf->font[s][f]);
-        int x = pad;
-        const char *p = ln->text, *end = ln->text + ln->len, *run = p;
-        int run_font = -1;
-        while (p < end) {
-            const char *at = p;
-            int f = font_for(cf, render_utf8_next(&p));
-            if (run_font >= 0 && f != run_font) {
-                draw_run(band, cf->font[s][run_font], run, (size_t)(at - run), fg, &x, y + ascent);
-                run = at;
-            }
-            run_font = f;
-        }
-        if (run_font >= 0) draw_run(band, cf->font[s][run_font], run, (size_t)(end - run), fg, &x, y + ascent);
-        y += caption_line_skip(cf, s);
+        char text[sizeof c->narration];
+        snprintf(text, sizeof text, "%.*s", (int)ln->len, ln->text);
+        render_text(rc, text, ln->size, fg, pad, y, 0);
+        y += caption_line_skip(rc, ln->size);
     }
 }
 
@@ -819,14 +711,12 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
     const AttnTrace *t = r->trace;
     View *v = &r->view;
     int w = r->width, h = r->height;
-    CaptionFonts cf;
-    if (caption_fonts_open(&cf, r->hl.rc, h, err, errlen) != 0) return -1;
+    CaptionSizes cs = caption_sizes(h);
     Caption *caps = calloc((size_t)t->n_steps, sizeof *caps);
     size_t pitch = (size_t)w * 4;
     unsigned char *px = malloc(pitch * (size_t)h);
     ExportBuffer out = {0};
     ExportPngStream *s = NULL;
-    SDL_Surface *band = NULL;
     int rc = 0;
     if (!caps || !px) {
         export__set_err(err, errlen, "out of memory");
@@ -839,7 +729,7 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         if (!r->selected[i]) continue;
         view_goto(v, i);
         view_finish(v);
-        caption_layout(&caps[i], v, &cf, w);
+        caption_layout(&caps[i], v, r->hl.rc, cs, w);
         total += h + caps[i].height;
     }
     if (total > EXPORT_PNG_MAX_HEIGHT) {
@@ -887,22 +777,22 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
             rc = -1;
             break;
         }
-        band = SDL_CreateRGBSurfaceWithFormat(0, w, caps[i].height, 32, SDL_PIXELFORMAT_XRGB8888);
-        if (!band) {
-            export__set_err(err, errlen, "out of memory for a caption");
-            rc = -1;
-            break;
-        }
         /* the caption's background is the frame's own (its top-left pixel) */
         SDL_Color bg = {px[2], px[1], px[0], 255};
-        caption_draw(&caps[i], &cf, band, bg);
-        if (export_png_stream_rows(s, band->pixels, (size_t)band->pitch, band->h, msg, sizeof msg) != 0) {
-            s = NULL;
-            export__set_err(err, errlen, "%s: %s", path, msg);
-            rc = -1;
+        /* the caption, drawn by the same renderer a frame's height at a time */
+        for (int y0 = 0; rc == 0 && y0 < caps[i].height; y0 += h) {
+            int rows = caps[i].height - y0 < h ? caps[i].height - y0 : h;
+            caption_draw(&caps[i], r->hl.rc, r->hl.sdl, cs, w, y0, bg);
+            SDL_Rect area = {0, 0, w, rows};
+            if (SDL_RenderReadPixels(r->hl.sdl, &area, SDL_PIXELFORMAT_XRGB8888, px, (int)pitch) != 0) {
+                export__set_err(err, errlen, "reading a caption's pixels: %s", SDL_GetError());
+                rc = -1;
+            } else if (export_png_stream_rows(s, px, pitch, rows, msg, sizeof msg) != 0) {
+                s = NULL;
+                export__set_err(err, errlen, "%s: %s", path, msg);
+                rc = -1;
+            }
         }
-        SDL_FreeSurface(band);
-        band = NULL;
         done_steps++;
         report(r, NULL, done_steps, done_steps, r->n_selected);
     }
@@ -921,7 +811,6 @@ done:
     export_buffer_free(&out);
     free(px);
     free(caps);
-    caption_fonts_close(&cf);
     return rc;
 }
 

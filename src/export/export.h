@@ -43,7 +43,8 @@
  *
  * Sheet (opt.sheet): one PNG with every selected step's final state one
  * below the other at the export size, each followed by a caption band
- * (step number, title, kind and head, formula, narration).
+ * (step number, title, kind and head, formula, narration), wrapped and drawn
+ * by render's text layer (render_wrap, render_text) as the window's text is.
  *
  * Size: opt.width × opt.height is the layout size; opt.scale (high-DPI)
  * multiplies the pixels: PNGs are round(width·scale) × round(height·scale)

@@ -607,7 +607,7 @@ static int sel_for_labels(const View *v, const char *const *labels)
 static int has_cjk(const char *s)
 {
     while (*s)
-        if (render_utf8_next(&s) >= 0x2E80) return 1;
+        if (render_is_cjk(render_utf8_next(&s))) return 1;
     return 0;
 }
 

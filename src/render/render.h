@@ -112,6 +112,20 @@ RenderHitKind render_hit_test(const RenderCtx *rc, int x, int y, RenderHit *hit)
  * last frame (the first matrix showing that step). 0, or -1 when not drawn. */
 int render_cell_rect(const RenderCtx *rc, const AttnTrace *trace, int step, int row, int col, SDL_Rect *out);
 
+/* ---- text, for what is drawn beside a frame (the handout sheet's captions) ---- */
+
+/* Draws one line of text with the font chain, top-left at (x, y); returns its
+ * width. align: 0 left of x, 1 centred on x, 2 right of x. */
+int render_text(RenderCtx *rc, const char *s, int size, SDL_Color col, int x, int y, int align);
+int render_text_width(RenderCtx *rc, const char *s, int size);
+/* The distance from one line of text to the next at a size. */
+int render_line_height(RenderCtx *rc, int size);
+/* Wraps s into lines of at most `width` pixels at a size: fills starts[] and
+ * lens[] (byte ranges of s), returns the line count (≤ max). Lines break at
+ * spaces and around CJK characters, never inside an English word, and no line
+ * starts with closing punctuation or ends with an opening bracket. */
+int render_wrap(RenderCtx *rc, const char *s, int size, int width, size_t *starts, size_t *lens, int max);
+
 /* ---- colours and fonts, for tests ---- */
 
 /* viridis at t in [0, 1] (clamped), as drawn. */

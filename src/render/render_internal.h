@@ -111,17 +111,30 @@ const TextEntry *render_text_get(RenderCtx *rc, const char *s, int size, SDL_Col
 /* The cached text of the one character at *p, which moves past it; NULL
  * when it cannot be drawn. */
 const TextEntry *render_text_next_glyph(RenderCtx *rc, const char **p, int size, SDL_Color col);
-/* Draws text with its top-left at (x, y); returns its width. align: 0 left, 1 centre, 2 right of x. */
-int render_text(RenderCtx *rc, const char *s, int size, SDL_Color col, int x, int y, int align);
-int render_text_width(RenderCtx *rc, const char *s, int size);
 /* A short string (a number) from cached one-character textures, centred on
  * (cx, cy); returns its width, or -1 (nothing drawn) when wider than maxw. */
 int render_text_glyphs(RenderCtx *rc, const char *s, int size, SDL_Color col, int cx, int cy, int maxw);
-int render_line_height(RenderCtx *rc, int size);
 /* Width of s[0, nbytes) by glyph advances (fast; for wrapping). */
 int render_measure(RenderCtx *rc, const char *s, size_t nbytes, int size);
-/* Word-wraps s to width: fills starts[] and lens[] (byte offsets), returns the line count (≤ max). */
-int render_wrap(RenderCtx *rc, const char *s, int size, int width, size_t *starts, size_t *lens, int max);
+
+/* 1 for a codepoint of Chinese, Japanese or Korean writing: Han, kana,
+ * Hangul, and the CJK and full-width punctuation. Such text is drawn upright
+ * in a vertical label, and a line may break before or after any of it. */
+int render_is_cjk(uint32_t cp);
+/* The width of one codepoint, in whatever unit the width of the line is. */
+typedef int (*RenderAdvanceFn)(void *user, uint32_t cp);
+/* The line-breaking rule, for every text that wraps. Splits s into lines of
+ * at most `width` (advances summed through `advance`) and fills starts[] and
+ * lens[] (byte ranges of s, spaces at the break left out); returns the line
+ * count (≤ max). A newline always breaks. Otherwise a line breaks at a space
+ * or before or after a CJK character (but not at a middle dot: s1·我), never
+ * inside an English word or number, and never so that a line starts with closing punctuation
+ * (，。、：；！？」』）》】… , . : ; ! ? ) ] ' %) or ends with an opening bracket
+ * (「『（《【 ( [): the character before such a break moves to the next line
+ * with it. Only a word wider than the whole line is broken inside, at a
+ * codepoint boundary, with the same punctuation rule where the word allows. */
+int render_break_lines(const char *s, int width, RenderAdvanceFn advance, void *user, size_t *starts, size_t *lens,
+                       int max);
 int render_fonts_open(RenderCtx *rc, const RenderOptions *opt, char *err, size_t errlen);
 void render_fonts_close(RenderCtx *rc);
 void render_text_trim(RenderCtx *rc);

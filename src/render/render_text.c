@@ -31,12 +31,35 @@ static int dir_exists(const char *p)
     return p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* The path of a font family through fontconfig, only when the match really
- * is that family (fontconfig always returns *some* font). malloc'd or NULL. */
-static char *fc_find(const char *family, const char *lang)
+/* "path#index" → path and index, when path alone is not a file. */
+static long split_spec(const char *spec, char *file, size_t len)
+{
+    const char *hash = strrchr(spec, '#');
+    if (hash && !file_exists(spec)) {
+        snprintf(file, len, "%.*s", (int)(hash - spec), spec);
+        return atol(hash + 1);
+    }
+    snprintf(file, len, "%s", spec);
+    return 0;
+}
+
+/* Opens a font "path" or "path#index" (a face of a collection) at a size;
+ * NULL when the file is not a regular file or SDL_ttf cannot read it. */
+static TTF_Font *open_sized(const char *spec, int size)
+{
+    char file[PATH_MAX];
+    long index = split_spec(spec, file, sizeof file);
+    return file_exists(file) ? TTF_OpenFontIndex(file, size, index) : NULL;
+}
+
+/* The font fontconfig matches for `pattern` (a family, optionally with a
+ * language), as "file" or "file#index" for a face of a collection, only when
+ * the matched family contains `family_has` (fontconfig always returns *some*
+ * font). malloc'd or NULL. */
+static char *fc_find(const char *pattern, const char *lang, const char *family_has)
 {
     if (!FcInit()) return NULL;
-    FcPattern *pat = FcNameParse((const FcChar8 *)family);
+    FcPattern *pat = FcNameParse((const FcChar8 *)pattern);
     if (!pat) return NULL;
     if (lang) FcPatternAddString(pat, FC_LANG, (const FcChar8 *)lang);
     FcConfigSubstitute(NULL, pat, FcMatchPattern);
@@ -48,38 +71,37 @@ static char *fc_find(const char *family, const char *lang)
         FcChar8 *file = NULL, *fam = NULL;
         int index = 0;
         if (FcPatternGetString(m, FC_FILE, 0, &file) == FcResultMatch &&
-            FcPatternGetString(m, FC_FAMILY, 0, &fam) == FcResultMatch &&
-            FcPatternGetInteger(m, FC_INDEX, 0, &index) == FcResultMatch && strstr((const char *)fam, family) &&
-            index == 0)
-            out = strdup((const char *)file);
+            FcPatternGetString(m, FC_FAMILY, 0, &fam) == FcResultMatch && strstr((const char *)fam, family_has)) {
+            if (FcPatternGetInteger(m, FC_INDEX, 0, &index) != FcResultMatch) index = 0;
+            size_t n = strlen((const char *)file) + 16;
+            out = malloc(n);
+            if (out && index == 0)
+                snprintf(out, n, "%s", (const char *)file);
+            else if (out)
+                snprintf(out, n, "%s#%d", (const char *)file, index);
+        }
         FcPatternDestroy(m);
     }
     FcPatternDestroy(pat);
     return out;
 }
 
-static void add_font(RenderCtx *rc, const char *path, long index)
+/* Appends the font "path" or "path#index" to the chain, unless it is there
+ * already or cannot be opened. */
+static void add_font(RenderCtx *rc, const char *spec)
 {
-    if (rc->n_fonts >= RENDER_MAX_FONTS || !file_exists(path)) return;
+    if (!spec || rc->n_fonts >= RENDER_MAX_FONTS) return;
     for (int i = 0; i < rc->n_fonts; i++)
-        if (strcmp(rc->font_path[i], path) == 0) return;
-    TTF_Font *f = TTF_OpenFontIndex(path, 16, index);
-    if (!f) return;
-    rc->probe[rc->n_fonts] = f;
-    rc->font_path[rc->n_fonts] = strdup(path);
-    rc->n_fonts++;
-}
-
-/* "path#index" → path and index, when path alone is not a file. */
-static long split_spec(const char *spec, char *file, size_t len)
-{
-    const char *hash = strrchr(spec, '#');
-    if (hash && !file_exists(spec)) {
-        snprintf(file, len, "%.*s", (int)(hash - spec), spec);
-        return atol(hash + 1);
+        if (strcmp(rc->font_path[i], spec) == 0) return;
+    char *copy = strdup(spec);
+    TTF_Font *f = copy ? open_sized(spec, 16) : NULL;
+    if (!f) {
+        free(copy);
+        return;
     }
-    snprintf(file, len, "%s", spec);
-    return 0;
+    rc->probe[rc->n_fonts] = f;
+    rc->font_path[rc->n_fonts] = copy;
+    rc->n_fonts++;
 }
 
 /* Maps each font file of the chain into memory. A font opened by path reads
@@ -132,53 +154,26 @@ static const char *assets_dir(const RenderOptions *opt)
 int render_fonts_open(RenderCtx *rc, const RenderOptions *opt, char *err, size_t errlen)
 {
     if (opt)
-        for (int i = 0; i < RENDER_MAX_FONTS && opt->font_paths[i]; i++) add_font(rc, opt->font_paths[i], 0);
+        for (int i = 0; i < RENDER_MAX_FONTS && opt->font_paths[i]; i++) add_font(rc, opt->font_paths[i]);
     if (!opt || !opt->no_system_fonts) {
         /* DejaVu Sans for Latin and the math symbols (ᵀ, subscripts, √), Noto
          * Sans CJK SC for Han: neither covers both. The .ttc of Noto CJK holds
-         * JP, KR, SC, ...: face 2 is SC (checked by name below). */
-        char *dv = fc_find("DejaVu Sans", NULL);
-        add_font(rc, dv, 0);
-        free(dv);
-        FcPattern *pat = FcNameParse((const FcChar8 *)"Noto Sans CJK SC");
-        if (pat && FcInit()) {
-            FcConfigSubstitute(NULL, pat, FcMatchPattern);
-            FcDefaultSubstitute(pat);
-            FcResult res;
-            FcPattern *m = FcFontMatch(NULL, pat, &res);
-            FcChar8 *file = NULL, *fam = NULL;
-            int index = 0;
-            if (m && FcPatternGetString(m, FC_FILE, 0, &file) == FcResultMatch &&
-                FcPatternGetString(m, FC_FAMILY, 0, &fam) == FcResultMatch && strstr((const char *)fam, "CJK") &&
-                rc->n_fonts < RENDER_MAX_FONTS && file_exists((const char *)file)) {
-                FcPatternGetInteger(m, FC_INDEX, 0, &index);
-                TTF_Font *f = TTF_OpenFontIndex((const char *)file, 16, index);
-                if (f) {
-                    rc->probe[rc->n_fonts] = f;
-                    /* the index rides along in the path: "file#2" */
-                    size_t n = strlen((const char *)file) + 16;
-                    rc->font_path[rc->n_fonts] = malloc(n);
-                    if (rc->font_path[rc->n_fonts]) {
-                        snprintf(rc->font_path[rc->n_fonts], n, "%s#%d", (const char *)file, index);
-                        rc->n_fonts++;
-                    } else {
-                        TTF_CloseFont(f);
-                    }
-                }
-            }
-            if (m) FcPatternDestroy(m);
+         * JP, KR, SC, ...: fontconfig names the SC face's index. */
+        static const char *const system_fonts[][3] = {{"DejaVu Sans", NULL, "DejaVu Sans"},
+                                                      {"Noto Sans CJK SC", NULL, "CJK"},
+                                                      {"WenQuanYi Micro Hei", "zh-cn", "WenQuanYi Micro Hei"}};
+        for (size_t i = 0; i < sizeof system_fonts / sizeof system_fonts[0]; i++) {
+            char *spec = fc_find(system_fonts[i][0], system_fonts[i][1], system_fonts[i][2]);
+            add_font(rc, spec);
+            free(spec);
         }
-        if (pat) FcPatternDestroy(pat);
-        char *wq = fc_find("WenQuanYi Micro Hei", "zh-cn");
-        add_font(rc, wq, 0);
-        free(wq);
     }
     char path[1024];
     const char *dir = assets_dir(opt);
     snprintf(path, sizeof path, "%s/fonts/DejaVuSans.ttf", dir);
-    add_font(rc, path, 0);
+    add_font(rc, path);
     snprintf(path, sizeof path, "%s/fonts/NotoSansCJKsc-Subset.otf", dir);
-    add_font(rc, path, 0);
+    add_font(rc, path);
     map_fonts(rc);
     if (rc->n_fonts == 0) {
         snprintf(err, errlen,
@@ -188,14 +183,6 @@ int render_fonts_open(RenderCtx *rc, const RenderOptions *opt, char *err, size_t
         return -1;
     }
     return 0;
-}
-
-/* Opens a font file "path" or "path#index" at a size. */
-static TTF_Font *open_sized(const char *spec, int size)
-{
-    char file[PATH_MAX];
-    long index = split_spec(spec, file, sizeof file);
-    return TTF_OpenFontIndex(file, size, index);
 }
 
 void render_fonts_close(RenderCtx *rc)
@@ -305,60 +292,146 @@ int render_line_height(RenderCtx *rc, int size)
     return h ? h : size;
 }
 
+/* The advance of cp in the chain at one size (no kerning). */
+typedef struct ChainAdvance {
+    RenderCtx *rc;
+    FontSlot *fs;
+} ChainAdvance;
+
+static int chain_advance(void *user, uint32_t cp)
+{
+    ChainAdvance *a = user;
+    int fi = font_index_for(a->rc, cp), adv = 0;
+    if (a->fs->font[fi] && TTF_GlyphMetrics32(a->fs->font[fi], cp, NULL, NULL, NULL, NULL, &adv) != 0) adv = 0;
+    return adv;
+}
+
 int render_measure(RenderCtx *rc, const char *s, size_t nbytes, int size)
 {
-    FontSlot *fs = slot_for(rc, size);
+    ChainAdvance a = {rc, slot_for(rc, size)};
     const char *p = s, *end = s + nbytes;
     int w = 0;
-    while (p < end && *p) {
-        uint32_t cp = render_utf8_next(&p);
-        int fi = font_index_for(rc, cp);
-        int adv = 0;
-        if (fs->font[fi] && TTF_GlyphMetrics32(fs->font[fi], cp, NULL, NULL, NULL, NULL, &adv) == 0) w += adv;
-    }
+    while (p < end && *p) w += chain_advance(&a, render_utf8_next(&p));
     return w;
 }
 
-static int is_cjk(uint32_t cp)
+int render_is_cjk(uint32_t cp)
 {
-    return (cp >= 0x2E80 && cp <= 0x9FFF) || (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFF00 && cp <= 0xFFEF);
+    return (cp >= 0x2E80 && cp <= 0x9FFF)       /* radicals, CJK punctuation 、。「」, kana, Han, extension A */
+           || (cp >= 0xAC00 && cp <= 0xD7AF)    /* Hangul syllables */
+           || (cp >= 0xF900 && cp <= 0xFAFF)    /* compatibility ideographs */
+           || (cp >= 0xFE30 && cp <= 0xFE4F)    /* compatibility forms */
+           || (cp >= 0xFF00 && cp <= 0xFFEF)    /* full-width forms ，：（） */
+           || (cp >= 0x20000 && cp <= 0x3FFFF); /* Han extensions B and later */
 }
 
-int render_wrap(RenderCtx *rc, const char *s, int size, int width, size_t *starts, size_t *lens, int max)
+/* Punctuation a line must not start with, and brackets a line must not end
+ * with (UTF-8). */
+static const char CLOSING[] = ",.:;!?)]}%'、。，．：；！？）］｝」』》〉】〕〗…‥’”・";
+static const char OPENING[] = "([{（［｛「『《〈【〔〖‘“";
+
+static int in_set(const char *set, uint32_t cp)
 {
-    FontSlot *fs = slot_for(rc, size);
+    while (*set)
+        if (render_utf8_next(&set) == cp) return 1;
+    return 0;
+}
+
+static int is_closing(uint32_t cp)
+{
+    return in_set(CLOSING, cp);
+}
+
+static int is_opening(uint32_t cp)
+{
+    return in_set(OPENING, cp);
+}
+
+/* The start of the codepoint before p (p > s). */
+static const char *utf8_prev(const char *s, const char *p)
+{
+    do p--;
+    while (p > s && ((unsigned char)*p & 0xC0) == 0x80);
+    return p;
+}
+
+/* Where a word too long for the line breaks: at `at` (the first character
+ * that does not fit), moved back while that would start the next line with
+ * closing punctuation or end this one with an opening bracket, but never
+ * back to the line's first character. */
+static const char *forced_break(const char *line, const char *first_end, const char *at)
+{
+    for (const char *b = at; b > first_end;) {
+        const char *q = b, *before = utf8_prev(line, b);
+        const char *r = before;
+        uint32_t next = render_utf8_next(&q), prev = render_utf8_next(&r);
+        if (!is_closing(next) && !is_opening(prev)) return b;
+        b = before;
+    }
+    return at;
+}
+
+int render_break_lines(const char *s, int width, RenderAdvanceFn advance, void *user, size_t *starts, size_t *lens,
+                       int max)
+{
     int n = 0;
     const char *line = s;
     while (*line && n < max) {
-        const char *p = line, *brk = NULL;
+        const char *p = line, *end = NULL, *next = NULL;
+        const char *brk_end = NULL, *brk_next = NULL; /* the last allowed break on the line */
+        const char *spaces = NULL;                    /* the first of the spaces before p */
+        const char *first_end = NULL;                 /* after the line's first non-space character */
+        uint32_t prev = 0;                            /* the last non-space character on the line */
         int w = 0;
-        while (*p && *p != '\n') {
-            const char *before = p;
+        for (;;) {
+            if (*p == '\0' || *p == '\n') {
+                end = p;
+                next = *p ? p + 1 : p;
+                break;
+            }
+            const char *at = p;
             uint32_t cp = render_utf8_next(&p);
-            int fi = font_index_for(rc, cp), adv = 0;
-            if (fs->font[fi]) TTF_GlyphMetrics32(fs->font[fi], cp, NULL, NULL, NULL, NULL, &adv);
-            if (w + adv > width && before > line) {
-                /* break at the last space or CJK boundary, else here */
-                if (!brk) brk = before;
-                p = brk;
+            if (cp == ' ') {
+                /* spaces may hang past the width: a break drops them */
+                if (!spaces) spaces = at;
+                w += advance(user, cp);
+                continue;
+            }
+            /* a middle dot joins what it stands between (Q·K, s1·我) */
+            int cjk_edge = (render_is_cjk(prev) || render_is_cjk(cp)) && prev != 0xB7 && cp != 0xB7;
+            if (prev && !is_closing(cp) && !is_opening(prev) && (spaces || cjk_edge)) {
+                brk_end = spaces ? spaces : at;
+                brk_next = at;
+            }
+            int adv = advance(user, cp);
+            if (prev && w + adv > width) {
+                if (brk_end) {
+                    end = brk_end;
+                    next = brk_next;
+                } else {
+                    end = next = forced_break(line, first_end, at);
+                    while (*next == ' ') next++;
+                }
                 break;
             }
             w += adv;
-            if (cp == ' ')
-                brk = p;
-            else if (is_cjk(cp))
-                brk = p;
+            prev = cp;
+            spaces = NULL;
+            if (!first_end) first_end = p;
         }
-        const char *end = p;
         while (end > line && end[-1] == ' ') end--;
         starts[n] = (size_t)(line - s);
         lens[n] = (size_t)(end - line);
         n++;
-        line = p;
-        if (*line == '\n') line++;
-        while (*line == ' ') line++;
+        line = next;
     }
     return n;
+}
+
+int render_wrap(RenderCtx *rc, const char *s, int size, int width, size_t *starts, size_t *lens, int max)
+{
+    ChainAdvance a = {rc, slot_for(rc, size)};
+    return render_break_lines(s, width, chain_advance, &a, starts, lens, max);
 }
 
 static uint64_t text_key(const char *s, int size, SDL_Color c)

@@ -1,0 +1,219 @@
+/* reference.c: attention in plain loops. Read this first.
+ *
+ * attn_reference_forward computes the whole forward pass that attnviz
+ * animates, top to bottom, and records every intermediate as a step of an
+ * AttnTrace laid out exactly as attn_trace_create's, so the two can be
+ * compared step by step. Each sum is accumulated in double and rounded once
+ * to float; e^x and tanh are libm's. attn_trace_create (attn.c, kernels.c,
+ * heads.c) computes the same steps with blocked, vectorised and threaded
+ * code: optional speed work, not needed to follow the math.
+ *
+ * Every matrix is row-major float32; shapes are (rows, cols). H = heads.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "attn.h"
+#include "attn_internal.h"
+
+/* C (m, n) = A (m, k) · B (k, n) [+ bias (n)] */
+void attn_matmul_naive(float *C, const float *A, const float *B, const float *bias, int m, int k, int n)
+{
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double s = bias ? bias[j] : 0.0;
+            for (int p = 0; p < k; p++) s += (double)A[(size_t)i * k + p] * B[(size_t)p * n + j];
+            C[(size_t)i * n + j] = (float)s;
+        }
+}
+
+/* C (m, n) = A (m, k) · B (n, k)ᵀ: row i of A against row j of B */
+void attn_matmul_nt_naive(float *C, const float *A, const float *B, int m, int k, int n)
+{
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0.0;
+            for (int p = 0; p < k; p++) s += (double)A[(size_t)i * k + p] * B[(size_t)j * k + p];
+            C[(size_t)i * n + j] = (float)s;
+        }
+}
+
+void attn_softmax_rows_reference(float *y, unsigned char *flags, const float *x, int rows, int cols)
+{
+    for (int i = 0; i < rows; i++) {
+        const float *xr = x + (size_t)i * cols; /* (cols) one query's logits */
+        float *yr = y + (size_t)i * cols;       /* (cols) its weights */
+        /* 1. the row's maximum; subtracted before e^x, so that e^(x - max) ≤ 1 never overflows */
+        float mx = -INFINITY;
+        int n_pinf = 0;
+        for (int j = 0; j < cols; j++) {
+            if (xr[j] > mx) mx = xr[j];
+            n_pinf += xr[j] == INFINITY;
+        }
+        if (mx == -INFINITY) { /* every key blocked: no distribution exists; zeros (never NaN), flagged */
+            memset(yr, 0, sizeof(float) * (size_t)cols);
+            if (flags) flags[i] |= ATTN_ROW_ALL_BLOCKED;
+            continue;
+        }
+        if (n_pinf > 0) { /* +inf logits (an overflowed score): softmax's limit shares the weight among them */
+            for (int j = 0; j < cols; j++) yr[j] = xr[j] == INFINITY ? 1.0f / (float)n_pinf : 0.0f;
+            continue;
+        }
+        /* 2. e^(x - max), summed; 3. each divided by the sum: weights in [0, 1] that sum to 1 */
+        double sum = 0.0;
+        for (int j = 0; j < cols; j++) sum += exp((double)xr[j] - (double)mx);
+        for (int j = 0; j < cols; j++) yr[j] = (float)(exp((double)xr[j] - (double)mx) / sum);
+    }
+}
+
+/* May query i attend key j? (cfg.mask: 1 attend, 0 blocked) */
+static int may_attend(const AttnConfig *c, const unsigned char *mask, int i, int j)
+{
+    switch (c->mask_kind) {
+    case ATTN_MASK_NONE:
+        return 1;
+    case ATTN_MASK_CAUSAL:
+        return j <= i; /* no peeking at later tokens */
+    case ATTN_MASK_PADDING:
+        return mask[j] != 0;
+    case ATTN_MASK_MATRIX:
+        return mask[(size_t)i * (size_t)c->n_k + (size_t)j] != 0;
+    }
+    return 1;
+}
+
+void attn__apply_mask(const AttnConfig *c, const unsigned char *mask, float *out, unsigned char *flags, const float *in,
+                      int r0, int r1)
+{
+    for (int i = r0; i < r1; i++) {
+        int any = 0;
+        for (int j = 0; j < c->n_k; j++) {
+            size_t at = (size_t)i * (size_t)c->n_k + (size_t)j;
+            int ok = may_attend(c, mask, i, j);
+            out[at] = ok ? in[at] : c->mask_fill;
+            any |= ok;
+        }
+        if (!any && flags) flags[i] |= ATTN_ROW_ALL_BLOCKED;
+    }
+}
+
+/* The numbers of step `idx` of the trace; NULL when the plan has no such step (-1). */
+static float *data(AttnTrace *t, int idx)
+{
+    return idx >= 0 ? t->steps[idx].data : NULL;
+}
+
+/* The trace records each input, weight and bias as given. */
+static void record(AttnTrace *t, int idx, const float *src)
+{
+    if (idx >= 0) memcpy(t->steps[idx].data, src, sizeof(float) * (size_t)t->steps[idx].rows * t->steps[idx].cols);
+}
+
+/* masked (n_q, n_k) from the logits `pre` when there is a mask, then
+ * weights (n_q, n_k) = softmax of each row. A row whose keys are all blocked
+ * is flagged in both, and in the weighted sum (hp->out) after them. */
+static const float *attend(AttnTrace *t, const AttnConfig *c, const HeadPlan *hp, const float *pre)
+{
+    AttnStep *w = &t->steps[hp->weights], *o = &t->steps[hp->out];
+    if (hp->masked >= 0) {
+        AttnStep *m = &t->steps[hp->masked];
+        attn__apply_mask(c, c->mask, m->data, m->row_flags, pre, 0, c->n_q);
+        pre = m->data;
+        memcpy(w->row_flags, m->row_flags, (size_t)c->n_q); /* a blocked row stays flagged under a finite fill */
+    }
+    attn_softmax_rows_reference(w->data, w->row_flags, pre, c->n_q, c->n_k);
+    memcpy(o->row_flags, w->row_flags, (size_t)c->n_q);
+    return w->data;
+}
+
+static void forward_dot(AttnTrace *t, const AttnConfig *c, const Plan *p)
+{
+    int H = c->heads, nq = c->n_q, nk = c->n_k, dm = c->d_model, dk = c->d_k, dv = c->d_v;
+    const float *src = c->cross ? c->Y : c->X; /* (n_k, d_model) what the keys and values are made from */
+    record(t, p->X, c->X);
+    record(t, p->Y, c->Y);
+    record(t, p->W_Q, c->W_Q), record(t, p->b_Q, c->b_Q);
+    record(t, p->W_K, c->W_K), record(t, p->b_K, c->b_K);
+    record(t, p->W_V, c->W_V), record(t, p->b_V, c->b_V);
+    record(t, p->W_O, c->W_O), record(t, p->b_O, c->b_O);
+
+    /* 1. projections: every token's query, key and value, all heads side by side */
+    float *Q = data(t, p->Q); /* (n_q, H·d_k) = X · W_Q + b_Q */
+    float *K = data(t, p->K); /* (n_k, H·d_k) = src · W_K + b_K */
+    float *V = data(t, p->V); /* (n_k, H·d_v) = src · W_V + b_V */
+    attn_matmul_naive(Q, c->X, c->W_Q, c->b_Q, nq, dm, H * dk);
+    attn_matmul_naive(K, src, c->W_K, c->b_K, nk, dm, H * dk);
+    attn_matmul_naive(V, src, c->W_V, c->b_V, nk, dm, H * dv);
+
+    float *concat = data(t, p->concat); /* (n_q, H·d_v) */
+    for (int h = 0; h < H; h++) {
+        const HeadPlan *hp = &p->head[h];
+        /* 2. split: head h takes columns [h·d_k, (h+1)·d_k) of Q and K, [h·d_v, (h+1)·d_v) of V */
+        float *Qh = data(t, hp->Q); /* (n_q, d_k) */
+        float *Kh = data(t, hp->K); /* (n_k, d_k) */
+        float *Vh = data(t, hp->V); /* (n_k, d_v) */
+        for (int i = 0; i < nq; i++)
+            for (int d = 0; d < dk; d++) Qh[(size_t)i * dk + d] = Q[(size_t)i * H * dk + h * dk + d];
+        for (int j = 0; j < nk; j++) {
+            for (int d = 0; d < dk; d++) Kh[(size_t)j * dk + d] = K[(size_t)j * H * dk + h * dk + d];
+            for (int d = 0; d < dv; d++) Vh[(size_t)j * dv + d] = V[(size_t)j * H * dv + h * dv + d];
+        }
+        /* 3. scores = Q_h · K_hᵀ: query i against key j */
+        float *S = data(t, hp->scores); /* (n_q, n_k) */
+        attn_matmul_nt_naive(S, Qh, Kh, nq, dk, nk);
+        /* 4. scaled = scores / divisor (√d_k by default, so the softmax does not saturate as d_k grows) */
+        float *A = data(t, hp->scaled); /* (n_q, n_k) */
+        for (size_t e = 0; e < (size_t)nq * nk; e++) A[e] = S[e] / t->divisor;
+        /* 5. masked, 6. weights = softmax along each row */
+        const float *W = attend(t, c, hp, A); /* (n_q, n_k) each row sums to 1 */
+        /* 7. head_h = weights · V_h: each query's weighted average of the values */
+        float *O = data(t, hp->out); /* (n_q, d_v) */
+        attn_matmul_naive(O, W, Vh, NULL, nq, nk, dv);
+        /* 8. concat: head h's output into columns [h·d_v, (h+1)·d_v) */
+        for (int i = 0; i < nq; i++)
+            for (int d = 0; d < dv; d++) concat[(size_t)i * H * dv + h * dv + d] = O[(size_t)i * dv + d];
+    }
+    /* 9. output = concat · W_O + b_O: the heads mixed back to d_model columns */
+    if (p->output >= 0)
+        attn_matmul_naive(data(t, p->output), concat, c->W_O, c->b_O, nq, H * dv, dm); /* (n_q, d_model) */
+}
+
+static void forward_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)
+{
+    int nq = c->n_q, nk = c->n_k, dx = c->d_x, dy = c->cross ? c->d_y : c->d_x, da = c->d_a;
+    const float *X = c->X, *Y = c->cross ? c->Y : c->X; /* (n_q, d_x) the queries, (n_k, d_y) the keys */
+    const HeadPlan *hp = &p->head[0];
+    record(t, p->X, c->X);
+    record(t, p->Y, c->Y);
+    record(t, p->W_a, c->W_a), record(t, p->b_a, c->b_a), record(t, p->v_a, c->v_a);
+
+    /* 1. hidden[(i·n_k + j), :] = tanh([x_i ; y_j] · W_a + b_a): one row per pair of query and key */
+    float *hidden = data(t, p->hidden); /* (n_q·n_k, d_a) */
+    for (int i = 0; i < nq; i++)
+        for (int j = 0; j < nk; j++)
+            for (int a = 0; a < da; a++) {
+                double s = c->b_a ? c->b_a[a] : 0.0;
+                for (int q = 0; q < dx; q++) s += (double)X[(size_t)i * dx + q] * c->W_a[(size_t)q * da + a];
+                for (int q = 0; q < dy; q++) s += (double)Y[(size_t)j * dy + q] * c->W_a[(size_t)(dx + q) * da + a];
+                hidden[((size_t)i * nk + j) * da + a] = (float)tanh(s);
+            }
+    /* 2. scores(i, j) = hidden[(i·n_k + j), :] · v_a */
+    float *S = data(t, hp->scores); /* (n_q, n_k) */
+    attn_matmul_naive(S, hidden, c->v_a, NULL, nq * nk, da, 1);
+    /* 3. masked, 4. weights = softmax along each row (no scaling step) */
+    const float *W = attend(t, c, hp, S); /* (n_q, n_k) */
+    /* 5. context = weights · Y */
+    attn_matmul_naive(data(t, hp->out), W, Y, NULL, nq, nk, dy); /* (n_q, d_y) */
+}
+
+AttnTrace *attn_reference_forward(const AttnConfig *cfg, char *err, size_t errlen)
+{
+    Plan p;
+    AttnTrace *t = attn__trace_begin(cfg, &p, err, errlen); /* the steps laid out, not yet computed */
+    if (!t) return NULL;
+    if (cfg->attention == ATTN_DOT)
+        forward_dot(t, cfg, &p);
+    else
+        forward_additive(t, cfg, &p);
+    return attn__trace_end(t, &p, NULL, err, errlen); /* refused if a value overflowed float32 */
+}
