@@ -455,6 +455,10 @@ static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it,
         slot->w = W;
         slot->h = H;
     }
+    /* the row scale's maxima, scanned only now that the texture is rebuilt */
+    Item scaled = *it;
+    item_row_max(rc, &scaled);
+    it = &scaled;
     /* the pixels, one row of cell colours, then the column plan: (column,
      * first pixel, end pixel) of each column that shows, at most W */
     size_t n = (size_t)W * (size_t)H + (size_t)W + 3 * (size_t)W;
@@ -652,7 +656,6 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
     int W = (int)lrintf(it->cw * it->cols), H = (int)lrintf(it->ch * it->rows);
     if (W < 1) W = 1;
     if (H < 1) H = 1;
-    item_row_max(rc, it);
     SDL_Texture *tex = matrix_texture(rc, v, it, anim_key, W, H);
     SDL_Rect dst = {it->x, it->y, W, H};
     if (tex) {
@@ -703,6 +706,7 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
     int many = it->rows * it->cols > 900;
     int nsize = (int)fminf(fminf((float)f->body, it->ch * 0.4f), it->cw / 3.8f);
     int numbers = !many && nsize >= 9 && it->alpha >= 0.5f;
+    if (numbers) item_row_max(rc, it); /* the ink on a cell follows its colour */
     int maskable = it->s->kind == ATTN_STEP_MASKED || it->s->kind == ATTN_STEP_SOFTMAX;
     for (int i = 0; i < it->rows && (numbers || it->state || maskable); i++)
         for (int j = 0; j < it->cols; j++) {
@@ -1583,7 +1587,6 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, const 
         it.x = gx + j * (best + lw + 8) + (best - (int)(cell * nk)) / 2;
         it.y = top + tth + i * (best + lh + 14 + tth);
         SDL_Rect dst = {it.x, it.y, (int)lrintf(cell * nk), (int)lrintf(cell * nq)};
-        item_row_max(rc, &it);
         SDL_Texture *tex = matrix_texture(rc, v, &it, 0, dst.w, dst.h);
         if (tex) {
             SDL_SetTextureBlendMode(tex, SDL_BLENDMODE_NONE);
