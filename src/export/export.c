@@ -329,7 +329,7 @@ int export_draw_view(RenderCtx *rc, SDL_Renderer *sdl, const View *view, int wid
                      size_t pitch, char *err, size_t errlen)
 {
     if (render_frame(rc, view, width, height) != 0) {
-        export__set_err(err, errlen, "drawing step %d: %s", view->step, SDL_GetError());
+        export__set_err(err, errlen, "drawing step %d: %s", view_step_ordinal(view->step), SDL_GetError());
         return -1;
     }
     /* ReadPixels flushes SDL's command batch; same format: a plain copy. */
