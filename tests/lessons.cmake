@@ -19,9 +19,10 @@ add_test(NAME lesson_designs
 set_tests_properties(lesson_designs PROPERTIES SKIP_RETURN_CODE 77)
 
 # End to end: `attnviz check` refuses a lesson whose narration has an unknown
-# placeholder, with exit status 2 and one line naming the file and the key.
+# placeholder, with exit status 2 and one line naming the file, the line and
+# column of the placeholder, the key and the step.
 add_test(NAME check_bad_narration
-         COMMAND sh -c "sed 's/{row_max_token:1}/{row_max_tokn:1}/' \"$1\" > \"$2\" || exit 1; out=$(\"$0\" check \"$2\" 2>&1); rc=$?; echo \"$out\"; [ $rc -eq 2 ] && [ $(echo \"$out\" | wc -l) -eq 1 ] && echo \"$out\" | grep -qF \"$2: narration 'weights_1' (en), step weights_1: unknown placeholder {row_max_tokn:1}\""
+         COMMAND sh -c "sed 's/{row_max_token:1}/{row_max_tokn:1}/' \"$1\" > \"$2\" || exit 1; out=$(\"$0\" check \"$2\" 2>&1); rc=$?; echo \"$out\"; [ $rc -eq 2 ] && [ $(echo \"$out\" | wc -l) -eq 1 ] && echo \"$out\" | grep -q \"^$2:[0-9][0-9]*:[0-9][0-9]*: narration.weights_1.en (step weights_1): unknown placeholder {row_max_tokn:1}\""
                  $<TARGET_FILE:attnviz> ${PROJECT_SOURCE_DIR}/lessons/mhsa-wo-xihuan-paobu.json
                  ${CMAKE_CURRENT_BINARY_DIR}/bad_narration.json)
 

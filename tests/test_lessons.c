@@ -9,6 +9,7 @@
  * matmul(q, k) = [[19,22],[43,50]]. Every trace is also compared, step by
  * step, with attn_reference_forward's at 1e-5 + 1e-4·|ref|.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <math.h>
 #include <setjmp.h>
@@ -157,6 +158,46 @@ static void check_softmax_rows(const AttnTrace *t, const char *id)
     }
 }
 
+/* Characters (UTF-8 code points) in s. */
+static size_t utf8_chars(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++) n += (*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* In Chinese running text a token is quoted: 「喜欢」, never a bare 喜欢, which
+ * reads as part of the sentence. Reports the first bare occurrence of a token
+ * in a zh text, outside placeholders (which quote their tokens themselves).
+ * ASCII tokens count only as whole words. Single-character tokens are checked
+ * in lessons of at most 5 tokens: in a long sentence they are words such as
+ * 都 and 在 that any Chinese sentence uses. */
+static void check_zh_quotes(const Lesson *l, const char *path, const char *where, const char *text)
+{
+    if (!text) return;
+    int n_all = l->n_tokens + l->n_source_tokens;
+    for (int t = 0; t < n_all; t++) {
+        const char *tok = t < l->n_tokens ? l->tokens[t] : l->source_tokens[t - l->n_tokens];
+        size_t len = strlen(tok);
+        if (utf8_chars(tok) == 1 && l->n_tokens > 5) continue;
+        int depth = 0, brace = 0;
+        for (const char *p = text; *p; p++) {
+            if (strncmp(p, "「", 3) == 0) depth++;
+            if (strncmp(p, "」", 3) == 0 && depth > 0) depth--;
+            if (*p == '{') brace = 1;
+            if (*p == '}') brace = 0;
+            if (depth || brace || strncmp(p, tok, len) != 0) continue;
+            int ascii = (unsigned char)tok[0] < 0x80;
+            char before = p > text ? p[-1] : ' ', after = p[len];
+            if (ascii &&
+                (isalnum((unsigned char)before) || before == '_' || isalnum((unsigned char)after) || after == '_'))
+                continue;
+            fail_msg("%s: %s: the token %s stands bare in the Chinese text at \"%.40s\"; write 「%s」", path, where,
+                     tok, p, tok);
+        }
+    }
+}
+
 static void test_every_lesson(void **state)
 {
     (void)state;
@@ -193,6 +234,11 @@ static void test_every_lesson(void **state)
                 fail_msg("%s: step %s (%s) has no narration in both en and zh", path, st->name,
                          attn_step_kind_name(st->kind));
         }
+        /* tokens are quoted in every Chinese text */
+        check_zh_quotes(l, path, "title.zh", l->title.text[LESSON_ZH]);
+        check_zh_quotes(l, path, "summary.zh", l->summary.text[LESSON_ZH]);
+        for (int k = 0; k < l->n_narration; k++)
+            check_zh_quotes(l, path, l->narration[k].key, l->narration[k].text.text[LESSON_ZH]);
         /* every placeholder of every text fills, against every step it applies to */
         char err[512];
         if (narrate_check(l, L.trace, err, sizeof err) != 0) fail_msg("%s: %s", path, err);
@@ -295,6 +341,71 @@ static void test_seed002_x_to_qkv(void **state)
     assert_int_equal(row_argmax(w, 0), 1);
     assert_int_equal(row_argmax(w, 1), 1);
     unload(&L);
+}
+
+/* ---- seed 001: heads by projection, not by cutting ------------------------ */
+
+/* Columns [(h-1)·w, h·w) of a (rows × all) matrix, as its own (rows × w) matrix. */
+static float *column_block(const float *m, int rows, int all, int h, int w)
+{
+    if (!m) return NULL;
+    float *b = malloc(sizeof(float) * (size_t)rows * (size_t)w); /* (rows, w) */
+    assert_non_null(b);
+    for (int r = 0; r < rows; r++)
+        memcpy(b + (size_t)r * w, m + (size_t)r * all + (size_t)(h - 1) * w, sizeof(float) * w);
+    return b;
+}
+
+/* Seed 001: "切分是通过线性投影实现的，而不是直接对矩阵按行或列切块". Both at
+ * once: for every dot lesson and head h, attention with its own projections
+ * W_h^Q, W_h^K, W_h^V (column block h of W_Q, W_K, W_V and of the biases)
+ * gives the same Q_h, K_h, V_h and head_h as cutting the full projections, as
+ * mhsa-wo-xihuan-paobu's narration of Q_1 says. */
+static void test_heads_by_projection(void **state)
+{
+    (void)state;
+    DIR *d = opendir(LESSONS_DIR);
+    assert_non_null(d);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 6 || strcmp(de->d_name + len - 5, ".json") != 0) continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", LESSONS_DIR, de->d_name);
+        Loaded L;
+        load_path(&L, path);
+        const AttnConfig *c = &L.lesson.cfg;
+        for (int h = 1; c->attention == ATTN_DOT && h <= c->heads; h++) {
+            AttnConfig one = *c;
+            int hk = c->heads * c->d_k, hv = c->heads * c->d_v;
+            one.heads = 1;
+            one.W_Q = column_block(c->W_Q, c->d_model, hk, h, c->d_k);
+            one.W_K = column_block(c->W_K, c->d_model, hk, h, c->d_k);
+            one.W_V = column_block(c->W_V, c->d_model, hv, h, c->d_v);
+            one.b_Q = column_block(c->b_Q, 1, hk, h, c->d_k);
+            one.b_K = column_block(c->b_K, 1, hk, h, c->d_k);
+            one.b_V = column_block(c->b_V, 1, hv, h, c->d_v);
+            one.W_O = NULL, one.b_O = NULL;
+            AttnTrace *t = retrace(&one);
+            static const char *const names[] = {"Q_", "K_", "V_", "head_"};
+            for (int k = 0; k < 4; k++) {
+                char mine[32], cut[32];
+                snprintf(mine, sizeof mine, "%s1", names[k]);
+                snprintf(cut, sizeof cut, "%s%d", names[k], h);
+                const AttnStep *a = step(t, mine), *b = step(L.trace, cut);
+                assert_shape(a, b->rows, b->cols);
+                for (int i = 0; i < a->rows * a->cols; i++)
+                    if (fabsf(a->data[i] - b->data[i]) > 1e-5f * (1 + fabsf(b->data[i])))
+                        fail_msg("%s: %s by its own projection is %.9g at %d, cut from the whole one %.9g", path, cut,
+                                 (double)a->data[i], i, (double)b->data[i]);
+            }
+            attn_trace_destroy(t);
+            free((void *)one.W_Q), free((void *)one.W_K), free((void *)one.W_V);
+            free((void *)one.b_Q), free((void *)one.b_K), free((void *)one.b_V);
+        }
+        unload(&L);
+    }
+    closedir(d);
 }
 
 /* ---- 3. one head, W = I: every word looks most at itself ------------------ */
@@ -562,12 +673,14 @@ static void test_cross(void **state)
     assert_true(t->cfg.n_q != t->cfg.n_k);
     const AttnStep *w = step(t, "weights_1");
     assert_shape(w, 4, 3);
-    /* I→我, like→喜欢, running→跑步; <s> flat */
-    for (int i = 1; i < 4; i++) {
-        assert_int_equal(row_argmax(w, i), i - 1);
-        assert_true(at(w, i, i - 1) > 0.5f);
+    /* the shifted decoder input: each position looks at the source word of the
+     * word it is about to produce, <s>→我 (I), I→喜欢 (like), like→跑步
+     * (running); running, followed by the end of the sentence, is uniform */
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(row_argmax(w, i), i);
+        assert_true(at(w, i, i) > 0.5f);
     }
-    for (int j = 1; j < 3; j++) assert_true(at(w, 0, j) == at(w, 0, 0));
+    for (int j = 1; j < 3; j++) assert_true(at(w, 3, j) == at(w, 3, 0));
     /* K and V come from Y */
     float *K = matmul(step(t, "Y")->data, step(t, "W_K")->data, 3, 4, 3);
     assert_floats_close("K = Y·W_K", step(t, "K")->data, K, 3, 3, 0, 0);
@@ -755,6 +868,7 @@ int main(void)
         cmocka_unit_test(test_every_lesson),
         cmocka_unit_test(test_required_in_teaching_order),
         cmocka_unit_test(test_default_lesson),
+        cmocka_unit_test(test_heads_by_projection),
         cmocka_unit_test(test_seed002_scaled_inner_product),
         cmocka_unit_test(test_seed002_x_to_qkv),
         cmocka_unit_test(test_self_attention),

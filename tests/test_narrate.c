@@ -147,7 +147,9 @@ static void test_tokens(void **state)
 {
     const Fixture *f = *state;
     expect_fill(f, NULL, LESSON_EN, "{tokens}", "我, 喜欢, 跑步");
-    expect_fill(f, NULL, LESSON_ZH, "{tokens}", "我、喜欢、跑步");
+    /* in Chinese running text a token is quoted, so that 我 reads as the token */
+    expect_fill(f, NULL, LESSON_ZH, "{tokens}", "「我」、「喜欢」、「跑步」");
+    expect_fill(f, NULL, LESSON_ZH, "{token:1}把权重给了{key_token:2}", "「喜欢」把权重给了「跑步」");
     expect_fill(f, NULL, LESSON_EN, "{key_tokens}", "我, 喜欢, 跑步");
     expect_fill(f, NULL, LESSON_EN, "{token:1} {key_token:2}", "喜欢 跑步");
     expect_error(f, NULL, "{token:3}", "only 3 tokens");
@@ -230,6 +232,9 @@ static void test_value(void **state)
     snprintf(want, sizeof want, "%.7g", (double)s->data[1 * 3 + 2]);
     expect_fill(f, NULL, LESSON_EN, "{value:scaled_1[1][2]:7}", want);
     expect_fill(f, NULL, LESSON_EN, "{value:W_O[2][2]}", "-1");
+    /* a negative factor of a product gets parentheses */
+    expect_fill(f, NULL, LESSON_EN, "2·{value:W_O[2][2]} 2×{value:W_O[2][2]} {value:W_O[2][2]}·2 2·{value:W_O[0][0]}",
+                "2·(-1) 2×(-1) -1·2 2·1");
     expect_fill(f, NULL, LESSON_EN, "{value:masked_1[0][2]}", "-∞");
     expect_fill(f, NULL, LESSON_EN, "{value:weights_1[0][2]}", "0");
     expect_error(f, NULL, "{value:nope[0][0]}", "no step named 'nope'");
@@ -237,6 +242,45 @@ static void test_value(void **state)
     expect_error(f, NULL, "{value:scores_1[0]}", "NAME[I][J]");
     expect_error(f, NULL, "{value:scores_1[0][0]:0}", "precision");
     expect_error(f, NULL, "{value}", "needs a cell");
+}
+
+/* {value_heads:H:...}: the same lesson cut into H heads, traced here too. */
+static void test_value_heads(void **state)
+{
+    const Fixture *f = *state;
+    AttnConfig one = f->lesson.cfg;
+    one.d_k *= one.heads, one.d_v *= one.heads, one.heads = 1;
+    char msg[256], want[64];
+    AttnTrace *t = attn_trace_create(&one, msg, sizeof msg);
+    if (!t) fail_msg("%s", msg);
+    const AttnStep *w = attn_trace_find_name(t, "weights_1");
+    assert_non_null(w);
+    snprintf(want, sizeof want, "%.4g", (double)w->data[1 * 3 + 2]);
+    expect_fill(f, "X", LESSON_EN, "{value_heads:1:weights_1[1][2]}", want);
+    attn_trace_destroy(t);
+    expect_fill(f, "X", LESSON_EN, "{value_heads:2:W_O[2][2]}", "-1");
+    expect_error(f, "X", "{value_heads:3:weights_1[0][0]}", "must divide");
+    expect_error(f, "X", "{value_heads:1:weights_2[0][0]}", "no step named 'weights_2'");
+    expect_error(f, "X", "{value_heads:weights_1[0][0]}", "expected {value_heads:H:NAME[I][J]}");
+}
+
+/* A per-head name without its head means the narrated step's own head, so
+ * one text for a step kind quotes each head's own cells. */
+static void test_value_own_head(void **state)
+{
+    const Fixture *f = *state;
+    for (int h = 1; h <= 2; h++) {
+        char name[32], want[64];
+        snprintf(name, sizeof name, "scores_%d", h);
+        const AttnStep *s = step(f, name);
+        snprintf(want, sizeof want, "%.4g %.4g", (double)s->data[1 * 3 + 0], (double)step(f, "W_O")->data[0]);
+        /* from the head's own steps and from another step of the same head */
+        expect_fill(f, name, LESSON_EN, "{value:scores[1][0]} {value:W_O[0][0]}", want);
+        snprintf(name, sizeof name, "weights_%d", h);
+        expect_fill(f, name, LESSON_EN, "{value:scores[1][0]} {value:W_O[0][0]}", want);
+    }
+    expect_error(f, "concat", "{value:scores[0][0]}", "belongs to no head");
+    expect_error(f, NULL, "{value:weights[0][0]}", "no step named 'weights'");
 }
 
 /* Exponents as a teacher writes them: no '+', no leading zeros. */
@@ -283,25 +327,90 @@ static void test_check(void **state)
 
     fixture_load(&f, LESSON_HEAD ", \"narration\": {\"softmax\": {\"en\": \"fine {d_k}\", \"zh\": \"坏 {oops}\"}}}");
     assert_int_equal(narrate_check(&f.lesson, f.trace, err, sizeof err), 2); /* weights_1 and weights_2 */
-    assert_non_null(strstr(err, "narration 'softmax' (zh), step weights_1: unknown placeholder {oops}"));
+    assert_non_null(strstr(err, "narration.softmax.zh (step weights_1): unknown placeholder {oops}"));
     fixture_free(&f);
 
-    /* {head} in the intro: no step */
+    /* {head} in the intro: no step */ /* {head} in the intro: no step */
     fixture_load(&f, LESSON_HEAD ", \"narration\": {\"intro\": {\"en\": \"head {head}\"}}}");
     assert_int_equal(narrate_check(&f.lesson, f.trace, err, sizeof err), 1);
-    assert_non_null(strstr(err, "narration 'intro' (en)"));
+    assert_non_null(strstr(err, "narration.intro.en: "));
     fixture_free(&f);
 
     /* the summary is checked too */
     fixture_load(&f, LESSON_HEAD ", \"summary\": {\"en\": \"{d_kk}\"}}");
     assert_int_equal(narrate_check(&f.lesson, f.trace, err, sizeof err), 1);
-    assert_non_null(strstr(err, "narration 'summary' (en)"));
+    assert_non_null(strstr(err, "summary.en: "));
     fixture_free(&f);
 
     /* a mask-step narration in a lesson without a mask applies to nothing */
     fixture_load(&f, LESSON_HEAD ", \"narration\": {\"masked\": {\"en\": \"blocked\"}}}");
     assert_int_equal(narrate_check(&f.lesson, f.trace, err, sizeof err), 1);
     assert_non_null(strstr(err, "no step of that kind or name"));
+    fixture_free(&f);
+}
+
+/* "LINE:COL" of the first `needle` in json, counting characters as editors do. */
+static void where_in(const char *json, const char *needle, char *out, size_t outlen)
+{
+    const char *hit = strstr(json, needle);
+    if (!hit) fail_msg("no '%s' in the test lesson", needle);
+    int line = 1, col = 1;
+    for (const char *p = json; p < hit; p++) {
+        if (*p == '\n')
+            line++, col = 1;
+        else if ((*p & 0xC0) != 0x80)
+            col++;
+    }
+    snprintf(out, outlen, "test.json:%d:%d: ", line, col);
+}
+
+/* narrate_check names the file, line and column of the placeholder, through
+ * multi-byte characters and JSON escapes (\\n is one character of the text and
+ * two columns of the file; \\u559c one and six). */
+static void test_check_position(void **state)
+{
+    (void)state;
+    const char *texts[] = {
+        "\"坏 {oops}\"",
+        "\"a\\nb\\u559c\\u00e9 {oops}\"",
+        "\"\\ud83d\\ude00 {oops}\"",
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        char json[2048], want[64], err[1024];
+        snprintf(json, sizeof json, LESSON_HEAD ",\n  \"narration\": {\"softmax\": {\"en\": \"ok\", \"zh\": %s}}}",
+                 texts[i]);
+        Fixture f;
+        fixture_load(&f, json);
+        assert_int_equal(narrate_check(&f.lesson, f.trace, err, sizeof err), 2);
+        where_in(json, "{oops}", want, sizeof want);
+        if (strncmp(err, want, strlen(want)) != 0) fail_msg("'%s' does not start with '%s'", err, want);
+        fixture_free(&f);
+    }
+}
+
+/* A text written for a step kind is shown on every head's step: check refuses
+ * one that quotes a single head's cells, and Chinese tokens quoted twice. */
+static void test_check_refusals(void **state)
+{
+    (void)state;
+    char err[1024];
+    Fixture f;
+    fixture_load(&f, LESSON_HEAD ", \"narration\": {\"scores\": {\"en\": \"{value:scores_1[1][2]}\"}}}");
+    assert_int_equal(narrate_check(&f.lesson, f.trace, err, sizeof err), 1); /* on scores_2, not on scores_1 */
+    assert_non_null(strstr(err, "(step scores_2): {value:scores_1[1][2]}: quotes head 1's cells on head 2's step"));
+    assert_non_null(strstr(err, "write {value:scores[1][2]}"));
+    fixture_free(&f);
+
+    /* the same cell keyed by the step's name, or the own-head spelling: fine */
+    fixture_load(&f, LESSON_HEAD ", \"narration\": {\"scores_2\": {\"en\": \"{value:scores_1[1][2]}\"},"
+                                 " \"scores\": {\"en\": \"{value:scores[1][2]} {value:X[0][0]}\"}}}");
+    assert_int_equal(narrate_check(&f.lesson, f.trace, err, sizeof err), 0);
+    fixture_free(&f);
+
+    fixture_load(&f,
+                 LESSON_HEAD ", \"narration\": {\"softmax\": {\"en\": \"x\", \"zh\": \"给了「{row_max_token}」\"}}}");
+    assert_int_equal(narrate_check(&f.lesson, f.trace, err, sizeof err), 2);
+    assert_non_null(strstr(err, "{row_max_token} already quotes its token"));
     fixture_free(&f);
 }
 
@@ -340,6 +449,10 @@ int main(void)
         cmocka_unit_test(test_exponents),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test(test_check),
+        cmocka_unit_test(test_check_position),
+        cmocka_unit_test(test_check_refusals),
+        cmocka_unit_test_setup_teardown(test_value_own_head, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_value_heads, setup, teardown),
         cmocka_unit_test(test_additive),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

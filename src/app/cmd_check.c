@@ -43,14 +43,15 @@ int cmd_check(int argc, char **argv)
             free(path);
             continue;
         }
-        char err[512];
+        char err[1024];
         AttnTrace *t = attn_trace_create(&lesson.cfg, err, sizeof err);
         if (!t) {
             fprintf(stderr, "%s: %s\n", path, err);
             bad++;
         } else if (narrate_check(&lesson, t, err, sizeof err) != 0) {
-            /* every narration, both languages, against every step it applies to */
-            fprintf(stderr, "%s: %s\n", path, err);
+            /* every narration, both languages, against every step it applies to;
+             * err names the file, line and column */
+            fprintf(stderr, "%s\n", err);
             bad++;
         } else {
             printf("ok %s (%s, %d steps)\n", path, lesson.id, t->n_steps);

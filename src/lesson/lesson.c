@@ -313,38 +313,50 @@ static int read_string(Ctx *c, const JsonNode *n, const char *path, size_t max, 
     return 0;
 }
 
+/* The one line at a position inside a text: "NAME:LINE:COL: text". */
+static int text_fail(Ctx *c, const LessonText *t, int lang, size_t byte, const char *fmt, ...)
+{
+    char body[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(body, sizeof body, fmt, ap);
+    va_end(ap);
+    lesson_text_where(t, (LessonLang)lang, byte, &c->err->line, &c->err->col);
+    snprintf(c->err->msg, sizeof c->err->msg, "%s:%d:%d: %s", c->name, c->err->line, c->err->col, body);
+    return -1;
+}
+
 /* Narration placeholders are {name}: every '{' closes before the next one
  * opens; "{{" and "}}" outside a placeholder are literal braces (as
- * src/view/narrate.c reads them). */
-static int check_braces(Ctx *c, const JsonNode *n, const char *path, const char *s)
+ * src/view/narrate.c reads them). A problem is reported at the brace. */
+static int check_braces(Ctx *c, const LessonText *t, int lang, const char *path)
 {
+    const char *s = t->text[lang];
     int open = 0;
-    size_t chars = 0, open_at = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if ((*p & 0xC0) != 0x80) chars++;
+    size_t open_at = 0;
+    for (const char *p = s; *p; p++) {
         if (!open && ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}'))) {
-            p++, chars++;
+            p++;
             continue;
         }
         if (*p == '{') {
             if (open)
-                return lesson_fail(c, n,
-                                   "%s: expected '}' before the next '{' (placeholders are {name}, a literal brace is "
-                                   "{{), found '{' at character %zu",
-                                   path, chars);
-            open = 1, open_at = chars;
+                return text_fail(c, t, lang, (size_t)(p - s),
+                                 "%s: expected '}' before the next '{' (placeholders are {name}, a literal brace is "
+                                 "{{), found '{'",
+                                 path);
+            open = 1, open_at = (size_t)(p - s);
         } else if (*p == '}') {
             if (!open)
-                return lesson_fail(c, n,
-                                   "%s: expected '{' before '}' (placeholders are {name}, a literal brace is }}), "
-                                   "found a lone '}' at character %zu",
-                                   path, chars);
+                return text_fail(c, t, lang, (size_t)(p - s),
+                                 "%s: expected '{' before '}' (placeholders are {name}, a literal brace is }}), "
+                                 "found a lone '}'",
+                                 path);
             open = 0;
         }
     }
     if (open)
-        return lesson_fail(c, n, "%s: expected '}' to close the '{' at character %zu, found the end of the text", path,
-                           open_at);
+        return text_fail(c, t, lang, open_at, "%s: expected '}' to close this '{', found the end of the text", path);
     return 0;
 }
 
@@ -366,15 +378,61 @@ static int read_text(Ctx *c, const JsonNode *n, const char *path, int braces, Le
             continue;
         }
         if (read_string(c, v, sub, LESSON_MAX_TEXT_BYTES, 0, &out->text[l]) != 0) return -1;
-        if (braces && check_braces(c, v, sub, out->text[l]) != 0) return -1;
+        /* the string as written, for lesson_text_where: from after its
+         * opening quote to the closing one (the scanner has validated it) */
+        size_t from = (size_t)v->off + 1, to = from;
+        while (to < c->len && c->text[to] != '"') to += c->text[to] == '\\' ? 2 : 1;
+        out->source[l] = malloc(to - from + 1);
+        if (!out->source[l]) return lesson_fail(c, v, "%s: out of memory", sub);
+        memcpy(out->source[l], c->text + from, to - from);
+        out->source[l][to - from] = '\0';
+        json_line_col(c->text, c->len, v->off, &out->line[l], &out->col[l]);
+        if (braces && check_braces(c, out, l, sub) != 0) return -1;
     }
     return 0;
 }
 
 static void text_free(LessonText *t)
 {
-    for (int l = 0; l < LESSON_LANG_COUNT; l++) free(t->text[l]);
+    for (int l = 0; l < LESSON_LANG_COUNT; l++) {
+        free(t->text[l]);
+        free(t->source[l]);
+    }
     memset(t, 0, sizeof *t);
+}
+
+/* Bytes of the UTF-8 encoding of code point cp. */
+static size_t utf8_bytes(unsigned long cp)
+{
+    return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+}
+
+void lesson_text_where(const LessonText *t, LessonLang lang, size_t byte, int *line, int *col)
+{
+    *line = *col = 0;
+    if ((int)lang < 0 || lang >= LESSON_LANG_COUNT || !t->source[lang] || t->line[lang] < 1) return;
+    /* JSON strings hold no raw line break: the line is the quote's. Each
+     * character of the source is a column; walk it, decoding escapes, until
+     * `byte` bytes of the decoded text lie behind. */
+    const char *p = t->source[lang];
+    size_t decoded = 0;
+    int c = t->col[lang] + 1;
+    while (*p && decoded < byte) {
+        if (p[0] == '\\' && p[1] == 'u') {
+            unsigned long cp = strtoul((char[5]){p[2], p[3], p[4], p[5], 0}, NULL, 16);
+            size_t n = 6;
+            if (cp >= 0xD800 && cp < 0xDC00 && p[6] == '\\' && p[7] == 'u') n = 12, cp = 0x10000;
+            decoded += utf8_bytes(cp), c += (int)n, p += n;
+        } else if (p[0] == '\\' && p[1]) {
+            decoded += 1, c += 2, p += 2;
+        } else {
+            size_t k = 1;
+            while ((p[k] & 0xC0) == 0x80) k++;
+            decoded += k, c += 1, p += k;
+        }
+    }
+    *line = t->line[lang];
+    *col = c;
 }
 
 /* tokens / source_tokens: 1..LESSON_MAX_TOKENS non-empty strings. */
@@ -777,6 +835,7 @@ static int read_narration(Ctx *c)
         snprintf(path, sizeof path, "narration.%s", json_str(k));
         dst->key = strdup(json_str(k));
         if (!dst->key) return lesson_fail(c, k, "narration: out of memory");
+        json_line_col(c->text, c->len, k->off, &dst->line, &dst->col);
         if (read_text(c, v, path, 1, &dst->text) != 0) return -1;
         k = json_skip(v);
     }

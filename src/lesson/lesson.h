@@ -54,9 +54,14 @@ extern "C" {
 typedef enum LessonLang { LESSON_EN, LESSON_ZH, LESSON_LANG_COUNT } LessonLang;
 
 /* A text in both languages; en is always present, zh may be NULL (the view
- * falls back to en). Both are UTF-8 and owned by the lesson. */
+ * falls back to en). Both are UTF-8 and owned by the lesson. Where each was
+ * written, so that a problem found later (a narration placeholder) can be
+ * reported at its line and column: lesson_text_where. */
 typedef struct LessonText {
     char *text[LESSON_LANG_COUNT];
+    char *source[LESSON_LANG_COUNT]; /* the JSON string as written, between its quotes (escapes kept), or NULL */
+    int line[LESSON_LANG_COUNT];     /* 1-based line and column of its opening quote; 0 when unknown */
+    int col[LESSON_LANG_COUNT];
 } LessonText;
 
 /* Narration for one step: keyed by step kind ("softmax") or, more
@@ -64,6 +69,7 @@ typedef struct LessonText {
 typedef struct LessonNarration {
     char *key; /* a kind name or a step name */
     LessonText text;
+    int line, col; /* where the key was written */
 } LessonNarration;
 
 typedef struct Lesson {
@@ -128,6 +134,11 @@ const char *lesson_narration(const Lesson *lesson, const AttnStep *step, LessonL
 const char *lesson_narration_key(const Lesson *lesson, const char *key, LessonLang lang);
 /* The title in a language, falling back to English. */
 const char *lesson_text(const LessonText *text, LessonLang lang);
+/* The line and column in the lesson file of byte `byte` of text->text[lang]
+ * (a JSON escape such as \n or \u559c is one character of the text and
+ * several columns of the file). 0, 0 when the text's position is unknown
+ * (a lesson built in memory). */
+void lesson_text_where(const LessonText *text, LessonLang lang, size_t byte, int *line, int *col);
 
 /* Row and column labels of a step: query tokens, key tokens, or NULL when
  * the axis is not a token axis (a feature axis). */

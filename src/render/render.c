@@ -1523,19 +1523,22 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, const 
     const AttnTrace *t = v->trace;
     int H = t->cfg.heads;
     int lh = text_h(rc, f->small);
-    /* the panel's title, smaller when the panel is narrow (large text) */
-    char title[160];
-    snprintf(title, sizeof title, "%s  ·  %s", view_string(VS_ALL_HEADS, v->lang),
-             view_string(v->weight_scale == VIEW_WEIGHTS_ROW   ? VS_WEIGHTS_ROW
-                         : v->weight_scale == VIEW_WEIGHTS_LOG ? VS_WEIGHTS_LOG
-                                                               : VS_WEIGHTS_UNIT,
-                         v->lang));
+    /* the panel's title and the weight scale: one line, or two when narrow
+     * (smaller when even that is too wide: large text) */
+    const char *title = view_string(VS_ALL_HEADS, v->lang);
+    const char *scale = view_string(v->weight_scale == VIEW_WEIGHTS_ROW   ? VS_WEIGHTS_ROW
+                                    : v->weight_scale == VIEW_WEIGHTS_LOG ? VS_WEIGHTS_LOG
+                                                                          : VS_WEIGHTS_UNIT,
+                                    v->lang);
+    char line[160];
+    snprintf(line, sizeof line, "%s  ·  %s", title, scale);
+    int tsize = f->small, two = render_text_width(rc, line, tsize) > area.w;
+    while (tsize > 8 && render_text_width(rc, two ? title : line, tsize) > area.w) tsize--;
+    render_text(rc, two ? title : line, tsize, th->dim, area.x + area.w / 2, area.y, 1);
+    if (two) render_text(rc, scale, tsize, th->dim, area.x + area.w / 2, area.y + lh, 1);
     /* in column notation the thumbnails stand transposed: keys down, queries across */
     int by_col = v->notation == VIEW_NOTATION_COLUMN;
-    int tsize = f->small;
-    while (tsize > 8 && render_text_width(rc, title, tsize) > area.w) tsize--;
-    render_text(rc, title, tsize, th->dim, area.x + area.w / 2, area.y, 1);
-    int top = area.y + lh + 12;
+    int top = area.y + lh * (1 + two) + 12;
     const AttnStep *w1 = attn_trace_find(t, ATTN_STEP_SOFTMAX, 1);
     if (!w1) return;
     int nq = by_col ? w1->cols : w1->rows, nk = by_col ? w1->rows : w1->cols; /* displayed rows, columns */

@@ -81,6 +81,9 @@ typedef struct Ctx {
     LessonLang lang;
     char *err; /* where a message goes: the caller's out buffer */
     size_t errlen;
+    int checking;          /* narrate_check: also refuse what reads wrong but fills */
+    int every_head;        /* the text is written for a step kind, so it is shown on every head's step */
+    const char *text, *at; /* the text being filled, and the placeholder being filled in it */
 } Ctx;
 
 static int ctx_fail(Ctx *c, const char *fmt, ...)
@@ -168,7 +171,7 @@ static int row_argmax(const AttnStep *w, int r)
 }
 
 /* {value:NAME[I][J]} or {value:NAME[I][J]:P} */
-static int put_value(Ctx *c, Sink *s, const char *arg)
+static int put_value(Ctx *c, Sink *s, const char *arg, const AttnTrace *trace)
 {
     char name[NARRATE_MAX_NAME];
     const char *br = strchr(arg, '[');
@@ -188,12 +191,67 @@ static int put_value(Ctx *c, Sink *s, const char *arg)
     } else if (*p) {
         return ctx_fail(c, "{value:%s}: unexpected '%s' after [I][J]", arg, p);
     }
-    const AttnStep *st = attn_trace_find_name(c->trace, name);
-    if (!st) return ctx_fail(c, "{value:%s}: this lesson's trace has no step named '%s'", arg, name);
+    const AttnStep *st = attn_trace_find_name(trace, name);
+    if (!st && c->step && c->step->head > 0) {
+        /* a per-head name without its head ("scores", "weights") means the
+         * narrated step's own head */
+        char own[NARRATE_MAX_NAME + 16];
+        snprintf(own, sizeof own, "%s_%d", name, c->step->head);
+        st = attn_trace_find_name(trace, own);
+    }
+    if (!st)
+        return ctx_fail(
+            c, "{value:%s}: this lesson's trace has no step named '%s'%s", arg, name,
+            c->step && c->step->head > 0
+                ? ""
+                : " (a name without a head number means the step's own head, and this step belongs to no head)");
+    if (c->checking && c->every_head && trace == c->trace && c->step && c->step->head > 0 && st->head > 0 &&
+        st->head != c->step->head) {
+        size_t base = strlen(name);
+        while (base > 0 && isdigit((unsigned char)name[base - 1])) base--;
+        if (base > 0 && name[base - 1] == '_') base--;
+        return ctx_fail(c,
+                        "{value:%s}: quotes head %d's cells on head %d's step %s (this text is written for every "
+                        "step of its kind); write {value:%.*s%s} for the step's own head, or key the text by the "
+                        "step's name",
+                        arg, st->head, c->step->head, c->step->name, (int)base, name, br);
+    }
     if (i >= st->rows || j >= st->cols)
         return ctx_fail(c, "{value:%s}: [%ld][%ld] is outside %s, which is %d×%d", arg, i, j, name, st->rows, st->cols);
-    put_number(s, st->data[(size_t)i * (size_t)st->cols + (size_t)j], (int)prec);
+    float v = st->data[(size_t)i * (size_t)st->cols + (size_t)j];
+    /* a negative factor of a product is written in parentheses: 0.1·(-2), not 0.1·-2 */
+    size_t before = (size_t)(c->at - c->text);
+    int factor = (before >= 2 && memcmp(c->at - 2, "·", 2) == 0) || (before >= 2 && memcmp(c->at - 2, "×", 2) == 0);
+    if (factor && v < 0) sink_put(s, "(", 1);
+    put_number(s, v, (int)prec);
+    if (factor && v < 0) sink_put(s, ")", 1);
     return 0;
+}
+
+/* {value_heads:H:NAME[I][J]}: a cell of the same lesson cut into H heads
+ * (the same X, weights and biases; heads·d_k and heads·d_v kept), so that a
+ * lesson can quote the other version of itself. */
+static int put_value_heads(Ctx *c, Sink *s, const char *arg)
+{
+    long h;
+    const char *p = arg ? parse_index(arg, &h) : NULL;
+    if (!p || *p != ':' || h < 1)
+        return ctx_fail(c,
+                        "{value_heads:%s}: expected {value_heads:H:NAME[I][J]} with H heads, e.g. "
+                        "{value_heads:2:weights_1[1][2]}",
+                        arg ? arg : "");
+    AttnConfig cfg = c->lesson->cfg;
+    int wk = cfg.heads * cfg.d_k, wv = cfg.heads * cfg.d_v;
+    if (cfg.attention != ATTN_DOT || wk % h || wv % h)
+        return ctx_fail(c, "{value_heads:%s}: %ld heads must divide heads·d_k = %d and heads·d_v = %d (dot attention)",
+                        arg, h, wk, wv);
+    cfg.heads = (int)h, cfg.d_k = wk / (int)h, cfg.d_v = wv / (int)h;
+    char err[256];
+    AttnTrace *t = attn_trace_create(&cfg, err, sizeof err);
+    if (!t) return ctx_fail(c, "{value_heads:%s}: %s", arg, err);
+    int rc = put_value(c, s, p + 1, t);
+    attn_trace_destroy(t);
+    return rc;
 }
 
 /* May query i attend key j under the lesson's mask? (The trace keeps no mask.) */
@@ -258,12 +316,21 @@ static int put_max_weight_if(Ctx *c, Sink *s, const char *arg)
     return 0;
 }
 
+/* A token in running text: bare in English, 「喜欢」 in Chinese, where a bare
+ * 我 would read as part of the sentence. */
+static void put_token(Ctx *c, Sink *s, const char *tok)
+{
+    if (c->lang == LESSON_ZH) sink_put(s, "「", strlen("「"));
+    sink_put(s, tok, strlen(tok));
+    if (c->lang == LESSON_ZH) sink_put(s, "」", strlen("」"));
+}
+
 static void put_token_list(Ctx *c, Sink *s, char *const *tokens, int n)
 {
     const char *sep = c->lang == LESSON_ZH ? "、" : ", ";
     for (int i = 0; i < n; i++) {
         if (i) sink_put(s, sep, strlen(sep));
-        sink_put(s, tokens[i], strlen(tokens[i]));
+        put_token(c, s, tokens[i]);
     }
 }
 
@@ -348,8 +415,7 @@ static int put_placeholder(Ctx *c, Sink *s, const char *name, const char *arg)
         if (!end || *end) return ctx_fail(c, "{%s:I}: I must be a 0-based token number", name);
         int n = name[0] == 't' ? l->n_tokens : key_count(l);
         if (i >= n) return ctx_fail(c, "{%s:%ld}: there are only %d tokens", name, i, n);
-        const char *tok = name[0] == 't' ? l->tokens[i] : key_token(l, (int)i);
-        sink_put(s, tok, strlen(tok));
+        put_token(c, s, name[0] == 't' ? l->tokens[i] : key_token(l, (int)i));
     } else if (strcmp(name, "row_max_token") == 0 || strcmp(name, "row_max_weight") == 0) {
         const AttnStep *w = head_weights(c);
         if (!w) return ctx_fail(c, "{%s}: this lesson's trace has no softmax", name);
@@ -361,7 +427,7 @@ static int put_placeholder(Ctx *c, Sink *s, const char *name, const char *arg)
         } else {
             const char *tok = key_token(l, j);
             if (!tok) return ctx_fail(c, "{%s}: key %d has no token", name, j);
-            sink_put(s, tok, strlen(tok));
+            put_token(c, s, tok);
         }
     } else if (strcmp(name, "max_weight") == 0 || strcmp(name, "min_weight") == 0) {
         if (arg) return ctx_fail(c, "{%s} takes no argument, found ':%s'", name, arg);
@@ -376,7 +442,9 @@ static int put_placeholder(Ctx *c, Sink *s, const char *name, const char *arg)
         return put_max_weight_if(c, s, arg);
     } else if (strcmp(name, "value") == 0) {
         if (!arg) return ctx_fail(c, "{value} needs a cell: {value:NAME[I][J]}");
-        return put_value(c, s, arg);
+        return put_value(c, s, arg, c->trace);
+    } else if (strcmp(name, "value_heads") == 0) {
+        return put_value_heads(c, s, arg);
     } else {
         return ctx_fail(c, "unknown placeholder {%s%s%s} (lessons/FORMAT.md lists the placeholders)", name,
                         arg ? ":" : "", arg ? arg : "");
@@ -384,18 +452,26 @@ static int put_placeholder(Ctx *c, Sink *s, const char *name, const char *arg)
     return 0;
 }
 
-int narrate_fill(char *out, size_t outlen, const char *text, const Lesson *lesson, const AttnTrace *trace,
-                 const AttnStep *step, LessonLang lang)
+/* Does this placeholder write a token (quoted 「」 in Chinese)? */
+static int is_token_placeholder(const char *name)
 {
-    if (!out || outlen == 0) return -1;
-    out[0] = '\0';
-    /* Messages are built here and copied to out at the end, since out also
-     * holds the text being built. */
-    char msg[512] = "";
-    Ctx c = {lesson, trace, step, lang, msg, sizeof msg};
+    static const char *const names[] = {"token", "key_token", "tokens", "key_tokens", "row_max_token"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0) return 1;
+    return 0;
+}
+
+/* narrate_fill, with the context's flags; on failure *fail_at is the byte of
+ * the text where the problem is (the placeholder's '{', or a lone brace). */
+static int fill(char *out, size_t outlen, Ctx *c, size_t *fail_at)
+{
+    /* Messages are built in c->err and copied to out at the end, since out
+     * also holds the text being built. */
     Sink s = {out, outlen, 0, 0};
-    const char *p = text ? text : "";
+    const char *text = c->text ? c->text : "";
+    const char *p = text;
     int rc = 0;
+    *fail_at = 0;
     while (*p && rc == 0) {
         if (p[0] == '{' && p[1] == '{') {
             sink_put(&s, "{", 1);
@@ -404,24 +480,32 @@ int narrate_fill(char *out, size_t outlen, const char *text, const Lesson *lesso
             sink_put(&s, "}", 1);
             p += 2;
         } else if (*p == '}') {
-            rc = ctx_fail(&c, "a lone '}' at byte %ld (write }} for a literal brace)", (long)(p - text));
+            *fail_at = (size_t)(p - text);
+            rc = ctx_fail(c, "a lone '}' (write }} for a literal brace)");
         } else if (*p == '{') {
+            *fail_at = (size_t)(p - text);
             const char *close = strchr(p, '}');
             if (!close) {
-                rc = ctx_fail(&c, "'{' at byte %ld is never closed (write {{ for a literal brace)", (long)(p - text));
+                rc = ctx_fail(c, "this '{' is never closed (write {{ for a literal brace)");
                 break;
             }
             size_t len = (size_t)(close - p - 1);
             char inner[2 * NARRATE_MAX_NAME];
             if (len == 0 || len >= sizeof inner) {
-                rc = ctx_fail(&c, "placeholder at byte %ld is %s", (long)(p - text), len ? "too long" : "empty");
+                rc = ctx_fail(c, "this placeholder is %s", len ? "too long" : "empty");
                 break;
             }
             memcpy(inner, p + 1, len);
             inner[len] = '\0';
             char *colon = strchr(inner, ':');
             if (colon) *colon = '\0';
-            rc = put_placeholder(&c, &s, inner, colon ? colon + 1 : NULL);
+            c->at = p;
+            if (c->checking && c->lang == LESSON_ZH && is_token_placeholder(inner) && p - text >= 3 &&
+                memcmp(p - 3, "「", 3) == 0 && strncmp(close + 1, "」", 3) == 0)
+                rc = ctx_fail(c, "{%s%s%s} already quotes its token 「」 in Chinese; remove the 「」 around it", inner,
+                              colon ? ":" : "", colon ? colon + 1 : "");
+            else
+                rc = put_placeholder(c, &s, inner, colon ? colon + 1 : NULL);
             p = close + 1;
         } else {
             const char *next = p;
@@ -430,8 +514,19 @@ int narrate_fill(char *out, size_t outlen, const char *text, const Lesson *lesso
             p = next;
         }
     }
-    if (rc == 0 && s.overflow) rc = ctx_fail(&c, "the filled text is longer than %zu bytes", outlen - 1);
-    if (rc != 0) {
+    if (rc == 0 && s.overflow) rc = ctx_fail(c, "the filled text is longer than %zu bytes", outlen - 1);
+    return rc;
+}
+
+int narrate_fill(char *out, size_t outlen, const char *text, const Lesson *lesson, const AttnTrace *trace,
+                 const AttnStep *step, LessonLang lang)
+{
+    if (!out || outlen == 0) return -1;
+    out[0] = '\0';
+    char msg[512] = "";
+    Ctx c = {lesson, trace, step, lang, msg, sizeof msg, 0, 0, text, NULL};
+    size_t at;
+    if (fill(out, outlen, &c, &at) != 0) {
         snprintf(out, outlen, "%s", msg);
         return -1;
     }
@@ -446,20 +541,27 @@ typedef struct CheckState {
     size_t errlen;
 } CheckState;
 
+/* The first failure becomes the one line `attnviz check` prints:
+ * "PATH:LINE:COL: narration.KEY.LANG (step NAME): message". */
 static void check_one(CheckState *st, const Lesson *lesson, const AttnTrace *trace, const AttnStep *step,
-                      const char *key, const LessonText *text)
+                      const char *field, int every_head, const LessonText *text)
 {
     static const char *const lang_names[LESSON_LANG_COUNT] = {"en", "zh"};
     for (int lang = 0; lang < LESSON_LANG_COUNT; lang++) {
         if (!text->text[lang]) continue;
         char buf[LESSON_MAX_TEXT_BYTES * 2];
-        if (narrate_fill(buf, sizeof buf, text->text[lang], lesson, trace, step, (LessonLang)lang) == 0) continue;
+        char msg[512] = "";
+        Ctx c = {lesson, trace, step, (LessonLang)lang, msg, sizeof msg, 1, every_head, text->text[lang], NULL};
+        size_t at;
+        if (fill(buf, sizeof buf, &c, &at) == 0) continue;
         if (st->failures++ == 0 && st->err && st->errlen) {
-            if (step)
-                snprintf(st->err, st->errlen, "narration '%s' (%s), step %s: %s", key, lang_names[lang], step->name,
-                         buf);
-            else
-                snprintf(st->err, st->errlen, "narration '%s' (%s): %s", key, lang_names[lang], buf);
+            int line, col;
+            lesson_text_where(text, (LessonLang)lang, at, &line, &col);
+            char where[64] = "", which[64] = "";
+            if (line > 0) snprintf(where, sizeof where, ":%d:%d", line, col);
+            if (step) snprintf(which, sizeof which, " (step %s)", step->name);
+            snprintf(st->err, st->errlen, "%s%s: %s.%s%s: %s", lesson->path ? lesson->path : "lesson", where, field,
+                     lang_names[lang], which, msg);
         }
     }
 }
@@ -468,11 +570,13 @@ int narrate_check(const Lesson *lesson, const AttnTrace *trace, char *err, size_
 {
     CheckState st = {0, err, errlen};
     if (err && errlen) err[0] = '\0';
-    check_one(&st, lesson, trace, NULL, "summary", &lesson->summary);
+    check_one(&st, lesson, trace, NULL, "summary", 0, &lesson->summary);
     for (int k = 0; k < lesson->n_narration; k++) {
         const LessonNarration *n = &lesson->narration[k];
+        char field[96];
+        snprintf(field, sizeof field, "narration.%s", n->key);
         if (strcmp(n->key, "intro") == 0) {
-            check_one(&st, lesson, trace, NULL, n->key, &n->text);
+            check_one(&st, lesson, trace, NULL, field, 0, &n->text);
             continue;
         }
         int kind = attn_step_kind_from_name(n->key);
@@ -481,11 +585,15 @@ int narrate_check(const Lesson *lesson, const AttnTrace *trace, char *err, size_
             const AttnStep *s = &trace->steps[i];
             if ((kind >= 0 && (int)s->kind == kind) || strcmp(s->name, n->key) == 0) {
                 used = 1;
-                check_one(&st, lesson, trace, s, n->key, &n->text);
+                check_one(&st, lesson, trace, s, field, kind >= 0, &n->text);
             }
         }
-        if (!used && st.failures++ == 0 && err && errlen)
-            snprintf(err, errlen, "narration '%s': this lesson's trace has no step of that kind or name", n->key);
+        if (!used && st.failures++ == 0 && err && errlen) {
+            char where[64] = "";
+            if (n->line > 0) snprintf(where, sizeof where, ":%d:%d", n->line, n->col);
+            snprintf(err, errlen, "%s%s: %s: this lesson's trace has no step of that kind or name",
+                     lesson->path ? lesson->path : "lesson", where, field);
+        }
     }
     return st.failures;
 }

@@ -966,6 +966,21 @@ static void describe_step(const View *v, const AttnTrace *trace, const AttnStep 
     cat(buf, len, at, s->rows > shown && shown == 6 ? (zh ? "……" : ", …") : (zh ? "。" : "."));
 }
 
+/* Appends a text of no step (the summary, the intro) with its placeholders
+ * filled, as its own paragraph; returns the new length. */
+static size_t cat_paragraph(const View *v, const AttnTrace *trace, char *buf, size_t len, size_t at, const char *text)
+{
+    if (!text || at + 1 >= len) return at;
+#ifdef VIEW_HAVE_NARRATE
+    if (narrate_fill(buf + at, len - at, text, v->lesson, trace, NULL, v->lang) != 0)
+        snprintf(buf + at, len - at, "%s", text);
+#else
+    (void)trace;
+    snprintf(buf + at, len - at, "%s", text);
+#endif
+    return cat(buf, len, strlen(buf), "\n");
+}
+
 int view_step_narration(const View *v, const AttnTrace *trace, int step, char *buf, size_t len)
 {
     if (!len) return -1;
@@ -988,18 +1003,12 @@ int view_step_narration(const View *v, const AttnTrace *trace, int step, char *b
         at = 0;
     }
     if (step == 0) {
-        /* the lesson's introduction opens its first step, as its own paragraph */
-        const char *intro = lesson_narration_key(v->lesson, "intro", v->lang);
-        if (intro) {
-#ifdef VIEW_HAVE_NARRATE
-            if (narrate_fill(buf, len, intro, v->lesson, trace, NULL, v->lang) != 0) snprintf(buf, len, "%s", intro);
-#else
-            snprintf(buf, len, "%s", intro);
-#endif
-            at = cat(buf, len, strlen(buf), "\n");
-            buf += at;
-            len -= at;
-        }
+        /* the lesson's summary, then its introduction, open its first step,
+         * each as its own paragraph */
+        at = cat_paragraph(v, trace, buf, len, 0, lesson_text(&v->lesson->summary, v->lang));
+        at = cat_paragraph(v, trace, buf, len, at, lesson_narration_key(v->lesson, "intro", v->lang));
+        buf += at;
+        len -= at;
     }
     if (text) {
 #ifdef VIEW_HAVE_NARRATE

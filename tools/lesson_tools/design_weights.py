@@ -171,22 +171,25 @@ for fill in (-1e9, -1e20):
     claim(np.allclose(a[0], 0.25), f"fill {fill:g}: the fully blocked row <pad> becomes uniform 1/4")
 
 # --- cross-attention-en-zh -------------------------------------------------------
-section("cross-attention-en-zh: <s> I like running over 我 喜欢 跑步")
-# English features (a different space): [running, like, I, predicate].
-Xen = np.array([[0, 0, 0, 0],   # <s>
-                [0, 0, 1, 0],   # I
-                [0, 1, 0, 1],   # like
-                [1, 0, 0, 1]])  # running
-# W_Q maps English features onto the Chinese word axes [我, 喜欢, 跑步];
-# W_K reads the Chinese word features as they are.
-WQx = np.array([[0, 0, 3], [0, 3, 0], [3, 0, 0], [0, 0, 0]])
+section("cross-attention-en-zh: <s> I like running (shifted right) over 我 喜欢 跑步")
+# The decoder input is the translation shifted right (teacher forcing):
+# position t predicts token t+1, so each query should look at the source word
+# of the word it is about to produce, as additive-bahdanau's states do.
+# English features (a different space): one per token [<s>, I, like, running].
+Xen = np.array([[1, 0, 0, 0],   # <s>: about to write "I"
+                [0, 1, 0, 0],   # I: about to write "like"
+                [0, 0, 1, 0],   # like: about to write "running"
+                [0, 0, 0, 1]])  # running: only the end of the sentence follows
+# W_Q maps <s>, I, like onto the Chinese axes [我, 喜欢, 跑步] of what they
+# predict; W_K reads the Chinese word features as they are.
+WQx = np.array([[3, 0, 0], [0, 3, 0], [0, 0, 3], [0, 0, 0]])
 WKx = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0]])
 s = (Xen @ WQx) @ (X @ WKx).T / np.sqrt(3)
 a = softmax(s)
 print("X", rows(Xen), "\nW_Q", rows(WQx), "\nW_K", rows(WKx))
 print("weights", rows(np.round(a, 4)))
-claim([a[i].argmax() for i in (1, 2, 3)] == [0, 1, 2], "I→我, like→喜欢, running→跑步")
-claim(np.allclose(a[0], 1 / 3), "<s> (a zero query) spreads evenly")
+claim([a[i].argmax() for i in (0, 1, 2)] == [0, 1, 2], "<s>→我, I→喜欢, like→跑步 (the word each is about to produce)")
+claim(np.allclose(a[3], 1 / 3), "running (a zero query) spreads evenly")
 
 # --- additive-bahdanau ------------------------------------------------------------
 section("additive-bahdanau: decoder states (d_x 3) over encoder states (d_y 4)")
