@@ -395,6 +395,13 @@ static void test_narration_and_explain(void **state)
     assert_non_null(strstr(buf, "feature 1 of each token into column 3 of Q (head 2's column 1)"));
     /* column notation: every index in the order the transposed matrices are drawn */
     view_set_notation(v, VIEW_NOTATION_COLUMN);
+    view_goto(v, step_of(v, "X"));
+    assert_int_equal(view_narration(v, buf, sizeof buf), -1);
+    assert_string_equal(buf, "X (4 × 3): the input: one column per token.");
+    view_goto(v, step_of(v, "weights_1")); /* a lesson's text, written in rows, says so */
+    assert_int_equal(view_narration(v, buf, sizeof buf), 0);
+    assert_non_null(strstr(buf, view_string(VS_TEXT_IN_ROW_NOTATION, LESSON_EN)));
+    assert_non_null(strstr(buf, "rows sum to 1, d_k = 2"));
     assert_int_equal(view_explain_cell(v, t, si, 1, 2, buf, sizeof buf), 0);
     assert_non_null(strstr(buf, "scores₁[跑步, 喜欢]"));
     assert_non_null(strstr(buf, "Q₁[:, 喜欢] · K₁[:, 跑步]"));

@@ -137,6 +137,13 @@ static const char *const kind_text[ATTN_STEP_KIND_COUNT][LESSON_LANG_COUNT] = {
     [ATTN_STEP_ADDITIVE_HIDDEN] = {"tanh of the joined query and key, times W_a", "查询与键拼接后乘 W_a 再取 tanh"},
 };
 
+/* The same in column notation, where it differs (NULL: as in rows). */
+static const char *const kind_text_in_columns[ATTN_STEP_KIND_COUNT][LESSON_LANG_COUNT] = {
+    [ATTN_STEP_INPUT] = {"the input: one column per token", "输入：每个词元一列"},
+    [ATTN_STEP_BIAS] = {"a learned bias, added to every column", "可学习的偏置，加到每一列"},
+    [ATTN_STEP_SOFTMAX] = {"softmax: each column becomes weights that sum to 1", "softmax：每一列变成和为 1 的权重"},
+};
+
 const char *view_kind_text(AttnStepKind kind, LessonLang lang)
 {
     if ((int)kind < 0 || kind >= ATTN_STEP_KIND_COUNT) return "";
@@ -925,17 +932,10 @@ static size_t cat_num(char *buf, size_t len, size_t at, float x, int paren);
 /* What a kind of step is in column notation, where it differs from row notation. */
 static const char *kind_text_column(AttnStepKind kind, LessonLang lang)
 {
-    int zh = lang == LESSON_ZH;
-    switch (kind) {
-    case ATTN_STEP_INPUT:
-        return zh ? "输入：每个词元一列" : "the input: one column per token";
-    case ATTN_STEP_BIAS:
-        return zh ? "可学习的偏置，加到每一列" : "a learned bias, added to every column";
-    case ATTN_STEP_SOFTMAX:
-        return zh ? "softmax：每一列变成和为 1 的权重" : "softmax: each column becomes weights that sum to 1";
-    default:
-        return view_kind_text(kind, lang);
-    }
+    if ((int)kind < 0 || kind >= ATTN_STEP_KIND_COUNT) return "";
+    if ((int)lang < 0 || lang >= LESSON_LANG_COUNT) lang = LESSON_EN;
+    const char *t = kind_text_in_columns[kind][lang];
+    return t ? t : view_kind_text(kind, lang);
 }
 
 /* The narration written from the step itself, as it is on screen: its name,
