@@ -812,6 +812,73 @@ static void test_wrap_fonts(void **state)
     canvas_free(c);
 }
 
+/* Additive attention's hidden step: W_a multiplies [x_i ; y_j], so X stands
+ * repeated and Y tiled, one row per pair: drawn row p of them is X's row
+ * p / n_k and Y's row p % n_k (colour and mouse both), and a line in the
+ * text colour separates W_a's d_x rows for x_i from its rows for y_j. */
+static void test_additive_pairs(void **state)
+{
+    (void)state;
+    static const char *json =
+        "{\"format\": \"attnviz-lesson/1\", \"id\": \"test-additive\", \"title\": {\"en\": \"Additive\"},"
+        " \"attention\": \"additive\", \"tokens\": [\"s1\", \"s2\"], \"source_tokens\": [\"a\", \"b\", \"c\"],"
+        " \"X\": [[0.1, 0.9, 0.2], [0.1, 0.2, 0.9]], \"Y\": [[1, 0, 0, 0.5], [0, 1, 0, 0.5], [0, 0, 1, 0.5]],"
+        " \"W_a\": [[0, -2, -2], [-2, 0, -2], [-2, -2, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0]],"
+        " \"v_a\": [1, 1, 1]}";
+    for (int col = 0; col < 2; col++) {
+        Canvas *c = canvas_make_json(1280, 720, 1, json);
+        View *v = &c->view;
+        view_set_notation(v, col ? VIEW_NOTATION_COLUMN : VIEW_NOTATION_ROW);
+        const AttnTrace *t = view_trace(v);
+        goto_name(v, "hidden");
+        draw(c);
+        const AttnStep *X = attn_trace_find_name(t, "X"), *Y = attn_trace_find_name(t, "Y");
+        int xi = attn_trace_index(t, X), yi = attn_trace_index(t, Y);
+        SDL_Rect x0, x1, y0, y1;
+        /* the first drawn row standing for X's row 1 is pair 3 (s2 ; a); Y's row 1 is pair 1 (s1 ; b) */
+        assert_int_equal(render_cell_rect(c->rc, t, xi, 0, 0, &x0), 0);
+        assert_int_equal(render_cell_rect(c->rc, t, xi, 1, 0, &x1), 0);
+        assert_int_equal(render_cell_rect(c->rc, t, yi, 0, 0, &y0), 0);
+        assert_int_equal(render_cell_rect(c->rc, t, yi, 1, 0, &y1), 0);
+        /* (cells are a pixel more or less as their edges round) */
+        if (!col) {
+            assert_true(abs(x1.y - x0.y - 3 * x0.h) <= 2 && abs(y1.y - y0.y - y0.h) <= 1);
+        } else {
+            assert_true(abs(x1.x - x0.x - 3 * x0.w) <= 2 && abs(y1.x - y0.x - y0.w) <= 1);
+        }
+        /* pair 4 (s2 ; b): X's row 1 and Y's row 1, by colour and by mouse */
+        int p = 4;
+        SDL_Rect px = x0, py = y0;
+        if (!col) {
+            px.y += p * x0.h;
+            py.y += p * y0.h;
+        } else {
+            px.x += p * x0.w;
+            py.x += p * y0.w;
+        }
+        RenderHit hit;
+        assert_int_equal(render_hit_test(c->rc, px.x + px.w / 2, px.y + px.h / 2, &hit), RENDER_HIT_CELL);
+        assert_int_equal(hit.step, xi);
+        assert_int_equal(hit.row, 1);
+        assert_int_equal(hit.col, 0);
+        assert_int_equal(render_hit_test(c->rc, py.x + py.w / 2, py.y + py.h / 2, &hit), RENDER_HIT_CELL);
+        assert_int_equal(hit.step, yi);
+        assert_int_equal(hit.row, 1);
+        assert_true(
+            same_rgb(pixel(c, px.x + px.w / 4, px.y + px.h / 4), render_value_color(X->data[1 * 3 + 0], 0, 0.9f)));
+        /* W_a: the text-coloured line between row 2 (x_i's last) and row 3 (y_j's first) */
+        int wi = attn_trace_index(t, attn_trace_find_name(t, "W_a"));
+        SDL_Rect w2, w3;
+        assert_int_equal(render_cell_rect(c->rc, t, wi, 2, 0, &w2), 0);
+        assert_int_equal(render_cell_rect(c->rc, t, wi, 3, 0, &w3), 0);
+        const Theme *th = render_theme(v->theme);
+        int lx = col ? w3.x : w3.x + w3.w / 2, ly = col ? w3.y + w3.h / 2 : w3.y;
+        if (!same_rgb(pixel(c, lx, ly), th->text))
+            fail_msg("%s notation: no line between W_a's x_i and y_j rows at (%d, %d)", col ? "column" : "row", lx, ly);
+        canvas_free(c);
+    }
+}
+
 int main(void)
 {
     SDL_SetHint(SDL_HINT_RENDER_DRIVER, "software");
@@ -832,6 +899,7 @@ int main(void)
         cmocka_unit_test(test_blocked_weights_true_values),
         cmocka_unit_test(test_weight_scales),
         cmocka_unit_test(test_column_notation),
+        cmocka_unit_test(test_additive_pairs),
         cmocka_unit_test(test_break_kinsoku),
         cmocka_unit_test(test_break_words),
         cmocka_unit_test(test_break_long_word),
