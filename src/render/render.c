@@ -650,6 +650,101 @@ static SDL_Rect draw_vlabel(RenderCtx *rc, const char *s, int size, SDL_Color co
     return (SDL_Rect){cx - e->h / 2, y_bottom - e->w, e->h, e->w};
 }
 
+/* W_a: a line between the rows that multiply x_i and those that multiply
+ * y_j, and the two bands named (columns when drawn transposed). */
+static void draw_w_a_split(RenderCtx *rc, const View *v, const Item *it, const Fonts *f, int W, int H)
+{
+    const Theme *th = render_theme(v->theme);
+    int dx = it->trace->cfg.d_x, tr = it->transposed, off = tr ? it->c0 : it->r0, along = tr ? it->cols : it->rows;
+    float cs = tr ? it->cw : it->ch;
+    int lw = imax(3, f->body / 6), lsz = f->label, llh = text_h(rc, lsz);
+    int cut = (tr ? it->x : it->y) + (int)lrintf(cs * (float)(dx - off));
+    if (dx - off > 0 && dx - off < along)
+        render_fill(
+            rc, tr ? (SDL_Rect){cut - lw / 2, it->y - 4, lw, H + 8} : (SDL_Rect){it->x - 4, cut - lw / 2, W + 8, lw},
+            th->text);
+    const char *band[2] = {"x_i", it->trace->cfg.cross ? "y_j" : "x_j"};
+    for (int b = 0; b < 2; b++) {
+        int a0 = imax(0, (b ? dx : 0) - off), a1 = imin(along, (b ? it->s->rows : dx) - off);
+        if (a1 <= a0) continue;
+        int mid = (int)lrintf(cs * (float)(a0 + a1) / 2.0f);
+        if (tr)
+            render_text(rc, band[b], lsz, th->text, it->x + mid, it->y - llh - 4, 1);
+        else
+            render_text(rc, band[b], lsz, th->text, it->x - 8, it->y + mid - llh / 2, 2);
+    }
+}
+
+/* Head blocks (split, concat): bands of block_w of the step's columns, in
+ * the heads' colours, which stand as rows when the matrix is drawn transposed. */
+static void draw_head_blocks(RenderCtx *rc, const View *v, const Item *it, const Fonts *f, int W, int H)
+{
+    const Theme *th = render_theme(v->theme);
+    int tr = it->transposed;
+    int nb = it->s->cols / it->block_w, along = tr ? it->rows : it->cols, off = tr ? it->r0 : it->c0;
+    int origin = tr ? it->y : it->x;
+    float cs = tr ? it->ch : it->cw;
+    if (it->block_gap > 0.0f) {
+        /* the projection's columns come apart into the heads' blocks */
+        int gap = imax(1, (int)lrintf(it->block_gap * fmaxf(4.0f, fminf(12.0f, cs * 0.4f))));
+        for (int b = 1; b < nb; b++) {
+            int cb = b * it->block_w - off;
+            if (cb <= 0 || cb >= along) continue;
+            int at = origin + (int)lrintf(cs * cb);
+            SDL_Rect g = tr ? (SDL_Rect){it->x - 1, at - gap / 2 - 1, W + 2, gap + 2}
+                            : (SDL_Rect){at - gap / 2 - 1, it->y - 1, gap + 2, H + 2};
+            render_fill(rc, g, th->bg);
+        }
+    }
+    for (int b = 0; b < nb; b++) {
+        int c0 = b * it->block_w - off, c1 = c0 + it->block_w;
+        if (c1 <= 0 || c0 >= along) continue;
+        c0 = imax(c0, 0);
+        c1 = imin(c1, along);
+        int a = origin + (int)lrintf(cs * c0) + 1, len = (int)lrintf(cs * c1) - (int)lrintf(cs * c0) - 2;
+        SDL_Rect br = tr ? (SDL_Rect){it->x + 1, a, W - 2, len} : (SDL_Rect){a, it->y + 1, len, H - 2};
+        render_outline(rc, br, th->head[b % 8], b + 1 == it->block_sel ? 4 : 2);
+        char hn[32];
+        snprintf(hn, sizeof hn, "%s %d", view_string(VS_HEAD, v->lang), b + 1);
+        /* named under each block; standing as rows, the colours say it (as on the heads' outputs) */
+        if (!tr && render_text_width(rc, hn, f->small) < br.w + it->cw)
+            render_text(rc, hn, f->small, th->head[b % 8], br.x + br.w / 2, it->y + H + 3, 1);
+    }
+}
+
+/* Softmax's sums: "Σ = 1" at the end of each row; in column notation one
+ * number under each column, after a "Σ =" where the row labels stand.
+ * Returns the height taken under the matrix. */
+static int draw_sums(RenderCtx *rc, const View *v, const Item *it, const Fonts *f, int W, int H)
+{
+    const Theme *th = render_theme(v->theme);
+    int tr = it->transposed, sums_below = 0;
+    int n = tr ? it->cols : it->rows, off = tr ? it->c0 : it->r0;
+    int rsz = imin(f->small, imax(8, (int)((tr ? it->cw * 0.35f : it->ch * 0.5f))));
+    int rlh = text_h(rc, rsz);
+    int k = tr ? label_stride(it->cw, render_text_width(rc, "0.00", rsz) + 4) : label_stride(it->ch, rlh);
+    if (tr) {
+        sums_below = rlh + 2;
+        render_text(rc, "Σ =", rsz, th->accent, it->x - 6, it->y + H + 3, 2);
+    }
+    for (int i = 0; i < n; i += k) {
+        if (it->rowsum_on && !it->rowsum_on[i + off]) continue;
+        char buf[48], num[32];
+        float sv = it->rowsum[i + off];
+        if (fabsf(sv - 1.0f) < 5e-4f)
+            snprintf(num, sizeof num, "1");
+        else
+            fmt_cell(num, sizeof num, sv, 0);
+        if (tr) {
+            render_text(rc, num, rsz, th->accent, it->x + (int)lrintf(it->cw * (i + 0.5f)), it->y + H + 3, 1);
+        } else {
+            snprintf(buf, sizeof buf, "Σ = %s", num);
+            render_text(rc, buf, rsz, th->accent, it->x + W + 8, it->y + (int)lrintf(it->ch * (i + 0.5f)) - rlh / 2, 0);
+        }
+    }
+    return sums_below;
+}
+
 static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, uint64_t anim_key)
 {
     const Theme *th = render_theme(v->theme);
@@ -679,28 +774,7 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
     }
     render_outline(rc, (SDL_Rect){it->x - 1, it->y - 1, W + 2, H + 2}, th->dim, 1);
 
-    /* W_a: a line between the rows that multiply x_i and those that multiply y_j */
-    if (is_w_a(it)) {
-        int dx = it->trace->cfg.d_x, tr = it->transposed, off = tr ? it->c0 : it->r0, along = tr ? it->cols : it->rows;
-        float cs = tr ? it->cw : it->ch;
-        int lw = imax(3, f->body / 6), lsz = f->label, llh = text_h(rc, lsz);
-        int cut = (tr ? it->x : it->y) + (int)lrintf(cs * (float)(dx - off));
-        if (dx - off > 0 && dx - off < along)
-            render_fill(rc,
-                        tr ? (SDL_Rect){cut - lw / 2, it->y - 4, lw, H + 8}
-                           : (SDL_Rect){it->x - 4, cut - lw / 2, W + 8, lw},
-                        th->text);
-        const char *band[2] = {"x_i", it->trace->cfg.cross ? "y_j" : "x_j"};
-        for (int b = 0; b < 2; b++) {
-            int a0 = imax(0, (b ? dx : 0) - off), a1 = imin(along, (b ? it->s->rows : dx) - off);
-            if (a1 <= a0) continue;
-            int mid = (int)lrintf(cs * (float)(a0 + a1) / 2.0f);
-            if (tr)
-                render_text(rc, band[b], lsz, th->text, it->x + mid, it->y - llh - 4, 1);
-            else
-                render_text(rc, band[b], lsz, th->text, it->x - 8, it->y + mid - llh / 2, 2);
-        }
-    }
+    if (is_w_a(it)) draw_w_a_split(rc, v, it, f, W, H);
 
     /* cells: numbers, blocked marks */
     int many = it->rows * it->cols > 900;
@@ -814,40 +888,8 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
             (SDL_Rect){it->x + (int)lrintf(it->cw * (sel_c - it->c0)) - 2, it->y - 2, (int)lrintf(it->cw) + 4, H + 4},
             selc, 2);
 
-    /* head blocks (split, concat): bands of block_w of the step's columns,
-     * which stand as rows when the matrix is drawn transposed */
     int tr = it->transposed;
-    if (it->block_w > 0) {
-        int nb = it->s->cols / it->block_w, along = tr ? it->rows : it->cols, off = tr ? it->r0 : it->c0;
-        int origin = tr ? it->y : it->x;
-        float cs = tr ? it->ch : it->cw;
-        if (it->block_gap > 0.0f) {
-            /* the projection's columns come apart into the heads' blocks */
-            int gap = imax(1, (int)lrintf(it->block_gap * fmaxf(4.0f, fminf(12.0f, cs * 0.4f))));
-            for (int b = 1; b < nb; b++) {
-                int cb = b * it->block_w - off;
-                if (cb <= 0 || cb >= along) continue;
-                int at = origin + (int)lrintf(cs * cb);
-                SDL_Rect g = tr ? (SDL_Rect){it->x - 1, at - gap / 2 - 1, W + 2, gap + 2}
-                                : (SDL_Rect){at - gap / 2 - 1, it->y - 1, gap + 2, H + 2};
-                render_fill(rc, g, th->bg);
-            }
-        }
-        for (int b = 0; b < nb; b++) {
-            int c0 = b * it->block_w - off, c1 = c0 + it->block_w;
-            if (c1 <= 0 || c0 >= along) continue;
-            c0 = imax(c0, 0);
-            c1 = imin(c1, along);
-            int a = origin + (int)lrintf(cs * c0) + 1, len = (int)lrintf(cs * c1) - (int)lrintf(cs * c0) - 2;
-            SDL_Rect br = tr ? (SDL_Rect){it->x + 1, a, W - 2, len} : (SDL_Rect){a, it->y + 1, len, H - 2};
-            render_outline(rc, br, th->head[b % 8], b + 1 == it->block_sel ? 4 : 2);
-            char hn[32];
-            snprintf(hn, sizeof hn, "%s %d", view_string(VS_HEAD, v->lang), b + 1);
-            /* named under each block; standing as rows, the colours say it (as on the heads' outputs) */
-            if (!tr && render_text_width(rc, hn, f->small) < br.w + it->cw)
-                render_text(rc, hn, f->small, th->head[b % 8], br.x + br.w / 2, it->y + H + 3, 1);
-        }
-    }
+    if (it->block_w > 0) draw_head_blocks(rc, v, it, f, W, H);
     if (it->block_color > 0)
         render_outline(rc, (SDL_Rect){it->x - 3, it->y - 3, W + 6, H + 6}, th->head[(it->block_color - 1) % 8], 3);
 
@@ -874,35 +916,7 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
         }
     }
 
-    /* softmax's sums: "Σ = 1" at the end of each row; in column notation one
-     * number under each column, after a "Σ =" where the row labels stand */
-    int sums_below = 0;
-    if (it->rowsum) {
-        int n = tr ? it->cols : it->rows, off = tr ? it->c0 : it->r0;
-        int rsz = imin(f->small, imax(8, (int)((tr ? it->cw * 0.35f : it->ch * 0.5f))));
-        int rlh = text_h(rc, rsz);
-        int k = tr ? label_stride(it->cw, render_text_width(rc, "0.00", rsz) + 4) : label_stride(it->ch, rlh);
-        if (tr) {
-            sums_below = rlh + 2;
-            render_text(rc, "Σ =", rsz, th->accent, it->x - 6, it->y + H + 3, 2);
-        }
-        for (int i = 0; i < n; i += k) {
-            if (it->rowsum_on && !it->rowsum_on[i + off]) continue;
-            char buf[48], num[32];
-            float sv = it->rowsum[i + off];
-            if (fabsf(sv - 1.0f) < 5e-4f)
-                snprintf(num, sizeof num, "1");
-            else
-                fmt_cell(num, sizeof num, sv, 0);
-            if (tr) {
-                render_text(rc, num, rsz, th->accent, it->x + (int)lrintf(it->cw * (i + 0.5f)), it->y + H + 3, 1);
-            } else {
-                snprintf(buf, sizeof buf, "Σ = %s", num);
-                render_text(rc, buf, rsz, th->accent, it->x + W + 8, it->y + (int)lrintf(it->ch * (i + 0.5f)) - rlh / 2,
-                            0);
-            }
-        }
-    }
+    int sums_below = it->rowsum ? draw_sums(rc, v, it, f, W, H) : 0;
 
     if (it->bare) return;
 
