@@ -346,8 +346,20 @@ static void test_formula(void **state)
     expect_highlight(v, "scores_2", "K₂ᵀ·Q₂");
     expect_highlight(v, "head_2", "head₂ = V₂ · softmax(K₂ᵀ·Q₂ / √d_k)");
     expect_highlight(v, "output", "W_O · ");
+    /* the row scale divides each query's weights by their largest: a column in column notation */
+    view_set_weight_scale(v, VIEW_WEIGHTS_ROW);
+    assert_string_equal(view_weight_scale_text(v), "÷ column max");
+    assert_string_equal(view_weight_scale_top(v), "column max");
     view_toggle_notation(v);
     assert_int_equal(v->notation, VIEW_NOTATION_ROW);
+    assert_string_equal(view_weight_scale_text(v), "÷ row max");
+    view_next_weight_scale(v);
+    assert_int_equal(v->weight_scale, VIEW_WEIGHTS_LOG);
+    view_next_weight_scale(v);
+    assert_int_equal(v->weight_scale, VIEW_WEIGHTS_UNIT);
+    assert_int_equal(view_weight_scale_from_name("log"), VIEW_WEIGHTS_LOG);
+    assert_int_equal(view_weight_scale_from_name("rows"), -1);
+    assert_int_equal(view_notation_from_name("column"), VIEW_NOTATION_COLUMN);
     expect_highlight(v, "K", "K = X·W_K");
     fixture_free(f);
 }

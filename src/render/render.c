@@ -525,7 +525,7 @@ static void legend_text(char *buf, size_t len, const View *v, const Item *it, in
     if (it->weights) {
         switch (it->wscale) {
         case VIEW_WEIGHTS_ROW:
-            snprintf(buf, len, "%s", top == 1 ? view_string(VS_ROW_MAX, v->lang) : top == 0 ? "0" : "");
+            snprintf(buf, len, "%s", top == 1 ? view_weight_scale_top(v) : top == 0 ? "0" : "");
             return;
         case VIEW_WEIGHTS_LOG:
             snprintf(buf, len, "%s", top == 1 ? "1" : top == 0 ? "10⁻⁴" : "10⁻²");
@@ -545,11 +545,7 @@ static void legend_text(char *buf, size_t len, const View *v, const Item *it, in
 /* The name of the weight scale, written over a weights legend. */
 static const char *legend_scale_name(const View *v, const Item *it)
 {
-    if (!it->weights) return NULL;
-    return view_string(it->wscale == VIEW_WEIGHTS_ROW   ? VS_WEIGHTS_ROW
-                       : it->wscale == VIEW_WEIGHTS_LOG ? VS_WEIGHTS_LOG
-                                                        : VS_WEIGHTS_UNIT,
-                       v->lang);
+    return it->weights ? view_weight_scale_text(v) : NULL;
 }
 
 static int legend_width(RenderCtx *rc, const View *v, const Item *it, const Fonts *f)
@@ -1540,10 +1536,7 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, const 
     /* the panel's title and the weight scale: one line, or two when narrow
      * (smaller when even that is too wide: large text) */
     const char *title = view_string(VS_ALL_HEADS, v->lang);
-    const char *scale = view_string(v->weight_scale == VIEW_WEIGHTS_ROW   ? VS_WEIGHTS_ROW
-                                    : v->weight_scale == VIEW_WEIGHTS_LOG ? VS_WEIGHTS_LOG
-                                                                          : VS_WEIGHTS_UNIT,
-                                    v->lang);
+    const char *scale = view_weight_scale_text(v);
     char line[160];
     snprintf(line, sizeof line, "%s  ·  %s", title, scale);
     int tsize = f->small, two = render_text_width(rc, line, tsize) > area.w;

@@ -105,6 +105,8 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_WEIGHTS_ROW] = {"÷ row max", "÷ 行最大值"},
     [VS_WEIGHTS_LOG] = {"log₁₀", "对数 log₁₀"},
     [VS_ROW_MAX] = {"row max", "行最大值"},
+    [VS_WEIGHTS_COLUMN] = {"÷ column max", "÷ 列最大值"},
+    [VS_COLUMN_MAX] = {"column max", "列最大值"},
     [VS_NOTATION_ROW] = {"row notation", "行向量记法"},
     [VS_NOTATION_COLUMN] = {"column notation", "列向量记法"},
     /* %s: the tokens; %d: the single head's d_k */
@@ -537,6 +539,24 @@ float view_weight_position(ViewWeightScale scale, float w, float row_max)
         break;
     }
     return t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+}
+
+const char *view_weight_scale_text(const View *v)
+{
+    int col = v->notation == VIEW_NOTATION_COLUMN;
+    switch (v->weight_scale) {
+    case VIEW_WEIGHTS_ROW:
+        return view_string(col ? VS_WEIGHTS_COLUMN : VS_WEIGHTS_ROW, v->lang);
+    case VIEW_WEIGHTS_LOG:
+        return view_string(VS_WEIGHTS_LOG, v->lang);
+    default:
+        return view_string(VS_WEIGHTS_UNIT, v->lang);
+    }
+}
+
+const char *view_weight_scale_top(const View *v)
+{
+    return view_string(v->notation == VIEW_NOTATION_COLUMN ? VS_COLUMN_MAX : VS_ROW_MAX, v->lang);
 }
 
 static const char *const weight_scale_names[VIEW_WEIGHTS_COUNT] = {"unit", "row", "log"};

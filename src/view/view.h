@@ -181,6 +181,12 @@ void view_toggle_notation(View *v);                         /* row ↔ column */
 /* The colour-map position in [0, 1] of weight w in the view's scale, where
  * row_max is the largest weight of w's row (used by the row scale only). */
 float view_weight_position(ViewWeightScale scale, float w, float row_max);
+/* The weight scale as the legend names it, in v's language: "linear 0–1",
+ * "÷ row max" ("÷ column max" in column notation, where a query's weights
+ * stand in a column), "log₁₀"; and the row scale's top: "row max" or
+ * "column max". */
+const char *view_weight_scale_text(const View *v);
+const char *view_weight_scale_top(const View *v);
 /* Names as the command line spells them ("unit", "row", "log"; "row",
  * "column"), and back (-1 for an unknown name). */
 const char *view_weight_scale_name(ViewWeightScale scale);
@@ -281,6 +287,8 @@ typedef enum ViewString {
     VS_WEIGHTS_ROW,
     VS_WEIGHTS_LOG,
     VS_ROW_MAX,
+    VS_WEIGHTS_COLUMN,
+    VS_COLUMN_MAX,
     VS_NOTATION_ROW,
     VS_NOTATION_COLUMN,
     VS_SINGLE_LESSON_TITLE,
