@@ -31,7 +31,7 @@ if(ATTNVIZ_FUZZ)
   add_executable(fuzz_lesson ${_fuzz_sources})
   target_include_directories(fuzz_lesson PRIVATE ${PROJECT_SOURCE_DIR}/src/engine ${PROJECT_SOURCE_DIR}/src/lesson
                            ${PROJECT_SOURCE_DIR}/src/view)
-  target_compile_options(fuzz_lesson PRIVATE -fsanitize=${_fuzz_san} -fno-omit-frame-pointer)
+  target_compile_options(fuzz_lesson PRIVATE -fsanitize=${_fuzz_san} -fno-omit-frame-pointer -UNDEBUG)
   target_link_options(fuzz_lesson PRIVATE -fsanitize=${_fuzz_san})
   target_link_libraries(fuzz_lesson PRIVATE PkgConfig::CJSON m Threads::Threads)
   set_target_properties(fuzz_lesson PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})

@@ -1,4 +1,4 @@
-# Performance paths (issue 7): the fast kernels and the threaded forward that
+# Performance paths: the fast kernels and the threaded forward that
 # `attnviz bench` times, against the naive references on the benchmark's
 # shapes, and 1 thread against 2 and 3 bit for bit. No timing assertions:
 # tools/bench.sh measures.

@@ -8,6 +8,7 @@ attnviz_add_test(test_numerics
 # Every input of the committed fuzz corpus and every regression input, once,
 # through the fuzz harness's checks (no libFuzzer needed).
 add_executable(fuzz_lesson_replay ${ATTNVIZ_TESTS_DIR}/fuzz/fuzz_lesson.c ${ATTNVIZ_TESTS_DIR}/fuzz/replay_main.c)
+target_compile_options(fuzz_lesson_replay PRIVATE -UNDEBUG)
 target_link_libraries(fuzz_lesson_replay PRIVATE attnviz_view attnviz_lesson attnviz_engine m)
 add_test(NAME fuzz_lesson_replay
          COMMAND fuzz_lesson_replay ${ATTNVIZ_TESTS_DIR}/fuzz/corpus ${ATTNVIZ_TESTS_DIR}/fuzz/regressions)

@@ -304,12 +304,12 @@ static void fixture_config(const Fixture *f, AttnConfig *c)
     c->threads = 1;
 }
 
-/* ---- what issue 2 section 4 says a trace is ---------------------------------- */
+/* ---- what a trace is, written from its definition ---------------------------- */
 
 /* Which fixture or random case is being checked, for failure messages. */
 static char g_ctx[192];
 
-/* May query i attend key j? Written from the issue, not from the engine. */
+/* May query i attend key j? Written from the mask's definition, not from the engine. */
 static int allow_at(const AttnConfig *c, int i, int j)
 {
     switch (c->mask_kind) {
@@ -365,7 +365,7 @@ static void exp_add(ExpList *L, AttnStepKind kind, int head, int rows, int cols,
 }
 
 /* The steps, in order, with names, kinds, heads, shapes and sources, that
- * issue 2 section 4 lists for this config. */
+ * the trace definition lists for this config. */
 static void expected_steps(const AttnConfig *c, ExpList *L)
 {
     L->n = 0;
@@ -430,7 +430,7 @@ static void check_structure(const AttnTrace *t, const AttnConfig *c)
 {
     static ExpList L; /* large; tests run one at a time */
     expected_steps(c, &L);
-    if (t->n_steps != L.n) fail_msg("%s: the trace has %d steps, issue 2 section 4 lists %d", g_ctx, t->n_steps, L.n);
+    if (t->n_steps != L.n) fail_msg("%s: the trace has %d steps, its definition lists %d", g_ctx, t->n_steps, L.n);
     size_t bytes = 0;
     for (int i = 0; i < L.n; i++) {
         const AttnStep *s = &t->steps[i];
@@ -1066,7 +1066,7 @@ static void test_trace_memory(void **state)
     case_free(&k);
 }
 
-/* The kind names are issue 2 section 4's, in the enum's order, and round-trip;
+/* The kind names are the trace format's, in the enum's order, and round-trip;
  * mask names are the trace's "mask" values. */
 static void test_names(void **state)
 {

@@ -344,7 +344,7 @@ static void test_all_states_draw(void **state)
         v->hover_row = 1;
         v->hover_col = 0;
         view_select_token(v, 2, 2);
-        view_set_notice(v, "saved attnviz-frames/x.png", 0);
+        view_set_notice(v, VS_NOTICE_SAVED, "attnviz-frames/x.png", 0);
         v->show_help = 1;
         v->text_scale = VIEW_TEXT_SCALE_MAX;
         draw(c);

@@ -1,6 +1,8 @@
 /* test_view.c: the View's state without any display: stepping, reversing,
  * the clock, head and mode switches, clamping at the ends, formulas,
- * narration and cell explanations, on small lessons written inline. */
+ * narration and cell explanations, on small lessons written inline; and the
+ * string table: every entry in every language, and notices and
+ * explanations that follow the language key. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +23,12 @@ static const char *LESSON_MHSA =
     " \"tokens\": [\"我\", \"喜欢\", \"跑步\"], \"d_model\": 4, \"heads\": 2, \"seed\": 3,"
     " \"X\": [[1, 0, 0.5, -1], [0, 1, -0.5, 2], [1, 1, 0, 0.25]],"
     " \"narration\": {\"softmax\": {\"en\": \"rows sum to 1, d_k = {d_k}\", \"zh\": \"每行和为 1，d_k = {d_k}\"}}}";
+
+/* Two heads and a causal mask: every kind of cell explanation. */
+static const char *LESSON_CAUSAL_HEADS =
+    "{\"format\": \"attnviz-lesson/1\", \"id\": \"test-view-strings\","
+    " \"title\": {\"en\": \"Strings\", \"zh\": \"界面文字\"},"
+    " \"tokens\": [\"我\", \"喜欢\", \"跑步\"], \"d_model\": 4, \"heads\": 2, \"seed\": 3, \"mask\": \"causal\"}";
 
 /* One head, causal mask: blocked cells. */
 static const char *LESSON_CAUSAL =
@@ -404,7 +412,7 @@ static void test_narration_and_explain(void **state)
     assert_non_null(strstr(buf, "Σ_j weights₁[跑步]_j · V_1[j, 1]"));
     /* a weight says where it carries a feature */
     assert_int_equal(view_explain_cell(v, t, step_of(v, "W_Q"), 1, 3, buf, sizeof buf), 0);
-    assert_non_null(strstr(buf, "feature 1 of each token into column 3 of Q (head 2's column 1)"));
+    assert_non_null(strstr(buf, "feature 1 of each token into Q's column 3 (head 2's column 1)"));
     /* column notation: every index in the order the transposed matrices are drawn */
     view_set_notation(v, VIEW_NOTATION_COLUMN);
     view_goto(v, step_of(v, "X"));
@@ -423,7 +431,9 @@ static void test_narration_and_explain(void **state)
     assert_int_equal(view_explain_cell(v, t, step_of(v, "head_1"), 2, 1, buf, sizeof buf), 0);
     assert_non_null(strstr(buf, "Σ_j weights₁[:, 跑步]_j · V_1[1, j]"));
     assert_int_equal(view_explain_cell(v, t, step_of(v, "W_Q"), 1, 3, buf, sizeof buf), 0);
-    assert_non_null(strstr(buf, "feature 1 of each token into row 3 of Q (head 2's row 1)"));
+    assert_non_null(strstr(buf, "feature 1 of each token into Q's row 3 (head 2's row 1)"));
+    assert_int_equal(view_explain_cell(v, t, step_of(v, "K_2"), 1, 0, buf, sizeof buf), 0);
+    assert_non_null(strstr(buf, "K[2, 喜欢]  (head 2, its row 0 of 0…1)"));
     view_set_notation(v, VIEW_NOTATION_ROW);
     /* out of range */
     assert_int_equal(view_explain_cell(v, t, si, 3, 0, buf, sizeof buf), -1);
@@ -473,16 +483,159 @@ static void test_selection_and_notice(void **state)
     assert_int_equal(v->sel_query, -1);
     assert_int_equal(v->sel_key, -1);
     view_finish(v);
-    view_set_notice(v, "saved x.png", 0);
+    view_set_notice(v, VS_NOTICE_SAVED, "x.png", 0);
     assert_true(view_is_busy(v));
     view_advance(v, 10.0);
-    assert_string_equal(v->notice, "");
+    char notice[VIEW_MAX_NOTICE];
+    assert_int_equal(view_notice_text(v, notice, sizeof notice), 0);
     assert_false(view_is_busy(v));
     for (int i = 0; i < VIEW_THEME_COUNT; i++) view_next_theme(v);
     assert_int_equal(v->theme, VIEW_THEME_LIGHT);
-    for (int id = 0; id < VS_STRING_COUNT; id++)
-        for (int l = 0; l < LESSON_LANG_COUNT; l++)
-            if (!view_string((ViewString)id, (LessonLang)l)[0]) fail_msg("UI string %d (%d) is empty", id, l);
+    fixture_free(f);
+}
+
+/* ---- the window's words: every language, and following L ---- */
+
+/* The conversions of a printf format ("%s%d%zu"), "%%" left out. */
+static void conversions(const char *fmt, char *out, size_t len)
+{
+    size_t n = 0;
+    for (const char *p = fmt; *p; p++) {
+        if (*p != '%') continue;
+        if (p[1] == '%') {
+            p++;
+            continue;
+        }
+        const char *q = p + 1;
+        while (*q && !strchr("diouxXeEfFgGcsp", *q)) q++;
+        for (const char *c = p; c <= q && *c && n + 1 < len; c++) out[n++] = *c;
+        p = *q ? q : q - 1;
+    }
+    out[n] = '\0';
+}
+
+/* 1 when the UTF-8 character starting at p is Han or kana. */
+static int han_at(const unsigned char *p)
+{
+    return p[0] >= 0xE3 && p[0] <= 0xE9 && !(p[0] == 0xE3 && p[1] < 0x81);
+}
+
+static void test_every_entry_in_every_language(void **state)
+{
+    (void)state;
+    for (int id = 0; id < VS_STRING_COUNT; id++) {
+        const char *en = view_string((ViewString)id, LESSON_EN);
+        char want[64];
+        conversions(en, want, sizeof want);
+        if (!en[0]) fail_msg("string %d has no English", id);
+        for (int l = 0; l < LESSON_LANG_COUNT; l++) {
+            const char *s = view_string((ViewString)id, (LessonLang)l);
+            if (!s[0]) fail_msg("string %d has no text in language %d", id, l);
+            char got[64];
+            conversions(s, got, sizeof got);
+            if (strcmp(got, want) != 0)
+                fail_msg("string %d, language %d: conversions \"%s\", English has \"%s\"", id, l, got, want);
+        }
+        const char *zh = view_string((ViewString)id, LESSON_ZH);
+        /* only the exponent's formula reads the same in both */
+        if (id != VS_EXP_PHASE && strcmp(zh, en) == 0) fail_msg("string %d is not translated: \"%s\"", id, zh);
+        /* a Chinese character is never followed or preceded by ASCII , : ; ( ) */
+        for (const unsigned char *p = (const unsigned char *)zh; *p; p++) {
+            if (!strchr(",:;()", *p) || !*p) continue;
+            int before = (const char *)p >= zh + 3 && han_at(p - 3), after = han_at(p + 1);
+            if (before || after) fail_msg("string %d: ASCII '%c' beside Chinese in \"%s\"", id, *p, zh);
+        }
+    }
+}
+
+static void test_default_narration_punctuation(void **state)
+{
+    (void)state;
+    char buf[256];
+    snprintf(buf, sizeof buf, view_string(VS_DEFAULT_NARRATION, LESSON_ZH), "X", 3, 4,
+             view_kind_text(ATTN_STEP_INPUT, LESSON_ZH));
+    assert_string_equal(buf, "X（3 × 4）：输入：每个词元一行。");
+    snprintf(buf, sizeof buf, view_string(VS_DEFAULT_NARRATION, LESSON_EN), "X", 3, 4,
+             view_kind_text(ATTN_STEP_INPUT, LESSON_EN));
+    assert_string_equal(buf, "X (3 × 4): the input: one row per token.");
+}
+
+/* The notice is put into words when it is read: L changes it. */
+static void test_notice_follows_language(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make(LESSON_CAUSAL_HEADS);
+    View *v = &f->view;
+    char text[2 * VIEW_MAX_NOTICE];
+    view_set_notice(v, VS_NOTICE_RELOADED, "lessons/x.json", 0);
+    view_notice_text(v, text, sizeof text);
+    assert_string_equal(text, "reloaded lessons/x.json");
+    view_toggle_lang(v);
+    view_notice_text(v, text, sizeof text);
+    assert_string_equal(text, "已重新载入：lessons/x.json");
+    /* a loader's error keeps its words, under a Chinese heading */
+    view_set_notice(v, VS_NOTICE_RELOAD_FAILED, "x.json:3:5: d_model: expected a number", 1);
+    size_t n = view_notice_text(v, text, sizeof text);
+    assert_int_equal(n, strlen(text));
+    assert_string_equal(text, "重新载入失败，保留原课程：x.json:3:5: d_model: expected a number");
+    view_toggle_lang(v);
+    view_notice_text(v, text, sizeof text);
+    assert_string_equal(text, "reload failed, keeping the old lesson: x.json:3:5: d_model: expected a number");
+    /* gone after its time, in either language */
+    view_advance(v, 60.0);
+    assert_int_equal(view_notice_text(v, text, sizeof text), 0);
+    assert_string_equal(text, "");
+    fixture_free(f);
+}
+
+/* The longest piece of fmt between conversions and newlines: its words. */
+static void longest_literal(const char *fmt, char *out, size_t len)
+{
+    out[0] = '\0';
+    const char *piece = fmt, *p = fmt;
+    for (;; p++) {
+        if (*p != '%' && *p != '\n' && *p) continue;
+        size_t n = (size_t)(p - piece);
+        if (n > strlen(out) && n < len) snprintf(out, len, "%.*s", (int)n, piece);
+        if (!*p) return;
+        if (*p == '%') /* past the conversion */
+            while (p[1] && !strchr("diouxXeEfFgGcsp", *p)) p++;
+        if (!*p) return;
+        piece = p + 1;
+    }
+}
+
+/* Each English phrase of a hovered cell's explanation, and none of them in
+ * the Chinese one: over every cell of every step of a causal two-head
+ * lesson, no explanation in Chinese holds a phrase of the English table. */
+static void test_explanations_follow_language(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make(LESSON_CAUSAL_HEADS);
+    View *v = &f->view;
+    static const ViewString phrases[] = {VS_EXPLAIN_SPLIT_COLUMN, VS_EXPLAIN_MASKED_BLOCKED, VS_EXPLAIN_MASKED_KEPT,
+                                         VS_EXPLAIN_WEIGHT_COLUMN};
+    int seen[sizeof phrases / sizeof phrases[0]] = {0};
+    const AttnTrace *t = view_trace(v);
+    for (int i = 0; i < t->n_steps; i++) {
+        const AttnStep *s = &t->steps[i];
+        for (int r = 0; r < s->rows; r++)
+            for (int c = 0; c < s->cols; c++) {
+                char en[2048], zh[2048];
+                v->lang = LESSON_EN;
+                assert_int_equal(view_explain_cell(v, t, i, r, c, en, sizeof en), 0);
+                v->lang = LESSON_ZH;
+                assert_int_equal(view_explain_cell(v, t, i, r, c, zh, sizeof zh), 0);
+                for (size_t k = 0; k < sizeof phrases / sizeof phrases[0]; k++) {
+                    char words[128];
+                    longest_literal(view_string(phrases[k], LESSON_EN), words, sizeof words);
+                    if (strstr(en, words)) seen[k]++;
+                    if (strstr(zh, words)) fail_msg("%s[%d][%d] in Chinese has \"%s\": %s", s->name, r, c, words, zh);
+                }
+            }
+    }
+    for (size_t k = 0; k < sizeof phrases / sizeof phrases[0]; k++)
+        if (!seen[k]) fail_msg("no English explanation used string %d: the check above checked nothing", phrases[k]);
     fixture_free(f);
 }
 
@@ -499,6 +652,10 @@ int main(void)
         cmocka_unit_test(test_narration_and_explain),
         cmocka_unit_test(test_mask_and_labels),
         cmocka_unit_test(test_selection_and_notice),
+        cmocka_unit_test(test_every_entry_in_every_language),
+        cmocka_unit_test(test_default_narration_punctuation),
+        cmocka_unit_test(test_notice_follows_language),
+        cmocka_unit_test(test_explanations_follow_language),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,7 +6,7 @@
 #   tools/bench.sh [--attnviz PATH] [--out FILE.md] [--show-speed X] [--skip-show] [--skip-export]
 #                  [--shapes N,D,H[:N,D,H...]] [--readme]
 #
-# --readme also puts the table into README.md, between the lines
+# --readme also puts the table into docs/performance.md, between the lines
 # <!-- BEGIN bench table ... --> and <!-- END bench table -->.
 #
 # Measures:
@@ -58,7 +58,7 @@ while [ $# -gt 0 ]; do
     --out) OUT_MD=${2:?--out needs a file}; shift 2 ;;
     --show-speed) SHOW_SPEED=${2:?--show-speed needs a number}; shift 2 ;;
     --skip-show) SKIP_SHOW=1; shift ;;
-    --readme) README=$ROOT/README.md; shift ;;
+    --readme) README=$ROOT/docs/performance.md; shift ;;
     --skip-export) SKIP_EXPORT=1; shift ;;
     --shapes) SHAPES=${2:?--shapes needs N,D,H[:N,D,H...]}; shift 2 ;;
     -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -149,7 +149,7 @@ timed() {
 # Configuration by configuration, every side within the same minute or so:
 # attnviz on 1 and 2 threads alternately, in 5 rounds, then PyTorch and NumPy
 # (bench_reference.py, 5 rounds of its own). A shared machine has slow spells
-# of whole minutes: on the one the README's table comes from, a 5-token
+# of whole minutes: on the one docs/performance.md's table comes from, a 5-token
 # forward took 0.66 us for a while, then 1.06 us for the next few minutes, in
 # other processes too. Each side keeps its round with the lowest median, and
 # the sides of one configuration are measured close together. The peak
@@ -410,7 +410,7 @@ if readme:
     m = re.search(r"(<!-- BEGIN bench table[^\n]*-->\n)(.*?)(<!-- END bench table -->)", body, re.S)
     if not m:
         sys.exit("bench.sh: %s has no <!-- BEGIN bench table --> ... <!-- END bench table --> block" % readme)
-    table = "\n".join(md[2:]).replace("\n## ", "\n### ")  # under the README's own heading
+    table = "\n".join(md[2:]).replace("\n## ", "\n### ")  # under the file's own "## The table"
     body = body[:m.start(2)] + table.strip() + "\n" + body[m.end(2):]
     with open(readme, "w", encoding="utf-8") as f:
         f.write(body)

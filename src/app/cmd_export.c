@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "app.h"
@@ -128,18 +127,11 @@ typedef struct Progress {
     const char *what;
 } Progress;
 
-static double wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* One line, redrawn in place at most ten times a second, on a terminal only. */
 static void show_progress(void *user, const ExportProgress *p)
 {
     Progress *pr = user;
-    double now = wall();
+    double now = attn_clock_seconds();
     int final = p->steps_done == p->steps_total && p->frames_done == p->frames_total;
     if (!final && now - pr->last < 0.1) return;
     if (pr->shown && pr->what && strcmp(pr->what, p->what) != 0) fputc('\n', stderr); /* a new part: a new line */

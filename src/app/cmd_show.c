@@ -252,9 +252,7 @@ static void reload(Loaded *cur, const char *path, SDL_Window *win)
     Loaded next;
     char err[1200];
     if (load_into(&next, path, err, sizeof err) != 0) {
-        char msg[VIEW_MAX_NOTICE];
-        snprintf(msg, sizeof msg, "%s: %.400s", view_string(VS_RELOAD_ERROR, cur->view.lang), err);
-        view_set_notice(&cur->view, msg, 1);
+        view_set_notice(&cur->view, VS_NOTICE_RELOAD_FAILED, err, 1);
         fprintf(stderr, "attnviz: %s\n", err);
         return;
     }
@@ -277,9 +275,7 @@ static void reload(Loaded *cur, const char *path, SDL_Window *win)
             view_finish(n);
         }
     }
-    char msg[VIEW_MAX_NOTICE];
-    snprintf(msg, sizeof msg, "%s: %s", view_string(VS_RELOADED, n->lang), path);
-    view_set_notice(n, msg, 0);
+    view_set_notice(n, VS_NOTICE_RELOADED, path, 0);
     loaded_free(cur);
     *cur = next;
     char title[512];
@@ -288,13 +284,6 @@ static void reload(Loaded *cur, const char *path, SDL_Window *win)
 }
 
 /* ---- timing ---- */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Seconds since this process started: /proc/self/stat's start time (in clock
  * ticks since boot) against CLOCK_BOOTTIME; -1 when unavailable. */
@@ -347,8 +336,8 @@ static double percentile(const double *sorted, size_t n, double q)
  * View and the size): equal digests, equal frames, nothing to draw. */
 static uint64_t visible_key(const View *v, int w, int h)
 {
-    uint64_t k = 1469598103934665603ull;
-#define MIX(x) k = (k ^ (uint64_t)(x)) * 1099511628211ull
+    uint64_t k = LESSON_FNV1A64_BASIS;
+#define MIX(x) k = lesson_fnv1a64_bytes(k, &(uint64_t){(uint64_t)(x)}, sizeof(uint64_t))
     uint64_t tb;
     memcpy(&tb, &v->t, sizeof tb);
     MIX(v->step);
@@ -374,7 +363,9 @@ static uint64_t visible_key(const View *v, int w, int h)
     MIX((int)v->pan_y);
     MIX(v->show_help);
     MIX(v->notice_is_error);
-    for (const char *p = v->notice; *p; p++) MIX((unsigned char)*p);
+    MIX(v->notice_what);
+    MIX(v->notice_left > 0);
+    for (const char *p = v->notice_detail; *p; p++) MIX((unsigned char)*p);
     MIX(w);
     MIX(h);
 #undef MIX
@@ -408,12 +399,12 @@ static int x_connection(SDL_Window *win)
 static int wait_event(SDL_Event *e, int timeout_ms, int xfd)
 {
     if (xfd < 0) return timeout_ms < 0 ? SDL_WaitEvent(e) : SDL_WaitEventTimeout(e, timeout_ms);
-    double end = now_s() + timeout_ms / 1000.0;
+    double end = attn_clock_seconds() + timeout_ms / 1000.0;
     for (;;) {
         if (SDL_PollEvent(e)) return 1;
         int left = -1;
         if (timeout_ms >= 0) {
-            left = (int)ceil((end - now_s()) * 1000.0);
+            left = (int)ceil((end - attn_clock_seconds()) * 1000.0);
             if (left <= 0) return 0;
         }
         /* A signal (Ctrl-C, SIGTERM: SDL's handler queues SDL_QUIT) interrupts
@@ -447,7 +438,7 @@ static void to_pixels(SDL_Window *win, const ShowScreen *scr, int *x, int *y)
 
 int cmd_show(int argc, char **argv)
 {
-    double t_start = now_s();
+    double t_start = attn_clock_seconds();
     double age0 = process_age();
     ShowOptions o;
     int pr = parse_args(argc, argv, &o);
@@ -563,7 +554,7 @@ int cmd_show(int argc, char **argv)
     uint64_t drawn_key = 0;
     int must_draw = 1; /* draw even when the View did not change (expose, map, resize) */
     int drag_x = 0, drag_y = 0;
-    double last = now_s();
+    double last = attn_clock_seconds();
     int status = APP_OK;
 
     while (running) {
@@ -572,7 +563,7 @@ int cmd_show(int argc, char **argv)
         if (!dirty && !view_is_busy(v) && !save_request) {
             /* nothing moves: sleep until something happens (no CPU) */
             have = wait_event(&e, -1, xfd);
-            last = now_s();
+            last = attn_clock_seconds();
         } else {
             have = SDL_PollEvent(&e);
         }
@@ -797,7 +788,7 @@ int cmd_show(int argc, char **argv)
         }
         if (!running) break;
 
-        double t = now_s();
+        double t = attn_clock_seconds();
         double dt = t - last;
         last = t;
         if (dt > 0.25) dt = 0.25; /* after a stall, do not skip whole steps */
@@ -835,12 +826,10 @@ int cmd_show(int argc, char **argv)
         if (save_request) {
             char saved[1024];
             if (export_save_frame(scr.sdl, v, o.frames_dir, saved, sizeof saved, err, sizeof err) == 0) {
-                char msg[VIEW_MAX_NOTICE];
-                snprintf(msg, sizeof msg, "%s %.440s", view_string(VS_SAVED, v->lang), saved);
-                view_set_notice(v, msg, 0);
+                view_set_notice(v, VS_NOTICE_SAVED, saved, 0);
                 fprintf(stderr, "attnviz: saved %s\n", saved);
             } else {
-                view_set_notice(v, err, 1);
+                view_set_notice(v, VS_NOTICE_SAVE_FAILED, err, 1);
                 fprintf(stderr, "attnviz: %s\n", err);
             }
             save_request = 0;
@@ -848,7 +837,7 @@ int cmd_show(int argc, char **argv)
             show_screen_present(&scr);
             continue;
         }
-        double t_drawn = now_s();
+        double t_drawn = attn_clock_seconds();
         unsigned long long sent0 = scr.sent_px;
         if (show_screen_present(&scr) != 0) {
             status = app_fail(APP_RUNTIME, "showing the frame failed: %s", SDL_GetError());
@@ -858,16 +847,17 @@ int cmd_show(int argc, char **argv)
             fprintf(
                 frame_log,
                 "%.3f draw %.2f ms present %.2f ms sent %llu px step %d %s t %.3f rects %d scan %.2f ms send %.2f ms\n",
-                (t - t_start) * 1000.0, (t_drawn - t) * 1000.0, (now_s() - t_drawn) * 1000.0, scr.sent_px - sent0,
-                v->step, view_current(v)->name, v->t, scr.last_rects, scr.last_scan_ms, scr.last_send_ms);
+                (t - t_start) * 1000.0, (t_drawn - t) * 1000.0, (attn_clock_seconds() - t_drawn) * 1000.0,
+                scr.sent_px - sent0, v->step, view_current(v)->name, v->t, scr.last_rects, scr.last_scan_ms,
+                scr.last_send_ms);
         dirty = 0;
         must_draw = 0;
         drawn_key = visible_key(v, pw, ph);
-        if (first_frame < 0) first_frame = now_s() - t_start + (age0 > 0 ? age0 : 0);
+        if (first_frame < 0) first_frame = attn_clock_seconds() - t_start + (age0 > 0 ? age0 : 0);
         if (o.quit_at_end && view_at_end(v)) running = 0;
         if (!o.frame_stats) {
             /* without vsync (software renderers, Xvfb) pace to 60 frames a second */
-            double spent = now_s() - t;
+            double spent = attn_clock_seconds() - t;
             if (spent < 1.0 / 60.0 && view_is_busy(v)) SDL_Delay((Uint32)((1.0 / 60.0 - spent) * 1000.0));
         }
     }

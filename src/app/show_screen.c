@@ -4,14 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
+#include "attn.h"
 
 static void pixel_size(SDL_Window *win, int *w, int *h)
 {
@@ -159,7 +153,7 @@ int show_screen_present(ShowScreen *s)
         s->sent_px += (unsigned long long)s->w * (unsigned long long)s->h;
         return 0;
     }
-    double t0 = now_ms();
+    double t0 = 1e3 * attn_clock_seconds();
     s->last_rects = 0;
     s->last_scan_ms = s->last_send_ms = 0;
     SDL_Surface *ws = SDL_GetWindowSurface(s->win);
@@ -173,11 +167,11 @@ int show_screen_present(ShowScreen *s)
         for (int y = 0; y < s->h; y++) memcpy(s->prev + (size_t)y * w, px + (size_t)y * pitch, w * 4);
         s->full = 0;
         s->sent_px += (unsigned long long)s->w * (unsigned long long)s->h;
-        double t1 = now_ms();
+        double t1 = 1e3 * attn_clock_seconds();
         int st = SDL_UpdateWindowSurface(s->win);
         s->last_rects = 1;
         s->last_scan_ms = t1 - t0;
-        s->last_send_ms = now_ms() - t1;
+        s->last_send_ms = 1e3 * attn_clock_seconds() - t1;
         return st;
     }
     /* Bands of changed rows, each with the span of columns that changed;
@@ -214,7 +208,7 @@ int show_screen_present(ShowScreen *s)
         }
         rects[n++] = (SDL_Rect){x0, y0, x1 + 1 - x0, y1 + 1 - y0};
     }
-    s->last_scan_ms = now_ms() - t0;
+    s->last_scan_ms = 1e3 * attn_clock_seconds() - t0;
     if (!n) return 0;
     for (int i = 0; i < n; i++) {
         SDL_Rect r = rects[i];
@@ -223,10 +217,10 @@ int show_screen_present(ShowScreen *s)
             memcpy(s->prev + (size_t)yy * w + (size_t)r.x, px + (size_t)yy * pitch + (size_t)r.x, (size_t)r.w * 4);
         s->sent_px += (unsigned long long)r.w * (unsigned long long)r.h;
     }
-    double t1 = now_ms();
+    double t1 = 1e3 * attn_clock_seconds();
     int st = SDL_UpdateWindowSurfaceRects(s->win, rects, n);
     s->last_rects = n;
-    s->last_send_ms = now_ms() - t1;
+    s->last_send_ms = 1e3 * attn_clock_seconds() - t1;
     return st;
 }
 

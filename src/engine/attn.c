@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
@@ -226,10 +227,9 @@ static int kind_has_row_flags(AttnStepKind kind)
 }
 
 /* The names of per-head steps, base_H (Q_2, weights_2), in static storage
- * so that a step holds a pointer, not a copy (a lesson's 28 steps carried
- * 32-byte name buffers): written once for heads 1..head_names_ready, under
- * head_names_m, and only read after that. Formatting ~30 names per forward
- * with vsnprintf was a third of a lesson-sized forward. */
+ * so that a step holds a pointer, not a copy, and no forward formats names:
+ * written once for heads 1..head_names_ready, under head_names_m, and only
+ * read after that. */
 enum { HN_Q, HN_K, HN_V, HN_SCORES, HN_SCALED, HN_MASKED, HN_WEIGHTS, HN_HEAD, HN_COUNT };
 static const char *const head_bases[HN_COUNT] = {"Q", "K", "V", "scores", "scaled", "masked", "weights", "head"};
 static char head_names[HN_COUNT][ATTN_MAX_HEADS][16];
@@ -360,8 +360,7 @@ static float *data_of(AttnTrace *t, int idx)
 /* rows × w floats from src (row stride src_stride) to dst (row stride
  * dst_stride): a head's columns out of Q, K, V (split), and back into concat.
  * The usual head widths get a copy of constant size, which the compiler
- * inlines: a call to memcpy per 16-byte row was a tenth of a 5-token
- * forward. */
+ * inlines instead of calling memcpy for every short row. */
 static void copy_block(float *restrict dst, size_t dst_stride, const float *restrict src, size_t src_stride, int rows,
                        int w)
 {
@@ -452,9 +451,8 @@ void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *m
     else
         attn_matmul_nt(S, Qh, data_of(t, hp->K), rows, dk, nk);
     /* 3. scaled = scores / divisor, the scans of both in the same pass (a
-     *    kernel of kernels.c's, so in AVX-512 where there is: compiled here,
-     *    the loop divided 4 floats at a time, a tenth of a (64, 64, 8)
-     *    forward) */
+     *    kernel of kernels.c's, so that it runs in the widest vectors the
+     *    CPU has) */
     float *A = data_of(t, hp->scaled) + (size_t)r0 * nk;
     unsigned bits_s, bits_a;
     attn__divide_scan(A, S, nn, t->divisor, &bits_s, &bits_a);
@@ -629,7 +627,7 @@ static void compute_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)
     memcpy(o->row_flags, w->row_flags, (size_t)nq);
 }
 
-/* Issue 6: no NaN or Inf reaches the screen or a file unless the lesson asked
+/* No NaN or Inf reaches the screen or a file unless the lesson asked
  * for it, and the only one a lesson can ask for is the -inf fill of blocked
  * cells in a `masked` step. The loader lets in only finite float32 numbers,
  * so anything else here is float32 overflow (|x| > 3.4e38), or NaN from an
@@ -639,11 +637,10 @@ static int check_finite(const AttnTrace *t, const unsigned char *found, char *er
 {
     /* found[] holds what the code that wrote each step saw when it scanned it
      * (branch-free and vectorised, in cache); a step nothing scanned is
-     * scanned here. A small trace was not scanned step by step: its floats
-     * are one run in the block, scanned in one call (28 calls were a tenth of
-     * a 5-token forward), and only when that finds something is it looked at
-     * step by step. The search below runs only in a step with something to
-     * name. */
+     * scanned here. Without found[] (a small trace, or the reference's),
+     * the floats, one run in the block, are scanned in one call, and only
+     * when that finds something are they looked at step by step. The search
+     * below runs only in a step with something to name. */
     if (!found && attn__nonfinite_bits(t->steps[0].data, t->data_bytes / sizeof(float)) == 0) return 0;
     for (int s = 0; s < t->n_steps; s++) {
         const AttnStep *st = &t->steps[s];
@@ -671,18 +668,16 @@ static int check_finite(const AttnTrace *t, const unsigned char *found, char *er
 
 /* ---- the trace's block, and one spare ------------------------------------
  *
- * A small trace is malloc'd (aligned_alloc's split chunks cost glibc a
- * consolidation on every 5-token forward: 7% of it). A large one is 64-byte
- * aligned (cache lines, vector loads) and asks for 2 MiB pages. glibc maps a
- * block over 32 MiB on its own and unmaps it on free, so every new trace of a
- * 512-token lesson started on fresh pages that the kernel zeroes fault by
- * fault: 2.5 of 13.5 ms of the forward, and two threads' faults contend in
- * the kernel (--threads 2 stayed at 1.65x where the arithmetic alone scales
- * 1.84x). So the block of the last large trace destroyed is kept as a spare,
- * and the next trace that fits it (at most twice its size) takes it: a
- * re-trace, every forward of `attnviz bench`. One spare, never more; a spare
- * that does not fit is freed before the new block is allocated, so the peak
- * stays one block. */
+ * A small trace is malloc'd (aligned_alloc's split chunks cost glibc more on
+ * every small forward). A large one is 64-byte aligned (cache lines, vector
+ * loads) and asks for 2 MiB pages. glibc maps a large block on its own and
+ * unmaps it on free, so each new large trace would start on fresh pages
+ * that the kernel zeroes fault by fault. So the block of the last large
+ * trace destroyed is kept as a spare, and the next trace that fits it (at
+ * most twice its size) takes it: a re-trace, every forward of `attnviz
+ * bench`. One spare, never more; a spare that does not fit is freed before
+ * the new block is allocated, so the peak stays one block; attn_shutdown
+ * frees it. docs/performance.md has the measurements. */
 #define SPARE_MIN_BYTES   ((size_t)4 << 20)
 #define BLOCK_SMALL_BYTES ((size_t)64 << 10) /* below: plain malloc */
 #define ALIGN_UP(x, a)    (((x) + ((a)-1)) & ~(size_t)((a)-1))
@@ -714,6 +709,13 @@ void attn__spare_give(AttnSpare *s, void *block, size_t bytes)
     free(old);
 }
 
+double attn_clock_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 void attn_shutdown(void)
 {
     attn__heads_shutdown();
@@ -737,9 +739,8 @@ static unsigned char *block_alloc(size_t total, size_t *bytes)
     *bytes = want;
 #if defined(MADV_HUGEPAGE)
     /* A large trace is touched once, page by page, as it is computed: in 2 MiB
-     * pages that is a few faults instead of one per 4 KiB (at n = 512, 10 000
-     * faults were a quarter of the forward's time). Only advice: ignored
-     * where transparent huge pages are off. */
+     * pages that is a few faults instead of one per 4 KiB. Only advice:
+     * ignored where transparent huge pages are off. */
     if (block && want >= SPARE_MIN_BYTES) {
         uintptr_t lo = ((uintptr_t)block + 4095) & ~(uintptr_t)4095, hi = ((uintptr_t)block + want) & ~(uintptr_t)4095;
         madvise((void *)lo, hi - lo, MADV_HUGEPAGE);

@@ -179,6 +179,10 @@ typedef struct AttnTrace {
 AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen);
 void attn_trace_destroy(AttnTrace *trace);
 
+/* Seconds on the monotonic clock (CLOCK_MONOTONIC), for timing: only the
+ * difference of two readings means anything. The one clock of the program. */
+double attn_clock_seconds(void);
+
 /* Releases what the engine keeps for the whole process between forwards:
  * the spare blocks of the last large trace and of the heads' packed K and V,
  * and the worker threads (stopped and joined). Call it at exit, once no

@@ -10,9 +10,8 @@
  * cut in blocks); the blocks of every head; the output projection.
  *
  * The other threads are a pool, started the first time a forward asks for
- * more than one thread and kept, asleep, until attn_shutdown: starting a
- * thread cost 17-190 us on the 2-core machine this was written on, four times
- * per forward, which kept --threads 2 at 1.0-1.4x. A pool thread that has
+ * more than one thread and kept, asleep, until attn_shutdown, since starting
+ * a thread costs more than most phases take. A pool thread that has
  * just finished a task spins for a while before it sleeps, so that the next
  * phase of the same forward (a few microseconds later) finds it awake. One
  * forward uses the pool at a time; a second caller on another thread, while
@@ -24,9 +23,10 @@
  * caller's thread alone.
  *
  * Every task also scans what it has just written for values that are not
- * finite (attn__nonfinite_bits), while it is still in cache: a separate pass
- * over the finished trace read it all again from memory (8% of a forward at
- * n = 512) and, being mostly memory-bound, did not scale with threads.
+ * finite (attn__nonfinite_bits), while it is still in cache, instead of a
+ * separate pass reading the whole trace again from memory.
+ *
+ * docs/performance.md has the measurements behind these choices.
  */
 #include <assert.h>
 #include <limits.h>
@@ -35,23 +35,22 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "attn_internal.h"
 
 /* Below this many floating-point operations waking a second thread costs
- * more than it saves. A pool thread answers within about a microsecond while
- * it spins and within 10-60 us once asleep (a futex wake-up on this KVM
- * machine); 2e5 operations are 2-5 us of one thread's work. */
+ * more than it saves: a pool thread answers within about a microsecond while
+ * it spins and within tens of microseconds once asleep, and 2e5 operations
+ * are a few microseconds of one thread's work. */
 #define PARALLEL_MIN_FLOPS 2.0e5
-/* Copies below this many bytes are not split (memcpy runs at ~20 GB/s). */
+/* Copies below this many bytes are not split: they take less time than a wake-up. */
 #define PARALLEL_MIN_COPY_BYTES ((size_t)256 << 10)
 enum { MAX_THREADS = 64, MAX_JOBS = ATTN_MAX_PHASE_JOBS };
 /* How long a pool thread spins for more work before it sleeps, and how long
  * the caller spins for the pool to finish before it sleeps: long enough to
  * cover the gaps between the parallel phases of one forward, short enough
  * not to steal much from other work on a busy machine. */
-#define SPIN_NS 30000
+#define SPIN_SECONDS 30e-6
 
 static inline void cpu_relax(void)
 {
@@ -60,22 +59,15 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* Spins until (*v == value) == equal, returning 1, or until SPIN_NS have
+/* Spins until (*v == value) == equal, returning 1, or until SPIN_SECONDS have
  * passed, returning 0. */
 static int spin_until(atomic_uint *v, unsigned value, int equal)
 {
-    long long deadline = now_ns() + SPIN_NS;
+    double deadline = attn_clock_seconds() + SPIN_SECONDS;
     for (int i = 1;; i++) {
         if ((atomic_load_explicit(v, memory_order_acquire) == value) == equal) return 1;
         cpu_relax();
-        if (i % 64 == 0 && now_ns() > deadline) return 0;
+        if (i % 64 == 0 && attn_clock_seconds() > deadline) return 0;
     }
 }
 
@@ -202,9 +194,8 @@ static void run_tasks(TaskFn fn, void *ctx, int n_tasks, int threads)
     if (helpers > 0) {
         /* Every task is taken. A helper that has not taken the queue yet
          * (asleep, or waiting for a CPU another process holds) is not waited
-         * for: the queue is taken back from it. Waiting for it to wake only
-         * to find nothing left made --threads 2 three times slower than one
-         * thread on a busy machine. */
+         * for: the queue is taken back from it, since waiting for it to wake
+         * only to find nothing left is what a busy machine makes slow. */
         for (int i = 0; i < helpers; i++)
             if (atomic_exchange_explicit(&pool.worker[i].q, NULL, memory_order_acq_rel))
                 atomic_fetch_sub_explicit(&pool.pending, 1, memory_order_acq_rel);
@@ -305,8 +296,7 @@ void attn__phase(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, con
     for (int c = 0; c < n_copies; c++) bytes += sizeof(float) * copies[c].n;
     if (threads <= 1 || (flops < PARALLEL_MIN_FLOPS && bytes < PARALLEL_MIN_COPY_BYTES)) {
         /* on the caller's thread, each product whole (attn_matmul picks its
-         * path by shape): the task bookkeeping below was 5% of a 5-token
-         * forward */
+         * path by shape), without the task bookkeeping below */
         for (int j = 0; j < n_jobs; j++) {
             attn_matmul(jobs[j].C, jobs[j].A, jobs[j].B, jobs[j].bias, jobs[j].m, jobs[j].k, jobs[j].n);
             if (bits) bits[j] = (unsigned char)attn__nonfinite_bits(jobs[j].C, (size_t)jobs[j].m * (size_t)jobs[j].n);

@@ -39,9 +39,8 @@
 
 /* Block sizes. MR×NR_WIDE accumulators are 16 AVX-512 registers; NR_NARROW
  * serves the last columns when fewer than NR_WIDE remain (a head's d_v of 8
- * would otherwise waste 7/8 of a wide panel). Measured on a 512³ product with
- * GCC 12: 4×32 and 4×64 blocks run at 180-210 GFLOP/s in the AVX-512 clone,
- * while 4×16 and 4×8 fall to 6-8 (GCC vectorises them another way). */
+ * would otherwise waste 7/8 of a wide panel). Narrower blocks than 4×32 are
+ * vectorised another way by GCC, many times slower (docs/performance.md). */
 enum { MR = 4, NR_WIDE = 64, NR_NARROW = 32, KC = 256 };
 
 /* No fused multiply-add, on any compiler: a product then a sum, each rounded,
@@ -84,8 +83,8 @@ enum { MR = 4, NR_WIDE = 64, NR_NARROW = 32, KC = 256 };
  * constant at every call and every loop bound is one, so the loops unroll and
  * acc lives in vector registers. Written once as a macro for the two widths
  * because acc must have exactly NR columns: with unused ones, or with any
- * condition on its loads and stores, GCC keeps it on the stack (14 instead of
- * 150 GFLOP/s). */
+ * condition on its loads and stores, GCC keeps it on the stack, a load and a
+ * store per multiply-add. */
 #define DEFINE_KERNEL_BLOCK(NR)                                                                                        \
     KERNEL_INLINE void kernel_block_##NR(const int mr, int kc, const float *restrict a, size_t lda,                    \
                                          const float *restrict bp, float *restrict c, size_t ldc)                      \
@@ -144,9 +143,8 @@ KERNEL_INLINE void pack_panel(float *restrict bp, const float *restrict B, int t
         }
     } else {
         /* row by row of the panel: its stores contiguous, the reads a stride
-         * of k apart in B (a head's K_h, a few KiB, in L1). Column by column,
-         * every store went to another cache line: 11% of a (64, 64, 8)
-         * forward. */
+         * of k apart in B (a head's K_h, a few KiB, in L1), rather than
+         * column by column, where every store goes to another cache line */
         const float *src = B + (size_t)j0 * k + p0; /* column 0 of the block: B's row j0 */
         for (int p = 0; p < kc; p++) {
             float *dst = bp + (size_t)p * nr;
@@ -210,7 +208,7 @@ enum { GEMM_SMALL = 4096, SMALL_LANES = 8, SMALL_KMAX = 512 };
 /* Also a product of any height with at most two vectors' width of columns,
  * such as a head's weights · V_h with d_v = 8 (64×64 · 64×8): the path's
  * 8-lane accumulators fit it exactly, where the wide kernel would first
- * transpose the weights (13% of a (64, 64, 8) forward). */
+ * transpose the weights. */
 static int gemm_is_small(int m, int k, int n)
 {
     return k <= SMALL_KMAX && ((size_t)m * (size_t)k * (size_t)n <= GEMM_SMALL || n <= 2 * SMALL_LANES);
@@ -218,7 +216,7 @@ static int gemm_is_small(int m, int k, int n)
 
 #if defined(__GNUC__)
 /* 8 floats in a vector register (GCC/Clang vector extensions): as an array
- * of 8 floats GCC 12 keeps the accumulator on the stack, a load and a store
+ * of 8 floats GCC keeps the accumulator on the stack, a load and a store
  * per multiply-add. */
 typedef float small_vec __attribute__((vector_size(SMALL_LANES * sizeof(float))));
 #define SMALL_VEC_ZERO ((small_vec){0})
@@ -391,9 +389,8 @@ void attn_matmul(float *restrict C, const float *restrict A, const float *restri
 /* Columns [j0, j0 + width) of C (m, n) = A (m, k) · B (k, n) [+ bias (n)]:
  * the product's panels for those columns only, so that threads splitting a
  * product by columns each pack only their own panels of B (split by rows,
- * every thread packed all of B: at (64, 64, 8), a fifth more time in the
- * products). Every element is the same sum, in the same order, as
- * attn_matmul's. */
+ * every thread would pack all of B). Every element is the same sum, in the
+ * same order, as attn_matmul's. */
 KERNEL_DISPATCH static void gemm_cols(float *restrict C, const float *restrict A, const float *restrict B,
                                       const float *restrict bias, int m, int k, int n, int j0, int width)
 {
@@ -417,8 +414,8 @@ void attn__matmul_cols(float *C, const float *A, const float *B, const float *bi
 /* ---- B packed once, for many products ---------------------------------------
  *
  * A head's blocks of rows all multiply by the same K_hᵀ and V_h: packed once
- * per head instead of once per block (the gather of K_h's columns cost as
- * much as a 32-row block's product). */
+ * per head instead of once per block (gathering K_h's columns costs about
+ * as much as a 32-row block's product). */
 
 size_t attn__packed_floats(int k, int n)
 {
@@ -480,9 +477,8 @@ void attn_matmul_nt(float *restrict C, const float *restrict A, const float *res
 /* 16 floats: GCC/Clang vector extensions, one AVX-512 register in that
  * clone, two or four narrower ones in the others (the same arithmetic, lane
  * by lane, so the same bits). Written out rather than left to the
- * auto-vectoriser, whose version of the loops over lane arrays kept the
- * horizontal reductions in scalar registers: with them a 64-wide row cost 1.0
- * ns per cell, a third of a (64, 64, 8) forward. */
+ * auto-vectoriser, whose version of the loops over lane arrays keeps the
+ * horizontal reductions in scalar registers. */
 typedef float vf16 __attribute__((vector_size(16 * sizeof(float))));
 /* (Compilers warn that passing such a vector by value changes the ABI where
  * AVX-512 is off, as in the baseline clone: every function taking one is
@@ -527,9 +523,8 @@ KERNEL_INLINE vf16 vf16_max(vf16 a, vf16 b)
 /* e^x for EXP_LOWEST ≤ x ≤ 0 on 16 lanes, and 0 for x == EXP_LOWEST (the
  * caller clamps to it). The Cephes method: x = n·ln2 + r with |r| ≤ ln2/2
  * (ln2 split in a high part exact in float and a low part), e^r by its
- * degree-7 minimax polynomial, 2^n built in the exponent bits. Measured
- * against exp() in double on every 64th float of [-87, 0]: at most 1.4 ulp
- * (tests/test_perf_paths.c checks it). */
+ * degree-7 minimax polynomial, 2^n built in the exponent bits. Within 2 ulp
+ * of exp() in double over [-87, 0] (tests/test_perf_paths.c checks it). */
 KERNEL_INLINE vf16 exp_nonpositive_v(vf16 x)
 {
     const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
@@ -559,8 +554,8 @@ KERNEL_INLINE vf16 exp_nonpositive_v(vf16 x)
  * that logits of 1e4 do not overflow: e^(x - mx) ≤ 1. Puts in *lanes the partial
  * sums of the whole 16-cell vectors, in 64 float lanes (lane l takes the
  * cells j ≡ l mod 64, or mod 16 past the last whole 64) added down to 16, as
- * PyTorch sums them (summing in double cell by cell cost as much as the
- * exponential: a conversion per cell). */
+ * PyTorch sums them, rather than in double cell by cell, a conversion per
+ * cell. */
 KERNEL_INLINE void softmax_row_exp(float *restrict yr, const float *restrict xr, int cols, float mx, vf16 *lanes)
 {
     const vf16 vmx = vf16_splat(mx), lowest = vf16_splat(EXP_LOWEST);
@@ -592,7 +587,7 @@ KERNEL_INLINE void softmax_row_exp(float *restrict yr, const float *restrict xr,
  * then the last cols % 16 cells one by one, in double. A loop of its own
  * over the rows of a block: the folds are a chain of dependent steps, which
  * at the end of each row's e^x loop the core could not overlap with
- * anything (a quarter of the softmax at 64-cell rows). */
+ * anything. */
 KERNEL_INLINE double softmax_row_sum(const vf16 *lanes, const float *restrict yr, int cols)
 {
     vf16 a = *lanes;

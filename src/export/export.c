@@ -10,20 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <SDL_ttf.h>
 
 #include "export_internal.h"
 #include "export_pool.h"
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void export_options_init(ExportOptions *opt)
 {
@@ -510,7 +502,7 @@ static void report(Run *r, ExportPool *pool, int steps_done, int frames_done, in
     p.steps_total = r->n_selected;
     p.frames_done = frames_done;
     p.frames_total = frames_total;
-    p.elapsed = now_seconds() - r->part_t0;
+    p.elapsed = attn_clock_seconds() - r->part_t0;
     p.fps = p.elapsed > 0 ? p.frames_done / p.elapsed : 0;
     p.eta = p.frames_done > 0 ? p.elapsed / p.frames_done * (frames_total - p.frames_done) : -1;
     r->opt->progress(r->opt->progress_user, &p);
@@ -601,9 +593,9 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
             size_t pitch;
             unsigned char *px = export_pool_acquire(pool, &pitch);
             if (!px) break; /* a worker failed; finish() has its message */
-            double t0 = now_seconds();
+            double t0 = attn_clock_seconds();
             rc = export_draw_view(r->hl.rc, r->hl.sdl, v, r->width, r->height, px, pitch, err, errlen);
-            r->res->draw_seconds += now_seconds() - t0;
+            r->res->draw_seconds += attn_clock_seconds() - t0;
             char *path = path_join(dir, name);
             if (rc == 0 && !path) {
                 export__set_err(err, errlen, "out of memory");
@@ -767,9 +759,9 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         }
         view_goto(v, i);
         view_finish(v);
-        double t0 = now_seconds();
+        double t0 = attn_clock_seconds();
         rc = export_draw_view(r->hl.rc, r->hl.sdl, v, w, h, px, pitch, err, errlen);
-        r->res->draw_seconds += now_seconds() - t0;
+        r->res->draw_seconds += attn_clock_seconds() - t0;
         if (rc != 0) break;
         if (export_png_stream_rows(s, px, pitch, h, msg, sizeof msg) != 0) {
             s = NULL;
@@ -825,7 +817,7 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
     r.lesson = lesson;
     r.opt = opt;
     r.res = res;
-    r.t0 = now_seconds();
+    r.t0 = attn_clock_seconds();
     res->usage_error = 1; /* until the options are checked */
 
     /* 1. Options. */
@@ -943,17 +935,17 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
     res->height = r.height;
     if (headless_init(&r.hl, r.width, r.height, opt, err, errlen) != 0) goto out;
     r.what = opt->frames ? "frames" : "steps";
-    r.part_t0 = now_seconds();
+    r.part_t0 = attn_clock_seconds();
     if (write_files && export_files(&r, dir, err, errlen) != 0) goto out;
     r.what = "sheet";
-    r.part_t0 = now_seconds();
+    r.part_t0 = attn_clock_seconds();
     if (opt->sheet && export_sheet(&r, opt->sheet, err, errlen) != 0) goto out;
     rc = 0;
 out:
     headless_free(&r.hl);
     free(r.selected);
     if (r.view_ok) view_free(&r.view);
-    res->seconds = now_seconds() - r.t0;
+    res->seconds = attn_clock_seconds() - r.t0;
     return rc;
 }
 

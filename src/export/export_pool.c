@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attn.h"
+
 #define POOL_MAX_THREADS 16
 
 /* A frame's PNG bytes, shared by the job that encodes them and the copy
@@ -58,13 +60,6 @@ struct ExportPool {
     pthread_cond_t freed; /* a slot became free, a job ended, or a failure */
     pthread_cond_t ready; /* an Encoded became ready or failed */
 };
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* CPU time of the calling thread: what encoding costs, whatever else the
  * machine is doing. */
@@ -127,7 +122,7 @@ static void *pool_worker(void *arg)
 
         char err[512] = "";
         int rc = 0;
-        double c0 = thread_cpu_seconds(), c1 = c0, t1 = now_seconds(), t2 = t1;
+        double c0 = thread_cpu_seconds(), c1 = c0, t1 = attn_clock_seconds(), t2 = t1;
         const ExportBuffer *out = &buf;
         if (!skip && j->slot >= 0) {
             ExportImage img = {p->slots[j->slot], p->width, p->height, p->pitch, p->layout};
@@ -136,12 +131,12 @@ static void *pool_worker(void *arg)
             rc = export_png_encode(&img, j->text, j->n_text, &p->png, &buf, msg, sizeof msg);
             if (rc != 0) snprintf(err, sizeof err, "%s: %s", j->path, msg);
             c1 = thread_cpu_seconds();
-            t1 = now_seconds();
+            t1 = attn_clock_seconds();
         } else if (!skip) {
             out = &j->enc->bytes; /* ready, so immutable */
         }
         if (!skip && rc == 0) rc = export_write_file(j->path, out->data, out->len, err, sizeof err);
-        t2 = now_seconds();
+        t2 = attn_clock_seconds();
         size_t bytes = out->len;
 
         pthread_mutex_lock(&p->mu);

@@ -562,14 +562,19 @@ static int read_vector(Ctx *c, const JsonNode *n, const char *name, int len, con
 
 /* ---- the seeded initialiser ----------------------------------------------------- */
 
-uint64_t lesson_fnv1a64(const char *name)
+uint64_t lesson_fnv1a64_bytes(uint64_t h, const void *p, size_t n)
 {
-    uint64_t h = 0xcbf29ce484222325u;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-        h ^= *p;
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
         h *= 0x100000001b3u;
     }
     return h;
+}
+
+uint64_t lesson_fnv1a64(const char *name)
+{
+    return lesson_fnv1a64_bytes(LESSON_FNV1A64_BASIS, name, strlen(name));
 }
 
 void lesson_random_fill(float *out, size_t count, uint64_t seed, const char *name, double bound)

@@ -158,6 +158,11 @@ double lesson_trace_floats(const AttnConfig *cfg);
 void lesson_random_fill(float *out, size_t count, uint64_t seed, const char *name, double bound);
 /* FNV-1a, 64-bit, of the bytes of name: the per-matrix stream. */
 uint64_t lesson_fnv1a64(const char *name);
+/* FNV-1a, 64-bit: h (LESSON_FNV1A64_BASIS to start) folded with the n
+ * bytes at p. The program's one hash (also render's text cache key and the
+ * window's frame digest). */
+#define LESSON_FNV1A64_BASIS 0xcbf29ce484222325u
+uint64_t lesson_fnv1a64_bytes(uint64_t h, const void *p, size_t n);
 
 /* Writes the trace as "attnviz-trace/1" JSON (see README). 0, or -1 on a
  * write error (errno set). */

@@ -1230,14 +1230,14 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
 }
 
 /* The operator written before the result of step s. */
-static const char *op_before_result(const AttnStep *s, char *buf, size_t len, const AttnTrace *t)
+static const char *op_before_result(const AttnStep *s, char *buf, size_t len, const AttnTrace *t, LessonLang lang)
 {
     switch (s->kind) {
     case ATTN_STEP_SCALED:
         snprintf(buf, len, "÷ %.4g =", (double)t->divisor);
         return buf;
     case ATTN_STEP_MASKED:
-        return "mask →";
+        return view_string(VS_OP_MASK, lang);
     case ATTN_STEP_SOFTMAX:
         return "softmax →";
     case ATTN_STEP_SPLIT:
@@ -1399,7 +1399,7 @@ static void draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, in
     const char *ops[MAX_ITEMS];
     int opw[MAX_ITEMS];
     for (int i = 1; i < n; i++) {
-        ops[i] = i == n - 1 ? op_before_result(s, opbuf, sizeof opbuf, t)
+        ops[i] = i == n - 1 ? op_before_result(s, opbuf, sizeof opbuf, t, v->lang)
                             : op_between(s, shown[i - 1]->s, shown[i]->s, v->notation == VIEW_NOTATION_COLUMN);
         opw[i] = render_text_width(rc, ops[i], f->formula) + f->body;
     }
@@ -1978,15 +1978,16 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     draw_tooltip(rc, v, &f);
 
     /* notice (saved frame, reload error) */
-    if (v->notice[0]) {
+    char notice[2 * VIEW_MAX_NOTICE];
+    if (view_notice_text(v, notice, sizeof notice)) {
         int size = f.body;
-        int w = imin(width - 4 * m, render_text_width(rc, v->notice, size) + 2 * m);
-        int lines = wrapped_lines(rc, v->notice, size, w - 2 * m);
+        int w = imin(width - 4 * m, render_text_width(rc, notice, size) + 2 * m);
+        int lines = wrapped_lines(rc, notice, size, w - 2 * m);
         int h = lines * text_h(rc, size) + m;
         SDL_Rect box = {(width - w) / 2, nbox.y - h - m / 2, w, h};
         SDL_Color bg = v->notice_is_error ? th->error : th->text;
         render_fill(rc, box, bg);
-        draw_wrapped(rc, v->notice, size, th->bg, (SDL_Rect){box.x + m, box.y + m / 2, w - 2 * m, h}, 6);
+        draw_wrapped(rc, notice, size, th->bg, (SDL_Rect){box.x + m, box.y + m / 2, w - 2 * m, h}, 6);
     }
     if (v->show_help) draw_help(rc, v, &f);
     return 0;

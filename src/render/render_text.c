@@ -330,11 +330,28 @@ int render_is_cjk(uint32_t cp)
 static const char CLOSING[] = ",.:;!?)]}%'、。，．：；！？）］｝」』》〉】〕〗…‥’”・";
 static const char OPENING[] = "([{（［｛「『《〈【〔〖‘“";
 
+/* Whether the set holds cp: a search for cp's UTF-8 bytes, which in valid
+ * UTF-8 can only match a whole character. */
 static int in_set(const char *set, uint32_t cp)
 {
-    while (*set)
-        if (render_utf8_next(&set) == cp) return 1;
-    return 0;
+    char u[5] = {0};
+    if (cp == 0 || cp > 0x10FFFF) return 0;
+    if (cp < 0x80) {
+        u[0] = (char)cp;
+    } else if (cp < 0x800) {
+        u[0] = (char)(0xC0 | cp >> 6);
+        u[1] = (char)(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        u[0] = (char)(0xE0 | cp >> 12);
+        u[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+        u[2] = (char)(0x80 | (cp & 0x3F));
+    } else {
+        u[0] = (char)(0xF0 | cp >> 18);
+        u[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+        u[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+        u[3] = (char)(0x80 | (cp & 0x3F));
+    }
+    return strstr(set, u) != NULL;
 }
 
 static int is_closing(uint32_t cp)
@@ -436,10 +453,9 @@ int render_wrap(RenderCtx *rc, const char *s, int size, int width, size_t *start
 
 static uint64_t text_key(const char *s, int size, SDL_Color c)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) h = (h ^ *p) * 1099511628211ull;
-    h = (h ^ (uint64_t)size) * 1099511628211ull;
-    h = (h ^ ((uint64_t)c.r << 24 | (uint64_t)c.g << 16 | (uint64_t)c.b << 8 | c.a)) * 1099511628211ull;
+    uint64_t h = lesson_fnv1a64_bytes(LESSON_FNV1A64_BASIS, s, strlen(s));
+    h = lesson_fnv1a64_bytes(h, &size, sizeof size);
+    h = lesson_fnv1a64_bytes(h, &c, sizeof c);
     return h ? h : 1;
 }
 

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "view.h"
+
 #define NARRATE_MAX_NAME 64 /* longest placeholder name or argument we read */
 
 /* The output being built: out[0..len) so far, cap bytes in all. */
@@ -316,18 +318,15 @@ static int put_max_weight_if(Ctx *c, Sink *s, const char *arg)
     return 0;
 }
 
-/* A token in running text: bare in English, 「喜欢」 in Chinese, where a bare
- * 我 would read as part of the sentence. */
+/* A token in running text: bare in English, 「喜欢」 in Chinese. */
 static void put_token(Ctx *c, Sink *s, const char *tok)
 {
-    if (c->lang == LESSON_ZH) sink_put(s, "「", strlen("「"));
-    sink_put(s, tok, strlen(tok));
-    if (c->lang == LESSON_ZH) sink_put(s, "」", strlen("」"));
+    sink_printf(s, view_string(VS_TOKEN, c->lang), tok);
 }
 
 static void put_token_list(Ctx *c, Sink *s, char *const *tokens, int n)
 {
-    const char *sep = c->lang == LESSON_ZH ? "、" : ", ";
+    const char *sep = view_string(VS_TOKEN_LIST_SEP, c->lang);
     for (int i = 0; i < n; i++) {
         if (i) sink_put(s, sep, strlen(sep));
         put_token(c, s, tokens[i]);

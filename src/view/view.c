@@ -98,9 +98,6 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_EXP_PHASE] = {"exp(x − max)", "exp(x − max)"},
     [VS_NORM_PHASE] = {"÷ row sum", "÷ 行和"},
     [VS_NO_NARRATION] = {"(no narration for this step)", "（本步骤没有讲解）"},
-    [VS_RELOAD_ERROR] = {"reload failed, keeping the old lesson", "重新载入失败，保留原课程"},
-    [VS_SAVED] = {"saved", "已保存"},
-    [VS_RELOADED] = {"reloaded", "已重新载入"},
     [VS_WEIGHTS_UNIT] = {"linear 0–1", "线性 0–1"},
     [VS_WEIGHTS_ROW] = {"÷ row max", "÷ 行最大值"},
     [VS_WEIGHTS_LOG] = {"log₁₀", "对数 log₁₀"},
@@ -114,6 +111,55 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                                 "单头注意力：%s，h = 1，d_k = %d，沿用本课的 X 与权重"},
     [VS_TEXT_IN_ROW_NOTATION] = {"(The text counts in row notation: its rows are the columns on screen.)",
                                  "（讲解按行向量记法书写：文中的「行」即屏幕上的列。）"},
+    [VS_NOTICE_RELOAD_FAILED] = {"reload failed, keeping the old lesson: %s", "重新载入失败，保留原课程：%s"},
+    [VS_NOTICE_SAVED] = {"saved %s", "已保存：%s"},
+    [VS_NOTICE_SAVE_FAILED] = {"the frame was not saved: %s", "画面未能保存：%s"},
+    [VS_NOTICE_RELOADED] = {"reloaded %s", "已重新载入：%s"},
+    [VS_OP_MASK] = {"mask →", "掩码 →"},
+    [VS_DEFAULT_NARRATION] = {"%s (%d × %d): %s.", "%s（%d × %d）：%s。"},
+    [VS_EXPLAIN_MORE_TERMS] = {" + …  (%d terms)", " + …（共 %d 项）"},
+    [VS_EXPLAIN_SPLIT_COLUMN] = {", %d]  (head %d, its column %d of 0…%d)", ", %d]（头 %d 的第 %d 列，共 0…%d）"},
+    [VS_EXPLAIN_ADDITIVE_ROW] = {"\n= hidden[%zu] · v_a  (row %d·n_k + %d)\n",
+                                 "\n= hidden[%zu] · v_a（第 %d·n_k + %d 行）\n"},
+    [VS_EXPLAIN_MASKED_BLOCKED] = {"\n%s: the mask is 0 here, so the score becomes the fill value",
+                                   "\n%s：这里的掩码是 0，分数被替换成填充值"},
+    [VS_EXPLAIN_MASKED_KEPT] = {"\n= the scaled score (the mask is 1 here)", "\n= 缩放后的分数（这里的掩码是 1）"},
+    [VS_EXPLAIN_ROW_BLOCKED] = {"\nevery key of this row is blocked: all weights are 0",
+                                "\n这一行的键全部被屏蔽：权重全为 0"},
+    [VS_EXPLAIN_WEIGHT_COLUMN] = {"\nmultiplies feature %d of each token into %c's column %d (head %d's column %d)",
+                                  "\n把每个词的第 %d 个特征乘进 %c 的第 %d 列（头 %d 的第 %d 列）"},
+    /* the same two in column notation, where the projection is transposed */
+    [VS_EXPLAIN_SPLIT_ROW] = {"  (head %d, its row %d of 0…%d)", "（头 %d 的第 %d 行，共 0…%d）"},
+    [VS_EXPLAIN_WEIGHT_ROW] = {"\nmultiplies feature %d of each token into %c's row %d (head %d's row %d)",
+                               "\n把每个词的第 %d 个特征乘进 %c 的第 %d 行（头 %d 的第 %d 行）"},
+    [VS_TOKEN] = {"%s", "「%s」"},
+    [VS_TOKEN_LIST_SEP] = {", ", "、"},
+    [VS_TOKEN_NEXT] = {" %s", "「%s」"},
+    [VS_TOKENS_MORE] = {" …", "…"},
+    [VS_LARGEST_WEIGHTS] = {" Each query's largest weight: ", "每个查询最大的权重："},
+    [VS_LARGEST_WEIGHT] = {"%s → %s ", "「%s」→「%s」"},
+    [VS_LIST_SEP] = {", ", "，"},
+    [VS_LIST_CUT] = {", …", "……"},
+    [VS_FULL_STOP] = {".", "。"},
+    [VS_KIND_COLUMN_INPUT] = {"the input: one column per token", "输入：每个词元一列"},
+    [VS_KIND_COLUMN_BIAS] = {"a learned bias, added to every column", "可学习的偏置，加到每一列"},
+    [VS_KIND_COLUMN_SOFTMAX] = {"softmax: each column becomes weights that sum to 1",
+                                "softmax：每一列变成和为 1 的权重"},
+    [VS_KIND + ATTN_STEP_INPUT] = {"the input: one row per token", "输入：每个词元一行"},
+    [VS_KIND + ATTN_STEP_WEIGHT] = {"a learned weight matrix", "一个可学习的权重矩阵"},
+    [VS_KIND + ATTN_STEP_BIAS] = {"a learned bias, added to every row", "可学习的偏置，加到每一行"},
+    [VS_KIND + ATTN_STEP_PROJECTION] = {"a projection: the input times a weight matrix", "投影：输入乘以权重矩阵"},
+    [VS_KIND + ATTN_STEP_SPLIT] = {"one head's columns of the projection", "投影中属于这个头的列"},
+    [VS_KIND + ATTN_STEP_SCORES] = {"scores: how well each query matches each key", "打分：每个查询与每个键的匹配程度"},
+    [VS_KIND + ATTN_STEP_SCALED] = {"the scores divided by the scale", "分数除以缩放因子"},
+    [VS_KIND + ATTN_STEP_MASKED] = {"blocked positions set to −∞", "被屏蔽的位置置为 −∞"},
+    [VS_KIND +
+        ATTN_STEP_SOFTMAX] = {"softmax: each row becomes weights that sum to 1", "softmax：每一行变成和为 1 的权重"},
+    [VS_KIND + ATTN_STEP_WEIGHTED_SUM] = {"the weighted sum of the values", "值向量的加权和"},
+    [VS_KIND + ATTN_STEP_CONCAT] = {"the heads' outputs side by side", "各头输出并排拼接"},
+    [VS_KIND + ATTN_STEP_OUTPUT] = {"the output projection", "输出投影"},
+    [VS_KIND +
+        ATTN_STEP_ADDITIVE_HIDDEN] = {"tanh of the joined query and key, times W_a", "查询与键拼接后乘 W_a 再取 tanh"},
 };
 
 const char *view_string(ViewString id, LessonLang lang)
@@ -123,34 +169,10 @@ const char *view_string(ViewString id, LessonLang lang)
     return ui_strings[id][lang];
 }
 
-static const char *const kind_text[ATTN_STEP_KIND_COUNT][LESSON_LANG_COUNT] = {
-    [ATTN_STEP_INPUT] = {"the input: one row per token", "输入：每个词元一行"},
-    [ATTN_STEP_WEIGHT] = {"a learned weight matrix", "一个可学习的权重矩阵"},
-    [ATTN_STEP_BIAS] = {"a learned bias, added to every row", "可学习的偏置，加到每一行"},
-    [ATTN_STEP_PROJECTION] = {"a projection: the input times a weight matrix", "投影：输入乘以权重矩阵"},
-    [ATTN_STEP_SPLIT] = {"one head's columns of the projection", "投影中属于这个头的列"},
-    [ATTN_STEP_SCORES] = {"scores: how well each query matches each key", "打分：每个查询与每个键的匹配程度"},
-    [ATTN_STEP_SCALED] = {"the scores divided by the scale", "分数除以缩放因子"},
-    [ATTN_STEP_MASKED] = {"blocked positions set to −∞", "被屏蔽的位置置为 −∞"},
-    [ATTN_STEP_SOFTMAX] = {"softmax: each row becomes weights that sum to 1", "softmax：每一行变成和为 1 的权重"},
-    [ATTN_STEP_WEIGHTED_SUM] = {"the weighted sum of the values", "值向量的加权和"},
-    [ATTN_STEP_CONCAT] = {"the heads' outputs side by side", "各头输出并排拼接"},
-    [ATTN_STEP_OUTPUT] = {"the output projection", "输出投影"},
-    [ATTN_STEP_ADDITIVE_HIDDEN] = {"tanh of the joined query and key, times W_a", "查询与键拼接后乘 W_a 再取 tanh"},
-};
-
-/* The same in column notation, where it differs (NULL: as in rows). */
-static const char *const kind_text_in_columns[ATTN_STEP_KIND_COUNT][LESSON_LANG_COUNT] = {
-    [ATTN_STEP_INPUT] = {"the input: one column per token", "输入：每个词元一列"},
-    [ATTN_STEP_BIAS] = {"a learned bias, added to every column", "可学习的偏置，加到每一列"},
-    [ATTN_STEP_SOFTMAX] = {"softmax: each column becomes weights that sum to 1", "softmax：每一列变成和为 1 的权重"},
-};
-
 const char *view_kind_text(AttnStepKind kind, LessonLang lang)
 {
     if ((int)kind < 0 || kind >= ATTN_STEP_KIND_COUNT) return "";
-    if ((int)lang < 0 || lang >= LESSON_LANG_COUNT) lang = LESSON_EN;
-    return kind_text[kind][lang];
+    return view_string((ViewString)(VS_KIND + (int)kind), lang);
 }
 
 /* ---- lifetime ---- */
@@ -293,7 +315,7 @@ int view_is_busy(const View *v)
     if (v->rewinding) return 1;
     if (v->t < view_step_duration(v, v->step)) return 1;
     if (v->playing && !view_at_end(v)) return 1;
-    return v->notice[0] && v->notice_left > 0;
+    return v->notice_left > 0;
 }
 
 void view_goto(View *v, int step)
@@ -366,7 +388,7 @@ void view_advance(View *v, double dt)
         v->notice_left -= dt;
         if (v->notice_left <= 0) {
             v->notice_left = 0;
-            v->notice[0] = '\0';
+            v->notice_detail[0] = '\0';
             v->notice_is_error = 0;
         }
     }
@@ -593,11 +615,20 @@ void view_select_token(View *v, int q, int k)
     v->sel_key = k;
 }
 
-void view_set_notice(View *v, const char *msg, int is_error)
+void view_set_notice(View *v, int what, const char *detail, int is_error)
 {
-    snprintf(v->notice, sizeof v->notice, "%s", msg ? msg : "");
+    v->notice_what = what;
+    snprintf(v->notice_detail, sizeof v->notice_detail, "%s", detail ? detail : "");
     v->notice_is_error = is_error;
-    v->notice_left = v->notice[0] ? (is_error ? 15.0 : 3.0) : 0.0;
+    v->notice_left = is_error ? 15.0 : 3.0;
+}
+
+size_t view_notice_text(const View *v, char *buf, size_t len)
+{
+    if (!len) return 0;
+    buf[0] = '\0';
+    if (v->notice_left <= 0) return 0;
+    return cat(buf, len, 0, view_string((ViewString)v->notice_what, v->lang), v->notice_detail);
 }
 
 /* ---- names, labels, masks ---- */
@@ -928,9 +959,8 @@ static size_t cat_token_list(const View *v, char *buf, size_t len, size_t at)
     const Lesson *l = v->lesson;
     int n = l->n_tokens < 6 ? l->n_tokens : 6;
     for (int i = 0; i < n; i++)
-        at = v->lang == LESSON_ZH ? cat(buf, len, at, "「%s」", l->tokens[i])
-                                  : cat(buf, len, at, "%s%s", i ? " " : "", l->tokens[i]);
-    if (l->n_tokens > n) at = cat(buf, len, at, v->lang == LESSON_ZH ? "…" : " …");
+        at = cat(buf, len, at, view_string(i ? VS_TOKEN_NEXT : VS_TOKEN, v->lang), l->tokens[i]);
+    if (l->n_tokens > n) at = cat(buf, len, at, "%s", view_string(VS_TOKENS_MORE, v->lang));
     return at;
 }
 
@@ -952,10 +982,16 @@ static size_t cat_num(char *buf, size_t len, size_t at, float x, int paren);
 /* What a kind of step is in column notation, where it differs from row notation. */
 static const char *kind_text_column(AttnStepKind kind, LessonLang lang)
 {
-    if ((int)kind < 0 || kind >= ATTN_STEP_KIND_COUNT) return "";
-    if ((int)lang < 0 || lang >= LESSON_LANG_COUNT) lang = LESSON_EN;
-    const char *t = kind_text_in_columns[kind][lang];
-    return t ? t : view_kind_text(kind, lang);
+    switch (kind) {
+    case ATTN_STEP_INPUT:
+        return view_string(VS_KIND_COLUMN_INPUT, lang);
+    case ATTN_STEP_BIAS:
+        return view_string(VS_KIND_COLUMN_BIAS, lang);
+    case ATTN_STEP_SOFTMAX:
+        return view_string(VS_KIND_COLUMN_SOFTMAX, lang);
+    default:
+        return view_kind_text(kind, lang);
+    }
 }
 
 /* The narration written from the step itself, as it is on screen: its name,
@@ -963,15 +999,15 @@ static const char *kind_text_column(AttnStepKind kind, LessonLang lang)
  * weight. */
 static void describe_step(const View *v, const AttnTrace *trace, const AttnStep *s, char *buf, size_t len)
 {
-    int zh = v->lang == LESSON_ZH, col = v->notation == VIEW_NOTATION_COLUMN;
+    LessonLang L = v->lang;
+    int col = v->notation == VIEW_NOTATION_COLUMN;
     char title[64];
     view_step_title(s, title, sizeof title);
-    size_t at =
-        cat(buf, len, 0, zh ? "%s（%d × %d）：%s。" : "%s (%d × %d): %s.", title, col ? s->cols : s->rows,
-            col ? s->rows : s->cols, col ? kind_text_column(s->kind, v->lang) : view_kind_text(s->kind, v->lang));
+    size_t at = cat(buf, len, 0, view_string(VS_DEFAULT_NARRATION, L), title, col ? s->cols : s->rows,
+                    col ? s->rows : s->cols, col ? kind_text_column(s->kind, L) : view_kind_text(s->kind, L));
     const char *const *rl = view_row_labels(v, trace, s), *const *cl = view_col_labels(v, trace, s);
     if (s->kind != ATTN_STEP_SOFTMAX || !rl || !cl) return;
-    at = cat(buf, len, at, zh ? "每个查询最大的权重：" : " Each query's largest weight: ");
+    at = cat(buf, len, at, "%s", view_string(VS_LARGEST_WEIGHTS, L));
     int shown = 0;
     for (int r = 0; r < s->rows && shown < 6; r++) {
         const float *row = s->data + (size_t)r * (size_t)s->cols;
@@ -979,11 +1015,11 @@ static void describe_step(const View *v, const AttnTrace *trace, const AttnStep 
         for (int c = 1; c < s->cols; c++)
             if (row[c] > row[best]) best = c;
         if (!(row[best] > 0.0f)) continue; /* a row that sees no key */
-        if (shown++) at = cat(buf, len, at, zh ? "，" : ", ");
-        at = cat(buf, len, at, zh ? "「%s」→「%s」" : "%s → %s ", rl[r], cl[best]);
+        if (shown++) at = cat(buf, len, at, "%s", view_string(VS_LIST_SEP, L));
+        at = cat(buf, len, at, view_string(VS_LARGEST_WEIGHT, L), rl[r], cl[best]);
         at = cat_num(buf, len, at, row[best], 0);
     }
-    cat(buf, len, at, s->rows > shown && shown == 6 ? (zh ? "……" : ", …") : (zh ? "。" : "."));
+    cat(buf, len, at, "%s", view_string(s->rows > shown && shown == 6 ? VS_LIST_CUT : VS_FULL_STOP, L));
 }
 
 /* Appends a text of no step (the summary, the intro) with its placeholders
@@ -1096,7 +1132,7 @@ static size_t cat_dot(char *buf, size_t len, size_t at, const float *A, size_t i
         at = cat(buf, len, at, "·");
         at = cat_num(buf, len, at, B[ib + (size_t)i * sb], 1);
     }
-    if (n > EXPLAIN_TERMS) at = cat(buf, len, at, lang == LESSON_ZH ? " + …（共 %d 项）" : " + …  (%d terms)", n);
+    if (n > EXPLAIN_TERMS) at = cat(buf, len, at, view_string(VS_EXPLAIN_MORE_TERMS, lang), n);
     return at;
 }
 
@@ -1153,14 +1189,18 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
     case ATTN_STEP_SPLIT: {
         const AttnStep *P = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
         if (!P) break;
-        at = cat(buf, len, at, "\n= ");
-        at = cat_cellref(v, t, buf, len, at, P, r, (s->head - 1) * s->cols + c);
-        const char *axis = v->notation == VIEW_NOTATION_COLUMN ? (v->lang == LESSON_ZH ? "行" : "row")
-                                                               : (v->lang == LESSON_ZH ? "列" : "column");
-        if (v->lang == LESSON_ZH)
-            at = cat(buf, len, at, "（头 %d 的第 %d %s，共 0…%d）", s->head, c, axis, s->cols - 1);
-        else
-            at = cat(buf, len, at, "  (head %d, its %s %d of 0…%d)", s->head, axis, c, s->cols - 1);
+        if (v->notation == VIEW_NOTATION_COLUMN) {
+            /* Q[2, 我]: the transposed projection's row */
+            at = cat(buf, len, at, "\n= ");
+            at = cat_cellref(v, t, buf, len, at, P, r, (s->head - 1) * s->cols + c);
+            at = cat(buf, len, at, view_string(VS_EXPLAIN_SPLIT_ROW, v->lang), s->head, c, s->cols - 1);
+            break;
+        }
+        at = cat(buf, len, at, "\n= %s[", P->name);
+        const char *const *rl = view_row_labels(v, t, P);
+        at = rl ? cat(buf, len, at, "%s", rl[r]) : cat(buf, len, at, "%d", r);
+        at = cat(buf, len, at, view_string(VS_EXPLAIN_SPLIT_COLUMN, v->lang), (s->head - 1) * s->cols + c, s->head, c,
+                 s->cols - 1);
     } break;
     case ATTN_STEP_SCORES:
         if (t->cfg.attention == ATTN_DOT) {
@@ -1179,7 +1219,7 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
                            *va = from_kind(t, s, ATTN_STEP_WEIGHT, 0);
             if (!Hd || !va) break;
             size_t hr = (size_t)r * (size_t)s->cols + (size_t)c;
-            at = cat(buf, len, at, "\n= hidden[%zu] · v_a  (row %d·n_k + %d)\n", hr, r, c);
+            at = cat(buf, len, at, view_string(VS_EXPLAIN_ADDITIVE_ROW, v->lang), hr, r, c);
             at = cat_dot(buf, len, at, Hd->data, hr * (size_t)Hd->cols, 1, va->data, 0, 1, Hd->cols, v->lang);
         }
         break;
@@ -1192,14 +1232,9 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
     } break;
     case ATTN_STEP_MASKED:
         if (view_cell_blocked(v, s, r, c))
-            at = cat(buf, len, at,
-                     v->lang == LESSON_ZH ? "\n%s：这里的掩码是 0，分数被替换成填充值"
-                                          : "\n%s: the mask is 0 here, so the score becomes the fill value",
-                     view_string(VS_BLOCKED, v->lang));
+            at = cat(buf, len, at, view_string(VS_EXPLAIN_MASKED_BLOCKED, v->lang), view_string(VS_BLOCKED, v->lang));
         else
-            at = cat(buf, len, at,
-                     v->lang == LESSON_ZH ? "\n= 缩放后的分数（这里的掩码是 1）"
-                                          : "\n= the scaled score (the mask is 1 here)");
+            at = cat(buf, len, at, view_string(VS_EXPLAIN_MASKED_KEPT, v->lang));
         break;
     case ATTN_STEP_SOFTMAX: {
         const AttnStep *X = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
@@ -1209,9 +1244,7 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
         for (int j = 0; j < X->cols; j++)
             if (row[j] > mx) mx = row[j];
         if (isinf(mx) && mx < 0) {
-            at = cat(buf, len, at,
-                     v->lang == LESSON_ZH ? "\n这一行的键全部被屏蔽：权重全为 0"
-                                          : "\nevery key of this row is blocked: all weights are 0");
+            at = cat(buf, len, at, view_string(VS_EXPLAIN_ROW_BLOCKED, v->lang));
             break;
         }
         double sum = 0;
@@ -1248,13 +1281,9 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
     case ATTN_STEP_WEIGHT:
         if (t->cfg.attention == ATTN_DOT && s->name[0] == 'W' && s->name[2] != 'O') {
             int dk = s->name[2] == 'V' ? t->cfg.d_v : t->cfg.d_k;
-            int cn = v->notation == VIEW_NOTATION_COLUMN; /* Q's features are its rows there */
-            if (dk > 0 && v->lang == LESSON_ZH)
-                at = cat(buf, len, at, "\n把每个词的第 %d 个特征乘进 %c 的第 %d %s（头 %d 的第 %d %s）", r, s->name[2],
-                         c, cn ? "行" : "列", c / dk + 1, c % dk, cn ? "行" : "列");
-            else if (dk > 0)
-                at = cat(buf, len, at, "\nmultiplies feature %d of each token into %s %d of %c (head %d's %s %d)", r,
-                         cn ? "row" : "column", c, s->name[2], c / dk + 1, cn ? "row" : "column", c % dk);
+            /* in column notation Q's features are its rows */
+            ViewString how = v->notation == VIEW_NOTATION_COLUMN ? VS_EXPLAIN_WEIGHT_ROW : VS_EXPLAIN_WEIGHT_COLUMN;
+            if (dk > 0) at = cat(buf, len, at, view_string(how, v->lang), r, s->name[2], c, c / dk + 1, c % dk);
         }
         break;
     case ATTN_STEP_ADDITIVE_HIDDEN: {

@@ -104,9 +104,14 @@ typedef struct View {
     float zoom;
     float pan_x, pan_y; /* in cells, the top-left cell shown when zoomed */
 
-    int show_help;                /* the help overlay */
-    char notice[VIEW_MAX_NOTICE]; /* a short message (frame saved, reload failed), "" for none */
-    double notice_left;           /* seconds the notice stays on screen */
+    int show_help; /* the help overlay */
+    /* A short message (frame saved, reload failed): notice_what is its entry
+     * of the string table (a ViewString), whose one %s is notice_detail (a
+     * path, the loader's message). It is put into words when drawn, in the
+     * language of the moment (view_notice_text). */
+    int notice_what;
+    char notice_detail[VIEW_MAX_NOTICE];
+    double notice_left; /* seconds the notice stays on screen; 0: no notice */
     int notice_is_error;
 
     char **pair_labels; /* additive: (n_q·n_k) "x_i ; y_j" token pairs, the rows of `hidden`; owned, or NULL */
@@ -217,7 +222,11 @@ int view_lesson_texts_apply(const View *v, const AttnTrace *trace);
  * selected token again clears the selection. */
 void view_select_token(View *v, int q, int k);
 /* Shows a message for a few seconds (is_error: until the next one, styled as an error). */
-void view_set_notice(View *v, const char *msg, int is_error);
+/* what: a ViewString with one %s, which detail fills (a path, an error from
+ * a lower layer; it stays as given). */
+void view_set_notice(View *v, int what, const char *detail, int is_error);
+/* The notice in v->lang, into buf; returns its length, 0 when there is none. */
+size_t view_notice_text(const View *v, char *buf, size_t len);
 
 /* The UTF-8 formula of the current step, e.g. "softmax(Q·Kᵀ / √d_k) · V";
  * the part this step computes is formula[start, end) (view_formula_highlight). */
@@ -248,7 +257,9 @@ int view_cell_blocked(const View *v, const AttnStep *step, int r, int c);
 int view_phase(const AttnTrace *trace, int step); /* a small id; equal ids are one group */
 void view_phase_label(const View *v, const AttnTrace *trace, int step, char *buf, size_t len);
 
-/* The user-interface strings, in both languages (for the font coverage test). */
+/* Every text the window shows that is not the lesson's own or mathematics:
+ * one table, each entry in every language. An entry that is a printf format
+ * has the same conversions, in the same order, in every language. */
 typedef enum ViewString {
     VS_STEP,
     VS_OF,
@@ -280,9 +291,6 @@ typedef enum ViewString {
     VS_EXP_PHASE,
     VS_NORM_PHASE,
     VS_NO_NARRATION,
-    VS_RELOAD_ERROR,
-    VS_SAVED,
-    VS_RELOADED,
     VS_WEIGHTS_UNIT,
     VS_WEIGHTS_ROW,
     VS_WEIGHTS_LOG,
@@ -293,7 +301,44 @@ typedef enum ViewString {
     VS_NOTATION_COLUMN,
     VS_SINGLE_LESSON_TITLE,
     VS_TEXT_IN_ROW_NOTATION,
-    VS_STRING_COUNT
+    /* the notices: one %s each */
+    VS_NOTICE_RELOAD_FAILED,
+    VS_NOTICE_SAVED,
+    VS_NOTICE_SAVE_FAILED,
+    VS_NOTICE_RELOADED,
+    /* the operator between a masked step's operands and its result */
+    VS_OP_MASK,
+    /* the default narration of a step: its title, rows, cols, kind text */
+    VS_DEFAULT_NARRATION,
+    /* the hovered cell's explanation (view_explain_cell) */
+    VS_EXPLAIN_MORE_TERMS,
+    VS_EXPLAIN_SPLIT_COLUMN,
+    VS_EXPLAIN_ADDITIVE_ROW,
+    VS_EXPLAIN_MASKED_BLOCKED,
+    VS_EXPLAIN_MASKED_KEPT,
+    VS_EXPLAIN_ROW_BLOCKED,
+    VS_EXPLAIN_WEIGHT_COLUMN,
+    VS_EXPLAIN_SPLIT_ROW,
+    VS_EXPLAIN_WEIGHT_ROW,
+    /* a token in running text: bare, or 「喜欢」 in Chinese, where a bare 我
+     * would read as part of the sentence; then a list of tokens */
+    VS_TOKEN,
+    VS_TOKEN_LIST_SEP,
+    /* the narration written from a step (the tokens, the largest weights) */
+    VS_TOKEN_NEXT,
+    VS_TOKENS_MORE,
+    VS_LARGEST_WEIGHTS,
+    VS_LARGEST_WEIGHT,
+    VS_LIST_SEP,
+    VS_LIST_CUT,
+    VS_FULL_STOP,
+    /* what a kind of step is in column notation, where it differs */
+    VS_KIND_COLUMN_INPUT,
+    VS_KIND_COLUMN_BIAS,
+    VS_KIND_COLUMN_SOFTMAX,
+    /* what each kind of step is: VS_KIND + its AttnStepKind (view_kind_text) */
+    VS_KIND,
+    VS_STRING_COUNT = VS_KIND + ATTN_STEP_KIND_COUNT
 } ViewString;
 const char *view_string(ViewString id, LessonLang lang);
 /* What a kind of step is, one phrase per language (the default narration). */
