@@ -501,6 +501,13 @@ static void test_failures(void **state)
     expect_cli(2, "--size: expected WIDTHxHEIGHT", "%s", a);
     snprintf(a, sizeof a, "%s -o %s/x --size 10000x10000 --scale 2", LESSON_A, scratch);
     expect_cli(2, "--scale", "%s", a);
+    /* colour scales and notations by name; steps counted from 1 */
+    snprintf(a, sizeof a, "%s -o %s/x --weight-scale rows", LESSON_A, scratch);
+    expect_cli(2, "--weight-scale", "%s", a);
+    snprintf(a, sizeof a, "%s -o %s/x --notation col", LESSON_A, scratch);
+    expect_cli(2, "--notation", "%s", a);
+    snprintf(a, sizeof a, "%s -o %s/x --steps 0", LESSON_A, scratch);
+    expect_cli(2, "step number (1..", "%s", a);
     /* a full disk: /dev/full for the sheet */
     snprintf(a, sizeof a, "%s --sheet /dev/full --steps 1", L);
     expect_cli(1, strerror(ENOSPC), "%s", a);
