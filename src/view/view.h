@@ -234,8 +234,12 @@ const char *view_formula(const View *v);
 void view_formula_highlight(const View *v, int *start, int *end);
 
 /* The narration of the current step in v->lang with its placeholders filled;
- * when the lesson has none, a plain description of the step. Returns 0, or -1
- * when the lesson has no narration for the step (buf holds the description). */
+ * when the lesson has none, or its texts do not describe the trace on screen
+ * (view_lesson_texts_apply: the single-head view of a lesson with several
+ * heads), a description written from the step itself: its shape as drawn,
+ * what it is, and for weights each query's largest weight. In column
+ * notation a lesson's text is preceded by a line saying it counts in rows.
+ * Returns 0, or -1 when buf holds the description. */
 int view_narration(const View *v, char *buf, size_t len);
 /* The same for any step of any of the View's traces. */
 int view_step_narration(const View *v, const AttnTrace *trace, int step, char *buf, size_t len);
