@@ -202,6 +202,15 @@ static int parse_args(int argc, char **argv, ShowOptions *o)
     return 0;
 }
 
+/* "attnviz — " and the title the frame shows (view_title: the lesson's, or
+ * in the single-head view of several heads one saying what is drawn). */
+static void window_title(char *buf, size_t len, const View *v)
+{
+    char t[480];
+    view_title(v, t, sizeof t);
+    snprintf(buf, len, "attnviz — %s", t);
+}
+
 /* ---- the lesson and its view, replaceable at run time (R, file drop) ---- */
 
 typedef struct Loaded {
@@ -279,7 +288,7 @@ static void reload(Loaded *cur, const char *path, SDL_Window *win)
     loaded_free(cur);
     *cur = next;
     char title[512];
-    snprintf(title, sizeof title, "attnviz — %s", lesson_text(&cur->lesson->title, cur->view.lang));
+    window_title(title, sizeof title, &cur->view);
     SDL_SetWindowTitle(win, title);
 }
 
@@ -508,7 +517,7 @@ int cmd_show(int argc, char **argv)
         return st;
     }
     char title[512];
-    snprintf(title, sizeof title, "attnviz — %s", lesson_text(&cur.lesson->title, v->lang));
+    window_title(title, sizeof title, v);
     Uint32 wflags =
         SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI | (o.fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
     SDL_Window *win =
@@ -645,14 +654,15 @@ int cmd_show(int argc, char **argv)
                     view_next_head(v);
                     break;
                 case SDLK_m:
-                    view_toggle_single(v);
-                    break;
                 case SDLK_c:
-                    view_toggle_compare(v);
-                    break;
                 case SDLK_l:
-                    view_toggle_lang(v);
-                    snprintf(title, sizeof title, "attnviz — %s", lesson_text(&cur.lesson->title, v->lang));
+                    if (k == SDLK_m)
+                        view_toggle_single(v);
+                    else if (k == SDLK_c)
+                        view_toggle_compare(v);
+                    else
+                        view_toggle_lang(v);
+                    window_title(title, sizeof title, v);
                     SDL_SetWindowTitle(win, title);
                     break;
                 case SDLK_t:
