@@ -1,7 +1,9 @@
 /* test_render.c: frames drawn on SDL_CreateSoftwareRenderer over a surface,
  * no display: cell colours are exactly the colour map's, legends and labels
  * are drawn, Chinese is not drawn as missing-glyph boxes, the same View gives
- * the same pixels, and every theme, mode and size draws. */
+ * the same pixels, and every theme, mode and size draws; and the line-breaking
+ * rule, with fixed-pitch widths worked out by hand, at every width, and on
+ * every lesson's narration with the real fonts. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -879,6 +881,95 @@ static void test_additive_pairs(void **state)
     }
 }
 
+/* Why the line break that ends a line at text[end] and starts the next at
+ * text[next] breaks the rule, or NULL: not before closing punctuation, not
+ * after an opening bracket, and not inside a word (a run of characters that
+ * are neither spaces nor CJK) unless the word, with the closing punctuation
+ * after it, is wider than the line. */
+static const char *wrap_fault(RenderCtx *rc, const char *text, size_t end, size_t next, int size, int width)
+{
+    static const char *const closing[] = {"，", "。", "、", "：", "；", "！", "？", "」", "』", "）", "》",
+                                          "】", "…",  ",",  ".",  ":",  ";",  "!",  "?",  ")",  "]",  NULL};
+    static const char *const opening[] = {"「", "『", "（", "《", "【", "(", "[", NULL};
+    if (has_prefix_of(text + next, strlen(text + next), closing)) return "a line starts with closing punctuation";
+    if (has_suffix_of(text, end, opening)) return "a line ends with an opening bracket";
+    if (end != next || !end) return NULL; /* broke at spaces */
+    const char *a = text + end, *p = a;
+    const char *before = a;
+    do before--;
+    while (before > text && ((unsigned char)*before & 0xC0) == 0x80);
+    const char *q = before;
+    uint32_t prev = render_utf8_next(&q), cur = render_utf8_next(&p);
+    if (render_is_cjk(prev) || render_is_cjk(cur) || prev == '\n') return NULL;
+    /* inside a word: the whole word must be wider than the line */
+    const char *w0 = before, *w1 = a;
+    while (w0 > text) {
+        const char *b = w0;
+        do b--;
+        while (b > text && ((unsigned char)*b & 0xC0) == 0x80);
+        const char *t = b;
+        uint32_t c = render_utf8_next(&t);
+        if (c == ' ' || c == '\n' || render_is_cjk(c)) break;
+        w0 = b;
+    }
+    for (const char *t = w1; *t;) {
+        uint32_t c = render_utf8_next(&t);
+        if (c == ' ' || c == '\n' || render_is_cjk(c)) break;
+        w1 = t;
+    }
+    /* closing punctuation after it goes with it: 「k。」 cannot be parted */
+    while (has_prefix_of(w1, strlen(w1), closing)) render_utf8_next(&w1);
+    if (render_measure(rc, w0, (size_t)(w1 - w0), size) > width) return NULL;
+    return "a word is cut";
+}
+
+/* Every narration of every lesson, in both languages, wrapped at three
+ * widths with the bundled fonts, breaks only where the rule allows. */
+static void test_wrap_lessons(void **state)
+{
+    (void)state;
+    Canvas *c = canvas_make(64, 64, 1);
+    static const char *const lessons[] = {"mhsa-wo-xihuan-paobu.json", "causal-mask-decoder.json",
+                                          "mask-fill-values.json",     "cross-attention-en-zh.json",
+                                          "additive-bahdanau.json",    "scaling-pitfalls.json",
+                                          "key-padding.json",          "seed000-projection-biases.json",
+                                          "seed002-x-to-qkv.json",     "single-vs-multi-head.json"};
+    int checked = 0;
+    for (size_t k = 0; k < sizeof lessons / sizeof lessons[0]; k++) {
+        char path[512], err[512];
+        snprintf(path, sizeof path, "%s/../lessons/%s", ATTNVIZ_TESTS_DIR, lessons[k]);
+        Lesson l;
+        LessonError le;
+        if (lesson_load(&l, path, &le) != 0) fail_msg("%s", le.msg);
+        View v;
+        if (view_init(&v, &l, err, sizeof err) != 0) fail_msg("%s", err);
+        const AttnTrace *t = view_trace(&v);
+        for (int lang = 0; lang < LESSON_LANG_COUNT; lang++) {
+            v.lang = (LessonLang)lang;
+            for (int i = 0; i < t->n_steps; i++) {
+                static char text[8192];
+                view_step_narration(&v, t, i, text, sizeof text);
+                for (int width = 150; width <= 560; width += 137) {
+                    size_t starts[128], lens[128];
+                    int n = render_wrap(c->rc, text, 15, width, starts, lens, 128);
+                    for (int j = 0; j + 1 < n; j++) {
+                        const char *fault = wrap_fault(c->rc, text, starts[j] + lens[j], starts[j + 1], 15, width);
+                        if (fault)
+                            fail_msg("%s, step %d (%s), %d px: %s: \"%.*s\" / \"%.*s\"", lessons[k], i,
+                                     lang ? "zh" : "en", width, fault, (int)lens[j], text + starts[j], (int)lens[j + 1],
+                                     text + starts[j + 1]);
+                        checked++;
+                    }
+                }
+            }
+        }
+        view_free(&v);
+        lesson_free(&l);
+    }
+    assert_true(checked > 1000);
+    canvas_free(c);
+}
+
 int main(void)
 {
     SDL_SetHint(SDL_HINT_RENDER_DRIVER, "software");
@@ -905,6 +996,7 @@ int main(void)
         cmocka_unit_test(test_break_long_word),
         cmocka_unit_test(test_break_every_width),
         cmocka_unit_test(test_wrap_fonts),
+        cmocka_unit_test(test_wrap_lessons),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     TTF_Quit();

@@ -12,8 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <SDL_ttf.h>
-
 #include "export_internal.h"
 #include "export_pool.h"
 
@@ -339,7 +337,6 @@ typedef struct Headless {
     SDL_Surface *surface;
     SDL_Renderer *sdl;
     RenderCtx *rc;
-    int ttf_inited; /* 1 when we called TTF_Init */
 } Headless;
 
 static void headless_free(Headless *h)
@@ -347,20 +344,12 @@ static void headless_free(Headless *h)
     render_destroy(h->rc);
     if (h->sdl) SDL_DestroyRenderer(h->sdl);
     if (h->surface) SDL_FreeSurface(h->surface);
-    if (h->ttf_inited) TTF_Quit();
     memset(h, 0, sizeof *h);
 }
 
 static int headless_init(Headless *h, int width, int height, const ExportOptions *opt, char *err, size_t errlen)
 {
     memset(h, 0, sizeof *h);
-    if (!TTF_WasInit()) {
-        if (TTF_Init() != 0) {
-            export__set_err(err, errlen, "starting SDL_ttf: %s", TTF_GetError());
-            return -1;
-        }
-        h->ttf_inited = 1;
-    }
     /* XRGB8888: what X11 window surfaces use, so blending rounds the same. */
     h->surface = SDL_CreateRGBSurfaceWithFormat(0, width, height, 32, SDL_PIXELFORMAT_XRGB8888);
     if (h->surface) h->sdl = SDL_CreateSoftwareRenderer(h->surface);

@@ -127,10 +127,6 @@ RenderCtx *render_create(SDL_Renderer *sdl, const RenderOptions *opt, char *err,
         snprintf(err, errlen, "render_create: no SDL renderer");
         return NULL;
     }
-    if (!TTF_WasInit()) {
-        snprintf(err, errlen, "render_create: call TTF_Init() first");
-        return NULL;
-    }
     RenderCtx *rc = calloc(1, sizeof *rc);
     if (!rc) {
         snprintf(err, errlen, "out of memory");

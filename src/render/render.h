@@ -10,7 +10,7 @@
  *     SDL_Surface *s = SDL_CreateRGBSurfaceWithFormat(0, 1280, 720, 32, SDL_PIXELFORMAT_ARGB8888);
  *     SDL_Renderer *r = SDL_CreateSoftwareRenderer(s);
  *     char err[256];
- *     RenderCtx *rc = render_create(r, NULL, err, sizeof err);   // needs TTF_Init() first
+ *     RenderCtx *rc = render_create(r, NULL, err, sizeof err);
  *     if (!rc) { fprintf(stderr, "%s\n", err); ... }
  *     render_frame(rc, &view, 1280, 720);   // then read s->pixels
  *     render_destroy(rc);
@@ -77,8 +77,9 @@ typedef struct RenderOptions {
 
 typedef struct RenderCtx RenderCtx;
 
-/* Needs TTF_Init() to have been called. Returns NULL with a message in err
- * when no font of the chain can be opened. */
+/* Starts SDL_ttf for as long as the context lives (SDL_ttf counts its
+ * starts, so a caller may have started it too). Returns NULL with a message
+ * in err when no font of the chain can be opened. */
 RenderCtx *render_create(SDL_Renderer *sdl, const RenderOptions *opt, char *err, size_t errlen);
 void render_destroy(RenderCtx *rc);
 /* Moves the context to another renderer (the window's after a resize):

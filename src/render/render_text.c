@@ -153,6 +153,11 @@ static const char *assets_dir(const RenderOptions *opt)
 
 int render_fonts_open(RenderCtx *rc, const RenderOptions *opt, char *err, size_t errlen)
 {
+    /* SDL_ttf counts its starts: each context starts it, and render_fonts_close stops it */
+    if (TTF_Init() != 0) {
+        snprintf(err, errlen, "starting SDL_ttf: %s", TTF_GetError());
+        return -1;
+    }
     if (opt)
         for (int i = 0; i < RENDER_MAX_FONTS && opt->font_paths[i]; i++) add_font(rc, opt->font_paths[i]);
     if (!opt || !opt->no_system_fonts) {
@@ -180,6 +185,7 @@ int render_fonts_open(RenderCtx *rc, const RenderOptions *opt, char *err, size_t
                  "no usable font: fontconfig found neither DejaVu Sans nor Noto Sans CJK, and %s/fonts/ "
                  "has no DejaVuSans.ttf (set ATTNVIZ_ASSETS to the assets folder)",
                  dir);
+        TTF_Quit();
         return -1;
     }
     return 0;
@@ -204,6 +210,7 @@ void render_fonts_close(RenderCtx *rc)
         if (rc->text[i].tex) SDL_DestroyTexture(rc->text[i].tex);
     memset(rc->text, 0, sizeof rc->text);
     rc->n_text = 0;
+    TTF_Quit();
 }
 
 int render_font_count(const RenderCtx *rc)
