@@ -6,6 +6,7 @@ Regenerate (from the repository root; needs Debian's python3-torch, which the
 
     /usr/bin/python3 tests/make_fixtures.py            # writes tests/fixtures/*.bin + MANIFEST
     /usr/bin/python3 tests/make_fixtures.py --check    # recompute, cross-check, compare with the committed files
+    /usr/bin/python3 tests/make_fixtures.py --only NAME  # write only that configuration's file (and MANIFEST)
 
 then rebuild and run `ctest -R test_engine`. The files are committed so the
 C tests need no Python. Inputs come from torch.Generator seeded per
@@ -16,8 +17,9 @@ What it computes. For every configuration below, every intermediate of the
 forward pass, in float32 with plain torch ops, in the seeds' convention:
 row vectors, Q = X·W_Q (+ b_Q) with W_Q of shape d_model × heads·d_k, head h
 (1-based) takes columns [(h-1)·d_k, h·d_k), scores = Q_h·K_hᵀ, scaled =
-scores / divisor, masked = scaled.masked_fill(mask == 0, fill), weights =
-softmax(dim=-1), head_h = weights·V_h, concat, output = concat·W_O + b_O.
+scores / divisor, masked = scaled.masked_fill(mask == 0, fill) (or, in seed
+003's order, masked = scores.masked_fill(mask == 0, fill) and scaled =
+masked / divisor), weights = softmax(dim=-1), head_h = weights·V_h, concat, output = concat·W_O + b_O.
 Additive (seed 004): hidden[(i·n_k + j)] = tanh([x_i ; y_j]·W_a + b_a),
 scores = hidden·v_a, softmax over j, context = weights·Y.
 
@@ -41,7 +43,7 @@ zeros there (and b_O in the output) and flags the row.
 File format (little-endian), one file per configuration:
 
     char[8]  magic "ATVZFIX1"
-    u32      version (1)
+    u32      version (1, or 2 for a configuration that needs mask_order)
     str      name                       str = u32 length + bytes, no NUL
     i32      attention                  0 dot, 1 additive
     i32      cross                      0 self, 1 cross
@@ -52,6 +54,7 @@ File format (little-endian), one file per configuration:
     f32      divisor                    what the scores were divided by
     i32      mask_kind                  0 none, 1 causal, 2 padding, 3 matrix
     f32      mask_fill                  -inf, -1e9, -1e20
+    i32      mask_order                 version 2 only: 0 scale then mask, 1 mask then scale
     u32      mask_len; u8[mask_len]     0, n_k (padding) or n_q·n_k (matrix); 1 attend, 0 blocked
     u32      n_inputs;  tensor × n_inputs   X, Y, W_*, b_*, v_a: what the engine is given
     u32      n_steps;   tensor × n_steps    every computed step, in the engine's order
@@ -223,9 +226,14 @@ def reference(c, t, allow):
         Kh = add(f"K_{n}", "split", n, K[:, h * dk:(h + 1) * dk])
         Vh = add(f"V_{n}", "split", n, V[:, h * dv:(h + 1) * dv])
         s = add(f"scores_{n}", "scores", n, Qh @ Kh.T)
-        s = add(f"scaled_{n}", "scaled", n, s / div)
-        if has_mask:
+        if has_mask and c["mask_order"] == "mask_then_scale":
+            # seed 003: energy.masked_fill(mask == 0, -1e20), then / sqrt(embed_size)
             s = add(f"masked_{n}", "masked", n, s.masked_fill(blocked, fill))
+            s = add(f"scaled_{n}", "scaled", n, s / div)
+        else:
+            s = add(f"scaled_{n}", "scaled", n, s / div)
+            if has_mask:
+                s = add(f"masked_{n}", "masked", n, s.masked_fill(blocked, fill))
         w = add(f"weights_{n}", "softmax", n, torch.softmax(s, dim=-1))
         heads.append(add(f"head_{n}", "weighted_sum", n, w @ Vh))
     cat = add("concat", "concat", 0, torch.cat(heads, dim=1))
@@ -360,7 +368,7 @@ def dot(name, seed, n_q, d_model, heads, **kw):
     c = dict(name=name, seed=seed, attention="dot", cross=False, n_q=n_q, n_k=n_q,
              d_model=d_model, heads=heads, d_k=d_model // heads, d_v=d_model // heads,
              bias="QKVO", W_O=True, scale="sqrt_dk", scale_value=0.0, mask="none",
-             fill=-math.inf)
+             fill=-math.inf, mask_order="scale_then_mask")
     c.update(kw)
     if c["cross"] and "n_k" not in kw:
         raise ValueError(name + ": cross needs n_k")
@@ -370,7 +378,7 @@ def dot(name, seed, n_q, d_model, heads, **kw):
 def additive(name, seed, n_q, d_x, **kw):
     c = dict(name=name, seed=seed, attention="additive", cross=False, n_q=n_q, n_k=n_q,
              d_model=0, heads=1, d_k=0, d_v=0, d_x=d_x, d_y=0, d_a=d_x, W_O=False,
-             scale="none", scale_value=0.0, mask="none", fill=-math.inf)
+             scale="none", scale_value=0.0, mask="none", fill=-math.inf, mask_order="scale_then_mask")
     c.update(kw)
     return c
 
@@ -410,6 +418,11 @@ CONFIGS = [
     # seed 003: no bias on Q/K/V, bias on fc_out, divide by √embed_size (= d_model), fill -1e20
     dot("seed003_sqrt_dmodel_1e20", 119, 4, 8, 2, bias="O", scale="sqrt_dmodel", mask="causal",
         fill=-1e20),
+    # seed 003's order: mask the raw scores with -1e20, then divide by √embed_size, so a
+    # blocked score is -1e20/√8; a fully blocked row (query 1) is uniform either way
+    dot("seed003_mask_then_scale_1e20", 123, 4, 8, 2, bias="O", scale="sqrt_dmodel", mask="matrix",
+        fill=-1e20, mask_order="mask_then_scale",
+        mask_values=[[1, 0, 0, 0], [0, 0, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]),
     dot("scale_none", 120, 4, 4, 2, scale="none"),
     dot("scale_value", 121, 4, 4, 2, scale="value", scale_value=2.5),
     # logits around 1e4 (no scaling, large X): softmax must subtract the row max
@@ -455,7 +468,9 @@ INPUT_ORDER = ["X", "Y", "W_Q", "b_Q", "W_K", "b_K", "W_V", "b_V", "W_O", "b_O",
 
 def serialise(c, t, enc, mask_list, steps):
     b = bytearray(MAGIC)
-    b += struct.pack("<I", VERSION)
+    # version 2 only where it is needed, so version-1 files stay as they were written
+    v2 = c["mask_order"] != "scale_then_mask"
+    b += struct.pack("<I", 2 if v2 else VERSION)
     b += pack_str(c["name"])
     add = c["attention"] == "additive"
     b += struct.pack("<ii", 1 if add else 0, 1 if c["cross"] else 0)
@@ -465,6 +480,8 @@ def serialise(c, t, enc, mask_list, steps):
     b += struct.pack("<i", 1 if c["W_O"] else 0)
     b += struct.pack("<iff", SCALE_KINDS[c["scale"]], c["scale_value"], divisor_of(c))
     b += struct.pack("<if", MASK_KINDS[c["mask"]], c["fill"])
+    if v2:
+        b += struct.pack("<i", 1)
     b += struct.pack("<I", len(mask_list)) + bytes(mask_list)
     names = [n for n in INPUT_ORDER if n in t]
     b += struct.pack("<I", len(names))
@@ -513,8 +530,18 @@ def build(c):
 
 def main(argv):
     check_only = "--check" in argv[1:]
+    # --only NAME[,NAME...]: build and write only these (the MANIFEST still lists every configuration)
+    only = None
+    if "--only" in argv[1:]:
+        only = set(argv[argv.index("--only") + 1].split(","))
+        unknown = only - {c["name"] for c in CONFIGS}
+        if unknown:
+            print("unknown configuration(s): " + ", ".join(sorted(unknown)), file=sys.stderr)
+            return 2
     total, status, built = 0, 0, []
     for c in CONFIGS:
+        if only is not None and c["name"] not in only:
+            continue
         try:
             data, report = build(c)
         except Fail as e:
@@ -541,8 +568,8 @@ def main(argv):
                 f.write(data)
         with open(os.path.join(OUT, "MANIFEST"), "w") as f:
             f.write("# written by tests/make_fixtures.py; one fixture per line, read by tests/test_engine.c\n")
-            for fname, _ in built:
-                f.write(fname + "\n")
+            for c in CONFIGS:
+                f.write(c["name"] + ".bin\n")
     print(f"{len(built)} fixtures, {total} bytes", "checked" if check_only else "written")
     return status
 

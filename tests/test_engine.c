@@ -31,7 +31,7 @@
 /* ---- fixtures: the file format of tests/make_fixtures.py ------------------ */
 
 #define FIX_MAGIC   "ATVZFIX1"
-#define FIX_VERSION 1u
+#define FIX_VERSION 2u /* 2 adds mask_order; a version-1 file is read as scale_then_mask */
 
 typedef struct FixTensor {
     char name[ATTN_MAX_NAME];
@@ -43,7 +43,7 @@ typedef struct FixTensor {
 typedef struct Fixture {
     char name[96];
     int attention, cross, n_q, n_k, d_model, heads, d_k, d_v, d_x, d_y, d_a, has_W_O;
-    int scale_kind, mask_kind;
+    int scale_kind, mask_kind, mask_order;
     float scale_value, divisor, mask_fill;
     uint32_t mask_len;
     unsigned char *mask; /* (mask_len), owned */
@@ -173,8 +173,8 @@ static int fixture_parse(Fixture *f, const unsigned char *buf, size_t len, char 
     }
     r.p += 8;
     uint32_t version = rd_u32(&r, "version");
-    if (!r.failed && version != FIX_VERSION) {
-        snprintf(err, errlen, "version: expected %u, found %u (regenerate with tests/make_fixtures.py)", FIX_VERSION,
+    if (!r.failed && (version < 1 || version > FIX_VERSION)) {
+        snprintf(err, errlen, "version: expected 1..%u, found %u (regenerate with tests/make_fixtures.py)", FIX_VERSION,
                  version);
         return -1;
     }
@@ -196,6 +196,9 @@ static int fixture_parse(Fixture *f, const unsigned char *buf, size_t len, char 
     f->divisor = rd_f32(&r, "divisor");
     f->mask_kind = rd_i32(&r, "mask_kind");
     f->mask_fill = rd_f32(&r, "mask_fill");
+    f->mask_order = version >= 2 ? rd_i32(&r, "mask_order") : 0;
+    if (!r.failed && (f->mask_order < 0 || f->mask_order > 1))
+        rd_fail(&r, "mask_order must be 0 (scale then mask) or 1 (mask then scale), got %d", f->mask_order);
     f->mask_len = rd_u32(&r, "mask_len");
     if (!r.failed && (f->scale_kind < 0 || f->scale_kind > 3 || f->mask_kind < 0 || f->mask_kind > 3))
         rd_fail(&r, "scale_kind must be 0..3 and mask_kind 0..3, got %d and %d", f->scale_kind, f->mask_kind);
@@ -288,6 +291,7 @@ static void fixture_config(const Fixture *f, AttnConfig *c)
     c->mask_kind = masks[f->mask_kind];
     c->mask = f->mask;
     c->mask_fill = f->mask_fill;
+    c->mask_order = f->mask_order ? ATTN_MASK_THEN_SCALE : ATTN_SCALE_THEN_MASK;
     c->X = input_data(f, "X");
     c->Y = input_data(f, "Y");
     c->W_Q = input_data(f, "W_Q");
@@ -415,9 +419,15 @@ static void expected_steps(const AttnConfig *c, ExpList *L)
         exp_add(L, ATTN_STEP_SPLIT, h, nk, dk, k, 1, "K");
         exp_add(L, ATTN_STEP_SPLIT, h, nk, dv, v, 1, "V");
         exp_add(L, ATTN_STEP_SCORES, h, nq, nk, s, 2, q, k);
-        exp_add(L, ATTN_STEP_SCALED, h, nq, nk, a, 1, s);
-        if (mask) exp_add(L, ATTN_STEP_MASKED, h, nq, nk, m, 1, a);
-        exp_add(L, ATTN_STEP_SOFTMAX, h, nq, nk, w, 1, mask ? m : a);
+        if (mask && c->mask_order == ATTN_MASK_THEN_SCALE) { /* seed 003: mask the raw scores, then divide */
+            exp_add(L, ATTN_STEP_MASKED, h, nq, nk, m, 1, s);
+            exp_add(L, ATTN_STEP_SCALED, h, nq, nk, a, 1, m);
+            exp_add(L, ATTN_STEP_SOFTMAX, h, nq, nk, w, 1, a);
+        } else {
+            exp_add(L, ATTN_STEP_SCALED, h, nq, nk, a, 1, s);
+            if (mask) exp_add(L, ATTN_STEP_MASKED, h, nq, nk, m, 1, a);
+            exp_add(L, ATTN_STEP_SOFTMAX, h, nq, nk, w, 1, mask ? m : a);
+        }
         exp_add(L, ATTN_STEP_WEIGHTED_SUM, h, nq, dv, o, 2, w, v);
     }
     exp_add(L, ATTN_STEP_CONCAT, 0, nq, H * dv, "concat", 0); /* its sources: every head, checked below */
@@ -476,6 +486,9 @@ static void check_structure(const AttnTrace *t, const AttnConfig *c)
         fail_msg("%s: data_bytes is %zu, the steps hold rows·cols·4 = %zu", g_ctx, t->data_bytes, bytes);
     if (t->alloc_bytes < t->data_bytes)
         fail_msg("%s: alloc_bytes %zu < data_bytes %zu", g_ctx, t->alloc_bytes, t->data_bytes);
+    if (attn_trace_floats(c) * sizeof(float) != t->data_bytes)
+        fail_msg("%s: attn_trace_floats says %zu floats, the trace holds %zu", g_ctx, attn_trace_floats(c),
+                 t->data_bytes / sizeof(float));
 }
 
 /* ---- 1. fixtures ------------------------------------------------------------- */
@@ -624,9 +637,9 @@ static void test_fixture_header_errors(void **state)
     assert_int_equal(fixture_parse(&f, buf, len, err, sizeof err), -1);
     assert_non_null(strstr(err, "bad magic"));
     buf[3] = 'Z';
-    buf[8] = 2; /* version 2 */
+    buf[8] = 3; /* version 3 */
     assert_int_equal(fixture_parse(&f, buf, len, err, sizeof err), -1);
-    assert_non_null(strstr(err, "version: expected 1, found 2"));
+    assert_non_null(strstr(err, "version: expected 1..2, found 3"));
     buf[8] = 1;
     assert_int_equal(fixture_parse(&f, buf, len - 5, err, sizeof err), -1);
     assert_non_null(strstr(err, "truncated"));
@@ -896,6 +909,49 @@ static void test_random_dot_invariants(void **state)
         if (!t2) fail_msg("case %d threads: %s", n, err);
         assert_traces_identical(g_ctx, t, t2);
         attn_trace_destroy(t2);
+        attn_trace_destroy(t);
+        case_free(&k);
+    }
+}
+
+/* Many heads: the plan's per-head arrays and its step list outgrow their
+ * room on the stack (16 heads, 128 steps, 512 links) and move to the heap.
+ * The trace is still the expected one, the reference's, and the same on
+ * three threads. */
+static void test_many_heads(void **state)
+{
+    (void)state;
+    static const int heads[] = {15, 16, 17, 60, 300};
+    Rng r = {31337};
+    char err[256];
+    for (size_t n = 0; n < sizeof heads / sizeof heads[0]; n++) {
+        Case k;
+        k.nbuf = 0;
+        AttnConfig *c = &k.c;
+        attn_config_init(c);
+        c->heads = heads[n];
+        c->n_q = c->n_k = 3;
+        c->d_k = c->d_v = 2;
+        c->d_model = 4;
+        c->mask_kind = ATTN_MASK_CAUSAL;
+        c->X = case_floats(&k, &r, c->n_q, c->d_model, 1);
+        c->W_Q = case_floats(&k, &r, c->d_model, c->heads * c->d_k, 1);
+        c->W_K = case_floats(&k, &r, c->d_model, c->heads * c->d_k, 1);
+        c->W_V = case_floats(&k, &r, c->d_model, c->heads * c->d_v, 1);
+        c->b_Q = case_floats(&k, &r, 1, c->heads * c->d_k, 1);
+        c->W_O = case_floats(&k, &r, c->heads * c->d_v, c->d_model, 1);
+        case_describe(&k, "many heads", (int)n);
+        AttnTrace *t = attn_trace_create(c, err, sizeof err);
+        if (!t) fail_msg("%s: %s", g_ctx, err);
+        check_structure(t, c);
+        check_softmax_rows(t, c);
+        assert_trace_matches_reference(g_ctx, t, c, TEST_ABS_TOL, TEST_REL_TOL);
+        AttnConfig th = *c;
+        th.threads = 3;
+        AttnTrace *t3 = attn_trace_create(&th, err, sizeof err);
+        if (!t3) fail_msg("%s, 3 threads: %s", g_ctx, err);
+        assert_traces_identical(g_ctx, t, t3);
+        attn_trace_destroy(t3);
         attn_trace_destroy(t);
         case_free(&k);
     }
@@ -1173,6 +1229,7 @@ int main(void)
         cmocka_unit_test(test_random_dot_invariants),
         cmocka_unit_test(test_random_permutation),
         cmocka_unit_test(test_random_additive_invariants),
+        cmocka_unit_test(test_many_heads),
         cmocka_unit_test(test_trace_memory),
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_names),

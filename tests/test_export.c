@@ -745,5 +745,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_window_pixels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scale, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    attn_shutdown();
+    return failed;
 }

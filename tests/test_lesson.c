@@ -362,7 +362,7 @@ static void test_labels(void **state)
     lesson_free(&L);
 }
 
-/* lesson_trace_floats is what the trace limit is checked with: it must be
+/* attn_trace_floats is what the trace limit is checked with: it must be
  * the engine's real size, for every kind of step. */
 static void test_trace_floats_exact(void **state)
 {
@@ -386,9 +386,9 @@ static void test_trace_floats_exact(void **state)
             parse_ok(&L, texts[i - 2]);
         AttnTrace *t = trace_of(&L);
         double want = (double)t->data_bytes / sizeof(float);
-        if (lesson_trace_floats(&L.cfg) != want)
-            printf("lesson %d: lesson_trace_floats %.0f, trace %.0f\n", i, lesson_trace_floats(&L.cfg), want);
-        assert_true(lesson_trace_floats(&L.cfg) == want);
+        if ((double)attn_trace_floats(&L.cfg) != want)
+            printf("lesson %d: attn_trace_floats %zu, trace %.0f\n", i, attn_trace_floats(&L.cfg), want);
+        assert_true((double)attn_trace_floats(&L.cfg) == want);
         attn_trace_destroy(t);
         lesson_free(&L);
     }

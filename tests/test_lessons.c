@@ -118,6 +118,7 @@ static void assert_shape(const AttnStep *s, int rows, int cols)
 static const char *const required[] = {
     "seed002-scaled-inner-product",
     "seed002-x-to-qkv",
+    "seed002-embedding-two-heads",
     "self-attention-xihuan-paobu",
     "mhsa-wo-xihuan-paobu",
     "single-vs-multi-head",
@@ -128,6 +129,7 @@ static const char *const required[] = {
     "cross-attention-en-zh",
     "additive-bahdanau",
     "scaling-pitfalls",
+    "seed003-mask-then-scale",
     "seed004-dk-dv-no-wo",
     "key-padding",
     "seed000-projection-biases",
@@ -408,6 +410,32 @@ static void test_heads_by_projection(void **state)
     closedir(d);
 }
 
+/* Seed 002's embedding step: X is one-hot, so each row of Q, K and V is the
+ * row of W_Q, W_K, W_V at the token's index (an exact copy: one term is 1·w,
+ * the others 0·w). */
+static void test_seed002_embedding(void **state)
+{
+    (void)state;
+    Loaded L;
+    load_id(&L, "seed002-embedding-two-heads");
+    const AttnTrace *t = L.trace;
+    const AttnStep *X = step(t, "X");
+    static const char *const proj[3][2] = {{"Q", "W_Q"}, {"K", "W_K"}, {"V", "W_V"}};
+    for (int i = 0; i < X->rows; i++) {
+        int id = -1, ones = 0;
+        for (int j = 0; j < X->cols; j++) {
+            assert_true(at(X, i, j) == 0.0f || at(X, i, j) == 1.0f);
+            if (at(X, i, j) == 1.0f) id = j, ones++;
+        }
+        assert_int_equal(ones, 1); /* one-hot */
+        for (int p = 0; p < 3; p++) {
+            const AttnStep *P = step(t, proj[p][0]), *W = step(t, proj[p][1]);
+            for (int c = 0; c < P->cols; c++) assert_true(at(P, i, c) == at(W, id, c));
+        }
+    }
+    unload(&L);
+}
+
 /* ---- 3. one head, W = I: every word looks most at itself ------------------ */
 
 static void test_self_attention(void **state)
@@ -500,25 +528,8 @@ static void test_single_vs_multi(void **state)
     assert_true(at(w, XIHUAN, PAOBU) < at(w1, XIHUAN, PAOBU));
     /* "each head gave its partner about 0.89" */
     assert_true(fabs(at(w1, XIHUAN, PAOBU) - 0.89) < 0.01 && fabs(at(w2, XIHUAN, WO) - 0.89) < 0.01);
-    /* one head of width d_model is ordinary SDPA: softmax(QKᵀ/√d_k)·V */
-    const float *Q = step(one.trace, "Q")->data, *K = step(one.trace, "K")->data, *V = step(one.trace, "V")->data;
-    float ref[12];
-    for (int i = 0; i < 3; i++) {
-        double p[3], z = 0, m = -1e30;
-        for (int j = 0; j < 3; j++) {
-            double d = 0;
-            for (int c = 0; c < 4; c++) d += (double)Q[i * 4 + c] * K[j * 4 + c];
-            p[j] = d / 2.0; /* √4 */
-            if (p[j] > m) m = p[j];
-        }
-        for (int j = 0; j < 3; j++) z += (p[j] = exp(p[j] - m));
-        for (int c = 0; c < 4; c++) {
-            double o = 0;
-            for (int j = 0; j < 3; j++) o += p[j] / z * V[j * 4 + c];
-            ref[i * 4 + c] = (float)o;
-        }
-    }
-    assert_floats_close("head_1 = SDPA", step(one.trace, "head_1")->data, ref, 3, 4, 1e-6, 1e-5);
+    /* (that one head of width d_model is ordinary SDPA, softmax(QKᵀ/√d_k)·V,
+     * load_id checked: it compares every trace with attn_reference_forward) */
     unload(&one);
     unload(&two);
 }
@@ -701,22 +712,9 @@ static void test_additive(void **state)
     assert_int_equal(c->attention, ATTN_ADDITIVE);
     assert_true(c->d_x != c->d_y);
     assert_null(attn_trace_find(t, ATTN_STEP_SCALED, 0));
-    const float *X = step(t, "X")->data, *Y = step(t, "Y")->data, *Wa = step(t, "W_a")->data,
-                *va = step(t, "v_a")->data;
-    const AttnStep *hid = step(t, "hidden"), *sc = step(t, "scores");
-    for (int i = 0; i < c->n_q; i++)
-        for (int j = 0; j < c->n_k; j++) {
-            double score = 0;
-            for (int a = 0; a < c->d_a; a++) {
-                double s = 0;
-                for (int q = 0; q < c->d_x; q++) s += (double)X[i * c->d_x + q] * Wa[q * c->d_a + a];
-                for (int q = 0; q < c->d_y; q++) s += (double)Y[j * c->d_y + q] * Wa[(c->d_x + q) * c->d_a + a];
-                double h = tanh(s);
-                assert_true(fabs(at(hid, i * c->n_k + j, a) - h) < 1e-6);
-                score += h * va[a];
-            }
-            assert_true(fabs(at(sc, i, j) - score) < 1e-5);
-        }
+    /* hidden = tanh([x_i ; y_j]·W_a), scores = hidden·v_a: load_id compared
+     * every step with attn_reference_forward */
+    const float *Y = step(t, "Y")->data;
     const AttnStep *w = step(t, "weights");
     assert_int_equal(row_argmax(w, 0), XIHUAN); /* s1 → 喜欢 */
     assert_int_equal(row_argmax(w, 1), PAOBU);  /* s2 → 跑步 */
@@ -764,6 +762,48 @@ static void test_scaling(void **state)
 }
 
 /* ---- 13. seed 004: d_k ≠ d_v, no W_O ----------------------------------------------------- */
+
+/* Seed 003's order: the raw scores are masked with -1e20, then divided, so
+ * a blocked score is -1e20/√d_model; the weights are those of the usual order. */
+static void test_seed003_mask_then_scale(void **state)
+{
+    (void)state;
+    Loaded L;
+    load_id(&L, "seed003-mask-then-scale");
+    const AttnTrace *t = L.trace;
+    assert_int_equal(t->cfg.mask_order, ATTN_MASK_THEN_SCALE);
+    assert_true(t->cfg.mask_fill == -1e20f);
+    assert_int_equal(t->cfg.scale_kind, ATTN_SCALE_SQRT_DMODEL);
+    AttnConfig cfg = L.lesson.cfg;
+    cfg.mask_order = ATTN_SCALE_THEN_MASK;
+    AttnTrace *usual = retrace(&cfg);
+    for (int h = 1; h <= t->cfg.heads; h++) {
+        char name[32];
+        snprintf(name, sizeof name, "masked_%d", h);
+        const AttnStep *m = step(t, name), *sc;
+        snprintf(name, sizeof name, "scores_%d", h);
+        sc = step(t, name);
+        snprintf(name, sizeof name, "scaled_%d", h);
+        const AttnStep *a = step(t, name);
+        /* masked comes before scaled, and scaled is computed from it */
+        assert_true(attn_trace_index(t, m) < attn_trace_index(t, a));
+        for (int i = 0; i < m->rows; i++)
+            for (int j = 0; j < m->cols; j++) {
+                int blocked = j > i; /* causal */
+                assert_true(at(m, i, j) == (blocked ? -1e20f : at(sc, i, j)));
+                assert_true(at(a, i, j) == at(m, i, j) / t->divisor);
+            }
+        /* the effective fill is still far below every score: the same weights as scaling first */
+        snprintf(name, sizeof name, "weights_%d", h);
+        const AttnStep *w = step(t, name), *wu = step(usual, name);
+        for (int k = 0; k < w->rows * w->cols; k++)
+            if (fabsf(w->data[k] - wu->data[k]) > 1e-7f)
+                fail_msg("head %d: weight %d is %.9g masked first, %.9g scaled first", h, k, (double)w->data[k],
+                         (double)wu->data[k]);
+    }
+    attn_trace_destroy(usual);
+    unload(&L);
+}
 
 static void test_seed004(void **state)
 {
@@ -871,6 +911,7 @@ int main(void)
         cmocka_unit_test(test_heads_by_projection),
         cmocka_unit_test(test_seed002_scaled_inner_product),
         cmocka_unit_test(test_seed002_x_to_qkv),
+        cmocka_unit_test(test_seed002_embedding),
         cmocka_unit_test(test_self_attention),
         cmocka_unit_test(test_mhsa_head_patterns),
         cmocka_unit_test(test_single_vs_multi),
@@ -881,6 +922,7 @@ int main(void)
         cmocka_unit_test(test_cross),
         cmocka_unit_test(test_additive),
         cmocka_unit_test(test_scaling),
+        cmocka_unit_test(test_seed003_mask_then_scale),
         cmocka_unit_test(test_seed004),
         cmocka_unit_test(test_key_padding),
         cmocka_unit_test(test_biases),

@@ -1000,5 +1000,6 @@ int main(void)
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     TTF_Quit();
+    attn_shutdown();
     return rc;
 }

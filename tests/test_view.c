@@ -389,6 +389,11 @@ static void test_narration_and_explain(void **state)
     view_goto(v, step_of(v, "Q"));
     assert_int_equal(view_narration(v, buf, sizeof buf), -1);
     assert_non_null(strstr(buf, "Q (3 × 4)"));
+    /* in Chinese with full-width punctuation */
+    view_toggle_lang(v);
+    view_narration(v, buf, sizeof buf);
+    assert_string_equal(buf, "Q（3 × 4）：投影，即输入乘以权重矩阵。");
+    view_toggle_lang(v);
 
     /* a score as its term-by-term dot product, with the real numbers */
     const AttnTrace *t = v->trace;
@@ -417,7 +422,7 @@ static void test_narration_and_explain(void **state)
     view_set_notation(v, VIEW_NOTATION_COLUMN);
     view_goto(v, step_of(v, "X"));
     assert_int_equal(view_narration(v, buf, sizeof buf), -1);
-    assert_string_equal(buf, "X (4 × 3): the input: one column per token.");
+    assert_string_equal(buf, "X (4 × 3): the input, one column per token.");
     view_goto(v, step_of(v, "weights_1")); /* a lesson's text, written in rows, says so */
     assert_int_equal(view_narration(v, buf, sizeof buf), 0);
     assert_non_null(strstr(buf, view_string(VS_TEXT_IN_ROW_NOTATION, LESSON_EN)));
@@ -439,6 +444,56 @@ static void test_narration_and_explain(void **state)
     assert_int_equal(view_explain_cell(v, t, si, 3, 0, buf, sizeof buf), -1);
     assert_int_equal(view_explain_cell(v, t, -1, 0, 0, buf, sizeof buf), -1);
     assert_int_equal(view_explain_cell(v, t, si, 0, -1, buf, sizeof buf), -1);
+    fixture_free(f);
+}
+
+/* The summary, then the intro, open the first step's narration, each a
+ * paragraph, with placeholders filled; later steps do not repeat them. */
+static void test_summary_opens_first_step(void **state)
+{
+    (void)state;
+    Fixture *f =
+        fixture_make("{\"format\": \"attnviz-lesson/1\", \"id\": \"test-view-summary\", \"title\": {\"en\": \"S\"},"
+                     " \"summary\": {\"en\": \"{n} tokens.\", \"zh\": \"{n} 个词元。\"},"
+                     " \"tokens\": [\"a\", \"b\"], \"d_model\": 2, \"seed\": 1,"
+                     " \"narration\": {\"intro\": {\"en\": \"Intro.\"}, \"input\": {\"en\": \"The input.\"}}}");
+    View *v = &f->view;
+    char buf[2048];
+    view_goto(v, 0);
+    assert_int_equal(view_narration(v, buf, sizeof buf), 0);
+    assert_string_equal(buf, "2 tokens.\nIntro.\nThe input.");
+    view_toggle_lang(v);
+    view_narration(v, buf, sizeof buf);
+    assert_string_equal(buf, "2 个词元。\nIntro.\nThe input."); /* zh summary, en fallbacks */
+    view_goto(v, 1);
+    view_narration(v, buf, sizeof buf);
+    assert_null(strstr(buf, "2 个词元"));
+    fixture_free(f);
+}
+
+/* Seed 003's order: the formula masks before it divides, and the scaled
+ * step, which comes after the mask, shows its blocked cells as blocked. */
+static void test_mask_then_scale(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make("{\"format\": \"attnviz-lesson/1\", \"id\": \"test-view-m3\", \"title\": {\"en\": \"M\"},"
+                              " \"tokens\": [\"a\", \"b\"], \"d_model\": 2, \"seed\": 5, \"W_O\": null,"
+                              " \"mask\": \"causal\", \"mask_fill\": -1e20, \"mask_order\": \"mask_then_scale\"}");
+    View *v = &f->view;
+    int m = step_of(v, "masked_1"), a = step_of(v, "scaled_1");
+    assert_true(m < a);
+    view_goto(v, m);
+    assert_string_equal(view_formula(v), "head₁ = softmax((Q₁·K₁ᵀ + M) / √d_k) · V₁");
+    const AttnStep *sc = &v->trace->steps[a];
+    assert_true(view_cell_blocked(v, sc, 0, 1));
+    assert_false(view_cell_blocked(v, sc, 1, 0));
+    fixture_free(f);
+    /* the usual order: the scaled step is before the mask and has no blocked cell */
+    f = fixture_make(LESSON_CAUSAL);
+    v = &f->view;
+    assert_false(view_cell_blocked(v, &v->trace->steps[step_of(v, "scaled_1")], 0, 1));
+    view_goto(v, step_of(v, "masked_1"));
+    assert_non_null(strstr(view_formula(v), "softmax(Q₁·K₁ᵀ / √d_k + M)"));
     fixture_free(f);
 }
 
@@ -554,10 +609,10 @@ static void test_default_narration_punctuation(void **state)
     char buf[256];
     snprintf(buf, sizeof buf, view_string(VS_DEFAULT_NARRATION, LESSON_ZH), "X", 3, 4,
              view_kind_text(ATTN_STEP_INPUT, LESSON_ZH));
-    assert_string_equal(buf, "X（3 × 4）：输入：每个词元一行。");
+    assert_string_equal(buf, "X（3 × 4）：输入，每个词元占一行。");
     snprintf(buf, sizeof buf, view_string(VS_DEFAULT_NARRATION, LESSON_EN), "X", 3, 4,
              view_kind_text(ATTN_STEP_INPUT, LESSON_EN));
-    assert_string_equal(buf, "X (3 × 4): the input: one row per token.");
+    assert_string_equal(buf, "X (3 × 4): the input, one row per token.");
 }
 
 /* The notice is put into words when it is read: L changes it. */
@@ -577,7 +632,7 @@ static void test_notice_follows_language(void **state)
     view_set_notice(v, VS_NOTICE_RELOAD_FAILED, "x.json:3:5: d_model: expected a number", 1);
     size_t n = view_notice_text(v, text, sizeof text);
     assert_int_equal(n, strlen(text));
-    assert_string_equal(text, "重新载入失败，保留原课程：x.json:3:5: d_model: expected a number");
+    assert_string_equal(text, "重新载入失败，仍使用原来的课程：x.json:3:5: d_model: expected a number");
     view_toggle_lang(v);
     view_notice_text(v, text, sizeof text);
     assert_string_equal(text, "reload failed, keeping the old lesson: x.json:3:5: d_model: expected a number");
@@ -650,12 +705,16 @@ int main(void)
         cmocka_unit_test(test_modes),
         cmocka_unit_test(test_formula),
         cmocka_unit_test(test_narration_and_explain),
+        cmocka_unit_test(test_summary_opens_first_step),
         cmocka_unit_test(test_mask_and_labels),
+        cmocka_unit_test(test_mask_then_scale),
         cmocka_unit_test(test_selection_and_notice),
         cmocka_unit_test(test_every_entry_in_every_language),
         cmocka_unit_test(test_default_narration_punctuation),
         cmocka_unit_test(test_notice_follows_language),
         cmocka_unit_test(test_explanations_follow_language),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    attn_shutdown();
+    return failed;
 }

@@ -212,5 +212,7 @@ int main(void)
         cmocka_unit_test(test_single_and_compare_narrate_what_is_drawn),
         cmocka_unit_test(test_formula_labels),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    attn_shutdown();
+    return failed;
 }

@@ -61,6 +61,13 @@ const char *attn_scale_kind_name(AttnScaleKind kind)
     return names[kind];
 }
 
+const char *attn_mask_order_name(AttnMaskOrder order)
+{
+    static const char *const names[] = {"scale_then_mask", "mask_then_scale"};
+    assert(order >= 0 && order <= ATTN_MASK_THEN_SCALE);
+    return names[order];
+}
+
 void attn_config_init(AttnConfig *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -127,6 +134,8 @@ int attn_config_check(const AttnConfig *c, char *err, size_t errlen)
         if (!c->mask) return fail(err, errlen, "mask '%s' needs its values", attn_mask_kind_name(c->mask_kind));
     }
     if (isnan(c->mask_fill) || c->mask_fill == INFINITY) return fail(err, errlen, "mask fill must be a number or -inf");
+    if (c->mask_order != ATTN_SCALE_THEN_MASK && c->mask_order != ATTN_MASK_THEN_SCALE)
+        return fail(err, errlen, "mask order must be scale_then_mask or mask_then_scale, got %d", (int)c->mask_order);
 
     if (c->attention == ATTN_ADDITIVE) {
         if (c->d_x < 1 || c->d_x > ATTN_MAX_DIM)
@@ -189,19 +198,18 @@ static void builder_free(Builder *b)
     if (b->from != b->from_small) free(b->from);
 }
 
-/* *arr (of *cap elements of size each, the first `used` in use, stored in
- * small until it outgrows it) with room for at least `need`. Returns 0, or
- * -1 when memory runs out (then *arr is unchanged). */
-static int grow(void **arr, void *small, size_t *cap, size_t used, size_t need, size_t size)
+/* arr (of *cap elements of size each, the first `used` in use, stored in
+ * small until it outgrows it) with room for at least `need`: arr itself, or
+ * a larger copy (*cap updated); NULL when memory runs out (arr unchanged). */
+static void *grow(void *arr, const void *small, size_t *cap, size_t used, size_t need, size_t size)
 {
-    if (need <= *cap) return 0;
+    if (need <= *cap) return arr;
     size_t want = *cap * 2 > need ? *cap * 2 : need;
-    void *bigger = *arr == small ? malloc(want * size) : realloc(*arr, want * size);
-    if (!bigger) return -1;
-    if (*arr == small) memcpy(bigger, small, used * size);
-    *arr = bigger;
+    void *bigger = arr == small ? malloc(want * size) : realloc(arr, want * size);
+    if (!bigger) return NULL;
+    if (arr == small) memcpy(bigger, small, used * size);
     *cap = want;
-    return 0;
+    return bigger;
 }
 
 /* Room in b for one more step with up to n_from links. Returns 0, or -1
@@ -209,14 +217,20 @@ static int grow(void **arr, void *small, size_t *cap, size_t used, size_t need, 
 static int builder_reserve(Builder *b, int n_from)
 {
     size_t cap_steps = (size_t)b->cap_steps;
-    if (grow((void **)&b->steps, b->steps_small, &cap_steps, (size_t)b->n_steps, (size_t)b->n_steps + 1,
-             sizeof *b->steps) != 0 ||
-        grow((void **)&b->from, b->from_small, &b->cap_from, b->n_from, b->n_from + (size_t)n_from, sizeof *b->from) !=
-            0) {
+    AttnStep *steps =
+        grow(b->steps, b->steps_small, &cap_steps, (size_t)b->n_steps, (size_t)b->n_steps + 1, sizeof *b->steps);
+    if (steps) {
+        b->steps = steps;
+        b->cap_steps = (int)cap_steps;
+    }
+    unsigned short *from =
+        steps ? grow(b->from, b->from_small, &b->cap_from, b->n_from, b->n_from + (size_t)n_from, sizeof *b->from)
+              : NULL;
+    if (from) b->from = from;
+    if (!steps || !from) {
         b->out_of_memory = 1;
         return -1;
     }
-    b->cap_steps = (int)cap_steps;
     return 0;
 }
 
@@ -309,9 +323,18 @@ static void plan_dot(Builder *b, const AttnConfig *c, Plan *p)
         hp->K = add_step(b, ATTN_STEP_SPLIT, n, nk, c->d_k, &p->K, 1, head_name(HN_K, n));
         hp->V = add_step(b, ATTN_STEP_SPLIT, n, nk, c->d_v, &p->V, 1, head_name(HN_V, n));
         hp->scores = add_step(b, ATTN_STEP_SCORES, n, nq, nk, (int[]){hp->Q, hp->K}, 2, head_name(HN_SCORES, n));
-        hp->scaled = add_step(b, ATTN_STEP_SCALED, n, nq, nk, &hp->scores, 1, head_name(HN_SCALED, n));
-        hp->masked = has_mask ? add_step(b, ATTN_STEP_MASKED, n, nq, nk, &hp->scaled, 1, head_name(HN_MASKED, n)) : -1;
-        int pre = has_mask ? hp->masked : hp->scaled;
+        int pre;
+        if (has_mask && c->mask_order == ATTN_MASK_THEN_SCALE) {
+            /* seed 003: the raw scores are masked, then divided */
+            hp->masked = add_step(b, ATTN_STEP_MASKED, n, nq, nk, &hp->scores, 1, head_name(HN_MASKED, n));
+            hp->scaled = add_step(b, ATTN_STEP_SCALED, n, nq, nk, &hp->masked, 1, head_name(HN_SCALED, n));
+            pre = hp->scaled;
+        } else {
+            hp->scaled = add_step(b, ATTN_STEP_SCALED, n, nq, nk, &hp->scores, 1, head_name(HN_SCALED, n));
+            hp->masked =
+                has_mask ? add_step(b, ATTN_STEP_MASKED, n, nq, nk, &hp->scaled, 1, head_name(HN_MASKED, n)) : -1;
+            pre = has_mask ? hp->masked : hp->scaled;
+        }
         hp->weights = add_step(b, ATTN_STEP_SOFTMAX, n, nq, nk, &pre, 1, head_name(HN_WEIGHTS, n));
         hp->out =
             add_step(b, ATTN_STEP_WEIGHTED_SUM, n, nq, c->d_v, (int[]){hp->weights, hp->V}, 2, head_name(HN_HEAD, n));
@@ -454,22 +477,37 @@ void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *m
      *    kernel of kernels.c's, so that it runs in the widest vectors the
      *    CPU has) */
     float *A = data_of(t, hp->scaled) + (size_t)r0 * nk;
-    unsigned bits_s, bits_a;
-    attn__divide_scan(A, S, nn, t->divisor, &bits_s, &bits_a);
-    found_or(found, hp->scores, bits_s);
-    found_or(found, hp->scaled, bits_a);
-    /* 4. masked: blocked cells become the fill. Not scanned: its cells are
-     *    scaled's, or the fill (finite, or -inf, which a masked step may
-     *    hold); so it holds +inf or NaN only where scaled does. */
+    unsigned bits_s, bits_a, bits_pre;
     const float *pre = A;
-    unsigned bits_pre = bits_a;
     AttnStep *w = &t->steps[hp->weights];
-    if (hp->masked >= 0) {
+    if (hp->masked >= 0 && c->mask_order == ATTN_MASK_THEN_SCALE) {
+        /* 3'. seed 003's order: masked = the raw scores with blocked cells
+         *     set to the fill, then scaled = masked / divisor (a blocked
+         *     cell becomes fill / divisor; -inf stays -inf) */
         AttnStep *m = &t->steps[hp->masked];
-        attn__apply_mask(c, mask, m->data, m->row_flags, data_of(t, hp->scaled), r0, r1);
-        bits_pre = bits_a | (c->mask_fill == -INFINITY ? ATTN_SCAN_NINF : 0);
-        found_or(found, hp->masked, bits_pre);
-        pre = m->data + (size_t)r0 * nk;
+        attn__apply_mask(c, mask, m->data, m->row_flags, data_of(t, hp->scores), r0, r1);
+        unsigned bits_m;
+        attn__divide_scan(A, m->data + (size_t)r0 * nk, nn, t->divisor, &bits_m, &bits_a);
+        bits_s = attn__nonfinite_bits(S, nn);
+        found_or(found, hp->scores, bits_s);
+        found_or(found, hp->masked, bits_m);
+        found_or(found, hp->scaled, bits_a);
+        bits_pre = bits_a;
+    } else {
+        attn__divide_scan(A, S, nn, t->divisor, &bits_s, &bits_a);
+        found_or(found, hp->scores, bits_s);
+        found_or(found, hp->scaled, bits_a);
+        /* 4. masked: blocked cells become the fill. Not scanned: its cells are
+         *    scaled's, or the fill (finite, or -inf, which a masked step may
+         *    hold); so it holds +inf or NaN only where scaled does. */
+        bits_pre = bits_a;
+        if (hp->masked >= 0) {
+            AttnStep *m = &t->steps[hp->masked];
+            attn__apply_mask(c, mask, m->data, m->row_flags, data_of(t, hp->scaled), r0, r1);
+            bits_pre = bits_a | (c->mask_fill == -INFINITY ? ATTN_SCAN_NINF : 0);
+            found_or(found, hp->masked, bits_pre);
+            pre = m->data + (size_t)r0 * nk;
+        }
     }
     /* 5. softmax along each row; 6. weighted sum of the values */
     float *W = w->data + (size_t)r0 * nk;
@@ -646,12 +684,16 @@ static int check_finite(const AttnTrace *t, const unsigned char *found, char *er
         const AttnStep *st = &t->steps[s];
         size_t n = (size_t)st->rows * (size_t)st->cols;
         unsigned bits = !found || found[s] & ATTN_SCAN_PENDING ? attn__nonfinite_bits(st->data, n) : found[s];
-        int ninf_allowed = st->kind == ATTN_STEP_MASKED && t->cfg.mask_fill == -INFINITY;
+        /* -inf is the fill of a masked step, and of the scaled step that
+         * divides a masked one */
+        int ninf_allowed = t->cfg.mask_fill == -INFINITY &&
+                           (st->kind == ATTN_STEP_MASKED ||
+                            (st->kind == ATTN_STEP_SCALED && t->cfg.mask_order == ATTN_MASK_THEN_SCALE &&
+                             t->cfg.mask_kind != ATTN_MASK_NONE));
         if (!(bits & ATTN_SCAN_PINF_NAN) && (!(bits & ATTN_SCAN_NINF) || ninf_allowed)) continue;
         for (size_t i = 0; i < n; i++) {
             float v = st->data[i];
-            if (isfinite(v) || (st->kind == ATTN_STEP_MASKED && v == -INFINITY && t->cfg.mask_fill == -INFINITY))
-                continue;
+            if (isfinite(v) || (ninf_allowed && v == -INFINITY)) continue;
             const char *what = isnan(v) ? "nan" : v > 0 ? "+inf" : "-inf";
             size_t r = i / (size_t)st->cols, col = i % (size_t)st->cols;
             if (st->kind == ATTN_STEP_INPUT || st->kind == ATTN_STEP_WEIGHT || st->kind == ATTN_STEP_BIAS)
@@ -787,13 +829,13 @@ static void place_steps(AttnTrace *t, const Builder *b, unsigned short *from, un
     }
 }
 
-AttnTrace *attn__trace_begin(const AttnConfig *cfg, Plan *p, char *err, size_t errlen)
+/* Lists the steps of cfg's trace into b (builder_init'd) and their indices
+ * into *p. Returns 0, or -1 when memory runs out (then b and *p are
+ * released). cfg's sizes must be in attn_config_check's ranges; of its
+ * matrices, only which optional ones are present is read. */
+static int plan_trace(const AttnConfig *cfg, Plan *p, Builder *b)
 {
     memset(p, 0, offsetof(Plan, head_small));
-    if (attn_config_check(cfg, err, errlen) != 0) {
-        errno = EINVAL;
-        return NULL;
-    }
     int heads = cfg->attention == ATTN_ADDITIVE ? 1 : cfg->heads;
     p->head = p->head_small;
     p->concat_from = p->concat_from_small;
@@ -801,16 +843,42 @@ AttnTrace *attn__trace_begin(const AttnConfig *cfg, Plan *p, char *err, size_t e
         p->head = calloc((size_t)heads, sizeof *p->head);
         p->concat_from = calloc((size_t)heads, sizeof *p->concat_from);
     }
-    Builder b;
-    builder_init(&b);
     if (p->head && p->concat_from) {
         if (cfg->attention == ATTN_DOT) head_names_fill(cfg->heads);
-        plan(&b, cfg, p);
+        plan(b, cfg, p);
     }
-    if (!p->head || !p->concat_from || b.out_of_memory) {
-        builder_free(&b);
+    if (!p->head || !p->concat_from || b->out_of_memory) {
+        builder_free(b);
         plan_free(p);
-        fail(err, errlen, "out of memory planning %d heads", heads);
+        return -1;
+    }
+    return 0;
+}
+
+size_t attn_trace_floats(const AttnConfig *cfg)
+{
+    assert(cfg->n_q >= 1 && cfg->n_k >= 1 && cfg->heads >= 1 && cfg->heads <= ATTN_MAX_HEADS);
+    Plan p;
+    Builder b;
+    builder_init(&b);
+    if (plan_trace(cfg, &p, &b) != 0) return SIZE_MAX;
+    size_t floats = b.n_floats;
+    builder_free(&b);
+    plan_free(&p);
+    return floats;
+}
+
+AttnTrace *attn__trace_begin(const AttnConfig *cfg, Plan *p, char *err, size_t errlen)
+{
+    memset(p, 0, offsetof(Plan, head_small));
+    if (attn_config_check(cfg, err, errlen) != 0) {
+        errno = EINVAL;
+        return NULL;
+    }
+    Builder b;
+    builder_init(&b);
+    if (plan_trace(cfg, p, &b) != 0) {
+        fail(err, errlen, "out of memory planning %d heads", cfg->attention == ATTN_ADDITIVE ? 1 : cfg->heads);
         errno = ENOMEM;
         return NULL;
     }

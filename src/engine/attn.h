@@ -25,6 +25,7 @@
  *     const AttnStep *w = attn_trace_find(t, ATTN_STEP_SOFTMAX, 1); // head 1 weights
  *     ...
  *     attn_trace_destroy(t);
+ *     attn_shutdown();                               // at exit: the engine's threads and spare memory
  *
  * Conventions (the seeds'): row vectors, Q = X · W_Q with W_Q of shape
  * d_model × heads·d_k; head h (1-based) uses columns [(h-1)·d_k, h·d_k) of Q
@@ -102,6 +103,16 @@ typedef enum AttnScaleKind {
 } AttnScaleKind;
 const char *attn_scale_kind_name(AttnScaleKind kind); /* "sqrt_dk", ... */
 
+/* The order of the `scaled` and `masked` steps. The paper and seed 000 scale,
+ * then mask, so a blocked score is exactly the fill. Seed 003 masks the raw
+ * scores, then divides: softmax(energy.masked_fill(mask == 0, -1e20) / √d),
+ * so a blocked score ends up as fill / divisor. */
+typedef enum AttnMaskOrder {
+    ATTN_SCALE_THEN_MASK, /* scores → scaled → masked → softmax (the default) */
+    ATTN_MASK_THEN_SCALE  /* scores → masked → scaled → softmax (seed 003) */
+} AttnMaskOrder;
+const char *attn_mask_order_name(AttnMaskOrder order); /* "scale_then_mask", "mask_then_scale" */
+
 /* Everything one forward pass needs. Pointers are borrowed, row-major. */
 typedef struct AttnConfig {
     AttnKind attention;
@@ -115,6 +126,7 @@ typedef struct AttnConfig {
     AttnMaskKind mask_kind;
     const unsigned char *mask; /* (n_k) for PADDING, (n_q, n_k) for MATRIX: 1 attend, 0 blocked */
     float mask_fill;           /* what a blocked score becomes; default -INFINITY */
+    AttnMaskOrder mask_order;  /* with a mask: scale then mask (default), or mask then scale */
 
     const float *X;   /* (n_q, d_model), or (n_q, d_x) for additive */
     const float *Y;   /* (n_k, d_model), or (n_k, d_y); NULL unless cross */
@@ -191,6 +203,14 @@ double attn_clock_seconds(void);
  * engine keeps working: the next forward starts from nothing. */
 void attn_shutdown(void);
 
+/* How many floats a trace of cfg records (data_bytes / 4), counted from the
+ * same plan attn_trace_create lays out, without allocating the trace or
+ * computing anything; SIZE_MAX when memory runs out. cfg's sizes must be in
+ * attn_config_check's ranges; its matrices need not be there: only which
+ * optional ones are present (b_Q, b_K, b_V, W_O, b_O, b_a) and mask_kind
+ * matter. */
+size_t attn_trace_floats(const AttnConfig *cfg);
+
 /* The first step of that kind and head (0: not per-head), or NULL. */
 const AttnStep *attn_trace_find(const AttnTrace *trace, AttnStepKind kind, int head);
 /* The step with that name, or NULL. */
@@ -223,7 +243,8 @@ void attn_softmax_rows_reference(float *y, unsigned char *flags, const float *x,
 void attn_matmul(float *C, const float *A, const float *B, const float *bias, int m, int k, int n);
 void attn_matmul_nt(float *C, const float *A, const float *B, int m, int k, int n);
 /* The same softmax as attn_softmax_rows_reference, vectorised, e^x by a
- * polynomial (within 2 ulp): weights within 1e-6 of the reference. */
+ * polynomial (within 2 ulp): each weight within 1e-7 + 1e-5·|w| of the
+ * reference's (tests/test_kernels.c). */
 void attn_softmax_rows(float *y, unsigned char *flags, const float *x, int rows, int cols);
 
 #ifdef __cplusplus

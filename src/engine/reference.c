@@ -109,16 +109,19 @@ static void record(AttnTrace *t, int idx, const float *src)
     if (idx >= 0) memcpy(t->steps[idx].data, src, sizeof(float) * (size_t)t->steps[idx].rows * t->steps[idx].cols);
 }
 
-/* masked (n_q, n_k) from the logits `pre` when there is a mask, then
- * weights (n_q, n_k) = softmax of each row. A row whose keys are all blocked
- * is flagged in both, and in the weighted sum (hp->out) after them. */
+/* masked (n_q, n_k) from the logits `pre` when there is a mask (and it
+ * was not applied before the scaling, seed 003's order), then weights
+ * (n_q, n_k) = softmax of each row. A row whose keys are all blocked is
+ * flagged in both, and in the weighted sum (hp->out) after them. */
 static const float *attend(AttnTrace *t, const AttnConfig *c, const HeadPlan *hp, const float *pre)
 {
     AttnStep *w = &t->steps[hp->weights], *o = &t->steps[hp->out];
     if (hp->masked >= 0) {
         AttnStep *m = &t->steps[hp->masked];
-        attn__apply_mask(c, c->mask, m->data, m->row_flags, pre, 0, c->n_q);
-        pre = m->data;
+        if (c->mask_order == ATTN_SCALE_THEN_MASK) {
+            attn__apply_mask(c, c->mask, m->data, m->row_flags, pre, 0, c->n_q);
+            pre = m->data;
+        }
         memcpy(w->row_flags, m->row_flags, (size_t)c->n_q); /* a blocked row stays flagged under a finite fill */
     }
     attn_softmax_rows_reference(w->data, w->row_flags, pre, c->n_q, c->n_k);
@@ -161,9 +164,17 @@ static void forward_dot(AttnTrace *t, const AttnConfig *c, const Plan *p)
         /* 3. scores = Q_h · K_hᵀ: query i against key j */
         float *S = data(t, hp->scores); /* (n_q, n_k) */
         attn_matmul_nt_naive(S, Qh, Kh, nq, dk, nk);
-        /* 4. scaled = scores / divisor (√d_k by default, so the softmax does not saturate as d_k grows) */
+        /* 4. scaled = scores / divisor (√d_k by default, so the softmax does not saturate as d_k grows).
+         *    Seed 003 masks the raw scores first: masked = scores with the blocked cells set to the
+         *    fill, then scaled = masked / divisor, so a blocked cell becomes fill / divisor. */
+        const float *in = S;
+        if (hp->masked >= 0 && c->mask_order == ATTN_MASK_THEN_SCALE) {
+            AttnStep *m = &t->steps[hp->masked];
+            attn__apply_mask(c, c->mask, m->data, m->row_flags, S, 0, nq);
+            in = m->data;
+        }
         float *A = data(t, hp->scaled); /* (n_q, n_k) */
-        for (size_t e = 0; e < (size_t)nq * nk; e++) A[e] = S[e] / t->divisor;
+        for (size_t e = 0; e < (size_t)nq * nk; e++) A[e] = in[e] / t->divisor;
         /* 5. masked, 6. weights = softmax along each row */
         const float *W = attend(t, c, hp, A); /* (n_q, n_k) each row sums to 1 */
         /* 7. head_h = weights · V_h: each query's weighted average of the values */

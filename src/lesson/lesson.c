@@ -61,15 +61,16 @@ enum {
     F_V_A,
     F_MASK,
     F_MASK_FILL,
+    F_MASK_ORDER,
     F_SCALE,
     F_NARRATION,
     F_COUNT
 };
 static const char *const field_names[F_COUNT] = {
-    "format",    "id",      "title", "summary", "order",     "comment", "tokens",    "source_tokens", "seed",
-    "attention", "d_model", "heads", "d_k",     "d_v",       "X",       "Y",         "W_Q",           "W_K",
-    "W_V",       "W_O",     "b_Q",   "b_K",     "b_V",       "b_O",     "d_x",       "d_y",           "d_a",
-    "W_a",       "b_a",     "v_a",   "mask",    "mask_fill", "scale",   "narration",
+    "format",    "id",      "title", "summary", "order",     "comment",    "tokens", "source_tokens", "seed",
+    "attention", "d_model", "heads", "d_k",     "d_v",       "X",          "Y",      "W_Q",           "W_K",
+    "W_V",       "W_O",     "b_Q",   "b_K",     "b_V",       "b_O",        "d_x",    "d_y",           "d_a",
+    "W_a",       "b_a",     "v_a",   "mask",    "mask_fill", "mask_order", "scale",  "narration",
 };
 
 typedef struct Ctx {
@@ -756,6 +757,22 @@ static int read_mask_fill(Ctx *c)
     return read_f32(c, n, "mask_fill", &c->L->cfg.mask_fill);
 }
 
+/* mask_order: "scale_then_mask" (the default) or "mask_then_scale" (seed 003),
+ * which needs a mask to order. */
+static int read_mask_order(Ctx *c)
+{
+    const JsonNode *n = c->val[F_MASK_ORDER];
+    if (!n) return 0;
+    static const char *const words[] = {"scale_then_mask", "mask_then_scale"};
+    int w = 0;
+    if (read_word(c, n, "mask_order", words, 2, "\"scale_then_mask\" or \"mask_then_scale\"", &w) != 0) return -1;
+    if (c->L->cfg.mask_kind == ATTN_MASK_NONE)
+        return lesson_fail(c, c->key[F_MASK_ORDER],
+                           "mask_order: expected a mask for it to order (\"mask\": \"causal\", ...), found none");
+    c->L->cfg.mask_order = w ? ATTN_MASK_THEN_SCALE : ATTN_SCALE_THEN_MASK;
+    return 0;
+}
+
 static int read_scale(Ctx *c)
 {
     const JsonNode *n = c->val[F_SCALE];
@@ -847,27 +864,6 @@ static int read_narration(Ctx *c)
     return 0;
 }
 
-/* Mirrors the plan in attn.c step by step. */
-double lesson_trace_floats(const AttnConfig *g)
-{
-    double nq = g->n_q, nk = g->n_k, nn = nq * nk;
-    double masked = g->mask_kind != ATTN_MASK_NONE ? nn : 0;
-    if (g->attention == ATTN_ADDITIVE) {
-        double dx = g->d_x, dy = g->cross ? g->d_y : g->d_x, da = g->d_a;
-        return nq * dx + (g->cross ? nk * dy : 0) + (dx + dy) * da + (g->b_a ? da : 0) + da /* v_a */
-               + nn * da /* hidden */ + nn /* scores */ + masked + nn /* weights */ + nq * dy /* context */;
-    }
-    double dm = g->d_model, H = g->heads, dk = g->d_k, dv = g->d_v;
-    double sum = nq * dm + (g->cross ? nk * dm : 0); /* X, Y */
-    sum += 2 * dm * H * dk + dm * H * dv;            /* W_Q, W_K, W_V */
-    sum += (g->b_Q ? H * dk : 0) + (g->b_K ? H * dk : 0) + (g->b_V ? H * dv : 0);
-    sum += g->W_O ? H * dv * dm + (g->b_O ? dm : 0) : 0;                  /* W_O, b_O */
-    sum += nq * H * dk + nk * H * dk + nk * H * dv;                       /* Q, K, V */
-    sum += H * (nq * dk + nk * dk + nk * dv + 3 * nn + masked + nq * dv); /* each head */
-    sum += nq * H * dv + (g->W_O ? nq * dm : 0);                          /* concat, output */
-    return sum;
-}
-
 /* The trace limit, checked before any matrix is allocated: the config has no
  * buffers yet, so stand-ins mark what the lesson will have (a mask counts as
  * present when the field is there at all: an upper bound). */
@@ -883,7 +879,7 @@ static int check_trace_size(Ctx *c)
     g.b_O = c->val[F_B_O] ? &present : NULL;
     g.b_a = c->val[F_B_A] ? &present : NULL;
     g.mask_kind = c->val[F_MASK] ? ATTN_MASK_MATRIX : ATTN_MASK_NONE;
-    double floats = lesson_trace_floats(&g);
+    double floats = (double)attn_trace_floats(&g);
     if (floats <= LESSON_MAX_TRACE_FLOATS) return 0;
     if (g.attention == ATTN_ADDITIVE)
         return lesson_fail(c, c->root,
@@ -963,9 +959,9 @@ static int load_additive(Ctx *c)
 {
     Lesson *L = c->L;
     AttnConfig *g = &L->cfg;
-    static const int dot_only[] = {F_HEADS, F_D_K, F_D_V, F_W_Q, F_W_K, F_W_V,
-                                   F_W_O,   F_B_Q, F_B_K, F_B_V, F_B_O, F_SCALE};
-    if (refuse_fields(c, dot_only, 12, "additive attention uses W_a, b_a and v_a, one head and no scaling") != 0)
+    static const int dot_only[] = {F_HEADS, F_D_K, F_D_V, F_W_Q, F_W_K,   F_W_V,       F_W_O,
+                                   F_B_Q,   F_B_K, F_B_V, F_B_O, F_SCALE, F_MASK_ORDER};
+    if (refuse_fields(c, dot_only, 13, "additive attention uses W_a, b_a and v_a, one head and no scaling") != 0)
         return -1;
     if (required(c, F_W_A, "W_a, the (d_x + d_y) × d_a matrix of additive attention") != 0) return -1;
     if (required(c, F_V_A, "v_a, the d_a vector that turns tanh(...) into a score") != 0) return -1;
@@ -1095,7 +1091,7 @@ static int load(Ctx *c)
 
     /* 4. sizes, the trace limit, then the matrices */
     if ((g->attention == ATTN_ADDITIVE ? load_additive(c) : load_dot(c)) != 0) return -1;
-    if (read_mask(c) != 0 || read_mask_fill(c) != 0) return -1;
+    if (read_mask(c) != 0 || read_mask_fill(c) != 0 || read_mask_order(c) != 0) return -1;
     if (read_narration(c) != 0) return -1;
 
     g->X = L->X;

@@ -145,11 +145,6 @@ void lesson_text_where(const LessonText *text, LessonLang lang, size_t byte, int
 const char *const *lesson_row_labels(const Lesson *lesson, const AttnStep *step);
 const char *const *lesson_col_labels(const Lesson *lesson, const AttnStep *step);
 
-/* How many floats the engine's trace of this config holds (all step data):
- * what LESSON_MAX_TRACE_FLOATS is compared with. Exact for any config the
- * loader accepts (tests compare it with AttnTrace.data_bytes / 4). */
-double lesson_trace_floats(const AttnConfig *cfg);
-
 /* The seeded initialiser for matrices a lesson leaves out (lessons/FORMAT.md
  * gives the algorithm and a Python version): splitmix64 from the state
  * seed XOR fnv1a64(name), each output z giving u = (z >> 40) / 2^24 and the

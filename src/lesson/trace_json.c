@@ -85,6 +85,8 @@ int trace_write_json(FILE *out, const Lesson *lesson, const AttnTrace *t)
     put_number(out, t->divisor);
     fprintf(out, ", \"mask\": \"%s\", \"mask_fill\": ", attn_mask_kind_name(c->mask_kind));
     put_number(out, c->mask_fill);
+    if (!additive && c->mask_kind != ATTN_MASK_NONE)
+        fprintf(out, ", \"mask_order\": \"%s\"", attn_mask_order_name(c->mask_order));
     if (additive) fprintf(out, ", \"d_x\": %d, \"d_y\": %d, \"d_a\": %d", c->d_x, c->cross ? c->d_y : c->d_x, c->d_a);
     fputs("},\n \"steps\": [", out);
     for (int i = 0; i < t->n_steps; i++) {

@@ -306,7 +306,9 @@ static int put_max_weight_if(Ctx *c, Sink *s, const char *arg)
     for (int i = 0; i < sc->rows; i++)
         for (int j = 0; j < sc->cols; j++) {
             size_t at = (size_t)i * (size_t)sc->cols + (size_t)j;
-            x[at] = mask_allows(mcfg, i, j) ? sc->data[at] / div : cfg->mask_fill;
+            /* seed 003's order divides the fill too */
+            float fill = cfg->mask_order == ATTN_MASK_THEN_SCALE ? cfg->mask_fill / div : cfg->mask_fill;
+            x[at] = mask_allows(mcfg, i, j) ? sc->data[at] / div : fill;
         }
     attn_softmax_rows(y, NULL, x, sc->rows, sc->cols);
     float m = y[0];

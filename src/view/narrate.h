@@ -7,12 +7,12 @@
  *     const char *text = lesson_narration(&lesson, step, LESSON_ZH);
  *     char line[2048];
  *     if (text && narrate_fill(line, sizeof line, text, &lesson, trace, step, LESSON_ZH) != 0) {
- *         // line holds the message: "unknown placeholder {d_kk} at byte 12"
+ *         // line holds the message: "unknown placeholder {d_kk} (lessons/FORMAT.md lists the placeholders)"
  *     }
  *
  *     char err[512];
  *     int bad = narrate_check(&lesson, trace, err, sizeof err); // `attnviz check` uses this
- *     if (bad) fprintf(stderr, "%s: %s\n", lesson.path, err);    // "narration 'softmax' (zh): ..."
+ *     if (bad) fprintf(stderr, "%s\n", err); // "x.json:41:23: narration.softmax.zh (step weights_2): ..."
  *
  * The placeholders (documented for lesson authors in lessons/FORMAT.md):
  *   {d_model} {d_k} {d_v} {heads} {n} {n_q} {n_k} {d_x} {d_y} {d_a}
@@ -23,8 +23,12 @@
  *   {tokens} {key_tokens}; {token:I} {key_token:J}
  *   {row_max_token} {row_max_token:I} {row_max_weight} {row_max_weight:I}
  *   {max_weight} {min_weight} {max_weight_if:none|sqrt_dk|sqrt_dmodel}
- *   {value:NAME[I][J]} and {value:NAME[I][J]:P} (P significant digits, default 4)
+ *   {value:NAME[I][J]} and {value:NAME[I][J]:P} (P significant digits, default 4); on a
+ *     step of head h a per-head name without its number ({value:scores[1][0]}) is head h's;
+ *     a negative value right after · or × is put in parentheses: 0.1·(-2)
+ *   {value_heads:H:NAME[I][J]}: the same lesson cut into H heads
  *   {{ and }} for literal braces.
+ * In Chinese (LESSON_ZH) every token placeholder quotes its token: 「喜欢」.
  * "The head's weights" are the `softmax` step of the narrated step's head, or
  * the trace's first `softmax` step when the step belongs to no head.
  * Indices I, J are 0-based, as in C and PyTorch.
@@ -54,8 +58,11 @@ int narrate_fill(char *out, size_t outlen, const char *text, const Lesson *lesso
 /* Fills every narration of the lesson, in both languages, against every step
  * it applies to (a kind key: every step of that kind; a name key: that step;
  * "intro": no step), and the summary. A key that matches no step of the trace
- * is a failure too. Returns the number of failures; the first one is described
- * in err as "narration 'KEY' (en|zh): message". */
+ * is a failure too, and so are what fills but reads wrong: a kind-level text
+ * quoting one head's cells on another head's step, and a zh token placeholder
+ * already inside 「」. Returns the number of failures; the first one is
+ * described in err as one line, "PATH:LINE:COL: narration.KEY.LANG (step
+ * NAME): message", LINE:COL being the placeholder's place in the file. */
 int narrate_check(const Lesson *lesson, const AttnTrace *trace, char *err, size_t errlen);
 
 #ifdef __cplusplus

@@ -60,7 +60,7 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_PHASE_PROJ] = {"projections", "投影"},
     [VS_PHASE_HEAD] = {"head", "头"},
     [VS_PHASE_OUT] = {"concat & output", "拼接与输出"},
-    [VS_PHASE_SCORE] = {"scores", "打分"},
+    [VS_PHASE_SCORE] = {"scores", "分数"},
     [VS_PHASE_ATTEND] = {"weights & context", "权重与上下文"},
     [VS_ROW_SUM] = {"row sum", "行和"},
     [VS_BLOCKED] = {"blocked", "已屏蔽"},
@@ -89,12 +89,12 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                       "S  把当前画面存为 PNG            R  重新载入课程文件\n"
                       "W  权重刻度：0–1、÷ 行最大值、对数   N  行向量 / 列向量记法\n"
                       "?  本帮助                        Esc / Q  退出\n"
-                      "鼠标：悬停在格子上查看它的计算过程；点击词元在所有矩阵中高亮；\n"
+                      "鼠标：悬停在格子上，查看它的计算过程；点击词元，在所有矩阵中高亮它；\n"
                       "点击时间轴跳转；滚轮缩放、拖动平移大矩阵；把课程文件拖进窗口即可打开。"},
     [VS_HINT] = {"? help", "? 帮助"},
     [VS_SCALE_BY] = {"scale", "缩放"},
-    [VS_SPLIT_INTO] = {"split into heads", "按头切分"},
-    [VS_CONCAT_HEADS] = {"heads side by side", "各头并排拼接"},
+    [VS_SPLIT_INTO] = {"split into heads", "按头拆分"},
+    [VS_CONCAT_HEADS] = {"heads side by side", "各个头并排拼接"},
     [VS_EXP_PHASE] = {"exp(x − max)", "exp(x − max)"},
     [VS_NORM_PHASE] = {"÷ row sum", "÷ 行和"},
     [VS_NO_NARRATION] = {"(no narration for this step)", "（本步骤没有讲解）"},
@@ -111,27 +111,29 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                                 "单头注意力：%s，h = 1，d_k = %d，沿用本课的 X 与权重"},
     [VS_TEXT_IN_ROW_NOTATION] = {"(The text counts in row notation: its rows are the columns on screen.)",
                                  "（讲解按行向量记法书写：文中的「行」即屏幕上的列。）"},
-    [VS_NOTICE_RELOAD_FAILED] = {"reload failed, keeping the old lesson: %s", "重新载入失败，保留原课程：%s"},
+    [VS_NOTICE_RELOAD_FAILED] = {"reload failed, keeping the old lesson: %s", "重新载入失败，仍使用原来的课程：%s"},
     [VS_NOTICE_SAVED] = {"saved %s", "已保存：%s"},
     [VS_NOTICE_SAVE_FAILED] = {"the frame was not saved: %s", "画面未能保存：%s"},
     [VS_NOTICE_RELOADED] = {"reloaded %s", "已重新载入：%s"},
     [VS_OP_MASK] = {"mask →", "掩码 →"},
     [VS_DEFAULT_NARRATION] = {"%s (%d × %d): %s.", "%s（%d × %d）：%s。"},
     [VS_EXPLAIN_MORE_TERMS] = {" + …  (%d terms)", " + …（共 %d 项）"},
-    [VS_EXPLAIN_SPLIT_COLUMN] = {", %d]  (head %d, its column %d of 0…%d)", ", %d]（头 %d 的第 %d 列，共 0…%d）"},
+    [VS_EXPLAIN_SPLIT_COLUMN] = {", %d]  (head %d, its column %d of 0…%d)", ", %d]（头 %d 的第 %d 列，列号 0…%d）"},
     [VS_EXPLAIN_ADDITIVE_ROW] = {"\n= hidden[%zu] · v_a  (row %d·n_k + %d)\n",
                                  "\n= hidden[%zu] · v_a（第 %d·n_k + %d 行）\n"},
     [VS_EXPLAIN_MASKED_BLOCKED] = {"\n%s: the mask is 0 here, so the score becomes the fill value",
-                                   "\n%s：这里的掩码是 0，分数被替换成填充值"},
+                                   "\n%s：这里的掩码是 0，分数被换成填充值"},
     [VS_EXPLAIN_MASKED_KEPT] = {"\n= the scaled score (the mask is 1 here)", "\n= 缩放后的分数（这里的掩码是 1）"},
+    [VS_EXPLAIN_MASKED_KEPT_RAW] = {"\n= the score, not yet scaled (the mask is 1 here)",
+                                    "\n= 尚未缩放的分数（这里的掩码是 1）"},
     [VS_EXPLAIN_ROW_BLOCKED] = {"\nevery key of this row is blocked: all weights are 0",
                                 "\n这一行的键全部被屏蔽：权重全为 0"},
     [VS_EXPLAIN_WEIGHT_COLUMN] = {"\nmultiplies feature %d of each token into %c's column %d (head %d's column %d)",
-                                  "\n把每个词的第 %d 个特征乘进 %c 的第 %d 列（头 %d 的第 %d 列）"},
+                                  "\n把每个词元的第 %d 个特征乘进 %c 的第 %d 列（头 %d 的第 %d 列）"},
     /* the same two in column notation, where the projection is transposed */
     [VS_EXPLAIN_SPLIT_ROW] = {"  (head %d, its row %d of 0…%d)", "（头 %d 的第 %d 行，共 0…%d）"},
     [VS_EXPLAIN_WEIGHT_ROW] = {"\nmultiplies feature %d of each token into %c's row %d (head %d's row %d)",
-                               "\n把每个词的第 %d 个特征乘进 %c 的第 %d 行（头 %d 的第 %d 行）"},
+                               "\n把每个词元的第 %d 个特征乘进 %c 的第 %d 行（头 %d 的第 %d 行）"},
     [VS_TOKEN] = {"%s", "「%s」"},
     [VS_TOKEN_LIST_SEP] = {", ", "、"},
     [VS_TOKEN_NEXT] = {" %s", "「%s」"},
@@ -141,25 +143,26 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_LIST_SEP] = {", ", "，"},
     [VS_LIST_CUT] = {", …", "……"},
     [VS_FULL_STOP] = {".", "。"},
-    [VS_KIND_COLUMN_INPUT] = {"the input: one column per token", "输入：每个词元一列"},
-    [VS_KIND_COLUMN_BIAS] = {"a learned bias, added to every column", "可学习的偏置，加到每一列"},
-    [VS_KIND_COLUMN_SOFTMAX] = {"softmax: each column becomes weights that sum to 1",
-                                "softmax：每一列变成和为 1 的权重"},
-    [VS_KIND + ATTN_STEP_INPUT] = {"the input: one row per token", "输入：每个词元一行"},
-    [VS_KIND + ATTN_STEP_WEIGHT] = {"a learned weight matrix", "一个可学习的权重矩阵"},
-    [VS_KIND + ATTN_STEP_BIAS] = {"a learned bias, added to every row", "可学习的偏置，加到每一行"},
-    [VS_KIND + ATTN_STEP_PROJECTION] = {"a projection: the input times a weight matrix", "投影：输入乘以权重矩阵"},
-    [VS_KIND + ATTN_STEP_SPLIT] = {"one head's columns of the projection", "投影中属于这个头的列"},
-    [VS_KIND + ATTN_STEP_SCORES] = {"scores: how well each query matches each key", "打分：每个查询与每个键的匹配程度"},
-    [VS_KIND + ATTN_STEP_SCALED] = {"the scores divided by the scale", "分数除以缩放因子"},
-    [VS_KIND + ATTN_STEP_MASKED] = {"blocked positions set to −∞", "被屏蔽的位置置为 −∞"},
+    [VS_KIND_COLUMN_INPUT] = {"the input, one column per token", "输入，每个词元占一列"},
+    [VS_KIND_COLUMN_BIAS] = {"a learned bias, added to every column", "可学习的偏置，加到每一列上"},
+    [VS_KIND_COLUMN_SOFTMAX] = {"softmax, each column becomes weights that sum to 1",
+                                "softmax，把每一列变成和为 1 的权重"},
+    [VS_KIND + ATTN_STEP_INPUT] = {"the input, one row per token", "输入，每个词元占一行"},
+    [VS_KIND + ATTN_STEP_WEIGHT] = {"a learned weight matrix", "可学习的权重矩阵"},
+    [VS_KIND + ATTN_STEP_BIAS] = {"a learned bias, added to every row", "可学习的偏置，加到每一行上"},
+    [VS_KIND + ATTN_STEP_PROJECTION] = {"a projection, the input times a weight matrix", "投影，即输入乘以权重矩阵"},
+    [VS_KIND + ATTN_STEP_SPLIT] = {"one head's columns of the projection", "投影中属于这个头的那几列"},
+    [VS_KIND + ATTN_STEP_SCORES] = {"the scores, how well each query matches each key",
+                                    "注意力分数，即每个查询与每个键的匹配程度"},
+    [VS_KIND + ATTN_STEP_SCALED] = {"the scores divided by the scale", "除以缩放因子之后的分数"},
+    [VS_KIND + ATTN_STEP_MASKED] = {"the blocked positions set to the fill value", "被屏蔽的位置换成填充值"},
     [VS_KIND +
-        ATTN_STEP_SOFTMAX] = {"softmax: each row becomes weights that sum to 1", "softmax：每一行变成和为 1 的权重"},
+        ATTN_STEP_SOFTMAX] = {"softmax, each row becomes weights that sum to 1", "softmax，把每一行变成和为 1 的权重"},
     [VS_KIND + ATTN_STEP_WEIGHTED_SUM] = {"the weighted sum of the values", "值向量的加权和"},
-    [VS_KIND + ATTN_STEP_CONCAT] = {"the heads' outputs side by side", "各头输出并排拼接"},
+    [VS_KIND + ATTN_STEP_CONCAT] = {"the heads' outputs side by side", "各个头的输出并排拼接"},
     [VS_KIND + ATTN_STEP_OUTPUT] = {"the output projection", "输出投影"},
-    [VS_KIND +
-        ATTN_STEP_ADDITIVE_HIDDEN] = {"tanh of the joined query and key, times W_a", "查询与键拼接后乘 W_a 再取 tanh"},
+    [VS_KIND + ATTN_STEP_ADDITIVE_HIDDEN] = {"tanh of the joined query and key, times W_a",
+                                             "查询与键拼接后乘以 W_a，再取 tanh"},
 };
 
 const char *view_string(ViewString id, LessonLang lang)
@@ -670,8 +673,11 @@ const char *const *view_col_labels(const View *v, const AttnTrace *trace, const 
 
 int view_cell_blocked(const View *v, const AttnStep *step, int r, int c)
 {
-    if (step->kind != ATTN_STEP_MASKED && step->kind != ATTN_STEP_SOFTMAX) return 0;
     const AttnConfig *cfg = &v->lesson->cfg;
+    /* in seed 003's order the scaled step comes after the mask and holds the fill / divisor */
+    int after_mask = step->kind == ATTN_STEP_MASKED || step->kind == ATTN_STEP_SOFTMAX ||
+                     (step->kind == ATTN_STEP_SCALED && cfg->mask_order == ATTN_MASK_THEN_SCALE);
+    if (!after_mask) return 0;
     if (r < 0 || c < 0 || r >= cfg->n_q || c >= cfg->n_k) return 0;
     switch (cfg->mask_kind) {
     case ATTN_MASK_CAUSAL:
@@ -866,13 +872,17 @@ static void update_formula(View *v)
                 fb_sub(&b, ws, h);
                 fb_add(&b, ws, " · ");
             }
+            /* seed 003's order masks the raw scores: softmax((Q·Kᵀ + M) / √d) */
+            int mask_first = c->mask_kind != ATTN_MASK_NONE && c->mask_order == ATTN_MASK_THEN_SCALE;
             fb_add(&b, sm, "softmax(");
+            if (mask_first) fb_add(&b, sm || k == ATTN_STEP_MASKED, "(");
             /* Q·Kᵀ in rows; Kᵀ·Q in columns, one column per query */
             fb_add(&b, qk, col ? "K" : "Q");
             fb_sub(&b, qk, h);
             fb_add(&b, qk, col ? "ᵀ·Q" : "·K");
             fb_sub(&b, qk, h);
             if (!col) fb_add(&b, qk, "ᵀ");
+            if (mask_first) fb_add(&b, sm || k == ATTN_STEP_MASKED, " + M)");
             switch (c->scale_kind) {
             case ATTN_SCALE_SQRT_DK:
                 fb_add(&b, sm || k == ATTN_STEP_SCALED, " / √d_k");
@@ -887,7 +897,7 @@ static void update_formula(View *v)
                 fb_add(&b, sm || k == ATTN_STEP_SCALED, " / %g", (double)c->scale_value);
                 break;
             }
-            if (c->mask_kind != ATTN_MASK_NONE) fb_add(&b, sm || k == ATTN_STEP_MASKED, " + M");
+            if (c->mask_kind != ATTN_MASK_NONE && !mask_first) fb_add(&b, sm || k == ATTN_STEP_MASKED, " + M");
             fb_add(&b, sm, ")");
             if (!col) {
                 fb_add(&b, ws, " · V");
@@ -1234,7 +1244,10 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
         if (view_cell_blocked(v, s, r, c))
             at = cat(buf, len, at, view_string(VS_EXPLAIN_MASKED_BLOCKED, v->lang), view_string(VS_BLOCKED, v->lang));
         else
-            at = cat(buf, len, at, view_string(VS_EXPLAIN_MASKED_KEPT, v->lang));
+            at = cat(buf, len, at, "%s",
+                     view_string(t->cfg.mask_order == ATTN_MASK_THEN_SCALE ? VS_EXPLAIN_MASKED_KEPT_RAW
+                                                                           : VS_EXPLAIN_MASKED_KEPT,
+                                 v->lang));
         break;
     case ATTN_STEP_SOFTMAX: {
         const AttnStep *X = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);

@@ -320,6 +320,7 @@ typedef enum ViewString {
     VS_EXPLAIN_ADDITIVE_ROW,
     VS_EXPLAIN_MASKED_BLOCKED,
     VS_EXPLAIN_MASKED_KEPT,
+    VS_EXPLAIN_MASKED_KEPT_RAW, /* the same, masked before the scaling (seed 003's order) */
     VS_EXPLAIN_ROW_BLOCKED,
     VS_EXPLAIN_WEIGHT_COLUMN,
     VS_EXPLAIN_SPLIT_ROW,

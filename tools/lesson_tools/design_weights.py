@@ -191,6 +191,27 @@ print("weights", rows(np.round(a, 4)))
 claim([a[i].argmax() for i in (0, 1, 2)] == [0, 1, 2], "<s>→我, I→喜欢, like→跑步 (the word each is about to produce)")
 claim(np.allclose(a[3], 1 / 3), "running (a zero query) spreads evenly")
 
+# --- seed002-embedding-two-heads ------------------------------------------------
+section("seed002-embedding-two-heads: one-hot × W, and a second projection per head, folded")
+# Vocabulary [我, 你, 喜欢, 跑步]; seed 002's embedding W, its W_q/W_k/W_v, and
+# per-head second projections. The lesson's W_Q is W·W_q·[W^(q,1) | W^(q,2)].
+Emb = np.array([[1, 0, 1], [1, 1, 0], [0, 1, 0], [0, 1, 1]])
+Wq2 = np.array([[1, 0], [0, 1], [1, 1]])
+Wk2 = np.array([[0, 1], [1, 0], [1, 1]])
+Wv2 = np.array([[1, 0], [0, 1], [0, 0]])
+I2, S2 = np.eye(2), np.array([[0, 1], [1, 0]])
+folded = {"W_Q": Emb @ Wq2 @ np.hstack([I2, S2]), "W_K": Emb @ Wk2 @ np.hstack([I2, I2]),
+          "W_V": Emb @ Wv2 @ np.hstack([I2, S2])}
+with open(__file__.rsplit("/tools/", 1)[0] + "/lessons/seed002-embedding-two-heads.json", encoding="utf-8") as f:
+    emb_lesson = json.load(f)
+for name, m in folded.items():
+    print(name, rows(m.astype(int)))
+    claim(np.array_equal(np.array(emb_lesson[name]), m), f"the lesson's {name} is W·{name[2].lower()}-chain multiplied out")
+Xo = np.array(emb_lesson["X"])
+claim(np.array_equal(Xo @ folded["W_Q"], folded["W_Q"][[0, 2, 3]]), "one-hot X · W_Q picks rows 0, 2, 3 (我, 喜欢, 跑步)")
+q_two_steps = (Xo @ Emb @ Wq2) @ S2          # seed 002: embed, project, then head 2's second matrix
+claim(np.allclose(q_two_steps, (Xo @ folded["W_Q"])[:, 2:4]), "head 2's query projected twice = columns 2-3 of Q")
+
 # --- additive-bahdanau ------------------------------------------------------------
 section("additive-bahdanau: decoder states (d_x 3) over encoder states (d_y 4)")
 # Decoder half of W_a: state dimension a pushes every hidden unit except a

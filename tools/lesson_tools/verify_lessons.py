@@ -70,12 +70,18 @@ def reference_dot(trace, lesson):
     Kh = K.view(nk, H, dk).transpose(0, 1)
     Vh = V.view(nk, H, dv).transpose(0, 1)
     scores = torch.matmul(Qh, Kh.transpose(-2, -1))
-    divisor = float(cfg["scale"])
-    scaled = scores / torch.tensor(divisor, dtype=torch.float32)
+    divisor = torch.tensor(float(cfg["scale"]), dtype=torch.float32)
     mask = mask_matrix(lesson, nq, nk)
-    pre = scaled
-    if mask is not None:
-        pre = scaled.masked_fill(mask == 0, fill_value(lesson))
+    if mask is not None and lesson.get("mask_order") == "mask_then_scale":
+        # seed 003: energy.masked_fill(mask == 0, -1e20), then / sqrt(embed_size)
+        masked = scores.masked_fill(mask == 0, fill_value(lesson))
+        scaled = masked / divisor
+        pre = scaled
+    else:
+        scaled = scores / divisor
+        pre = scaled
+        if mask is not None:
+            pre = masked = scaled.masked_fill(mask == 0, fill_value(lesson))
     weights = torch.softmax(pre, dim=-1)
     nan_rows = int(torch.isnan(weights).any(dim=-1).sum())
     weights = torch.nan_to_num(weights, nan=0.0)  # attnviz: a fully blocked row is all zero
@@ -85,7 +91,7 @@ def reference_dot(trace, lesson):
         ref[f"Q_{n}"], ref[f"K_{n}"], ref[f"V_{n}"] = Qh[h], Kh[h], Vh[h]
         ref[f"scores_{n}"], ref[f"scaled_{n}"] = scores[h], scaled[h]
         if mask is not None:
-            ref[f"masked_{n}"] = pre[h]
+            ref[f"masked_{n}"] = masked[h]
         ref[f"weights_{n}"], ref[f"head_{n}"] = weights[h], out[h]
     concat = out.transpose(0, 1).contiguous().view(nq, H * dv)  # combine_heads
     ref["concat"] = concat
