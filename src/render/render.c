@@ -224,8 +224,10 @@ static SDL_Color ink_on(SDL_Color c)
     return l > 140.0f ? (SDL_Color){0, 0, 0, 255} : (SDL_Color){255, 255, 255, 255};
 }
 
-/* A number as a cell shows it: a true minus sign, few digits. */
-static void fmt_cell(char *buf, size_t len, float x, int weights)
+/* A number as a cell shows it: a true minus sign, few digits; from 1e4 on
+ * as a power of ten with exp_digits significant digits (−1e9, −3.5e19; one
+ * digit when the second is 0). */
+static void fmt_cell_digits(char *buf, size_t len, float x, int weights, int exp_digits)
 {
     if (isinf(x)) {
         snprintf(buf, len, x < 0 ? "−∞" : "∞");
@@ -244,11 +246,15 @@ static void fmt_cell(char *buf, size_t len, float x, int weights)
     else if (fabs(d) >= 1e4) {
         int e = (int)floor(log10(fabs(d)));
         double mant = fabs(d) / pow(10.0, e);
-        if (mant >= 9.5) {
-            mant /= 10.0;
+        char m[16];
+        snprintf(m, sizeof m, "%.*f", exp_digits > 1 ? exp_digits - 1 : 0, mant);
+        if (strcmp(m, "10") == 0 || strcmp(m, "10.0") == 0) { /* 9.6 or 9.96 rounded up */
+            snprintf(m, sizeof m, "1");
             e++;
         }
-        snprintf(tmp, sizeof tmp, "%.0fe%d", mant, e); /* −1e9, not −1e+09 */
+        size_t ml = strlen(m);
+        if (ml > 2 && m[ml - 1] == '0' && m[ml - 2] == '.') m[ml - 2] = '\0'; /* 1.0 → 1 */
+        snprintf(tmp, sizeof tmp, "%se%d", m, e);                             /* −1e9, not −1e+09 */
     } else if (fabs(d) >= 100)
         snprintf(tmp, sizeof tmp, "%.0f", fabs(d));
     else if (fabs(d) >= 10)
@@ -263,6 +269,11 @@ static void fmt_cell(char *buf, size_t len, float x, int weights)
         snprintf(buf, len, "−%.24s", tmp);
     else
         snprintf(buf, len, "%.24s", tmp);
+}
+
+static void fmt_cell(char *buf, size_t len, float x, int weights)
+{
+    fmt_cell_digits(buf, len, x, weights, 2);
 }
 
 /* ---- one matrix on screen ---- */
@@ -799,6 +810,7 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
             SDL_Color bgc;
             if (st == ST_EMPTY) continue;
             float x = step_val(it, r, c);
+            float written = x; /* the number the cell shows */
             if (st == ST_BLOCKED && it->weights) {
                 /* the true weight: 0 under −∞; under a finite fill what softmax gave */
                 if (x > 0.0f)
@@ -809,13 +821,21 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
             } else if (st == ST_BLOCKED) {
                 if (it->blocked_mix <= 0.5f) continue;
                 /* what the score becomes: −∞, or the finite fill (−1e9, −1e20) */
-                fmt_cell(num, sizeof num, it->s->data[(size_t)r * (size_t)it->s->cols + (size_t)c], 0);
+                written = it->s->data[(size_t)r * (size_t)it->s->cols + (size_t)c];
+                fmt_cell(num, sizeof num, written, 0);
                 bgc = th->blocked;
             } else {
                 fmt_cell(num, sizeof num, x, it->weights);
                 bgc = item_color(it, r, x);
             }
-            render_text_glyphs(rc, num, nsize, ink_on(bgc), cell.x + cell.w / 2, cell.y + cell.h / 2, cell.w - 2);
+            /* a number too wide for its cell: smaller, then (a power of ten) one digit shorter */
+            SDL_Color ink = ink_on(bgc);
+            int cx = cell.x + cell.w / 2, cy = cell.y + cell.h / 2;
+            if (render_text_glyphs(rc, num, nsize, ink, cx, cy, cell.w - 2) < 0 &&
+                render_text_glyphs(rc, num, nsize * 4 / 5, ink, cx, cy, cell.w - 2) < 0 && strchr(num, 'e')) {
+                fmt_cell_digits(num, sizeof num, written, 0, 1);
+                render_text_glyphs(rc, num, nsize, ink, cx, cy, cell.w - 2);
+            }
         }
 
     /* token labels */
