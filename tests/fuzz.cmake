@@ -1,4 +1,4 @@
-# Fuzzing the lesson loader (issue 6): libFuzzer, so clang only.
+# Fuzzing the lesson loader: libFuzzer, so clang only.
 #
 #   CC=clang cmake -S . -B build-fuzz -DATTNVIZ_FUZZ=ON -DATTNVIZ_SANITIZE=address,undefined
 #   cmake --build build-fuzz --target fuzz_lesson

@@ -1,4 +1,4 @@
-# The curriculum (issue 3): every lesson in lessons/ loads, is narrated in both
+# The curriculum: every lesson in lessons/ loads, is narrated in both
 # languages, fills its placeholders, and makes a claim its own trace bears out
 # (test_lessons); the placeholder filler itself (test_narrate).
 attnviz_add_test(test_lessons SOURCES ${ATTNVIZ_TESTS_DIR}/test_lessons.c

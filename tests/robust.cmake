@@ -1,4 +1,4 @@
-# Robustness tests (issue 6): numerics that stay defined, the fuzz corpus
+# Robustness tests: numerics that stay defined, the fuzz corpus
 # replayed with any compiler, and the window under abuse.
 
 attnviz_add_test(test_numerics

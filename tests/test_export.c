@@ -472,7 +472,7 @@ static void expect_cli(int status, const char *needle, const char *fmt, const ch
     if (st != status) fail_msg("attnviz export %s: status %d, expected %d (%s)", arg, st, status, out);
     if (!strstr(out, needle)) fail_msg("attnviz export %s: \"%s\" lacks \"%s\"", arg, out, needle);
     /* one line from attnviz (a sanitizer build may add its own report after it) */
-    if (strncmp(out, "attnviz: ", 9) != 0 || strstr(out + 1, "attnviz: ") || !strchr(out, '\n'))
+    if (strncmp(out, "attnviz export: ", 16) != 0 || strstr(out, "\nattnviz") || !strchr(out, '\n'))
         fail_msg("attnviz export %s: not one line: \"%s\"", arg, out);
 }
 
@@ -496,7 +496,7 @@ static void test_failures(void **state)
     expect_cli(1, "/proc/attnviz-test: cannot create the folder", "%s", a);
     /* invalid sizes are usage errors */
     snprintf(a, sizeof a, "%s -o %s/x --size 12x7", LESSON_A, scratch);
-    expect_cli(2, "--size: each side must be", "%s", a);
+    expect_cli(2, "--size: expected sides from", "%s", a);
     snprintf(a, sizeof a, "%s -o %s/x --size big", LESSON_A, scratch);
     expect_cli(2, "--size: expected WIDTHxHEIGHT", "%s", a);
     snprintf(a, sizeof a, "%s -o %s/x --size 10000x10000 --scale 2", LESSON_A, scratch);

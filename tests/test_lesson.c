@@ -1,6 +1,6 @@
 /* test_lesson.c: good lessons load into the right AttnConfig; generated
  * matrices follow the algorithm of lessons/FORMAT.md; narration and label
- * lookups; the trace JSON has the schema of issue 2 section 4; file-level
+ * lookups; the trace JSON has the schema FORMAT.md documents; file-level
  * failures (missing, folder, too large). The bad-lesson catalogue is in
  * test_lesson_errors.c. */
 #include <errno.h>
@@ -394,7 +394,7 @@ static void test_trace_floats_exact(void **state)
     }
 }
 
-/* trace_write_json output, read back with cJSON: the schema of issue 2 §4. */
+/* trace_write_json output, read back with cJSON: the schema FORMAT.md documents. */
 static void check_trace_json(const char *path)
 {
     Lesson L;

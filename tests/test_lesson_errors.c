@@ -1,4 +1,4 @@
-/* test_lesson_errors.c: the catalogue of bad lessons (issue 6).
+/* test_lesson_errors.c: the catalogue of bad lessons.
  *
  * Each tests/bad_lessons/NAME.json is paired with NAME.expected, the exact
  * message after "PATH:" ("LINE:COL: FIELD: expected ..., found ..."). For
@@ -71,7 +71,7 @@ static void test_catalogue(void **state)
     }
     closedir(d);
     qsort(names, (size_t)n, sizeof names[0], by_name);
-    /* the catalogue of issue 6 has at least these entries; a lost file must fail the test */
+    /* the catalogue has at least these entries; a lost file must fail the test */
     assert_true(n >= 64);
     int failures = 0;
     for (int i = 0; i < n; i++) {

@@ -114,7 +114,7 @@ static void assert_shape(const AttnStep *s, int rows, int cols)
 
 /* ---- every lesson ------------------------------------------------------- */
 
-/* Ids of the lessons issue 3 asks for, in teaching order. */
+/* Ids of the lessons the curriculum needs, in teaching order. */
 static const char *const required[] = {
     "seed002-scaled-inner-product",
     "seed002-x-to-qkv",

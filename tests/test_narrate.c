@@ -104,7 +104,7 @@ static void test_sizes(void **state)
     const Fixture *f = *state;
     expect_fill(f, NULL, LESSON_EN, "{d_model} {d_k} {d_v} {heads} {n} {n_q} {n_k}", "4 2 2 2 3 3 3");
     expect_fill(f, NULL, LESSON_EN, "{scale} {sqrt_expr} {sqrt_dk} {sqrt_dmodel}", "1.414 √2 1.414 2");
-    expect_fill(f, NULL, LESSON_EN, "{mask_fill}", "-∞");
+    expect_fill(f, NULL, LESSON_EN, "{mask_fill}", "−∞");
     expect_error(f, NULL, "{d_x}", "only defined for additive");
     expect_error(f, NULL, "{d_k:1}", "takes no argument");
 }
@@ -127,7 +127,7 @@ static void test_scale_kinds(void **state)
         char want[64];
         snprintf(want, sizeof want, "%s %s", scales[i][1], scales[i][2]);
         expect_fill(&f, NULL, LESSON_EN, "{scale} {sqrt_expr}", want);
-        expect_fill(&f, NULL, LESSON_EN, "{mask_fill}", "-1e9");
+        expect_fill(&f, NULL, LESSON_EN, "{mask_fill}", "−1e9");
         fixture_free(&f);
     }
 }
@@ -148,7 +148,8 @@ static void test_tokens(void **state)
     const Fixture *f = *state;
     expect_fill(f, NULL, LESSON_EN, "{tokens}", "我, 喜欢, 跑步");
     /* in Chinese running text a token is quoted, so that 我 reads as the token */
-    expect_fill(f, NULL, LESSON_ZH, "{tokens}", "「我」、「喜欢」、「跑步」");
+    /* quoted items in a row take no 、 between them (GB/T 15834) */
+    expect_fill(f, NULL, LESSON_ZH, "{tokens}", "「我」「喜欢」「跑步」");
     expect_fill(f, NULL, LESSON_ZH, "{token:1}把权重给了{key_token:2}", "「喜欢」把权重给了「跑步」");
     expect_fill(f, NULL, LESSON_EN, "{key_tokens}", "我, 喜欢, 跑步");
     expect_fill(f, NULL, LESSON_EN, "{token:1} {key_token:2}", "喜欢 跑步");
@@ -231,11 +232,11 @@ static void test_value(void **state)
     expect_fill(f, NULL, LESSON_EN, "{value:scaled_1[1][2]}", want);
     snprintf(want, sizeof want, "%.7g", (double)s->data[1 * 3 + 2]);
     expect_fill(f, NULL, LESSON_EN, "{value:scaled_1[1][2]:7}", want);
-    expect_fill(f, NULL, LESSON_EN, "{value:W_O[2][2]}", "-1");
+    expect_fill(f, NULL, LESSON_EN, "{value:W_O[2][2]}", "−1");
     /* a negative factor of a product gets parentheses */
     expect_fill(f, NULL, LESSON_EN, "2·{value:W_O[2][2]} 2×{value:W_O[2][2]} {value:W_O[2][2]}·2 2·{value:W_O[0][0]}",
-                "2·(-1) 2×(-1) -1·2 2·1");
-    expect_fill(f, NULL, LESSON_EN, "{value:masked_1[0][2]}", "-∞");
+                "2·(−1) 2×(−1) −1·2 2·1");
+    expect_fill(f, NULL, LESSON_EN, "{value:masked_1[0][2]}", "−∞");
     expect_fill(f, NULL, LESSON_EN, "{value:weights_1[0][2]}", "0");
     expect_error(f, NULL, "{value:nope[0][0]}", "no step named 'nope'");
     expect_error(f, NULL, "{value:scores_1[3][0]}", "outside scores_1, which is 3×3");
@@ -258,7 +259,7 @@ static void test_value_heads(void **state)
     snprintf(want, sizeof want, "%.4g", (double)w->data[1 * 3 + 2]);
     expect_fill(f, "X", LESSON_EN, "{value_heads:1:weights_1[1][2]}", want);
     attn_trace_destroy(t);
-    expect_fill(f, "X", LESSON_EN, "{value_heads:2:W_O[2][2]}", "-1");
+    expect_fill(f, "X", LESSON_EN, "{value_heads:2:W_O[2][2]}", "−1");
     expect_error(f, "X", "{value_heads:3:weights_1[0][0]}", "must divide");
     expect_error(f, "X", "{value_heads:1:weights_2[0][0]}", "no step named 'weights_2'");
     expect_error(f, "X", "{value_heads:weights_1[0][0]}", "expected {value_heads:H:NAME[I][J]}");

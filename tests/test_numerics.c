@@ -1,4 +1,4 @@
-/* test_numerics.c: numbers stay defined at the edges (issue 6).
+/* test_numerics.c: numbers stay defined at the edges.
  *
  * No NaN and no Inf may reach the screen or a file unless the lesson asked
  * for it; the one thing a lesson can ask for is the -inf fill of blocked cells

@@ -691,6 +691,11 @@ static void test_break_kinsoku(void **state)
     expect_lines("每个头都看到全部 3 个词。", 12, (const char *const[]){"每个头都看到", "全部 3 个", "词。"}, 3);
     /* 「 never ends a line, 」 never starts one */
     expect_lines("同一个词「喜欢」在头 1 里", 10, (const char *const[]){"同一个词", "「喜欢」在", "头 1 里"}, 3);
+    /* a quoted token is never split (naive at 14: 把权重给了「跑 / 步」和「喜欢」) */
+    expect_lines("把权重给了「跑步」和「喜欢」", 14, (const char *const[]){"把权重给了", "「跑步」和", "「喜欢」"}, 3);
+    /* a long quotation breaks inside as text does */
+    expect_lines("文档说「切分是通过线性投影实现的」", 16,
+                 (const char *const[]){"文档说「切分是通", "过线性投影实现", "的」"}, 3);
     /* full-width brackets around English: （ stays with "mean" */
     expect_lines("平均值（mean）是 0.5", 8, (const char *const[]){"平均值", "（mean）", "是 0.5"}, 3);
     /* ASCII brackets and commas (naive at 7: ... / "0.25 (" / "均匀)") */

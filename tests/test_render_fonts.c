@@ -83,6 +83,11 @@ static void check_chain(int bundled_only)
             snprintf(what, sizeof what, "UI string %d (%s)", id, l ? "zh" : "en");
             missing += missing_in(rc, what, view_string((ViewString)id, (LessonLang)l));
         }
+        char help[4096];
+        view_help_text((LessonLang)l, help, sizeof help);
+        snprintf(what, sizeof what, "the help's key table (%s)", l ? "zh" : "en");
+        missing += missing_in(rc, what, help);
+        strings++;
     }
     /* the symbols the formulas, shapes and cells draw */
     missing += missing_in(rc, "formula symbols", "softmax(Q₁·K₁ᵀ / √d_k) · V₂ head₁₂₃₄₅₆₇₈₉₀ 3×2 ÷ −∞ Σ = 1 → α_ij …");

@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The engine's tolerance against PyTorch (issue 2 section 5). */
+/* The engine's tolerance against PyTorch. */
 /* splitmix64: the tests' seeded generator, the same numbers on every machine. */
 static inline uint64_t test_splitmix64(uint64_t *state)
 {

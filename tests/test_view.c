@@ -15,6 +15,7 @@
 
 #include "test_util.h"
 #include "view.h"
+#include "view_input.h"
 
 /* Two heads, d_model 4, 我喜欢跑步, W_O given, narration with a placeholder. */
 static const char *LESSON_MHSA =
@@ -35,6 +36,12 @@ static const char *LESSON_CAUSAL =
     "{\"format\": \"attnviz-lesson/1\", \"id\": \"test-view-causal\", \"title\": {\"en\": \"Causal\"},"
     " \"tokens\": [\"a\", \"b\", \"c\"], \"d_model\": 2, \"heads\": 1, \"seed\": 5, \"W_O\": null,"
     " \"mask\": \"causal\"}";
+
+/* Cross-attention: two query tokens, three source tokens. */
+static const char *LESSON_CROSS =
+    "{\"format\": \"attnviz-lesson/1\", \"id\": \"test-view-cross\", \"title\": {\"en\": \"Cross\"},"
+    " \"tokens\": [\"a\", \"b\"], \"source_tokens\": [\"x\", \"y\", \"z\"], \"d_model\": 2, \"heads\": 1,"
+    " \"seed\": 9, \"X\": [[1, 0], [0, 1]], \"Y\": [[1, 1], [0, 1], [1, 0]]}";
 
 typedef struct Fixture {
     Lesson lesson;
@@ -585,7 +592,9 @@ static void test_every_entry_in_every_language(void **state)
         if (!en[0]) fail_msg("string %d has no English", id);
         for (int l = 0; l < LESSON_LANG_COUNT; l++) {
             const char *s = view_string((ViewString)id, (LessonLang)l);
-            if (!s[0]) fail_msg("string %d has no text in language %d", id, l);
+            /* Chinese puts nothing between quoted tokens: 「我」「喜欢」 */
+            if (!s[0] && !(id == VS_TOKEN_LIST_SEP && l == LESSON_ZH))
+                fail_msg("string %d has no text in language %d", id, l);
             char got[64];
             conversions(s, got, sizeof got);
             if (strcmp(got, want) != 0)
@@ -694,6 +703,287 @@ static void test_explanations_follow_language(void **state)
     fixture_free(f);
 }
 
+/* Every function that changes what a frame shows gives a new revision;
+ * what it does not show (the dwell) keeps it. */
+static void test_revision(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make(LESSON_MHSA);
+    View *v = &f->view;
+    unsigned long r = v->revision;
+#define CHANGES(call)                                                                                                  \
+    do {                                                                                                               \
+        call;                                                                                                          \
+        if (v->revision == r) fail_msg("%s left the revision as it was", #call);                                       \
+        r = v->revision;                                                                                               \
+    } while (0)
+    CHANGES(view_goto(v, step_of(v, "Q")));
+    CHANGES(view_advance(v, 0.1));
+    CHANGES(view_finish(v));
+    CHANGES(view_next(v));
+    CHANGES(view_prev(v));
+    CHANGES(view_home(v));
+    CHANGES(view_end(v));
+    CHANGES(view_set_head(v, 2));
+    CHANGES(view_set_mode(v, VIEW_SINGLE));
+    CHANGES(view_set_speed(v, 2.0));
+    CHANGES(view_set_text_scale(v, 1.5f));
+    CHANGES(view_set_lang(v, LESSON_ZH));
+    CHANGES(view_toggle_lang(v));
+    CHANGES(view_set_theme(v, VIEW_THEME_DARK));
+    CHANGES(view_next_theme(v));
+    CHANGES(view_set_help(v, 1));
+    CHANGES(view_set_weight_scale(v, VIEW_WEIGHTS_LOG));
+    CHANGES(view_set_notation(v, VIEW_NOTATION_COLUMN));
+    CHANGES(view_select_token(v, 1, 1));
+    CHANGES(view_set_hover(v, v->trace, 2, 0, 0));
+    view_set_hover(v, v->trace, 2, 0, 0); /* the same cell again changes nothing */
+    assert_true(v->revision == r);
+    CHANGES(view_set_zoom(v, 2.0f, 1, 1));
+    CHANGES(view_set_notice(v, VS_NOTICE_SAVED, "x.png", 0));
+    CHANGES(view_advance(v, 10.0)); /* the notice went away */
+    CHANGES(view_set_playing(v, 1));
+    /* autoplay's dwell on a finished step shows nothing new */
+    view_goto(v, 0);
+    view_finish(v);
+    r = v->revision;
+    view_advance(v, VIEW_DWELL_SECONDS / 4);
+    assert_true(v->revision == r);
+#undef CHANGES
+    /* a new View (a reloaded lesson) never has a revision an old one had */
+    Fixture *g = fixture_make(LESSON_MHSA);
+    assert_true(g->view.revision != v->revision);
+    assert_true(g->view.revision > v->revision);
+    fixture_free(g);
+    fixture_free(f);
+}
+
+/* The key table: each key runs its action, and every action is in the table. */
+static void test_keys(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make(LESSON_MHSA);
+    View *v = &f->view;
+    int n = 0;
+    const ViewBinding *b = view_bindings(&n);
+    int seen[VIEW_ACTION_COUNT] = {0};
+    for (int i = 0; i < n; i++) {
+        seen[b[i].action]++;
+        for (int k = 0; k < VIEW_BINDING_MAX_KEYS && b[i].keys[k]; k++)
+            if (view_key_action(b[i].keys[k]) != b[i].action) fail_msg("key %d of row %d runs another action", k, i);
+    }
+    for (int a = VIEW_ACT_NONE + 1; a < VIEW_ACTION_COUNT; a++)
+        if (seen[a] != 1) fail_msg("action %d is in the key table %d times", a, seen[a]);
+    assert_int_equal(view_key_action('x'), VIEW_ACT_NONE);
+    assert_int_equal(view_key_action('P'), VIEW_ACT_PLAY); /* upper case is the same key */
+
+    /* stepping */
+    view_finish(v);
+    assert_int_equal(view_key(v, VIEW_KEY_RIGHT), VIEW_REQ_NONE);
+    assert_int_equal(v->step, 1);
+    view_key(v, ' '); /* finishes the step's animation */
+    assert_true(view_progress(v) == 1.0);
+    view_key(v, VIEW_KEY_END);
+    assert_true(view_at_end(v));
+    view_key(v, VIEW_KEY_HOME);
+    assert_int_equal(v->step, 0);
+    /* P at the end plays from the start */
+    view_key(v, VIEW_KEY_END);
+    view_key(v, 'p');
+    assert_true(v->playing);
+    assert_int_equal(v->step, 0);
+    view_key(v, 'p');
+    assert_false(v->playing);
+    /* P while rewinding plays forwards from the step's end */
+    view_goto(v, step_of(v, "Q"));
+    view_advance(v, 0.2);
+    view_key(v, VIEW_KEY_LEFT);
+    assert_true(v->rewinding);
+    view_key(v, 'p');
+    assert_false(v->rewinding);
+    assert_true(view_progress(v) == 1.0);
+    view_key(v, 'p');
+    /* speed: two presses of [ halve it, ] doubles it back */
+    view_set_speed(v, 1.0);
+    view_key(v, '[');
+    view_key(v, '[');
+    assert_true(fabs(v->speed - 0.5) < 1e-12);
+    view_key(v, ']');
+    view_key(v, ']');
+    assert_true(fabs(v->speed - 1.0) < 1e-12);
+    /* heads: the digit is the head, clamped to the lesson's */
+    view_key(v, '2');
+    assert_int_equal(v->head, 2);
+    view_key(v, '9');
+    assert_int_equal(v->head, 2);
+    view_key(v, VIEW_KEY_TAB);
+    assert_int_equal(v->head, 1);
+    /* modes, theme, text */
+    view_key(v, 'm');
+    assert_int_equal(v->mode, VIEW_SINGLE);
+    view_key(v, 'c');
+    assert_int_equal(v->mode, VIEW_COMPARE);
+    view_key(v, 't');
+    assert_int_equal(v->theme, VIEW_THEME_DARK);
+    float ts = v->text_scale;
+    view_key(v, '+');
+    assert_true(v->text_scale > ts);
+    view_key(v, '-');
+    assert_true(fabsf(v->text_scale - ts) < 1e-5f);
+    /* what the window does */
+    assert_int_equal(view_key(v, 'l'), VIEW_REQ_TITLE);
+    assert_int_equal(v->lang, LESSON_ZH);
+    assert_int_equal(view_key(v, 's'), VIEW_REQ_SAVE);
+    assert_int_equal(view_key(v, 'f'), VIEW_REQ_FULLSCREEN);
+    assert_int_equal(view_key(v, VIEW_KEY_F11), VIEW_REQ_FULLSCREEN);
+    assert_int_equal(view_key(v, 'r'), VIEW_REQ_RELOAD);
+    /* help: ? opens it, Esc closes it without quitting, then Esc quits; Q quits over the help */
+    view_key(v, '?');
+    assert_true(v->show_help);
+    assert_int_equal(view_key(v, VIEW_KEY_ESCAPE), VIEW_REQ_NONE);
+    assert_false(v->show_help);
+    assert_int_equal(view_key(v, VIEW_KEY_ESCAPE), VIEW_REQ_QUIT);
+    view_key(v, VIEW_KEY_F1);
+    assert_true(v->show_help);
+    assert_int_equal(view_key(v, 'q'), VIEW_REQ_QUIT);
+    fixture_free(f);
+}
+
+/* The help lists every row of the key table, two to a line, then the mouse. */
+static void test_help_text(void **state)
+{
+    (void)state;
+    int n = 0;
+    const ViewBinding *b = view_bindings(&n);
+    for (int l = 0; l < LESSON_LANG_COUNT; l++) {
+        char help[4096];
+        size_t len = view_help_text((LessonLang)l, help, sizeof help);
+        assert_int_equal(len, strlen(help));
+        for (int i = 0; i < n; i++) {
+            char entry[256];
+            snprintf(entry, sizeof entry, "%s  %s", b[i].label[l], b[i].description[l]);
+            if (!strstr(help, entry)) fail_msg("the help (%d) lacks \"%s\"", l, entry);
+        }
+        /* the first line holds the first two rows, split by three spaces */
+        char first[512];
+        snprintf(first, sizeof first, "%s  %s   %s  %s\n", b[0].label[l], b[0].description[l], b[1].label[l],
+                 b[1].description[l]);
+        assert_memory_equal(help, first, strlen(first));
+        assert_non_null(strstr(help, view_string(VS_HELP_MOUSE, (LessonLang)l)));
+        /* too small a buffer: cut at a whole line, terminated */
+        char small[64];
+        size_t cut = view_help_text((LessonLang)l, small, sizeof small);
+        assert_int_equal(cut, strlen(small));
+        assert_true(cut < sizeof small);
+        assert_memory_equal(small, help, cut);
+        assert_true(help[cut] == '\n');
+    }
+}
+
+/* The mouse: hover, clicks on the timeline, heads and tokens, the wheel and a drag. */
+static void test_pointer(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make(LESSON_MHSA);
+    View *v = &f->view;
+    int sm = step_of(v, "weights_1");
+    ViewTarget cell = {VIEW_TARGET_CELL, v->trace, sm, 1, 2, 0, 1};
+    view_pointer_move(v, &cell, 10, 10, 40);
+    assert_ptr_equal(v->hover_trace, v->trace);
+    assert_int_equal(v->hover_step, sm);
+    assert_int_equal(v->hover_row, 1);
+    assert_int_equal(v->hover_col, 2);
+    ViewTarget none = {VIEW_TARGET_NONE, NULL, -1, -1, -1, 0, 0};
+    view_pointer_move(v, &none, 0, 0, 40);
+    assert_int_equal(v->hover_step, -1);
+    /* the timeline jumps to a step's final state */
+    ViewTarget tl = {VIEW_TARGET_TIMELINE, v->trace, sm, -1, -1, 0, 0};
+    view_pointer_press(v, &tl, 0, 0);
+    assert_int_equal(v->step, sm);
+    assert_true(view_progress(v) == 1.0);
+    /* a head's small multiple selects the head (and its step) */
+    ViewTarget hd = {VIEW_TARGET_HEAD, v->trace, -1, -1, -1, 2, 0};
+    view_pointer_press(v, &hd, 0, 0);
+    assert_int_equal(v->head, 2);
+    assert_int_equal(v->step, step_of(v, "weights_2"));
+    /* self-attention: a token is the query and the key, whichever label */
+    ViewTarget tok = {VIEW_TARGET_TOKEN, v->trace, sm, -1, 2, 0, 0};
+    view_pointer_press(v, &tok, 0, 0);
+    assert_int_equal(v->sel_query, 2);
+    assert_int_equal(v->sel_key, 2);
+    view_pointer_press(v, &tok, 0, 0); /* again: cleared */
+    assert_int_equal(v->sel_query, -1);
+    /* an open help is closed by a click, which does nothing else */
+    view_set_help(v, 1);
+    view_pointer_press(v, &tl, 0, 0);
+    assert_false(v->show_help);
+    assert_int_equal(v->step, step_of(v, "weights_2"));
+    /* the wheel zooms on a zoomable cell only, 1.25 a notch, 1 to 64 */
+    ViewTarget flat = cell;
+    flat.zoomable = 0;
+    view_wheel(v, &flat, 1);
+    assert_true(v->zoom == 1.0f);
+    cell.step = v->step;
+    view_wheel(v, &cell, 1);
+    assert_true(fabsf(v->zoom - 1.25f) < 1e-6f);
+    for (int i = 0; i < 40; i++) view_wheel(v, &cell, 1);
+    assert_true(v->zoom == VIEW_ZOOM_MAX);
+    /* a drag by two and a half cells pans by two; less than a cell, not at all */
+    view_set_zoom(v, 4.0f, 2.0f, 2.0f);
+    view_pointer_press(v, &cell, 100, 100);
+    assert_true(v->dragging);
+    view_pointer_move(v, &cell, 120, 100, 40);
+    assert_true(v->pan_x == 2.0f);
+    view_pointer_move(v, &cell, 100 - 100, 100, 40); /* 100 px left: 2 cells, the view moves right */
+    assert_true(v->pan_x == 4.0f);
+    view_pointer_move(v, &cell, 0 + 200, 100, 40); /* 200 px right: 5 cells, clamped at 0 */
+    assert_true(v->pan_x == 0.0f);
+    view_pointer_release(v);
+    assert_false(v->dragging);
+    for (int i = 0; i < 40; i++) view_wheel(v, &cell, -1);
+    assert_true(v->zoom == 1.0f && v->pan_x == 0.0f && v->pan_y == 0.0f);
+    fixture_free(f);
+
+    /* cross-attention: a query label selects a query, a source label a key */
+    f = fixture_make(LESSON_CROSS);
+    v = &f->view;
+    ViewTarget q = {VIEW_TARGET_TOKEN, v->trace, 0, 1, -1, 0, 0};
+    view_pointer_press(v, &q, 0, 0);
+    assert_int_equal(v->sel_query, 1);
+    assert_int_equal(v->sel_key, -1);
+    ViewTarget k = {VIEW_TARGET_TOKEN, v->trace, 0, -1, 2, 0, 0};
+    view_pointer_press(v, &k, 0, 0);
+    assert_int_equal(v->sel_query, -1);
+    assert_int_equal(v->sel_key, 2);
+    fixture_free(f);
+}
+
+/* S saves the frame without the transient notice; the names the command
+ * line and files use. */
+static void test_saving_and_names(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make(LESSON_MHSA);
+    View *v = &f->view;
+    view_set_notice(v, VS_NOTICE_SAVED, "attnviz-frames/x.png", 0);
+    View clean;
+    view_for_saving(v, &clean);
+    char text[VIEW_MAX_NOTICE];
+    assert_int_equal(view_notice_text(&clean, text, sizeof text), 0);
+    assert_string_equal(text, "");
+    assert_true(view_notice_text(v, text, sizeof text) > 0); /* the window keeps it */
+    assert_non_null(strstr(text, "attnviz-frames/x.png"));
+    assert_ptr_equal(clean.trace, v->trace);
+    assert_int_equal(clean.step, v->step);
+    for (int i = 0; i < VIEW_THEME_COUNT; i++)
+        assert_int_equal(view_name_index(view_theme_names, VIEW_THEME_COUNT, view_theme_names[i]), i);
+    assert_int_equal(view_name_index(view_mode_names, VIEW_MODE_COUNT, "compare"), VIEW_COMPARE);
+    assert_int_equal(view_name_index(lesson_lang_names, LESSON_LANG_COUNT, "zh"), LESSON_ZH);
+    assert_int_equal(view_name_index(lesson_lang_names, LESSON_LANG_COUNT, "fr"), -1);
+    assert_int_equal(view_lesson_head_count(&f->lesson), view_head_count(v));
+    fixture_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -709,6 +999,11 @@ int main(void)
         cmocka_unit_test(test_mask_and_labels),
         cmocka_unit_test(test_mask_then_scale),
         cmocka_unit_test(test_selection_and_notice),
+        cmocka_unit_test(test_revision),
+        cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_help_text),
+        cmocka_unit_test(test_pointer),
+        cmocka_unit_test(test_saving_and_names),
         cmocka_unit_test(test_every_entry_in_every_language),
         cmocka_unit_test(test_default_narration_punctuation),
         cmocka_unit_test(test_notice_follows_language),

@@ -141,8 +141,8 @@ static void check_narration(Opened *o)
                         if (s->data[r * s->cols + c] > s->data[r * s->cols + best]) best = c;
                     if (!(s->data[r * s->cols + best] > 0)) continue;
                     char want[256];
-                    snprintf(want, sizeof want, lang == LESSON_ZH ? "「%s」→「%s」%.4g" : "%s → %s %.4g", q[r], k[best],
-                             (double)s->data[r * s->cols + best]);
+                    snprintf(want, sizeof want, lang == LESSON_ZH ? "「%s」→「%s」（%.4g）" : "%s → %s %.4g", q[r],
+                             k[best], (double)s->data[r * s->cols + best]);
                     if (!strstr(text, want)) fail_msg("%s: %s says '%s', not '%s'", id, s->name, text, want);
                 }
             }

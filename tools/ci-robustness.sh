@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ci-robustness.sh: the robustness half of CI (issue 6). .ci/run calls it after
+# ci-robustness.sh: the robustness half of CI. .ci/run calls it after
 # the README's test command. Four stages, each in its own build folder:
 #
 #   1. sanitizers  build the whole tree with -DATTNVIZ_SANITIZE=address,undefined

@@ -24,11 +24,102 @@ struct Lesson;
 /* Resolves a lesson argument (as app_resolve_lesson) and loads it. 0, or -1
  * after printing the one-line error; on failure *out owns nothing. */
 int app_load_lesson(const char *arg, struct Lesson *out);
-/* Prints "attnviz: " and the message to stderr, returns status. */
-int app_fail(int status, const char *fmt, ...)
+#include <stddef.h>
+#include <stdio.h>
+
 #if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
+#define APP_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define APP_PRINTF(f, a)
 #endif
-    ;
+
+/* Prints "attnviz: " and the message to stderr as one line (control
+ * characters escaped, see app_escape), returns status. */
+int app_fail(int status, const char *fmt, ...) APP_PRINTF(2, 3);
+/* The same as "attnviz CMD: message". */
+int app_cmd_fail(const char *cmd, int status, const char *fmt, ...) APP_PRINTF(3, 4);
+/* Writes s to f with every control character escaped, so that nothing a
+ * lesson or a file name holds can break a line or reach the terminal as a
+ * command: "\n", "\t", "\r", else "\x1b" for C0 controls and DEL,
+ * "\u009b" for C1 controls, "\xff" for a byte that is not UTF-8; other
+ * UTF-8 text as it is. Returns the bytes written. */
+size_t app_escape(FILE *f, const char *s);
+/* app_escape(f, line) and a newline: a message from a library (a lesson's
+ * error) as one line. */
+void app_print_line(FILE *f, const char *line);
+/* A subcommand's end: status, or, when the command succeeded but standard
+ * output could not be written (a full disk, /dev/full, a closed pipe),
+ * APP_RUNTIME after saying so. */
+int app_finish(int status);
+
+/* An output path given as OPT: -1 after "attnviz CMD: OPT: expected
+ * EXPECTED, found 'PATH', a symbolic link to a missing target ('T')" when
+ * it is one, else 0 (whatever else is wrong is the writer's to say). */
+int app_check_output_path(const char *cmd, const char *opt, const char *expected, const char *path);
+
+/* ---- the command line: one convention for every subcommand ----
+ *
+ * Options are GNU long options read with getopt_long: `--opt VALUE` and
+ * `--opt=VALUE` both work, a command may give an option a one-letter form
+ * (-o DIR), options and operands mix in any order, `--` ends the options,
+ * and --help / -h is always there. Every complaint is one line on stderr,
+ *     attnviz CMD: --opt: expected X, found 'Y'
+ * and exit status 2.
+ *
+ *     enum { OPT_SIZE = 1, OPT_QUIET };
+ *     static const AppOption opts[] = {{"size", 0, 1, OPT_SIZE}, {"quiet", 'q', 0, OPT_QUIET}, {0}};
+ *     AppArgs a;
+ *     app_args_init(&a, "export", argc, argv, opts);
+ *     const char *val;
+ *     for (int id; (id = app_args_next(&a, &val)) != APP_ARGS_END;) {
+ *         switch (id) {
+ *         case APP_ARGS_ERROR: return APP_USAGE;       // already printed
+ *         case APP_ARGS_HELP: usage(stdout); return APP_OK;
+ *         case APP_ARGS_OPERAND: ...val is a lesson...
+ *         case OPT_SIZE: if (app_arg_size(&a, val, &w, &h) != 0) return APP_USAGE; break;
+ *         }
+ *     }
+ */
+typedef struct AppOption {
+    const char *name; /* "size" for --size; NULL ends a table */
+    char letter;      /* 'o' for -o, or 0 */
+    int has_value;    /* 1: takes a value */
+    int id;           /* what app_args_next returns for it, > 0 */
+} AppOption;
+
+enum { APP_ARGS_END = 0, APP_ARGS_ERROR = -1, APP_ARGS_HELP = -2, APP_ARGS_OPERAND = -3, APP_ARGS_MAX_OPTIONS = 32 };
+
+typedef struct AppArgs {
+    const char *cmd; /* "export": the name messages give */
+    int argc;
+    char **argv;
+    const AppOption *opts;
+    int n_opts;
+    char option[64]; /* "--size": the option app_args_next returned last */
+    int done;        /* getopt_long has finished; operands after `--` remain */
+} AppArgs;
+
+/* argv[0] is the subcommand's name; argv is reordered as getopt_long does. */
+void app_args_init(AppArgs *a, const char *cmd, int argc, char **argv, const AppOption *opts);
+/* The next option's id with its value in *val (NULL for options without),
+ * APP_ARGS_OPERAND with the operand in *val, APP_ARGS_HELP, APP_ARGS_END,
+ * or APP_ARGS_ERROR after printing the message. */
+int app_args_next(AppArgs *a, const char **val);
+/* "attnviz CMD: --opt: expected EXPECTED, found 'FOUND'" for the option
+ * returned last; returns APP_USAGE. */
+int app_arg_bad(const AppArgs *a, const char *expected, const char *found);
+/* Values of the option returned last: 0, or -1 after app_arg_bad. */
+int app_arg_number(const AppArgs *a, const char *val, double lo, double hi, double *out);
+int app_arg_int(const AppArgs *a, const char *val, int lo, int hi, int *out); /* hi INT_MAX: no upper bound */
+/* val one of names[0..count): *out its index ("expected light, dark or projector"). */
+int app_arg_choice(const AppArgs *a, const char *val, const char *const *names, int count, int *out);
+/* "1280x720" (export_parse_size). */
+int app_arg_size(const AppArgs *a, const char *val, int *width, int *height);
+/* A number the lesson decides the range of (--head, --step), once it is
+ * loaded: "attnviz CMD: OPT: expected WHAT from LO to HI, found 'VALUE'";
+ * returns APP_USAGE. */
+int app_refuse_range(const char *cmd, const char *opt, const char *what, int lo, int hi, int value);
+/* An operand more than the command takes: "expected WHAT, found 'A' and 'B'". */
+int app_arg_extra(const AppArgs *a, const char *what, const char *first, const char *extra);
 
 #endif

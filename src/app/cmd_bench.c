@@ -72,24 +72,6 @@ static void bench_usage(FILE *out)
             BENCH_AUTO_SECONDS, BENCH_MIN_AUTO_REPS, BENCH_MAX_AUTO_REPS);
 }
 
-/* Parses a whole decimal integer in [lo, hi]; 0, or -1 after printing why. */
-static int bench_parse_int(const char *opt, const char *arg, int lo, int hi, int *out)
-{
-    if (!arg) {
-        app_fail(APP_USAGE, "%s needs a value (%d..%d)", opt, lo, hi);
-        return -1;
-    }
-    char *end;
-    errno = 0;
-    long v = strtol(arg, &end, 10);
-    if (end == arg || *end != '\0' || errno == ERANGE || v < lo || v > hi) {
-        app_fail(APP_USAGE, "%s must be an integer in %d..%d, got '%s'", opt, lo, hi, arg);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
-
 /* xorshift64*: small, seeded, the same sequence on every machine. */
 static float bench_rand(unsigned long long *s)
 {
@@ -227,32 +209,47 @@ done:
 
 int cmd_bench(int argc, char **argv)
 {
+    enum { OPT_N = 1, OPT_D_MODEL, OPT_HEADS, OPT_REPS, OPT_THREADS };
+    static const AppOption opts[] = {
+        {"n", 0, 1, OPT_N},       {"d-model", 0, 1, OPT_D_MODEL}, {"heads", 0, 1, OPT_HEADS},
+        {"reps", 0, 1, OPT_REPS}, {"threads", 0, 1, OPT_THREADS}, {0}};
     BenchShape one = {512, 512, 8};
     int have_shape = 0, reps = 0, threads = 1;
-    for (int i = 1; i < argc; i += 2) { /* every option takes one value */
-        const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        int *target = NULL, lo = 1, hi = 1;
-        if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
+    AppArgs args;
+    app_args_init(&args, "bench", argc, argv, opts);
+    const char *val;
+    for (int id; (id = app_args_next(&args, &val)) != APP_ARGS_END;) {
+        int ok = 0;
+        switch (id) {
+        case APP_ARGS_HELP:
             bench_usage(stdout);
             return APP_OK;
-        } else if (strcmp(opt, "--n") == 0) {
-            target = &one.n, hi = 8192, have_shape = 1;
-        } else if (strcmp(opt, "--d-model") == 0) {
-            target = &one.d_model, hi = 4096, have_shape = 1;
-        } else if (strcmp(opt, "--heads") == 0) {
-            target = &one.heads, hi = 256, have_shape = 1;
-        } else if (strcmp(opt, "--reps") == 0) {
-            target = &reps, hi = 100000;
-        } else if (strcmp(opt, "--threads") == 0) {
-            target = &threads, hi = 64;
-        } else {
-            return app_fail(APP_USAGE, "bench: unknown option '%s' (try 'attnviz bench --help')", opt);
+        case APP_ARGS_OPERAND:
+            return app_cmd_fail("bench", APP_USAGE, "expected an option, found '%s' (try 'attnviz bench --help')", val);
+        case OPT_N:
+            ok = app_arg_int(&args, val, 1, 8192, &one.n), have_shape = 1;
+            break;
+        case OPT_D_MODEL:
+            ok = app_arg_int(&args, val, 1, 4096, &one.d_model), have_shape = 1;
+            break;
+        case OPT_HEADS:
+            ok = app_arg_int(&args, val, 1, 256, &one.heads), have_shape = 1;
+            break;
+        case OPT_REPS:
+            ok = app_arg_int(&args, val, 1, 100000, &reps);
+            break;
+        case OPT_THREADS:
+            ok = app_arg_int(&args, val, 1, 64, &threads);
+            break;
+        default:
+            return APP_USAGE;
         }
-        if (bench_parse_int(opt, val, lo, hi, target) != 0) return APP_USAGE;
+        if (ok != 0) return APP_USAGE;
     }
     if (have_shape) {
         if (one.d_model % one.heads != 0)
-            return app_fail(APP_USAGE, "--d-model (%d) must be a multiple of --heads (%d)", one.d_model, one.heads);
+            return app_cmd_fail("bench", APP_USAGE, "--d-model: expected a multiple of --heads (%d), found '%d'",
+                                one.heads, one.d_model);
         return bench_run(one, reps, threads);
     }
     for (int i = 0; i < BENCH_N_STANDARD; i++) {

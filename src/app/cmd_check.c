@@ -9,24 +9,18 @@
 #include "lesson.h"
 #include "narrate.h"
 
-int cmd_check(int argc, char **argv)
+/* Checks each file; an APP_* status. */
+static int check_files(char **argv, int argc)
 {
-    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        printf("usage: attnviz check LESSON...\n\n"
-               "Loads each lesson, validates it, runs its forward pass and fills every narration\n"
-               "placeholder in both languages (lessons/FORMAT.md lists them). Prints 'ok' and the\n"
-               "lesson's id per good file, one error line per bad one; exits 2 if any is bad.\n");
-        return APP_OK;
-    }
-    if (argc < 2) return app_fail(APP_USAGE, "check needs at least one lesson (usage: attnviz check LESSON...)");
+    if (argc < 1) return app_cmd_fail("check", APP_USAGE, "expected at least one lesson, found none");
     int bad = 0, checked = 0;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 0; i < argc; i++) {
         /* `attnviz check lessons/<star>` also names lessons/FORMAT.md: an existing file
          * that is not a .json is noted and skipped, not counted as a bad lesson */
         struct stat st;
         size_t len = strlen(argv[i]);
         if (stat(argv[i], &st) == 0 && S_ISREG(st.st_mode) && (len < 5 || strcmp(argv[i] + len - 5, ".json") != 0)) {
-            fprintf(stderr, "attnviz: %s: skipped, not a lesson file (lessons end in .json)\n", argv[i]);
+            app_fail(APP_OK, "%s: skipped, not a lesson file (lessons end in .json)", argv[i]);
             continue;
         }
         checked++;
@@ -38,28 +32,58 @@ int cmd_check(int argc, char **argv)
         Lesson lesson;
         LessonError lerr;
         if (lesson_load(&lesson, path, &lerr) != 0) {
-            fprintf(stderr, "%s\n", lerr.msg);
+            app_print_line(stderr, lerr.msg);
             bad++;
             free(path);
             continue;
         }
         char err[1024];
         AttnTrace *t = attn_trace_create(&lesson.cfg, err, sizeof err);
+        char line[2048];
         if (!t) {
-            fprintf(stderr, "%s: %s\n", path, err);
+            snprintf(line, sizeof line, "%s: %s", path, err);
+            app_print_line(stderr, line);
             bad++;
         } else if (narrate_check(&lesson, t, err, sizeof err) != 0) {
             /* every narration, both languages, against every step it applies to;
              * err names the file, line and column */
-            fprintf(stderr, "%s\n", err);
+            app_print_line(stderr, err);
             bad++;
         } else {
-            printf("ok %s (%s, %d steps)\n", path, lesson.id, t->n_steps);
+            snprintf(line, sizeof line, "ok %s (%s, %d steps)", path, lesson.id, t->n_steps);
+            app_print_line(stdout, line);
         }
         attn_trace_destroy(t);
         lesson_free(&lesson);
         free(path);
     }
-    if (!checked) return app_fail(APP_USAGE, "check: none of the arguments is a lesson file (.json)");
+    if (!checked)
+        return app_cmd_fail("check", APP_USAGE, "expected a lesson file (.json), found none among the arguments");
     return bad ? APP_USAGE : APP_OK;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    AppArgs args;
+    app_args_init(&args, "check", argc, argv, NULL);
+    char **files = calloc((size_t)argc, sizeof *files);
+    if (!files) return app_fail(APP_RUNTIME, "out of memory");
+    int n_files = 0;
+    const char *val;
+    for (int id; (id = app_args_next(&args, &val)) != APP_ARGS_END;) {
+        if (id == APP_ARGS_OPERAND) {
+            files[n_files++] = (char *)val;
+            continue;
+        }
+        free(files);
+        if (id != APP_ARGS_HELP) return APP_USAGE;
+        printf("usage: attnviz check LESSON...\n\n"
+               "Loads each lesson, validates it, runs its forward pass and fills every narration\n"
+               "placeholder in both languages (lessons/FORMAT.md lists them). Prints 'ok' and the\n"
+               "lesson's id per good file, one error line per bad one; exits 2 if any is bad.\n");
+        return APP_OK;
+    }
+    int st = check_files(files, n_files);
+    free(files);
+    return st;
 }

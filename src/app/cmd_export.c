@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,48 +72,6 @@ static void export_usage(FILE *out)
             EXPORT_PNG_DEFAULT_LEVEL, EXPORT_PNG_DEFAULT_FILTER, EXPORT_PNG_DEFAULT_STRATEGY);
 }
 
-/* A whole-string number in [lo, hi]. */
-static int parse_number(const char *opt, const char *s, double lo, double hi, double *out)
-{
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (!*s || *end || errno || !isfinite(v) || v < lo || v > hi) {
-        app_fail(APP_USAGE, "%s: expected a number from %g to %g, found \"%s\"", opt, lo, hi, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
-{
-    double v;
-    if (parse_number(opt, s, lo, hi, &v) != 0) return -1;
-    if (v != floor(v)) {
-        app_fail(APP_USAGE, "%s: expected a whole number from %d to %d, found \"%s\"", opt, lo, hi, s);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
-
-static int parse_choice(const char *opt, const char *s, const char *const *names, int n, int *out)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(s, names[i]) == 0) {
-            *out = i;
-            return 0;
-        }
-    char list[128] = "";
-    for (int i = 0; i < n; i++) {
-        strncat(list, names[i], sizeof list - strlen(list) - 1);
-        if (i + 1 < n) strncat(list, "|", sizeof list - strlen(list) - 1);
-    }
-    app_fail(APP_USAGE, "%s: expected %s, found \"%s\"", opt, list, s);
-    return -1;
-}
-
 static volatile sig_atomic_t interrupted;
 
 static void on_interrupt(int sig)
@@ -148,127 +107,180 @@ static void show_progress(void *user, const ExportProgress *p)
     pr->shown = 1;
 }
 
+enum {
+    OPT_OUTPUT = 1,
+    OPT_SIZE,
+    OPT_SCALE,
+    OPT_TEXT_SCALE,
+    OPT_LANG,
+    OPT_THEME,
+    OPT_VIEW,
+    OPT_HEAD,
+    OPT_STEPS,
+    OPT_WEIGHT_SCALE,
+    OPT_NOTATION,
+    OPT_FRAMES,
+    OPT_FPS,
+    OPT_DWELL,
+    OPT_SPEED,
+    OPT_SHEET,
+    OPT_THREADS,
+    OPT_PNG_LEVEL,
+    OPT_PNG_FILTER,
+    OPT_PNG_STRATEGY,
+    OPT_STATS,
+    OPT_QUIET,
+};
+
+static const AppOption export_options[] = {
+    {"output", 'o', 1, OPT_OUTPUT},
+    {"size", 0, 1, OPT_SIZE},
+    {"scale", 0, 1, OPT_SCALE},
+    {"text-scale", 0, 1, OPT_TEXT_SCALE},
+    {"lang", 0, 1, OPT_LANG},
+    {"theme", 0, 1, OPT_THEME},
+    {"view", 0, 1, OPT_VIEW},
+    {"head", 0, 1, OPT_HEAD},
+    {"steps", 0, 1, OPT_STEPS},
+    {"weight-scale", 0, 1, OPT_WEIGHT_SCALE},
+    {"notation", 0, 1, OPT_NOTATION},
+    {"frames", 0, 0, OPT_FRAMES},
+    {"fps", 0, 1, OPT_FPS},
+    {"dwell", 0, 1, OPT_DWELL},
+    {"speed", 0, 1, OPT_SPEED},
+    {"sheet", 0, 1, OPT_SHEET},
+    {"threads", 0, 1, OPT_THREADS},
+    {"png-level", 0, 1, OPT_PNG_LEVEL},
+    {"png-filter", 0, 1, OPT_PNG_FILTER},
+    {"png-strategy", 0, 1, OPT_PNG_STRATEGY},
+    {"stats", 0, 0, OPT_STATS},
+    {"quiet", 'q', 0, OPT_QUIET},
+    {0},
+};
+
+typedef struct ExportArgs {
+    ExportOptions opt;
+    const char *lesson, *dir;
+    int quiet, stats;
+} ExportArgs;
+
+/* One option's value into x; 0, or -1 after the message. */
+static int export_option(const AppArgs *a, int id, const char *val, ExportArgs *x)
+{
+    ExportOptions *opt = &x->opt;
+    double d = 0;
+    int n = 0, ok = 0;
+    switch (id) {
+    case OPT_OUTPUT:
+        x->dir = val;
+        return *val ? app_check_output_path("export", "--output", "a folder", val) : app_arg_bad(a, "a folder", val);
+    case OPT_SIZE:
+        return app_arg_size(a, val, &opt->width, &opt->height);
+    case OPT_SCALE:
+        ok = app_arg_number(a, val, 0.25, 8, &d);
+        opt->scale = (float)d;
+        return ok;
+    case OPT_TEXT_SCALE:
+        ok = app_arg_number(a, val, VIEW_TEXT_SCALE_MIN, VIEW_TEXT_SCALE_MAX, &d);
+        opt->text_scale = (float)d;
+        return ok;
+    case OPT_LANG:
+        ok = app_arg_choice(a, val, lesson_lang_names, LESSON_LANG_COUNT, &n);
+        opt->lang = (LessonLang)n;
+        return ok;
+    case OPT_THEME:
+        ok = app_arg_choice(a, val, view_theme_names, VIEW_THEME_COUNT, &n);
+        opt->theme = (ViewTheme)n;
+        return ok;
+    case OPT_VIEW:
+        ok = app_arg_choice(a, val, view_mode_names, VIEW_MODE_COUNT, &n);
+        opt->mode = (ViewMode)n;
+        return ok;
+    case OPT_HEAD:
+        return app_arg_int(a, val, 1, INT_MAX, &opt->head); /* the lesson decides the last (cmd_export) */
+    case OPT_STEPS:
+        opt->steps = val;
+        return 0;
+    case OPT_WEIGHT_SCALE:
+        ok = app_arg_choice(a, val, view_weight_scale_names, VIEW_WEIGHTS_COUNT, &n);
+        opt->weight_scale = (ViewWeightScale)n;
+        return ok;
+    case OPT_NOTATION:
+        ok = app_arg_choice(a, val, view_notation_names, VIEW_NOTATION_COUNT, &n);
+        opt->notation = (ViewNotation)n;
+        return ok;
+    case OPT_FRAMES:
+        opt->frames = 1;
+        return 0;
+    case OPT_FPS:
+        return app_arg_number(a, val, 1, 240, &opt->fps);
+    case OPT_DWELL:
+        return app_arg_number(a, val, 0, 60, &opt->dwell);
+    case OPT_SPEED:
+        return app_arg_number(a, val, VIEW_SPEED_MIN, VIEW_SPEED_MAX, &opt->speed);
+    case OPT_SHEET:
+        opt->sheet = val;
+        return *val ? app_check_output_path("export", "--sheet", "a file name", val)
+                    : app_arg_bad(a, "a file name", val);
+    case OPT_THREADS:
+        return app_arg_int(a, val, 1, 16, &opt->threads);
+    case OPT_PNG_LEVEL:
+        return app_arg_int(a, val, 0, 9, &opt->png.level);
+    case OPT_PNG_FILTER:
+        opt->png.filters = export_png_filter_from_name(val);
+        return opt->png.filters < 0 ? app_arg_bad(a, "none, sub, up, avg, paeth, fast or all", val) : 0;
+    case OPT_PNG_STRATEGY:
+        opt->png.strategy = export_png_strategy_from_name(val);
+        return opt->png.strategy < 0 ? app_arg_bad(a, "default, filtered, rle, huffman or fixed", val) : 0;
+    case OPT_STATS:
+        x->stats = 1;
+        return 0;
+    case OPT_QUIET:
+        x->quiet = 1;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
 int cmd_export(int argc, char **argv)
 {
-    static const char *const langs[] = {"en", "zh"};
-    static const char *const themes[] = {"light", "dark", "projector"};
-    static const char *const views[] = {"multi", "single", "compare"};
-    ExportOptions opt;
-    export_options_init(&opt);
-    const char *lesson_arg = NULL, *dir = NULL;
-    int quiet = 0, stats = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+    ExportArgs x = {0};
+    export_options_init(&x.opt);
+    AppArgs args;
+    app_args_init(&args, "export", argc, argv, export_options);
+    const char *val;
+    for (int id; (id = app_args_next(&args, &val)) != APP_ARGS_END;) {
+        if (id == APP_ARGS_HELP) {
             export_usage(stdout);
             return APP_OK;
+        } else if (id == APP_ARGS_OPERAND) {
+            if (x.lesson) return app_arg_extra(&args, "one lesson", x.lesson, val);
+            x.lesson = val;
+        } else if (id == APP_ARGS_ERROR || export_option(&args, id, val, &x) != 0) {
+            return APP_USAGE;
         }
-        if (strcmp(a, "--frames") == 0) {
-            opt.frames = 1;
-            continue;
-        }
-        if (strcmp(a, "--stats") == 0) {
-            stats = 1;
-            continue;
-        }
-        if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-            quiet = 1;
-            continue;
-        }
-        if (a[0] != '-' || strcmp(a, "-") == 0) {
-            if (lesson_arg)
-                return app_fail(APP_USAGE, "export takes one lesson, found \"%s\" and \"%s\"", lesson_arg, a);
-            lesson_arg = a;
-            continue;
-        }
-        /* every other option takes a value: --opt VALUE or --opt=VALUE */
-        const char *val = NULL;
-        char name[32];
-        const char *eq = strchr(a, '=');
-        if (eq && (size_t)(eq - a) < sizeof name) {
-            memcpy(name, a, (size_t)(eq - a));
-            name[eq - a] = 0;
-            val = eq + 1;
-        } else {
-            snprintf(name, sizeof name, "%s", a);
-            if (i + 1 >= argc) return app_fail(APP_USAGE, "%s needs a value (see attnviz export --help)", a);
-            val = argv[++i];
-        }
-        int ok = 0;
-        double d;
-        int n;
-        if (strcmp(name, "-o") == 0 || strcmp(name, "--output") == 0) {
-            dir = val;
-            if (!*val) ok = -1, app_fail(APP_USAGE, "%s: expected a folder, found \"\"", name);
-        } else if (strcmp(name, "--size") == 0) {
-            char err[256];
-            if (export_parse_size(val, &opt.width, &opt.height, err, sizeof err) != 0)
-                ok = -1, app_fail(APP_USAGE, "%s", err);
-        } else if (strcmp(name, "--scale") == 0) {
-            ok = parse_number(name, val, 0.25, 8, &d);
-            opt.scale = (float)d;
-        } else if (strcmp(name, "--text-scale") == 0) {
-            ok = parse_number(name, val, VIEW_TEXT_SCALE_MIN, VIEW_TEXT_SCALE_MAX, &d);
-            opt.text_scale = (float)d;
-        } else if (strcmp(name, "--lang") == 0) {
-            ok = parse_choice(name, val, langs, 2, &n);
-            opt.lang = (LessonLang)n;
-        } else if (strcmp(name, "--theme") == 0) {
-            ok = parse_choice(name, val, themes, 3, &n);
-            opt.theme = (ViewTheme)n;
-        } else if (strcmp(name, "--view") == 0) {
-            ok = parse_choice(name, val, views, 3, &n);
-            opt.mode = (ViewMode)n;
-        } else if (strcmp(name, "--weight-scale") == 0) {
-            if ((n = view_weight_scale_from_name(val)) < 0)
-                ok = -1, app_fail(APP_USAGE, "--weight-scale: expected unit, row or log, found \"%s\"", val);
-            opt.weight_scale = (ViewWeightScale)n;
-        } else if (strcmp(name, "--notation") == 0) {
-            if ((n = view_notation_from_name(val)) < 0)
-                ok = -1, app_fail(APP_USAGE, "--notation: expected row or column, found \"%s\"", val);
-            opt.notation = (ViewNotation)n;
-        } else if (strcmp(name, "--head") == 0) {
-            ok = parse_int(name, val, 1, LESSON_MAX_HEADS, &opt.head);
-        } else if (strcmp(name, "--steps") == 0) {
-            opt.steps = val;
-        } else if (strcmp(name, "--fps") == 0) {
-            ok = parse_number(name, val, 1, 240, &opt.fps);
-        } else if (strcmp(name, "--dwell") == 0) {
-            ok = parse_number(name, val, 0, 60, &opt.dwell);
-        } else if (strcmp(name, "--speed") == 0) {
-            ok = parse_number(name, val, VIEW_SPEED_MIN, VIEW_SPEED_MAX, &opt.speed);
-        } else if (strcmp(name, "--sheet") == 0) {
-            opt.sheet = val;
-            if (!*val) ok = -1, app_fail(APP_USAGE, "--sheet: expected a file name, found \"\"");
-        } else if (strcmp(name, "--threads") == 0) {
-            ok = parse_int(name, val, 1, 16, &opt.threads);
-        } else if (strcmp(name, "--png-level") == 0) {
-            ok = parse_int(name, val, 0, 9, &opt.png.level);
-        } else if (strcmp(name, "--png-filter") == 0) {
-            opt.png.filters = export_png_filter_from_name(val);
-            if (opt.png.filters < 0)
-                ok = -1,
-                app_fail(APP_USAGE, "--png-filter: expected none|sub|up|avg|paeth|fast|all, found \"%s\"", val);
-        } else if (strcmp(name, "--png-strategy") == 0) {
-            opt.png.strategy = export_png_strategy_from_name(val);
-            if (opt.png.strategy < 0)
-                ok = -1,
-                app_fail(APP_USAGE, "--png-strategy: expected default|filtered|rle|huffman|fixed, found \"%s\"", val);
-        } else {
-            return app_fail(APP_USAGE, "export: unknown option %s (see attnviz export --help)", name);
-        }
-        if (ok != 0) return APP_USAGE;
     }
-    if (!lesson_arg) return app_fail(APP_USAGE, "export needs a lesson (usage: attnviz export LESSON -o DIR)");
+    ExportOptions opt = x.opt;
+    const char *dir = x.dir;
+    if (!x.lesson)
+        return app_cmd_fail("export", APP_USAGE, "expected a lesson, found none (usage: attnviz export LESSON -o DIR)");
     if (!dir && !opt.sheet)
-        return app_fail(APP_USAGE, "export needs -o DIR or --sheet FILE.png (see attnviz export --help)");
-    if (opt.frames && !dir) return app_fail(APP_USAGE, "--frames needs -o DIR");
+        return app_cmd_fail("export", APP_USAGE,
+                            "expected -o DIR or --sheet FILE.png, found neither (see attnviz export --help)");
+    if (opt.frames && !dir)
+        return app_cmd_fail("export", APP_USAGE, "--frames: expected -o DIR as well, found only --sheet");
 
     Lesson lesson;
-    if (app_load_lesson(lesson_arg, &lesson) != 0) return APP_USAGE;
+    if (app_load_lesson(x.lesson, &lesson) != 0) return APP_USAGE;
+    int heads = view_lesson_head_count(&lesson);
+    if (opt.head > heads) {
+        lesson_free(&lesson);
+        return app_refuse_range("export", "--head", "a head", 1, heads, opt.head);
+    }
 
     Progress pr = {0, 0, NULL};
-    if (!quiet && isatty(2)) {
+    if (!x.quiet && isatty(2)) {
         opt.progress = show_progress;
         opt.progress_user = &pr;
     }
@@ -286,8 +298,8 @@ int cmd_export(int argc, char **argv)
     int rc = export_lesson(&lesson, dir, &opt, &res, err, sizeof err);
     if (pr.shown) fputc('\n', stderr);
     lesson_free(&lesson);
-    if (rc != 0) return app_fail(res.usage_error ? APP_USAGE : APP_RUNTIME, "%s", err);
-    if (stats) {
+    if (rc != 0) return app_cmd_fail("export", res.usage_error ? APP_USAGE : APP_RUNTIME, "%s", err);
+    if (x.stats) {
         int n = res.files > 0 ? res.files : res.steps;
         fprintf(stderr,
                 "export: %d files %dx%d in %.3f s: %.2f ms/frame wall, draw %.2f ms/frame, encode %.2f ms/frame "

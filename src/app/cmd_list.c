@@ -26,16 +26,23 @@ static char *dup_or_empty(const char *s)
 
 int cmd_list(int argc, char **argv)
 {
-    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        printf("usage: attnviz list [DIR]\n\nLists the lessons in DIR (default: %s) in teaching order:\n"
-               "order, id, English title, Chinese title. Files that do not load are reported on stderr.\n",
-               app_lessons_dir());
-        return APP_OK;
+    AppArgs args;
+    app_args_init(&args, "list", argc, argv, NULL);
+    const char *dir = NULL, *val;
+    for (int id; (id = app_args_next(&args, &val)) != APP_ARGS_END;) {
+        if (id == APP_ARGS_HELP) {
+            printf("usage: attnviz list [DIR]\n\nLists the lessons in DIR (default: %s) in teaching order:\n"
+                   "order, id, English title, Chinese title. Files that do not load are reported on stderr.\n",
+                   app_lessons_dir());
+            return APP_OK;
+        }
+        if (id != APP_ARGS_OPERAND) return APP_USAGE;
+        if (dir) return app_arg_extra(&args, "at most one folder", dir, val);
+        dir = val;
     }
-    if (argc > 2) return app_fail(APP_USAGE, "list takes at most one folder");
-    const char *dir = argc == 2 ? argv[1] : app_lessons_dir();
+    if (!dir) dir = app_lessons_dir();
     DIR *d = opendir(dir);
-    if (!d) return app_fail(APP_USAGE, "%s: cannot open the lessons folder", dir);
+    if (!d) return app_cmd_fail("list", APP_USAGE, "%s: cannot open the lessons folder", dir);
     Entry *list = NULL;
     int n = 0, cap = 0, bad = 0;
     struct dirent *de;
@@ -49,7 +56,7 @@ int cmd_list(int argc, char **argv)
         Lesson lesson;
         LessonError err;
         if (lesson_load(&lesson, path, &err) != 0) {
-            fprintf(stderr, "%s\n", err.msg);
+            app_print_line(stderr, err.msg);
             bad++;
             free(path);
             continue;
@@ -73,8 +80,15 @@ int cmd_list(int argc, char **argv)
     closedir(d);
     qsort(list, (size_t)n, sizeof *list, by_order);
     for (int i = 0; i < n; i++) {
-        printf("%2d  %-28s %s", i + 1, list[i].id, list[i].title_en);
-        if (list[i].title_zh[0]) printf("  /  %s", list[i].title_zh);
+        /* titles and ids come from the files: escaped, so each lesson stays one line */
+        printf("%2d  ", i + 1);
+        for (size_t w = app_escape(stdout, list[i].id); w < 28; w++) putchar(' ');
+        putchar(' ');
+        app_escape(stdout, list[i].title_en);
+        if (list[i].title_zh[0]) {
+            fputs("  /  ", stdout);
+            app_escape(stdout, list[i].title_zh);
+        }
         putchar('\n');
         free(list[i].file);
         free(list[i].id);
@@ -82,6 +96,6 @@ int cmd_list(int argc, char **argv)
         free(list[i].title_zh);
     }
     free(list);
-    if (n == 0 && !bad) fprintf(stderr, "attnviz: no lessons (*.json) in %s\n", dir);
+    if (n == 0 && !bad) app_fail(APP_OK, "no lessons (*.json) in %s", dir);
     return bad ? APP_USAGE : APP_OK;
 }

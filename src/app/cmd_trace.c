@@ -10,15 +10,25 @@
 
 int cmd_trace(int argc, char **argv)
 {
-    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        printf("usage: attnviz trace LESSON\n\n"
-               "Prints every intermediate of the lesson's forward pass as JSON (format attnviz-trace/1):\n"
-               "the config, then each step with its kind, name, head, shape, data and the steps it came from.\n");
-        return APP_OK;
+    AppArgs args;
+    app_args_init(&args, "trace", argc, argv, NULL);
+    const char *lesson_arg = NULL, *val;
+    for (int id; (id = app_args_next(&args, &val)) != APP_ARGS_END;) {
+        if (id == APP_ARGS_HELP) {
+            printf("usage: attnviz trace LESSON\n\n"
+                   "Prints every intermediate of the lesson's forward pass as JSON (format attnviz-trace/1):\n"
+                   "the config, then each step with its kind, name, head, shape, data and the steps it came "
+                   "from.\n");
+            return APP_OK;
+        }
+        if (id != APP_ARGS_OPERAND) return APP_USAGE;
+        if (lesson_arg) return app_arg_extra(&args, "one lesson", lesson_arg, val);
+        lesson_arg = val;
     }
-    if (argc != 2) return app_fail(APP_USAGE, "trace takes one lesson (usage: attnviz trace LESSON)");
+    if (!lesson_arg)
+        return app_cmd_fail("trace", APP_USAGE, "expected a lesson, found none (usage: attnviz trace LESSON)");
     Lesson lesson;
-    if (app_load_lesson(argv[1], &lesson) != 0) return APP_USAGE;
+    if (app_load_lesson(lesson_arg, &lesson) != 0) return APP_USAGE;
     char err[512];
     AttnTrace *t = attn_trace_create(&lesson.cfg, err, sizeof err);
     if (!t) {

@@ -1,22 +1,106 @@
-/* common.c: what the subcommands share: finding lessons, reporting failure. */
+/* common.c: what the subcommands share: finding lessons, reporting
+ * failure, printing what came from outside safely. */
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "lesson.h"
+
+/* The length of the UTF-8 sequence at s (2..4), or 0 when it is not one. */
+static int utf8_length(const unsigned char *s)
+{
+    int n = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 && s[0] < 0xE0 ? 2 : 0;
+    if (s[0] >= 0xF5) n = 0;
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    return n;
+}
+
+size_t app_escape(FILE *f, const char *text)
+{
+    size_t out = 0;
+    const unsigned char *s = (const unsigned char *)(text ? text : "");
+    while (*s) {
+        char esc[8] = "";
+        int n = 1;
+        if (*s == '\n' || *s == '\t' || *s == '\r')
+            snprintf(esc, sizeof esc, "\\%c", *s == '\n' ? 'n' : *s == '\t' ? 't' : 'r');
+        else if (*s < 0x20 || *s == 0x7F)
+            snprintf(esc, sizeof esc, "\\x%02x", *s);
+        else if (*s >= 0x80 && (n = utf8_length(s)) == 0)
+            snprintf(esc, sizeof esc, "\\x%02x", *s), n = 1;
+        else if (n == 2 && s[0] == 0xC2 && s[1] < 0xA0) /* C1 controls: U+0080..U+009F */
+            snprintf(esc, sizeof esc, "\\u%04x", s[1]);
+        if (esc[0]) {
+            fputs(esc, f);
+            out += strlen(esc);
+        } else {
+            fwrite(s, 1, (size_t)n, f);
+            out += (size_t)n;
+        }
+        s += n;
+    }
+    return out;
+}
+
+void app_print_line(FILE *f, const char *line)
+{
+    app_escape(f, line);
+    fputc('\n', f);
+}
+
+static int vfail(const char *cmd, int status, const char *fmt, va_list ap)
+{
+    char msg[4096];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fprintf(stderr, "attnviz%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+    app_print_line(stderr, msg);
+    return status;
+}
 
 int app_fail(int status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("attnviz: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vfail(NULL, status, fmt, ap);
     va_end(ap);
     return status;
+}
+
+int app_cmd_fail(const char *cmd, int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(cmd, status, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+int app_finish(int status)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout)) return status;
+    if (status != APP_OK) return status; /* the command has failed and said why */
+    int e = errno ? errno : EIO;
+    return app_fail(APP_RUNTIME, "writing to standard output: %s", strerror(e));
+}
+
+int app_check_output_path(const char *cmd, const char *opt, const char *expected, const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode) || stat(path, &st) == 0 || errno != ENOENT) return 0;
+    char target[PATH_MAX];
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    target[n > 0 ? n : 0] = '\0';
+    app_cmd_fail(cmd, APP_USAGE, "%s: expected %s, found '%s', a symbolic link to a missing target ('%s')", opt,
+                 expected, path, target);
+    return -1;
 }
 
 static int is_dir(const char *p)
@@ -75,7 +159,7 @@ int app_load_lesson(const char *arg, Lesson *out)
     if (!path) return -1;
     LessonError err;
     int rc = lesson_load(out, path, &err);
-    if (rc != 0) fprintf(stderr, "%s\n", err.msg);
+    if (rc != 0) app_print_line(stderr, err.msg);
     free(path);
     return rc;
 }

@@ -40,6 +40,7 @@ static void usage(FILE *out)
             "\n"
             "LESSON is a lesson file, or the id or file name of a lesson in the lessons folder\n"
             "(%s). With no command, attnviz opens the default lesson.\n"
+            "Every command takes --opt VALUE or --opt=VALUE, options and operands in any order.\n"
             "Exit status: 0 success, 1 a runtime failure, 2 bad input or usage.\n",
             app_lessons_dir());
 }
@@ -60,13 +61,12 @@ static int run(int argc, char **argv)
         if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
     /* a lesson file or id as the first word means show it */
     if (strchr(argv[1], '.') || strchr(argv[1], '/')) return cmd_show(argc, argv);
-    fprintf(stderr, "attnviz: unknown command '%s' (try 'attnviz --help')\n", argv[1]);
-    return APP_USAGE;
+    return app_fail(APP_USAGE, "unknown command '%s' (try 'attnviz --help')", argv[1]);
 }
 
 int main(int argc, char **argv)
 {
-    int status = run(argc, argv);
+    int status = app_finish(run(argc, argv));
     attn_shutdown(); /* the engine's threads and spare blocks: leak checkers see nothing left */
     return status;
 }

@@ -68,12 +68,12 @@ int export_parse_size(const char *text, int *width, int *height, char *err, size
         }
     }
     if (w < 0 || h < 0) {
-        export__set_err(err, errlen, "--size: expected WIDTHxHEIGHT in pixels such as 1920x1080, found \"%s\"", p);
+        export__set_err(err, errlen, "--size: expected WIDTHxHEIGHT in pixels such as 1920x1080, found '%s'", p);
         return -1;
     }
     if (w < EXPORT_MIN_SIDE || h < EXPORT_MIN_SIDE || w > EXPORT_MAX_SIDE || h > EXPORT_MAX_SIDE) {
-        export__set_err(err, errlen, "--size: each side must be %d..%d pixels, found %ldx%ld", EXPORT_MIN_SIDE,
-                        EXPORT_MAX_SIDE, w, h);
+        export__set_err(err, errlen, "--size: expected sides from %d to %d pixels, found '%s'", EXPORT_MIN_SIDE,
+                        EXPORT_MAX_SIDE, p);
         return -1;
     }
     *width = (int)w;
@@ -301,7 +301,7 @@ static void step_text_fill(StepText *st, const View *v)
                                     st->software,
                                     st->narration,
                                     l->id ? l->id : "",
-                                    v->lang == LESSON_ZH ? "zh" : "en",
+                                    lesson_lang_names[v->lang],
                                     st->step,
                                     s->name,
                                     attn_step_kind_name(s->kind),
@@ -642,18 +642,16 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
     if (rc == 0) {
         const Lesson *l = r->lesson;
         const char *title = lesson_text(&l->title, opt->lang);
-        static const char *const themes[] = {"light", "dark", "projector"};
-        static const char *const modes[] = {"multi", "single", "compare"};
         cJSON_AddStringToObject(index, "format", EXPORT_FORMAT);
         cJSON_AddStringToObject(index, "software", st->software);
         cJSON_AddStringToObject(index, "lesson", l->id ? l->id : "");
         cJSON_AddStringToObject(index, "lesson_file", l->path ? l->path : "");
         cJSON_AddStringToObject(index, "title", title ? title : "");
-        cJSON_AddStringToObject(index, "lang", opt->lang == LESSON_ZH ? "zh" : "en");
-        cJSON_AddStringToObject(index, "theme", themes[opt->theme]);
-        cJSON_AddStringToObject(index, "view", modes[opt->mode]);
-        cJSON_AddStringToObject(index, "weight_scale", view_weight_scale_name(opt->weight_scale));
-        cJSON_AddStringToObject(index, "notation", view_notation_name(opt->notation));
+        cJSON_AddStringToObject(index, "lang", lesson_lang_names[opt->lang]);
+        cJSON_AddStringToObject(index, "theme", view_theme_names[opt->theme]);
+        cJSON_AddStringToObject(index, "view", view_mode_names[opt->mode]);
+        cJSON_AddStringToObject(index, "weight_scale", view_weight_scale_names[opt->weight_scale]);
+        cJSON_AddStringToObject(index, "notation", view_notation_names[opt->notation]);
         cJSON_AddNumberToObject(index, "width", r->width);
         cJSON_AddNumberToObject(index, "height", r->height);
         cJSON_AddNumberToObject(index, "scale", opt->scale);
@@ -729,7 +727,7 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
     ExportPngText text[] = {{"Title", title},
                             {"Software", software},
                             {"attnviz:lesson", r->lesson->id ? r->lesson->id : ""},
-                            {"attnviz:lang", r->opt->lang == LESSON_ZH ? "zh" : "en"}};
+                            {"attnviz:lang", lesson_lang_names[r->opt->lang]}};
     char msg[384];
     s = export_png_stream_begin(w, (int)total, EXPORT_PIXELS_BGRX32, text, 4, &r->opt->png, &out, msg, sizeof msg);
     if (!s) {

@@ -361,10 +361,12 @@ static int check_braces(Ctx *c, const LessonText *t, int lang, const char *path)
     return 0;
 }
 
+const char *const lesson_lang_names[LESSON_LANG_COUNT] = {"en", "zh"};
+
 /* {"en": ..., "zh": ...}, en required. */
 static int read_text(Ctx *c, const JsonNode *n, const char *path, int braces, LessonText *out)
 {
-    static const char *const langs[] = {"en", "zh"};
+    const char *const *langs = lesson_lang_names;
     if (!cJSON_IsObject(n->item)) return fail_type(c, n, path, "an object {\"en\": ..., \"zh\": ...}");
     char prefix[128];
     snprintf(prefix, sizeof prefix, "%s.", path);

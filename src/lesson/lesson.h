@@ -52,6 +52,8 @@ extern "C" {
 #define LESSON_MAX_SEED 9007199254740991.0
 
 typedef enum LessonLang { LESSON_EN, LESSON_ZH, LESSON_LANG_COUNT } LessonLang;
+/* The languages as lesson files, the command line and exported files spell them: "en", "zh". */
+extern const char *const lesson_lang_names[LESSON_LANG_COUNT];
 
 /* A text in both languages; en is always present, zh may be NULL (the view
  * falls back to en). Both are UTF-8 and owned by the lesson. Where each was

@@ -1787,7 +1787,8 @@ static void draw_tooltip(RenderCtx *rc, const View *v, const Fonts *f)
 static void draw_help(RenderCtx *rc, const View *v, const Fonts *f)
 {
     const Theme *th = render_theme(v->theme);
-    const char *body = view_string(VS_HELP_BODY, v->lang);
+    char body[4096];
+    view_help_text(v->lang, body, sizeof body);
     int size = f->body;
     int lh = text_h(rc, size);
     int lines = 1;
@@ -1804,7 +1805,7 @@ static void draw_help(RenderCtx *rc, const View *v, const Fonts *f)
         p = body;
         int y0 = 0, x0 = 0;
         if (pass == 1) {
-            int bw = w1 + w2 + 3 * size, bh = (lines + 2) * lh + 20;
+            int bw = w1 + w2 + 4 * size, bh = (lines + 2) * lh + 20; /* a margin, the gap, a margin */
             while (bw > rc->width - 20 && size > 9) {
                 size = size * 9 / 10;
                 lh = text_h(rc, size);

@@ -57,6 +57,7 @@
 #include <SDL.h>
 
 #include "view.h"
+#include "view_input.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -92,20 +93,15 @@ int render_frame(RenderCtx *rc, const View *view, int width, int height);
 
 /* ---- what the mouse is over, in the last frame drawn ---- */
 
-typedef enum RenderHitKind {
-    RENDER_HIT_NONE,
-    RENDER_HIT_CELL,     /* a heatmap cell: trace, step, row, col (of step->data) */
-    RENDER_HIT_TOKEN,    /* a token label: row = query token or -1, col = key token or -1 */
-    RENDER_HIT_TIMELINE, /* a step on the timeline: step */
-    RENDER_HIT_HEAD      /* a small multiple of the heads' weights: head */
-} RenderHitKind;
-
-typedef struct RenderHit {
-    RenderHitKind kind;
-    const AttnTrace *trace;
-    int step, row, col, head;
-    int zoomable; /* the cell belongs to the zoomable (result) matrix */
-} RenderHit;
+/* A hit is the view's ViewTarget (view_input.h), which the window hands
+ * to view_pointer_press and friends as it is. */
+typedef ViewTargetKind RenderHitKind;
+typedef ViewTarget RenderHit;
+#define RENDER_HIT_NONE     VIEW_TARGET_NONE
+#define RENDER_HIT_CELL     VIEW_TARGET_CELL
+#define RENDER_HIT_TOKEN    VIEW_TARGET_TOKEN
+#define RENDER_HIT_TIMELINE VIEW_TARGET_TIMELINE
+#define RENDER_HIT_HEAD     VIEW_TARGET_HEAD
 
 /* Fills hit for pixel (x, y) of the last frame; returns hit->kind. */
 RenderHitKind render_hit_test(const RenderCtx *rc, int x, int y, RenderHit *hit);

@@ -131,8 +131,10 @@ typedef int (*RenderAdvanceFn)(void *user, uint32_t cp);
  * inside an English word or number, and never so that a line starts with closing punctuation
  * (，。、：；！？」』）》】… , . : ; ! ? ) ] ' %) or ends with an opening bracket
  * (「『（《【 ( [): the character before such a break moves to the next line
- * with it. Only a word wider than the whole line is broken inside, at a
- * codepoint boundary, with the same punctuation rule where the word allows. */
+ * with it. A short quotation (at most 8 characters between 「 and 」, a
+ * quoted token such as 「跑步」) is not broken inside. Only a word wider than
+ * the whole line is broken inside, at a codepoint boundary, with the same
+ * punctuation rule where the word allows. */
 int render_break_lines(const char *s, int width, RenderAdvanceFn advance, void *user, size_t *starts, size_t *lens,
                        int max);
 int render_fonts_open(RenderCtx *rc, const RenderOptions *opt, char *err, size_t errlen);

@@ -371,6 +371,22 @@ static int is_opening(uint32_t cp)
     return in_set(OPENING, cp);
 }
 
+/* A quoted token, 「喜欢」, stays on one line: where p is just past 「 or 『
+ * and the matching 」 or 』 follows within QUOTE_KEPT characters, on the same
+ * line, the closing mark; else NULL. A longer quotation breaks as text does. */
+enum { QUOTE_KEPT = 8 };
+static const char *short_quote_end(const char *p, uint32_t open)
+{
+    uint32_t close = open == 0x300C ? 0x300D : 0x300F;
+    for (int i = 0; i <= QUOTE_KEPT && *p && *p != '\n'; i++) {
+        const char *at = p;
+        uint32_t cp = render_utf8_next(&p);
+        if (cp == close) return at;
+        if (cp == open) return NULL;
+    }
+    return NULL;
+}
+
 /* The start of the codepoint before p (p > s). */
 static const char *utf8_prev(const char *s, const char *p)
 {
@@ -405,6 +421,7 @@ int render_break_lines(const char *s, int width, RenderAdvanceFn advance, void *
         const char *brk_end = NULL, *brk_next = NULL; /* the last allowed break on the line */
         const char *spaces = NULL;                    /* the first of the spaces before p */
         const char *first_end = NULL;                 /* after the line's first non-space character */
+        const char *quote_end = NULL;                 /* the 」 of the short quote p is inside */
         uint32_t prev = 0;                            /* the last non-space character on the line */
         int w = 0;
         for (;;) {
@@ -423,7 +440,8 @@ int render_break_lines(const char *s, int width, RenderAdvanceFn advance, void *
             }
             /* a middle dot joins what it stands between (Q·K, s1·我) */
             int cjk_edge = (render_is_cjk(prev) || render_is_cjk(cp)) && prev != 0xB7 && cp != 0xB7;
-            if (prev && !is_closing(cp) && !is_opening(prev) && (spaces || cjk_edge)) {
+            int in_quote = quote_end && at < quote_end;
+            if (prev && !in_quote && !is_closing(cp) && !is_opening(prev) && (spaces || cjk_edge)) {
                 brk_end = spaces ? spaces : at;
                 brk_next = at;
             }
@@ -439,6 +457,7 @@ int render_break_lines(const char *s, int width, RenderAdvanceFn advance, void *
                 break;
             }
             w += adv;
+            if (cp == 0x300C || cp == 0x300E) quote_end = short_quote_end(p, cp);
             prev = cp;
             spaces = NULL;
             if (!first_end) first_end = p;

@@ -49,13 +49,14 @@ static void sink_printf(Sink *s, const char *fmt, ...)
     sink_put(s, buf, (size_t)n);
 }
 
-/* A number as a student reads it: %.Pg, with ∞ spelled out. */
+/* A number as a student reads it: %.Pg, with ∞ spelled out and a true minus
+ * sign (−), as on the heatmaps and in the hover. */
 static void put_number(Sink *s, double v, int precision)
 {
     if (isnan(v))
         sink_put(s, "NaN", 3);
     else if (isinf(v))
-        sink_put(s, v < 0 ? "-∞" : "∞", v < 0 ? strlen("-∞") : strlen("∞"));
+        sink_put(s, v < 0 ? "−∞" : "∞", v < 0 ? strlen("−∞") : strlen("∞"));
     else {
         if (v == 0) v = 0; /* no "-0" */
         char buf[64];
@@ -71,7 +72,12 @@ static void put_number(Sink *s, double v, int precision)
             while (*src == '0' && src[1]) src++;
             memmove(dst, src, strlen(src) + 1);
         }
-        sink_put(s, buf, strlen(buf));
+        const char *digits = buf;
+        if (*digits == '-') {
+            sink_put(s, "−", strlen("−"));
+            digits++;
+        }
+        sink_put(s, digits, strlen(digits));
     }
 }
 
@@ -101,7 +107,7 @@ static int ctx_fail(Ctx *c, const char *fmt, ...)
         vsnprintf(c->err, c->errlen, fmt, ap);
         va_end(ap);
         /* the message quotes the author's text, which may hold a line break
-         * or a tab: keep it one line (issue 6), UTF-8 untouched */
+         * or a tab: keep it one line, UTF-8 untouched */
         for (char *q = c->err; *q; q++)
             if ((unsigned char)*q < 0x20 || *q == 0x7F) *q = '?';
     }
@@ -547,7 +553,6 @@ typedef struct CheckState {
 static void check_one(CheckState *st, const Lesson *lesson, const AttnTrace *trace, const AttnStep *step,
                       const char *field, int every_head, const LessonText *text)
 {
-    static const char *const lang_names[LESSON_LANG_COUNT] = {"en", "zh"};
     for (int lang = 0; lang < LESSON_LANG_COUNT; lang++) {
         if (!text->text[lang]) continue;
         char buf[LESSON_MAX_TEXT_BYTES * 2];
@@ -562,7 +567,7 @@ static void check_one(CheckState *st, const Lesson *lesson, const AttnTrace *tra
             if (line > 0) snprintf(where, sizeof where, ":%d:%d", line, col);
             if (step) snprintf(which, sizeof which, " (step %s)", step->name);
             snprintf(st->err, st->errlen, "%s%s: %s.%s%s: %s", lesson->path ? lesson->path : "lesson", where, field,
-                     lang_names[lang], which, msg);
+                     lesson_lang_names[lang], which, msg);
         }
     }
 }

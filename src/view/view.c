@@ -30,6 +30,13 @@ static int clampi(int x, int lo, int hi)
     return x < lo ? lo : x > hi ? hi : x;
 }
 
+/* Marks a visible change: a revision no View in the process had before. */
+static void touch(View *v)
+{
+    static atomic_ulong next_revision = 1;
+    v->revision = atomic_fetch_add(&next_revision, 1);
+}
+
 /* Appends to a fixed buffer, always NUL-terminated; returns the new length. */
 static size_t cat(char *buf, size_t len, size_t at, const char *fmt, ...)
 {
@@ -68,29 +75,11 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_MULTI_TITLE] = {"multi-head", "多头"},
     [VS_ALL_HEADS] = {"all heads: attention weights", "所有头的注意力权重"},
     [VS_HELP_TITLE] = {"Keys and mouse", "按键与鼠标"},
-    [VS_HELP_BODY] = {"→ / Space  next step            ← back (the step plays backwards)\n"
-                      "Home / End  first / last step   P  play / pause\n"
-                      "[ / ]  slower / faster          1–9  choose a head   Tab  next head\n"
-                      "M  single ↔ multi-head          C  compare single and multi-head\n"
-                      "L  中文 ↔ English               T  theme (light, dark, projector)\n"
-                      "+ / −  text size                F / F11  fullscreen\n"
-                      "S  save this frame as PNG       R  reload the lesson file\n"
-                      "W  weight scale: 0–1, ÷ row max, log   N  row / column notation\n"
-                      "?  this help                    Esc / Q  quit\n"
-                      "Mouse: hover a cell to see how it was computed; click a token to\n"
-                      "highlight it everywhere; click the timeline to jump; wheel zooms,\n"
-                      "drag pans a large matrix; drop a lesson file on the window to open it.",
-                      "→ / 空格  下一步                ← 后退（本步倒放）\n"
-                      "Home / End  第一步 / 最后一步    P  自动播放 / 暂停\n"
-                      "[ / ]  减速 / 加速               1–9  选择头   Tab  下一个头\n"
-                      "M  单头 ↔ 多头                   C  单头与多头并排对比\n"
-                      "L  中文 ↔ English               T  主题（浅色、深色、投影）\n"
-                      "+ / −  字号                      F / F11  全屏\n"
-                      "S  把当前画面存为 PNG            R  重新载入课程文件\n"
-                      "W  权重刻度：0–1、÷ 行最大值、对数   N  行向量 / 列向量记法\n"
-                      "?  本帮助                        Esc / Q  退出\n"
-                      "鼠标：悬停在格子上，查看它的计算过程；点击词元，在所有矩阵中高亮它；\n"
-                      "点击时间轴跳转；滚轮缩放、拖动平移大矩阵；把课程文件拖进窗口即可打开。"},
+    [VS_HELP_MOUSE] = {"Mouse: hover a cell to see how it was computed; click a token to\n"
+                       "highlight it everywhere; click the timeline to jump; wheel zooms,\n"
+                       "drag pans a large matrix; drop a lesson file on the window to open it.",
+                       "鼠标：悬停在格子上，查看它的计算过程；点击词元，在所有矩阵中高亮它；\n"
+                       "点击时间轴跳转；滚轮缩放、拖动平移大矩阵；把课程文件拖进窗口即可打开。"},
     [VS_HINT] = {"? help", "? 帮助"},
     [VS_SCALE_BY] = {"scale", "缩放"},
     [VS_SPLIT_INTO] = {"split into heads", "按头拆分"},
@@ -129,17 +118,18 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_EXPLAIN_ROW_BLOCKED] = {"\nevery key of this row is blocked: all weights are 0",
                                 "\n这一行的键全部被屏蔽：权重全为 0"},
     [VS_EXPLAIN_WEIGHT_COLUMN] = {"\nmultiplies feature %d of each token into %c's column %d (head %d's column %d)",
-                                  "\n把每个词元的第 %d 个特征乘进 %c 的第 %d 列（头 %d 的第 %d 列）"},
+                                  "\n与每个词元的第 %d 个特征相乘，计入 %c 的第 %d 列（头 %d 的第 %d 列）"},
     /* the same two in column notation, where the projection is transposed */
-    [VS_EXPLAIN_SPLIT_ROW] = {"  (head %d, its row %d of 0…%d)", "（头 %d 的第 %d 行，共 0…%d）"},
+    [VS_EXPLAIN_SPLIT_ROW] = {"  (head %d, its row %d of 0…%d)", "（头 %d 的第 %d 行，行号 0…%d）"},
     [VS_EXPLAIN_WEIGHT_ROW] = {"\nmultiplies feature %d of each token into %c's row %d (head %d's row %d)",
-                               "\n把每个词元的第 %d 个特征乘进 %c 的第 %d 行（头 %d 的第 %d 行）"},
+                               "\n与每个词元的第 %d 个特征相乘，计入 %c 的第 %d 行（头 %d 的第 %d 行）"},
     [VS_TOKEN] = {"%s", "「%s」"},
-    [VS_TOKEN_LIST_SEP] = {", ", "、"},
+    [VS_TOKEN_LIST_SEP] = {", ", ""},
     [VS_TOKEN_NEXT] = {" %s", "「%s」"},
     [VS_TOKENS_MORE] = {" …", "…"},
     [VS_LARGEST_WEIGHTS] = {" Each query's largest weight: ", "每个查询最大的权重："},
-    [VS_LARGEST_WEIGHT] = {"%s → %s ", "「%s」→「%s」"},
+    /* %s: the query, the key, the weight */
+    [VS_LARGEST_WEIGHT] = {"%s → %s %s", "「%s」→「%s」（%s）"},
     [VS_LIST_SEP] = {", ", "，"},
     [VS_LIST_CUT] = {", …", "……"},
     [VS_FULL_STOP] = {".", "。"},
@@ -164,6 +154,18 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_KIND + ATTN_STEP_ADDITIVE_HIDDEN] = {"tanh of the joined query and key, times W_a",
                                              "查询与键拼接后乘以 W_a，再取 tanh"},
 };
+
+const char *const view_mode_names[VIEW_MODE_COUNT] = {"multi", "single", "compare"};
+const char *const view_theme_names[VIEW_THEME_COUNT] = {"light", "dark", "projector"};
+const char *const view_weight_scale_names[VIEW_WEIGHTS_COUNT] = {"unit", "row", "log"};
+const char *const view_notation_names[VIEW_NOTATION_COUNT] = {"row", "column"};
+
+int view_name_index(const char *const *names, int count, const char *name)
+{
+    for (int i = 0; name && i < count; i++)
+        if (strcmp(names[i], name) == 0) return i;
+    return -1;
+}
 
 const char *view_string(ViewString id, LessonLang lang)
 {
@@ -332,8 +334,10 @@ void view_goto(View *v, int step)
     if (s->head > 0 && t == v->trace) v->head = s->head;
     v->zoom = 1.0f;
     v->pan_x = v->pan_y = 0.0f;
+    v->dragging = 0;
     v->hover_step = -1;
     update_formula(v);
+    touch(v);
 }
 
 void view_finish(View *v)
@@ -341,6 +345,7 @@ void view_finish(View *v)
     v->t = view_step_duration(v, v->step);
     v->dwell = 0.0;
     v->rewinding = 0;
+    touch(v);
 }
 
 void view_next(View *v)
@@ -366,6 +371,7 @@ static void land_on_previous(View *v)
 void view_prev(View *v)
 {
     v->playing = 0; /* going back: autoplay would turn round at the end of the rewind */
+    touch(v);
     if (!v->rewinding && v->t > 0 && view_step_duration(v, v->step) > 0) {
         v->rewinding = 1; /* view_advance runs the animation backwards */
         return;
@@ -393,10 +399,12 @@ void view_advance(View *v, double dt)
             v->notice_left = 0;
             v->notice_detail[0] = '\0';
             v->notice_is_error = 0;
+            touch(v);
         }
     }
     if (v->rewinding) {
         v->t -= dt * v->speed;
+        touch(v);
         if (v->t <= 0) land_on_previous(v);
         return;
     }
@@ -404,6 +412,7 @@ void view_advance(View *v, double dt)
     if (v->t < d) {
         v->t += dt * v->speed;
         if (v->t > d) v->t = d;
+        touch(v);
         return;
     }
     if (!v->playing) return;
@@ -420,12 +429,18 @@ void view_advance(View *v, double dt)
 
 int view_head_count(const View *v)
 {
-    return v->trace->cfg.attention == ATTN_DOT ? v->trace->cfg.heads : 1;
+    return view_lesson_head_count(v->lesson);
+}
+
+int view_lesson_head_count(const Lesson *lesson)
+{
+    return lesson->cfg.attention == ATTN_DOT ? lesson->cfg.heads : 1;
 }
 
 void view_set_head(View *v, int head)
 {
     v->head = clampi(head, 1, view_head_count(v));
+    touch(v);
     const AttnTrace *t = view_trace(v);
     const AttnStep *s = view_current(v);
     if (t == v->trace && s->head > 0 && s->head != v->head) {
@@ -506,6 +521,7 @@ void view_set_speed(View *v, double speed)
     if (!(speed >= VIEW_SPEED_MIN)) speed = VIEW_SPEED_MIN;
     if (speed > VIEW_SPEED_MAX) speed = VIEW_SPEED_MAX;
     v->speed = speed;
+    touch(v);
 }
 
 void view_set_text_scale(View *v, float scale)
@@ -513,22 +529,77 @@ void view_set_text_scale(View *v, float scale)
     if (!(scale >= VIEW_TEXT_SCALE_MIN)) scale = VIEW_TEXT_SCALE_MIN;
     if (scale > VIEW_TEXT_SCALE_MAX) scale = VIEW_TEXT_SCALE_MAX;
     v->text_scale = scale;
+    touch(v);
+}
+
+void view_set_lang(View *v, LessonLang lang)
+{
+    v->lang = (int)lang >= 0 && lang < LESSON_LANG_COUNT ? lang : LESSON_EN;
+    update_formula(v);
+    touch(v);
 }
 
 void view_toggle_lang(View *v)
 {
-    v->lang = v->lang == LESSON_EN ? LESSON_ZH : LESSON_EN;
-    update_formula(v);
+    view_set_lang(v, v->lang == LESSON_EN ? LESSON_ZH : LESSON_EN);
+}
+
+void view_set_theme(View *v, ViewTheme theme)
+{
+    v->theme = (int)theme >= 0 && theme < VIEW_THEME_COUNT ? theme : VIEW_THEME_LIGHT;
+    touch(v);
 }
 
 void view_next_theme(View *v)
 {
-    v->theme = (ViewTheme)((v->theme + 1) % VIEW_THEME_COUNT);
+    view_set_theme(v, (ViewTheme)((v->theme + 1) % VIEW_THEME_COUNT));
+}
+
+void view_set_playing(View *v, int playing)
+{
+    if (playing && !v->playing && view_at_end(v)) view_home(v);
+    v->playing = playing != 0;
+    if (v->playing && v->rewinding) view_finish(v); /* play runs forwards */
+    v->dwell = 0;
+    touch(v);
+}
+
+void view_toggle_play(View *v)
+{
+    view_set_playing(v, !v->playing);
+}
+
+void view_set_help(View *v, int shown)
+{
+    v->show_help = shown != 0;
+    touch(v);
+}
+
+void view_set_hover(View *v, const AttnTrace *trace, int step, int row, int col)
+{
+    if (!trace || step < 0) trace = NULL, step = row = col = -1;
+    if (trace == v->hover_trace && step == v->hover_step && row == v->hover_row && col == v->hover_col) return;
+    v->hover_trace = trace;
+    v->hover_step = step;
+    v->hover_row = row;
+    v->hover_col = col;
+    touch(v);
+}
+
+void view_set_zoom(View *v, float zoom, float pan_x, float pan_y)
+{
+    if (!(zoom >= 1.0f)) zoom = 1.0f;
+    if (zoom > VIEW_ZOOM_MAX) zoom = VIEW_ZOOM_MAX;
+    v->zoom = zoom;
+    v->pan_x = zoom > 1.0f && pan_x > 0 ? pan_x : 0.0f;
+    v->pan_y = zoom > 1.0f && pan_y > 0 ? pan_y : 0.0f;
+    touch(v);
 }
 
 void view_set_weight_scale(View *v, ViewWeightScale scale)
 {
     v->weight_scale = (unsigned)scale < VIEW_WEIGHTS_COUNT ? scale : VIEW_WEIGHTS_UNIT;
+    touch(v);
 }
 
 void view_next_weight_scale(View *v)
@@ -540,6 +611,7 @@ void view_set_notation(View *v, ViewNotation notation)
 {
     v->notation = (unsigned)notation < VIEW_NOTATION_COUNT ? notation : VIEW_NOTATION_ROW;
     update_formula(v);
+    touch(v);
 }
 
 void view_toggle_notation(View *v)
@@ -584,31 +656,24 @@ const char *view_weight_scale_top(const View *v)
     return view_string(v->notation == VIEW_NOTATION_COLUMN ? VS_COLUMN_MAX : VS_ROW_MAX, v->lang);
 }
 
-static const char *const weight_scale_names[VIEW_WEIGHTS_COUNT] = {"unit", "row", "log"};
-static const char *const notation_names[VIEW_NOTATION_COUNT] = {"row", "column"};
-
 const char *view_weight_scale_name(ViewWeightScale scale)
 {
-    return weight_scale_names[(unsigned)scale < VIEW_WEIGHTS_COUNT ? scale : 0];
+    return view_weight_scale_names[(unsigned)scale < VIEW_WEIGHTS_COUNT ? scale : 0];
 }
 
 int view_weight_scale_from_name(const char *name)
 {
-    for (int i = 0; name && i < VIEW_WEIGHTS_COUNT; i++)
-        if (strcmp(name, weight_scale_names[i]) == 0) return i;
-    return -1;
+    return view_name_index(view_weight_scale_names, VIEW_WEIGHTS_COUNT, name);
 }
 
 const char *view_notation_name(ViewNotation notation)
 {
-    return notation_names[(unsigned)notation < VIEW_NOTATION_COUNT ? notation : 0];
+    return view_notation_names[(unsigned)notation < VIEW_NOTATION_COUNT ? notation : 0];
 }
 
 int view_notation_from_name(const char *name)
 {
-    for (int i = 0; name && i < VIEW_NOTATION_COUNT; i++)
-        if (strcmp(name, notation_names[i]) == 0) return i;
-    return -1;
+    return view_name_index(view_notation_names, VIEW_NOTATION_COUNT, name);
 }
 
 void view_select_token(View *v, int q, int k)
@@ -616,6 +681,7 @@ void view_select_token(View *v, int q, int k)
     if (q == v->sel_query && k == v->sel_key) q = k = -1;
     v->sel_query = q;
     v->sel_key = k;
+    touch(v);
 }
 
 void view_set_notice(View *v, int what, const char *detail, int is_error)
@@ -624,6 +690,7 @@ void view_set_notice(View *v, int what, const char *detail, int is_error)
     snprintf(v->notice_detail, sizeof v->notice_detail, "%s", detail ? detail : "");
     v->notice_is_error = is_error;
     v->notice_left = is_error ? 15.0 : 3.0;
+    touch(v);
 }
 
 size_t view_notice_text(const View *v, char *buf, size_t len)
@@ -632,6 +699,14 @@ size_t view_notice_text(const View *v, char *buf, size_t len)
     buf[0] = '\0';
     if (v->notice_left <= 0) return 0;
     return cat(buf, len, 0, view_string((ViewString)v->notice_what, v->lang), v->notice_detail);
+}
+
+void view_for_saving(const View *v, View *out)
+{
+    *out = *v;
+    out->notice_detail[0] = '\0';
+    out->notice_left = 0;
+    out->notice_is_error = 0;
 }
 
 /* ---- names, labels, masks ---- */
@@ -772,173 +847,188 @@ static void fb_sub(FormulaBuilder *b, int highlight, int n)
     fb_add(b, highlight, "%s", s);
 }
 
+/* Additive attention: one formula for every step past the inputs, with the
+ * part the step computes highlighted. */
+static void formula_additive(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col)
+{
+    const char *y = t->cfg.cross ? "y" : "x";
+    const char *ba = attn_trace_find_name(t, "b_a") ? " + b_a" : "";
+    AttnStepKind k = s->kind;
+    if (k == ATTN_STEP_INPUT || k == ATTN_STEP_WEIGHT || k == ATTN_STEP_BIAS) {
+        fb_add(b, 1, "%s   (%d × %d)", s->name, col ? s->cols : s->rows, col ? s->rows : s->cols);
+        return;
+    }
+    int sc = k == ATTN_STEP_SCORES, hid = k == ATTN_STEP_ADDITIVE_HIDDEN;
+    fb_add(b, sc, "e_ij = v_aᵀ · ");
+    if (col)
+        fb_add(b, sc || hid, "tanh(W_a · [x_i ; %s_j]%s)", y, ba);
+    else
+        fb_add(b, sc || hid, "tanh([x_i ; %s_j] · W_a%s)", y, ba);
+    if (k == ATTN_STEP_MASKED) fb_add(b, 1, ",  e_ij = −∞ where blocked");
+    fb_add(b, 0, "     ");
+    fb_add(b, k == ATTN_STEP_SOFTMAX, "α_i = softmax(e_i)");
+    fb_add(b, 0, "     ");
+    fb_add(b, k == ATTN_STEP_WEIGHTED_SUM, "c_i = Σ_j α_ij · %s_j", y);
+}
+
+/* An input, a weight or a bias: its name and shape, with what the sides are. */
+static void formula_operand(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col)
+{
+    int R = col ? s->cols : s->rows, C = col ? s->rows : s->cols;
+    if (s->kind == ATTN_STEP_INPUT) {
+        /* n for self-attention; n_q and n_k when queries and keys differ */
+        const char *n = !t->cfg.cross ? "n" : strcmp(s->name, "Y") == 0 ? "n_k" : "n_q";
+        if (col)
+            fb_add(b, 1, "%s   (d_model × %s = %d × %d)", s->name, n, R, C);
+        else
+            fb_add(b, 1, "%s   (%s × d_model = %d × %d)", s->name, n, R, C);
+    } else if (s->kind == ATTN_STEP_WEIGHT) {
+        int wo = strcmp(s->name, "W_O") == 0;
+        const char *hd = wo || strcmp(s->name, "W_V") == 0 ? "h·d_v" : "h·d_k";
+        /* W_O maps h·d_v to d_model, the others d_model to h·d */
+        const char *a = wo != col ? hd : "d_model", *bb = wo != col ? "d_model" : hd;
+        fb_add(b, 1, "%s   (%s × %s = %d × %d)", s->name, a, bb, R, C);
+    } else if (col) {
+        fb_add(b, 1, "%s   (%d × 1, added to every column)", s->name, R);
+    } else {
+        fb_add(b, 1, "%s   (1 × %d, added to every row)", s->name, s->cols);
+    }
+}
+
+/* The three projections, the step's own highlighted. */
+static void formula_projection(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col)
+{
+    static const char *const names[3] = {"Q", "K", "V"}, *const biases[3] = {"b_Q", "b_K", "b_V"};
+    for (int i = 0; i < 3; i++) {
+        int on = strcmp(s->name, names[i]) == 0;
+        const char *src = (i > 0 && t->cfg.cross) ? "Y" : "X";
+        int bias = attn_trace_find_name(t, biases[i]) != NULL;
+        if (i) fb_add(b, 0, "     ");
+        if (col)
+            fb_add(b, on, "%s = W_%s·%s%s%s", names[i], names[i], src, bias ? " + b_" : "", bias ? names[i] : "");
+        else
+            fb_add(b, on, "%s = %s·W_%s%s%s", names[i], src, names[i], bias ? " + b_" : "", bias ? names[i] : "");
+    }
+}
+
+/* A head's slice of a projection. */
+static void formula_split(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col)
+{
+    int w = s->cols, h = s->head;
+    fb_add(b, 1, "%c", s->name[0]);
+    fb_sub(b, 1, h);
+    if (col)
+        fb_add(b, 1, " = %c[%d:%d, :]", s->name[0], (h - 1) * w, h * w);
+    else
+        fb_add(b, 1, " = %c[:, %d:%d]", s->name[0], (h - 1) * w, h * w);
+    fb_add(b, 0, "   (h = %d, d_%c = %d)", t->cfg.heads, s->name[0] == 'V' ? 'v' : 'k', w);
+}
+
+/* One head: head = softmax(Q·Kᵀ / scale + M) · V, the step's part highlighted;
+ * the scaled step adds what the divisor is. */
+static void formula_head(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col)
+{
+    const AttnConfig *c = &t->cfg;
+    AttnStepKind k = s->kind;
+    int h = s->head;
+    int ws = k == ATTN_STEP_WEIGHTED_SUM, sm = ws || k == ATTN_STEP_SOFTMAX, qk = sm || k == ATTN_STEP_SCORES;
+    fb_add(b, ws, "head");
+    fb_sub(b, ws, h);
+    fb_add(b, ws, " = ");
+    if (col) {
+        fb_add(b, ws, "V");
+        fb_sub(b, ws, h);
+        fb_add(b, ws, " · ");
+    }
+    /* seed 003's order masks the raw scores: softmax((Q·Kᵀ + M) / √d) */
+    int mask_first = c->mask_kind != ATTN_MASK_NONE && c->mask_order == ATTN_MASK_THEN_SCALE;
+    fb_add(b, sm, "softmax(");
+    if (mask_first) fb_add(b, sm || k == ATTN_STEP_MASKED, "(");
+    /* Q·Kᵀ in rows; Kᵀ·Q in columns, one column per query */
+    fb_add(b, qk, col ? "K" : "Q");
+    fb_sub(b, qk, h);
+    fb_add(b, qk, col ? "ᵀ·Q" : "·K");
+    fb_sub(b, qk, h);
+    if (!col) fb_add(b, qk, "ᵀ");
+    if (mask_first) fb_add(b, sm || k == ATTN_STEP_MASKED, " + M)");
+    int sc = sm || k == ATTN_STEP_SCALED;
+    switch (c->scale_kind) {
+    case ATTN_SCALE_SQRT_DK:
+        fb_add(b, sc, " / √d_k");
+        break;
+    case ATTN_SCALE_SQRT_DMODEL:
+        fb_add(b, sc, " / √d_model");
+        break;
+    case ATTN_SCALE_NONE:
+        fb_add(b, sc, " / 1");
+        break;
+    case ATTN_SCALE_VALUE:
+        fb_add(b, sc, " / %g", (double)c->scale_value);
+        break;
+    }
+    if (c->mask_kind != ATTN_MASK_NONE && !mask_first) fb_add(b, sm || k == ATTN_STEP_MASKED, " + M");
+    fb_add(b, sm, ")");
+    if (!col) {
+        fb_add(b, ws, " · V");
+        fb_sub(b, ws, h);
+    }
+    if (k != ATTN_STEP_SCALED) return;
+    /* the divisor the step really uses */
+    double d = (double)t->divisor;
+    if (c->scale_kind == ATTN_SCALE_NONE || c->scale_kind == ATTN_SCALE_VALUE)
+        fb_add(b, 0, "      ÷%.4g", d);
+    else
+        fb_add(b, 0, "      %s = √%.0f = %.4g", c->scale_kind == ATTN_SCALE_SQRT_DMODEL ? "√d_model" : "√d_k", d * d,
+               d);
+}
+
+/* MultiHead = Concat(head₁, …) · W_O + b_O, concat or the output highlighted. */
+static void formula_multihead(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col)
+{
+    int heads = t->cfg.heads;
+    int out = s->kind == ATTN_STEP_OUTPUT, wo = attn_trace_find_name(t, "W_O") != NULL;
+    fb_add(b, 0, "MultiHead = ");
+    if (col && wo) fb_add(b, out, "W_O · ");
+    /* every head up to three (Concat(head₁, head₂)), else the first and the last */
+    fb_add(b, !out, "Concat(head");
+    fb_sub(b, !out, 1);
+    for (int i = 2; i <= heads; i++) {
+        if (heads > 3 && i < heads) continue;
+        fb_add(b, !out, heads > 3 ? ", …, head" : ", head");
+        fb_sub(b, !out, i);
+    }
+    fb_add(b, !out, ")");
+    if (!col && wo) fb_add(b, out, " · W_O");
+    if (attn_trace_find_name(t, "b_O")) fb_add(b, out, " + b_O");
+}
+
+/* The formula of each kind of step of dot-product attention. */
+typedef void (*FormulaFn)(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col);
+static const FormulaFn formula_by_kind[ATTN_STEP_KIND_COUNT] = {
+    [ATTN_STEP_INPUT] = formula_operand,    [ATTN_STEP_WEIGHT] = formula_operand,
+    [ATTN_STEP_BIAS] = formula_operand,     [ATTN_STEP_PROJECTION] = formula_projection,
+    [ATTN_STEP_SPLIT] = formula_split,      [ATTN_STEP_SCORES] = formula_head,
+    [ATTN_STEP_SCALED] = formula_head,      [ATTN_STEP_MASKED] = formula_head,
+    [ATTN_STEP_SOFTMAX] = formula_head,     [ATTN_STEP_WEIGHTED_SUM] = formula_head,
+    [ATTN_STEP_CONCAT] = formula_multihead, [ATTN_STEP_OUTPUT] = formula_multihead,
+};
+
 static void update_formula(View *v)
 {
     const AttnTrace *t = view_trace(v);
     const AttnStep *s = view_current(v);
-    const AttnConfig *c = &t->cfg;
     FormulaBuilder b = {v->formula, sizeof v->formula, 0, -1, -1};
     v->formula[0] = '\0';
-    int h = s->head;
-    AttnStepKind k = s->kind;
     /* column notation: every matrix is the transpose of row notation's, so
      * shapes swap and products turn round (Q = W_Q·X, head = V·softmax(Kᵀ·Q)) */
     int col = v->notation == VIEW_NOTATION_COLUMN;
-    int R = col ? s->cols : s->rows, C = col ? s->rows : s->cols;
-    if (c->attention == ATTN_ADDITIVE) {
-        const char *y = c->cross ? "y" : "x";
-        const char *ba = attn_trace_find_name(t, "b_a") ? " + b_a" : "";
-        switch (k) {
-        case ATTN_STEP_INPUT:
-        case ATTN_STEP_WEIGHT:
-        case ATTN_STEP_BIAS:
-            fb_add(&b, 1, "%s   (%d × %d)", s->name, R, C);
-            break;
-        default: {
-            int sc = k == ATTN_STEP_SCORES, hid = k == ATTN_STEP_ADDITIVE_HIDDEN;
-            fb_add(&b, sc, "e_ij = v_aᵀ · ");
-            if (col)
-                fb_add(&b, sc || hid, "tanh(W_a · [x_i ; %s_j]%s)", y, ba);
-            else
-                fb_add(&b, sc || hid, "tanh([x_i ; %s_j] · W_a%s)", y, ba);
-            if (k == ATTN_STEP_MASKED) fb_add(&b, 1, ",  e_ij = −∞ where blocked");
-            fb_add(&b, 0, "     ");
-            fb_add(&b, k == ATTN_STEP_SOFTMAX, "α_i = softmax(e_i)");
-            fb_add(&b, 0, "     ");
-            fb_add(&b, k == ATTN_STEP_WEIGHTED_SUM, "c_i = Σ_j α_ij · %s_j", y);
-        } break;
-        }
-    } else {
-        switch (k) {
-        case ATTN_STEP_INPUT: {
-            /* n for self-attention; n_q and n_k when queries and keys differ */
-            const char *n = !c->cross ? "n" : strcmp(s->name, "Y") == 0 ? "n_k" : "n_q";
-            if (col)
-                fb_add(&b, 1, "%s   (d_model × %s = %d × %d)", s->name, n, R, C);
-            else
-                fb_add(&b, 1, "%s   (%s × d_model = %d × %d)", s->name, n, R, C);
-        } break;
-        case ATTN_STEP_WEIGHT: {
-            int wo = strcmp(s->name, "W_O") == 0;
-            const char *hd = wo || strcmp(s->name, "W_V") == 0 ? "h·d_v" : "h·d_k";
-            /* W_O maps h·d_v to d_model, the others d_model to h·d */
-            const char *a = wo != col ? hd : "d_model", *bb = wo != col ? "d_model" : hd;
-            fb_add(&b, 1, "%s   (%s × %s = %d × %d)", s->name, a, bb, R, C);
-        } break;
-        case ATTN_STEP_BIAS:
-            if (col)
-                fb_add(&b, 1, "%s   (%d × 1, added to every column)", s->name, R);
-            else
-                fb_add(&b, 1, "%s   (1 × %d, added to every row)", s->name, s->cols);
-            break;
-        case ATTN_STEP_PROJECTION: {
-            const char *names[3] = {"Q", "K", "V"};
-            for (int i = 0; i < 3; i++) {
-                int on = strcmp(s->name, names[i]) == 0;
-                const char *src = (i > 0 && c->cross) ? "Y" : "X";
-                const void *bias = i == 0   ? (const void *)attn_trace_find_name(t, "b_Q")
-                                   : i == 1 ? (const void *)attn_trace_find_name(t, "b_K")
-                                            : (const void *)attn_trace_find_name(t, "b_V");
-                if (i) fb_add(&b, 0, "     ");
-                if (col)
-                    fb_add(&b, on, "%s = W_%s·%s%s%s", names[i], names[i], src, bias ? " + b_" : "",
-                           bias ? names[i] : "");
-                else
-                    fb_add(&b, on, "%s = %s·W_%s%s%s", names[i], src, names[i], bias ? " + b_" : "",
-                           bias ? names[i] : "");
-            }
-        } break;
-        case ATTN_STEP_SPLIT: {
-            int w = s->cols;
-            fb_add(&b, 1, "%c", s->name[0]);
-            fb_sub(&b, 1, h);
-            if (col)
-                fb_add(&b, 1, " = %c[%d:%d, :]", s->name[0], (h - 1) * w, h * w);
-            else
-                fb_add(&b, 1, " = %c[:, %d:%d]", s->name[0], (h - 1) * w, h * w);
-            fb_add(&b, 0, "   (h = %d, d_%c = %d)", c->heads, s->name[0] == 'V' ? 'v' : 'k', w);
-        } break;
-        case ATTN_STEP_SCORES:
-        case ATTN_STEP_SCALED:
-        case ATTN_STEP_MASKED:
-        case ATTN_STEP_SOFTMAX:
-        case ATTN_STEP_WEIGHTED_SUM: {
-            int ws = k == ATTN_STEP_WEIGHTED_SUM, sm = ws || k == ATTN_STEP_SOFTMAX, qk = sm || k == ATTN_STEP_SCORES;
-            fb_add(&b, ws, "head");
-            fb_sub(&b, ws, h);
-            fb_add(&b, ws, " = ");
-            if (col) {
-                fb_add(&b, ws, "V");
-                fb_sub(&b, ws, h);
-                fb_add(&b, ws, " · ");
-            }
-            /* seed 003's order masks the raw scores: softmax((Q·Kᵀ + M) / √d) */
-            int mask_first = c->mask_kind != ATTN_MASK_NONE && c->mask_order == ATTN_MASK_THEN_SCALE;
-            fb_add(&b, sm, "softmax(");
-            if (mask_first) fb_add(&b, sm || k == ATTN_STEP_MASKED, "(");
-            /* Q·Kᵀ in rows; Kᵀ·Q in columns, one column per query */
-            fb_add(&b, qk, col ? "K" : "Q");
-            fb_sub(&b, qk, h);
-            fb_add(&b, qk, col ? "ᵀ·Q" : "·K");
-            fb_sub(&b, qk, h);
-            if (!col) fb_add(&b, qk, "ᵀ");
-            if (mask_first) fb_add(&b, sm || k == ATTN_STEP_MASKED, " + M)");
-            switch (c->scale_kind) {
-            case ATTN_SCALE_SQRT_DK:
-                fb_add(&b, sm || k == ATTN_STEP_SCALED, " / √d_k");
-                break;
-            case ATTN_SCALE_SQRT_DMODEL:
-                fb_add(&b, sm || k == ATTN_STEP_SCALED, " / √d_model");
-                break;
-            case ATTN_SCALE_NONE:
-                fb_add(&b, sm || k == ATTN_STEP_SCALED, " / 1");
-                break;
-            case ATTN_SCALE_VALUE:
-                fb_add(&b, sm || k == ATTN_STEP_SCALED, " / %g", (double)c->scale_value);
-                break;
-            }
-            if (c->mask_kind != ATTN_MASK_NONE && !mask_first) fb_add(&b, sm || k == ATTN_STEP_MASKED, " + M");
-            fb_add(&b, sm, ")");
-            if (!col) {
-                fb_add(&b, ws, " · V");
-                fb_sub(&b, ws, h);
-            }
-            if (k == ATTN_STEP_SCALED) fb_add(&b, 0, "      √d_k: ÷%.4g", (double)t->divisor);
-        } break;
-        case ATTN_STEP_CONCAT:
-        case ATTN_STEP_OUTPUT: {
-            int out = k == ATTN_STEP_OUTPUT, wo = attn_trace_find_name(t, "W_O") != NULL;
-            fb_add(&b, 0, "MultiHead = ");
-            if (col && wo) fb_add(&b, out, "W_O · ");
-            /* every head up to three (Concat(head₁, head₂)), else the first and the last */
-            fb_add(&b, !out, "Concat(head");
-            fb_sub(&b, !out, 1);
-            for (int i = 2; i <= c->heads; i++) {
-                if (c->heads > 3 && i < c->heads) continue;
-                fb_add(&b, !out, c->heads > 3 ? ", …, head" : ", head");
-                fb_sub(&b, !out, i);
-            }
-            fb_add(&b, !out, ")");
-            if (!col && wo) fb_add(&b, out, " · W_O");
-            if (attn_trace_find_name(t, "b_O")) fb_add(&b, out, " + b_O");
-        } break;
-        default:
-            fb_add(&b, 1, "%s", s->name);
-            break;
-        }
-    }
-    /* The scale note names the divisor the step really uses. */
-    if (c->attention == ATTN_DOT && k == ATTN_STEP_SCALED) {
-        char *note = strstr(v->formula, "      √d_k: ");
-        if (note) {
-            const char *what = c->scale_kind == ATTN_SCALE_SQRT_DMODEL ? "√d_model" : "√d_k";
-            if (c->scale_kind == ATTN_SCALE_NONE || c->scale_kind == ATTN_SCALE_VALUE)
-                snprintf(note, sizeof v->formula - (size_t)(note - v->formula), "      ÷%.4g", (double)t->divisor);
-            else
-                snprintf(note, sizeof v->formula - (size_t)(note - v->formula), "      %s = √%.0f = %.4g", what,
-                         (double)t->divisor * (double)t->divisor, (double)t->divisor);
-        }
-    }
+    FormulaFn f = (unsigned)s->kind < ATTN_STEP_KIND_COUNT ? formula_by_kind[s->kind] : NULL;
+    if (t->cfg.attention == ATTN_ADDITIVE)
+        formula_additive(&b, t, s, col);
+    else if (f)
+        f(&b, t, s, col);
+    else
+        fb_add(&b, 1, "%s", s->name);
     v->formula_hl_start = b.hl_start < 0 ? 0 : b.hl_start;
     v->formula_hl_end = b.hl_end < 0 ? 0 : b.hl_end;
 }
@@ -1026,8 +1116,9 @@ static void describe_step(const View *v, const AttnTrace *trace, const AttnStep 
             if (row[c] > row[best]) best = c;
         if (!(row[best] > 0.0f)) continue; /* a row that sees no key */
         if (shown++) at = cat(buf, len, at, "%s", view_string(VS_LIST_SEP, L));
-        at = cat(buf, len, at, view_string(VS_LARGEST_WEIGHT, L), rl[r], cl[best]);
-        at = cat_num(buf, len, at, row[best], 0);
+        char num[32];
+        cat_num(num, sizeof num, 0, row[best], 0);
+        at = cat(buf, len, at, view_string(VS_LARGEST_WEIGHT, L), rl[r], cl[best], num);
     }
     cat(buf, len, at, "%s", view_string(s->rows > shown && shown == 6 ? VS_LIST_CUT : VS_FULL_STOP, L));
 }
@@ -1164,6 +1255,202 @@ static const AttnStep *from_not_kind(const AttnTrace *t, const AttnStep *s, Attn
     return NULL;
 }
 
+/* Each explain_* appends to buf at `at` the lines that say how cell (r, c)
+ * of step s of t was computed, and returns the new length. */
+
+/* A projection or the output: a row of the input times a column of the weight, plus the bias. */
+static size_t explain_product(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                              size_t at)
+{
+    const AttnStep *A = from_not_kind(t, s, ATTN_STEP_BIAS, 0), *W = from_not_kind(t, s, ATTN_STEP_BIAS, 1);
+    const AttnStep *bias = from_kind(t, s, ATTN_STEP_BIAS, 0);
+    if (!A || !W) return at;
+    at = cat(buf, len, at, "\n= ");
+    at = cat_cellref(v, t, buf, len, at, A, r, -1);
+    at = cat(buf, len, at, " · ");
+    char wt[64];
+    view_step_title(W, wt, sizeof wt);
+    at = cat(buf, len, at, v->notation == VIEW_NOTATION_COLUMN ? "%s[%d, :]" : "%s[:, %d]", wt, c);
+    if (bias) at = cat(buf, len, at, " + %s[%d]", bias->name, c);
+    at = cat(buf, len, at, "\n");
+    at = cat_dot(buf, len, at, A->data, (size_t)r * (size_t)A->cols, 1, W->data, (size_t)c, (size_t)W->cols, A->cols,
+                 v->lang);
+    if (bias) {
+        at = cat(buf, len, at, " + ");
+        at = cat_num(buf, len, at, bias->data[c], 1);
+    }
+    return at;
+}
+
+/* A head's columns: which column of the projection the cell is. */
+static size_t explain_split(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                            size_t at)
+{
+    const AttnStep *P = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
+    if (!P) return at;
+    if (v->notation == VIEW_NOTATION_COLUMN) {
+        /* Q[2, 我]: the transposed projection's row */
+        at = cat(buf, len, at, "\n= ");
+        at = cat_cellref(v, t, buf, len, at, P, r, (s->head - 1) * s->cols + c);
+        return cat(buf, len, at, view_string(VS_EXPLAIN_SPLIT_ROW, v->lang), s->head, c, s->cols - 1);
+    }
+    at = cat(buf, len, at, "\n= %s[", P->name);
+    const char *const *rl = view_row_labels(v, t, P);
+    at = rl ? cat(buf, len, at, "%s", rl[r]) : cat(buf, len, at, "%d", r);
+    at = cat(buf, len, at, view_string(VS_EXPLAIN_SPLIT_COLUMN, v->lang), (s->head - 1) * s->cols + c, s->head, c,
+             s->cols - 1);
+    return at;
+}
+
+/* Scores: the dot product of a query and a key (dot), or hidden · v_a (additive). */
+static size_t explain_scores(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                             size_t at)
+{
+    if (t->cfg.attention == ATTN_DOT) {
+        const AttnStep *Q = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0),
+                       *K = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 1);
+        if (!Q || !K) return at;
+        at = cat(buf, len, at, "\n= ");
+        at = cat_cellref(v, t, buf, len, at, Q, r, -1);
+        at = cat(buf, len, at, " · ");
+        at = cat_cellref(v, t, buf, len, at, K, c, -1);
+        at = cat(buf, len, at, "\n");
+        at = cat_dot(buf, len, at, Q->data, (size_t)r * (size_t)Q->cols, 1, K->data, (size_t)c * (size_t)K->cols, 1,
+                     Q->cols, v->lang);
+    } else {
+        const AttnStep *Hd = from_kind(t, s, ATTN_STEP_ADDITIVE_HIDDEN, 0), *va = from_kind(t, s, ATTN_STEP_WEIGHT, 0);
+        if (!Hd || !va) return at;
+        size_t hr = (size_t)r * (size_t)s->cols + (size_t)c;
+        at = cat(buf, len, at, view_string(VS_EXPLAIN_ADDITIVE_ROW, v->lang), hr, r, c);
+        at = cat_dot(buf, len, at, Hd->data, hr * (size_t)Hd->cols, 1, va->data, 0, 1, Hd->cols, v->lang);
+    }
+    return at;
+}
+
+/* Scaled: the score over the divisor. */
+static size_t explain_scaled(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                             size_t at)
+{
+    (void)v;
+    const AttnStep *S = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
+    if (!S) return at;
+    at = cat(buf, len, at, "\n= ");
+    at = cat_num(buf, len, at, S->data[(size_t)r * (size_t)S->cols + (size_t)c], 0);
+    at = cat(buf, len, at, " ÷ %.4g", (double)t->divisor);
+    return at;
+}
+
+/* Masked: the scaled score, or the fill value where the mask blocks. */
+static size_t explain_masked(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                             size_t at)
+{
+    if (view_cell_blocked(v, s, r, c))
+        at = cat(buf, len, at, view_string(VS_EXPLAIN_MASKED_BLOCKED, v->lang), view_string(VS_BLOCKED, v->lang));
+    else
+        at = cat(
+            buf, len, at, "%s",
+            view_string(t->cfg.mask_order == ATTN_MASK_THEN_SCALE ? VS_EXPLAIN_MASKED_KEPT_RAW : VS_EXPLAIN_MASKED_KEPT,
+                        v->lang));
+    return at;
+}
+
+/* Softmax: the cell's exp(x − max) over its row's sum. */
+static size_t explain_softmax(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                              size_t at)
+{
+    const AttnStep *X = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
+    if (!X) return at;
+    const float *row = X->data + (size_t)r * (size_t)X->cols;
+    float mx = -INFINITY;
+    for (int j = 0; j < X->cols; j++)
+        if (row[j] > mx) mx = row[j];
+    if (isinf(mx) && mx < 0) {
+        at = cat(buf, len, at, view_string(VS_EXPLAIN_ROW_BLOCKED, v->lang));
+        return at;
+    }
+    double sum = 0;
+    for (int j = 0; j < X->cols; j++) sum += exp((double)row[j] - (double)mx);
+    at = cat(buf, len, at, "\n= exp(x − max) / Σ exp(x − max)\n= exp(");
+    at = cat_num(buf, len, at, row[c], 0);
+    at = cat(buf, len, at, " − ");
+    at = cat_num(buf, len, at, mx, 1);
+    at = cat(buf, len, at, ") / %.4g = %.4g / %.4g", sum, exp((double)row[c] - (double)mx), sum);
+    return at;
+}
+
+/* Weighted sum: the row's weights times a column of the values. */
+static size_t explain_weighted_sum(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf,
+                                   size_t len, size_t at)
+{
+    const AttnStep *W = from_kind(t, s, ATTN_STEP_SOFTMAX, 0);
+    const AttnStep *V = from_not_kind(t, s, ATTN_STEP_SOFTMAX, 0);
+    if (!W || !V) return at;
+    at = cat(buf, len, at, "\n= Σ_j ");
+    at = cat_cellref(v, t, buf, len, at, W, r, -1);
+    at = cat(buf, len, at, v->notation == VIEW_NOTATION_COLUMN ? "_j · %s[%d, j]\n" : "_j · %s[j, %d]\n", V->name, c);
+    at = cat_dot(buf, len, at, W->data, (size_t)r * (size_t)W->cols, 1, V->data, (size_t)c, (size_t)V->cols, W->cols,
+                 v->lang);
+    return at;
+}
+
+/* Concat: the head's cell it was copied from. */
+static size_t explain_concat(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                             size_t at)
+{
+    int col = c;
+    for (int i = 0; i < s->n_from; i++) {
+        const AttnStep *Hd = &t->steps[s->from[i]];
+        if (col < Hd->cols) {
+            at = cat(buf, len, at, "\n= ");
+            at = cat_cellref(v, t, buf, len, at, Hd, r, col);
+            return at;
+        }
+        col -= Hd->cols;
+    }
+    return at;
+}
+
+/* A projection weight of dot attention: which feature goes to which head's column. */
+static size_t explain_weight(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                             size_t at)
+{
+    if (t->cfg.attention == ATTN_DOT && s->name[0] == 'W' && s->name[2] != 'O') {
+        int dk = s->name[2] == 'V' ? t->cfg.d_v : t->cfg.d_k;
+        /* in column notation Q's features are its rows */
+        ViewString how = v->notation == VIEW_NOTATION_COLUMN ? VS_EXPLAIN_WEIGHT_ROW : VS_EXPLAIN_WEIGHT_COLUMN;
+        if (dk > 0) at = cat(buf, len, at, view_string(how, v->lang), r, s->name[2], c, c / dk + 1, c % dk);
+    }
+    return at;
+}
+
+/* Additive attention's hidden layer: tanh of the joined query and key times W_a. */
+static size_t explain_additive_hidden(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf,
+                                      size_t len, size_t at)
+{
+    int nk = t->cfg.n_k;
+    const char *y = t->cfg.cross ? "y" : "x", *ba = from_kind(t, s, ATTN_STEP_BIAS, 0) ? " + b_a" : "";
+    if (v->notation == VIEW_NOTATION_COLUMN)
+        return cat(buf, len, at, "\n= tanh(W_a[%d, :] · [x_%d ; %s_%d]%s)", c, r / nk, y, r % nk, ba);
+    return cat(buf, len, at, "\n= tanh([x_%d ; %s_%d] · W_a[:, %d]%s)", r / nk, y, r % nk, c, ba);
+}
+
+/* How each kind of step explains a cell; NULL: by its value alone (inputs, biases). */
+typedef size_t (*ExplainFn)(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                            size_t at);
+static const ExplainFn explain_by_kind[ATTN_STEP_KIND_COUNT] = {
+    [ATTN_STEP_PROJECTION] = explain_product,
+    [ATTN_STEP_OUTPUT] = explain_product,
+    [ATTN_STEP_SPLIT] = explain_split,
+    [ATTN_STEP_SCORES] = explain_scores,
+    [ATTN_STEP_SCALED] = explain_scaled,
+    [ATTN_STEP_MASKED] = explain_masked,
+    [ATTN_STEP_SOFTMAX] = explain_softmax,
+    [ATTN_STEP_WEIGHTED_SUM] = explain_weighted_sum,
+    [ATTN_STEP_CONCAT] = explain_concat,
+    [ATTN_STEP_WEIGHT] = explain_weight,
+    [ATTN_STEP_ADDITIVE_HIDDEN] = explain_additive_hidden,
+};
+
 int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c, char *buf, size_t len)
 {
     if (!len) return -1;
@@ -1175,141 +1462,7 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
     float val = s->data[(size_t)r * (size_t)s->cols + (size_t)c];
     at = cat(buf, len, at, " = ");
     at = cat_num(buf, len, at, val, 0);
-    switch (s->kind) {
-    case ATTN_STEP_PROJECTION:
-    case ATTN_STEP_OUTPUT: {
-        const AttnStep *A = from_not_kind(t, s, ATTN_STEP_BIAS, 0), *W = from_not_kind(t, s, ATTN_STEP_BIAS, 1);
-        const AttnStep *bias = from_kind(t, s, ATTN_STEP_BIAS, 0);
-        if (!A || !W) break;
-        at = cat(buf, len, at, "\n= ");
-        at = cat_cellref(v, t, buf, len, at, A, r, -1);
-        at = cat(buf, len, at, " · ");
-        char wt[64];
-        view_step_title(W, wt, sizeof wt);
-        at = cat(buf, len, at, v->notation == VIEW_NOTATION_COLUMN ? "%s[%d, :]" : "%s[:, %d]", wt, c);
-        if (bias) at = cat(buf, len, at, " + %s[%d]", bias->name, c);
-        at = cat(buf, len, at, "\n");
-        at = cat_dot(buf, len, at, A->data, (size_t)r * (size_t)A->cols, 1, W->data, (size_t)c, (size_t)W->cols,
-                     A->cols, v->lang);
-        if (bias) {
-            at = cat(buf, len, at, " + ");
-            at = cat_num(buf, len, at, bias->data[c], 1);
-        }
-    } break;
-    case ATTN_STEP_SPLIT: {
-        const AttnStep *P = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
-        if (!P) break;
-        if (v->notation == VIEW_NOTATION_COLUMN) {
-            /* Q[2, 我]: the transposed projection's row */
-            at = cat(buf, len, at, "\n= ");
-            at = cat_cellref(v, t, buf, len, at, P, r, (s->head - 1) * s->cols + c);
-            at = cat(buf, len, at, view_string(VS_EXPLAIN_SPLIT_ROW, v->lang), s->head, c, s->cols - 1);
-            break;
-        }
-        at = cat(buf, len, at, "\n= %s[", P->name);
-        const char *const *rl = view_row_labels(v, t, P);
-        at = rl ? cat(buf, len, at, "%s", rl[r]) : cat(buf, len, at, "%d", r);
-        at = cat(buf, len, at, view_string(VS_EXPLAIN_SPLIT_COLUMN, v->lang), (s->head - 1) * s->cols + c, s->head, c,
-                 s->cols - 1);
-    } break;
-    case ATTN_STEP_SCORES:
-        if (t->cfg.attention == ATTN_DOT) {
-            const AttnStep *Q = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0),
-                           *K = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 1);
-            if (!Q || !K) break;
-            at = cat(buf, len, at, "\n= ");
-            at = cat_cellref(v, t, buf, len, at, Q, r, -1);
-            at = cat(buf, len, at, " · ");
-            at = cat_cellref(v, t, buf, len, at, K, c, -1);
-            at = cat(buf, len, at, "\n");
-            at = cat_dot(buf, len, at, Q->data, (size_t)r * (size_t)Q->cols, 1, K->data, (size_t)c * (size_t)K->cols, 1,
-                         Q->cols, v->lang);
-        } else {
-            const AttnStep *Hd = from_kind(t, s, ATTN_STEP_ADDITIVE_HIDDEN, 0),
-                           *va = from_kind(t, s, ATTN_STEP_WEIGHT, 0);
-            if (!Hd || !va) break;
-            size_t hr = (size_t)r * (size_t)s->cols + (size_t)c;
-            at = cat(buf, len, at, view_string(VS_EXPLAIN_ADDITIVE_ROW, v->lang), hr, r, c);
-            at = cat_dot(buf, len, at, Hd->data, hr * (size_t)Hd->cols, 1, va->data, 0, 1, Hd->cols, v->lang);
-        }
-        break;
-    case ATTN_STEP_SCALED: {
-        const AttnStep *S = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
-        if (!S) break;
-        at = cat(buf, len, at, "\n= ");
-        at = cat_num(buf, len, at, S->data[(size_t)r * (size_t)S->cols + (size_t)c], 0);
-        at = cat(buf, len, at, " ÷ %.4g", (double)t->divisor);
-    } break;
-    case ATTN_STEP_MASKED:
-        if (view_cell_blocked(v, s, r, c))
-            at = cat(buf, len, at, view_string(VS_EXPLAIN_MASKED_BLOCKED, v->lang), view_string(VS_BLOCKED, v->lang));
-        else
-            at = cat(buf, len, at, "%s",
-                     view_string(t->cfg.mask_order == ATTN_MASK_THEN_SCALE ? VS_EXPLAIN_MASKED_KEPT_RAW
-                                                                           : VS_EXPLAIN_MASKED_KEPT,
-                                 v->lang));
-        break;
-    case ATTN_STEP_SOFTMAX: {
-        const AttnStep *X = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
-        if (!X) break;
-        const float *row = X->data + (size_t)r * (size_t)X->cols;
-        float mx = -INFINITY;
-        for (int j = 0; j < X->cols; j++)
-            if (row[j] > mx) mx = row[j];
-        if (isinf(mx) && mx < 0) {
-            at = cat(buf, len, at, view_string(VS_EXPLAIN_ROW_BLOCKED, v->lang));
-            break;
-        }
-        double sum = 0;
-        for (int j = 0; j < X->cols; j++) sum += exp((double)row[j] - (double)mx);
-        at = cat(buf, len, at, "\n= exp(x − max) / Σ exp(x − max)\n= exp(");
-        at = cat_num(buf, len, at, row[c], 0);
-        at = cat(buf, len, at, " − ");
-        at = cat_num(buf, len, at, mx, 1);
-        at = cat(buf, len, at, ") / %.4g = %.4g / %.4g", sum, exp((double)row[c] - (double)mx), sum);
-    } break;
-    case ATTN_STEP_WEIGHTED_SUM: {
-        const AttnStep *W = from_kind(t, s, ATTN_STEP_SOFTMAX, 0);
-        const AttnStep *V = from_not_kind(t, s, ATTN_STEP_SOFTMAX, 0);
-        if (!W || !V) break;
-        at = cat(buf, len, at, "\n= Σ_j ");
-        at = cat_cellref(v, t, buf, len, at, W, r, -1);
-        at = cat(buf, len, at, v->notation == VIEW_NOTATION_COLUMN ? "_j · %s[%d, j]\n" : "_j · %s[j, %d]\n", V->name,
-                 c);
-        at = cat_dot(buf, len, at, W->data, (size_t)r * (size_t)W->cols, 1, V->data, (size_t)c, (size_t)V->cols,
-                     W->cols, v->lang);
-    } break;
-    case ATTN_STEP_CONCAT: {
-        int col = c;
-        for (int i = 0; i < s->n_from; i++) {
-            const AttnStep *Hd = &t->steps[s->from[i]];
-            if (col < Hd->cols) {
-                at = cat(buf, len, at, "\n= ");
-                at = cat_cellref(v, t, buf, len, at, Hd, r, col);
-                break;
-            }
-            col -= Hd->cols;
-        }
-    } break;
-    case ATTN_STEP_WEIGHT:
-        if (t->cfg.attention == ATTN_DOT && s->name[0] == 'W' && s->name[2] != 'O') {
-            int dk = s->name[2] == 'V' ? t->cfg.d_v : t->cfg.d_k;
-            /* in column notation Q's features are its rows */
-            ViewString how = v->notation == VIEW_NOTATION_COLUMN ? VS_EXPLAIN_WEIGHT_ROW : VS_EXPLAIN_WEIGHT_COLUMN;
-            if (dk > 0) at = cat(buf, len, at, view_string(how, v->lang), r, s->name[2], c, c / dk + 1, c % dk);
-        }
-        break;
-    case ATTN_STEP_ADDITIVE_HIDDEN: {
-        int nk = t->cfg.n_k;
-        const char *y = t->cfg.cross ? "y" : "x", *ba = from_kind(t, s, ATTN_STEP_BIAS, 0) ? " + b_a" : "";
-        if (v->notation == VIEW_NOTATION_COLUMN)
-            at = cat(buf, len, at, "\n= tanh(W_a[%d, :] · [x_%d ; %s_%d]%s)", c, r / nk, y, r % nk, ba);
-        else
-            at = cat(buf, len, at, "\n= tanh([x_%d ; %s_%d] · W_a[:, %d]%s)", r / nk, y, r % nk, c, ba);
-    } break;
-    default:
-        break;
-    }
-    (void)at;
+    if ((int)s->kind >= 0 && s->kind < ATTN_STEP_KIND_COUNT && explain_by_kind[s->kind])
+        explain_by_kind[s->kind](v, t, s, r, c, buf, len, at);
     return 0;
 }

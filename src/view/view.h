@@ -24,6 +24,12 @@
  * are owned by the View and released by view_free. Every index a function
  * takes is clamped into range; nothing here asserts on user input.
  *
+ * Changes: read the fields freely, change them only through the functions
+ * below (and view_input.h for keys and the mouse). Each change of anything a
+ * frame shows gives v->revision a new value, unique in the process, so a
+ * window redraws exactly when (revision, size) differs from its last frame,
+ * also after the View was replaced by a reloaded lesson.
+ *
  * Two traces: `trace` is the lesson as written (heads = cfg.heads), `single`
  * the same lesson with one head of width heads·d_k (and heads·d_v) on the same
  * X and weights, so that head 1 of `single` is ordinary scaled dot-product
@@ -71,11 +77,12 @@ typedef enum ViewNotation { VIEW_NOTATION_ROW, VIEW_NOTATION_COLUMN, VIEW_NOTATI
 #define VIEW_MAX_NOTICE     512
 
 typedef struct View {
-    const Lesson *lesson; /* borrowed */
-    AttnTrace *trace;     /* the lesson as written (multi-head), owned */
-    AttnTrace *single;    /* one head of width heads·d_k on the same X and weights, owned */
-    unsigned long id;     /* unique to each view_init in the process: what render's caches key on,
-                             since a reloaded lesson's traces may reuse the old addresses */
+    const Lesson *lesson;   /* borrowed */
+    AttnTrace *trace;       /* the lesson as written (multi-head), owned */
+    AttnTrace *single;      /* one head of width heads·d_k on the same X and weights, owned */
+    unsigned long id;       /* unique to each view_init in the process: what render's caches key on,
+                               since a reloaded lesson's traces may reuse the old addresses */
+    unsigned long revision; /* new, unique in the process, after every visible change (see above) */
 
     int step;     /* index into view_trace(v)->steps */
     double t;     /* seconds into the current step's animation, in [0, duration] */
@@ -103,6 +110,8 @@ typedef struct View {
     /* Zoom and pan of the result matrix (wheel and drag); zoom 1 = fit. */
     float zoom;
     float pan_x, pan_y; /* in cells, the top-left cell shown when zoomed */
+    int dragging;       /* the left button is down on a zoomed result matrix */
+    int drag_x, drag_y; /* in pixels, where the drag last moved the matrix */
 
     int show_help; /* the help overlay */
     /* A short message (frame saved, reload failed): notice_what is its entry
@@ -166,6 +175,8 @@ void view_advance(View *v, double dt);
 void view_set_head(View *v, int head);
 void view_next_head(View *v);       /* Tab: h+1, wrapping */
 int view_head_count(const View *v); /* heads of `trace` */
+/* The heads a View of this lesson has (view_head_count), without building one. */
+int view_lesson_head_count(const Lesson *lesson);
 /* Mode: keeps the equivalent step (same name, or same kind of the selected head). */
 void view_set_mode(View *v, ViewMode mode);
 void view_toggle_single(View *v);  /* M: single ↔ multi (compare goes to single) */
@@ -177,8 +188,22 @@ int view_map_step(const AttnTrace *from, int step, const AttnTrace *to, int head
 
 void view_set_speed(View *v, double speed);     /* clamped to [VIEW_SPEED_MIN, VIEW_SPEED_MAX] */
 void view_set_text_scale(View *v, float scale); /* clamped */
+void view_set_lang(View *v, LessonLang lang);
 void view_toggle_lang(View *v);
+void view_set_theme(View *v, ViewTheme theme);
 void view_next_theme(View *v);
+/* Autoplay on or off. Playing starts from step 0 when the last step is
+ * shown, and runs forwards: a rewind in progress jumps to the step's end. */
+void view_set_playing(View *v, int playing);
+void view_toggle_play(View *v); /* P */
+void view_set_help(View *v, int shown);
+/* The hovered cell: step `step` of trace (cell row, col), or none with trace
+ * NULL or step < 0. */
+void view_set_hover(View *v, const AttnTrace *trace, int step, int row, int col);
+/* Zoom factor (clamped to 1..VIEW_ZOOM_MAX) and the top-left cell shown
+ * (clamped to ≥ 0; 0, 0 at zoom 1). */
+void view_set_zoom(View *v, float zoom, float pan_x, float pan_y);
+#define VIEW_ZOOM_MAX 64.0f
 void view_set_weight_scale(View *v, ViewWeightScale scale); /* out of range: unit */
 void view_next_weight_scale(View *v);                       /* unit → row → log → unit */
 void view_set_notation(View *v, ViewNotation notation);     /* out of range: row */
@@ -227,6 +252,19 @@ void view_select_token(View *v, int q, int k);
 void view_set_notice(View *v, int what, const char *detail, int is_error);
 /* The notice in v->lang, into buf; returns its length, 0 when there is none. */
 size_t view_notice_text(const View *v, char *buf, size_t len);
+/* What the S key saves: a copy of v without the transient notice (a shallow
+ * copy borrowing v's traces and lesson: never view_free it). */
+void view_for_saving(const View *v, View *out);
+
+/* ---- names, as the command line, file names and index.json spell them ----
+ * (the languages': lesson_lang_names, lesson.h) */
+
+extern const char *const view_mode_names[VIEW_MODE_COUNT];            /* "multi", "single", "compare" */
+extern const char *const view_theme_names[VIEW_THEME_COUNT];          /* "light", "dark", "projector" */
+extern const char *const view_weight_scale_names[VIEW_WEIGHTS_COUNT]; /* "unit", "row", "log" */
+extern const char *const view_notation_names[VIEW_NOTATION_COUNT];    /* "row", "column" */
+/* The index of name in names[count], or -1. */
+int view_name_index(const char *const *names, int count, const char *name);
 
 /* The UTF-8 formula of the current step, e.g. "softmax(Q·Kᵀ / √d_k) · V";
  * the part this step computes is formula[start, end) (view_formula_highlight). */
@@ -287,7 +325,7 @@ typedef enum ViewString {
     VS_MULTI_TITLE,
     VS_ALL_HEADS,
     VS_HELP_TITLE,
-    VS_HELP_BODY,
+    VS_HELP_MOUSE,
     VS_HINT,
     VS_SCALE_BY,
     VS_SPLIT_INTO,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# robust_window.sh: the classroom window survives abuse (issue 6).
+# robust_window.sh: the classroom window survives abuse.
 #
 #   tests/e2e/robust_window.sh ATTNVIZ [SOURCE_DIR]
 #

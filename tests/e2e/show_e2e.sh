@@ -13,7 +13,8 @@
 #   - the window appears with the lesson's title,
 #   - every key changed what the window shows,
 #   - L switches the window title to the Chinese one,
-#   - S saved a PNG of the window's size into --frames-dir,
+#   - S saved a PNG of the window's size into --frames-dir, and S again
+#     while its notice shows saves the same pixels (no notice in a file),
 #   - Q quits with status 0.
 # Screenshots and the program's stderr stay in $ATTNVIZ_E2E_OUT (default a
 # temporary folder that is removed on success).
@@ -164,6 +165,19 @@ size=$(identify -format '%wx%h' "$saved" 2>/dev/null)
 [ "$size" = "1024x640" ] || fail "the saved frame $saved is '$size', expected 1024x640"
 echo "ok: S saved $saved ($size)"
 changed 04c-unhover 05-saved "S shows a notice"
+# S again while the first "saved" notice is on screen: the second file has
+# the same pixels as the first, without that notice
+press s
+for _ in $(seq 1 50); do
+    [ "$(ls "$frames"/*.png 2>/dev/null | wc -l)" -ge 2 ] && break
+    sleep 0.1
+done
+saved2=$(ls "$frames"/*.png 2>/dev/null | grep -vxF "$saved" | head -n 1)
+[ -n "$saved2" ] || fail "the second S saved no second PNG ($(ls "$frames"))"
+pixels() { convert "$1" rgb:- | md5sum | cut -d' ' -f1; }
+[ "$(pixels "$saved")" = "$(pixels "$saved2")" ] ||
+    fail "the second saved frame differs from the first: the notice of the first is in it ($saved, $saved2)"
+echo "ok: a second S saves no notice ($saved2)"
 press c
 shot 06-compare
 changed 05-saved 06-compare "C compare"

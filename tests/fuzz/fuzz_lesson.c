@@ -1,4 +1,4 @@
-/* fuzz_lesson.c: libFuzzer harness for the lesson loader (issue 6).
+/* fuzz_lesson.c: libFuzzer harness for the lesson loader.
  *
  * One input is one lesson file. It goes through what `attnviz check` and
  * `attnviz trace` do: lesson_parse, attn_trace_create, narrate_check (every
@@ -12,8 +12,8 @@
  *     validated it): attn_trace_create fails only when the lesson's numbers
  *     overflow float32, and says so; its tokens match n_q / n_k, non-empty;
  *   - no step of its trace holds NaN, and none holds ±Inf except the -inf
- *     fill of a `masked` step, which the lesson asked for (issue 6: "no NaN or
- *     Inf ever reaches the screen or a file unless the lesson asked for it").
+ *     fill of a `masked` step, which the lesson asked for: no NaN or Inf ever
+ *     reaches the screen or a file unless the lesson asked for it.
  *
  * Build: configure with CC=clang -DATTNVIZ_FUZZ=ON (tests/fuzz.cmake), run:
  *

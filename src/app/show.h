@@ -1,0 +1,109 @@
+/* show.h: the parts of `attnviz show`, the classroom window.
+ *
+ *   cmd_show.c     options, the event loop and frame pacing
+ *   show_window.c  opening and closing SDL, the window, its screen and the
+ *                  render context, on one cleanup path; waiting for events
+ *   show_events.c  one handler per kind of event (keys, mouse, window, a
+ *                  dropped file), each turning the event into View calls
+ *                  (view_input.h holds the rules); loading and reloading
+ *   show_stats.c   --frame-stats and ATTNVIZ_FRAME_LOG
+ *
+ * The View is the state. A frame is drawn when its revision or the window's
+ * pixels changed (show_needs_frame); nothing here decides what a key does.
+ */
+#ifndef SHOW_H
+#define SHOW_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include <SDL.h>
+
+#include "lesson.h"
+#include "render.h"
+#include "show_screen.h"
+#include "view.h"
+
+typedef struct ShowOptions {
+    const char *lesson;
+    int autoplay, quit_at_end, frame_stats, fullscreen, gpu;
+    int width, height;
+    int lang; /* -1: the default (English) */
+    int theme, mode;
+    int head;                   /* 0: the default */
+    int step;                   /* a trace index (--step counts from 1), -1: the default */
+    int weight_scale, notation; /* ViewWeightScale, ViewNotation */
+    double speed;
+    float text_scale;
+    const char *frames_dir;
+} ShowOptions;
+
+/* The lesson and its view, replaceable at run time (R, a dropped file). */
+typedef struct ShowLesson {
+    Lesson *lesson;
+    View view;
+    char *path;
+} ShowLesson;
+
+/* Loads path into a new lesson and view. 0, or -1 with the message in err. */
+int show_lesson_load(ShowLesson *out, const char *path, char *err, size_t errlen);
+void show_lesson_free(ShowLesson *l);
+
+/* The window and what draws into it. */
+typedef struct ShowWindow {
+    SDL_Window *win;
+    ShowScreen scr;
+    RenderCtx *rc;
+    int xfd;         /* the X connection's descriptor, or -1 */
+    int sdl, screen; /* what is open, for show_window_close */
+} ShowWindow;
+
+/* Opens SDL and the window titled after the lesson. An APP_*
+ * status; on failure the message is printed and nothing stays open. */
+int show_window_open(ShowWindow *w, const ShowOptions *o, const ShowLesson *cur);
+/* Closes whatever show_window_open opened, in reverse order. */
+void show_window_close(ShowWindow *w);
+/* "attnviz — <the lesson's title in the view's language>". */
+void show_window_title(ShowWindow *w, const ShowLesson *cur);
+/* SDL_WaitEventTimeout (timeout_ms < 0: no limit; e NULL leaves the event
+ * queued), on X11 by poll() on the connection (see show_window.c). */
+int show_wait_event(ShowWindow *w, SDL_Event *e, int timeout_ms);
+
+/* Frame times for --frame-stats, and ATTNVIZ_FRAME_LOG. */
+typedef struct ShowStats {
+    int enabled;          /* --frame-stats */
+    double t_start, age0; /* when cmd_show started; the process's age then (-1 unknown) */
+    double *frame_start;  /* (n_frames) start time of each frame, seconds */
+    size_t n_frames, cap_frames;
+    double first_frame; /* seconds from the process's start to the first frame shown, -1 before */
+    FILE *log;          /* ATTNVIZ_FRAME_LOG, or NULL */
+} ShowStats;
+
+void show_stats_open(ShowStats *st, int enabled, double t_start);
+/* A frame started at t was shown; drawn at t_drawn, presented now. */
+void show_stats_frame(ShowStats *st, const ShowWindow *w, const View *v, double t, double t_drawn,
+                      unsigned long long sent);
+/* Prints the two --frame-stats lines (when enabled and report) and closes the log. */
+void show_stats_close(ShowStats *st, int report);
+
+/* Everything the window's loop holds. */
+typedef struct Show {
+    ShowOptions opt;
+    ShowLesson cur;
+    ShowWindow w;
+    ShowStats stats;
+    int running;
+    int must_draw;    /* the window's pixels are stale (expose, resize): draw even if the View did not change */
+    int save_request; /* S: save the next frame */
+    unsigned long drawn_revision;
+    int drawn_w, drawn_h;
+} Show;
+
+/* One event, whatever its kind, to its handler. */
+void show_on_event(Show *s, SDL_Event *e);
+/* Loads s->opt.lesson (or the default lesson) into s->cur and applies the
+ * options to its View; --head and --step beyond the lesson are refused.
+ * An APP_* status, the message printed. */
+int show_lesson_open(Show *s);
+
+#endif

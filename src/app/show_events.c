@@ -1,0 +1,274 @@
+/* show_events.c: the window's events, one handler per kind, each turning
+ * an SDL event into View calls (show.h; the rules are in view_input.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <SDL.h>
+
+#include "app.h"
+#include "show.h"
+#include "view_input.h"
+
+/* ---- the lesson, replaceable at run time ---- */
+
+int show_lesson_load(ShowLesson *out, const char *path, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    Lesson *L = calloc(1, sizeof *L);
+    char *copy = strdup(path);
+    if (!L || !copy) {
+        free(L);
+        free(copy);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    LessonError le;
+    if (lesson_load(L, path, &le) != 0) {
+        snprintf(err, errlen, "%s", le.msg);
+        free(L);
+        free(copy);
+        return -1;
+    }
+    if (view_init(&out->view, L, err, errlen) != 0) {
+        lesson_free(L);
+        free(L);
+        free(copy);
+        return -1;
+    }
+    out->lesson = L;
+    out->path = copy;
+    return 0;
+}
+
+int show_lesson_open(Show *s)
+{
+    const ShowOptions *o = &s->opt;
+    char *path = app_resolve_lesson(o->lesson ? o->lesson : LESSON_DEFAULT_ID);
+    if (!path) return APP_USAGE;
+    char err[1200];
+    int rc = show_lesson_load(&s->cur, path, err, sizeof err);
+    free(path);
+    if (rc != 0) {
+        app_print_line(stderr, err);
+        return APP_USAGE;
+    }
+    View *v = &s->cur.view;
+    if (o->lang >= 0) view_set_lang(v, (LessonLang)o->lang);
+    view_set_theme(v, (ViewTheme)o->theme);
+    view_set_speed(v, o->speed);
+    view_set_text_scale(v, o->text_scale);
+    view_set_mode(v, (ViewMode)o->mode);
+    view_set_weight_scale(v, (ViewWeightScale)o->weight_scale);
+    view_set_notation(v, (ViewNotation)o->notation);
+    if (o->head > view_head_count(v))
+        return app_refuse_range("show", "--head", "a head", 1, view_head_count(v), o->head);
+    if (o->step >= view_step_count(v))
+        return app_refuse_range("show", "--step", "a step", 1, view_step_count(v), view_step_ordinal(o->step));
+    if (o->head) view_set_head(v, o->head);
+    if (o->step >= 0) view_goto(v, o->step);
+    if (!o->autoplay) view_finish(v);
+    view_set_playing(v, o->autoplay);
+    return APP_OK;
+}
+
+void show_lesson_free(ShowLesson *l)
+{
+    view_free(&l->view);
+    if (l->lesson) lesson_free(l->lesson);
+    free(l->lesson);
+    free(l->path);
+    memset(l, 0, sizeof *l);
+}
+
+/* Replaces the lesson with the one at path, keeping the language, theme,
+ * sizes, speed and autoplay, and for the same file the mode, head and step.
+ * On failure the old lesson stays and the error is shown on screen. */
+static void reload(Show *s, const char *path)
+{
+    ShowLesson next;
+    char err[1200];
+    View *o = &s->cur.view;
+    if (show_lesson_load(&next, path, err, sizeof err) != 0) {
+        view_set_notice(o, VS_NOTICE_RELOAD_FAILED, err, 1);
+        app_fail(APP_OK, "%s", err);
+        return;
+    }
+    View *n = &next.view;
+    view_set_lang(n, o->lang);
+    view_set_theme(n, o->theme);
+    view_set_weight_scale(n, o->weight_scale);
+    view_set_notation(n, o->notation);
+    view_set_text_scale(n, o->text_scale);
+    view_set_speed(n, o->speed);
+    view_set_playing(n, o->playing);
+    if (s->cur.path && strcmp(s->cur.path, path) == 0) {
+        view_set_mode(n, o->mode);
+        view_set_head(n, o->head <= view_head_count(n) ? o->head : 1);
+        const AttnStep *m = attn_trace_find_name(view_trace(n), view_current(o)->name);
+        if (m) {
+            view_goto(n, attn_trace_index(view_trace(n), m));
+            view_finish(n);
+        }
+    }
+    view_set_notice(n, VS_NOTICE_RELOADED, path, 0);
+    show_lesson_free(&s->cur);
+    s->cur = next;
+    show_window_title(&s->w, &s->cur);
+}
+
+/* ---- keys ---- */
+
+/* The View's name for a key (view_input.h): a character, or a ViewKey. */
+static int view_key_of(const SDL_Keysym *k)
+{
+    switch (k->sym) {
+    case SDLK_RIGHT:
+        return VIEW_KEY_RIGHT;
+    case SDLK_LEFT:
+        return VIEW_KEY_LEFT;
+    case SDLK_UP:
+        return VIEW_KEY_UP;
+    case SDLK_DOWN:
+        return VIEW_KEY_DOWN;
+    case SDLK_PAGEUP:
+        return VIEW_KEY_PAGE_UP;
+    case SDLK_PAGEDOWN:
+        return VIEW_KEY_PAGE_DOWN;
+    case SDLK_HOME:
+        return VIEW_KEY_HOME;
+    case SDLK_END:
+        return VIEW_KEY_END;
+    case SDLK_BACKSPACE:
+        return VIEW_KEY_BACKSPACE;
+    case SDLK_TAB:
+        return VIEW_KEY_TAB;
+    case SDLK_ESCAPE:
+        return VIEW_KEY_ESCAPE;
+    case SDLK_F1:
+        return VIEW_KEY_F1;
+    case SDLK_F11:
+        return VIEW_KEY_F11;
+    case SDLK_KP_PLUS:
+        return '+';
+    case SDLK_KP_MINUS:
+        return '-';
+    case SDLK_SLASH:
+        return (k->mod & KMOD_SHIFT) ? '?' : '/';
+    default:
+        if (k->sym >= SDLK_KP_1 && k->sym <= SDLK_KP_9) return '1' + (int)(k->sym - SDLK_KP_1);
+        /* SDL's keycode of a printable key is its character */
+        if (k->sym >= ' ' && k->sym < 0x7F) return (int)k->sym;
+        return VIEW_KEY_NONE;
+    }
+}
+
+static void on_key(Show *s, const SDL_KeyboardEvent *e)
+{
+    unsigned req = view_key(&s->cur.view, view_key_of(&e->keysym));
+    if (req & VIEW_REQ_QUIT) s->running = 0;
+    if (req & VIEW_REQ_SAVE) s->save_request = 1;
+    if (req & VIEW_REQ_TITLE) show_window_title(&s->w, &s->cur);
+    if (req & VIEW_REQ_FULLSCREEN) {
+        Uint32 fl = SDL_GetWindowFlags(s->w.win);
+        SDL_SetWindowFullscreen(s->w.win, (fl & SDL_WINDOW_FULLSCREEN_DESKTOP) ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP);
+    }
+    if (req & VIEW_REQ_RELOAD) reload(s, s->cur.path);
+}
+
+/* ---- the mouse ---- */
+
+/* What is under window point (x, y): the point in frame pixels (high-DPI)
+ * and the hit there. */
+static void target_at(Show *s, int *x, int *y, ViewTarget *hit)
+{
+    int ww, wh;
+    SDL_GetWindowSize(s->w.win, &ww, &wh);
+    if (ww > 0 && wh > 0) {
+        *x = (int)((long)*x * s->w.scr.w / ww);
+        *y = (int)((long)*y * s->w.scr.h / wh);
+    }
+    render_hit_test(s->w.rc, *x, *y, hit);
+}
+
+static void on_mouse(Show *s, const SDL_Event *e)
+{
+    View *v = &s->cur.view;
+    ViewTarget hit;
+    int x, y;
+    switch (e->type) {
+    case SDL_MOUSEMOTION:
+        x = e->motion.x, y = e->motion.y;
+        target_at(s, &x, &y, &hit);
+        /* a drag pans by whole cells of the size render draws at 720 pixels: 40 */
+        view_pointer_move(v, &hit, x, y, 40.0f * (float)s->w.scr.h / 720.0f);
+        break;
+    case SDL_MOUSEBUTTONDOWN:
+        if (e->button.button != SDL_BUTTON_LEFT) break;
+        x = e->button.x, y = e->button.y;
+        target_at(s, &x, &y, &hit);
+        view_pointer_press(v, &hit, x, y);
+        break;
+    case SDL_MOUSEBUTTONUP:
+        view_pointer_release(v);
+        break;
+    case SDL_MOUSEWHEEL:
+        SDL_GetMouseState(&x, &y);
+        target_at(s, &x, &y, &hit);
+        view_wheel(v, &hit, e->wheel.y);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- the window ---- */
+
+static void on_window(Show *s, const SDL_WindowEvent *e)
+{
+    switch (e->event) {
+    case SDL_WINDOWEVENT_EXPOSED:
+    case SDL_WINDOWEVENT_SHOWN:
+    case SDL_WINDOWEVENT_SIZE_CHANGED:
+    case SDL_WINDOWEVENT_RESTORED:
+    case SDL_WINDOWEVENT_MAXIMIZED:
+        /* the window's pixels are gone or stale: draw and send everything */
+        show_screen_invalidate(&s->w.scr);
+        s->must_draw = 1;
+        break;
+    default:
+        break;
+    }
+}
+
+static void on_drop(Show *s, SDL_DropEvent *e)
+{
+    if (e->file) reload(s, e->file);
+    SDL_free(e->file);
+}
+
+void show_on_event(Show *s, SDL_Event *e)
+{
+    switch (e->type) {
+    case SDL_QUIT:
+        s->running = 0;
+        break;
+    case SDL_WINDOWEVENT:
+        on_window(s, &e->window);
+        break;
+    case SDL_DROPFILE:
+        on_drop(s, &e->drop);
+        break;
+    case SDL_KEYDOWN:
+        on_key(s, &e->key);
+        break;
+    case SDL_MOUSEMOTION:
+    case SDL_MOUSEBUTTONDOWN:
+    case SDL_MOUSEBUTTONUP:
+    case SDL_MOUSEWHEEL:
+        on_mouse(s, e);
+        break;
+    default:
+        break;
+    }
+}
