@@ -39,3 +39,17 @@ foreach(_cmd check trace)
                    $<TARGET_FILE:attnviz> ${ATTNVIZ_TESTS_DIR}/e2e/overflow-lesson.json
            WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 endforeach()
+
+# A lesson whose single-head trace overflows while each head's does not:
+# check passes and notes it, the multi-head view exports, and the views
+# that need the single-head trace are refused with exit status 2.
+add_test(NAME robust_single_overflow
+         COMMAND sh -c "\"$0\" check \"$1\" 2>so.err && grep -q 'note: single-head and compare view disabled' so.err && \"$0\" export \"$1\" -o so-multi --size 320x200 --steps 1-3 && ! \"$0\" export \"$1\" -o so-single --size 320x200 --view single 2>so.err; st=$?; cat so.err; [ $st -eq 0 ] && grep -q 'single-head view' so.err && [ ! -e so-single/index.json ]"
+                 $<TARGET_FILE:attnviz> ${ATTNVIZ_TESTS_DIR}/e2e/single-overflow-lesson.json
+         WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+set_tests_properties(robust_single_overflow PROPERTIES ENVIRONMENT "SDL_VIDEODRIVER=dummy")
+
+# FIFOs, devices, links and foreign files where attnviz reads and writes,
+# folders used before, temporaries of a killed export, signals during one.
+add_test(NAME robust_hostile_fs COMMAND ${ATTNVIZ_TESTS_DIR}/e2e/hostile_fs.sh $<TARGET_FILE:attnviz>)
+set_tests_properties(robust_hostile_fs PROPERTIES TIMEOUT 600)

@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "export.h"
+#include "export_internal.h" /* the output folder's rules: what attnviz calls its own */
 #include "test_export_read.h"
 
 #define LESSON_A ATTNVIZ_SOURCE_DIR "/lessons/mhsa-wo-xihuan-paobu.json"
@@ -729,11 +730,32 @@ static void test_scale(void **state)
     lesson_free(&l);
 }
 
+/* attnviz's own file names, the only ones it removes from a folder even
+ * when an edited index.json lists others. */
+static void test_own_names(void **state)
+{
+    (void)state;
+    const char *own[] = {"000-input.png", "007-softmax-h2.png", "1234-weighted_sum-h64.png", "000000.png",
+                         "999999.png"};
+    const char *not_own[] = {"00-input.png",     "007-softmax-h.png", "007-my-own.png", "007-.png",
+                             "../000-input.png", "000000.PNG",        "0000000.png",    "notes.png",
+                             "007-Softmax.png",  "index.json"};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (!export__is_own_name(own[i])) fail_msg("%s is attnviz's own name", own[i]);
+    for (size_t i = 0; i < sizeof not_own / sizeof not_own[0]; i++)
+        if (export__is_own_name(not_own[i])) fail_msg("%s is not attnviz's own name", not_own[i]);
+    int k = -1;
+    assert_true(export__is_frame_name("000042.png", &k));
+    assert_int_equal(k, 42);
+    assert_false(export__is_frame_name("042-input.png", &k));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_size),
         cmocka_unit_test(test_select_steps),
+        cmocka_unit_test(test_own_names),
         cmocka_unit_test_setup_teardown(test_steps_files_and_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_frames_count, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sheet, setup, teardown),

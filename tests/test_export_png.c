@@ -200,6 +200,49 @@ static void test_write_failures(void **state)
     assert_int_equal(test_dir_count(scratch), 1); /* just "regular" */
 }
 
+/* In its own folder attnviz replaces only regular files: a FIFO (opening it
+ * for writing would block this test forever), a symbolic link and a folder
+ * are refused and left as they were. A FIFO named by the user (a --sheet)
+ * with no reader is an error, not a hang. */
+static void test_owned_file_refuses_special_entries(void **state)
+{
+    (void)state;
+    char fifo[512], link[512], target[512], dir[512];
+    const char data[] = "png bytes";
+    char err[512];
+    snprintf(fifo, sizeof fifo, "%s/000-input.png", scratch);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(export_write_owned_file(fifo, data, sizeof data, err, sizeof err), -1);
+    assert_non_null(strstr(err, "exists and is a FIFO (named pipe), not a regular file"));
+    struct stat st;
+    assert_int_equal(lstat(fifo, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+    assert_int_equal(export_write_file(fifo, data, sizeof data, err, sizeof err), -1);
+    assert_non_null(strstr(err, "a FIFO with no reader"));
+
+    snprintf(target, sizeof target, "%s/target", scratch);
+    FILE *f = fopen(target, "w");
+    assert_non_null(f);
+    fputs("theirs", f);
+    fclose(f);
+    snprintf(link, sizeof link, "%s/001-weight.png", scratch);
+    assert_int_equal(symlink(target, link), 0);
+    assert_int_equal(export_write_owned_file(link, data, sizeof data, err, sizeof err), -1);
+    assert_non_null(strstr(err, "a symbolic link"));
+    assert_int_equal(lstat(target, &st), 0);
+    assert_int_equal((int)st.st_size, 6);
+
+    snprintf(dir, sizeof dir, "%s/002-weight.png", scratch);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(export_write_owned_file(dir, data, sizeof data, err, sizeof err), -1);
+    assert_non_null(strstr(err, "a folder"));
+    /* a regular file is replaced, through a temporary: no hidden file left */
+    assert_int_equal(export_write_owned_file(target, data, sizeof data, err, sizeof err), 0);
+    assert_int_equal(lstat(target, &st), 0);
+    assert_int_equal((int)st.st_size, (int)sizeof data);
+    assert_int_equal(test_dir_count(scratch), 4);
+}
+
 /* A full disk in the middle of a file: RLIMIT_FSIZE makes write() fail with
  * EFBIG after 4 KiB, as ENOSPC would. The old file under the final name must
  * survive untouched and the temporary file must be gone. */
@@ -284,6 +327,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stream_bands, setup, teardown),
         cmocka_unit_test_setup_teardown(test_libpng_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_failures, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_owned_file_refuses_special_entries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_disk_keeps_old_file, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -129,6 +129,29 @@ static void test_pool_threads(void **state)
     assert_int_equal(test_dir_count(scratch), 7 + 3 * 3 + 23 + 3 * 8 + 12 + 3 * 4);
 }
 
+/* Memory, not the thread count, bounds the pool: 16384×16384 frames are
+ * 1 GiB each, so 16 threads get 2 buffers and one worker. (The buffers are
+ * allocated, not touched: this costs address space, not memory.) */
+static void test_pool_memory_bound(void **state)
+{
+    (void)state;
+    char err[256];
+    ExportPool *p = export_pool_create(16, 16384, 16384, EXPORT_PIXELS_BGRX32, NULL, err, sizeof err);
+    if (!p) skip(); /* no 2 GiB of address space here */
+    assert_int_equal(export_pool_threads(p), 1);
+    export_pool_destroy(p);
+    /* small frames: the threads asked for */
+    p = export_pool_create(16, 640, 360, EXPORT_PIXELS_BGRX32, NULL, err, sizeof err);
+    assert_non_null(p);
+    assert_int_equal(export_pool_threads(p), 16);
+    export_pool_destroy(p);
+    /* frames of a quarter of the budget: 4 buffers, 3 workers */
+    p = export_pool_create(16, 8192, 8192, EXPORT_PIXELS_BGRX32, NULL, err, sizeof err);
+    if (!p) skip();
+    assert_int_equal(export_pool_threads(p), 3);
+    export_pool_destroy(p);
+}
+
 static void test_pool_failure(void **state)
 {
     (void)state;
@@ -184,6 +207,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_pool_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pool_failure, setup, teardown),
+        cmocka_unit_test(test_pool_memory_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -522,6 +522,94 @@ static void test_file_errors(void **state)
                         "big.json: expected a lesson of at most 16777216 bytes (16 MiB), found 16777217 bytes");
 }
 
+/* A FIFO, a device and a pipe are refused with "not a regular file" and never
+ * opened for reading: opening this FIFO for reading would block the test
+ * forever, since nothing ever opens it for writing. */
+static void test_not_regular_files(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/attnviz-test-fifo-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char fifo[128];
+    snprintf(fifo, sizeof fifo, "%s/b.json", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    expect_fail(fifo, "not a regular file: expected a lesson file (.json), found a FIFO (named pipe)");
+    expect_fail("/dev/zero", "not a regular file: expected a lesson file (.json), found a character device");
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", p[0]);
+    expect_fail(self, "not a regular file: expected a lesson file (.json), found a FIFO (named pipe)");
+    close(p[0]);
+    close(p[1]);
+    unlink(fifo);
+    rmdir(dir);
+}
+
+/* A cut is at a character boundary and marked with "…"; a text that fits is
+ * copied whole. */
+static void test_text_copy(void **state)
+{
+    (void)state;
+    char buf[8];
+    assert_int_equal(lesson_text_copy(buf, sizeof buf, "abcdefg"), 0);
+    assert_string_equal(buf, "abcdefg");
+    assert_int_equal(lesson_text_copy(buf, sizeof buf, "abcdefgh"), 1);
+    assert_string_equal(buf, "abcd…"); /* 4 bytes, the 3-byte mark, the NUL */
+    /* 好 is 3 bytes: 好好 is 6, which does not fit before the mark */
+    assert_int_equal(lesson_text_copy(buf, sizeof buf, "好好好"), 1);
+    assert_string_equal(buf, "好…");
+    char big[4097];
+    char src[5000];
+    for (int i = 0; i < 1666; i++) memcpy(src + 3 * i, "好", 3);
+    src[4998] = 0;
+    assert_int_equal(lesson_text_copy(big, sizeof big, src), 1);
+    size_t n = strlen(big);
+    assert_true(n <= 4096);
+    assert_string_equal(big + n - 3, "…");
+    assert_int_equal((n - 3) % 3, 0); /* whole characters before the mark */
+    assert_int_equal(lesson_text_copy(buf, 3, "abc"), 1);
+    assert_string_equal(buf, ""); /* not even the mark fits */
+}
+
+/* Every size limit of FORMAT.md is reachable alone: at that limit, with the
+ * other sizes small, the lesson loads (the trace limit does not refuse it). */
+static void test_each_limit_reachable(void **state)
+{
+    (void)state;
+    char text[1024];
+    Lesson L;
+    const char *head =
+        "{\"format\": \"attnviz-lesson/1\", \"id\": \"l\", \"title\": {\"en\": \"l\"}, \"tokens\": [\"a\"]";
+    /* d_model at its limit, one head, with W_O */
+    snprintf(text, sizeof text, "%s, \"d_model\": %d}", head, LESSON_MAX_D_MODEL);
+    parse_ok(&L, text);
+    assert_non_null(L.cfg.W_O);
+    assert_true(attn_trace_floats(&L.cfg) <= LESSON_MAX_TRACE_FLOATS);
+    lesson_free(&L);
+    /* heads·d_k and heads·d_v at their limit */
+    snprintf(text, sizeof text, "%s, \"d_model\": 1, \"heads\": %d, \"d_k\": %d, \"d_v\": %d}", head, LESSON_MAX_HEADS,
+             LESSON_MAX_D_MODEL / LESSON_MAX_HEADS, LESSON_MAX_D_MODEL / LESSON_MAX_HEADS);
+    parse_ok(&L, text);
+    lesson_free(&L);
+    /* additive attention's widths at their limit (W_a is required, so the
+     * config is built here rather than written out: 2 × 2048² numbers) */
+    AttnConfig add = {0};
+    add.attention = ATTN_ADDITIVE;
+    add.n_q = add.n_k = 1;
+    add.d_x = add.d_a = LESSON_MAX_D_MODEL;
+    assert_true(attn_trace_floats(&add) <= LESSON_MAX_TRACE_FLOATS);
+    add.cross = 1;
+    add.d_y = LESSON_MAX_D_MODEL;
+    assert_true(attn_trace_floats(&add) <= LESSON_MAX_TRACE_FLOATS);
+    Lesson A;
+    LessonError err;
+    /* one over the limit is refused by that limit, not another */
+    snprintf(text, sizeof text, "%s, \"d_model\": %d}", head, LESSON_MAX_D_MODEL + 1);
+    assert_int_equal(lesson_parse(&A, text, strlen(text), "o.json", &err), -1);
+    assert_non_null(strstr(err.msg, "d_model: expected"));
+}
+
 /* Columns count characters: a Chinese character is one column. A BOM is
  * skipped and takes no column. */
 static void test_positions(void **state)
@@ -692,6 +780,9 @@ int main(void)
         cmocka_unit_test(test_trace_floats_exact),
         cmocka_unit_test(test_trace_json),
         cmocka_unit_test(test_file_errors),
+        cmocka_unit_test(test_not_regular_files),
+        cmocka_unit_test(test_text_copy),
+        cmocka_unit_test(test_each_limit_reachable),
         cmocka_unit_test(test_positions),
         cmocka_unit_test(test_limits_accepted),
         cmocka_unit_test(test_float32_edge),

@@ -436,6 +436,61 @@ static void test_additive(void **state)
     fixture_free(&f);
 }
 
+/* A row whose every key is masked sees nothing: {row_max_token} names no
+ * token and says so, in both languages, whatever the fill. */
+static void test_row_sees_nothing(void **state)
+{
+    (void)state;
+    const char *fills[] = {"\"-inf\"", "-1e9"};
+    for (int k = 0; k < 2; k++) {
+        char json[2048];
+        snprintf(json, sizeof json, LESSON_HEAD ", \"mask\": [[0,0,0],[1,1,0],[1,1,1]], \"mask_fill\": %s}", fills[k]);
+        Fixture f;
+        fixture_load(&f, json);
+        expect_fill(&f, "weights_1", LESSON_EN, "{row_max_token:0}",
+                    "no token (the row is fully masked and sees nothing)");
+        expect_fill(&f, "weights_1", LESSON_ZH, "{row_max_token:0}", "无（这一行被完全屏蔽，看不到任何词元）");
+        expect_fill(&f, "weights_1", LESSON_EN, "{row_max_token}",
+                    "no token (the row is fully masked and sees nothing)");
+        /* a row that sees something still names its key */
+        const AttnStep *w = step(&f, "weights_1");
+        const char *want = w->data[3] >= w->data[4] ? "我" : "喜欢";
+        expect_fill(&f, "weights_1", LESSON_EN, "{row_max_token:1}", want);
+        fixture_free(&f);
+    }
+}
+
+/* What check accepts fits every view: a text filling to more than
+ * NARRATE_MAX_FILLED bytes is refused by check, one byte less is not. */
+static void test_filled_limit(void **state)
+{
+    (void)state;
+    /* {tokens} fills to "我, 喜欢, 跑步": 17 bytes */
+    size_t per = strlen("我, 喜欢, 跑步");
+    int reps = (int)(NARRATE_MAX_FILLED / per) + 1;
+    size_t cap = (size_t)reps * 8 + 1024;
+    char *json = malloc(cap), *text = malloc((size_t)reps * 8 + 1);
+    assert_non_null(json);
+    assert_non_null(text);
+    for (int fits = 0; fits < 2; fits++) {
+        int n = fits ? reps - 1 : reps;
+        text[0] = 0;
+        for (int i = 0; i < n; i++) strcat(text, "{tokens}");
+        snprintf(json, cap, LESSON_HEAD ", \"narration\": {\"intro\": {\"en\": \"%s\"}}}", text);
+        Fixture f;
+        fixture_load(&f, json);
+        char err[512];
+        int bad = narrate_check(&f.lesson, f.trace, err, sizeof err);
+        if (fits)
+            assert_int_equal(bad, 0);
+        else
+            assert_non_null(strstr(err, "the filled text is longer than 8192 bytes"));
+        fixture_free(&f);
+    }
+    free(json);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -455,6 +510,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_value_own_head, setup, teardown),
         cmocka_unit_test_setup_teardown(test_value_heads, setup, teardown),
         cmocka_unit_test(test_additive),
+        cmocka_unit_test(test_row_sees_nothing),
+        cmocka_unit_test(test_filled_limit),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     attn_shutdown();

@@ -703,6 +703,98 @@ static void test_explanations_follow_language(void **state)
     fixture_free(f);
 }
 
+/* Each head's scores fit float32 (2 × 1.69e38), the single head's (4 ×
+ * 1.69e38) do not: the lesson opens in the multi-head view, and single and
+ * compare view are refused with a notice naming the overflow. */
+static const char *LESSON_SINGLE_OVERFLOWS =
+    "{\"format\": \"attnviz-lesson/1\", \"id\": \"single-overflow\", \"title\": {\"en\": \"T\"},"
+    " \"tokens\": [\"a\", \"b\"], \"d_model\": 4, \"heads\": 2, \"X\": [[1,0,0,0],[0,1,0,0]],"
+    " \"W_Q\": [[1.3e19,1.3e19,1.3e19,1.3e19],[1,0,0,0],[0,1,0,0],[0,0,1,0]],"
+    " \"W_K\": [[1.3e19,1.3e19,1.3e19,1.3e19],[1,0,0,0],[0,1,0,0],[0,0,1,0]]}";
+
+static void test_single_trace_overflow(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make(LESSON_SINGLE_OVERFLOWS);
+    View *v = &f->view;
+    assert_null(v->single);
+    assert_non_null(strstr(v->single_error, "overflowed float32"));
+    for (int mode = VIEW_SINGLE; mode < VIEW_MODE_COUNT; mode++) {
+        view_set_notice(v, VS_NOTICE_SAVED, "", 0);
+        view_set_mode(v, (ViewMode)mode);
+        assert_int_equal(v->mode, VIEW_MULTI);
+        char notice[VIEW_MAX_NOTICE];
+        view_notice_text(v, notice, sizeof notice);
+        assert_non_null(strstr(notice, "single-head view unavailable: scores_1"));
+        assert_non_null(strstr(notice, "overflowed float32"));
+    }
+    view_toggle_single(v);
+    view_toggle_compare(v);
+    assert_int_equal(v->mode, VIEW_MULTI);
+    assert_int_equal(view_compare_step(v, 3), -1);
+    view_end(v); /* the multi-head view works to the end */
+    char text[NARRATE_MAX_STEP_TEXT];
+    view_narration(v, text, sizeof text);
+    assert_true(text[0] != 0);
+    fixture_free(f);
+}
+
+/* An intro of 4095 bytes does not push step 0's own narration out; both are
+ * shown whole. A buffer too small for them cuts at a character, with "…". */
+static void test_long_intro_keeps_step_text(void **state)
+{
+    (void)state;
+    char intro[4096], own[4096];
+    memset(intro, 'x', 4095);
+    intro[4095] = 0;
+    for (int i = 0; i < 1365; i++) memcpy(own + 3 * i, "好", 3);
+    own[4095] = 0;
+    size_t cap = 3 * 4096 + 512;
+    char *json = malloc(cap);
+    assert_non_null(json);
+    snprintf(json, cap,
+             "{\"format\": \"attnviz-lesson/1\", \"id\": \"t\", \"title\": {\"en\": \"T\"}, \"tokens\": [\"a\"],"
+             " \"d_model\": 2, \"narration\": {\"intro\": {\"en\": \"%s\"}, \"input\": {\"en\": \"%s\"}}}",
+             intro, own);
+    Fixture *f = fixture_make(json);
+    char text[NARRATE_MAX_STEP_TEXT];
+    assert_int_equal(view_narration(&f->view, text, sizeof text), 0);
+    assert_int_equal(strlen(text), 4095 + 1 + 4095);
+    assert_memory_equal(text, intro, 4095);
+    assert_string_equal(text + 4096, own);
+    char small[4096];
+    assert_int_equal(view_narration(&f->view, small, sizeof small), 0);
+    assert_string_equal(small + strlen(small) - 3, "…");
+    fixture_free(f);
+    free(json);
+}
+
+/* What check accepts the view shows whole: "The tokens: {tokens}" with 600
+ * tokens fills to over 4 KB (the view's old buffer, which then showed the
+ * raw placeholder) but within NARRATE_MAX_FILLED, which check allows. */
+static void test_long_filled_text_shown_whole(void **state)
+{
+    (void)state;
+    size_t cap = 64 * 1024;
+    char *json = malloc(cap);
+    assert_non_null(json);
+    size_t at = (size_t)snprintf(
+        json, cap, "{\"format\": \"attnviz-lesson/1\", \"id\": \"t\", \"title\": {\"en\": \"T\"}, \"tokens\": [");
+    for (int i = 0; i < 600; i++) at += (size_t)snprintf(json + at, cap - at, "%s\"tok%07d\"", i ? ", " : "", i);
+    snprintf(json + at, cap - at, "], \"d_model\": 2, \"narration\": {\"input\": {\"en\": \"The tokens: {tokens}\"}}}");
+    Fixture *f = fixture_make(json);
+    char err[512];
+    assert_int_equal(narrate_check(&f->lesson, f->view.trace, err, sizeof err), 0);
+    char text[NARRATE_MAX_STEP_TEXT];
+    assert_int_equal(view_narration(&f->view, text, sizeof text), 0);
+    assert_true(strlen(text) > 4096);
+    assert_null(strchr(text, '{'));
+    assert_int_equal(strncmp(text, "The tokens: tok0000000, tok0000001", 34), 0);
+    assert_non_null(strstr(text, "tok0000599"));
+    fixture_free(f);
+    free(json);
+}
+
 /* Every function that changes what a frame shows gives a new revision;
  * what it does not show (the dwell) keeps it. */
 static void test_revision(void **state)
@@ -988,6 +1080,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_init_state),
+        cmocka_unit_test(test_single_trace_overflow),
+        cmocka_unit_test(test_long_intro_keeps_step_text),
+        cmocka_unit_test(test_long_filled_text_shown_whole),
         cmocka_unit_test(test_single_is_sdpa),
         cmocka_unit_test(test_stepping_and_clamping),
         cmocka_unit_test(test_clock_and_autoplay),

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "app.h"
@@ -74,10 +75,29 @@ static void export_usage(FILE *out)
 
 static volatile sig_atomic_t interrupted;
 
-static void on_interrupt(int sig)
+/* The deadline: whatever the export is doing (a file system that does not
+ * answer, a frame that takes long to draw), the process ends now, removing
+ * the temporaries being written. Only async-signal-safe calls. */
+static void on_deadline(int sig)
 {
     (void)sig;
+    export_remove_temporaries();
+    static const char msg[] = "attnviz: export: interrupted\n";
+    ssize_t w = write(2, msg, sizeof msg - 1);
+    (void)w;
+    _exit(APP_RUNTIME);
+}
+
+/* SIGINT, SIGTERM: the export stops after the frame being drawn and the
+ * files being written; if it has not ended within a second, or at a second
+ * signal, the deadline ends it. */
+static void on_interrupt(int sig)
+{
+    if (interrupted) on_deadline(sig);
     interrupted = 1;
+    /* 0.4 s: the process, its memory unmapped, is gone within a second */
+    struct itimerval deadline = {{0, 0}, {0, 400000}};
+    setitimer(ITIMER_REAL, &deadline, NULL);
 }
 
 typedef struct Progress {
@@ -291,14 +311,26 @@ int cmd_export(int argc, char **argv)
     /* Ctrl-C: finish the files being written, then stop, so that no
      * temporary file is left in the folder. */
     opt.cancel = &interrupted;
+    signal(SIGALRM, on_deadline);
     signal(SIGINT, on_interrupt);
     signal(SIGTERM, on_interrupt);
     ExportResult res;
     char err[1024];
     int rc = export_lesson(&lesson, dir, &opt, &res, err, sizeof err);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
     if (pr.shown) fputc('\n', stderr);
     lesson_free(&lesson);
     if (rc != 0) return app_cmd_fail("export", res.usage_error ? APP_USAGE : APP_RUNTIME, "%s", err);
+    if (res.stale_removed || res.temps_removed) {
+        char line[1200];
+        snprintf(line, sizeof line, "export: removed %d file%s of an earlier export and %d stale temporar%s from %s",
+                 res.stale_removed, res.stale_removed == 1 ? "" : "s", res.temps_removed,
+                 res.temps_removed == 1 ? "y" : "ies", dir);
+        app_print_line(stderr, line);
+    }
     if (x.stats) {
         int n = res.files > 0 ? res.files : res.steps;
         fprintf(stderr,

@@ -38,19 +38,15 @@ int cmd_trace(int argc, char **argv)
         lesson_free(&lesson);
         return st;
     }
-    /* Build the whole document before anything reaches stdout: a failure
-     * half-way must not leave half a JSON document behind. */
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
+    /* Streamed: the trace is computed whole before the first byte is
+     * written, so only an I/O error (a full disk, a closed pipe) can stop
+     * the document half-way, and then the exit status says so. Memory: the
+     * trace and a 64 KiB buffer, not a copy of the document. */
+    static char buf[1 << 16];
+    setvbuf(stdout, buf, _IOFBF, sizeof buf);
     int st = APP_OK;
-    if (!mem || trace_write_json(mem, &lesson, t) != 0 || fclose(mem) != 0) {
-        st = app_fail(APP_RUNTIME, "out of memory writing the trace");
-        mem = NULL;
-    } else if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0) {
-        st = app_fail(APP_RUNTIME, "writing the trace: %s", strerror(errno));
-    }
-    free(buf);
+    if (trace_write_json(stdout, &lesson, t) != 0 || fflush(stdout) != 0)
+        st = app_fail(APP_RUNTIME, "writing the trace: %s", strerror(errno ? errno : EIO));
     attn_trace_destroy(t);
     lesson_free(&lesson);
     return st;

@@ -115,6 +115,14 @@ static int is_file(const char *p)
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* Something other than a folder is there (a FIFO, a device, a file): the
+ * loader says what is wrong with it, without opening it for reading. */
+static int exists_not_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && !S_ISDIR(st.st_mode);
+}
+
 const char *app_lessons_dir(void)
 {
     const char *env = getenv("ATTNVIZ_LESSONS");
@@ -133,7 +141,7 @@ static char *join(const char *a, const char *b, const char *c)
 
 char *app_resolve_lesson(const char *arg)
 {
-    if (is_file(arg)) return join(arg, "", "");
+    if (exists_not_dir(arg)) return join(arg, "", "");
     if (is_dir(arg)) {
         app_fail(APP_USAGE, "%s: is a folder; give a lesson file (.json)", arg);
         return NULL;

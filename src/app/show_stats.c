@@ -1,8 +1,10 @@
 /* show_stats.c: --frame-stats and ATTNVIZ_FRAME_LOG (show.h). */
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,6 +45,21 @@ static double process_age(void)
 #endif
 }
 
+/* The frame log, written only as a new or existing regular file: never a
+ * FIFO, a device or through a symbolic link. NULL (and one line) otherwise. */
+static FILE *open_frame_log(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0644);
+    struct stat sb;
+    if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && ftruncate(fd, 0) == 0) {
+        FILE *f = fdopen(fd, "w");
+        if (f) return f;
+    }
+    app_fail(APP_OK, "ATTNVIZ_FRAME_LOG: cannot write %s as a regular file; no frame log", path);
+    if (fd >= 0) close(fd);
+    return NULL;
+}
+
 void show_stats_open(ShowStats *st, int enabled, double t_start)
 {
     memset(st, 0, sizeof *st);
@@ -53,7 +70,7 @@ void show_stats_open(ShowStats *st, int enabled, double t_start)
     /* ATTNVIZ_FRAME_LOG=FILE: one line per frame (start, draw and present
      * times, the step), to find what a slow frame was doing */
     const char *log_path = getenv("ATTNVIZ_FRAME_LOG");
-    if (log_path && *log_path) st->log = fopen(log_path, "w");
+    if (log_path && *log_path) st->log = open_frame_log(log_path);
 }
 
 void show_stats_frame(ShowStats *st, const ShowWindow *w, const View *v, double t, double t_drawn,

@@ -64,12 +64,14 @@ static int x_connection(SDL_Window *win)
 }
 
 /* "attnviz — " and the frame's own title (view_title: the lesson's, or in
- * the single-head view of several heads one saying what is drawn). */
+ * the single-head view of several heads one saying what is drawn); a long
+ * one is cut at a character boundary, with "…". */
 static void show_window_title_of(const ShowLesson *cur, char *title, size_t len)
 {
     char t[480];
     view_title(&cur->view, t, sizeof t);
-    snprintf(title, len, "attnviz — %s", t);
+    int n = snprintf(title, len, "attnviz — ");
+    if (n > 0 && (size_t)n < len) lesson_text_copy(title + n, len - (size_t)n, t);
 }
 
 int show_window_open(ShowWindow *w, const ShowOptions *o, const ShowLesson *cur)

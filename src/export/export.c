@@ -250,14 +250,6 @@ static int probe_dir(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-static char *path_join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%s%s%s", dir, (*dir && dir[strlen(dir) - 1] == '/') ? "" : "/", name);
-    return p;
-}
-
 /* ---- what each PNG says about itself ---- */
 
 enum {
@@ -276,7 +268,7 @@ enum {
 
 typedef struct StepText {
     char step[16], head[16], software[64];
-    char narration[4096];
+    char narration[NARRATE_MAX_STEP_TEXT];
     char title[64]; /* "weights₂" */
     ExportPngText chunks[TEXT_COUNT];
 } StepText;
@@ -382,7 +374,7 @@ typedef struct CaptionLine {
 typedef struct Caption {
     char header[256]; /* "7 · weights₂ · softmax · head 2" */
     char formula[VIEW_MAX_FORMULA];
-    char narration[4096];
+    char narration[NARRATE_MAX_STEP_TEXT];
     CaptionLine lines[CAPTION_MAX_LINES];
     int n_lines;
     int height; /* pixels, padding included */
@@ -470,9 +462,10 @@ typedef struct Run {
     const AttnTrace *trace;
     unsigned char *selected; /* (trace->n_steps) */
     int n_selected;
-    double t0;        /* start of the export */
-    double part_t0;   /* start of the current part (files, sheet) */
-    const char *what; /* the current part, for progress */
+    double t0;               /* start of the export */
+    struct timespec started; /* the same, on the wall clock: older temporaries are stale */
+    double part_t0;          /* start of the current part (files, sheet) */
+    const char *what;        /* the current part, for progress */
     ExportResult *res;
 } Run;
 
@@ -497,36 +490,124 @@ static void report(Run *r, ExportPool *pool, int steps_done, int frames_done, in
     r->opt->progress(r->opt->progress_user, &p);
 }
 
-/* One PNG per step, or every frame, through the pool; then index.json. */
-static int export_files(Run *r, const char *dir, char *err, size_t errlen)
+/* ---- one PNG per step, or every frame ---- */
+
+/* The frames this run writes (1 per step, or export_step_frames per step),
+ * and a refusal, before anything is drawn, when a name it would write is
+ * taken by something that is not a regular file (a FIFO, a device, a link):
+ * that entry is never opened or replaced. */
+static int files_plan(Run *r, const char *dir, int *frames_total, char *err, size_t errlen)
 {
     const ExportOptions *opt = r->opt;
-    View *v = &r->view;
     const AttnTrace *t = r->trace;
-    int frames_total = 0;
+    int total = 0;
     for (int i = 0; i < t->n_steps; i++)
         if (r->selected[i]) {
-            frames_total += opt->frames ? export_step_frames(view_step_duration(v, i), opt) : 1;
-            if (frames_total > EXPORT_MAX_FRAMES) {
+            total += opt->frames ? export_step_frames(view_step_duration(&r->view, i), opt) : 1;
+            if (total > EXPORT_MAX_FRAMES) {
                 export__set_err(err, errlen, "%s: more than %d frames; lower --fps or select fewer --steps", dir,
                                 EXPORT_MAX_FRAMES);
                 r->res->usage_error = 1;
                 return -1;
             }
         }
-    ExportPool *pool =
-        export_pool_create(opt->threads, r->width, r->height, EXPORT_PIXELS_BGRX32, &opt->png, err, errlen);
-    if (!pool) return -1;
-    r->res->threads = export_pool_threads(pool);
+    *frames_total = total;
+    char name[64];
+    int rc = export__check_entry(dir, EXPORT_INDEX_NAME, err, errlen);
+    for (int i = 0; rc == 0 && i < (opt->frames ? total : t->n_steps); i++) {
+        if (opt->frames)
+            snprintf(name, sizeof name, "%06d.png", i);
+        else if (r->selected[i])
+            export_step_filename(t, i, name, sizeof name);
+        else
+            continue;
+        rc = export__check_entry(dir, name, err, errlen);
+    }
+    if (rc != 0) r->res->usage_error = 1;
+    return rc;
+}
 
-    cJSON *index = cJSON_CreateObject();
-    cJSON *list = cJSON_CreateArray();
-    int rc = 0, frame = 0, steps_done = 0;
-    StepText *st = malloc(sizeof *st);
-    if (!index || !list || !st) {
+/* The index.json entry of step i. */
+static void files_index_entry(Run *r, cJSON *list, int i, const StepText *st, int first_frame, int n, double d)
+{
+    const AttnTrace *t = r->trace;
+    char name[64];
+    export_step_filename(t, i, name, sizeof name);
+    cJSON *e = cJSON_CreateObject();
+    if (!r->opt->frames) cJSON_AddStringToObject(e, "file", name);
+    cJSON_AddNumberToObject(e, "step", view_step_ordinal(i));
+    cJSON_AddStringToObject(e, "kind", attn_step_kind_name(t->steps[i].kind));
+    cJSON_AddStringToObject(e, "name", t->steps[i].name);
+    cJSON_AddNumberToObject(e, "head", t->steps[i].head);
+    cJSON_AddStringToObject(e, "title", st->title);
+    cJSON_AddStringToObject(e, "formula", view_formula(&r->view));
+    cJSON_AddStringToObject(e, "narration", st->narration);
+    if (r->opt->frames) {
+        cJSON_AddNumberToObject(e, "first_frame", first_frame);
+        cJSON_AddNumberToObject(e, "frame_count", n);
+        cJSON_AddNumberToObject(e, "duration", d);
+    }
+    cJSON_AddItemToArray(list, e);
+}
+
+/* Draws frame f (of n) of step i, whose animation lasts d seconds, and
+ * queues it as `name`; a held final state is queued as a copy of the frame
+ * before. 0, 1 when the pool failed (its finish has the message), or -1
+ * with err. */
+static int files_one_frame(Run *r, ExportPool *pool, const char *dir, const char *name, int f, double d,
+                           const StepText *st, char *err, size_t errlen)
+{
+    const ExportOptions *opt = r->opt;
+    View *v = &r->view;
+    if (opt->frames) {
+        double tt = f * opt->speed / opt->fps;
+        v->t = tt < d ? tt : d;
+        /* The final state held (t clamped at d): the View is the one just
+         * drawn, and drawing is a pure function of the View, so the PNG is
+         * the same bytes: copy, do not redraw. */
+        if (f > 0 && tt >= d && (f - 1) * opt->speed / opt->fps >= d && !(opt->cancel && *opt->cancel)) {
+            char *path = export__path_join(dir, name);
+            if (!path) {
+                export__set_err(err, errlen, "out of memory");
+                return -1;
+            }
+            int crc = export_pool_submit_copy(pool, path);
+            free(path);
+            return crc != 0;
+        }
+    }
+    size_t pitch;
+    unsigned char *px = export_pool_acquire(pool, &pitch);
+    if (!px) return 1;
+    double t0 = attn_clock_seconds();
+    int rc = export_draw_view(r->hl.rc, r->hl.sdl, v, r->width, r->height, px, pitch, err, errlen);
+    r->res->draw_seconds += attn_clock_seconds() - t0;
+    char *path = export__path_join(dir, name);
+    if (rc == 0 && !path) {
         export__set_err(err, errlen, "out of memory");
         rc = -1;
     }
+    if (rc != 0) {
+        export_pool_release(pool, px); /* hand the buffer back without writing anything */
+        free(path);
+        return -1;
+    }
+    rc = export_pool_submit(pool, px, path, st->chunks, TEXT_COUNT) != 0;
+    free(path);
+    return rc;
+}
+
+/* Every selected step through the pool, its entries into list. Returns 0,
+ * or -1 with err (drawing, memory, an interruption); *frames counts the
+ * files queued. A worker's failure stops the loop and is the pool's to
+ * report. */
+static int files_draw(Run *r, ExportPool *pool, const char *dir, cJSON *list, StepText *st, int frames_total,
+                      int *frames, char *err, size_t errlen)
+{
+    const ExportOptions *opt = r->opt;
+    View *v = &r->view;
+    const AttnTrace *t = r->trace;
+    int steps_done = 0, frame = 0, rc = 0;
     for (int i = 0; rc == 0 && i < t->n_steps; i++) {
         if (!r->selected[i]) continue;
         view_goto(v, i);
@@ -534,78 +615,138 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
         int n = opt->frames ? export_step_frames(d, opt) : 1;
         view_finish(v);
         step_text_fill(st, v);
-        char name[64];
-        export_step_filename(t, i, name, sizeof name);
-        cJSON *e = cJSON_CreateObject();
-        if (!opt->frames) cJSON_AddStringToObject(e, "file", name);
-        cJSON_AddNumberToObject(e, "step", view_step_ordinal(i));
-        cJSON_AddStringToObject(e, "kind", attn_step_kind_name(t->steps[i].kind));
-        cJSON_AddStringToObject(e, "name", t->steps[i].name);
-        cJSON_AddNumberToObject(e, "head", t->steps[i].head);
-        cJSON_AddStringToObject(e, "title", st->title);
-        cJSON_AddStringToObject(e, "formula", view_formula(v));
-        cJSON_AddStringToObject(e, "narration", st->narration);
-        if (opt->frames) {
-            cJSON_AddNumberToObject(e, "first_frame", frame);
-            cJSON_AddNumberToObject(e, "frame_count", n);
-            cJSON_AddNumberToObject(e, "duration", d);
-        }
-        cJSON_AddItemToArray(list, e);
+        files_index_entry(r, list, i, st, frame, n, d);
         for (int f = 0; f < n && rc == 0; f++) {
-            if (opt->frames) {
-                double tt = f * opt->speed / opt->fps;
-                v->t = tt < d ? tt : d;
-                snprintf(name, sizeof name, "%06d.png", frame);
-                /* The final state held (t clamped at d): the View is the
-                 * one just drawn, and drawing is a pure function of the
-                 * View, so the PNG is the same bytes: copy, do not redraw. */
-                if (f > 0 && tt >= d && (f - 1) * opt->speed / opt->fps >= d && !(opt->cancel && *opt->cancel)) {
-                    char *path = path_join(dir, name);
-                    if (!path) {
-                        export__set_err(err, errlen, "out of memory");
-                        rc = -1;
-                        break;
-                    }
-                    int crc = export_pool_submit_copy(pool, path);
-                    free(path);
-                    if (crc != 0) break; /* a worker failed; finish() has its message */
-                    frame++;
-                    report(r, pool, steps_done, -1, frames_total);
-                    continue;
-                }
-            }
             if (opt->cancel && *opt->cancel) {
                 export__set_err(err, errlen, "%s: interrupted after %d of %d files", dir, frame, frames_total);
                 rc = -1;
                 break;
             }
-            size_t pitch;
-            unsigned char *px = export_pool_acquire(pool, &pitch);
-            if (!px) break; /* a worker failed; finish() has its message */
-            double t0 = attn_clock_seconds();
-            rc = export_draw_view(r->hl.rc, r->hl.sdl, v, r->width, r->height, px, pitch, err, errlen);
-            r->res->draw_seconds += attn_clock_seconds() - t0;
-            char *path = path_join(dir, name);
-            if (rc == 0 && !path) {
-                export__set_err(err, errlen, "out of memory");
-                rc = -1;
+            char name[64];
+            if (opt->frames)
+                snprintf(name, sizeof name, "%06d.png", frame);
+            else
+                export_step_filename(t, i, name, sizeof name);
+            int frc = files_one_frame(r, pool, dir, name, f, d, st, err, errlen);
+            if (frc > 0) goto pool_failed;
+            rc = frc;
+            if (rc == 0) {
+                frame++;
+                report(r, pool, steps_done, -1, frames_total);
             }
-            if (rc != 0) {
-                /* hand the buffer back without writing anything */
-                export_pool_release(pool, px);
-                free(path);
-                break;
-            }
-            if (export_pool_submit(pool, px, path, st->chunks, TEXT_COUNT) != 0) {
-                free(path);
-                break;
-            }
-            free(path);
-            frame++;
-            report(r, pool, steps_done, -1, frames_total);
         }
         steps_done++;
     }
+pool_failed:
+    r->res->steps = steps_done;
+    *frames = frame;
+    return rc;
+}
+
+/* Was `name` (one the previous index listed) written again by this run? */
+static int files_written_now(const Run *r, const char *name, int frames)
+{
+    int k;
+    if (export__is_frame_name(name, &k)) return r->opt->frames && k < frames;
+    if (r->opt->frames) return 0;
+    int i = view_step_index(atoi(name)); /* file names count steps from 1 */
+    if (i < 0 || i >= r->trace->n_steps || !r->selected[i]) return 0;
+    char mine[64];
+    export_step_filename(r->trace, i, mine, sizeof mine);
+    return strcmp(mine, name) == 0;
+}
+
+/* What an earlier export left that this one did not write again: the files
+ * its index.json listed, and frames continuing this run's sequence (ffmpeg
+ * would play them on) that are attnviz's PNGs. Nothing else is touched. */
+static void files_remove_earlier(Run *r, const char *dir, const ExportPrevious *prev, int frames)
+{
+    int removed = 0;
+    for (int i = 0; i < prev->n_files; i++)
+        if (!files_written_now(r, prev->files[i], frames)) removed += export__remove_owned(dir, prev->files[i], 1);
+    for (int k = r->opt->frames ? frames : 0; k < prev->frames; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "%06d.png", k);
+        removed += export__remove_owned(dir, name, 1);
+    }
+    if (r->opt->frames)
+        for (int k = frames > prev->frames ? frames : prev->frames; k < EXPORT_MAX_FRAMES; k++) {
+            char name[16];
+            snprintf(name, sizeof name, "%06d.png", k);
+            if (!export__remove_owned(dir, name, 0)) break;
+            removed++;
+        }
+    r->res->stale_removed += removed;
+}
+
+/* index.json, last: it lists only what exists. list is taken over. */
+static int files_write_index(Run *r, const char *dir, cJSON *list, int frames, const StepText *st, char *err,
+                             size_t errlen)
+{
+    const ExportOptions *opt = r->opt;
+    const Lesson *l = r->lesson;
+    cJSON *index = cJSON_CreateObject();
+    const char *title = lesson_text(&l->title, opt->lang);
+    cJSON_AddStringToObject(index, "format", EXPORT_FORMAT);
+    cJSON_AddStringToObject(index, "software", st->software);
+    cJSON_AddStringToObject(index, "lesson", l->id ? l->id : "");
+    cJSON_AddStringToObject(index, "lesson_file", l->path ? l->path : "");
+    cJSON_AddStringToObject(index, "title", title ? title : "");
+    cJSON_AddStringToObject(index, "lang", lesson_lang_names[opt->lang]);
+    cJSON_AddStringToObject(index, "theme", view_theme_names[opt->theme]);
+    cJSON_AddStringToObject(index, "view", view_mode_names[opt->mode]);
+    cJSON_AddStringToObject(index, "weight_scale", view_weight_scale_names[opt->weight_scale]);
+    cJSON_AddStringToObject(index, "notation", view_notation_names[opt->notation]);
+    cJSON_AddNumberToObject(index, "width", r->width);
+    cJSON_AddNumberToObject(index, "height", r->height);
+    cJSON_AddNumberToObject(index, "scale", opt->scale);
+    if (opt->frames) {
+        cJSON_AddNumberToObject(index, "fps", opt->fps);
+        cJSON_AddNumberToObject(index, "dwell", opt->dwell);
+        cJSON_AddNumberToObject(index, "speed", opt->speed);
+        cJSON_AddNumberToObject(index, "frame_count", frames);
+        cJSON_AddStringToObject(index, "frame_pattern", "%06d.png");
+    }
+    cJSON_AddItemToObject(index, opt->frames ? "steps" : "files", list);
+    char *json = cJSON_Print(index);
+    char *path = export__path_join(dir, EXPORT_INDEX_NAME);
+    int rc;
+    if (!json || !path) {
+        export__set_err(err, errlen, "out of memory");
+        rc = -1;
+    } else {
+        size_t n = strlen(json);
+        json[n] = '\n'; /* a final newline: overwrite the NUL, write n + 1 bytes */
+        rc = export_write_owned_file(path, json, n + 1, err, errlen);
+    }
+    free(json);
+    free(path);
+    cJSON_Delete(index);
+    return rc;
+}
+
+/* One PNG per step, or every frame, through the pool; then what an earlier
+ * export left is removed and index.json written. */
+static int export_files(Run *r, const char *dir, char *err, size_t errlen)
+{
+    const ExportOptions *opt = r->opt;
+    int frames_total = 0;
+    if (files_plan(r, dir, &frames_total, err, errlen) != 0) return -1;
+    r->res->temps_removed = export__remove_stale_temporaries(dir, &r->started);
+    ExportPool *pool =
+        export_pool_create(opt->threads, r->width, r->height, EXPORT_PIXELS_BGRX32, &opt->png, err, errlen);
+    if (!pool) return -1;
+    r->res->threads = export_pool_threads(pool);
+    ExportPrevious prev;
+    export__previous_read(dir, &prev);
+    cJSON *list = cJSON_CreateArray();
+    StepText *st = malloc(sizeof *st);
+    int rc = 0, frames = 0;
+    if (!list || !st) {
+        export__set_err(err, errlen, "out of memory");
+        rc = -1;
+    }
+    if (rc == 0) rc = files_draw(r, pool, dir, list, st, frames_total, &frames, err, errlen);
     /* A drawing failure is the first error; else a worker's, if any. */
     char perr[512] = "";
     int prc = export_pool_finish(pool, perr, sizeof perr);
@@ -619,66 +760,15 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
     r->res->encode_seconds = ps.encode_seconds;
     r->res->write_seconds = ps.write_seconds;
     r->res->bytes += ps.bytes;
-    r->res->steps = steps_done;
     export_pool_destroy(pool);
-    if (rc == 0) report(r, NULL, steps_done, ps.files, frames_total);
-
-    /* Frames left from an earlier, longer export into the same folder would
-     * run on after ours in `ffmpeg -i DIR/%06d.png`: remove exactly that
-     * continuing sequence (our names, from our count on, until a gap). */
-    if (rc == 0 && opt->frames) {
-        for (int k = frame; k < EXPORT_MAX_FRAMES; k++) {
-            char stale[16];
-            snprintf(stale, sizeof stale, "%06d.png", k);
-            char *path = path_join(dir, stale);
-            int gone = path && unlink(path) == 0;
-            free(path);
-            if (!gone) break;
-            r->res->stale_removed++;
-        }
-    }
-
-    /* index.json last: it lists only what exists. */
+    if (rc == 0) report(r, NULL, r->res->steps, ps.files, frames_total);
+    if (rc == 0) files_remove_earlier(r, dir, &prev, frames);
     if (rc == 0) {
-        const Lesson *l = r->lesson;
-        const char *title = lesson_text(&l->title, opt->lang);
-        cJSON_AddStringToObject(index, "format", EXPORT_FORMAT);
-        cJSON_AddStringToObject(index, "software", st->software);
-        cJSON_AddStringToObject(index, "lesson", l->id ? l->id : "");
-        cJSON_AddStringToObject(index, "lesson_file", l->path ? l->path : "");
-        cJSON_AddStringToObject(index, "title", title ? title : "");
-        cJSON_AddStringToObject(index, "lang", lesson_lang_names[opt->lang]);
-        cJSON_AddStringToObject(index, "theme", view_theme_names[opt->theme]);
-        cJSON_AddStringToObject(index, "view", view_mode_names[opt->mode]);
-        cJSON_AddStringToObject(index, "weight_scale", view_weight_scale_names[opt->weight_scale]);
-        cJSON_AddStringToObject(index, "notation", view_notation_names[opt->notation]);
-        cJSON_AddNumberToObject(index, "width", r->width);
-        cJSON_AddNumberToObject(index, "height", r->height);
-        cJSON_AddNumberToObject(index, "scale", opt->scale);
-        if (opt->frames) {
-            cJSON_AddNumberToObject(index, "fps", opt->fps);
-            cJSON_AddNumberToObject(index, "dwell", opt->dwell);
-            cJSON_AddNumberToObject(index, "speed", opt->speed);
-            cJSON_AddNumberToObject(index, "frame_count", frame);
-            cJSON_AddStringToObject(index, "frame_pattern", "%06d.png");
-        }
-        cJSON_AddItemToObject(index, opt->frames ? "steps" : "files", list);
+        rc = files_write_index(r, dir, list, frames, st, err, errlen);
         list = NULL;
-        char *json = cJSON_Print(index);
-        char *path = path_join(dir, EXPORT_INDEX_NAME);
-        if (!json || !path) {
-            export__set_err(err, errlen, "out of memory");
-            rc = -1;
-        } else {
-            size_t n = strlen(json);
-            json[n] = '\n'; /* a final newline: overwrite the NUL, write n + 1 bytes */
-            rc = export_write_file(path, json, n + 1, err, errlen);
-        }
-        free(json);
-        free(path);
     }
     cJSON_Delete(list);
-    cJSON_Delete(index);
+    export__previous_free(&prev);
     free(st);
     return rc;
 }
@@ -719,9 +809,8 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         rc = -1;
         goto done;
     }
-    char title[512];
-    const char *lt = lesson_text(&r->lesson->title, r->opt->lang);
-    snprintf(title, sizeof title, "%s", lt ? lt : "");
+    char title[LESSON_MAX_TEXT_BYTES + 1];
+    lesson_text_copy(title, sizeof title, lesson_text(&r->lesson->title, r->opt->lang));
     char software[64];
     snprintf(software, sizeof software, "attnviz %s", ATTNVIZ_VERSION);
     ExportPngText text[] = {{"Title", title},
@@ -805,6 +894,7 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
     r.opt = opt;
     r.res = res;
     r.t0 = attn_clock_seconds();
+    clock_gettime(CLOCK_REALTIME, &r.started);
     res->usage_error = 1; /* until the options are checked */
 
     /* 1. Options. */
@@ -860,6 +950,12 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
     r.view.lang = opt->lang;
     r.view.theme = opt->theme;
     view_set_mode(&r.view, opt->mode);
+    if (r.view.mode != opt->mode) { /* no single-head trace: its numbers overflow */
+        export__set_err(err, errlen, "--view %s: the single-head view of %s is unavailable: %s",
+                        opt->mode == VIEW_SINGLE ? "single" : "compare", lesson->path ? lesson->path : "the lesson",
+                        r.view.single_error);
+        goto out;
+    }
     view_set_text_scale(&r.view, opt->text_scale);
     view_set_weight_scale(&r.view, opt->weight_scale);
     view_set_notation(&r.view, opt->notation);
@@ -957,13 +1053,13 @@ int export_save_image(const ExportImage *img, const View *view, const char *dir,
         else
             snprintf(file, sizeof file, "%s-%s-%d.png", id, name, k);
         free(path);
-        path = path_join(dir, file);
+        path = export__path_join(dir, file);
         if (!path) {
             export__set_err(err, errlen, "out of memory");
             return -1;
         }
         struct stat st;
-        if (stat(path, &st) != 0) break;
+        if (lstat(path, &st) != 0) break; /* a name nothing, not even a dangling link, holds */
     }
     StepText *st = malloc(sizeof *st);
     if (!st) {

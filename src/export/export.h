@@ -37,9 +37,17 @@
  * video: export_step_frames = max(1, ceil((d + dwell) · fps / speed)) frames,
  * frame i at animation time min(d, i · speed / fps), so each step's final
  * state is held for the dwell as autoplay in the window holds it.
- * index.json then lists, per step, its first frame and frame count. Frames
- * left in DIR by an earlier, longer export (NNNNNN.png continuing from this
- * export's count without a gap, which ffmpeg would append) are removed.
+ * index.json then lists, per step, its first frame and frame count.
+ *
+ * The folder: attnviz writes only its own names there, each through a new
+ * temporary renamed into place; a name taken by anything but a regular file
+ * (a FIFO, a device, a symbolic link) is refused before drawing, never
+ * opened. What an earlier export into DIR left and this one does not write
+ * again is removed, and only that: the files its index.json listed, and
+ * frames continuing this export's sequence (ffmpeg would play them on)
+ * whose PNG Software chunk says attnviz. Hidden temporaries of attnviz's
+ * own naming (.NNN-kind.png.XXXXXX) older than this export, which a killed
+ * export left, are removed too. ExportResult counts both.
  *
  * Sheet (opt.sheet): one PNG with every selected step's final state one
  * below the other at the export size, each followed by a caption band
@@ -134,7 +142,8 @@ typedef struct ExportResult {
     double write_seconds;  /* writing files, summed over the pool's threads */
     size_t bytes;          /* PNG bytes written */
     int threads;
-    int stale_removed; /* frames of an earlier, longer export removed (see above) */
+    int stale_removed; /* files of an earlier export into the folder removed (see above) */
+    int temps_removed; /* stale temporaries of a killed export removed (see above) */
     int usage_error;   /* on failure: 1 when the options or the input were wrong (exit 2) */
 } ExportResult;
 

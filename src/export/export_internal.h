@@ -4,6 +4,7 @@
 #define EXPORT_INTERNAL_H
 
 #include <stddef.h>
+#include <time.h>
 
 /* Formats a one-line message into err (which may be NULL or of length 0). */
 void export__set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -11,5 +12,36 @@ void export__set_err(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* ---- the output folder (export_dir.c) ---- */
+
+/* What the previous export into a folder listed in its index.json: the
+ * step files (attnviz's own names only) and, for a frames export, how many
+ * frames. Nothing when there is no index.json of format attnviz-export/1. */
+typedef struct ExportPrevious {
+    char **files; /* (n_files) owned */
+    int n_files;
+    int frames; /* NNNNNN.png from 000000 up to frames - 1 */
+} ExportPrevious;
+void export__previous_read(const char *dir, ExportPrevious *prev);
+void export__previous_free(ExportPrevious *prev);
+
+/* "dir/name" (one '/' between them), malloc'd; NULL when memory runs out. */
+char *export__path_join(const char *dir, const char *name);
+/* attnviz's own spelling of a file name: NNN-kind[-hH].png or NNNNNN.png. */
+int export__is_own_name(const char *name);
+/* NNNNNN.png, with its number in *index (index may be NULL). */
+int export__is_frame_name(const char *name, int *index);
+/* A regular PNG file whose Software text chunk says "attnviz ...". */
+int export__png_is_ours(const char *path);
+/* Removes dir/name when it is a regular file and either listed (the
+ * previous index named it) or a PNG attnviz wrote. 1 when removed. */
+int export__remove_owned(const char *dir, const char *name, int listed);
+/* Removes attnviz's own hidden temporaries (.NAME.XXXXXX) last modified
+ * before `before`, which a killed export left. Returns how many. */
+int export__remove_stale_temporaries(const char *dir, const struct timespec *before);
+/* -1 with err when dir/name exists and is not a regular file (it will not
+ * be replaced); 0 when it is free or a regular file. */
+int export__check_entry(const char *dir, const char *name, char *err, size_t errlen);
 
 #endif

@@ -135,7 +135,7 @@ static void *pool_worker(void *arg)
         } else if (!skip) {
             out = &j->enc->bytes; /* ready, so immutable */
         }
-        if (!skip && rc == 0) rc = export_write_file(j->path, out->data, out->len, err, sizeof err);
+        if (!skip && rc == 0) rc = export_write_owned_file(j->path, out->data, out->len, err, sizeof err);
         t2 = attn_clock_seconds();
         size_t bytes = out->len;
 
@@ -194,10 +194,17 @@ ExportPool *export_pool_create(int threads, int width, int height, ExportPixelLa
         p->png = *opt;
     else
         export_png_options_init(&p->png);
-    p->n_threads = threads;
     /* 1. Buffers: one per worker, one being drawn, one spare so that the
-     * drawing thread rarely waits. */
+     * drawing thread rarely waits; but no more than EXPORT_POOL_MAX_BYTES of
+     * them (at least two), and no more workers than buffers to keep busy:
+     * a 16384×16384 frame is 1 GiB, and memory, not the CPU count, then
+     * decides how many are encoded at once. */
+    size_t frame_bytes = p->pitch * (size_t)height;
+    size_t fit = frame_bytes ? EXPORT_POOL_MAX_BYTES / frame_bytes : 0;
     p->n_slots = threads + 2;
+    if ((size_t)p->n_slots > fit) p->n_slots = fit > 2 ? (int)fit : 2;
+    if (threads > p->n_slots - 1) threads = p->n_slots - 1;
+    p->n_threads = threads;
     p->slots = calloc((size_t)p->n_slots, sizeof *p->slots);
     p->free_stack = calloc((size_t)p->n_slots, sizeof *p->free_stack);
     if (!p->slots || !p->free_stack) goto oom;
@@ -220,14 +227,15 @@ ExportPool *export_pool_create(int threads, int width, int height, ExportPixelLa
         p->n_started++;
     }
     return p;
-oom:
+oom:;
+    int wanted = p ? p->n_slots : threads + 2;
     if (p) {
         for (int i = 0; p->slots && i < p->n_slots; i++) free(p->slots[i]);
         free(p->slots);
         free(p->free_stack);
         free(p);
     }
-    snprintf(err, errlen, "out of memory for %d frame buffers of %dx%d", threads + 2, width, height);
+    snprintf(err, errlen, "out of memory for %d frame buffers of %dx%d", wanted, width, height);
     return NULL;
 }
 

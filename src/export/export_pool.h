@@ -20,9 +20,14 @@
  * video) need not be drawn or encoded again: export_pool_submit_copy writes
  * the last frame's PNG bytes under another name.
  *
- * Memory: threads + 2 frame buffers of height × pitch bytes. After the first
- * failure no further file is written (the failed one leaves no file, see
- * export_write_file); files written before it are complete.
+ * Memory: threads + 2 frame buffers of height × pitch bytes, but no more
+ * than EXPORT_POOL_MAX_BYTES of them (at least 2 buffers), with at most one
+ * worker fewer than buffers; each worker also holds the PNG bytes of the
+ * frame it encodes (at most about a frame's size, at --png-level 0). So the
+ * pool's peak is about 2 × max(EXPORT_POOL_MAX_BYTES, 2 frames) whatever
+ * the thread count. After the first failure no further file is written
+ * (the failed one leaves no file, see export_write_file); files written
+ * before it are complete.
  */
 #ifndef EXPORT_POOL_H
 #define EXPORT_POOL_H
@@ -34,6 +39,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The frame buffers' memory budget (see "Memory" above). */
+#define EXPORT_POOL_MAX_BYTES ((size_t)1 << 30)
 
 typedef struct ExportPool ExportPool;
 
@@ -47,7 +55,8 @@ typedef struct ExportPoolStats {
     size_t bytes;          /* PNG bytes written */
 } ExportPoolStats;
 
-/* threads ≤ 0: one per online CPU (at most 16). opt NULL: the PNG defaults.
+/* threads ≤ 0: one per online CPU (at most 16), and fewer when the frames
+ * are too large for EXPORT_POOL_MAX_BYTES. opt NULL: the PNG defaults.
  * NULL with err filled when memory or threads run out. */
 ExportPool *export_pool_create(int threads, int width, int height, ExportPixelLayout layout,
                                const ExportPngOptions *opt, char *err, size_t errlen);

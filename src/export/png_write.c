@@ -8,16 +8,19 @@
 #include <png.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "export_internal.h"
+#include "lesson.h" /* lesson_file_kind */
 
 void export__set_err(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -375,10 +378,17 @@ static int write_all(int fd, const unsigned char *p, size_t len)
     return 0;
 }
 
-/* Writes straight into an existing device or pipe. */
+/* Writes straight into an existing device or pipe the user named. A FIFO
+ * is opened without blocking (no reader: ENXIO, an error, not a hang); the
+ * writes then block as any pipe's do. */
 static int write_direct(const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
-    int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd >= 0) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    if (fd < 0 && errno == ENXIO) {
+        export__set_err(err, errlen, "%s: a FIFO with no reader", path);
+        return -1;
+    }
     if (fd < 0 || write_all(fd, data, len) != 0) {
         int e = errno;
         if (fd >= 0) close(fd);
@@ -392,20 +402,97 @@ static int write_direct(const char *path, const void *data, size_t len, char *er
     return 0;
 }
 
-int export_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen)
+/* ---- the temporaries being written, for a signal handler ---- */
+
+/* Each slot holds the path of one temporary file while it exists: state 0
+ * free, 1 taken (being filled), 2 a path a signal handler may unlink. Only
+ * lock-free atomics and unlink are used on the handler's side. */
+#define TEMP_SLOTS    64
+#define TEMP_PATH_MAX 1024
+static char temp_paths[TEMP_SLOTS][TEMP_PATH_MAX];
+static atomic_int temp_state[TEMP_SLOTS];
+static atomic_int temp_closing; /* set by export_remove_temporaries: the process is ending */
+
+/* Takes a slot for a temporary's path (the name before the file exists, so
+ * that no moment has a file a signal handler does not know of). -1 when the
+ * path is too long or every slot is taken: that file is then left to the
+ * next export's clean-up of stale temporaries. */
+static int temp_register(const char *path)
 {
-    struct stat st;
-    if (!path || !*path) {
-        export__set_err(err, errlen, "no file name given");
-        return -1;
-    }
-    if (stat(path, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
-            export__set_err(err, errlen, "%s: is a folder, expected a file name", path);
-            return -1;
+    size_t n = strlen(path);
+    if (n >= TEMP_PATH_MAX) return -1;
+    for (int i = 0; i < TEMP_SLOTS; i++) {
+        int expect = 0;
+        if (atomic_compare_exchange_strong(&temp_state[i], &expect, 1)) {
+            memcpy(temp_paths[i], path, n + 1);
+            atomic_store(&temp_state[i], 2);
+            return i;
         }
-        if (!S_ISREG(st.st_mode)) return write_direct(path, data, len, err, errlen);
     }
+    return -1;
+}
+
+static void temp_unregister(int slot)
+{
+    if (slot >= 0) atomic_store(&temp_state[slot], 0);
+}
+
+static void temp_sweep(void)
+{
+    for (int i = 0; i < TEMP_SLOTS; i++)
+        if (atomic_load(&temp_state[i]) == 2) unlink(temp_paths[i]);
+}
+
+void export_remove_temporaries(void)
+{
+    atomic_store(&temp_closing, 1);
+    temp_sweep();
+    /* A thread inside open() when the first sweep ran finishes creating its
+     * file: a second sweep, a moment later, removes it too. */
+    struct timespec moment = {0, 20 * 1000 * 1000};
+    nanosleep(&moment, NULL);
+    temp_sweep();
+}
+
+/* Replaces the trailing XXXXXX of tmpl with a fresh name and creates that
+ * file: O_CREAT | O_EXCL | O_NOFOLLOW, so it is always a new regular file,
+ * never an existing entry or the target of a symbolic link. The descriptor,
+ * or -1 with errno. */
+static int open_new_temporary(char *tmpl, int *slot)
+{
+    static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static atomic_uint counter;
+    char *x = tmpl + strlen(tmpl) - 6;
+    for (int attempt = 0; attempt < 100; attempt++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t v =
+            (uint64_t)ts.tv_nsec * 2654435761u ^ (uint64_t)getpid() << 20 ^ atomic_fetch_add(&counter, 1) * 40503u;
+        for (int i = 0; i < 6; i++, v /= 62) x[i] = digits[v % 62];
+        *slot = temp_register(tmpl);
+        int fd = open(tmpl, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 && atomic_load(&temp_closing)) { /* a signal handler has already swept */
+            close(fd);
+            unlink(tmpl);
+            errno = EINTR;
+            fd = -1;
+        }
+        int e = errno;
+        if (fd >= 0) return fd;
+        temp_unregister(*slot);
+        *slot = -1;
+        errno = e;
+        if (e != EEXIST) return -1;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+/* Writes through a temporary beside path (".NAME.XXXXXX", created with
+ * O_EXCL and O_NOFOLLOW: a new file, never an existing one), renamed over
+ * path when every byte is written. */
+static int write_via_temporary(const char *path, const void *data, size_t len, char *err, size_t errlen)
+{
     /* 1. The temporary file: ".NAME.XXXXXX" beside the final name, hidden
      * so that a listing or a glob of *.png never picks it up. */
     const char *slash = strrchr(path, '/');
@@ -422,7 +509,8 @@ int export_write_file(const char *path, const void *data, size_t len, char *err,
         return -1;
     }
     snprintf(tmp, tlen, "%.*s.%s.XXXXXX", (int)dirlen, path, base);
-    int fd = mkstemp(tmp);
+    int slot = -1;
+    int fd = open_new_temporary(tmp, &slot);
     if (fd < 0) {
         int e = errno;
         int shown = dirlen > 1 ? (int)dirlen - 1 : (int)dirlen; /* the folder without its last '/' */
@@ -447,14 +535,47 @@ int export_write_file(const char *path, const void *data, size_t len, char *err,
     if (fchmod(fd, file_mode()) != 0 && !e) e = errno;
     if (close(fd) != 0 && !e) e = errno;
     if (!e && rename(tmp, path) != 0) e = errno;
+    if (e) unlink(tmp);
+    temp_unregister(slot);
     if (e) {
-        unlink(tmp);
         export__set_err(err, errlen, "%s: %s", path, strerror(e));
         free(tmp);
         return -1;
     }
     free(tmp);
     return 0;
+}
+
+int export_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen)
+{
+    struct stat st;
+    if (!path || !*path) {
+        export__set_err(err, errlen, "no file name given");
+        return -1;
+    }
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            export__set_err(err, errlen, "%s: is a folder, expected a file name", path);
+            return -1;
+        }
+        if (!S_ISREG(st.st_mode)) return write_direct(path, data, len, err, errlen);
+    }
+    return write_via_temporary(path, data, len, err, errlen);
+}
+
+int export_write_owned_file(const char *path, const void *data, size_t len, char *err, size_t errlen)
+{
+    struct stat st;
+    if (!path || !*path) {
+        export__set_err(err, errlen, "no file name given");
+        return -1;
+    }
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        export__set_err(err, errlen, "%s: exists and is %s, not a regular file; attnviz replaces only its own files",
+                        path, lesson_file_kind(st.st_mode));
+        return -1;
+    }
+    return write_via_temporary(path, data, len, err, errlen);
 }
 
 int export_png_write_file(const char *path, const ExportImage *img, const ExportPngText *text, int n_text,

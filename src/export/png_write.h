@@ -143,6 +143,19 @@ void export_png_stream_abort(ExportPngStream *s);
  * 0, or -1 with err = "PATH: reason" and no file left under any name. */
 int export_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen);
 
+/* The same for a file attnviz owns inside its output folder (a step PNG,
+ * a frame, index.json): only ever a temporary plus rename. An existing
+ * entry that is not a regular file (a FIFO, a device, a symbolic link, a
+ * folder) is refused and never opened. 0, or -1 with err. */
+int export_write_owned_file(const char *path, const void *data, size_t len, char *err, size_t errlen);
+
+/* Removes every temporary file an export_write_* call is writing at this
+ * moment. Async-signal-safe (atomics and unlink only): a signal handler
+ * that must end the process at once calls it first, so that no temporary
+ * is left behind. A temporary not yet registered when the signal comes is
+ * removed by the next export into that folder (stale temporaries). */
+void export_remove_temporaries(void);
+
 /* export_png_encode + export_write_file. */
 int export_png_write_file(const char *path, const ExportImage *img, const ExportPngText *text, int n_text,
                           const ExportPngOptions *opt, char *err, size_t errlen);

@@ -22,7 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "lesson_json.h" /* cJSON parses; the locator says where */
 
@@ -901,7 +903,9 @@ static int load_dot(Ctx *c)
     static const int additive_only[] = {F_D_X, F_D_Y, F_D_A, F_W_A, F_B_A, F_V_A};
     if (refuse_fields(c, additive_only, 6, "it belongs to additive attention (\"attention\": \"additive\")") != 0)
         return -1;
-    if (required(c, F_D_MODEL, "the width of each token vector, an integer 1..4096") != 0) return -1;
+    char what[64];
+    snprintf(what, sizeof what, "the width of each token vector, an integer 1..%d", LESSON_MAX_D_MODEL);
+    if (required(c, F_D_MODEL, what) != 0) return -1;
     if (field_int(c, F_D_MODEL, 1, LESSON_MAX_D_MODEL, "the width of each token vector", 0, &g->d_model) != 0)
         return -1;
     if (field_int(c, F_HEADS, 1, LESSON_MAX_HEADS, "the number of heads", 1, &g->heads) != 0) return -1;
@@ -1156,28 +1160,74 @@ int lesson_parse(Lesson *out, const char *text, size_t len, const char *name, Le
     return 0;
 }
 
+const char *lesson_file_kind(mode_t mode)
+{
+    if (S_ISREG(mode)) return "a regular file";
+    if (S_ISDIR(mode)) return "a folder";
+    if (S_ISLNK(mode)) return "a symbolic link";
+    if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "a special file";
+}
+
+/* Opens path for reading only when it is a regular file: a FIFO, a device
+ * or a folder is refused without being opened for reading (opening a FIFO
+ * blocks until a writer comes). O_NONBLOCK keeps the open itself from
+ * blocking if the entry is swapped for a FIFO between the stat and the open;
+ * the fstat of the opened descriptor then sees what was really opened.
+ * Returns the descriptor, or -1 with the failure in c. */
+static int open_regular(Ctx *c, const char *path, off_t *size)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return lesson_fail(c, NULL, "expected a lesson file, found %s",
+                           errno == ENOENT ? "no such file" : strerror(errno));
+    if (S_ISDIR(st.st_mode)) return lesson_fail(c, NULL, "expected a lesson file (.json), found a folder");
+    if (!S_ISREG(st.st_mode))
+        return lesson_fail(c, NULL, "not a regular file: expected a lesson file (.json), found %s",
+                           lesson_file_kind(st.st_mode));
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return lesson_fail(c, NULL, "cannot open the lesson: %s", strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int e = errno;
+        close(fd);
+        if (S_ISREG(st.st_mode)) return lesson_fail(c, NULL, "cannot read the lesson: %s", strerror(e));
+        return lesson_fail(c, NULL, "not a regular file: expected a lesson file (.json), found %s",
+                           lesson_file_kind(st.st_mode));
+    }
+    /* reads of a regular file never block; the flag only guarded the open */
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    *size = st.st_size;
+    return fd;
+}
+
 int lesson_load(Lesson *out, const char *path, LessonError *err)
 {
     memset(out, 0, sizeof *out);
     memset(err, 0, sizeof *err);
     Ctx c = {.name = path, .err = err, .L = out};
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return lesson_fail(&c, NULL, "expected a lesson file, found %s",
-                           errno == ENOENT ? "no such file" : strerror(errno));
-    if (S_ISDIR(st.st_mode)) return lesson_fail(&c, NULL, "expected a lesson file (.json), found a folder");
-    if (S_ISREG(st.st_mode) && st.st_size > (off_t)LESSON_MAX_FILE_BYTES)
+    off_t size = 0;
+    int fd = open_regular(&c, path, &size);
+    if (fd < 0) return -1;
+    if (size > (off_t)LESSON_MAX_FILE_BYTES) {
+        close(fd);
         return lesson_fail(&c, NULL, "expected a lesson of at most %u bytes (16 MiB), found %lld bytes",
-                           LESSON_MAX_FILE_BYTES, (long long)st.st_size);
-    FILE *f = fopen(path, "rb");
-    if (!f) return lesson_fail(&c, NULL, "cannot open the lesson: %s", strerror(errno));
-    /* read at most one byte past the limit: also right for pipes and devices */
-    size_t cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536, len = 0;
+                           LESSON_MAX_FILE_BYTES, (long long)size);
+    }
+    /* the size fstat gave and one byte more, growing up to one byte past the
+     * limit for a file that grows while it is read (or claims size 0, as in /proc) */
+    size_t cap = (size_t)size + 1, len = 0;
     char *buf = malloc(cap);
+    int read_errno = 0;
     while (buf) {
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (len > LESSON_MAX_FILE_BYTES || got == 0) break;
+        ssize_t got = read(fd, buf + len, cap - len);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) read_errno = errno;
+        if (got <= 0) break;
+        len += (size_t)got;
+        if (len > LESSON_MAX_FILE_BYTES) break;
         if (len == cap) {
             size_t ncap = cap * 2 > (size_t)LESSON_MAX_FILE_BYTES + 1 ? (size_t)LESSON_MAX_FILE_BYTES + 1 : cap * 2;
             char *grown = realloc(buf, ncap);
@@ -1190,12 +1240,11 @@ int lesson_load(Lesson *out, const char *path, LessonError *err)
             cap = ncap;
         }
     }
-    int read_err = ferror(f);
-    fclose(f);
+    close(fd);
     if (!buf) return lesson_fail(&c, NULL, "out of memory reading the lesson");
-    if (read_err) {
+    if (read_errno) {
         free(buf);
-        return lesson_fail(&c, NULL, "cannot read the lesson: %s", strerror(errno ? errno : EIO));
+        return lesson_fail(&c, NULL, "cannot read the lesson: %s", strerror(read_errno));
     }
     if (len > LESSON_MAX_FILE_BYTES) {
         free(buf);
@@ -1236,6 +1285,27 @@ const char *lesson_text(const LessonText *text, LessonLang lang)
 {
     if (lang >= 0 && lang < LESSON_LANG_COUNT && text->text[lang]) return text->text[lang];
     return text->text[LESSON_EN];
+}
+
+int lesson_text_copy(char *dst, size_t dstlen, const char *src)
+{
+    static const char ellipsis[] = "…";
+    if (!dst || dstlen == 0) return src && *src;
+    if (!src) src = "";
+    size_t n = strlen(src);
+    if (n < dstlen) {
+        memcpy(dst, src, n + 1);
+        return 0;
+    }
+    if (dstlen < sizeof ellipsis) { /* not even the mark fits */
+        dst[0] = '\0';
+        return 1;
+    }
+    n = dstlen - sizeof ellipsis; /* bytes of src kept, the mark and the NUL after them */
+    while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80) n--;
+    memcpy(dst, src, n);
+    memcpy(dst + n, ellipsis, sizeof ellipsis);
+    return 1;
 }
 
 const char *lesson_narration_key(const Lesson *lesson, const char *key, LessonLang lang)

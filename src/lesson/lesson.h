@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "attn.h"
 
@@ -34,10 +35,13 @@ extern "C" {
 
 #define LESSON_FORMAT "attnviz-lesson/1"
 
-/* Limits, checked before anything is allocated (also in lessons/FORMAT.md). */
+/* Limits, checked before anything is allocated (also in lessons/FORMAT.md).
+ * Each size limit is reachable alone: with every other size small, a lesson
+ * at that limit fits LESSON_MAX_TRACE_FLOATS (tests/test_lesson.c checks
+ * it). Together, the trace limit decides. */
 #define LESSON_MAX_FILE_BYTES  (16u * 1024u * 1024u)
 #define LESSON_MAX_TOKENS      1024
-#define LESSON_MAX_D_MODEL     4096
+#define LESSON_MAX_D_MODEL     2048
 #define LESSON_MAX_HEADS       64
 #define LESSON_MAX_TOKEN_BYTES 64
 #define LESSON_MAX_TEXT_BYTES  4096
@@ -121,7 +125,10 @@ typedef struct LessonError {
     char msg[1024]; /* the whole line, ready to print */
 } LessonError;
 
-/* Reads and validates a lesson file. 0 on success, -1 with err filled. */
+/* Reads and validates a lesson file. 0 on success, -1 with err filled. Only
+ * a regular file is read: anything else (a FIFO, a device, a folder) is
+ * refused, "not a regular file", without being opened for reading, so a
+ * load never blocks. */
 int lesson_load(Lesson *out, const char *path, LessonError *err);
 /* The same from memory; `name` is used in messages in place of a path. */
 int lesson_parse(Lesson *out, const char *text, size_t len, const char *name, LessonError *err);
@@ -141,6 +148,16 @@ const char *lesson_text(const LessonText *text, LessonLang lang);
  * several columns of the file). 0, 0 when the text's position is unknown
  * (a lesson built in memory). */
 void lesson_text_where(const LessonText *text, LessonLang lang, size_t byte, int *line, int *col);
+
+/* Copies the UTF-8 text src into dst (dstlen bytes, NUL included). When it
+ * does not fit, it is cut at a character boundary and ends with "…", so a
+ * cut is never silent and never splits a character. Returns 1 when cut, 0
+ * when copied whole. */
+int lesson_text_copy(char *dst, size_t dstlen, const char *src);
+
+/* What a file-system entry is, for messages: "a FIFO (named pipe)", "a
+ * character device", "a symbolic link", "a folder", ... (st_mode bits). */
+const char *lesson_file_kind(mode_t mode);
 
 /* Row and column labels of a step: query tokens, key tokens, or NULL when
  * the axis is not a token axis (a feature axis). */

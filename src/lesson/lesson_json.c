@@ -602,6 +602,15 @@ int json_parse(JsonDoc *doc, const char *text, size_t len, int max_depth, char *
         json_free(doc);
         return -1;
     }
+    /* The array grew by doubling: give back what it does not use before
+     * cJSON allocates its tree, so the two are not at their peak together. */
+    if (doc->n_nodes < doc->cap_nodes) {
+        JsonNode *fit = realloc(doc->nodes, doc->n_nodes * sizeof *fit);
+        if (fit) {
+            doc->nodes = fit;
+            doc->cap_nodes = doc->n_nodes;
+        }
+    }
     /* 2. cJSON parses the same text: the values of record */
     const char *end = NULL;
     doc->tree = cJSON_ParseWithLengthOpts(text, len, &end, 0);

@@ -1937,7 +1937,7 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     /* bottom: timeline, narration */
     int tl_h = text_h(rc, f.small) + imax(12, f.body * 3 / 4) + 6;
     SDL_Rect tl = {m, height - m / 2 - tl_h, width - 2 * m, tl_h};
-    char narr[4096];
+    char narr[NARRATE_MAX_STEP_TEXT];
     view_narration(v, narr, sizeof narr);
     int nsize = f.body, nw = width - 4 * m;
     while (wrapped_lines(rc, narr, nsize, nw) > max_lines && nsize > f.small) nsize--;

@@ -278,6 +278,16 @@ static int mask_allows(const AttnConfig *cfg, int i, int j)
     return 1;
 }
 
+/* 1 when the mask blocks every key of query row r: the row sees nothing. */
+static int row_sees_nothing(const Ctx *c, int r, int n_k)
+{
+    const AttnConfig *mcfg = &c->lesson->cfg;
+    if (mcfg->mask_kind == ATTN_MASK_NONE) return 0;
+    for (int j = 0; j < n_k; j++)
+        if (mask_allows(mcfg, r, j)) return 0;
+    return 1;
+}
+
 /* {max_weight_if:KIND}: the largest weight this head would have had if its
  * scores had been divided by another divisor: the same scores, mask and fill,
  * the engine's own softmax. */
@@ -429,7 +439,11 @@ static int put_placeholder(Ctx *c, Sink *s, const char *name, const char *arg)
         int r = 0;
         if (row_arg(c, name, arg, w->rows, &r)) return -1;
         int j = row_argmax(w, r);
-        if (strcmp(name, "row_max_weight") == 0) {
+        if (name[8] == 't' && row_sees_nothing(c, r, w->cols)) {
+            /* every key of the row is masked: no token is "the most attended" */
+            const char *none = view_string(VS_ROW_SEES_NOTHING, c->lang);
+            sink_put(s, none, strlen(none));
+        } else if (strcmp(name, "row_max_weight") == 0) {
             put_number(s, w->data[(size_t)r * (size_t)w->cols + (size_t)j], 4);
         } else {
             const char *tok = key_token(l, j);
@@ -555,7 +569,7 @@ static void check_one(CheckState *st, const Lesson *lesson, const AttnTrace *tra
 {
     for (int lang = 0; lang < LESSON_LANG_COUNT; lang++) {
         if (!text->text[lang]) continue;
-        char buf[LESSON_MAX_TEXT_BYTES * 2];
+        char buf[NARRATE_MAX_FILLED + 1];
         char msg[512] = "";
         Ctx c = {lesson, trace, step, (LessonLang)lang, msg, sizeof msg, 1, every_head, text->text[lang], NULL};
         size_t at;

@@ -48,6 +48,15 @@
 extern "C" {
 #endif
 
+/* The longest a filled text (one narration, the intro or the summary) may
+ * be, in bytes. `attnviz check` refuses a text that fills to more, and the
+ * views hold this much for each text, so what check accepts is never cut. */
+#define NARRATE_MAX_FILLED 8192
+/* A step's whole narration as a view shows it: summary, intro and the
+ * step's own text, each filled, with a line break between them, and room
+ * for the view's own note or description of the step. */
+#define NARRATE_MAX_STEP_TEXT (4 * (NARRATE_MAX_FILLED + 1))
+
 /* Copies text into out with every placeholder replaced. step may be NULL (the
  * lesson's intro); placeholders that need a step are then errors. Returns 0,
  * or -1 with a one-line message in out: an unknown placeholder, a bad index,

@@ -104,6 +104,7 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_NOTICE_SAVED] = {"saved %s", "已保存：%s"},
     [VS_NOTICE_SAVE_FAILED] = {"the frame was not saved: %s", "画面未能保存：%s"},
     [VS_NOTICE_RELOADED] = {"reloaded %s", "已重新载入：%s"},
+    [VS_NOTICE_SINGLE_UNAVAILABLE] = {"single-head view unavailable: %s", "单头视图不可用：%s"},
     [VS_OP_MASK] = {"mask →", "掩码 →"},
     [VS_DEFAULT_NARRATION] = {"%s (%d × %d): %s.", "%s（%d × %d）：%s。"},
     [VS_EXPLAIN_MORE_TERMS] = {" + …  (%d terms)", " + …（共 %d 项）"},
@@ -124,6 +125,8 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_EXPLAIN_WEIGHT_ROW] = {"\nmultiplies feature %d of each token into %c's row %d (head %d's row %d)",
                                "\n与每个词元的第 %d 个特征相乘，计入 %c 的第 %d 行（头 %d 的第 %d 行）"},
     [VS_TOKEN] = {"%s", "「%s」"},
+    [VS_ROW_SEES_NOTHING] = {"no token (the row is fully masked and sees nothing)",
+                             "无（这一行被完全屏蔽，看不到任何词元）"},
     [VS_TOKEN_LIST_SEP] = {", ", ""},
     [VS_TOKEN_NEXT] = {" %s", "「%s」"},
     [VS_TOKENS_MORE] = {" …", "…"},
@@ -197,18 +200,12 @@ int view_init(View *v, const Lesson *lesson, char *err, size_t errlen)
         set_err(err, errlen, "%s: %s", lesson->path ? lesson->path : "lesson", msg);
         return -1;
     }
-    AttnConfig one = lesson->cfg;
-    if (one.attention == ATTN_DOT) {
-        one.d_k = one.heads * one.d_k;
-        one.d_v = one.heads * one.d_v;
-        one.heads = 1;
-    }
+    AttnConfig one;
+    view_single_config(&lesson->cfg, &one);
+    /* Without the single-head trace (its numbers overflow where each head's
+     * do not) the lesson still opens; single and compare mode are disabled. */
     AttnTrace *s = attn_trace_create(&one, msg, sizeof msg);
-    if (!s) {
-        attn_trace_destroy(t);
-        set_err(err, errlen, "%s: the single-head trace: %s", lesson->path ? lesson->path : "lesson", msg);
-        return -1;
-    }
+    if (!s) lesson_text_copy(v->single_error, sizeof v->single_error, msg);
     static atomic_ulong next_id = 1;
     v->lesson = lesson;
     v->trace = t;
@@ -255,6 +252,16 @@ void view_free(View *v)
     attn_trace_destroy(v->single);
     free(v->pair_labels);
     memset(v, 0, sizeof *v);
+}
+
+void view_single_config(const AttnConfig *cfg, AttnConfig *one)
+{
+    *one = *cfg;
+    if (one->attention == ATTN_DOT) {
+        one->d_k = one->heads * one->d_k;
+        one->d_v = one->heads * one->d_v;
+        one->heads = 1;
+    }
 }
 
 /* ---- the timeline ---- */
@@ -487,6 +494,7 @@ int view_map_step(const AttnTrace *from, int step, const AttnTrace *to, int head
 
 int view_compare_step(const View *v, int step)
 {
+    if (!v->single) return -1;
     int m = view_map_step(v->trace, step, v->single, 1);
     if (m < 0) m = clampi(step, 0, v->single->n_steps - 1);
     return m;
@@ -495,6 +503,10 @@ int view_compare_step(const View *v, int step)
 void view_set_mode(View *v, ViewMode mode)
 {
     if ((int)mode < 0 || mode >= VIEW_MODE_COUNT || mode == v->mode) return;
+    if (mode != VIEW_MULTI && !v->single) {
+        view_set_notice(v, VS_NOTICE_SINGLE_UNAVAILABLE, v->single_error, 1);
+        return;
+    }
     const AttnTrace *from = view_trace(v);
     int step = v->step;
     v->mode = mode;
@@ -1046,6 +1058,21 @@ void view_formula_highlight(const View *v, int *start, int *end)
 
 /* ---- narration ---- */
 
+/* Appends text's filled form to all[*at..], which has room for any text
+ * `attnviz check` accepts. Returns 0 when filled, -1 when it cannot be. */
+static int put_filled(const View *v, const AttnTrace *trace, const AttnStep *s, const char *text, char *all, size_t *at)
+{
+#ifdef VIEW_HAVE_NARRATE
+    int rc = narrate_fill(all + *at, NARRATE_MAX_FILLED + 1, text, v->lesson, trace, s, v->lang);
+    if (rc != 0) all[*at] = '\0';
+#else
+    int rc = 0;
+    lesson_text_copy(all + *at, NARRATE_MAX_FILLED + 1, text);
+#endif
+    *at += strlen(all + *at);
+    return rc;
+}
+
 int view_lesson_texts_apply(const View *v, const AttnTrace *trace)
 {
     if (trace != v->single) return 1;
@@ -1068,13 +1095,14 @@ void view_title(const View *v, char *buf, size_t len)
 {
     if (!len) return;
     if (view_lesson_texts_apply(v, view_trace(v))) {
-        const char *title = lesson_text(&v->lesson->title, v->lang);
-        snprintf(buf, len, "%s", title ? title : "");
+        lesson_text_copy(buf, len, lesson_text(&v->lesson->title, v->lang)); /* a cut ends in "…" */
         return;
     }
-    char tokens[256] = "";
+    /* six tokens of at most LESSON_MAX_TOKEN_BYTES, quoted, fit whole */
+    char tokens[8 * (LESSON_MAX_TOKEN_BYTES + 8)] = "", whole[sizeof tokens + 256];
     cat_token_list(v, tokens, sizeof tokens, 0);
-    snprintf(buf, len, view_string(VS_SINGLE_LESSON_TITLE, v->lang), tokens, v->single->cfg.d_k);
+    snprintf(whole, sizeof whole, view_string(VS_SINGLE_LESSON_TITLE, v->lang), tokens, v->single->cfg.d_k);
+    lesson_text_copy(buf, len, whole);
 }
 
 static size_t cat_num(char *buf, size_t len, size_t at, float x, int paren);
@@ -1124,25 +1152,20 @@ static void describe_step(const View *v, const AttnTrace *trace, const AttnStep 
 }
 
 /* Appends a text of no step (the summary, the intro) with its placeholders
- * filled, as its own paragraph; returns the new length. */
-static size_t cat_paragraph(const View *v, const AttnTrace *trace, char *buf, size_t len, size_t at, const char *text)
+ * filled, as its own paragraph, to all[at..] (NARRATE_MAX_STEP_TEXT bytes);
+ * returns the new length. A text that cannot be filled is left out, never
+ * shown raw (`attnviz check` refuses it). */
+static size_t cat_paragraph(const View *v, const AttnTrace *trace, char *all, size_t at, const char *text)
 {
-    if (!text || at + 1 >= len) return at;
-#ifdef VIEW_HAVE_NARRATE
-    if (narrate_fill(buf + at, len - at, text, v->lesson, trace, NULL, v->lang) != 0)
-        snprintf(buf + at, len - at, "%s", text);
-#else
-    (void)trace;
-    snprintf(buf + at, len - at, "%s", text);
-#endif
-    return cat(buf, len, strlen(buf), "\n");
+    if (text && put_filled(v, trace, NULL, text, all, &at) == 0) at = cat(all, NARRATE_MAX_STEP_TEXT, at, "\n");
+    return at;
 }
 
 int view_step_narration(const View *v, const AttnTrace *trace, int step, char *buf, size_t len)
 {
     if (!len) return -1;
     buf[0] = '\0';
-    if (step < 0 || step >= trace->n_steps) return -1;
+    if (!trace || step < 0 || step >= trace->n_steps) return -1;
     const AttnStep *s = &trace->steps[step];
     /* the lesson's texts are about its own trace: in the single-head mode of
      * a lesson with several heads, the step is described from what is drawn */
@@ -1151,31 +1174,28 @@ int view_step_narration(const View *v, const AttnTrace *trace, int step, char *b
         return -1;
     }
     const char *text = lesson_narration(v->lesson, s, v->lang);
+    /* built whole, then copied into buf, cut at a character with "…" when
+     * buf is smaller: nothing is ever dropped silently */
+    char *all = malloc(NARRATE_MAX_STEP_TEXT);
+    if (!all) return -1;
     size_t at = 0;
-    if (text && v->notation == VIEW_NOTATION_COLUMN) {
-        /* lesson texts count rows and columns as in row notation */
-        at = cat(buf, len, 0, "%s\n", view_string(VS_TEXT_IN_ROW_NOTATION, v->lang));
-        buf += at;
-        len -= at;
-        at = 0;
-    }
+    all[0] = '\0';
+    if (text && v->notation == VIEW_NOTATION_COLUMN) /* lesson texts count rows and columns as in row notation */
+        at = cat(all, NARRATE_MAX_STEP_TEXT, at, "%s\n", view_string(VS_TEXT_IN_ROW_NOTATION, v->lang));
     if (step == 0) {
         /* the lesson's summary, then its introduction, open its first step,
          * each as its own paragraph */
-        at = cat_paragraph(v, trace, buf, len, 0, lesson_text(&v->lesson->summary, v->lang));
-        at = cat_paragraph(v, trace, buf, len, at, lesson_narration_key(v->lesson, "intro", v->lang));
-        buf += at;
-        len -= at;
+        at = cat_paragraph(v, trace, all, at, lesson_text(&v->lesson->summary, v->lang));
+        at = cat_paragraph(v, trace, all, at, lesson_narration_key(v->lesson, "intro", v->lang));
     }
-    if (text) {
-#ifdef VIEW_HAVE_NARRATE
-        if (narrate_fill(buf, len, text, v->lesson, trace, s, v->lang) == 0) return 0;
-#endif
-        snprintf(buf, len, "%s", text);
-        return 0;
+    int rc = 0;
+    if (!text || put_filled(v, trace, s, text, all, &at) != 0) {
+        describe_step(v, trace, s, all + at, NARRATE_MAX_STEP_TEXT - at);
+        rc = -1;
     }
-    describe_step(v, trace, s, buf, len);
-    return -1;
+    lesson_text_copy(buf, len, all);
+    free(all);
+    return rc;
 }
 
 int view_narration(const View *v, char *buf, size_t len)

@@ -44,6 +44,7 @@
 
 #include "attn.h"
 #include "lesson.h"
+#include "narrate.h" /* NARRATE_MAX_STEP_TEXT: the size of a narration buffer */
 
 #ifdef __cplusplus
 extern "C" {
@@ -79,7 +80,9 @@ typedef enum ViewNotation { VIEW_NOTATION_ROW, VIEW_NOTATION_COLUMN, VIEW_NOTATI
 typedef struct View {
     const Lesson *lesson;   /* borrowed */
     AttnTrace *trace;       /* the lesson as written (multi-head), owned */
-    AttnTrace *single;      /* one head of width heads·d_k on the same X and weights, owned */
+    AttnTrace *single;      /* one head of width heads·d_k on the same X and weights, owned; NULL when
+                               its numbers overflow float32: single and compare mode are then disabled */
+    char single_error[256]; /* why `single` is NULL, "" otherwise */
     unsigned long id;       /* unique to each view_init in the process: what render's caches key on,
                                since a reloaded lesson's traces may reuse the old addresses */
     unsigned long revision; /* new, unique in the process, after every visible change (see above) */
@@ -129,10 +132,16 @@ typedef struct View {
 } View;
 
 /* Builds both traces of the lesson. 0, or -1 with a message in err (the View
- * is then zeroed and owns nothing). Starts at step 0, head 1, English,
+ * is then zeroed and owns nothing) when the lesson's own trace cannot be
+ * built; when only the single-head trace cannot, the View opens without it
+ * (single == NULL, single_error says why) and stays in multi-head mode. Starts at step 0, head 1, English,
  * multi-head mode, light theme, speed 1, paused. */
 int view_init(View *v, const Lesson *lesson, char *err, size_t errlen);
 void view_free(View *v);
+
+/* The config of the single-head trace: the lesson's, with one head of width
+ * heads·d_k (and heads·d_v) for dot attention; additive attention as is. */
+void view_single_config(const AttnConfig *cfg, AttnConfig *one);
 
 /* The trace the current mode steps through. */
 const AttnTrace *view_trace(const View *v);
@@ -177,11 +186,12 @@ void view_next_head(View *v);       /* Tab: h+1, wrapping */
 int view_head_count(const View *v); /* heads of `trace` */
 /* The heads a View of this lesson has (view_head_count), without building one. */
 int view_lesson_head_count(const Lesson *lesson);
-/* Mode: keeps the equivalent step (same name, or same kind of the selected head). */
+/* Mode: keeps the equivalent step (same name, or same kind of the selected head).
+ * Without a single-head trace, single and compare mode are refused with a notice. */
 void view_set_mode(View *v, ViewMode mode);
 void view_toggle_single(View *v);  /* M: single ↔ multi (compare goes to single) */
 void view_toggle_compare(View *v); /* C: compare ↔ multi */
-/* The step of `single` equivalent to `step` of `trace` (compare mode's left side). */
+/* The step of `single` equivalent to `step` of `trace` (compare mode's left side); -1 without `single`. */
 int view_compare_step(const View *v, int step);
 /* The step of `to` equivalent to step `step` of `from`, or -1. */
 int view_map_step(const AttnTrace *from, int step, const AttnTrace *to, int head);
@@ -272,12 +282,15 @@ const char *view_formula(const View *v);
 void view_formula_highlight(const View *v, int *start, int *end);
 
 /* The narration of the current step in v->lang with its placeholders filled;
- * when the lesson has none, or its texts do not describe the trace on screen
- * (view_lesson_texts_apply: the single-head view of a lesson with several
- * heads), a description written from the step itself: its shape as drawn,
- * what it is, and for weights each query's largest weight. In column
- * notation a lesson's text is preceded by a line saying it counts in rows.
- * Returns 0, or -1 when buf holds the description. */
+ * when the lesson has none (or its text cannot be filled from this trace),
+ * or its texts do not describe the trace on screen (view_lesson_texts_apply:
+ * the single-head view of a lesson with several heads), a description
+ * written from the step itself: its shape as drawn, what it is, and for
+ * weights each query's largest weight. In column notation a lesson's text is
+ * preceded by a line saying it counts in rows. A buffer of
+ * NARRATE_MAX_STEP_TEXT bytes holds any narration `attnviz check` accepts; a
+ * smaller one gets it cut at a character boundary, ending in "…". Returns 0,
+ * or -1 when buf holds the description. */
 int view_narration(const View *v, char *buf, size_t len);
 /* The same for any step of any of the View's traces. */
 int view_step_narration(const View *v, const AttnTrace *trace, int step, char *buf, size_t len);
@@ -348,6 +361,7 @@ typedef enum ViewString {
     VS_NOTICE_SAVED,
     VS_NOTICE_SAVE_FAILED,
     VS_NOTICE_RELOADED,
+    VS_NOTICE_SINGLE_UNAVAILABLE,
     /* the operator between a masked step's operands and its result */
     VS_OP_MASK,
     /* the default narration of a step: its title, rows, cols, kind text */
@@ -366,6 +380,8 @@ typedef enum ViewString {
     /* a token in running text: bare, or 「喜欢」 in Chinese, where a bare 我
      * would read as part of the sentence; then a list of tokens */
     VS_TOKEN,
+    /* {row_max_token} of a row whose every key is masked */
+    VS_ROW_SEES_NOTHING,
     VS_TOKEN_LIST_SEP,
     /* the narration written from a step (the tokens, the largest weights) */
     VS_TOKEN_NEXT,

@@ -12,7 +12,8 @@
 #   minimise   windowminimize, unmap and map again
 #   keys       hundreds of key presses per second while an animation plays
 #   reload     a lesson copied to a temp file, corrupted, R pressed: the window
-#              stays, the error is reported; fixed again, R: reloaded
+#              stays, the error is reported; fixed again, R: reloaded; replaced
+#              by a FIFO, R: "not a regular file", the window does not block
 #   font       FONTCONFIG_FILE pointing to an empty config (fontconfig finds no
 #              font): falls back to assets/fonts and says so
 #   software   SDL_RENDER_DRIVER=software, with keys and a resize
@@ -234,7 +235,20 @@ if start -- "$work/lesson.json"; then
         rm -f "$work/lesson.json"
         xdo key r
         sleep 0.5
-        finish
+        # the lesson file replaced by a FIFO: R reports "not a regular file"
+        # and keeps the old lesson; the window never blocks opening it
+        mkfifo "$work/lesson.json"
+        xdo key r
+        sleep 1
+        if ! alive; then
+            fail "died on reloading a FIFO"
+        elif ! grep -q "lesson.json: not a regular file" "$work/err"; then
+            fail "reloading a FIFO did not say 'not a regular file'"
+            finish >/dev/null
+        else
+            finish
+        fi
+        rm -f "$work/lesson.json"
     fi
 fi
 

@@ -12,8 +12,14 @@
  *     validated it): attn_trace_create fails only when the lesson's numbers
  *     overflow float32, and says so; its tokens match n_q / n_k, non-empty;
  *   - no step of its trace holds NaN, and none holds ±Inf except the -inf
- *     fill of a `masked` step, which the lesson asked for: no NaN or Inf ever
- *     reaches the screen or a file unless the lesson asked for it.
+ *     fill of a `masked` step, which the lesson asked for ("no NaN or Inf
+ *     ever reaches the screen or a file unless the lesson asked for it");
+ *   - what `attnviz check` accepts, every view shows: view_init succeeds;
+ *     every step's narration is its text filled whole (never raw, never
+ *     cut), or in the single-head view of a lesson with several heads the
+ *     step described from what is drawn; single and compare view either
+ *     open, or, when the single-head trace overflows, are refused with a
+ *     notice while the view stays in multi-head mode.
  *
  * Build: configure with CC=clang -DATTNVIZ_FUZZ=ON (tests/fuzz.cmake), run:
  *
@@ -33,6 +39,7 @@
 #include "attn.h"
 #include "lesson.h"
 #include "narrate.h"
+#include "view.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -115,6 +122,83 @@ static void check_finite(const AttnTrace *t)
     }
 }
 
+/* Appends text filled (no step) and a line break to want, as the view
+ * opens step 0 with the summary and the intro. */
+static void want_paragraph(char *want, size_t cap, const View *v, const AttnTrace *trace, const char *text)
+{
+    static char filled[NARRATE_MAX_FILLED + 1];
+    if (text && narrate_fill(filled, sizeof filled, text, v->lesson, trace, NULL, v->lang) == 0) {
+        strncat(want, filled, cap - strlen(want) - 1);
+        strncat(want, "\n", cap - strlen(want) - 1);
+    }
+}
+
+/* The narration a view shows for step i of trace (view_step_narration):
+ * where the lesson's texts apply, its text filled whole, after the filled
+ * summary and intro on step 0; elsewhere (the single-head view of a lesson
+ * with several heads) the step described from what is drawn, never a raw
+ * lesson text. */
+static void check_step_narration(const View *v, const AttnTrace *trace, int i)
+{
+    static char shown[NARRATE_MAX_STEP_TEXT], want[NARRATE_MAX_STEP_TEXT], filled[NARRATE_MAX_FILLED + 1];
+    const AttnStep *s = &trace->steps[i];
+    int rc = view_step_narration(v, trace, i, shown, sizeof shown);
+    const char *text = lesson_narration(v->lesson, s, v->lang);
+    if (!view_lesson_texts_apply(v, trace)) {
+        if (rc != -1 || !shown[0]) fuzz_fail("a step of the single-head view was not described", s->name);
+        if (text && strchr(text, '{') && strstr(shown, text)) fuzz_fail("a lesson text shown raw", s->name);
+        return;
+    }
+    want[0] = '\0';
+    if (i == 0) {
+        want_paragraph(want, sizeof want, v, trace, lesson_text(&v->lesson->summary, v->lang));
+        want_paragraph(want, sizeof want, v, trace, lesson_narration_key(v->lesson, "intro", v->lang));
+    }
+    if (!text) {
+        if (rc != -1 || strncmp(shown, want, strlen(want)) != 0) fuzz_fail("summary or intro not shown whole", s->name);
+        return;
+    }
+    if (narrate_fill(filled, sizeof filled, text, v->lesson, trace, s, v->lang) != 0)
+        fuzz_fail("a narration check accepted does not fill in a view", s->name);
+    if (rc != 0) fuzz_fail("a narration that fills was not shown", s->name);
+    strncat(want, filled, sizeof want - strlen(want) - 1);
+    if (strcmp(shown, want) != 0) fuzz_fail("the view's narration is not the filled text, whole", s->name);
+}
+
+/* Every view of a lesson that `attnviz check` accepts. */
+static void check_views(const Lesson *lesson)
+{
+    View v;
+    char err[512];
+    if (view_init(&v, lesson, err, sizeof err) != 0) fuzz_fail("check accepts, view_init refuses", err);
+    AttnConfig one;
+    view_single_config(&lesson->cfg, &one);
+    AttnTrace *single = attn_trace_create(&one, err, sizeof err);
+    if (!single != !v.single) fuzz_fail("the single-head trace builds in check but not in the view, or back", err);
+    if (!single && !strstr(err, "overflowed float32"))
+        fuzz_fail("the single-head trace failed for another reason", err);
+    attn_trace_destroy(single);
+    for (int lang = 0; lang < LESSON_LANG_COUNT; lang++) {
+        v.lang = (LessonLang)lang;
+        for (int i = 0; i < v.trace->n_steps; i++) check_step_narration(&v, v.trace, i);
+        for (int mode = VIEW_SINGLE; mode < VIEW_MODE_COUNT; mode++) {
+            view_set_mode(&v, (ViewMode)mode);
+            if (!v.single) {
+                if (v.mode != VIEW_MULTI || v.notice_what != VS_NOTICE_SINGLE_UNAVAILABLE)
+                    fuzz_fail("a view without its trace was not refused", NULL);
+                continue;
+            }
+            if (v.mode != (ViewMode)mode) fuzz_fail("view_set_mode did not switch", NULL);
+            for (int i = 0; i < v.single->n_steps; i++) check_step_narration(&v, v.single, i);
+            for (int i = 0; i < v.trace->n_steps; i++)
+                if (view_compare_step(&v, i) < 0 || view_compare_step(&v, i) >= v.single->n_steps)
+                    fuzz_fail("compare view has no single-head step for a step", v.trace->steps[i].name);
+            view_set_mode(&v, VIEW_MULTI);
+        }
+    }
+    view_free(&v);
+}
+
 static FILE *devnull(void)
 {
     static FILE *f;
@@ -142,8 +226,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (t) {
             check_finite(t);
             char nerr[512];
-            if (narrate_check(&lesson, t, nerr, sizeof nerr) != 0 && (!nerr[0] || strchr(nerr, '\n')))
+            int nbad = narrate_check(&lesson, t, nerr, sizeof nerr);
+            if (nbad != 0 && (!nerr[0] || strchr(nerr, '\n')))
                 fuzz_fail("narrate_check failed without a one-line message", nerr);
+            if (nbad == 0 && 2 * work_of(&lesson.cfg) <= FUZZ_MAX_WORK) check_views(&lesson);
             if (t->data_bytes / sizeof(float) <= FUZZ_MAX_WRITE_FLOATS && trace_write_json(devnull(), &lesson, t) != 0)
                 fuzz_fail("trace_write_json failed", NULL);
             attn_trace_destroy(t);

@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# hostile_fs.sh: attnviz against a hostile file system and a hostile user:
+# FIFOs, devices, symbolic links and foreign files where it reads and
+# writes, folders used before, temporaries of a killed export, signals.
+#
+#   tests/e2e/hostile_fs.sh ATTNVIZ
+#
+# Every FIFO is made here, in a scratch folder removed at the end. Each
+# command that could block runs under `timeout`: a hang is a failure, not a
+# stuck test. Exit status: 0 all passed, 1 something failed.
+set -uo pipefail
+
+app=${1:?usage: hostile_fs.sh ATTNVIZ}
+app=$(cd "$(dirname "$app")" && pwd)/$(basename "$app")
+export SDL_VIDEODRIVER=dummy
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+failures=0
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+ok() { echo "ok: $*"; }
+
+printf '%s' '{"format":"attnviz-lesson/1","id":"t","title":{"en":"T"},"tokens":["a","b","c"],"d_model":4,"heads":2,"seed":7}' >ok.json
+
+# run NAME SECONDS CMD...: runs CMD with a time limit; $st is its status,
+# out and err its output. A time-out (124) is reported as a hang.
+run() {
+    local name=$1 secs=$2
+    shift 2
+    timeout -s KILL "$secs" "$@" >out 2>err
+    st=$?
+    if [ $st -eq 137 ] || [ $st -eq 124 ]; then
+        fail "$name: still running after ${secs}s (a hang)"
+        return 1
+    fi
+    return 0
+}
+
+# ---- reading: only regular files ----------------------------------------------
+mkdir D
+cp ok.json D/a.json
+mkfifo D/b.json
+if run "list with a FIFO" 20 "$app" list D; then
+    if [ $st -eq 2 ] && grep -q "^ 1  t " out && grep -q "D/b.json: not a regular file" err; then
+        ok "list D lists a.json and reports the FIFO b.json"
+    else
+        fail "list D: status $st, out '$(cat out)', err '$(cat err)'"
+    fi
+fi
+for what in D/b.json /dev/zero; do
+    if run "check $what" 20 "$app" check "$what"; then
+        if [ $st -eq 2 ] && grep -q "^$what: not a regular file" err && [ "$(wc -l <err)" -eq 1 ]; then
+            ok "check $what: not a regular file"
+        else
+            fail "check $what: status $st, err '$(cat err)'"
+        fi
+    fi
+done
+timeout -s KILL 20 sh -c "cat ok.json | '$app' check /dev/stdin" >out 2>err
+st=$?
+if [ $st -eq 2 ] && grep -q "not a regular file" err; then
+    ok "a piped stdin as the lesson: not a regular file"
+else
+    fail "piped stdin: status $st, err '$(cat err)'"
+fi
+
+# ---- writing into -o DIR: never into a FIFO, a device or a link ----------------------
+mkdir d
+mkfifo d/001-input.png
+if run "export into a folder with a FIFO" 60 "$app" export ok.json -o d --steps 1-3 --size 320x200; then
+    if [ $st -eq 2 ] && grep -q "d/001-input.png: exists and is a FIFO" err && [ -p d/001-input.png ] &&
+        [ ! -e d/index.json ]; then
+        ok "export refuses the FIFO d/001-input.png before drawing, and leaves it"
+    else
+        fail "export with a FIFO: status $st, err '$(cat err)'"
+    fi
+fi
+rm d/001-input.png
+echo "not attnviz's" >target.txt
+ln -s "$work/target.txt" d/002-weight.png
+if run "export into a folder with a symlink" 60 "$app" export ok.json -o d --steps 1-3 --size 320x200; then
+    if [ $st -eq 2 ] && grep -q "symbolic link" err && [ "$(cat target.txt)" = "not attnviz's" ] && [ -L d/002-weight.png ]; then
+        ok "export refuses a symbolic link in its folder; the link's target is untouched"
+    else
+        fail "export with a symlink: status $st, err '$(cat err)', target '$(cat target.txt)'"
+    fi
+fi
+
+# ---- deleting: only attnviz's own files -------------------------------------------------
+mkdir P
+for i in 1 2 3; do echo photo >"P/00000$i.png"; done
+if run "--frames over foreign NNNNNN.png" 120 "$app" export ok.json -o P --frames --fps 1 --dwell 0 --steps 1 --size 320x200; then
+    n=$(grep -l photo P/00000?.png 2>/dev/null | wc -l)
+    if [ $st -eq 0 ] && [ "$n" -eq 3 ]; then
+        ok "--frames keeps 000001..3.png, which attnviz did not write"
+    else
+        fail "--frames: status $st, $n of 3 foreign files left, err '$(cat err)'"
+    fi
+fi
+mkdir F
+"$app" export ok.json -o F --frames --fps 2 --dwell 0.5 --steps 1-4 --size 320x200 2>/dev/null
+long=$(ls F/??????.png | wc -l)
+rm F/index.json # frames attnviz wrote are still known by their Software chunk
+if run "a shorter --frames export" 120 "$app" export ok.json -o F --frames --fps 2 --dwell 0.5 --steps 1 --size 320x200; then
+    short=$(ls F/??????.png | wc -l)
+    if [ $st -eq 0 ] && [ "$short" -lt "$long" ] && grep -q "removed $((long - short)) files of an earlier export" err; then
+        ok "a shorter --frames export removes the $((long - short)) frames attnviz wrote after its own, and says so"
+    else
+        fail "shorter frames: status $st, $long then $short frames, err '$(cat err)'"
+    fi
+fi
+
+mkdir E
+"$app" export ok.json -o E --steps 1-6 --size 320x200 2>/dev/null
+echo mine >E/notes.png
+echo mine >E/007-my-own.png # attnviz's spelling, but neither listed nor written by attnviz
+touch -d '1 hour ago' E/.003-weight.png.Ab12Cd E/.index.json.Qw3rTy
+echo x >E/.other.png.Ab12Cd
+touch -d '1 hour ago' E/.other.png.Ab12Cd
+if run "re-export with other --steps" 60 "$app" export ok.json -o E --steps 2-3 --size 320x200; then
+    left=$(cd E && ls -A | sort | tr '\n' ' ')
+    want=".other.png.Ab12Cd 002-weight.png 003-weight.png 007-my-own.png index.json notes.png "
+    if [ $st -eq 0 ] && [ "$left" = "$want" ] && grep -q "removed 4 files of an earlier export and 2 stale temporaries" err; then
+        ok "a re-export removes the 4 files the earlier index listed and 2 stale temporaries, nothing else"
+    else
+        fail "re-export: status $st, left '$left', err '$(cat err)'"
+    fi
+fi
+
+# ---- signals end an export at once, and leave no temporary ---------------------------------
+for sig in TERM INT; do
+    rm -rf S
+    "$app" export ok.json -o S --size 4000x4000 --png-level 0 --threads 2 >/dev/null 2>err &
+    pid=$!
+    for _ in $(seq 300); do
+        [ -n "$(ls -A S 2>/dev/null | grep -v probe)" ] && break
+        sleep 0.1
+    done
+    if [ -z "$(ls -A S 2>/dev/null | grep -v probe)" ] || ! kill -0 $pid 2>/dev/null; then
+        fail "SIG$sig: the export was not writing when the signal was to come: $(cat err)"
+        kill -KILL $pid 2>/dev/null
+        wait $pid
+        continue
+    fi
+    kill -$sig $pid
+    # generous for a loaded machine; the export itself gives up after 0.4 s
+    for _ in $(seq 100); do
+        kill -0 $pid 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 $pid 2>/dev/null; then
+        fail "SIG$sig: the export is still running 10 s later"
+        kill -KILL $pid
+        wait $pid
+    else
+        wait $pid
+        st=$?
+        temps=$(ls -A S | grep -c '^\.' || true)
+        if [ $st -ne 0 ] && [ "$temps" -eq 0 ]; then
+            ok "SIG$sig ends the export (status $st) and leaves no temporary"
+        else
+            fail "SIG$sig: status $st, $temps temporaries left: $(ls -A S | tr '\n' ' ')"
+        fi
+    fi
+done
+
+# ---- long texts: cut only at a character, never dropped ----------------------------------
+if ! command -v python3 >/dev/null 2>&1; then
+    echo "skip: long texts (python3 reads index.json and the PNG chunks; not installed)"
+else
+# The issue's repro: an intro of 10 "x" and an input narration of 1365 "好"
+# (4095 bytes); and a title of 1000 "好" (3000 bytes) on the sheet.
+python3 - <<'PY' >long.json
+import json
+print(json.dumps({"format": "attnviz-lesson/1", "id": "long", "title": {"en": "好" * 1000},
+                  "tokens": ["a", "b"], "d_model": 2,
+                  "narration": {"intro": {"en": "x" * 10}, "input": {"en": "好" * 1365}}}, ensure_ascii=False))
+PY
+if run "export of long texts" 120 "$app" export long.json -o L --steps 1 --sheet sheet.png --size 320x200; then
+    if [ $st -ne 0 ]; then
+        fail "export of long texts: status $st, err '$(cat err)'"
+    elif python3 - L/index.json L/001-input.png sheet.png <<'PY'; then
+import json, struct, sys, zlib
+idx = json.load(open(sys.argv[1], encoding="utf-8"))  # fails on a split character
+narr = idx["files"][0]["narration"]
+assert narr == "x" * 10 + "\n" + "好" * 1365, "step 0's narration is not the intro and the whole text"
+def texts(path):
+    data = open(path, "rb").read()
+    at, out = 8, {}
+    while at < len(data):
+        n, kind = struct.unpack(">I4s", data[at:at + 8])
+        body = data[at + 8:at + 8 + n]
+        if kind == b"tEXt":
+            k, v = body.split(b"\0", 1)
+            out[k.decode("latin-1")] = v.decode("latin-1")
+        elif kind == b"iTXt":
+            k, rest = body.split(b"\0", 1)
+            flag, method = rest[0], rest[1]
+            lang, rest = rest[2:].split(b"\0", 1)
+            tk, v = rest.split(b"\0", 1)
+            out[k.decode("latin-1")] = (zlib.decompress(v) if flag else v).decode("utf-8")  # strict
+        at += 12 + n
+    return out
+assert texts(sys.argv[2])["Description"] == narr, "the PNG's Description is not the narration, whole"
+assert texts(sys.argv[3])["Title"] == "好" * 1000, "the sheet's Title is cut"
+PY
+        ok "long narration and title: whole, valid UTF-8, in index.json and the PNG text chunks"
+    else
+        fail "long texts: index.json or a PNG text chunk is cut or invalid"
+    fi
+fi
+fi
+
+# ---- the trace streams, and says when it cannot be written -------------------------------
+timeout -s KILL 60 "$app" trace ok.json >/dev/full 2>err
+st=$?
+if [ $st -eq 1 ] && grep -q "writing the trace" err; then
+    ok "trace into /dev/full: exit 1"
+else
+    fail "trace into /dev/full: status $st, err '$(cat err)'"
+fi
+
+[ $failures -eq 0 ] || {
+    echo "$failures failure(s)"
+    exit 1
+}
+echo "all passed"
