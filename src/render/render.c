@@ -670,6 +670,16 @@ static void draw_legend(RenderCtx *rc, const View *v, const Item *it, const Font
     const Theme *th = render_theme(v->theme);
     int bw = imax(6, f->body / 2);
     int lh = text_h(rc, f->small);
+    /* the scale in use: every weights legend says it, at the top of the
+     * matrix's height when the bar keeps room for its two ends, else over it */
+    const char *name = legend_scale_name(v, it);
+    int name_y = y - lh - 2;
+    if (name && h >= 3 * lh + 2) {
+        name_y = y;
+        y += lh + 2;
+        h -= lh + 2;
+    }
+    if (name) render_text(rc, name, f->small, th->text, x, name_y, 0);
     /* the end values sit beside the bar's ends, inside the matrix's height */
     if (h < 2 * lh) {
         y -= (2 * lh - h) / 2;
@@ -690,9 +700,6 @@ static void draw_legend(RenderCtx *rc, const View *v, const Item *it, const Font
     render_text(rc, a, f->small, th->dim, x + bw + 4, y, 0);
     render_text(rc, b, f->small, th->dim, x + bw + 4, y + h - lh, 0);
     if (mid[0] && h >= 4 * lh) render_text(rc, mid, f->small, th->dim, x + bw + 4, y + h / 2 - lh / 2, 0);
-    /* the scale in use, over the bar: every weights legend says it */
-    const char *name = legend_scale_name(v, it);
-    if (name) render_text(rc, name, f->small, th->text, x, y - lh - 2, 0);
 }
 
 /* Token labels: every k-th when rows are thinner than the text. */
@@ -962,7 +969,9 @@ static void item_draw_labels(RenderCtx *rc, const View *v, const Item *it)
             SDL_Color col = !it->index_cols && j + it->c0 == sel_c ? th->accent : it->index_cols ? th->dim : th->text;
             int cx = it->x + (int)lrintf(it->cw * (j + 0.5f));
             int y = it->y - lh - 4 - (it->stagger && (j / k) % 2 ? lh : 0);
-            int tw = draw_label(rc, lab, it->lsize, room, col, cx, y, 1);
+            /* centred on its column, and inside the panel at either end */
+            int fit = imin(room, 2 * imin(cx - it->area.x, it->area.x + it->area.w - cx));
+            int tw = draw_label(rc, lab, it->lsize, fit, col, cx, y, 1);
             if (!tw || it->index_cols) continue;
             add_hitbox(rc, (SDL_Rect){cx - tw / 2, y, tw, lh}, token_hit(v, it, it->cl, j + it->c0, 1));
         }
@@ -1691,6 +1700,8 @@ static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
         }
         /* up to 16 tokens' columns, all labelled, may need two lines */
         if (it->cl) P->top_h = imax(P->top_h, (it->index_cols || it->full_cols > 16 ? 1 : 2) * lh + 8);
+        /* W_a drawn transposed: its bands named above it */
+        if (is_w_a(it) && it->transposed) P->top_h = imax(P->top_h, lh + 8);
         it->legend = level == 0 || it->result || (level == 1 && P->n <= 3);
         it->labels = 1;
         for (int j = 0; j < i && level >= 2; j++)
