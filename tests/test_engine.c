@@ -233,28 +233,6 @@ static int fixture_parse(Fixture *f, const unsigned char *buf, size_t len, char 
     return 0;
 }
 
-static unsigned char *read_file(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    unsigned char *buf = NULL;
-    size_t cap = 0, n = 0;
-    for (;;) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 1 << 16;
-            unsigned char *nb = realloc(buf, cap);
-            assert_non_null(nb);
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, cap - n, fp);
-        n += got;
-        if (got == 0) break;
-    }
-    fclose(fp);
-    *len = n;
-    return buf;
-}
-
 static const FixTensor *fixture_input(const Fixture *f, const char *name)
 {
     for (int i = 0; i < f->n_inputs; i++)
@@ -504,7 +482,7 @@ static void test_fixture(void **state)
     char path[1024], err[512];
     snprintf(path, sizeof path, "%s/fixtures/%s", ATTNVIZ_TESTS_DIR, file);
     size_t len = 0;
-    unsigned char *buf = read_file(path, &len);
+    unsigned char *buf = (unsigned char *)test_read_file(path, &len);
     if (!buf) fail_msg("%s: cannot read (run /usr/bin/python3 tests/make_fixtures.py)", path);
     Fixture f;
     int rc = fixture_parse(&f, buf, len, err, sizeof err);
@@ -627,7 +605,7 @@ static void test_fixture_header_errors(void **state)
     char path[1024], err[512];
     snprintf(path, sizeof path, "%s/fixtures/self_1head.bin", ATTNVIZ_TESTS_DIR);
     size_t len = 0;
-    unsigned char *buf = read_file(path, &len);
+    unsigned char *buf = (unsigned char *)test_read_file(path, &len);
     assert_non_null(buf);
     Fixture f;
     assert_int_equal(fixture_parse(&f, buf, len, err, sizeof err), 0);

@@ -25,6 +25,8 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
+#include "test_util.h"
+
 #include "export.h"
 #include "export_internal.h" /* the output folder's rules: what attnviz calls its own */
 #include "test_export_read.h"
@@ -37,8 +39,7 @@ static char scratch[256];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(scratch, sizeof scratch, "/tmp/attnviz-test-export-XXXXXX");
-    return mkdtemp(scratch) ? 0 : -1;
+    return test_scratch_dir(scratch, sizeof scratch, "export");
 }
 
 static int teardown(void **state)
@@ -52,20 +53,6 @@ static void load(Lesson *l, const char *path)
 {
     LessonError e;
     if (lesson_load(l, path, &e) != 0) fail_msg("%s", e.msg);
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
-    s[n] = 0;
-    fclose(f);
-    return s;
 }
 
 /* Every name in dir is a complete PNG of w × h, or index.json; returns the PNG count. */
@@ -119,7 +106,7 @@ static void test_steps_files_and_index(void **state)
 
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, EXPORT_INDEX_NAME);
-    char *json = slurp(path);
+    char *json = test_read_file(path, NULL);
     assert_non_null(json);
     cJSON *idx = cJSON_Parse(json);
     assert_non_null(idx);
@@ -290,7 +277,7 @@ static void test_frames_count(void **state)
     }
     char path[600];
     snprintf(path, sizeof path, "%s/%s", dir, EXPORT_INDEX_NAME);
-    char *json = slurp(path);
+    char *json = test_read_file(path, NULL);
     cJSON *idx = cJSON_Parse(json);
     assert_int_equal(cJSON_GetObjectItem(idx, "frame_count")->valueint, expect);
     int sum = 0;
@@ -475,7 +462,7 @@ static void test_sheet_pdf(void **state)
     struct stat st;
     assert_int_equal(stat(pdf, &st), 0);
     size_t len = (size_t)st.st_size;
-    char *data = slurp(pdf);
+    char *data = test_read_file(pdf, NULL);
     assert_non_null(data);
     assert_true(len > 8 && memcmp(data, "%PDF-", 5) == 0);
     int n_pages = 0, n_boxes = 0, n_images = 0;

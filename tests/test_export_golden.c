@@ -29,6 +29,8 @@
 #include <SDL_ttf.h>
 #include <cmocka.h>
 
+#include "test_util.h"
+
 #include "export.h"
 #include "test_export_read.h"
 
@@ -62,8 +64,7 @@ static char scratch[256];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(scratch, sizeof scratch, "/tmp/attnviz-test-golden-XXXXXX");
-    return mkdtemp(scratch) ? 0 : -1;
+    return test_scratch_dir(scratch, sizeof scratch, "golden");
 }
 
 static int teardown(void **state)

@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "test_util.h"
+
 #include "png_write.h"
 #include "test_export_read.h"
 
@@ -26,8 +28,7 @@ static char scratch[256];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(scratch, sizeof scratch, "/tmp/attnviz-test-png-XXXXXX");
-    return mkdtemp(scratch) ? 0 : -1;
+    return test_scratch_dir(scratch, sizeof scratch, "png");
 }
 
 static int teardown(void **state)

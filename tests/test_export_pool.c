@@ -16,6 +16,8 @@
 #include <SDL.h>
 #include <cmocka.h>
 
+#include "test_util.h"
+
 #include "export_pool.h"
 #include "test_export_read.h"
 
@@ -24,8 +26,7 @@ static char scratch[256];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(scratch, sizeof scratch, "/tmp/attnviz-test-pool-XXXXXX");
-    return mkdtemp(scratch) ? 0 : -1;
+    return test_scratch_dir(scratch, sizeof scratch, "pool");
 }
 
 static int teardown(void **state)

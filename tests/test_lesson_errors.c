@@ -15,34 +15,11 @@
 
 #include <cmocka.h>
 
+#include "test_util.h"
+
 #include "lesson.h"
 
 #define BAD_DIR ATTNVIZ_TESTS_DIR "/bad_lessons"
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            cap *= 2;
-            char *grown = realloc(buf, cap + 1);
-            if (!grown) {
-                free(buf);
-                buf = NULL;
-            }
-            buf = grown;
-        }
-    }
-    fclose(f);
-    if (buf) buf[n] = 0;
-    *len = n;
-    return buf;
-}
 
 static int is_zero(const void *p, size_t n)
 {
@@ -79,7 +56,7 @@ static void test_catalogue(void **state)
         snprintf(path, sizeof path, "%s/%s", BAD_DIR, names[i]);
         snprintf(exp_path, sizeof exp_path, "%s/%.*s.expected", BAD_DIR, (int)(strlen(names[i]) - 5), names[i]);
         size_t elen = 0;
-        char *expected = slurp(exp_path, &elen);
+        char *expected = test_read_file(exp_path, &elen);
         if (!expected) {
             printf("MISSING %s\n", exp_path);
             failures++;
@@ -100,7 +77,7 @@ static void test_catalogue(void **state)
         }
         /* the same bytes from memory give the same message under the given name */
         size_t len = 0;
-        char *text = slurp(path, &len);
+        char *text = test_read_file(path, &len);
         assert_non_null(text);
         snprintf(want, sizeof want, "mem.json:%s", expected);
         rc = lesson_parse(&L, text, len, "mem.json", &err);

@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "test_util.h"
+
 #include <SDL.h>
 #include <SDL_ttf.h>
 
@@ -54,23 +56,6 @@ static int missing_in(const RenderCtx *rc, const char *what, const char *s)
     return missing;
 }
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    if (buf) buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 static void check_chain(int bundled_only)
 {
     SDL_Renderer *sdl;
@@ -100,7 +85,7 @@ static void check_chain(int bundled_only)
         if (n < 6 || strcmp(e->d_name + n - 5, ".json") != 0) continue;
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", LESSONS_DIR, e->d_name);
-        char *text = read_file(path);
+        char *text = test_read_file(path, NULL);
         if (!text) fail_msg("cannot read %s", path);
         /* the raw file: every character of titles, tokens and narration */
         missing += missing_in(rc, e->d_name, text);

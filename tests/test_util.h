@@ -10,6 +10,9 @@
  *                         TEST_ABS_TOL, TEST_REL_TOL);
  *     TestDiff d = test_diff_floats(got, ref, n);   // just measure: max abs / rel
  *
+ * Also the tests' shared file helpers: test_read_file (a whole file, NUL
+ * terminated) and test_scratch_dir (a fresh folder under /tmp).
+ *
  * Special values: NaN matches only NaN, an infinity only the same infinity;
  * anything else against a NaN or an infinity differs. Header-only: every
  * function is static inline, so including it in several tests is fine.
@@ -21,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /* The engine's tolerance against PyTorch. */
 /* splitmix64: the tests' seeded generator, the same numbers on every machine. */
@@ -107,5 +111,42 @@ static inline size_t test_compare_floats(const char *what, const float *got, con
         if (test_compare_floats((what), (got), (ref), (rows), (cols), (abs_tol), (rel_tol)) != 0)                      \
             fail_msg("%s differs from its reference", (what));                                                         \
     } while (0)
+
+/* The whole file at path, NUL-terminated (so text can be used as a string),
+ * its length in *len when len is not NULL. Malloc'd, the caller frees; NULL
+ * when it cannot be opened or read. */
+static inline char *test_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, n = 0, got;
+    char *buf = malloc(cap + 1);
+    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *grown = realloc(buf, 2 * cap + 1);
+            if (!grown) free(buf);
+            buf = grown;
+            cap *= 2;
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!buf || bad) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    if (len) *len = n;
+    return buf;
+}
+
+/* Makes a new folder /tmp/attnviz-test-TAG-XXXXXX and writes its path into
+ * buf (len bytes). 0, or -1 when it cannot be made. */
+static inline int test_scratch_dir(char *buf, size_t len, const char *tag)
+{
+    snprintf(buf, len, "/tmp/attnviz-test-%s-XXXXXX", tag);
+    return mkdtemp(buf) ? 0 : -1;
+}
 
 #endif

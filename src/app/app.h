@@ -122,4 +122,42 @@ int app_refuse_range(const char *cmd, const char *opt, const char *what, int lo,
 /* An operand more than the command takes: "expected WHAT, found 'A' and 'B'". */
 int app_arg_extra(const AppArgs *a, const char *what, const char *first, const char *extra);
 
+/* ---- the edit options of trace, export and show (src/app/edit_args.c) ----
+ *
+ * Each of those commands puts APP_EDIT_OPTIONS in its option table (export
+ * without "scale", which is its pixel scale there) and hands every id it does
+ * not know to app_edit_arg. */
+enum { APP_OPT_SET = 100, APP_OPT_SCORE_SCALE, APP_OPT_TOKENS };
+#define APP_EDIT_OPTIONS                                                                                               \
+    {"set", 0, 1, APP_OPT_SET}, {"score-scale", 0, 1, APP_OPT_SCORE_SCALE},                                            \
+    {                                                                                                                  \
+        "tokens", 0, 1, APP_OPT_TOKENS                                                                                 \
+    }
+#define APP_EDIT_SCALE_OPTION                                                                                          \
+    {                                                                                                                  \
+        "scale", 0, 1, APP_OPT_SCORE_SCALE                                                                             \
+    }
+#define APP_MAX_SETS 256
+typedef struct AppEdits {
+    const char *sets[APP_MAX_SETS]; /* "NAME[i][j]=VALUE", borrowed from argv */
+    int n_sets;
+    const char *tokens; /* "a b c", or NULL */
+    double scale;       /* the divisor of the scores, 0: the lesson's */
+} AppEdits;
+/* Takes option id with its value when it is an edit option: 1, 0 when it is
+ * not one, -1 after printing a usage error. */
+int app_edit_arg(AppEdits *e, const AppArgs *a, int id, const char *val);
+int app_edit_any(const AppEdits *e);
+/* Applies --tokens, then the scale, then each --set in order, to the loaded
+ * lesson, which becomes the edited one, with edited_from naming the lesson
+ * when its numbers changed (so that narration about the numbers as written
+ * is shown as such). 0, or -1 after printing one line naming the lesson and
+ * the edit (exit status 2). */
+int app_apply_edits(const AppEdits *e, struct Lesson *lesson);
+/* `attnviz bench --edits N [LESSON]` (src/app/bench_edits.c): N scripted
+ * edits, each applied, recomputed and drawn at 1920×1080; prints
+ * "edits: N p50: X ms p99: Y ms", then the CPU time per edit. Returns an
+ * APP_* status. */
+int bench_edits(int n, const char *lesson, int threads);
+
 #endif

@@ -24,6 +24,7 @@
 
 #include "app.h"
 #include "attn.h"
+#include "lesson.h"
 
 typedef struct BenchShape {
     int n, d_model, heads;
@@ -47,7 +48,15 @@ static void bench_usage(FILE *out)
 {
     fprintf(out,
             "usage: attnviz bench [--n N] [--d-model D] [--heads H] [--reps R] [--threads T]\n"
+            "       attnviz bench --edits N [LESSON] [--threads T]\n"
             "\n"
+            "With --edits: times N scripted edits of LESSON (default: %s) end to end, each\n"
+            "one number set, the whole trace recomputed and one 1920x1080 frame drawn on the\n"
+            "software renderer; prints 'edits: N p50: X ms p99: Y ms' (wall time), then\n"
+            "'cpu per edit: p50: X ms p99: Y ms' (the process's CPU time, which a busy machine\n"
+            "does not inflate).\n"
+            "\n"
+            "Without it:\n"
             "Times the full traced multi-head self-attention forward pass (Q, K, V projections\n"
             "with biases, split, scores, scaled, softmax, weighted sum per head, concat, W_O)\n"
             "on seeded random inputs, creating and destroying the trace each time.\n"
@@ -69,7 +78,7 @@ static void bench_usage(FILE *out)
             "X and Y are the median and the minimum over the samples of milliseconds per forward,\n"
             "with at least 4 significant digits; A is the trace's allocation, B the bytes of\n"
             "the matrices it records. Warm-up forwards (1 ms of them) run before the timed ones.\n",
-            BENCH_AUTO_SECONDS, BENCH_MIN_AUTO_REPS, BENCH_MAX_AUTO_REPS);
+            LESSON_DEFAULT_ID, BENCH_AUTO_SECONDS, BENCH_MIN_AUTO_REPS, BENCH_MAX_AUTO_REPS);
 }
 
 /* xorshift64*: small, seeded, the same sequence on every machine. */
@@ -209,12 +218,17 @@ done:
 
 int cmd_bench(int argc, char **argv)
 {
-    enum { OPT_N = 1, OPT_D_MODEL, OPT_HEADS, OPT_REPS, OPT_THREADS };
-    static const AppOption opts[] = {
-        {"n", 0, 1, OPT_N},       {"d-model", 0, 1, OPT_D_MODEL}, {"heads", 0, 1, OPT_HEADS},
-        {"reps", 0, 1, OPT_REPS}, {"threads", 0, 1, OPT_THREADS}, {0}};
+    enum { OPT_N = 1, OPT_D_MODEL, OPT_HEADS, OPT_REPS, OPT_THREADS, OPT_EDITS };
+    static const AppOption opts[] = {{"n", 0, 1, OPT_N},
+                                     {"d-model", 0, 1, OPT_D_MODEL},
+                                     {"heads", 0, 1, OPT_HEADS},
+                                     {"reps", 0, 1, OPT_REPS},
+                                     {"threads", 0, 1, OPT_THREADS},
+                                     {"edits", 0, 1, OPT_EDITS},
+                                     {0}};
     BenchShape one = {512, 512, 8};
-    int have_shape = 0, reps = 0, threads = 1;
+    int have_shape = 0, reps = 0, threads = 1, edits = 0;
+    const char *lesson = NULL;
     AppArgs args;
     app_args_init(&args, "bench", argc, argv, opts);
     const char *val;
@@ -224,8 +238,13 @@ int cmd_bench(int argc, char **argv)
         case APP_ARGS_HELP:
             bench_usage(stdout);
             return APP_OK;
-        case APP_ARGS_OPERAND:
-            return app_cmd_fail("bench", APP_USAGE, "expected an option, found '%s' (try 'attnviz bench --help')", val);
+        case APP_ARGS_OPERAND: /* a lesson, with --edits */
+            if (lesson) return app_arg_extra(&args, "one lesson", lesson, val);
+            lesson = val;
+            break;
+        case OPT_EDITS:
+            ok = app_arg_int(&args, val, 1, 1000000, &edits);
+            break;
         case OPT_N:
             ok = app_arg_int(&args, val, 1, 8192, &one.n), have_shape = 1;
             break;
@@ -246,6 +265,15 @@ int cmd_bench(int argc, char **argv)
         }
         if (ok != 0) return APP_USAGE;
     }
+    if (edits) {
+        if (have_shape)
+            return app_cmd_fail("bench", APP_USAGE,
+                                "--edits: expected a lesson to time, found --n, --d-model or --heads beside it");
+        return bench_edits(edits, lesson, threads);
+    }
+    if (lesson)
+        return app_cmd_fail("bench", APP_USAGE, "expected an option, found '%s' (a lesson goes with --edits N)",
+                            lesson);
     if (have_shape) {
         if (one.d_model % one.heads != 0)
             return app_cmd_fail("bench", APP_USAGE, "--d-model: expected a multiple of --heads (%d), found '%d'",

@@ -49,6 +49,13 @@ static void export_usage(FILE *out)
             "  --text-scale X     text size factor (default 1)\n"
             "  --slides           slides: the step, its formula and its narration on the\n"
             "                     whole frame, without the status line and the timeline\n"
+            "  --set 'NAME[i][j]=VALUE'\n"
+            "                     change one number first (repeatable): NAME is X, Y,\n"
+            "                     W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O, W_a, b_a, v_a\n"
+            "                     or mask; NAME[i] for a vector; indices from 0\n"
+            "  --score-scale X    divide the scores by X (0.1·√d_k .. 10·√d_k); --scale\n"
+            "                     is the pixel scale here\n"
+            "  --tokens 'a b c'   replace the tokens; new rows of X come from the seed\n"
             "  --frames           every animation frame instead: 000000.png, 000001.png\n"
             "                     ... (ffmpeg -framerate 30 -i DIR/%%06d.png out.mp4); a\n"
             "                     step animating d s gets ceil((d + dwell) * fps / speed)\n"
@@ -181,6 +188,7 @@ static const AppOption export_options[] = {
     {"stats", 0, 0, OPT_STATS},
     {"quiet", 'q', 0, OPT_QUIET},
     {"slides", 0, 0, OPT_SLIDES},
+    APP_EDIT_OPTIONS,
     {0},
 };
 
@@ -188,6 +196,7 @@ typedef struct ExportArgs {
     ExportOptions opt;
     const char *lesson, *dir;
     int quiet, stats;
+    AppEdits edits;
 } ExportArgs;
 
 /* One option's value into x; 0, or -1 after the message. */
@@ -268,7 +277,7 @@ static int export_option(const AppArgs *a, int id, const char *val, ExportArgs *
         opt->slides = 1;
         return 0;
     default:
-        return -1;
+        return app_edit_arg(&x->edits, a, id, val) == 1 ? 0 : -1;
     }
 }
 
@@ -302,6 +311,10 @@ int cmd_export(int argc, char **argv)
 
     Lesson lesson;
     if (app_load_lesson(x.lesson, &lesson) != 0) return APP_USAGE;
+    if (app_apply_edits(&x.edits, &lesson) != 0) {
+        lesson_free(&lesson);
+        return APP_USAGE;
+    }
     int heads = view_lesson_head_count(&lesson);
     if (opt.head > heads) {
         lesson_free(&lesson);

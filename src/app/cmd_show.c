@@ -44,6 +44,10 @@ static void show_usage(FILE *out)
             "  --frames-dir DIR   where S saves frames (default ./%s)\n"
             "  --slides           S saves slides: the step, its formula and narration on the\n"
             "                     whole frame, without the status line and the timeline\n"
+            "  --save-dir DIR     where Ctrl+S saves the edited lesson (default ./attnviz-lessons)\n"
+            "  --set 'NAME[i][j]=VALUE'  change a number before showing (repeatable; NAME[i] for a vector)\n"
+            "  --scale X          divide the scores by X (0.1·√d_k .. 10·√d_k); also --score-scale\n"
+            "  --tokens 'a b c'   replace the tokens; new rows of X come from the lesson's seed\n"
             "  --autoplay         play the steps one after another\n"
             "  --quit-at-end      quit after the last step has been shown\n"
             "  --frame-stats      on exit print 'frames: N p50: X ms p99: Y ms max: Z ms' (vsync off)\n"
@@ -53,7 +57,10 @@ static void show_usage(FILE *out)
             "Home / End, P play / pause, [ ] slower / faster, 1-9 head, Tab next head,\n"
             "M single / multi-head, C compare, L 中文 / English, T theme, W weight scale,\n"
             "N row / column notation, + / - text size,\n"
-            "F or F11 fullscreen, S save frame, R reload, ? help, Esc / Q quit.\n",
+            "F or F11 fullscreen, S save frame, R reload, ? help, Esc / Q quit.\n"
+            "Editing: E edit mode (arrows, Tab next matrix, type a number and Enter, Esc leaves; drag a\n"
+            "cell up or down, Shift finer; F2 / Insert / Delete tokens on X), < > the scale, K the mask\n"
+            "kind, Ctrl+Z / Ctrl+Y undo / redo, O back to the lesson as loaded, Ctrl+S save as.\n",
             LESSON_DEFAULT_ID, VIEW_SPEED_MIN, VIEW_SPEED_MAX, EXPORT_SAVE_DIR);
 }
 
@@ -75,6 +82,7 @@ enum {
     OPT_TEXT_SCALE,
     OPT_FRAMES_DIR,
     OPT_SLIDES,
+    OPT_SAVE_DIR,
 };
 
 static const AppOption show_options[] = {
@@ -95,6 +103,9 @@ static const AppOption show_options[] = {
     {"text-scale", 0, 1, OPT_TEXT_SCALE},
     {"frames-dir", 0, 1, OPT_FRAMES_DIR},
     {"slides", 0, 0, OPT_SLIDES},
+    {"save-dir", 0, 1, OPT_SAVE_DIR},
+    APP_EDIT_OPTIONS,
+    APP_EDIT_SCALE_OPTION,
     {0},
 };
 
@@ -149,8 +160,11 @@ static int show_option(const AppArgs *a, int id, const char *val, ShowOptions *o
     case OPT_SLIDES:
         o->slides = 1;
         return 0;
+    case OPT_SAVE_DIR:
+        o->save_dir = val;
+        return app_check_output_path("show", "--save-dir", "a folder", val);
     default:
-        return -1;
+        return app_edit_arg(&o->edits, a, id, val) == 1 ? 0 : -1;
     }
 }
 
@@ -260,6 +274,7 @@ static int run(Show *s)
         }
         for (; have && s->running; have = SDL_PollEvent(&e)) show_on_event(s, &e);
         if (!s->running) break;
+        show_edit_flush(&s->se, &s->cur.view); /* a drag's motion since the last frame, as one change */
 
         double t = attn_clock_seconds();
         double dt = t - last > 0.25 ? 0.25 : t - last; /* after a stall, do not skip whole steps */

@@ -10,17 +10,28 @@
 
 int cmd_trace(int argc, char **argv)
 {
+    static const AppOption opts[] = {APP_EDIT_OPTIONS, APP_EDIT_SCALE_OPTION, {0}};
     AppArgs args;
-    app_args_init(&args, "trace", argc, argv, NULL);
+    app_args_init(&args, "trace", argc, argv, opts);
     const char *lesson_arg = NULL, *val;
+    AppEdits edits = {.n_sets = 0};
     for (int id; (id = app_args_next(&args, &val)) != APP_ARGS_END;) {
         if (id == APP_ARGS_HELP) {
-            printf("usage: attnviz trace LESSON\n\n"
+            printf("usage: attnviz trace LESSON [--set 'NAME[i][j]=VALUE']... [--scale X] [--tokens 'a b c']\n\n"
                    "Prints every intermediate of the lesson's forward pass as JSON (format attnviz-trace/1):\n"
                    "the config, then each step with its kind, name, head, shape, data and the steps it came "
-                   "from.\n");
+                   "from.\n"
+                   "\n"
+                   "  --set 'NAME[i][j]=VALUE'  change one number before the forward pass (repeatable);\n"
+                   "                            NAME is X, Y, W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O, W_a,\n"
+                   "                            b_a, v_a or mask; NAME[i] for a vector; indices from 0\n"
+                   "  --scale X                 divide the scores by X (0.1·√d_k .. 10·√d_k); also --score-scale\n"
+                   "  --tokens 'a b c'          replace the tokens; new rows of X come from the lesson's seed\n");
             return APP_OK;
         }
+        int took = app_edit_arg(&edits, &args, id, val);
+        if (took < 0) return APP_USAGE;
+        if (took) continue;
         if (id != APP_ARGS_OPERAND) return APP_USAGE;
         if (lesson_arg) return app_arg_extra(&args, "one lesson", lesson_arg, val);
         lesson_arg = val;
@@ -29,6 +40,10 @@ int cmd_trace(int argc, char **argv)
         return app_cmd_fail("trace", APP_USAGE, "expected a lesson, found none (usage: attnviz trace LESSON)");
     Lesson lesson;
     if (app_load_lesson(lesson_arg, &lesson) != 0) return APP_USAGE;
+    if (app_apply_edits(&edits, &lesson) != 0) {
+        lesson_free(&lesson);
+        return APP_USAGE;
+    }
     char err[512];
     AttnTrace *t = attn_trace_create(&lesson.cfg, err, sizeof err);
     if (!t) {

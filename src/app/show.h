@@ -19,8 +19,11 @@
 
 #include <SDL.h>
 
+#include "app.h"
+#include "edit.h"
 #include "lesson.h"
 #include "render.h"
+#include "show_edit.h"
 #include "show_screen.h"
 #include "view.h"
 
@@ -37,17 +40,25 @@ typedef struct ShowOptions {
     double speed;
     float text_scale;
     const char *frames_dir;
+    const char *save_dir; /* where Ctrl+S saves the edited lesson */
+    AppEdits edits;       /* --set, --scale, --tokens: applied to the lesson as loaded */
 } ShowOptions;
 
-/* The lesson and its view, replaceable at run time (R, a dropped file). */
+/* The lesson and its view, replaceable at run time (R, a dropped file). The
+ * view shows the edit's working copy of the lesson (src/view/edit.h). */
 typedef struct ShowLesson {
-    Lesson *lesson;
+    Lesson *lesson; /* as loaded */
+    Edit *edit;
     View view;
     char *path;
 } ShowLesson;
 
-/* Loads path into a new lesson and view. 0, or -1 with the message in err. */
-int show_lesson_load(ShowLesson *out, const char *path, char *err, size_t errlen);
+/* Loads path into a new lesson, edit and view, with the command line's edits
+ * (NULL: none; a refused one has printed its line and leaves err empty). 0,
+ * or -1 with the message in err. */
+int show_lesson_load(ShowLesson *out, const char *path, const AppEdits *edits, char *err, size_t errlen);
+/* Points the edit's recompute at the view: after the ShowLesson moved. */
+void show_lesson_bind(ShowLesson *l);
 void show_lesson_free(ShowLesson *l);
 
 /* The window and what draws into it. */
@@ -93,6 +104,7 @@ typedef struct Show {
     ShowLesson cur;
     ShowWindow w;
     ShowStats stats;
+    ShowEdit se; /* the edit keys and mouse */
     int running;
     int must_draw;    /* the window's pixels are stale (expose, resize): draw even if the View did not change */
     int save_request; /* S: save the next frame */

@@ -7,12 +7,31 @@
 #include <SDL.h>
 
 #include "app.h"
+#include "editor.h"
 #include "show.h"
 #include "view_input.h"
 
 /* ---- the lesson, replaceable at run time ---- */
 
-int show_lesson_load(ShowLesson *out, const char *path, char *err, size_t errlen)
+/* After an edit: the view's traces follow, and the cursor stays on the step. */
+static int follow_edit(void *user, char *err, size_t errlen)
+{
+    ShowLesson *l = user;
+    if (view_recompute(&l->view, err, errlen) != 0) return -1;
+    l->view.edited = edit_modified(l->edit);
+    editor_follow(&l->view, l->edit);
+    return 0;
+}
+
+void show_lesson_bind(ShowLesson *l)
+{
+    l->edit->recompute = follow_edit;
+    l->edit->user = l;
+    attn_trace_destroy(l->edit->trace);
+    l->edit->trace = NULL;
+}
+
+int show_lesson_load(ShowLesson *out, const char *path, const AppEdits *edits, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     Lesson *L = calloc(1, sizeof *L);
@@ -30,14 +49,27 @@ int show_lesson_load(ShowLesson *out, const char *path, char *err, size_t errlen
         free(copy);
         return -1;
     }
-    if (view_init(&out->view, L, err, errlen) != 0) {
+    Edit *ed = calloc(1, sizeof *ed);
+    if (!ed || (edits && app_apply_edits(edits, L) != 0) || edit_init(ed, L, err, errlen) != 0) {
+        if (!ed) snprintf(err, errlen, "out of memory"); /* a refused edit has printed its own line */
+        free(ed);
+        lesson_free(L);
+        free(L);
+        free(copy);
+        return -1;
+    }
+    if (view_init(&out->view, edit_lesson(ed), err, errlen) != 0) {
+        edit_free(ed);
+        free(ed);
         lesson_free(L);
         free(L);
         free(copy);
         return -1;
     }
     out->lesson = L;
+    out->edit = ed;
     out->path = copy;
+    show_lesson_bind(out);
     return 0;
 }
 
@@ -46,13 +78,15 @@ int show_lesson_open(Show *s)
     const ShowOptions *o = &s->opt;
     char *path = app_resolve_lesson(o->lesson ? o->lesson : LESSON_DEFAULT_ID);
     if (!path) return APP_USAGE;
-    char err[1200];
-    int rc = show_lesson_load(&s->cur, path, err, sizeof err);
+    char err[1200] = "";
+    int rc = show_lesson_load(&s->cur, path, &o->edits, err, sizeof err);
     free(path);
     if (rc != 0) {
-        app_print_line(stderr, err);
+        if (err[0]) app_print_line(stderr, err);
         return APP_USAGE;
     }
+    s->se.edit = s->cur.edit;
+    s->se.save_dir = o->save_dir ? o->save_dir : "attnviz-lessons";
     View *v = &s->cur.view;
     if (o->lang >= 0) view_set_lang(v, (LessonLang)o->lang);
     view_set_theme(v, (ViewTheme)o->theme);
@@ -75,6 +109,8 @@ int show_lesson_open(Show *s)
 void show_lesson_free(ShowLesson *l)
 {
     view_free(&l->view);
+    edit_free(l->edit);
+    free(l->edit);
     if (l->lesson) lesson_free(l->lesson);
     free(l->lesson);
     free(l->path);
@@ -87,9 +123,9 @@ void show_lesson_free(ShowLesson *l)
 static void reload(Show *s, const char *path)
 {
     ShowLesson next;
-    char err[1200];
+    char err[1200] = "";
     View *o = &s->cur.view;
-    if (show_lesson_load(&next, path, err, sizeof err) != 0) {
+    if (show_lesson_load(&next, path, NULL, err, sizeof err) != 0) {
         view_set_notice(o, VS_NOTICE_RELOAD_FAILED, err, 1);
         app_fail(APP_OK, "%s", err);
         return;
@@ -114,6 +150,8 @@ static void reload(Show *s, const char *path)
     view_set_notice(n, VS_NOTICE_RELOADED, path, 0);
     show_lesson_free(&s->cur);
     s->cur = next;
+    show_lesson_bind(&s->cur);
+    s->se.edit = s->cur.edit;
     show_window_title(&s->w, &s->cur);
 }
 
@@ -165,6 +203,7 @@ static int view_key_of(const SDL_Keysym *k)
 
 static void on_key(Show *s, const SDL_KeyboardEvent *e)
 {
+    if (show_edit_key(&s->se, &s->cur.view, e)) return; /* edit mode, and the edit keys (show_edit.h) */
     unsigned req = view_key(&s->cur.view, view_key_of(&e->keysym));
     if (req & VIEW_REQ_QUIT) s->running = 0;
     if (req & VIEW_REQ_SAVE) s->save_request = 1;
@@ -200,6 +239,7 @@ static void on_mouse(Show *s, const SDL_Event *e)
     case SDL_MOUSEMOTION:
         x = e->motion.x, y = e->motion.y;
         target_at(s, &x, &y, &hit);
+        if (show_edit_mouse_motion(&s->se, v, y, (SDL_GetModState() & KMOD_SHIFT) != 0)) break;
         /* a drag pans by whole cells of the size render draws at 720 pixels: 40 */
         view_pointer_move(v, &hit, x, y, 40.0f * (float)s->w.scr.h / 720.0f);
         break;
@@ -207,9 +247,11 @@ static void on_mouse(Show *s, const SDL_Event *e)
         if (e->button.button != SDL_BUTTON_LEFT) break;
         x = e->button.x, y = e->button.y;
         target_at(s, &x, &y, &hit);
+        if (show_edit_mouse_down(&s->se, v, &hit, e->button.clicks, y)) break;
         view_pointer_press(v, &hit, x, y);
         break;
     case SDL_MOUSEBUTTONUP:
+        show_edit_mouse_up(&s->se, v);
         view_pointer_release(v);
         break;
     case SDL_MOUSEWHEEL:
@@ -261,6 +303,9 @@ void show_on_event(Show *s, SDL_Event *e)
         break;
     case SDL_KEYDOWN:
         on_key(s, &e->key);
+        break;
+    case SDL_TEXTINPUT: /* numbers and token names typed in edit mode */
+        show_edit_text(&s->se, &s->cur.view, e->text.text);
         break;
     case SDL_MOUSEMOTION:
     case SDL_MOUSEBUTTONDOWN:

@@ -103,6 +103,7 @@ int show_window_open(ShowWindow *w, const ShowOptions *o, const ShowLesson *cur)
         goto fail;
     }
     SDL_EventState(SDL_DROPFILE, SDL_ENABLE);
+    SDL_StartTextInput(); /* numbers and token names typed in edit mode */
     w->xfd = x_connection(w->win);
     const char *font = render_font_count(w->rc) > 0 ? render_font_path(w->rc, 0) : "";
     if (strstr(font, "/fonts/DejaVuSans.ttf") && strstr(font, "assets"))

@@ -89,12 +89,22 @@ enum { MR = 4, NR_WIDE = 64, NR_NARROW = 32, KC = 256 };
 #endif
 #endif
 #ifdef KERNEL_DISPATCH
-/* The clone the loader picks, by the same test as its resolver. */
+/* The clone the loader picks, by the same test as its resolver. Clang 14
+ * knows the levels only as their features. */
 const char *attn_kernels_isa(void)
 {
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("x86-64-v4")) return "x86-64-v4";
-    if (__builtin_cpu_supports("x86-64-v3")) return "x86-64-v3";
+#if defined(__clang__)
+    int v4 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
+             __builtin_cpu_supports("avx512vl");
+    int v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
+#else
+    int v4 = __builtin_cpu_supports("x86-64-v4");
+    int v3 = __builtin_cpu_supports("x86-64-v3");
+#endif
+    if (v4) return "x86-64-v4";
+    if (v3) return "x86-64-v3";
     return "x86-64";
 }
 #else

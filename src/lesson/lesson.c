@@ -66,13 +66,14 @@ enum {
     F_MASK_ORDER,
     F_SCALE,
     F_NARRATION,
+    F_EDITED_FROM,
     F_COUNT
 };
 static const char *const field_names[F_COUNT] = {
     "format",    "id",      "title", "summary", "order",     "comment",    "tokens", "source_tokens", "seed",
     "attention", "d_model", "heads", "d_k",     "d_v",       "X",          "Y",      "W_Q",           "W_K",
     "W_V",       "W_O",     "b_Q",   "b_K",     "b_V",       "b_O",        "d_x",    "d_y",           "d_a",
-    "W_a",       "b_a",     "v_a",   "mask",    "mask_fill", "mask_order", "scale",  "narration",
+    "W_a",       "b_a",     "v_a",   "mask",    "mask_fill", "mask_order", "scale",  "narration",     "edited_from",
 };
 
 typedef struct Ctx {
@@ -365,14 +366,23 @@ static int check_braces(Ctx *c, const LessonText *t, int lang, const char *path)
 
 const char *const lesson_lang_names[LESSON_LANG_COUNT] = {"en", "zh"};
 
-/* {"en": ..., "zh": ...}, en required. */
+/* {"en": ..., "zh": ...}, en required; narration (braces) may also have
+ * "when", the condition under which it is true. */
 static int read_text(Ctx *c, const JsonNode *n, const char *path, int braces, LessonText *out)
 {
-    const char *const *langs = lesson_lang_names;
+    static const char *const langs[] = {"en", "zh", "when"}; /* lesson_lang_names, then "when" */
     if (!cJSON_IsObject(n->item)) return fail_type(c, n, path, "an object {\"en\": ..., \"zh\": ...}");
     char prefix[128];
     snprintf(prefix, sizeof prefix, "%s.", path);
-    if (check_keys(c, n, prefix, langs, 2) != 0) return -1;
+    if (check_keys(c, n, prefix, langs, braces ? 3 : 2) != 0) return -1;
+    const JsonNode *w = braces ? member(n, "when", NULL) : NULL;
+    if (w) {
+        char sub[160];
+        snprintf(sub, sizeof sub, "%s.when", path);
+        /* its placeholders are checked where they are filled (attnviz check) */
+        if (read_string(c, w, sub, LESSON_MAX_TEXT_BYTES, 0, &out->when) != 0) return -1;
+        json_line_col(c->text, c->len, w->off, &out->when_line, &out->when_col);
+    }
     for (int l = 0; l < LESSON_LANG_COUNT; l++) {
         const JsonNode *v = member(n, langs[l], NULL);
         char sub[160];
@@ -403,6 +413,7 @@ static void text_free(LessonText *t)
         free(t->text[l]);
         free(t->source[l]);
     }
+    free(t->when);
     memset(t, 0, sizeof *t);
 }
 
@@ -440,6 +451,29 @@ void lesson_text_where(const LessonText *t, LessonLang lang, size_t byte, int *l
     *col = c;
 }
 
+int lesson_check_token(const char *s, char *why, size_t whylen)
+{
+    size_t bytes = strlen(s);
+    if (bytes == 0) {
+        snprintf(why, whylen, "expected a token, found an empty string");
+        return -1;
+    }
+    if (bytes > LESSON_MAX_TOKEN_BYTES) {
+        snprintf(why, whylen, "expected a token of at most %d bytes, found %u", LESSON_MAX_TOKEN_BYTES,
+                 (unsigned)bytes);
+        return -1;
+    }
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == 0x7F) {
+            snprintf(why, whylen, "expected a token on one line, found the control character 0x%02x%s", *p,
+                     *p == '\n'   ? " (a line break)"
+                     : *p == '\t' ? " (a tab)"
+                                  : "");
+            return -1;
+        }
+    return 0;
+}
+
 /* tokens / source_tokens: 1..LESSON_MAX_TOKENS non-empty strings. */
 static int read_tokens(Ctx *c, int f, char ***out, int *n_out)
 {
@@ -452,21 +486,10 @@ static int read_tokens(Ctx *c, int f, char ***out, int *n_out)
     /* check everything before allocating */
     const JsonNode *e = json_first(n);
     for (uint32_t i = 0; i < n->n; i++, e = json_skip(e)) {
-        char path[64];
+        char path[64], why[160];
         snprintf(path, sizeof path, "%s[%u]", name, (unsigned)i);
         if (!cJSON_IsString(e->item)) return fail_type(c, e, path, "a token string");
-        size_t bytes = strlen(json_str(e));
-        if (bytes == 0) return lesson_fail(c, e, "%s: expected a token, found an empty string", path);
-        if (bytes > LESSON_MAX_TOKEN_BYTES)
-            return lesson_fail(c, e, "%s: expected a token of at most %d bytes, found %u", path, LESSON_MAX_TOKEN_BYTES,
-                               (unsigned)bytes);
-        for (const unsigned char *p = (const unsigned char *)json_str(e); *p; p++)
-            if (*p < 0x20 || *p == 0x7F)
-                return lesson_fail(c, e, "%s: expected a token on one line, found the control character 0x%02x%s", path,
-                                   *p,
-                                   *p == '\n'   ? " (a line break)"
-                                   : *p == '\t' ? " (a tab)"
-                                                : "");
+        if (lesson_check_token(json_str(e), why, sizeof why) != 0) return lesson_fail(c, e, "%s: %s", path, why);
     }
     *out = calloc(n->n, sizeof **out);
     if (!*out) return lesson_fail(c, n, "%s: out of memory", name);
@@ -617,16 +640,17 @@ static int refuse_fields(Ctx *c, const int *fields, int n, const char *why)
     return 0;
 }
 
-static int read_id(Ctx *c)
+static int read_id(Ctx *c, int field, char **out)
 {
-    const JsonNode *n = c->val[F_ID];
-    if (read_string(c, n, "id", LESSON_MAX_ID_BYTES, 0, &c->L->id) != 0) return -1;
-    for (const char *p = c->L->id; *p; p++)
+    const JsonNode *n = c->val[field];
+    if (read_string(c, n, field_names[field], LESSON_MAX_ID_BYTES, 0, out) != 0) return -1;
+    for (const char *p = *out; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-')) {
             char f[128];
             found(c, n, f, sizeof f);
             return lesson_fail(c, n,
-                               "id: expected lowercase letters, digits and dashes (like \"mhsa-basics\"), found %s", f);
+                               "%s: expected lowercase letters, digits and dashes (like \"mhsa-basics\"), found %s",
+                               field_names[field], f);
         }
     return 0;
 }
@@ -1046,7 +1070,9 @@ static int load(Ctx *c)
         return fail_type(c, fmt, "format", "\"" LESSON_FORMAT "\"");
 
     /* 3. the scalars */
-    if (required(c, F_ID, "an id of lowercase letters, digits and dashes") != 0 || read_id(c) != 0) return -1;
+    if (required(c, F_ID, "an id of lowercase letters, digits and dashes") != 0 || read_id(c, F_ID, &L->id) != 0)
+        return -1;
+    if (c->val[F_EDITED_FROM] && read_id(c, F_EDITED_FROM, &L->edited_from) != 0) return -1;
     if (required(c, F_TITLE, "a title {\"en\": ..., \"zh\": ...}") != 0) return -1;
     if (read_text(c, c->val[F_TITLE], "title", 0, &L->title) != 0) return -1;
     if (c->val[F_SUMMARY] && read_text(c, c->val[F_SUMMARY], "summary", 1, &L->summary) != 0) return -1;
@@ -1090,12 +1116,7 @@ static int load(Ctx *c)
     if (read_mask(c) != 0 || read_mask_fill(c) != 0 || read_mask_order(c) != 0) return -1;
     if (read_narration(c) != 0) return -1;
 
-    g->X = L->X;
-    g->Y = L->Y;
-    g->W_Q = L->W_Q, g->W_K = L->W_K, g->W_V = L->W_V, g->W_O = L->W_O;
-    g->b_Q = L->b_Q, g->b_K = L->b_K, g->b_V = L->b_V, g->b_O = L->b_O;
-    g->W_a = L->W_a, g->b_a = L->b_a, g->v_a = L->v_a;
-    g->mask = L->mask;
+    lesson_bind(L);
     char err[256];
     if (attn_config_check(g, err, sizeof err) != 0) /* the checks above should make this impossible */
         return lesson_fail(c, c->root, "lesson: %s", err);
@@ -1251,6 +1272,7 @@ void lesson_free(Lesson *L)
     if (!L) return;
     free(L->path);
     free(L->id);
+    free(L->edited_from);
     text_free(&L->title);
     text_free(&L->summary);
     for (int i = 0; i < L->n_tokens; i++) free(L->tokens ? L->tokens[i] : NULL);
@@ -1267,6 +1289,211 @@ void lesson_free(Lesson *L)
     }
     free(L->narration);
     memset(L, 0, sizeof *L);
+}
+
+/* ---- copies and matrices by name ---------------------------------------------------- */
+
+void lesson_bind(Lesson *L)
+{
+    AttnConfig *g = &L->cfg;
+    g->X = L->X;
+    g->Y = L->Y;
+    g->W_Q = L->W_Q, g->W_K = L->W_K, g->W_V = L->W_V, g->W_O = L->W_O;
+    g->b_Q = L->b_Q, g->b_K = L->b_K, g->b_V = L->b_V, g->b_O = L->b_O;
+    g->W_a = L->W_a, g->b_a = L->b_a, g->v_a = L->v_a;
+    g->mask = L->mask;
+    g->n_q = L->n_tokens;
+    g->n_k = g->cross ? L->n_source_tokens : L->n_tokens;
+}
+
+static char *dup_or_null(const char *s, int *fail)
+{
+    if (!s) return NULL;
+    char *d = strdup(s);
+    if (!d) *fail = 1;
+    return d;
+}
+
+static void *dup_bytes(const void *p, size_t n, int *fail)
+{
+    if (!p) return NULL;
+    void *d = malloc(n ? n : 1);
+    if (!d) {
+        *fail = 1;
+        return NULL;
+    }
+    memcpy(d, p, n);
+    return d;
+}
+
+static void text_copy(LessonText *dst, const LessonText *src, int *fail)
+{
+    for (int l = 0; l < LESSON_LANG_COUNT; l++) {
+        dst->text[l] = dup_or_null(src->text[l], fail);
+        dst->source[l] = dup_or_null(src->source[l], fail);
+        dst->line[l] = src->line[l];
+        dst->col[l] = src->col[l];
+    }
+    dst->when = dup_or_null(src->when, fail);
+    dst->when_line = src->when_line;
+    dst->when_col = src->when_col;
+}
+
+char **lesson_tokens_copy(char *const *tokens, int n)
+{
+    char **out = calloc((size_t)(n > 0 ? n : 1), sizeof *out);
+    if (!out) return NULL;
+    for (int i = 0; i < n; i++)
+        if (!(out[i] = strdup(tokens[i]))) {
+            lesson_tokens_free(out, i);
+            return NULL;
+        }
+    return out;
+}
+
+void lesson_tokens_free(char **tokens, int n)
+{
+    for (int i = 0; tokens && i < n; i++) free(tokens[i]);
+    free(tokens);
+}
+
+int lesson_copy(Lesson *dst, const Lesson *src)
+{
+    memset(dst, 0, sizeof *dst);
+    int fail = 0;
+    dst->path = dup_or_null(src->path, &fail);
+    dst->id = dup_or_null(src->id, &fail);
+    dst->edited_from = dup_or_null(src->edited_from, &fail);
+    text_copy(&dst->title, &src->title, &fail);
+    text_copy(&dst->summary, &src->summary, &fail);
+    dst->order = src->order;
+    dst->seed = src->seed;
+    dst->generated = src->generated;
+    dst->cfg = src->cfg;
+    dst->n_tokens = src->n_tokens;
+    if (src->tokens && !(dst->tokens = lesson_tokens_copy(src->tokens, src->n_tokens))) fail = 1, dst->n_tokens = 0;
+    dst->n_source_tokens = src->n_source_tokens;
+    if (src->source_tokens && !(dst->source_tokens = lesson_tokens_copy(src->source_tokens, src->n_source_tokens)))
+        fail = 1, dst->n_source_tokens = 0;
+    for (int m = 0; m < LESSON_MAT_COUNT; m++) {
+        int rows, cols;
+        const float *p = lesson_matrix(src, m, &rows, &cols);
+        float **d = lesson_matrix_slot(dst, m);
+        *d = dup_bytes(p, sizeof(float) * (size_t)rows * (size_t)cols, &fail);
+    }
+    dst->mask = dup_bytes(src->mask, lesson_mask_bytes(&src->cfg), &fail);
+    if (src->n_narration) {
+        dst->narration = calloc((size_t)src->n_narration, sizeof *dst->narration);
+        if (!dst->narration) fail = 1;
+        for (int i = 0; dst->narration && i < src->n_narration; i++) {
+            dst->narration[i].key = dup_or_null(src->narration[i].key, &fail);
+            text_copy(&dst->narration[i].text, &src->narration[i].text, &fail);
+            dst->n_narration = i + 1;
+        }
+    }
+    lesson_bind(dst);
+    if (fail) {
+        lesson_free(dst);
+        return -1;
+    }
+    return 0;
+}
+
+size_t lesson_mask_bytes(const AttnConfig *cfg)
+{
+    switch (cfg->mask_kind) {
+    case ATTN_MASK_PADDING:
+        return (size_t)cfg->n_k;
+    case ATTN_MASK_MATRIX:
+        return (size_t)cfg->n_q * (size_t)cfg->n_k;
+    default:
+        return 0;
+    }
+}
+
+static const int matrix_field[LESSON_MAT_COUNT] = {
+    [LESSON_MAT_X] = F_X,     [LESSON_MAT_Y] = F_Y,     [LESSON_MAT_W_Q] = F_W_Q, [LESSON_MAT_W_K] = F_W_K,
+    [LESSON_MAT_W_V] = F_W_V, [LESSON_MAT_W_O] = F_W_O, [LESSON_MAT_b_Q] = F_B_Q, [LESSON_MAT_b_K] = F_B_K,
+    [LESSON_MAT_b_V] = F_B_V, [LESSON_MAT_b_O] = F_B_O, [LESSON_MAT_W_a] = F_W_A, [LESSON_MAT_b_a] = F_B_A,
+    [LESSON_MAT_v_a] = F_V_A,
+};
+
+const char *lesson_matrix_name(int mat)
+{
+    return mat >= 0 && mat < LESSON_MAT_COUNT ? field_names[matrix_field[mat]] : "";
+}
+
+int lesson_matrix_from_name(const char *name)
+{
+    for (int m = 0; m < LESSON_MAT_COUNT; m++)
+        if (strcmp(name, lesson_matrix_name(m)) == 0) return m;
+    return -1;
+}
+
+float **lesson_matrix_slot(Lesson *L, int mat)
+{
+    float **slots[LESSON_MAT_COUNT] = {&L->X,   &L->Y,   &L->W_Q, &L->W_K, &L->W_V, &L->W_O, &L->b_Q,
+                                       &L->b_K, &L->b_V, &L->b_O, &L->W_a, &L->b_a, &L->v_a};
+    return mat >= 0 && mat < LESSON_MAT_COUNT ? slots[mat] : NULL;
+}
+
+int lesson_matrix_shape(const AttnConfig *g, int mat, int *rows, int *cols)
+{
+    int add = g->attention == ATTN_ADDITIVE, dm = g->d_model, hk = g->heads * g->d_k, hv = g->heads * g->d_v;
+    int r = 1, c = 0;
+    switch (mat) {
+    case LESSON_MAT_X:
+        r = g->n_q, c = add ? g->d_x : dm;
+        break;
+    case LESSON_MAT_Y:
+        r = g->n_k, c = add ? g->d_y : dm;
+        break;
+    case LESSON_MAT_W_Q:
+    case LESSON_MAT_W_K:
+        r = dm, c = hk;
+        break;
+    case LESSON_MAT_W_V:
+        r = dm, c = hv;
+        break;
+    case LESSON_MAT_W_O:
+        r = hv, c = dm;
+        break;
+    case LESSON_MAT_b_Q:
+    case LESSON_MAT_b_K:
+        c = hk;
+        break;
+    case LESSON_MAT_b_V:
+        c = hv;
+        break;
+    case LESSON_MAT_b_O:
+        c = dm;
+        break;
+    case LESSON_MAT_W_a:
+        r = g->d_x + g->d_y, c = g->d_a;
+        break;
+    case LESSON_MAT_b_a:
+        c = g->d_a;
+        break;
+    case LESSON_MAT_v_a: /* a column, as the trace shows it */
+        r = g->d_a, c = 1;
+        break;
+    default:
+        r = c = 0;
+        break;
+    }
+    *rows = r;
+    *cols = c;
+    return r > 0 && c > 0 ? 0 : -1;
+}
+
+float *lesson_matrix(const Lesson *L, int mat, int *rows, int *cols)
+{
+    float *p = mat >= 0 && mat < LESSON_MAT_COUNT ? *lesson_matrix_slot((Lesson *)L, mat) : NULL;
+    if (!p || lesson_matrix_shape(&L->cfg, mat, rows, cols) != 0) {
+        *rows = *cols = 0;
+        return NULL;
+    }
+    return p;
 }
 
 /* ---- lookups for the view ---------------------------------------------------------- */
@@ -1300,15 +1527,27 @@ int lesson_text_copy(char *dst, size_t dstlen, const char *src)
 
 const char *lesson_narration_key(const Lesson *lesson, const char *key, LessonLang lang)
 {
+    const LessonText *t = lesson_narration_text(lesson, key);
+    return t ? lesson_text(t, lang) : NULL;
+}
+
+const LessonText *lesson_narration_text(const Lesson *lesson, const char *key)
+{
     for (int i = 0; i < lesson->n_narration; i++)
-        if (strcmp(lesson->narration[i].key, key) == 0) return lesson_text(&lesson->narration[i].text, lang);
+        if (strcmp(lesson->narration[i].key, key) == 0) return &lesson->narration[i].text;
     return NULL;
+}
+
+const LessonText *lesson_narration_for(const Lesson *lesson, const AttnStep *step)
+{
+    const LessonText *t = lesson_narration_text(lesson, step->name);
+    return t ? t : lesson_narration_text(lesson, attn_step_kind_name(step->kind));
 }
 
 const char *lesson_narration(const Lesson *lesson, const AttnStep *step, LessonLang lang)
 {
-    const char *s = lesson_narration_key(lesson, step->name, lang);
-    return s ? s : lesson_narration_key(lesson, attn_step_kind_name(step->kind), lang);
+    const LessonText *t = lesson_narration_for(lesson, step);
+    return t ? lesson_text(t, lang) : NULL;
 }
 
 static const char *const *query_labels(const Lesson *L)

@@ -68,6 +68,8 @@ typedef struct LessonText {
     char *source[LESSON_LANG_COUNT]; /* the JSON string as written, between its quotes (escapes kept), or NULL */
     int line[LESSON_LANG_COUNT];     /* 1-based line and column of its opening quote; 0 when unknown */
     int col[LESSON_LANG_COUNT];
+    char *when; /* narration only: the condition under which the text is true, or NULL (lessons/FORMAT.md) */
+    int when_line, when_col; /* where the condition is in the file; 0 when unknown */
 } LessonText;
 
 /* Narration for one step: keyed by step kind ("softmax") or, more
@@ -79,8 +81,10 @@ typedef struct LessonNarration {
 } LessonNarration;
 
 typedef struct Lesson {
-    char *path; /* as given to lesson_load, or the name given to lesson_parse */
-    char *id;   /* lowercase letters, digits, dashes */
+    char *path;        /* as given to lesson_load, or the name given to lesson_parse */
+    char *id;          /* lowercase letters, digits, dashes */
+    char *edited_from; /* the id of the lesson this one was saved from with changed numbers, or NULL: its
+                        * narration without a `when` describes that lesson's numbers, not these */
     LessonText title;
     LessonText summary; /* optional: one paragraph shown before the first step */
     int order;          /* optional teaching order for `attnviz list` (default 1000) */
@@ -134,6 +138,33 @@ int lesson_load(Lesson *out, const char *path, LessonError *err);
 int lesson_parse(Lesson *out, const char *text, size_t len, const char *name, LessonError *err);
 void lesson_free(Lesson *lesson);
 
+/* Points lesson->cfg's matrices and mask at the lesson's own buffers and its
+ * n_q, n_k at the token counts: after any change to those buffers. */
+void lesson_bind(Lesson *lesson);
+/* A deep copy: dst owns copies of everything src owns. 0, or -1 when memory
+ * runs out (dst then owns nothing). */
+int lesson_copy(Lesson *dst, const Lesson *src);
+/* Copies of a token list (NULL when memory runs out), and its release. */
+char **lesson_tokens_copy(char *const *tokens, int n);
+void lesson_tokens_free(char **tokens, int n);
+/* 0 when s may be a token (1..LESSON_MAX_TOKEN_BYTES bytes on one line), else
+ * -1 with "expected ..., found ..." in why. */
+int lesson_check_token(const char *s, char *why, size_t whylen);
+
+/* The matrices by LESSON_MAT_*: the field name ("W_Q"), the index of a name
+ * (-1: none), the shape a config gives it, as its trace step has it (a bias
+ * is 1 × n, v_a n × 1; -1 when the
+ * config has no such matrix, e.g. W_a in dot attention), the lesson's buffer
+ * (NULL, shape 0 × 0, when the lesson has none: no b_Q, W_O null), and the
+ * slot that owns it. */
+const char *lesson_matrix_name(int mat);
+int lesson_matrix_from_name(const char *name);
+int lesson_matrix_shape(const AttnConfig *cfg, int mat, int *rows, int *cols);
+float *lesson_matrix(const Lesson *lesson, int mat, int *rows, int *cols);
+float **lesson_matrix_slot(Lesson *lesson, int mat);
+/* Bytes of cfg->mask for its kind: n_k (padding), n_q·n_k (matrix), else 0. */
+size_t lesson_mask_bytes(const AttnConfig *cfg);
+
 /* The narration for a step: by name first, then by kind; NULL when none.
  * Falls back to English when the language has none. Placeholders are not
  * filled here (see view). */
@@ -141,6 +172,10 @@ const char *lesson_narration(const Lesson *lesson, const AttnStep *step, LessonL
 /* The narration stored under a key ("intro", a kind or a step name), with the
  * same language fallback; NULL when the lesson has none for that key. */
 const char *lesson_narration_key(const Lesson *lesson, const char *key, LessonLang lang);
+/* The whole text (both languages and its condition) under a key, and the
+ * one a step shows (by name, then by kind); NULL when none. */
+const LessonText *lesson_narration_text(const Lesson *lesson, const char *key);
+const LessonText *lesson_narration_for(const Lesson *lesson, const AttnStep *step);
 /* The title in a language, falling back to English. */
 const char *lesson_text(const LessonText *text, LessonLang lang);
 /* The line and column in the lesson file of byte `byte` of text->text[lang]
@@ -172,6 +207,17 @@ const char *const *lesson_col_labels(const Lesson *lesson, const AttnStep *step)
 void lesson_random_fill(float *out, size_t count, uint64_t seed, const char *name, double bound);
 /* FNV-1a, 64-bit (attn_fnv1a64_bytes), of the bytes of name: the per-matrix stream. */
 uint64_t lesson_fnv1a64(const char *name);
+
+/* Writes the lesson as "attnviz-lesson/1" JSON that lesson_load reads back
+ * into the same numbers (matrices the seed generated are left to the seed).
+ * 0, or -1 on a write error. */
+int lesson_write_json(FILE *out, const Lesson *lesson);
+/* Saves the lesson as a new file DIR/ID.json, atomically (a temporary file
+ * in DIR, then linked under its name), creating DIR when only it is missing.
+ * Never replaces a file: when ID.json is taken the name and the lesson's id
+ * become ID-2, ID-3, ... The file's path goes to path. 0, or -1 with one
+ * line in err (nothing is left behind). */
+int lesson_save_new(Lesson *lesson, const char *dir, char *path, size_t pathlen, char *err, size_t errlen);
 
 /* Writes the trace as "attnviz-trace/1" JSON (see README). 0, or -1 on a
  * write error (errno set). */

@@ -897,7 +897,10 @@ static void item_draw_numbers(RenderCtx *rc, const View *v, const Item *it)
     if (numbers) item_row_max(rc, &scaled); /* the ink on a cell follows its colour */
     it = &scaled;
     int maskable = it->s->kind == ATTN_STEP_MASKED || it->s->kind == ATTN_STEP_SOFTMAX;
-    if (!numbers && !it->state && !maskable) return;
+    /* cells too small for a hatch or a number draw nothing here: a
+     * 1024×1024 matrix is then not visited cell by cell */
+    int hatch = it->blocked_mix > 0.5f && it->cw >= 8 && it->ch >= 8;
+    if (!numbers && !((it->state || maskable) && hatch)) return;
     for (int i = 0; i < it->rows; i++)
         for (int j = 0; j < it->cols; j++) {
             int r, c;
@@ -1638,6 +1641,53 @@ static void panel_items(Panel *P, RenderCtx *rc, const View *v, const AttnTrace 
     }
 }
 
+/* ---- after an edit (View.edit_before) ---- */
+
+/* The current step's cells from their numbers before the edit to the new
+ * ones, over VIEW_EDIT_SECONDS, on a colour scale that covers both, held
+ * until the view moves on. Returns the values to show (to be freed), or NULL
+ * once the change has landed. */
+static float *edit_animate(const View *v, Item *res, const float *before, uint64_t *akey)
+{
+    const AttnStep *s = res->s;
+    size_t n = (size_t)s->rows * (size_t)s->cols;
+    if (!res->weights) {
+        float m = res->range;
+        for (size_t i = 0; i < n; i++)
+            if (isfinite(before[i]) && fabsf(before[i]) > m) m = fabsf(before[i]);
+        res->range = m;
+    }
+    double q = view_edit_progress(v);
+    if (q >= 1.0) return NULL;
+    float *vals = malloc(sizeof(float) * (n ? n : 1)); /* (rows, cols) of the step */
+    if (!vals) return NULL;
+    float e = ease((float)q);
+    for (size_t i = 0; i < n; i++) {
+        float a = before[i], b = s->data[i];
+        vals[i] = isfinite(a) && isfinite(b) ? a + (b - a) * e : b;
+    }
+    res->vals = vals;
+    *akey = mix64(*akey ^ 0xed17ull, (uint64_t)(q * 1e6) + 1);
+    return vals;
+}
+
+/* Marks the cells the edit changed: a ring in the accent colour, where cells
+ * are large enough to carry one. */
+static void draw_changed(RenderCtx *rc, const View *v, const Item *it, const float *before)
+{
+    if (it->cw < 6 || it->ch < 6) return;
+    const Theme *th = render_theme(v->theme);
+    for (int i = 0; i < it->rows; i++)
+        for (int j = 0; j < it->cols; j++) {
+            int r, c;
+            disp_to_step(it, i, j, &r, &c);
+            size_t k = (size_t)r * (size_t)it->s->cols + (size_t)c;
+            if (memcmp(&before[k], &it->s->data[k], sizeof(float)) == 0) continue;
+            SDL_Rect cell = cell_rect(it, i, j);
+            render_outline(rc, (SDL_Rect){cell.x + 1, cell.y + 1, cell.w - 2, cell.h - 2}, th->accent, 2);
+        }
+}
+
 /* The result's animation at progress p; a softmax shows its final row sums. */
 static void panel_animate(Panel *P, const View *v, double p)
 {
@@ -2000,6 +2050,8 @@ static int draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, int
         render_layout_add(rc, (LayoutBox){.rect = area, .within = area, .kind = LAYOUT_AREA, .what = "panel"});
     panel_items(P, rc, v, t, step, p);
     panel_animate(P, v, p);
+    const float *before = t == view_trace(v) && step == v->step ? v->edit_before : NULL;
+    float *edit_vals = before && !P->res->vals ? edit_animate(v, P->res, before, &P->akey) : NULL;
     panel_layout(P, rc, v, t, f, area);
     render_within(rc, area, "operator");
     for (int i = 1; i < P->n; i++) {
@@ -2008,6 +2060,8 @@ static int draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, int
                     it->y + item_h(it) / 2 - text_h(rc, f->formula) / 2, 1);
     }
     for (int i = 0; i < P->n; i++) draw_item(rc, v, P->shown[i], f, i == P->n - 1 ? P->akey : 0);
+    if (before) draw_changed(rc, v, P->res, before);
+    free(edit_vals);
     if (t->steps[step].kind == ATTN_STEP_CONCAT) draw_concat_slide(rc, v, P->items, P->n_ops, P->res, p, f);
     panel_note(P, rc, v, t, p, area, f);
     int side = 0;
@@ -2593,6 +2647,137 @@ static float frame_scale(RenderCtx *rc, const View *v, int width, int height, co
     return s;
 }
 
+/* ---- edit mode: the cursor, what is typed, the scale ---- */
+
+/* The step whose cells are the cursor's matrix, on this screen; -1: none. */
+static int cursor_step(const View *v)
+{
+    const AttnTrace *t = view_trace(v);
+    const AttnStep *s = view_current(v);
+    if (v->cur_mat != LESSON_MAT_COUNT) { /* a matrix of the lesson: its own step */
+        const AttnStep *m = attn_trace_find_name(t, lesson_matrix_name(v->cur_mat));
+        return m ? attn_trace_index(t, m) : -1;
+    }
+    /* the mask: the masked scores when they are drawn, else the weights */
+    if (s->kind == ATTN_STEP_SOFTMAX)
+        for (int i = 0; i < s->n_from; i++)
+            if (t->steps[s->from[i]].kind == ATTN_STEP_MASKED) return s->from[i];
+    return v->step;
+}
+
+/* The mask's entry for (q, k) as the lesson has it: 1 may attend, 0 blocked. */
+static int mask_entry(const Lesson *L, int q, int k)
+{
+    const AttnConfig *g = &L->cfg;
+    switch (g->mask_kind) {
+    case ATTN_MASK_CAUSAL:
+        return k <= q;
+    case ATTN_MASK_PADDING:
+        return L->mask[k] != 0;
+    case ATTN_MASK_MATRIX:
+        return L->mask[(size_t)q * (size_t)g->n_k + (size_t)k] != 0;
+    default:
+        return 1;
+    }
+}
+
+/* The divisor's slider, log scale from 0.1·√d_k to 10·√d_k, with ticks at
+ * √d_k, √d_model and 1, in box. */
+static void draw_scale_slider(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect box)
+{
+    const Theme *th = render_theme(v->theme);
+    const AttnTrace *t = view_trace(v);
+    double base = sqrt((double)t->cfg.d_k), lo = 0.1 * base, hi = 10.0 * base;
+    int lh = text_h(rc, f->small);
+    int x0 = box.x + f->small * 3, x1 = box.x + box.w - f->small * 5, y = box.y + lh;
+    render_fill(rc, box, th->panel);
+    render_fill(rc, (SDL_Rect){x0, y - 1, x1 - x0, 3}, th->dim);
+    const struct {
+        double at;
+        const char *label;
+    } ticks[] = {{base, "√d_k"}, {sqrt((double)t->cfg.d_model), "√d_model"}, {1.0, "1"}};
+    int last_x = -1000;
+    for (int i = 0; i < 3; i++) {
+        if (ticks[i].at < lo || ticks[i].at > hi || (i == 1 && ticks[1].at == base)) continue;
+        int x = x0 + (int)lrint((x1 - x0) * (log10(ticks[i].at / lo) / 2.0));
+        render_fill(rc, (SDL_Rect){x - 1, y - lh / 2, 2, lh}, th->text);
+        if (abs(x - last_x) > render_text_width(rc, ticks[i].label, f->small)) {
+            render_text(rc, ticks[i].label, f->small, th->dim, x, y + lh / 2 + 1, 1);
+            last_x = x;
+        }
+    }
+    double d = fmin(fmax((double)t->divisor, lo), hi);
+    int kx = x0 + (int)lrint((x1 - x0) * (log10(d / lo) / 2.0));
+    render_fill(rc, (SDL_Rect){kx - 4, y - lh / 2 - 2, 9, lh + 4}, th->accent);
+    char label[64];
+    snprintf(label, sizeof label, "÷ %.4g", (double)t->divisor);
+    render_text(rc, label, f->small, th->text, x1 + f->small / 2, y - lh / 2, 0);
+    render_text(rc, "< >", f->small, th->dim, box.x + f->small / 2, y - lh / 2, 0);
+}
+
+static void draw_editing(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect main)
+{
+    const AttnTrace *t = view_trace(v);
+    const AttnStep *s = view_current(v);
+    /* the divisor's slider, in edit mode, where < and > move it */
+    int scale_step = v->edit_mode && t->cfg.attention == ATTN_DOT &&
+                     (s->kind == ATTN_STEP_SCALED || s->kind == ATTN_STEP_MASKED || s->kind == ATTN_STEP_SOFTMAX);
+    int lh = text_h(rc, f->small);
+    if (v->mode == VIEW_MULTI && view_head_count(v) > 1) /* clear of the heads' strip, as render_frame lays it out */
+        main.w -= imax(120, imin(rc->width / 5, 460)) + f->small;
+    if (scale_step) {
+        int w = imin(main.w / 2, f->small * 30);
+        draw_scale_slider(rc, v, f, (SDL_Rect){main.x + main.w - w, main.y, w, lh * 2 + lh / 2 + 4});
+    }
+    if (!v->edit_mode) return;
+    const Theme *th = render_theme(v->theme);
+    /* the cursor */
+    int st = cursor_step(v);
+    SDL_Rect cell;
+    char name[64], line[256];
+    snprintf(name, sizeof name, "%s[%d][%d]", v->cur_mat == LESSON_MAT_COUNT ? "mask" : lesson_matrix_name(v->cur_mat),
+             v->cur_row, v->cur_col);
+    if (v->cur_mat == LESSON_MAT_COUNT)
+        snprintf(line, sizeof line, "%s  %s = %d", view_string(VS_EDIT_MODE, v->lang), name,
+                 mask_entry(v->lesson, v->cur_row, v->cur_col));
+    else if (st >= 0 && v->cur_row < t->steps[st].rows && v->cur_col < t->steps[st].cols)
+        snprintf(line, sizeof line, "%s  %s = %.6g", view_string(VS_EDIT_MODE, v->lang), name,
+                 (double)t->steps[st].data[(size_t)v->cur_row * (size_t)t->steps[st].cols + (size_t)v->cur_col]);
+    else
+        snprintf(line, sizeof line, "%s  %s", view_string(VS_EDIT_MODE, v->lang), name);
+    if (v->typing) {
+        size_t at = strlen(line);
+        snprintf(line + at, sizeof line - at, "  →  %s▏", v->typed);
+    }
+    if (st >= 0 && render_cell_rect(rc, t, st, v->cur_row, v->cur_col, &cell) == 0) {
+        render_outline(rc, (SDL_Rect){cell.x - 2, cell.y - 2, cell.w + 4, cell.h + 4}, th->accent, 3);
+        render_outline(rc, (SDL_Rect){cell.x - 4, cell.y - 4, cell.w + 8, cell.h + 8}, th->text, 1);
+        if (v->typing) {
+            char typed[80];
+            snprintf(typed, sizeof typed, "%s▏", v->typed);
+            int tw = render_text_width(rc, typed, f->body) + 8, tth = text_h(rc, f->body) + 4;
+            SDL_Rect tb = {cell.x + cell.w / 2 - tw / 2, cell.y + cell.h + 4, tw, tth};
+            render_fill(rc, tb, th->accent);
+            render_text(rc, typed, f->body, th->accent_text, tb.x + 4, tb.y + 2, 0);
+        }
+    }
+    /* the mode's line: where the cursor is, its value, the keys */
+    const char *hint = view_string(v->cur_mat == LESSON_MAT_COUNT ? VS_EDIT_HINT_MASK : VS_EDIT_HINT, v->lang);
+    char full[512];
+    if (v->cur_mat == LESSON_MAT_X || v->cur_mat == LESSON_MAT_Y)
+        snprintf(full, sizeof full, "%s  ·  %s  ·  %s", line, hint, view_string(VS_EDIT_HINT_TOKENS, v->lang));
+    else
+        snprintf(full, sizeof full, "%s  ·  %s", line, hint);
+    if (render_text_width(rc, full, f->small) + 16 > main.w) /* the token keys go first */
+        snprintf(full, sizeof full, "%s  ·  %s", line, hint);
+    int fsize = f->small;
+    while (render_text_width(rc, full, fsize) + 16 > main.w && fsize > 9) fsize--;
+    int w = imin(main.w, render_text_width(rc, full, fsize) + 16);
+    SDL_Rect bar = {main.x, main.y + main.h - lh - 6, w, lh + 6};
+    render_fill(rc, bar, th->accent);
+    render_text(rc, full, fsize, th->accent_text, bar.x + 8, bar.y + 3 + (lh - text_h(rc, fsize)) / 2, 0);
+}
+
 int render_frame(RenderCtx *rc, const View *v, int width, int height)
 {
     if (!rc || !v || !v->trace || width <= 0 || height <= 0) return SDL_SetError("render_frame: nothing to draw");
@@ -2620,6 +2805,11 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     /* title bar: the lesson, where we are */
     /* kept in the context: a shortened title is shown whole when hovered */
     view_title(v, rc->title, sizeof rc->title);
+    if (v->edited || v->lesson->edited_from) {
+        /* a title may state a fact about the numbers as written */
+        size_t at = strlen(rc->title);
+        snprintf(rc->title + at, sizeof rc->title - at, "%s", view_string(VS_TITLE_EDITED, v->lang));
+    }
     const char *title = rc->title;
     const AttnTrace *t = view_trace(v);
     render_within(rc, F.title, "title bar");
@@ -2693,6 +2883,7 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
 
     if (v->slides) return 0; /* no hover, notice or help on a slide */
     render_within(rc, all, "overlay");
+    draw_editing(rc, v, &f, main);
     draw_tooltip(rc, v, &f);
     draw_label_tooltip(rc, v, f.small);
 

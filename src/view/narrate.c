@@ -554,6 +554,95 @@ int narrate_fill(char *out, size_t outlen, const char *text, const Lesson *lesso
     return 0;
 }
 
+/* ---- conditions ---------------------------------------------------------------- */
+
+static char *trim(char *s)
+{
+    while (*s == ' ') s++;
+    size_t n = strlen(s);
+    while (n > 0 && s[n - 1] == ' ') s[--n] = '\0';
+    return s;
+}
+
+/* A whole number, as placeholders print them (−∞ too). */
+static int as_number(const char *s, double *out)
+{
+    if (strcmp(s, "-∞") == 0 || strcmp(s, "−∞") == 0) {
+        *out = -INFINITY;
+        return 1;
+    }
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (end == s || *end) return 0;
+    *out = v;
+    return 1;
+}
+
+/* One comparison "LEFT OP RIGHT", already filled. 1, 0, or -1 with msg. */
+static int compare_one(char *cmp, char *msg, size_t msglen)
+{
+    static const char *const ops[] = {"==", "!=", "<=", ">=", "<", ">"};
+    char *at = NULL;
+    int op = -1;
+    for (int i = 0; i < 6 && !at; i++)
+        if ((at = strstr(cmp, ops[i]))) op = i;
+    if (!at) {
+        snprintf(msg, msglen, "expected LEFT OP RIGHT with OP one of == != < <= > >=, found \"%s\"", cmp);
+        return -1;
+    }
+    char *right = trim(at + strlen(ops[op]));
+    *at = '\0';
+    char *left = trim(cmp);
+    double a, b;
+    if (as_number(left, &a) && as_number(right, &b)) {
+        switch (op) {
+        case 0:
+            return a == b;
+        case 1:
+            return a != b;
+        case 2:
+            return a <= b;
+        case 3:
+            return a >= b;
+        case 4:
+            return a < b;
+        default:
+            return a > b;
+        }
+    }
+    if (op <= 1) return (strcmp(left, right) == 0) == (op == 0);
+    snprintf(msg, msglen, "%s needs numbers on both sides, found \"%s\" and \"%s\"", ops[op], left, right);
+    return -1;
+}
+
+int narrate_when(const char *cond, const Lesson *lesson, const AttnTrace *trace, const AttnStep *step, char *msg,
+                 size_t msglen)
+{
+    if (!cond || strcmp(cond, "always") == 0) return 1;
+    char filled[LESSON_MAX_TEXT_BYTES * 2];
+    if (narrate_fill(filled, sizeof filled, cond, lesson, trace, step, LESSON_EN) != 0) {
+        snprintf(msg, msglen, "%s", filled);
+        return -1;
+    }
+    int holds = 1;
+    for (char *part = filled, *next; part; part = next) {
+        next = strstr(part, "&&");
+        if (next) {
+            *next = '\0';
+            next += 2;
+        }
+        int r = compare_one(part, msg, msglen);
+        if (r < 0) {
+            char why[256];
+            snprintf(why, sizeof why, "%s", msg);
+            snprintf(msg, msglen, "%s (in \"%.120s\" as written)", why, cond);
+            return -1;
+        }
+        holds = holds && r;
+    }
+    return holds;
+}
+
 /* ---- narrate_check --------------------------------------------------------- */
 
 typedef struct CheckState {
@@ -582,6 +671,21 @@ static void check_one(CheckState *st, const Lesson *lesson, const AttnTrace *tra
             if (step) snprintf(which, sizeof which, " (step %s)", step->name);
             snprintf(st->err, st->errlen, "%s%s: %s.%s%s: %s", lesson->path ? lesson->path : "lesson", where, field,
                      lesson_lang_names[lang], which, msg);
+        }
+    }
+    if (text->when) {
+        char msg[512];
+        int r = narrate_when(text->when, lesson, trace, step, msg, sizeof msg);
+        /* a lesson saved from an edited one may carry texts its numbers no
+         * longer bear out: those are hidden when shown, not wrong */
+        if (r == 0 && !lesson->edited_from)
+            snprintf(msg, sizeof msg, "the condition \"%s\" is false for the lesson's own numbers", text->when);
+        if ((r < 0 || (r == 0 && !lesson->edited_from)) && st->failures++ == 0 && st->err && st->errlen) {
+            char which[64] = "", where[64] = "";
+            if (step) snprintf(which, sizeof which, " (step %s)", step->name);
+            if (text->when_line > 0) snprintf(where, sizeof where, ":%d:%d", text->when_line, text->when_col);
+            snprintf(st->err, st->errlen, "%s%s: %s.when%s: %s", lesson->path ? lesson->path : "lesson", where, field,
+                     which, msg);
         }
     }
 }

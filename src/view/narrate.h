@@ -64,14 +64,26 @@ extern "C" {
 int narrate_fill(char *out, size_t outlen, const char *text, const Lesson *lesson, const AttnTrace *trace,
                  const AttnStep *step, LessonLang lang);
 
+/* Whether a narration's condition ("when", lessons/FORMAT.md) holds for
+ * these numbers: one or more comparisons "LEFT OP RIGHT" joined by "&&",
+ * each side text with placeholders filled for the step, OP one of == != <
+ * <= > >= (numbers when both sides are numbers; == and != also compare
+ * text). NULL and "always" always hold. Returns 1 (holds), 0 (does not), or
+ * -1 with a message in msg. */
+int narrate_when(const char *cond, const Lesson *lesson, const AttnTrace *trace, const AttnStep *step, char *msg,
+                 size_t msglen);
+
 /* Fills every narration of the lesson, in both languages, against every step
  * it applies to (a kind key: every step of that kind; a name key: that step;
  * "intro": no step), and the summary. A key that matches no step of the trace
  * is a failure too, and so are what fills but reads wrong: a kind-level text
  * quoting one head's cells on another head's step, and a zh token placeholder
- * already inside 「」. Returns the number of failures; the first one is
- * described in err as one line, "PATH:LINE:COL: narration.KEY.LANG (step
- * NAME): message", LINE:COL being the placeholder's place in the file. */
+ * already inside 「」; and a condition ("when") that cannot be evaluated, or
+ * that is false for the lesson's own numbers (unless the lesson was saved
+ * from an edited one: lesson->edited_from). Returns the number of failures;
+ * the first one is described in err as one line, "PATH:LINE:COL:
+ * narration.KEY.LANG (step NAME): message", LINE:COL being the placeholder's
+ * place in the file. */
 int narrate_check(const Lesson *lesson, const AttnTrace *trace, char *err, size_t errlen);
 
 #ifdef __cplusplus

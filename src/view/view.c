@@ -37,6 +37,11 @@ static void touch(View *v)
     v->revision = atomic_fetch_add(&next_revision, 1);
 }
 
+void view_touch(View *v)
+{
+    touch(v);
+}
+
 /* Appends to a fixed buffer, always NUL-terminated; returns the new length. */
 static size_t cat(char *buf, size_t len, size_t at, const char *fmt, ...)
 {
@@ -100,6 +105,31 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                                 "单头注意力：%s，h = 1，d_k = %d，沿用本课的 X 与权重"},
     [VS_TEXT_IN_ROW_NOTATION] = {"(The text counts in row notation: its rows are the columns on screen.)",
                                  "（讲解按行向量记法书写：文中的「行」即屏幕上的列。）"},
+    [VS_EDIT_NOTHING] = {"Nothing on this step can be edited: its numbers are computed. Edit X, the weights and "
+                         "biases on their own steps or on Q, K, V; the mask on a masked or softmax step.",
+                         "这一步的数字都是算出来的，不能直接编辑。请在 X、权重和偏置自己的步骤或 Q、K、V "
+                         "步骤上编辑它们；掩码在掩码或 softmax 步骤上编辑。"},
+    [VS_EDIT_TOKENS_WHERE] = {"Tokens are edited on X (or Y): put the cursor on a row of X.",
+                              "词元在 X（或 Y）上编辑：把光标移到 X 的某一行。"},
+    [VS_EDIT_MODE] = {"edit", "编辑"},
+    [VS_EDIT_HINT] = {"type a number, Enter · arrows · Tab next matrix · Esc leaves",
+                      "输入数字后回车 · 方向键 · Tab 换矩阵 · Esc 退出"},
+    [VS_EDIT_HINT_MASK] = {"Enter toggles the cell · K mask kind · Esc leaves",
+                           "回车切换这一格 · K 切换掩码类型 · Esc 退出"},
+    [VS_EDIT_HINT_TOKENS] = {"F2 rename · Insert add · Delete remove a token",
+                             "F2 改名 · Insert 添加 · Delete 删除词元"},
+    [VS_SAVED_AS] = {"saved as %s", "已另存为 %s"},
+    [VS_NOTICE_REFUSED] = {"%s", "未接受：%s"},
+    [VS_NOTICE_MASK_NONE] = {"mask: none", "掩码：无"},
+    [VS_NOTICE_MASK_CAUSAL] = {"mask: causal (each query sees itself and the keys before it)",
+                               "掩码：因果（每个查询只看自己和它之前的键）"},
+    [VS_NOTICE_MASK_PADDING] = {"mask: padding, every key visible (Enter on a key's cell blocks it)",
+                                "掩码：填充，所有键都可见（在某个键的格子上按回车即可屏蔽它）"},
+    [VS_TITLE_EDITED] = {"  (numbers changed)", "（数字已改动）"},
+    [VS_SAVED_DROPPED] = {"saved as %s; texts that no longer apply were left out", "已另存为 %s；不再适用的讲解已略去"},
+    [VS_ABOUT_ORIGINAL] = {"About the lesson before its numbers were changed: ", "以下说的是改动数字之前的原课程："},
+    [VS_TEXT_NO_LONGER] = {"(The lesson's text for this step does not hold for these numbers.)",
+                           "（课程对这一步的讲解不适用于现在的数字。）"},
     [VS_NOTICE_RELOAD_FAILED] = {"reload failed, keeping the old lesson: %s", "重新载入失败，仍使用原来的课程：%s"},
     [VS_NOTICE_SAVED] = {"saved %s", "已保存：%s"},
     [VS_NOTICE_SAVE_FAILED] = {"the frame was not saved: %s", "画面未能保存：%s"},
@@ -189,30 +219,33 @@ const char *view_kind_text(AttnStepKind kind, LessonLang lang)
 
 static void update_formula(View *v);
 
-int view_init(View *v, const Lesson *lesson, char *err, size_t errlen)
+/* The single-head trace of the lesson: one head of width heads·d_k. */
+static AttnTrace *build_single(const Lesson *lesson, char *err, size_t errlen)
 {
-    memset(v, 0, sizeof *v);
-    if (!lesson) {
-        set_err(err, errlen, "no lesson");
-        return -1;
-    }
+    char msg[400];
+    AttnConfig one;
+    view_single_config(&lesson->cfg, &one);
+    AttnTrace *s = attn_trace_create(&one, msg, sizeof msg);
+    if (!s) set_err(err, errlen, "%s", msg);
+    return s;
+}
+
+/* The lesson's traces (the single-head one only when single is not NULL:
+ * when its numbers overflow where each head's do not, *single is NULL and
+ * single_err says why) and, for additive lessons, the labels of the rows of
+ * `hidden`. 0, or -1 with a message (nothing is then owned). */
+static int build_traces(const Lesson *lesson, AttnTrace **trace, AttnTrace **single, char *single_err,
+                        size_t single_errlen, char ***pair_labels, char *err, size_t errlen)
+{
     char msg[512];
     AttnTrace *t = attn_trace_create(&lesson->cfg, msg, sizeof msg);
     if (!t) {
-        set_err(err, errlen, "%s: %s", lesson->path ? lesson->path : "lesson", msg);
+        set_err(err, errlen, "%s", msg);
         return -1;
     }
-    AttnConfig one;
-    view_single_config(&lesson->cfg, &one);
-    /* Without the single-head trace (its numbers overflow where each head's
-     * do not) the lesson still opens; single and compare mode are disabled. */
-    AttnTrace *s = attn_trace_create(&one, msg, sizeof msg);
-    if (!s) lesson_text_copy(v->single_error, sizeof v->single_error, msg);
-    static atomic_ulong next_id = 1;
-    v->lesson = lesson;
-    v->trace = t;
-    v->single = s;
-    v->id = atomic_fetch_add(&next_id, 1);
+    if (single) *single = build_single(lesson, single_err, single_errlen);
+    *trace = t;
+    *pair_labels = NULL;
     if (lesson->cfg.attention == ATTN_ADDITIVE && lesson->tokens) {
         /* the rows of `hidden` are (query, key) pairs: label them "我 ; s1" */
         int nq = lesson->cfg.n_q, nk = lesson->cfg.n_k;
@@ -230,9 +263,32 @@ int view_init(View *v, const Lesson *lesson, char *err, size_t errlen)
                     lab[(size_t)i * (size_t)nk + (size_t)j] = p;
                     p += len;
                 }
-            v->pair_labels = lab;
+            *pair_labels = lab;
         }
     }
+    return 0;
+}
+
+static atomic_ulong next_view_id = 1;
+
+int view_init(View *v, const Lesson *lesson, char *err, size_t errlen)
+{
+    memset(v, 0, sizeof *v);
+    if (!lesson) {
+        set_err(err, errlen, "no lesson");
+        return -1;
+    }
+    char msg[600];
+    /* without the single-head trace the lesson still opens; single and
+     * compare mode are then refused with single_error */
+    if (build_traces(lesson, &v->trace, &v->single, v->single_error, sizeof v->single_error, &v->pair_labels, msg,
+                     sizeof msg) != 0) {
+        set_err(err, errlen, "%s: %s", lesson->path ? lesson->path : "lesson", msg);
+        memset(v, 0, sizeof *v);
+        return -1;
+    }
+    v->lesson = lesson;
+    v->id = atomic_fetch_add(&next_view_id, 1);
     v->head = 1;
     v->lang = LESSON_EN;
     v->mode = VIEW_MULTI;
@@ -253,7 +309,93 @@ void view_free(View *v)
     attn_trace_destroy(v->trace);
     attn_trace_destroy(v->single);
     free(v->pair_labels);
+    free(v->edit_before);
     memset(v, 0, sizeof *v);
+}
+
+/* After a recompute in multi-head mode the single-head trace is built when
+ * a mode that shows it is chosen. 0, or -1 with a notice. */
+static int ensure_single(View *v)
+{
+    if (!v->single_stale) return 0;
+    /* NULL when its numbers overflow: view_set_mode then says so (single_error) */
+    AttnTrace *s = build_single(v->lesson, v->single_error, sizeof v->single_error);
+    attn_trace_destroy(v->single);
+    v->single = s;
+    v->single_stale = 0;
+    return 0;
+}
+
+int view_recompute(View *v, char *err, size_t errlen)
+{
+    AttnTrace *t, *single = NULL;
+    char **labels;
+    /* in multi-head mode the single-head trace waits until it is shown */
+    int lazy = v->mode == VIEW_MULTI;
+    char single_err[sizeof v->single_error];
+    if (build_traces(v->lesson, &t, lazy ? NULL : &single, single_err, sizeof single_err, &labels, err, errlen) != 0)
+        return -1;
+    if (!lazy && !single) { /* shown now, so it must compute */
+        attn_trace_destroy(t);
+        free(labels);
+        set_err(err, errlen, "the single-head trace: %s", single_err);
+        return -1;
+    }
+    if (lazy) single = v->single;
+    const AttnStep *cur = view_current(v);
+    size_t n = (size_t)cur->rows * (size_t)cur->cols;
+    float *before = malloc(sizeof(float) * (n ? n : 1)); /* (rows, cols) of the current step, before the change */
+    if (before) memcpy(before, cur->data, sizeof(float) * n);
+    int rows = cur->rows, cols = cur->cols, step = v->step, head = v->head;
+    const AttnStep *same = attn_trace_find_name(v->mode == VIEW_SINGLE ? single : t, cur->name);
+    if (!same) same = attn_trace_find(v->mode == VIEW_SINGLE ? single : t, cur->kind, cur->head);
+    /* the hovered cell is in one of the old traces: the same cell of the new one */
+    const AttnTrace *hov = v->hover_trace == v->trace ? t : v->hover_trace == v->single ? single : NULL;
+    if (!hov || v->hover_step >= hov->n_steps || v->hover_row >= hov->steps[v->hover_step].rows ||
+        v->hover_col >= hov->steps[v->hover_step].cols) {
+        hov = NULL;
+        v->hover_step = -1;
+    }
+    v->hover_trace = hov;
+    if (v->sel_query >= t->cfg.n_q) v->sel_query = -1; /* a removed token */
+    if (v->sel_key >= t->cfg.n_k) v->sel_key = -1;
+    /* the single-head trace goes first, so that the engine keeps the larger
+     * block as its spare for the next recompute */
+    if (!lazy) attn_trace_destroy(v->single);
+    v->single_stale = lazy;
+    attn_trace_destroy(v->trace);
+    free(v->pair_labels);
+    v->trace = t;
+    v->single = single;
+    v->pair_labels = labels;
+    v->id = atomic_fetch_add(&next_view_id, 1);
+    const AttnTrace *now = view_trace(v);
+    int to = same ? attn_trace_index(now, same) : clampi(step, 0, now->n_steps - 1);
+    if (to != step) view_goto(v, to);
+    v->step = to;
+    v->t = view_step_duration(v, to);
+    v->rewinding = 0;
+    if (v->mode != VIEW_SINGLE) v->head = clampi(head, 1, view_head_count(v));
+    update_formula(v);
+    free(v->edit_before);
+    v->edit_before = NULL;
+    const AttnStep *s = view_current(v);
+    if (before && s->rows == rows && s->cols == cols) {
+        v->edit_before = before;
+        v->edit_step = to;
+        v->edit_t = 0.0;
+    } else {
+        free(before);
+    }
+    touch(v);
+    return 0;
+}
+
+double view_edit_progress(const View *v)
+{
+    if (!v->edit_before || v->edit_step != v->step) return 1.0;
+    double p = v->edit_t / VIEW_EDIT_SECONDS;
+    return p < 0 ? 0 : p > 1 ? 1 : p;
 }
 
 void view_single_config(const AttnConfig *cfg, AttnConfig *one)
@@ -327,6 +469,7 @@ int view_at_end(const View *v)
 int view_is_busy(const View *v)
 {
     if (v->rewinding) return 1;
+    if (view_edit_progress(v) < 1.0) return 1;
     if (v->t < view_step_duration(v, v->step)) return 1;
     if (v->playing && !view_at_end(v)) return 1;
     return v->notice_left > 0;
@@ -335,7 +478,12 @@ int view_is_busy(const View *v)
 void view_goto(View *v, int step)
 {
     const AttnTrace *t = view_trace(v);
+    int from = v->step;
     v->step = clampi(step, 0, t->n_steps - 1);
+    if (v->step != from) {
+        free(v->edit_before); /* changed cells are marked until the next step */
+        v->edit_before = NULL;
+    }
     v->t = 0.0;
     v->dwell = 0.0;
     v->rewinding = 0;
@@ -402,6 +550,10 @@ void view_end(View *v)
 void view_advance(View *v, double dt)
 {
     if (dt < 0) dt = 0;
+    if (v->edit_before && v->edit_t < VIEW_EDIT_SECONDS) {
+        v->edit_t += dt;
+        touch(v);
+    }
     if (v->notice_left > 0) {
         v->notice_left -= dt;
         if (v->notice_left <= 0) {
@@ -505,6 +657,7 @@ int view_compare_step(const View *v, int step)
 void view_set_mode(View *v, ViewMode mode)
 {
     if ((int)mode < 0 || mode >= VIEW_MODE_COUNT || mode == v->mode) return;
+    if (mode != VIEW_MULTI && ensure_single(v) != 0) return;
     if (mode != VIEW_MULTI && !v->single) {
         view_set_notice(v, VS_NOTICE_SINGLE_UNAVAILABLE, v->single_error, 1);
         return;
@@ -1073,6 +1226,21 @@ void view_formula_highlight(const View *v, int *start, int *end)
 
 /* ---- narration ---- */
 
+/* Whether a narration text may be shown as true of the numbers on screen:
+ * 1 plain, 2 under "about the lesson as loaded" (no condition, and the
+ * numbers are not the ones it was written for), 0 not at all (its condition
+ * does not hold). */
+static int narration_truth(const View *v, const LessonText *t, const AttnTrace *trace, const AttnStep *s)
+{
+#ifdef VIEW_HAVE_NARRATE
+    if (t->when) {
+        char msg[256];
+        return narrate_when(t->when, v->lesson, trace, s, msg, sizeof msg) == 1;
+    }
+#endif
+    return v->edited || v->lesson->edited_from ? 2 : 1;
+}
+
 /* Appends text's filled form to all[*at..], which has room for any text
  * `attnviz check` accepts. Returns 0 when filled, -1 when it cannot be. */
 static int put_filled(const View *v, const AttnTrace *trace, const AttnStep *s, const char *text, char *all, size_t *at)
@@ -1176,6 +1344,16 @@ static size_t cat_paragraph(const View *v, const AttnTrace *trace, char *all, si
     return at;
 }
 
+/* A text of no step (the summary, the intro) as its own paragraph, when it
+ * may be shown, under its marker; returns the new length. */
+static size_t cat_text_paragraph(const View *v, const AttnTrace *trace, char *all, size_t at, const LessonText *t)
+{
+    int truth = t && t->text[LESSON_EN] ? narration_truth(v, t, trace, NULL) : 0;
+    if (!truth) return at;
+    if (truth == 2) at = cat(all, NARRATE_MAX_STEP_TEXT, at, "%s", view_string(VS_ABOUT_ORIGINAL, v->lang));
+    return cat_paragraph(v, trace, all, at, lesson_text(t, v->lang));
+}
+
 int view_step_narration(const View *v, const AttnTrace *trace, int step, char *buf, size_t len)
 {
     if (!len) return -1;
@@ -1188,7 +1366,9 @@ int view_step_narration(const View *v, const AttnTrace *trace, int step, char *b
         describe_step(v, trace, s, buf, len);
         return -1;
     }
-    const char *text = lesson_narration(v->lesson, s, v->lang);
+    const LessonText *lt = lesson_narration_for(v->lesson, s);
+    int truth = lt ? narration_truth(v, lt, trace, s) : 0;
+    const char *text = truth ? lesson_text(lt, v->lang) : NULL;
     /* built whole, then copied into buf, cut at a character with "…" when
      * buf is smaller: nothing is ever dropped silently */
     char *all = malloc(NARRATE_MAX_STEP_TEXT);
@@ -1200,12 +1380,17 @@ int view_step_narration(const View *v, const AttnTrace *trace, int step, char *b
     if (step == 0) {
         /* the lesson's summary, then its introduction, open its first step,
          * each as its own paragraph */
-        at = cat_paragraph(v, trace, all, at, lesson_text(&v->lesson->summary, v->lang));
-        at = cat_paragraph(v, trace, all, at, lesson_narration_key(v->lesson, "intro", v->lang));
+        at = cat_text_paragraph(v, trace, all, at, &v->lesson->summary);
+        at = cat_text_paragraph(v, trace, all, at, lesson_narration_text(v->lesson, "intro"));
     }
     int rc = 0;
+    if (text && truth == 2) at = cat(all, NARRATE_MAX_STEP_TEXT, at, "%s", view_string(VS_ABOUT_ORIGINAL, v->lang));
+    size_t before_text = at;
     if (!text || put_filled(v, trace, s, text, all, &at) != 0) {
+        at = before_text;
+        all[at] = '\0';
         describe_step(v, trace, s, all + at, NARRATE_MAX_STEP_TEXT - at);
+        if (lt) cat(all, NARRATE_MAX_STEP_TEXT, strlen(all), " %s", view_string(VS_TEXT_NO_LONGER, v->lang));
         rc = -1;
     }
     lesson_text_copy(buf, len, all);

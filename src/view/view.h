@@ -132,6 +132,25 @@ typedef struct View {
     double notice_left; /* seconds the notice stays on screen; 0: no notice */
     int notice_is_error;
 
+    /* After an edit (view_recompute): the current step's numbers before it,
+     * (rows, cols) of step edit_step, owned; NULL once the view moves to
+     * another step. The render animates from them for VIEW_EDIT_SECONDS and
+     * then marks the cells that changed. */
+    float *edit_before;
+    int edit_step;
+    /* Edit mode (src/view/editor.h): the cell cursor on an editable matrix
+     * of the current step or its operands, and what is being typed. */
+    int edit_mode;
+    int cur_mat;          /* LESSON_MAT_* or EDIT_MASK (src/view/edit.h) */
+    int cur_row, cur_col; /* in that matrix's own coordinates (the mask: query, key) */
+    int typing;           /* EDITOR_TYPING_*: 0 nothing typed yet */
+    char typed[LESSON_MAX_TOKEN_BYTES + 1];
+
+    int edited;       /* the lesson's numbers are not the ones it was loaded with (set by the editor): narration
+                       * without a condition is then shown as being about the lesson before the change */
+    int single_stale; /* `single` predates the last recompute (multi-head mode): rebuilt when shown */
+    double edit_t;    /* seconds since the edit */
+
     char **pair_labels; /* additive: (n_q·n_k) "x_i ; y_j" token pairs, the rows of `hidden`; owned, or NULL */
     char formula[VIEW_MAX_FORMULA];       /* the current step's formula (view_formula) */
     int formula_hl_start, formula_hl_end; /* byte range of formula[] the step computes */
@@ -148,6 +167,22 @@ void view_free(View *v);
 /* The config of the single-head trace: the lesson's, with one head of width
  * heads·d_k (and heads·d_v) for dot attention; additive attention as is. */
 void view_single_config(const AttnConfig *cfg, AttnConfig *one);
+/* Rebuilds both traces from the lesson, which the caller has changed in
+ * place (src/view/edit.h), keeping the step (the same name, else the same
+ * kind and head), the head and the mode; the step is shown in its final
+ * state, and its numbers from before the change are kept in edit_before for
+ * the animation. In multi-head mode the single-head trace is rebuilt only
+ * when a mode that shows it is chosen (single_stale). 0, or -1 with the
+ * engine's message (an overflow names the step and cell) and the View as it
+ * was. */
+int view_recompute(View *v, char *err, size_t errlen);
+/* Marks a change made to the fields edit mode (editor.h) keeps in the View,
+ * so that the window draws it. */
+void view_touch(View *v);
+/* How far the current step's change animation has run, in [0, 1]; 1 when
+ * there is none. */
+double view_edit_progress(const View *v);
+#define VIEW_EDIT_SECONDS 0.6
 
 /* The trace the current mode steps through. */
 const AttnTrace *view_trace(const View *v);
@@ -297,10 +332,14 @@ void view_formula_highlight(const View *v, int *start, int *end);
  * the single-head view of a lesson with several heads), a description
  * written from the step itself: its shape as drawn, what it is, and for
  * weights each query's largest weight. In column notation a lesson's text is
- * preceded by a line saying it counts in rows. A buffer of
- * NARRATE_MAX_STEP_TEXT bytes holds any narration `attnviz check` accepts; a
- * smaller one gets it cut at a character boundary, ending in "…". Returns 0,
- * or -1 when buf holds the description. */
+ * preceded by a line saying it counts in rows. A text whose condition
+ * ("when") does not hold for the numbers is not shown (the description is,
+ * saying so); a text without one is shown under "about the lesson before its
+ * numbers were changed" once they have been (v->edited, or a lesson saved
+ * with edited_from). A buffer of NARRATE_MAX_STEP_TEXT bytes holds any
+ * narration `attnviz check` accepts; a smaller one gets it cut at a
+ * character boundary, ending in "…". Returns 0, or -1 when no text of the
+ * lesson is shown (buf holds the description). */
 int view_narration(const View *v, char *buf, size_t len);
 /* The same for any step of any of the View's traces. */
 int view_step_narration(const View *v, const AttnTrace *trace, int step, char *buf, size_t len);
@@ -366,6 +405,21 @@ typedef enum ViewString {
     VS_NOTATION_COLUMN,
     VS_SINGLE_LESSON_TITLE,
     VS_TEXT_IN_ROW_NOTATION,
+    VS_EDIT_NOTHING,
+    VS_EDIT_TOKENS_WHERE,
+    VS_EDIT_MODE,
+    VS_EDIT_HINT,
+    VS_EDIT_HINT_MASK,
+    VS_EDIT_HINT_TOKENS,
+    VS_SAVED_AS,
+    VS_NOTICE_REFUSED,
+    VS_NOTICE_MASK_NONE,
+    VS_NOTICE_MASK_CAUSAL,
+    VS_NOTICE_MASK_PADDING,
+    VS_TITLE_EDITED,
+    VS_SAVED_DROPPED,
+    VS_ABOUT_ORIGINAL,
+    VS_TEXT_NO_LONGER,
     /* the notices: one %s each */
     VS_NOTICE_RELOAD_FAILED,
     VS_NOTICE_SAVED,

@@ -43,6 +43,12 @@ static const ViewBinding bindings[] = {
     {VIEW_ACT_HEADS, {'a'}, {"A", "A"}, {"all heads panel on / off", "显示或隐藏所有头的面板"}},
     {VIEW_ACT_HELP, {'?', 'h', VIEW_KEY_F1}, {"? / H / F1", "? / H / F1"}, {"this help", "本帮助"}},
     {VIEW_ACT_QUIT, {VIEW_KEY_ESCAPE, 'q'}, {"Esc / Q", "Esc / Q"}, {"quit", "退出"}},
+    {VIEW_ACT_EDIT, {'e'}, {"E", "E"}, {"edit: arrows, Tab, a number, Enter", "编辑：方向键、Tab、数字、回车"}},
+    {VIEW_ACT_EDIT_SCALE, {'<', '>'}, {"< / >", "< / >"}, {"scale (temperature)", "缩放（温度）"}},
+    {VIEW_ACT_EDIT_MASK, {'k'}, {"K", "K"}, {"mask: none, causal, padding", "掩码：无、因果、填充"}},
+    {VIEW_ACT_EDIT_REVERT, {'o'}, {"O", "O"}, {"back to the lesson as loaded", "回到载入时的课程"}},
+    {VIEW_ACT_EDIT_UNDO, {0}, {"Ctrl+Z / Ctrl+Y", "Ctrl+Z / Ctrl+Y"}, {"undo / redo", "撤销 / 重做"}},
+    {VIEW_ACT_EDIT_SAVE, {0}, {"Ctrl+S", "Ctrl+S"}, {"save as a new lesson", "另存为新课程"}},
 };
 enum { N_BINDINGS = sizeof bindings / sizeof bindings[0] };
 
@@ -65,6 +71,12 @@ unsigned view_do(View *v, ViewAction action, int key)
 {
     switch (action) {
     case VIEW_ACT_NONE:
+    case VIEW_ACT_EDIT: /* the window's editor (editor.h) has the Edit these need */
+    case VIEW_ACT_EDIT_SCALE:
+    case VIEW_ACT_EDIT_MASK:
+    case VIEW_ACT_EDIT_REVERT:
+    case VIEW_ACT_EDIT_UNDO:
+    case VIEW_ACT_EDIT_SAVE:
     case VIEW_ACTION_COUNT:
         break;
     case VIEW_ACT_NEXT:

@@ -74,6 +74,14 @@ typedef enum ViewAction {
     VIEW_ACT_SAVE,         /* asks the window: VIEW_REQ_SAVE */
     VIEW_ACT_RELOAD,       /* asks the window: VIEW_REQ_RELOAD */
     VIEW_ACT_QUIT,         /* VIEW_REQ_QUIT; Esc over the help closes the help instead */
+    /* the edit keys: the window hands them to its editor (editor.h, which has
+     * the Edit they need) before this table; here they are for the help */
+    VIEW_ACT_EDIT,        /* E: edit mode */
+    VIEW_ACT_EDIT_SCALE,  /* < >: the divisor of the scores */
+    VIEW_ACT_EDIT_MASK,   /* K: the mask's kind */
+    VIEW_ACT_EDIT_REVERT, /* O: the lesson as loaded */
+    VIEW_ACT_EDIT_UNDO,   /* Ctrl+Z / Ctrl+Y */
+    VIEW_ACT_EDIT_SAVE,   /* Ctrl+S: save as */
     VIEW_ACTION_COUNT
 } ViewAction;
 

@@ -1,0 +1,270 @@
+/* lesson_write.c: a Lesson back to "attnviz-lesson/1" JSON, and saving it as
+ * a new file.
+ *
+ * What is written is what lesson_load reads back into the same numbers: every
+ * float as %.9g (float32 round-trips through 9 significant digits), the
+ * matrices the seed generated left out (the loader generates them again, the
+ * same bits), the mask and the scale by kind, the narration with its
+ * conditions. Saving writes a temporary file in the target folder, then links
+ * it under its final name, which fails rather than replace a file that is
+ * already there, so nothing is ever overwritten or half-written.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lesson.h"
+
+static void put_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p == '\n')
+            fputs("\\n", f);
+        else if (*p < 0x20 || *p == 0x7F)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static void put_float(FILE *f, float x)
+{
+    fprintf(f, "%.9g", (double)x);
+}
+
+static void put_row(FILE *f, const float *x, int n)
+{
+    fputc('[', f);
+    for (int j = 0; j < n; j++) {
+        if (j) fputs(", ", f);
+        put_float(f, x[j]);
+    }
+    fputc(']', f);
+}
+
+/* "NAME": [[...], ...] with one row a line, or a flat vector. */
+static void put_matrix(FILE *f, const char *name, const float *m, int rows, int cols, int vector)
+{
+    fprintf(f, ",\n  \"%s\": ", name);
+    if (vector) {
+        put_row(f, m, rows * cols);
+        return;
+    }
+    fputc('[', f);
+    for (int i = 0; i < rows; i++) {
+        if (i) fputs(",\n   ", f);
+        put_row(f, m + (size_t)i * (size_t)cols, cols);
+    }
+    fputc(']', f);
+}
+
+static void put_tokens(FILE *f, const char *name, char *const *t, int n)
+{
+    fprintf(f, ",\n  \"%s\": [", name);
+    for (int i = 0; i < n; i++) {
+        if (i) fputs(", ", f);
+        put_string(f, t[i]);
+    }
+    fputc(']', f);
+}
+
+static void put_text(FILE *f, const LessonText *t)
+{
+    static const char *const langs[LESSON_LANG_COUNT] = {"en", "zh"};
+    fputc('{', f);
+    int first = 1;
+    if (t->when) {
+        fputs("\"when\": ", f);
+        put_string(f, t->when);
+        first = 0;
+    }
+    for (int l = 0; l < LESSON_LANG_COUNT; l++) {
+        if (!t->text[l]) continue;
+        fprintf(f, "%s\"%s\": ", first ? "" : ", ", langs[l]);
+        put_string(f, t->text[l]);
+        first = 0;
+    }
+    fputc('}', f);
+}
+
+int lesson_write_json(FILE *f, const Lesson *L)
+{
+    const AttnConfig *g = &L->cfg;
+    int additive = g->attention == ATTN_ADDITIVE;
+    fputs("{\n  \"format\": \"" LESSON_FORMAT "\",\n  \"id\": ", f);
+    put_string(f, L->id);
+    if (L->edited_from) {
+        fputs(",\n  \"edited_from\": ", f);
+        put_string(f, L->edited_from);
+    }
+    fputs(",\n  \"title\": ", f);
+    put_text(f, &L->title);
+    if (L->summary.text[LESSON_EN]) {
+        fputs(",\n  \"summary\": ", f);
+        put_text(f, &L->summary);
+    }
+    if (L->order != 1000) fprintf(f, ",\n  \"order\": %d", L->order);
+    put_tokens(f, "tokens", L->tokens, L->n_tokens);
+    if (g->cross) put_tokens(f, "source_tokens", L->source_tokens, L->n_source_tokens);
+    if (additive) fputs(",\n  \"attention\": \"additive\"", f);
+    fprintf(f, ",\n  \"seed\": %llu", (unsigned long long)L->seed);
+    if (additive) {
+        fprintf(f, ",\n  \"d_x\": %d", g->d_x);
+        if (g->cross) fprintf(f, ",\n  \"d_y\": %d", g->d_y);
+        fprintf(f, ",\n  \"d_a\": %d", g->d_a);
+    } else {
+        fprintf(f, ",\n  \"d_model\": %d,\n  \"heads\": %d,\n  \"d_k\": %d,\n  \"d_v\": %d", g->d_model, g->heads,
+                g->d_k, g->d_v);
+    }
+    for (int m = 0; m < LESSON_MAT_COUNT; m++) {
+        int rows, cols;
+        const float *p = lesson_matrix(L, m, &rows, &cols);
+        if (!p) {
+            if (m == LESSON_MAT_W_O && !additive) fputs(",\n  \"W_O\": null", f);
+            continue;
+        }
+        if (L->generated & (1u << m)) continue; /* the loader generates it again from the seed */
+        int vector = m >= LESSON_MAT_b_Q && m <= LESSON_MAT_b_O ? 1 : m == LESSON_MAT_b_a || m == LESSON_MAT_v_a;
+        put_matrix(f, lesson_matrix_name(m), p, rows, cols, vector);
+    }
+    switch (g->mask_kind) {
+    case ATTN_MASK_CAUSAL:
+        fputs(",\n  \"mask\": \"causal\"", f);
+        break;
+    case ATTN_MASK_PADDING:
+        fputs(",\n  \"mask\": {\"padding\": [", f);
+        for (int j = 0; j < g->n_k; j++) fprintf(f, "%s%d", j ? ", " : "", L->mask[j] != 0);
+        fputs("]}", f);
+        break;
+    case ATTN_MASK_MATRIX:
+        fputs(",\n  \"mask\": [", f);
+        for (int i = 0; i < g->n_q; i++) {
+            fputs(i ? ",\n           [" : "[", f);
+            for (int j = 0; j < g->n_k; j++) fprintf(f, "%s%d", j ? ", " : "", L->mask[(size_t)i * g->n_k + j] != 0);
+            fputc(']', f);
+        }
+        fputc(']', f);
+        break;
+    default:
+        break;
+    }
+    if (g->mask_kind != ATTN_MASK_NONE && !additive && g->mask_order != ATTN_SCALE_THEN_MASK)
+        fprintf(f, ",\n  \"mask_order\": \"%s\"", attn_mask_order_name(g->mask_order));
+    if (g->mask_kind != ATTN_MASK_NONE) {
+        fputs(",\n  \"mask_fill\": ", f);
+        if (isinf(g->mask_fill))
+            fputs("\"-inf\"", f);
+        else
+            put_float(f, g->mask_fill);
+    }
+    if (!additive) {
+        fputs(",\n  \"scale\": ", f);
+        if (g->scale_kind == ATTN_SCALE_VALUE)
+            put_float(f, g->scale_value);
+        else
+            fprintf(f, "\"%s\"", attn_scale_kind_name(g->scale_kind));
+    }
+    if (L->n_narration) {
+        fputs(",\n  \"narration\": {", f);
+        for (int i = 0; i < L->n_narration; i++) {
+            fputs(i ? ",\n    " : "\n    ", f);
+            put_string(f, L->narration[i].key);
+            fputs(": ", f);
+            put_text(f, &L->narration[i].text);
+        }
+        fputs("\n  }", f);
+    }
+    fputs("\n}\n", f);
+    return ferror(f) ? -1 : 0;
+}
+
+/* Writes the lesson into a new temporary file in dir; its name in tmp. */
+static int write_temp(const Lesson *L, const char *dir, char *tmp, size_t tmplen, char *err, size_t errlen)
+{
+    snprintf(tmp, tmplen, "%s/.%s.json.XXXXXX", dir, L->id);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot create a file there: %s", dir, strerror(errno));
+        return -1;
+    }
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        unlink(tmp);
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    int rc = lesson_write_json(f, L);
+    if (rc == 0 && fflush(f) != 0) rc = -1;
+    if (rc == 0 && fsync(fileno(f)) != 0) rc = -1;
+    int e = errno;
+    if (fclose(f) != 0 && rc == 0) rc = -1, e = errno;
+    if (rc != 0) {
+        unlink(tmp);
+        snprintf(err, errlen, "%s: writing the lesson: %s", dir, strerror(e ? e : EIO));
+        return -1;
+    }
+    return 0;
+}
+
+int lesson_save_new(Lesson *L, const char *dir, char *path, size_t pathlen, char *err, size_t errlen)
+{
+    err[0] = '\0';
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        if (errno != ENOENT || mkdir(dir, 0777) != 0) {
+            snprintf(err, errlen, "%s: cannot create the folder: %s", dir, strerror(errno));
+            return -1;
+        }
+    } else if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: expected a folder to save lessons in, found a file", dir);
+        return -1;
+    }
+    char base[LESSON_MAX_ID_BYTES + 1];
+    snprintf(base, sizeof base, "%s", L->id);
+    char *id = L->id;
+    for (int k = 1; k <= 999; k++) {
+        char next[LESSON_MAX_ID_BYTES + 16];
+        if (k == 1)
+            snprintf(next, sizeof next, "%s", base);
+        else
+            snprintf(next, sizeof next, "%.*s-%d", LESSON_MAX_ID_BYTES - 4, base, k);
+        char *nid = strdup(next);
+        if (!nid) {
+            snprintf(err, errlen, "out of memory");
+            L->id = id;
+            return -1;
+        }
+        if (L->id != id) free(L->id);
+        L->id = nid;
+        snprintf(path, pathlen, "%s/%s.json", dir, nid);
+        if (lstat(path, &st) == 0) continue; /* taken: never replaced */
+        char tmp[4096];
+        if (write_temp(L, dir, tmp, sizeof tmp, err, errlen) != 0) break;
+        /* link() makes the file appear whole under its name, and fails when
+         * the name was taken meanwhile */
+        int rc = link(tmp, path), e = errno;
+        unlink(tmp);
+        if (rc == 0) {
+            free(id);
+            return 0;
+        }
+        if (e != EEXIST) {
+            snprintf(err, errlen, "%s: %s", path, strerror(e));
+            break;
+        }
+    }
+    if (err[0] == '\0') snprintf(err, errlen, "%s: no free name for %s", dir, base);
+    if (L->id != id) free(L->id);
+    L->id = id;
+    return -1;
+}

@@ -1,0 +1,1157 @@
+/* edit.c: the working copy of a lesson, its changes and their history.
+ *
+ * A history entry says how to go both ways between two states of the working
+ * lesson:
+ *   - CELL: one number of a matrix or the mask (before, after);
+ *   - SCALE: the scale kind and value (before, after);
+ *   - SHAPE: what a token or mask change touches: the token lists, X, Y and
+ *     the mask, as two snapshots;
+ *   - WHOLE: a return to the lesson as loaded; the state before it, whole.
+ * Every entry also records which matrices were the seed's (Lesson.generated),
+ * so that a save writes out exactly the matrices that were changed.
+ */
+#include "edit.h"
+
+#include "narrate.h"
+
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { E_CELL, E_SCALE, E_SHAPE, E_WHOLE };
+
+/* What token and mask changes touch. */
+typedef struct Shape {
+    int n_tokens, n_src;
+    char **tokens, **src;
+    float *X, *Y;
+    AttnMaskKind mask_kind;
+    unsigned char *mask;
+} Shape;
+
+struct EditEntry {
+    int kind;
+    unsigned gen[2]; /* Lesson.generated before, after */
+    /* CELL */
+    int mat;
+    size_t idx;
+    float val[2];
+    int scrub;
+    /* SCALE */
+    AttnScaleKind sk[2];
+    float sv[2];
+    /* SHAPE */
+    Shape *shape[2];
+    /* WHOLE: the state before; after it is the lesson as loaded */
+    Lesson *whole;
+};
+
+static int refuse(Edit *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* A refusal that puts a prefix before the message already in e->msg (the
+ * engine's, or a lower check's). */
+static int refuse_before(Edit *e, const char *fmt, ...)
+{
+    char why[sizeof e->msg - 300], pre[300];
+    snprintf(why, sizeof why, "%.339s", e->msg);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    snprintf(e->msg, sizeof e->msg, "%s%s", pre, why);
+    return -1;
+}
+
+/* ---- shapes ---- */
+
+static void shape_free(Shape *s)
+{
+    if (!s) return;
+    lesson_tokens_free(s->tokens, s->n_tokens);
+    lesson_tokens_free(s->src, s->n_src);
+    free(s->X);
+    free(s->Y);
+    free(s->mask);
+    free(s);
+}
+
+static float *dup_floats(const float *p, size_t n)
+{
+    if (!p) return NULL;
+    float *d = malloc(sizeof(float) * (n ? n : 1));
+    if (d) memcpy(d, p, sizeof(float) * n);
+    return d;
+}
+
+/* The token-shaped part of a lesson, copied; NULL when memory runs out. */
+static Shape *shape_capture(const Lesson *L)
+{
+    Shape *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    int r, c, fail = 0;
+    s->n_tokens = L->n_tokens;
+    s->n_src = L->n_source_tokens;
+    s->tokens = lesson_tokens_copy(L->tokens, L->n_tokens);
+    if (!s->tokens) fail = 1, s->n_tokens = 0;
+    if (L->source_tokens && !(s->src = lesson_tokens_copy(L->source_tokens, L->n_source_tokens)))
+        fail = 1, s->n_src = 0;
+    const float *X = lesson_matrix(L, LESSON_MAT_X, &r, &c);
+    if (X && !(s->X = dup_floats(X, (size_t)r * (size_t)c))) fail = 1;
+    const float *Y = lesson_matrix(L, LESSON_MAT_Y, &r, &c);
+    if (Y && !(s->Y = dup_floats(Y, (size_t)r * (size_t)c))) fail = 1;
+    s->mask_kind = L->cfg.mask_kind;
+    size_t mb = lesson_mask_bytes(&L->cfg);
+    if (mb && L->mask) {
+        s->mask = malloc(mb);
+        if (s->mask)
+            memcpy(s->mask, L->mask, mb);
+        else
+            fail = 1;
+    }
+    if (fail) {
+        shape_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* Makes the lesson's token-shaped part a copy of s. -1 when memory runs out
+ * (the lesson is then unchanged). */
+static int shape_apply(Lesson *L, const Shape *s)
+{
+    Lesson tmp = *L;
+    tmp.n_tokens = s->n_tokens;
+    tmp.n_source_tokens = s->n_src;
+    tmp.cfg.mask_kind = s->mask_kind;
+    tmp.cfg.n_q = s->n_tokens;
+    tmp.cfg.n_k = L->cfg.cross ? s->n_src : s->n_tokens;
+    int r, c;
+    size_t nx = lesson_matrix_shape(&tmp.cfg, LESSON_MAT_X, &r, &c) == 0 ? (size_t)r * (size_t)c : 0;
+    size_t ny = s->Y && lesson_matrix_shape(&tmp.cfg, LESSON_MAT_Y, &r, &c) == 0 ? (size_t)r * (size_t)c : 0;
+    size_t mb = lesson_mask_bytes(&tmp.cfg);
+    char **tokens = lesson_tokens_copy(s->tokens, s->n_tokens);
+    char **src = s->src ? lesson_tokens_copy(s->src, s->n_src) : NULL;
+    float *X = dup_floats(s->X, nx), *Y = dup_floats(s->Y, ny);
+    unsigned char *mask = mb && s->mask ? malloc(mb) : NULL;
+    if (!tokens || (s->src && !src) || (s->X && !X) || (s->Y && !Y) || (mb && s->mask && !mask)) {
+        lesson_tokens_free(tokens, s->n_tokens);
+        lesson_tokens_free(src, s->n_src);
+        free(X);
+        free(Y);
+        free(mask);
+        return -1;
+    }
+    if (mask) memcpy(mask, s->mask, mb);
+    lesson_tokens_free(L->tokens, L->n_tokens);
+    lesson_tokens_free(L->source_tokens, L->n_source_tokens);
+    free(L->X);
+    free(L->Y);
+    free(L->mask);
+    tmp.tokens = tokens;
+    tmp.source_tokens = src;
+    tmp.X = X;
+    tmp.Y = Y;
+    tmp.mask = mask;
+    *L = tmp;
+    lesson_bind(L);
+    return 0;
+}
+
+/* ---- recompute ---- */
+
+static int recompute(Edit *e)
+{
+    char err[512];
+    err[0] = '\0';
+    if (e->recompute) {
+        if (e->recompute(e->user, err, sizeof err) == 0) return 0;
+        return refuse(e, "%s", err);
+    }
+    AttnTrace *t = attn_trace_create(&e->work.cfg, err, sizeof err);
+    if (!t) return refuse(e, "%s", err);
+    attn_trace_destroy(e->trace);
+    e->trace = t;
+    return 0;
+}
+
+/* ---- lifetime ---- */
+
+int edit_init(Edit *e, const Lesson *orig, char *err, size_t errlen)
+{
+    memset(e, 0, sizeof *e);
+    if (lesson_copy(&e->work, orig) != 0) {
+        snprintf(err, errlen, "out of memory copying the lesson");
+        return -1;
+    }
+    e->orig = orig;
+    if (recompute(e) != 0) {
+        snprintf(err, errlen, "%s", e->msg);
+        lesson_free(&e->work);
+        memset(e, 0, sizeof *e);
+        return -1;
+    }
+    return 0;
+}
+
+static void entry_free(EditEntry *x)
+{
+    shape_free(x->shape[0]);
+    shape_free(x->shape[1]);
+    if (x->whole) lesson_free(x->whole);
+    free(x->whole);
+    memset(x, 0, sizeof *x);
+}
+
+/* Drops the entries that could be redone (a new change forks the history). */
+static void drop_redo(Edit *e)
+{
+    for (int i = e->at; i < e->n_hist; i++) entry_free(&e->hist[i]);
+    e->n_hist = e->at;
+}
+
+void edit_free(Edit *e)
+{
+    if (!e) return;
+    e->at = 0;
+    drop_redo(e);
+    free(e->hist);
+    lesson_free(&e->work);
+    attn_trace_destroy(e->trace);
+    memset(e, 0, sizeof *e);
+}
+
+const Lesson *edit_lesson(const Edit *e)
+{
+    return &e->work;
+}
+
+int edit_refresh(Edit *e)
+{
+    return recompute(e);
+}
+
+static int same_text(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+int edit_modified(const Edit *e)
+{
+    const Lesson *a = &e->work, *b = e->orig;
+    if (a->n_tokens != b->n_tokens || a->n_source_tokens != b->n_source_tokens) return 1;
+    for (int i = 0; i < a->n_tokens; i++)
+        if (!same_text(a->tokens[i], b->tokens[i])) return 1;
+    for (int i = 0; i < a->n_source_tokens; i++)
+        if (!same_text(a->source_tokens[i], b->source_tokens[i])) return 1;
+    if (a->cfg.mask_kind != b->cfg.mask_kind || attn_config_divisor(&a->cfg) != attn_config_divisor(&b->cfg) ||
+        a->cfg.scale_kind != b->cfg.scale_kind)
+        return 1;
+    size_t mb = lesson_mask_bytes(&a->cfg);
+    if (mb && memcmp(a->mask, b->mask, mb) != 0) return 1;
+    for (int m = 0; m < LESSON_MAT_COUNT; m++) {
+        int r1, c1, r2, c2;
+        const float *x = lesson_matrix(a, m, &r1, &c1), *y = lesson_matrix(b, m, &r2, &c2);
+        if ((x == NULL) != (y == NULL) || r1 != r2 || c1 != c2) return 1;
+        if (x && memcmp(x, y, sizeof(float) * (size_t)r1 * (size_t)c1) != 0) return 1;
+    }
+    return 0;
+}
+
+/* ---- the history ---- */
+
+static EditEntry *push(Edit *e)
+{
+    drop_redo(e);
+    if (e->n_hist == e->cap_hist) {
+        int cap = e->cap_hist ? 2 * e->cap_hist : 64;
+        EditEntry *h = realloc(e->hist, sizeof *h * (size_t)cap);
+        if (!h) return NULL;
+        e->hist = h;
+        e->cap_hist = cap;
+    }
+    EditEntry *x = &e->hist[e->n_hist++];
+    memset(x, 0, sizeof *x);
+    e->at = e->n_hist;
+    return x;
+}
+
+/* ---- cells ---- */
+
+const char *edit_matrix_name(int mat)
+{
+    return mat == EDIT_MASK ? "mask" : lesson_matrix_name(mat);
+}
+
+int edit_shape(const Edit *e, int mat, int *rows, int *cols)
+{
+    const AttnConfig *g = &e->work.cfg;
+    if (mat == EDIT_MASK) {
+        *rows = g->mask_kind == ATTN_MASK_PADDING ? 1 : g->n_q;
+        *cols = g->n_k;
+        return g->mask_kind == ATTN_MASK_PADDING || g->mask_kind == ATTN_MASK_MATRIX ? 0 : -1;
+    }
+    return lesson_matrix(&e->work, mat, rows, cols) ? 0 : -1;
+}
+
+double edit_cell(const Edit *e, int mat, int r, int c)
+{
+    int rows, cols;
+    if (edit_shape(e, mat, &rows, &cols) != 0 || r < 0 || r >= rows || c < 0 || c >= cols) return NAN;
+    size_t i = (size_t)r * (size_t)cols + (size_t)c;
+    if (mat == EDIT_MASK) return e->work.mask[i];
+    return lesson_matrix(&e->work, mat, &rows, &cols)[i];
+}
+
+static void cell_store(Lesson *L, int mat, size_t idx, float v)
+{
+    if (mat == EDIT_MASK)
+        L->mask[idx] = v != 0;
+    else
+        (*lesson_matrix_slot(L, mat))[idx] = v;
+}
+
+static unsigned gen_after_cell(const Lesson *L, int mat)
+{
+    return mat == EDIT_MASK ? L->generated : L->generated & ~(1u << mat);
+}
+
+/* The index check, in the words of a lesson's shape. */
+static int check_index(Edit *e, int mat, int r, int c)
+{
+    int rows, cols;
+    const char *name = edit_matrix_name(mat);
+    if (mat < 0 || mat > EDIT_MASK) return refuse(e, "expected a matrix, found %d", mat);
+    if (edit_shape(e, mat, &rows, &cols) != 0) {
+        if (mat == EDIT_MASK)
+            return refuse(e,
+                          "mask: this lesson's mask is %s, which has no cells to set (toggle a cell to make it "
+                          "a matrix)",
+                          attn_mask_kind_name(e->work.cfg.mask_kind));
+        return refuse(e, "%s: this lesson has no %s", name, name);
+    }
+    if (r < 0 || r >= rows)
+        return refuse(e, "%s[%d][%d]: expected a row 0..%d (%s is %d×%d), found %d", name, r, c, rows - 1, name, rows,
+                      cols, r);
+    if (c < 0 || c >= cols)
+        return refuse(e, "%s[%d][%d]: expected a column 0..%d (%s is %d×%d), found %d", name, r, c, cols - 1, name,
+                      rows, cols, c);
+    return 0;
+}
+
+int edit_set_cell(Edit *e, int mat, int r, int c, double value, int scrub)
+{
+    if (check_index(e, mat, r, c) != 0) return -1;
+    const char *name = edit_matrix_name(mat);
+    if (mat == EDIT_MASK && value != 0 && value != 1)
+        return refuse(e, "mask[%d][%d]: expected 0 or 1 (1 = may attend, 0 = blocked), found %g", r, c, value);
+    if (!isfinite(value))
+        return refuse(e, "%s[%d][%d]: expected a finite number, found %s", name, r, c,
+                      isnan(value) ? "NaN"
+                      : value > 0  ? "+inf"
+                                   : "-inf");
+    if (!(fabs(value) < (double)FLT_MAX + ldexp(1.0, 103)))
+        return refuse(e, "%s[%d][%d]: expected a number float32 can hold (|x| <= 3.4028235e38), found %g", name, r, c,
+                      value);
+    int rows, cols;
+    edit_shape(e, mat, &rows, &cols);
+    size_t idx = (size_t)r * (size_t)cols + (size_t)c;
+    float before = (float)edit_cell(e, mat, r, c), after = (float)value;
+    unsigned gen_before = e->work.generated;
+    cell_store(&e->work, mat, idx, after);
+    e->work.generated = gen_after_cell(&e->work, mat);
+    if (recompute(e) != 0) {
+        cell_store(&e->work, mat, idx, before);
+        e->work.generated = gen_before;
+        return refuse_before(e, "%s[%d][%d] = %.9g refused, the old value kept: ", name, r, c, value);
+    }
+    EditEntry *top = e->at > 0 && e->at == e->n_hist ? &e->hist[e->at - 1] : NULL;
+    if (scrub && e->scrub_open && top && top->kind == E_CELL && top->scrub && top->mat == mat && top->idx == idx) {
+        top->val[1] = after;
+        top->gen[1] = e->work.generated;
+        return 0;
+    }
+    EditEntry *x = push(e);
+    if (!x) {
+        cell_store(&e->work, mat, idx, before);
+        e->work.generated = gen_before;
+        recompute(e);
+        return refuse(e, "out of memory recording the change");
+    }
+    x->kind = E_CELL;
+    x->mat = mat;
+    x->idx = idx;
+    x->val[0] = before;
+    x->val[1] = after;
+    x->gen[0] = gen_before;
+    x->gen[1] = e->work.generated;
+    x->scrub = scrub;
+    e->scrub_open = scrub;
+    return 0;
+}
+
+void edit_end_scrub(Edit *e)
+{
+    e->scrub_open = 0;
+}
+
+/* A number as typed: all of the text (spaces around it allowed). Refuses
+ * NaN and infinities, which strtod would take. */
+static int parse_value(Edit *e, const char *what, const char *text, double *out)
+{
+    char *end = NULL;
+    const char *s = text;
+    while (*s == ' ') s++;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s) return refuse(e, "%s: expected a number, found \"%s\"", what, text);
+    while (*end == ' ') end++;
+    if (*end) return refuse(e, "%s: expected a number, found \"%s\"", what, text);
+    if (isnan(v) || isinf(v) || (errno == ERANGE && fabs(v) > 1))
+        return refuse(e, "%s: expected a finite number that float32 can hold, found \"%s\"", what, text);
+    *out = v;
+    return 0;
+}
+
+int edit_set_cell_text(Edit *e, int mat, int r, int c, const char *text)
+{
+    char what[64];
+    snprintf(what, sizeof what, "%s[%d][%d]", edit_matrix_name(mat), r, c);
+    double v;
+    if (parse_value(e, what, text, &v) != 0) return -1;
+    return edit_set_cell(e, mat, r, c, v, 0);
+}
+
+/* An index in brackets: "[12]"; advances *p past it. */
+static int parse_index(const char **p, int *out)
+{
+    const char *s = *p;
+    if (*s != '[') return -1;
+    s++;
+    if (*s < '0' || *s > '9') return -1;
+    long v = 0;
+    while (*s >= '0' && *s <= '9') {
+        v = v * 10 + (*s - '0');
+        if (v > 1000000) return -1;
+        s++;
+    }
+    if (*s != ']') return -1;
+    *p = s + 1;
+    *out = (int)v;
+    return 0;
+}
+
+int edit_set(Edit *e, const char *spec)
+{
+    const char *eq = strchr(spec, '=');
+    const char *br = strchr(spec, '[');
+    if (!eq || !br || br > eq)
+        return refuse(e, "--set '%s': expected NAME[i][j]=VALUE or NAME[i]=VALUE (NAME: X, W_Q, b_Q, mask, ...)", spec);
+    char name[32];
+    size_t n = (size_t)(br - spec);
+    if (n == 0 || n >= sizeof name)
+        return refuse(e, "--set '%s': expected a matrix name before '[' (X, W_Q, b_Q, mask, ...)", spec);
+    memcpy(name, spec, n);
+    name[n] = '\0';
+    int mat = strcmp(name, "mask") == 0 ? EDIT_MASK : lesson_matrix_from_name(name);
+    if (mat < 0)
+        return refuse(e,
+                      "--set '%s': %s: not a matrix of the lesson; expected one of X, Y, W_Q, W_K, W_V, W_O, b_Q, "
+                      "b_K, b_V, b_O, W_a, b_a, v_a, mask (computed steps such as Q or weights_1 follow from these)",
+                      spec, name);
+    const char *p = br;
+    int idx[2], k = 0;
+    while (*p == '[' && k < 2)
+        if (parse_index(&p, &idx[k++]) != 0)
+            return refuse(e, "--set '%s': expected an index [0], [1], ... after %s, found \"%.*s\"", spec, name,
+                          (int)(eq - br), br);
+    if (p != eq)
+        return refuse(e, "--set '%s': expected '=' after %s's indices, found \"%.*s\"", spec, name, (int)(eq - p), p);
+    int rows, cols;
+    int have = edit_shape(e, mat, &rows, &cols) == 0;
+    int r = 0, c = 0;
+    const AttnConfig *g = &e->work.cfg;
+    if (mat == EDIT_MASK && !have && k == 2) {
+        /* no mask or a causal one: the cell makes it an explicit matrix, as a toggle does */
+        double v = 0;
+        char what[64];
+        snprintf(what, sizeof what, "mask[%d][%d]", idx[0], idx[1]);
+        if (idx[0] >= g->n_q || idx[1] >= g->n_k)
+            return refuse(e, "--set '%s': %s: expected a cell of the %d×%d mask (queries × keys)", spec, what, g->n_q,
+                          g->n_k);
+        if (parse_value(e, what, eq + 1, &v) != 0) return refuse_before(e, "--set '%s': ", spec);
+        if (v != 0 && v != 1)
+            return refuse(e, "--set '%s': %s: expected 0 or 1 (1 = may attend, 0 = blocked), found %g", spec, what, v);
+        int now = g->mask_kind == ATTN_MASK_CAUSAL ? idx[1] <= idx[0] : 1;
+        if ((int)v == now) return 0;
+        if (edit_toggle_mask(e, idx[0], idx[1]) != 0) return refuse_before(e, "--set '%s': ", spec);
+        return 0;
+    }
+    if (k == 2) {
+        r = idx[0], c = idx[1];
+    } else if (have && rows == 1) {
+        c = idx[0];
+    } else if (have && cols == 1) {
+        r = idx[0];
+    } else if (have) {
+        return refuse(e, "--set '%s': %s is %d×%d, a matrix: expected %s[i][j]=VALUE", spec, name, rows, cols, name);
+    } else {
+        c = idx[0];
+    }
+    char what[64];
+    snprintf(what, sizeof what, "%s[%d][%d]", name, r, c);
+    double v = 0;
+    if (check_index(e, mat, r, c) != 0 || parse_value(e, what, eq + 1, &v) != 0 ||
+        edit_set_cell(e, mat, r, c, v, 0) != 0)
+        return refuse_before(e, "--set '%s': ", spec);
+    return 0;
+}
+
+/* ---- the scale ---- */
+
+double edit_scale(const Edit *e, double *lo, double *hi)
+{
+    double base = sqrt((double)e->work.cfg.d_k);
+    if (lo) *lo = EDIT_SCALE_MIN_FACTOR * base;
+    if (hi) *hi = EDIT_SCALE_MAX_FACTOR * base;
+    return attn_config_divisor(&e->work.cfg);
+}
+
+/* The kind that divides by exactly this float: the ticks keep their names. */
+static void scale_kind_for(const AttnConfig *g, float d, AttnScaleKind *kind, float *value)
+{
+    *value = 0;
+    if (d == sqrtf((float)g->d_k))
+        *kind = ATTN_SCALE_SQRT_DK;
+    else if (d == sqrtf((float)g->d_model))
+        *kind = ATTN_SCALE_SQRT_DMODEL;
+    else if (d == 1.0f)
+        *kind = ATTN_SCALE_NONE;
+    else
+        *kind = ATTN_SCALE_VALUE, *value = d;
+}
+
+static int apply_scale(Edit *e, AttnScaleKind kind, float value)
+{
+    AttnConfig *g = &e->work.cfg;
+    AttnScaleKind k0 = g->scale_kind;
+    float v0 = g->scale_value;
+    if (k0 == kind && (kind != ATTN_SCALE_VALUE || v0 == value)) return 0;
+    g->scale_kind = kind;
+    g->scale_value = value;
+    if (recompute(e) != 0) {
+        g->scale_kind = k0;
+        g->scale_value = v0;
+        return refuse_before(e, "scale refused, the old one kept: ");
+    }
+    EditEntry *x = push(e);
+    if (!x) {
+        g->scale_kind = k0;
+        g->scale_value = v0;
+        recompute(e);
+        return refuse(e, "out of memory recording the change");
+    }
+    x->kind = E_SCALE;
+    x->sk[0] = k0, x->sv[0] = v0;
+    x->sk[1] = kind, x->sv[1] = value;
+    x->gen[0] = x->gen[1] = e->work.generated;
+    e->scrub_open = 0;
+    return 0;
+}
+
+int edit_set_scale(Edit *e, double divisor)
+{
+    if (e->work.cfg.attention == ATTN_ADDITIVE)
+        return refuse(e, "scale: additive attention has no scale (its scores are not divided)");
+    double lo, hi;
+    edit_scale(e, &lo, &hi);
+    if (!isfinite(divisor) || divisor < lo * (1 - 1e-6) || divisor > hi * (1 + 1e-6))
+        return refuse(e, "scale: expected a divisor from %.4g to %.4g (0.1·√d_k to 10·√d_k, d_k = %d), found %g", lo,
+                      hi, e->work.cfg.d_k, divisor);
+    AttnScaleKind kind;
+    float value;
+    scale_kind_for(&e->work.cfg, (float)divisor, &kind, &value);
+    return apply_scale(e, kind, value);
+}
+
+int edit_step_scale(Edit *e, int dir)
+{
+    if (e->work.cfg.attention == ATTN_ADDITIVE)
+        return refuse(e, "scale: additive attention has no scale (its scores are not divided)");
+    double lo, hi, cur = edit_scale(e, &lo, &hi);
+    double base = sqrt((double)e->work.cfg.d_k);
+    double pos = log10(cur / base) * EDIT_SCALE_STEPS_PER_DECADE;
+    double next = dir > 0 ? floor(pos + 1e-6) + 1 : ceil(pos - 1e-6) - 1;
+    double target = base * pow(10.0, next / EDIT_SCALE_STEPS_PER_DECADE);
+    /* stop at a tick on the way */
+    const double ticks[] = {base, sqrt((double)e->work.cfg.d_model), 1.0};
+    for (int i = 0; i < 3; i++) {
+        double t = ticks[i];
+        if (t < lo || t > hi) continue;
+        if (dir > 0 && t > cur * (1 + 1e-6) && t < target * (1 - 1e-6)) target = t;
+        if (dir < 0 && t < cur * (1 - 1e-6) && t > target * (1 + 1e-6)) target = t;
+    }
+    if (target > hi) target = hi;
+    if (target < lo) target = lo;
+    if (fabs(target - cur) <= cur * 1e-6)
+        return refuse(e, "scale: already at its %s, %s·√d_k = %.4g", dir > 0 ? "largest" : "smallest",
+                      dir > 0 ? "10" : "0.1", cur);
+    return edit_set_scale(e, target);
+}
+
+/* ---- shape changes: tokens and the mask ---- */
+
+/* Makes `after` the working lesson's shape, recomputes and records it; on a
+ * refusal the lesson keeps `before`. Takes ownership of both. */
+static int commit_shape(Edit *e, Shape *before, Shape *after, unsigned gen_after, const char *what)
+{
+    if (!before || !after) {
+        shape_free(before);
+        shape_free(after);
+        return refuse(e, "%s: out of memory", what);
+    }
+    unsigned gen_before = e->work.generated;
+    if (shape_apply(&e->work, after) != 0) {
+        shape_free(before);
+        shape_free(after);
+        return refuse(e, "%s: out of memory", what);
+    }
+    e->work.generated = gen_after;
+    double floats = attn_trace_floats(&e->work.cfg);
+    int too_big = floats > LESSON_MAX_TRACE_FLOATS;
+    if (too_big || recompute(e) != 0) {
+        char why[sizeof e->msg];
+        if (too_big)
+            snprintf(why, sizeof why, "expected a trace of at most %u numbers (256 MiB), found %.0f",
+                     LESSON_MAX_TRACE_FLOATS, floats);
+        else
+            snprintf(why, sizeof why, "%s", e->msg);
+        shape_apply(&e->work, before);
+        e->work.generated = gen_before;
+        if (too_big) recompute(e);
+        shape_free(before);
+        shape_free(after);
+        return refuse(e, "%s refused, the lesson kept as it was: %s", what, why);
+    }
+    EditEntry *x = push(e);
+    if (!x) {
+        shape_apply(&e->work, before);
+        e->work.generated = gen_before;
+        recompute(e);
+        shape_free(before);
+        shape_free(after);
+        return refuse(e, "%s: out of memory", what);
+    }
+    x->kind = E_SHAPE;
+    x->shape[0] = before;
+    x->shape[1] = after;
+    x->gen[0] = gen_before;
+    x->gen[1] = gen_after;
+    e->scrub_open = 0;
+    return 0;
+}
+
+/* The mask of the working lesson as an explicit n_q × n_k matrix (malloc'd). */
+static unsigned char *effective_mask(const Lesson *L)
+{
+    const AttnConfig *g = &L->cfg;
+    size_t n = (size_t)g->n_q * (size_t)g->n_k;
+    unsigned char *m = malloc(n ? n : 1);
+    if (!m) return NULL;
+    for (int i = 0; i < g->n_q; i++)
+        for (int j = 0; j < g->n_k; j++) {
+            unsigned char v = 1;
+            if (g->mask_kind == ATTN_MASK_CAUSAL) v = j <= i;
+            if (g->mask_kind == ATTN_MASK_PADDING) v = L->mask[j];
+            if (g->mask_kind == ATTN_MASK_MATRIX) v = L->mask[(size_t)i * (size_t)g->n_k + (size_t)j];
+            m[(size_t)i * (size_t)g->n_k + (size_t)j] = v;
+        }
+    return m;
+}
+
+int edit_toggle_mask(Edit *e, int q, int k)
+{
+    const AttnConfig *g = &e->work.cfg;
+    if (q < 0 || q >= g->n_q || k < 0 || k >= g->n_k)
+        return refuse(e, "mask[%d][%d]: expected a cell of the %d×%d mask (queries × keys)", q, k, g->n_q, g->n_k);
+    if (g->mask_kind == ATTN_MASK_PADDING) return edit_set_cell(e, EDIT_MASK, 0, k, !e->work.mask[k], 0);
+    if (g->mask_kind == ATTN_MASK_MATRIX)
+        return edit_set_cell(e, EDIT_MASK, q, k, !e->work.mask[(size_t)q * (size_t)g->n_k + (size_t)k], 0);
+    Shape *before = shape_capture(&e->work), *after = shape_capture(&e->work);
+    if (after) {
+        free(after->mask);
+        after->mask = effective_mask(&e->work);
+        after->mask_kind = ATTN_MASK_MATRIX;
+        if (after->mask)
+            after->mask[(size_t)q * (size_t)g->n_k + (size_t)k] ^= 1;
+        else
+            shape_free(after), after = NULL;
+    }
+    return commit_shape(e, before, after, e->work.generated, "mask");
+}
+
+int edit_cycle_mask(Edit *e)
+{
+    const AttnConfig *g = &e->work.cfg;
+    Shape *before = shape_capture(&e->work), *after = shape_capture(&e->work);
+    if (after) {
+        free(after->mask);
+        after->mask = NULL;
+        switch (g->mask_kind) {
+        case ATTN_MASK_NONE:
+            after->mask_kind = ATTN_MASK_CAUSAL;
+            break;
+        case ATTN_MASK_CAUSAL:
+            after->mask_kind = ATTN_MASK_PADDING;
+            after->mask = malloc((size_t)g->n_k);
+            if (after->mask)
+                memset(after->mask, 1, (size_t)g->n_k);
+            else
+                shape_free(after), after = NULL;
+            break;
+        default:
+            after->mask_kind = ATTN_MASK_NONE;
+            break;
+        }
+    }
+    return commit_shape(e, before, after, e->work.generated, "mask");
+}
+
+static int check_side(Edit *e, int side)
+{
+    if (side == 1 && !e->work.cfg.cross)
+        return refuse(e, "source_tokens: this lesson is self-attention; its keys are its tokens");
+    if (side != 0 && side != 1) return refuse(e, "expected the query side (0) or the source side (1), found %d", side);
+    return 0;
+}
+
+/* Row `at` of the matrix the seed generates for `name` with `rows` rows
+ * (the generator fills row by row, so row `at` starts at value at·cols). */
+static void seeded_row(const Lesson *L, const char *name, int at, int cols, float *out)
+{
+    /* The stream is sequential: generate through the row and keep the last one. */
+    size_t n = (size_t)(at + 1) * (size_t)cols;
+    float *tmp = malloc(sizeof(float) * n);
+    if (!tmp) {
+        memset(out, 0, sizeof(float) * (size_t)cols);
+        return;
+    }
+    lesson_random_fill(tmp, n, L->seed, name, 1.0);
+    memcpy(out, tmp + (size_t)at * (size_t)cols, sizeof(float) * (size_t)cols);
+    free(tmp);
+}
+
+/* Is X (or Y) the one the seed generates for its shape? */
+static int is_seeded(const Lesson *L, int mat, const float *M, int rows, int cols)
+{
+    size_t n = (size_t)rows * (size_t)cols;
+    float *tmp = malloc(sizeof(float) * (n ? n : 1));
+    if (!tmp) return 0;
+    lesson_random_fill(tmp, n, L->seed, lesson_matrix_name(mat), 1.0);
+    int same = memcmp(tmp, M, sizeof(float) * n) == 0;
+    free(tmp);
+    return same;
+}
+
+/* Builds the shape with the side's tokens replaced: new_n tokens, where
+ * token i comes from old token keep[i] (its name and row), or, when keep[i]
+ * is -1, is names[i] with the seed's row i. */
+static Shape *reshape(Edit *e, int side, int new_n, const int *keep, char *const *names)
+{
+    const Lesson *L = &e->work;
+    const AttnConfig *g = &L->cfg;
+    Shape *s = shape_capture(L);
+    if (!s) return NULL;
+    int mat = side == 0 ? LESSON_MAT_X : LESSON_MAT_Y;
+    int rows, cols;
+    const float *M = lesson_matrix(L, mat, &rows, &cols);
+    char **tok = calloc((size_t)new_n, sizeof *tok);
+    float *nm = malloc(sizeof(float) * (size_t)new_n * (size_t)cols);
+    int fail = !tok || !nm;
+    for (int i = 0; !fail && i < new_n; i++) {
+        const char *src = keep[i] >= 0 ? (side == 0 ? L->tokens : L->source_tokens)[keep[i]] : names[i];
+        if (!(tok[i] = strdup(src))) fail = 1;
+        float *row = nm + (size_t)i * (size_t)cols;
+        if (keep[i] >= 0)
+            memcpy(row, M + (size_t)keep[i] * (size_t)cols, sizeof(float) * (size_t)cols);
+        else
+            seeded_row(L, lesson_matrix_name(mat), i, cols, row);
+    }
+    /* the mask: kept entries stay, new ones follow the kind */
+    int nq = side == 0 ? new_n : g->n_q, nk = (side == 1 || !g->cross) ? new_n : g->n_k;
+    unsigned char *mask = NULL;
+    if (!fail && g->mask_kind == ATTN_MASK_PADDING && (side == 1 || !g->cross)) {
+        mask = malloc((size_t)nk);
+        if (!mask) fail = 1;
+        for (int j = 0; mask && j < nk; j++) mask[j] = keep[j] >= 0 ? L->mask[keep[j]] : 1;
+    } else if (!fail && g->mask_kind == ATTN_MASK_MATRIX) {
+        mask = malloc((size_t)nq * (size_t)nk);
+        if (!mask) fail = 1;
+        for (int i = 0; mask && i < nq; i++)
+            for (int j = 0; j < nk; j++) {
+                int oi = side == 0 ? keep[i] : i, oj = (side == 1 || !g->cross) ? keep[j] : j;
+                mask[(size_t)i * (size_t)nk + (size_t)j] =
+                    oi >= 0 && oj >= 0 ? L->mask[(size_t)oi * (size_t)g->n_k + (size_t)oj] : 1;
+            }
+    }
+    if (fail) {
+        if (tok)
+            for (int i = 0; i < new_n; i++) free(tok[i]);
+        free(tok);
+        free(nm);
+        free(mask);
+        shape_free(s);
+        return NULL;
+    }
+    if (side == 0) {
+        lesson_tokens_free(s->tokens, s->n_tokens);
+        s->tokens = tok, s->n_tokens = new_n;
+        free(s->X);
+        s->X = nm;
+    } else {
+        lesson_tokens_free(s->src, s->n_src);
+        s->src = tok, s->n_src = new_n;
+        free(s->Y);
+        s->Y = nm;
+    }
+    if (mask) {
+        free(s->mask);
+        s->mask = mask;
+    }
+    return s;
+}
+
+/* Commits a reshape; X (or Y), when the lesson as loaded left it to the seed,
+ * stays marked as the seed's while it is still what the seed generates. */
+static int commit_tokens(Edit *e, int side, Shape *after, const char *what)
+{
+    unsigned gen = e->work.generated;
+    int mat = side == 0 ? LESSON_MAT_X : LESSON_MAT_Y;
+    if (after && (e->orig->generated & (1u << mat))) {
+        int rows, cols;
+        lesson_matrix(&e->work, mat, &rows, &cols);
+        gen &= ~(1u << mat);
+        if (is_seeded(&e->work, mat, side == 0 ? after->X : after->Y, side == 0 ? after->n_tokens : after->n_src, cols))
+            gen |= 1u << mat;
+    }
+    return commit_shape(e, shape_capture(&e->work), after, gen, what);
+}
+
+static int side_count(const Edit *e, int side)
+{
+    return side == 0 ? e->work.n_tokens : e->work.n_source_tokens;
+}
+
+int edit_rename_token(Edit *e, int side, int i, const char *name)
+{
+    if (check_side(e, side) != 0) return -1;
+    const char *field = side == 0 ? "tokens" : "source_tokens";
+    int n = side_count(e, side);
+    if (i < 0 || i >= n) return refuse(e, "%s[%d]: expected a token 0..%d, found %d", field, i, n - 1, i);
+    char why[200];
+    if (lesson_check_token(name, why, sizeof why) != 0) return refuse(e, "%s[%d]: %s", field, i, why);
+    int *keep = malloc(sizeof(int) * (size_t)n);
+    char **names = calloc((size_t)n, sizeof *names);
+    if (!keep || !names) {
+        free(keep);
+        free(names);
+        return refuse(e, "%s: out of memory", field);
+    }
+    for (int j = 0; j < n; j++) keep[j] = j;
+    Shape *after = reshape(e, side, n, keep, names);
+    free(keep);
+    free(names);
+    if (after) {
+        char **t = side == 0 ? after->tokens : after->src;
+        char *d = strdup(name);
+        if (d) {
+            free(t[i]);
+            t[i] = d;
+        } else {
+            shape_free(after), after = NULL;
+        }
+    }
+    char what[96];
+    snprintf(what, sizeof what, "%s[%d]", field, i);
+    return commit_tokens(e, side, after, what);
+}
+
+int edit_add_token(Edit *e, int side, int at, const char *name)
+{
+    if (check_side(e, side) != 0) return -1;
+    const char *field = side == 0 ? "tokens" : "source_tokens";
+    int n = side_count(e, side);
+    if (at < 0 || at > n) return refuse(e, "%s: expected a place 0..%d for the new token, found %d", field, n, at);
+    if (n >= LESSON_MAX_TOKENS)
+        return refuse(e, "%s: expected at most %d tokens, found %d already; the new one is refused", field,
+                      LESSON_MAX_TOKENS, n);
+    if (e->work.cfg.mask_kind == ATTN_MASK_CAUSAL && e->work.cfg.cross)
+        return refuse(e, "%s: a causal mask needs as many queries as keys", field);
+    char why[200];
+    if (lesson_check_token(name, why, sizeof why) != 0) return refuse(e, "%s[%d]: %s", field, at, why);
+    int *keep = malloc(sizeof(int) * (size_t)(n + 1));
+    char **names = calloc((size_t)(n + 1), sizeof *names);
+    if (!keep || !names) {
+        free(keep);
+        free(names);
+        return refuse(e, "%s: out of memory", field);
+    }
+    for (int j = 0; j <= n; j++) keep[j] = j < at ? j : j == at ? -1 : j - 1;
+    names[at] = (char *)name;
+    Shape *after = reshape(e, side, n + 1, keep, names);
+    free(keep);
+    free(names);
+    char what[96];
+    snprintf(what, sizeof what, "adding %s[%d]", field, at);
+    return commit_tokens(e, side, after, what);
+}
+
+int edit_remove_token(Edit *e, int side, int i)
+{
+    if (check_side(e, side) != 0) return -1;
+    const char *field = side == 0 ? "tokens" : "source_tokens";
+    int n = side_count(e, side);
+    if (i < 0 || i >= n) return refuse(e, "%s[%d]: expected a token 0..%d, found %d", field, i, n - 1, i);
+    if (n <= 1) return refuse(e, "%s: expected at least 1 token; the last one stays", field);
+    int *keep = malloc(sizeof(int) * (size_t)n);
+    if (!keep) return refuse(e, "%s: out of memory", field);
+    for (int j = 0; j < n - 1; j++) keep[j] = j < i ? j : j + 1;
+    Shape *after = reshape(e, side, n - 1, keep, NULL);
+    free(keep);
+    char what[96];
+    snprintf(what, sizeof what, "removing %s[%d]", field, i);
+    return commit_tokens(e, side, after, what);
+}
+
+int edit_set_tokens(Edit *e, const char *words)
+{
+    /* split on spaces into at most LESSON_MAX_TOKENS + 1 words */
+    size_t len = strlen(words);
+    char *buf = malloc(len + 1);
+    char **names = calloc(LESSON_MAX_TOKENS + 1, sizeof *names);
+    int *keep = calloc(LESSON_MAX_TOKENS + 1, sizeof(int));
+    if (!buf || !names || !keep) {
+        free(buf);
+        free(names);
+        free(keep);
+        return refuse(e, "--tokens: out of memory");
+    }
+    memcpy(buf, words, len + 1);
+    int n = 0;
+    for (char *tok = strtok(buf, " "); tok && n <= LESSON_MAX_TOKENS; tok = strtok(NULL, " ")) names[n++] = tok;
+    int rc = 0;
+    char why[200];
+    if (n == 0)
+        rc = refuse(e, "--tokens '%s': expected at least 1 token, found none", words);
+    else if (n > LESSON_MAX_TOKENS)
+        rc = refuse(e, "--tokens: expected at most %d tokens, found more", LESSON_MAX_TOKENS);
+    else if (e->work.cfg.mask_kind == ATTN_MASK_CAUSAL && e->work.cfg.cross && n != e->work.cfg.n_k)
+        rc = refuse(e, "--tokens: a causal mask needs as many queries as keys (%d)", e->work.cfg.n_k);
+    for (int i = 0; rc == 0 && i < n; i++)
+        if (lesson_check_token(names[i], why, sizeof why) != 0) rc = refuse(e, "--tokens: token %d: %s", i, why);
+    if (rc == 0) {
+        for (int i = 0; i < n; i++) keep[i] = i < e->work.n_tokens ? i : -1;
+        Shape *after = reshape(e, 0, n, keep, names);
+        if (after)
+            for (int i = 0; i < n; i++) {
+                char *d = strdup(names[i]);
+                if (!d) {
+                    shape_free(after), after = NULL;
+                    break;
+                }
+                free(after->tokens[i]);
+                after->tokens[i] = d;
+            }
+        rc = commit_tokens(e, 0, after, "--tokens");
+    }
+    free(buf);
+    free(names);
+    free(keep);
+    return rc;
+}
+
+/* ---- undo, redo, revert ---- */
+
+/* Moves the working lesson to side `to` (0 before, 1 after) of entry x. */
+static int entry_apply(Edit *e, EditEntry *x, int to)
+{
+    switch (x->kind) {
+    case E_CELL:
+        cell_store(&e->work, x->mat, x->idx, x->val[to]);
+        break;
+    case E_SCALE:
+        e->work.cfg.scale_kind = x->sk[to];
+        e->work.cfg.scale_value = x->sv[to];
+        break;
+    case E_SHAPE:
+        if (shape_apply(&e->work, x->shape[to]) != 0) return refuse(e, "out of memory");
+        break;
+    case E_WHOLE: {
+        Lesson next;
+        if (lesson_copy(&next, to ? e->orig : x->whole) != 0) return refuse(e, "out of memory");
+        lesson_free(&e->work);
+        e->work = next;
+        lesson_bind(&e->work);
+        return recompute(e);
+    }
+    }
+    e->work.generated = x->gen[to];
+    return recompute(e);
+}
+
+int edit_can_undo(const Edit *e)
+{
+    return e->at > 0;
+}
+
+int edit_can_redo(const Edit *e)
+{
+    return e->at < e->n_hist;
+}
+
+int edit_undo(Edit *e)
+{
+    e->scrub_open = 0;
+    if (!edit_can_undo(e)) return refuse(e, "nothing to undo");
+    if (entry_apply(e, &e->hist[e->at - 1], 0) != 0) return -1;
+    e->at--;
+    return 0;
+}
+
+int edit_redo(Edit *e)
+{
+    e->scrub_open = 0;
+    if (!edit_can_redo(e)) return refuse(e, "nothing to redo");
+    if (entry_apply(e, &e->hist[e->at], 1) != 0) return -1;
+    e->at++;
+    return 0;
+}
+
+int edit_revert(Edit *e)
+{
+    e->scrub_open = 0;
+    if (!edit_modified(e)) return refuse(e, "the lesson is as loaded already");
+    Lesson *whole = malloc(sizeof *whole);
+    if (!whole || lesson_copy(whole, &e->work) != 0) {
+        free(whole);
+        return refuse(e, "out of memory");
+    }
+    Lesson next;
+    if (lesson_copy(&next, e->orig) != 0) {
+        lesson_free(whole);
+        free(whole);
+        return refuse(e, "out of memory");
+    }
+    lesson_free(&e->work);
+    e->work = next;
+    lesson_bind(&e->work);
+    if (recompute(e) != 0) { /* the lesson as loaded was computed once; only memory can fail here */
+        lesson_free(&e->work);
+        e->work = *whole;
+        lesson_bind(&e->work);
+        free(whole);
+        recompute(e);
+        return -1;
+    }
+    EditEntry *x = push(e);
+    if (!x) {
+        lesson_free(whole);
+        free(whole);
+        return refuse(e, "out of memory recording the change");
+    }
+    x->kind = E_WHOLE;
+    x->whole = whole;
+    return 0;
+}
+
+/* ---- the lesson to save ---- */
+
+/* Does this part of the lesson (its narration, or its summary) fill against
+ * the trace? */
+static int texts_hold(const Lesson *L, const LessonNarration *entry, const LessonText *summary, const AttnTrace *t)
+{
+    Lesson one = *L;
+    one.narration = (LessonNarration *)entry;
+    one.n_narration = entry ? 1 : 0;
+    one.summary = summary ? *summary : (LessonText){0};
+    char err[512];
+    return narrate_check(&one, t, err, sizeof err) == 0;
+}
+
+int edit_saveable(const Edit *e, Lesson *out, int *dropped, char *err, size_t errlen)
+{
+    *dropped = 0;
+    if (lesson_copy(out, &e->work) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    /* the id: the original's with -edited (once), within the id limit */
+    static const char suffix[] = "-edited";
+    const char *base = e->orig->id;
+    size_t n = strlen(base), sl = sizeof suffix - 1;
+    int has = n >= sl && strcmp(base + n - sl, suffix) == 0;
+    char id[LESSON_MAX_ID_BYTES + 1];
+    if (has)
+        snprintf(id, sizeof id, "%s", base);
+    else
+        snprintf(id, sizeof id, "%.*s%s", (int)(n + sl > LESSON_MAX_ID_BYTES ? LESSON_MAX_ID_BYTES - sl : n), base,
+                 suffix);
+    const char *from = e->orig->edited_from ? e->orig->edited_from : edit_modified(e) ? e->orig->id : NULL;
+    char *nid = strdup(id), *nfrom = from ? strdup(from) : NULL;
+    if (!nid || (from && !nfrom)) {
+        free(nid);
+        free(nfrom);
+        lesson_free(out);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    free(out->id);
+    free(out->edited_from);
+    out->id = nid;
+    out->edited_from = nfrom;
+    /* texts that no longer fill (a step that is gone, a token index past the
+     * end) are left out, so that the saved lesson passes attnviz check */
+    char msg[512];
+    AttnTrace *t = attn_trace_create(&out->cfg, msg, sizeof msg);
+    if (!t) {
+        lesson_free(out);
+        snprintf(err, errlen, "%s", msg);
+        return -1;
+    }
+    if (out->summary.text[LESSON_EN] && !texts_hold(out, NULL, &out->summary, t)) {
+        LessonText gone = out->summary;
+        memset(&out->summary, 0, sizeof out->summary);
+        Lesson tmp = {0};
+        tmp.summary = gone;
+        lesson_free(&tmp);
+        (*dropped)++;
+    }
+    int kept = 0;
+    for (int i = 0; i < out->n_narration; i++) {
+        if (texts_hold(out, &out->narration[i], NULL, t)) {
+            out->narration[kept++] = out->narration[i];
+            continue;
+        }
+        Lesson tmp = {0};
+        tmp.narration = malloc(sizeof *tmp.narration);
+        if (tmp.narration) {
+            tmp.narration[0] = out->narration[i];
+            tmp.n_narration = 1;
+        }
+        lesson_free(&tmp);
+        (*dropped)++;
+    }
+    out->n_narration = kept;
+    attn_trace_destroy(t);
+    return 0;
+}

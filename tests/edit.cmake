@@ -1,0 +1,29 @@
+# Edits headless: `attnviz trace --set/--scale` against PyTorch on the engine's
+# fixture configurations (skipped without Debian's python3-torch), and a bad
+# --set exits 2 with one line naming it.
+add_test(NAME set_vs_pytorch
+         COMMAND sh -c "if /usr/bin/python3 -c 'import torch' 2>/dev/null; then exec /usr/bin/python3 \"$0\" \"$1\" \"$2\"; else exit 77; fi"
+                 ${ATTNVIZ_TESTS_DIR}/test_set_pytorch.py $<TARGET_FILE:attnviz> ${CMAKE_CURRENT_BINARY_DIR}/set_vs_pytorch)
+set_tests_properties(set_vs_pytorch PROPERTIES SKIP_RETURN_CODE 77)
+add_test(NAME set_bad_exits_2
+         COMMAND sh -c "for cmd in trace \"export -o $1\" show; do for s in 'W_Q[9][0]=1' 'W_Z[0][0]=1' 'X[0][0]=abc' 'X[0][0]=nan' 'X[0][0]=3e38'; do out=$(\"$0\" $cmd mhsa-wo-xihuan-paobu --set \"$s\" 2>&1 >/dev/null); rc=$?; echo \"$cmd: $out\"; [ $rc -eq 2 ] && [ $(printf '%s\\n' \"$out\" | wc -l) -eq 1 ] && printf '%s' \"$out\" | grep -qF -e \"--set '$s'\" || exit 1; done; done; [ ! -e \"$1\" ]"
+                 $<TARGET_FILE:attnviz> ${CMAKE_CURRENT_BINARY_DIR}/set_bad_export)
+# Editing in the real window with keys alone (Xvfb, xdotool): E, arrows, a
+# typed value, Enter, Ctrl+S; the saved lesson passes check and its trace
+# carries the edit downstream. Skipped without xvfb-run.
+find_program(ATTNVIZ_XVFB_RUN xvfb-run)
+if(ATTNVIZ_XVFB_RUN)
+  add_test(NAME edit_e2e
+           COMMAND ${ATTNVIZ_XVFB_RUN} -a -s "-screen 0 1280x800x24"
+                   ${ATTNVIZ_TESTS_DIR}/e2e/edit_e2e.sh $<TARGET_FILE:attnviz>)
+else()
+  add_test(NAME edit_e2e COMMAND sh -c "echo 'SKIP: xvfb-run is not installed (apt-get install xvfb)'; exit 77")
+endif()
+set_tests_properties(edit_e2e PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 RESOURCE_LOCK xvfb
+                     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+# attnviz check refuses a narration condition that is false for the lesson's
+# own numbers: exit 2, one line naming the key, its line and column.
+add_test(NAME check_false_condition
+         COMMAND sh -c "sed 's/{row_max_token:1} == 跑步/{row_max_token:1} == 我/' \"$1\" > \"$2\" || exit 1; out=$(\"$0\" check \"$2\" 2>&1); rc=$?; echo \"$out\"; [ $rc -eq 2 ] && [ $(echo \"$out\" | wc -l) -eq 1 ] && echo \"$out\" | grep -qE \"^$2:[0-9]+:[0-9]+: narration.weights_1.when \\(step weights_1\\): the condition .* is false for the lesson's own numbers$\""
+                 $<TARGET_FILE:attnviz> ${PROJECT_SOURCE_DIR}/lessons/mhsa-wo-xihuan-paobu.json
+                 ${CMAKE_CURRENT_BINARY_DIR}/false_condition.json)
