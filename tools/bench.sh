@@ -385,7 +385,7 @@ md += ["", "## Traced multi-head self-attention forward, ms per forward: median 
        "Window: `attnviz show LESSON --autoplay --quit-at-end --frame-stats --speed %s` under xvfb-run (software "
        "rendering); export: `attnviz export LESSON --frames --dwell 0 --fps 10 --size 1280x720`, wall time per "
        "frame written; memory: peak resident set of the show run. The 512- and 1,024-token lessons are written by "
-       "tools/make_scale_lessons.py for the run." % show_speed,
+       "tools/make_large_lesson.py for the run." % show_speed,
        "", "## Export and memory", "", md_table(other_head, other), "",
        "The machine is shared: numbers taken while it was busy are noisy (see the load average above); "
        "rerun `tools/bench.sh` on a quiet machine for the figures to quote.", ""]

@@ -4,7 +4,7 @@
     /usr/bin/python3 tools/bench_scale.py --attnviz build/attnviz [--speed 8] [--out FILE]
 
 For each lesson (3 tokens: self-attention-xihuan-paobu; 12: seed001-shapes-512;
-512 and 1,024: written by tools/make_scale_lessons.py into a scratch folder):
+512 and 1,024: written by tools/make_large_lesson.py into a scratch folder):
   window   `attnviz show LESSON --autoplay --quit-at-end --frame-stats
            --size 1920x1080 --speed S` under xvfb-run: frame time p50/p99/max
            and the time from process start to the first frame, with the peak
@@ -31,14 +31,14 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def timed(cmd, timeout):
+def timed(cmd, timeout, env=None):
     """(returncode, stdout, stderr, peak RSS in KiB or None, wall seconds)."""
     with tempfile.NamedTemporaryFile(prefix="attnviz-time-", delete=False) as f:
         tfile = f.name
     t0 = time.perf_counter()
     try:
         p = subprocess.run(["/usr/bin/time", "-v", "-o", tfile] + cmd, capture_output=True, text=True,
-                           timeout=timeout)
+                           timeout=timeout, env=env)
         rc, out, err = p.returncode, p.stdout, p.stderr
     except subprocess.TimeoutExpired:
         rc, out, err = -1, "", "timed out after %d s" % timeout
@@ -93,7 +93,8 @@ def bench_edits(attnviz, name, path):
     if "--edits" not in probe.stdout + probe.stderr:
         say(name, "edits", "not available (this attnviz has no bench --edits)")
         return
-    rc, out, err, _, _ = timed([attnviz, "bench", "--edits", "200", path], 600)
+    env = dict(os.environ, SDL_VIDEODRIVER="dummy")  # the frame is drawn on the software renderer
+    rc, out, err, _, _ = timed([attnviz, "bench", "--edits", "200", path], 600, env)
     m = re.search(r"edits: (\d+) p50: ([0-9.]+) ms p99: ([0-9.]+) ms", out)
     if rc != 0 or not m:
         say(name, "edits", "not available (%s)" % (err.strip().splitlines() or ["exit %d" % rc])[-1])
@@ -136,8 +137,10 @@ def main():
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="attnviz-scale-")
     try:
-        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools", "make_scale_lessons.py"), tmp], check=True,
-                       capture_output=True)
+        make = ["/usr/bin/python3", os.path.join(ROOT, "tools", "make_large_lesson.py")]
+        subprocess.run(make + [os.path.join(tmp, "scale-1024.json")], check=True, capture_output=True)
+        subprocess.run(make + [os.path.join(tmp, "scale-512.json"), "--tokens", "512", "--d-model", "512", "--mask",
+                               "none"], check=True, capture_output=True)
         lessons = [("3", os.path.join(ROOT, "lessons", "self-attention-xihuan-paobu.json")),
                    ("12", os.path.join(ROOT, "lessons", "seed001-shapes-512.json")),
                    ("512", os.path.join(tmp, "scale-512.json")),
