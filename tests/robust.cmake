@@ -44,7 +44,7 @@ endforeach()
 # check passes and notes it, the multi-head view exports, and the views
 # that need the single-head trace are refused with exit status 2.
 add_test(NAME robust_single_overflow
-         COMMAND sh -c "\"$0\" check \"$1\" 2>so.err && grep -q 'note: single-head and compare view disabled' so.err && \"$0\" export \"$1\" -o so-multi --size 320x200 --steps 0-2 && ! \"$0\" export \"$1\" -o so-single --size 320x200 --view single 2>so.err; st=$?; cat so.err; [ $st -eq 0 ] && grep -q 'single-head view' so.err && [ ! -e so-single/index.json ]"
+         COMMAND sh -c "\"$0\" check \"$1\" 2>so.err && grep -q 'note: single-head and compare view disabled' so.err && \"$0\" export \"$1\" -o so-multi --size 320x200 --steps 1-3 && ! \"$0\" export \"$1\" -o so-single --size 320x200 --view single 2>so.err; st=$?; cat so.err; [ $st -eq 0 ] && grep -q 'single-head view' so.err && [ ! -e so-single/index.json ]"
                  $<TARGET_FILE:attnviz> ${ATTNVIZ_TESTS_DIR}/e2e/single-overflow-lesson.json
          WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(robust_single_overflow PROPERTIES ENVIRONMENT "SDL_VIDEODRIVER=dummy")

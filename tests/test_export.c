@@ -122,11 +122,12 @@ static void test_steps_files_and_index(void **state)
     {
         const AttnStep *s = &t->steps[i];
         char expect[64];
-        snprintf(expect, sizeof expect, "%03d-%s%s", i, attn_step_kind_name(s->kind), s->head ? "-h" : ".png");
+        /* numbered from 1, as the window counts steps */
+        snprintf(expect, sizeof expect, "%03d-%s%s", i + 1, attn_step_kind_name(s->kind), s->head ? "-h" : ".png");
         const char *file = cJSON_GetObjectItem(e, "file")->valuestring;
         if (strncmp(file, expect, strlen(expect)) != 0)
             fail_msg("index file %d is %s, expected %s...", i, file, expect);
-        assert_int_equal(cJSON_GetObjectItem(e, "step")->valueint, i);
+        assert_int_equal(cJSON_GetObjectItem(e, "step")->valueint, i + 1);
         assert_string_equal(cJSON_GetObjectItem(e, "kind")->valuestring, attn_step_kind_name(s->kind));
         assert_string_equal(cJSON_GetObjectItem(e, "name")->valuestring, s->name);
         assert_int_equal(cJSON_GetObjectItem(e, "head")->valueint, s->head);
@@ -152,8 +153,8 @@ static void test_steps_files_and_index(void **state)
         test_png_free(&png);
         i++;
     }
-    /* the example name exists */
-    snprintf(path, sizeof path, "%s/020-softmax-h2.png", dir);
+    /* head 2's weights are the trace's 21st step (index 20) */
+    snprintf(path, sizeof path, "%s/021-softmax-h2.png", dir);
     assert_int_equal(access(path, F_OK), 0);
     cJSON_Delete(idx);
     free(json);
@@ -175,8 +176,8 @@ static void test_select_steps(void **state)
     assert_int_equal(export_select_steps(t, "softmax", 0, sel, err, sizeof err), 2);
     assert_int_equal(export_select_steps(t, "softmax", 2, sel, err, sizeof err), 1);
     assert_int_equal(sel[attn_trace_index(t, attn_trace_find(t, ATTN_STEP_SOFTMAX, 2))], 1);
-    assert_int_equal(export_select_steps(t, "3-5", 0, sel, err, sizeof err), 3);
-    assert_true(sel[3] && sel[4] && sel[5] && !sel[2] && !sel[6]);
+    assert_int_equal(export_select_steps(t, "3-5", 0, sel, err, sizeof err), 3); /* steps 3..5: indices 2..4 */
+    assert_true(sel[2] && sel[3] && sel[4] && !sel[1] && !sel[5]);
     assert_int_equal(export_select_steps(t, "weights_1", 0, sel, err, sizeof err), 1);
     /* from the first scores to the last softmax: both heads' scores..softmax */
     int first = attn_trace_index(t, attn_trace_find(t, ATTN_STEP_SCORES, 1));
@@ -184,7 +185,10 @@ static void test_select_steps(void **state)
     assert_int_equal(export_select_steps(t, "scores-softmax", 0, sel, err, sizeof err), last - first + 1);
     assert_int_equal(export_select_steps(t, "concat-", 0, sel, err, sizeof err),
                      t->n_steps - attn_trace_index(t, attn_trace_find(t, ATTN_STEP_CONCAT, 0)));
-    assert_int_equal(export_select_steps(t, "-2", 0, sel, err, sizeof err), 3);
+    assert_int_equal(export_select_steps(t, "-2", 0, sel, err, sizeof err), 2);
+    assert_true(sel[0] && sel[1] && !sel[2]);
+    assert_int_equal(export_select_steps(t, "0", 0, sel, err, sizeof err), -1); /* there is no step 0 */
+    assert_non_null(strstr(err, "step number (1.."));
     assert_int_equal(export_select_steps(t, "bogus", 0, sel, err, sizeof err), -1);
     assert_non_null(strstr(err, "\"bogus\""));
     assert_int_equal(export_select_steps(t, "9-3", 0, sel, err, sizeof err), -1);
@@ -309,7 +313,7 @@ static void test_frames_count(void **state)
     int checked = 0;
     cJSON_ArrayForEach(e, cJSON_GetObjectItem(idx, "steps"))
     {
-        int step = cJSON_GetObjectItem(e, "step")->valueint;
+        int step = view_step_index(cJSON_GetObjectItem(e, "step")->valueint);
         int last_frame =
             cJSON_GetObjectItem(e, "first_frame")->valueint + cJSON_GetObjectItem(e, "frame_count")->valueint - 1;
         char name[64], a_path[700], b_path[700];
@@ -529,8 +533,15 @@ static void test_failures(void **state)
     expect_cli(2, "--size: expected WIDTHxHEIGHT", "%s", a);
     snprintf(a, sizeof a, "%s -o %s/x --size 10000x10000 --scale 2", LESSON_A, scratch);
     expect_cli(2, "--scale", "%s", a);
+    /* colour scales and notations by name; steps counted from 1 */
+    snprintf(a, sizeof a, "%s -o %s/x --weight-scale rows", LESSON_A, scratch);
+    expect_cli(2, "--weight-scale", "%s", a);
+    snprintf(a, sizeof a, "%s -o %s/x --notation col", LESSON_A, scratch);
+    expect_cli(2, "--notation", "%s", a);
+    snprintf(a, sizeof a, "%s -o %s/x --steps 0", LESSON_A, scratch);
+    expect_cli(2, "step number (1..", "%s", a);
     /* a full disk: /dev/full for the sheet */
-    snprintf(a, sizeof a, "%s --sheet /dev/full --steps 0", L);
+    snprintf(a, sizeof a, "%s --sheet /dev/full --steps 1", L);
     expect_cli(1, strerror(ENOSPC), "%s", a);
     /* a full disk in the folder: a file-size limit makes write() fail
      * part-way through a PNG, as ENOSPC would */
@@ -558,7 +569,7 @@ static void test_progress_only_on_a_terminal(void **state)
 {
     (void)state;
     char out[8192], a[1024];
-    snprintf(a, sizeof a, "%s --size 320x180 --steps 0-5 -o %s/quiet", LESSON_A, scratch);
+    snprintf(a, sizeof a, "%s --size 320x180 --steps 1-6 -o %s/quiet", LESSON_A, scratch);
     int st = run_attnviz(out, sizeof out, "%s", a);
     assert_int_equal(st, 0);
     if (out[0]) fail_msg("stderr into a pipe was not empty: \"%s\"", out);
@@ -741,7 +752,7 @@ static void test_scale(void **state)
     opt.width = 320;
     opt.height = 180;
     opt.scale = 2;
-    opt.steps = "0";
+    opt.steps = "1";
     char dir[512], err[1024];
     snprintf(dir, sizeof dir, "%s/hidpi", scratch);
     ExportResult res;

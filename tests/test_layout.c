@@ -1,7 +1,7 @@
 /* test_layout.c: the layout of every step of every shipped lesson, read
  * from the boxes the renderer records (render_layout_boxes), not from
  * pixels: at 1024×768, 1280×720 and 1920×1080, in English and Chinese, in
- * the three themes,
+ * the three themes, and in column notation with the row scale (projector),
  *   - no text or number is smaller than render_min_text() for that size;
  *   - every text and number stays inside its box (a number inside its cell,
  *     a label inside its panel, a line of narration inside the narration);
@@ -54,8 +54,9 @@ static void report(const char *lesson, const View *v, Size sz, const char *fmt, 
     va_end(ap);
     static const char *const theme_name[] = {"light", "dark", "projector"};
     static const char *const mode_name[] = {"multi", "single", "compare"};
-    fprintf(stderr, "%s %dx%d %s %s %s step %d (%s): %s\n", lesson, sz.w, sz.h, v->lang == LESSON_ZH ? "zh" : "en",
-            theme_name[v->theme], mode_name[v->mode], v->step, view_trace(v)->steps[v->step].name, msg);
+    fprintf(stderr, "%s %dx%d %s %s %s%s step %d (%s): %s\n", lesson, sz.w, sz.h, v->lang == LESSON_ZH ? "zh" : "en",
+            theme_name[v->theme], mode_name[v->mode], v->notation == VIEW_NOTATION_COLUMN ? " column" : "", v->step,
+            view_trace(v)->steps[v->step].name, msg);
 }
 
 /* Steps whose matrices cannot show their numbers at the minimum text size,
@@ -65,8 +66,14 @@ static int too_wide(const char *lesson, const View *v, Size sz)
     /* the lessons at the format's limits: 64 heads' concat, labels of 64 bytes */
     if (strncmp(lesson, "limits-", 7) == 0) return 1;
     /* concat · W_O + b_O = output: 16 columns of "−1.00" at 17 px need 1,050 px */
-    return strcmp(lesson, "seed000-projection-biases.json") == 0 && sz.w == 1024 &&
-           strcmp(view_trace(v)->steps[v->step].name, "output") == 0;
+    const char *step = view_trace(v)->steps[v->step].name;
+    if (strcmp(lesson, "seed000-projection-biases.json") == 0 && sz.w == 1024 && strcmp(step, "output") == 0) return 1;
+    /* in column notation, at 1024 px: W_O·concat = output, 4 + 5 + 5 columns
+     * of "−1.23" beside the heads' panel; and [x_i ; y_j]·W_a → hidden,
+     * 6 + 6 + 7 + 6 columns */
+    return v->notation == VIEW_NOTATION_COLUMN && sz.w == 1024 &&
+           ((strcmp(lesson, "key-padding.json") == 0 && strcmp(step, "output") == 0) ||
+            (strcmp(lesson, "additive-bahdanau.json") == 0 && strcmp(step, "hidden") == 0));
 }
 
 static int inside(SDL_Rect a, SDL_Rect in, int tol)
@@ -223,6 +230,21 @@ static void check_lesson(const char *path, const char *name)
                     check_frame(rc, name, &v, sizes[si]);
                 }
             }
+    /* column notation (matrices transposed, sums under the columns) with
+     * the row scale (its name and "row max" on the weights' legends) */
+    view_set_notation(&v, VIEW_NOTATION_COLUMN);
+    view_set_weight_scale(&v, VIEW_WEIGHTS_ROW);
+    v.theme = VIEW_THEME_PROJECTOR;
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+        for (int lang = 0; lang < LESSON_LANG_COUNT; lang++) {
+            v.lang = (LessonLang)lang;
+            for (int s = 0; s < view_trace(&v)->n_steps; s++) {
+                view_goto(&v, s);
+                view_finish(&v);
+                if (render_frame(rc, &v, sizes[si].w, sizes[si].h) != 0) fail_msg("%s", SDL_GetError());
+                check_frame(rc, name, &v, sizes[si]);
+            }
+        }
     render_destroy(rc);
     SDL_DestroyRenderer(sdl);
     SDL_FreeSurface(surf);

@@ -36,7 +36,22 @@ typedef struct Canvas {
     int w, h;
 } Canvas;
 
+/* A lesson whose first query sees no key (padding at the front, causal):
+ * with a finite fill its row of weights is uniform. FILL is spliced in. */
+#define LESSON_BLIND_ROW(FILL)                                                                                         \
+    "{\"format\": \"attnviz-lesson/1\", \"id\": \"test-blind-row\", \"title\": {\"en\": \"Blind row\"},"               \
+    " \"tokens\": [\"<pad>\", \"a\", \"b\", \"c\"], \"d_model\": 4, \"heads\": 1, \"d_k\": 2, \"d_v\": 2, \"W_O\": "   \
+    "null,"                                                                                                            \
+    " \"seed\": 4, \"mask\": [[0,0,0,0],[0,1,0,0],[0,1,1,0],[0,1,1,1]], \"mask_fill\": " FILL "}"
+
+static Canvas *canvas_make_json(int w, int h, int bundled_only, const char *json);
+
 static Canvas *canvas_make(int w, int h, int bundled_only)
+{
+    return canvas_make_json(w, h, bundled_only, LESSON_JSON);
+}
+
+static Canvas *canvas_make_json(int w, int h, int bundled_only, const char *json)
 {
     Canvas *c = calloc(1, sizeof *c);
     assert_non_null(c);
@@ -53,7 +68,7 @@ static Canvas *canvas_make(int w, int h, int bundled_only)
     c->rc = render_create(c->sdl, &opt, err, sizeof err);
     if (!c->rc) fail_msg("render_create: %s", err);
     LessonError le;
-    if (lesson_parse(&c->lesson, LESSON_JSON, strlen(LESSON_JSON), "inline.json", &le) != 0) fail_msg("%s", le.msg);
+    if (lesson_parse(&c->lesson, json, strlen(json), "inline.json", &le) != 0) fail_msg("%s", le.msg);
     if (view_init(&c->view, &c->lesson, err, sizeof err) != 0) fail_msg("%s", err);
     return c;
 }
@@ -597,6 +612,174 @@ static void test_focus_and_slides(void **state)
     canvas_free(c);
 }
 
+/* Pixels of cell (r, c) of step `step` that are exactly colour want. */
+static int cell_pixels_of(const Canvas *c, int step, int r, int col, SDL_Color want)
+{
+    SDL_Rect cell;
+    if (render_cell_rect(c->rc, view_trace(&c->view), step, r, col, &cell) != 0)
+        fail_msg("cell %d,%d not drawn", r, col);
+    int n = 0;
+    for (int y = cell.y + 1; y < cell.y + cell.h - 1; y++)
+        for (int x = cell.x + 1; x < cell.x + cell.w - 1; x++) n += same_rgb(pixel(c, x, y), want);
+    return n;
+}
+
+static int cell_area(const Canvas *c, int step, int r, int col)
+{
+    SDL_Rect cell;
+    assert_int_equal(render_cell_rect(c->rc, view_trace(&c->view), step, r, col, &cell), 0);
+    return (cell.w - 2) * (cell.h - 2);
+}
+
+/* A row that sees no key: with −1e9 softmax makes it uniform, and its
+ * blocked cells are drawn with their true weight's colour (hatched), on the
+ * softmax step and as the weighted sum's operand; with −∞ they are 0 and grey.
+ * A blocked cell of a row that sees a key is 0 either way: grey. */
+static void test_blocked_weights_true_values(void **state)
+{
+    (void)state;
+    for (int finite = 1; finite >= 0; finite--) {
+        Canvas *c = canvas_make_json(1280, 720, 1, finite ? LESSON_BLIND_ROW("-1e9") : LESSON_BLIND_ROW("\"-inf\""));
+        const Theme *th = render_theme(c->view.theme);
+        const char *steps[] = {"weights_1", "head_1"};
+        for (int k = 0; k < 2; k++) {
+            goto_name(&c->view, steps[k]);
+            draw(c);
+            const AttnStep *w = attn_trace_find_name(view_trace(&c->view), "weights_1");
+            int wi = attn_trace_index(view_trace(&c->view), w);
+            for (int col = 0; col < 4; col++) {
+                float x = w->data[col];
+                if (finite && fabsf(x - 0.25f) > 1e-6f) fail_msg("weights_1[0][%d] = %g, not 0.25", col, (double)x);
+                if (!finite && x != 0.0f) fail_msg("weights_1[0][%d] = %g under -inf", col, (double)x);
+                SDL_Color want = finite ? render_weight_color(VIEW_WEIGHTS_UNIT, x, 1) : th->blocked;
+                int got = cell_pixels_of(c, wi, 0, col, want), area = cell_area(c, wi, 0, col);
+                if (got * 2 < area)
+                    fail_msg("%s, fill %s: weights_1[0][%d] = %g has %d of %d pixels of its colour", steps[k],
+                             finite ? "-1e9" : "-inf", col, (double)x, got, area);
+            }
+            /* row 1 sees key 1 only: its blocked cells are 0, grey */
+            int got = cell_pixels_of(c, wi, 1, 3, th->blocked);
+            if (got * 2 < cell_area(c, wi, 1, 3)) fail_msg("%s: weights_1[1][3] is not grey", steps[k]);
+        }
+        canvas_free(c);
+    }
+}
+
+/* The three weight scales: each cell's colour is the scale's colour for
+ * its true weight; the numbers and hover stay the true weights. */
+static void test_weight_scales(void **state)
+{
+    (void)state;
+    assert_true(fabsf(view_weight_position(VIEW_WEIGHTS_UNIT, 0.25f, 0.5f) - 0.25f) < 1e-6f);
+    assert_true(fabsf(view_weight_position(VIEW_WEIGHTS_ROW, 0.25f, 0.5f) - 0.5f) < 1e-6f);
+    assert_true(fabsf(view_weight_position(VIEW_WEIGHTS_LOG, 1e-2f, 1) - 0.5f) < 1e-5f);
+    assert_true(view_weight_position(VIEW_WEIGHTS_LOG, 1e-6f, 1) == 0.0f);
+    assert_true(view_weight_position(VIEW_WEIGHTS_LOG, 1.0f, 1) == 1.0f);
+    assert_true(view_weight_position(VIEW_WEIGHTS_ROW, 0.0f, 0.0f) == 0.0f);
+    Canvas *c = canvas_make(1280, 720, 1);
+    View *v = &c->view;
+    int wi = goto_name(v, "weights_2");
+    const AttnStep *s = &view_trace(v)->steps[wi];
+    for (int sc = 0; sc < VIEW_WEIGHTS_COUNT; sc++) {
+        view_set_weight_scale(v, (ViewWeightScale)sc);
+        draw(c);
+        for (int r = 0; r < s->rows; r++) {
+            float mx = 0;
+            for (int col = 0; col < s->cols; col++) mx = fmaxf(mx, s->data[r * s->cols + col]);
+            for (int col = 0; col < s->cols; col++) {
+                if (view_cell_blocked(v, s, r, col)) continue;
+                float x = s->data[r * s->cols + col];
+                SDL_Rect cell;
+                assert_int_equal(render_cell_rect(c->rc, view_trace(v), wi, r, col, &cell), 0);
+                SDL_Color want = render_weight_color((ViewWeightScale)sc, x, mx),
+                          got = pixel(c, cell.x + 2, cell.y + 2);
+                if (!same_rgb(got, want))
+                    fail_msg("scale %s: weights_2[%d][%d] = %g is %d,%d,%d, the scale gives %d,%d,%d",
+                             view_weight_scale_name((ViewWeightScale)sc), r, col, (double)x, got.r, got.g, got.b,
+                             want.r, want.g, want.b);
+            }
+        }
+    }
+    /* the row scale shows every row's largest weight at the top of the map */
+    view_set_weight_scale(v, VIEW_WEIGHTS_ROW);
+    draw(c);
+    SDL_Rect cell;
+    assert_int_equal(render_cell_rect(c->rc, view_trace(v), wi, 0, 0, &cell), 0);
+    assert_true(same_rgb(pixel(c, cell.x + 2, cell.y + 2), render_color_seq(1))); /* row 0 sees only key 0 */
+    /* the legend names the scale: its caption's ink differs from scale to scale */
+    size_t bytes = (size_t)c->surf->pitch * (size_t)c->h;
+    unsigned char *frames[VIEW_WEIGHTS_COUNT];
+    for (int sc = 0; sc < VIEW_WEIGHTS_COUNT; sc++) {
+        view_set_weight_scale(v, (ViewWeightScale)sc);
+        draw(c);
+        frames[sc] = malloc(bytes);
+        assert_non_null(frames[sc]);
+        memcpy(frames[sc], c->surf->pixels, bytes);
+    }
+    assert_true(memcmp(frames[0], frames[1], bytes) != 0 && memcmp(frames[1], frames[2], bytes) != 0);
+    for (int sc = 0; sc < VIEW_WEIGHTS_COUNT; sc++) free(frames[sc]);
+    canvas_free(c);
+}
+
+/* Column notation draws every matrix transposed without copying it: cell
+ * (r, c) stands at displayed row c, column r, with the same colour; the
+ * mouse answers with the step's own (r, c); W_Q stands before X (Q = W_Q·X);
+ * softmax's sums stand under its columns. */
+static void test_column_notation(void **state)
+{
+    (void)state;
+    Canvas *c = canvas_make(1280, 720, 1);
+    View *v = &c->view;
+    const AttnTrace *t = view_trace(v);
+    int wi = goto_name(v, "weights_2");
+    SDL_Rect row_a;
+    draw(c);
+    assert_int_equal(render_cell_rect(c->rc, t, wi, 2, 0, &row_a), 0);
+    view_set_notation(v, VIEW_NOTATION_COLUMN);
+    draw(c);
+    check_cells(c, wi, 1);
+    SDL_Rect a, b;
+    assert_int_equal(render_cell_rect(c->rc, t, wi, 2, 0, &a), 0); /* query 2, key 0: row 0, column 2 */
+    assert_int_equal(render_cell_rect(c->rc, t, wi, 0, 2, &b), 0);
+    assert_true(a.x > b.x && a.y < b.y);
+    assert_true(row_a.y > a.y);
+    RenderHit hit;
+    assert_int_equal(render_hit_test(c->rc, a.x + a.w / 2, a.y + a.h / 2, &hit), RENDER_HIT_CELL);
+    assert_int_equal(hit.row, 2);
+    assert_int_equal(hit.col, 0);
+    /* Σ = 1 under each column (query): accent ink below the matrix, none right of its rows */
+    const Theme *th = render_theme(v->theme);
+    SDL_Rect last;
+    assert_int_equal(render_cell_rect(c->rc, t, wi, 2, 2, &last), 0);
+    for (int q = 0; q < 3; q++) {
+        SDL_Rect cell;
+        assert_int_equal(render_cell_rect(c->rc, t, wi, q, 2, &cell), 0);
+        int ink = 0;
+        for (int y = cell.y + cell.h + 2; y < cell.y + cell.h + 30; y++)
+            for (int x = cell.x; x < cell.x + cell.w; x++) ink += same_rgb(pixel(c, x, y), th->accent);
+        if (ink < 3) fail_msg("no sum under column %d", q);
+    }
+    int right = 0;
+    for (int y = last.y; y < last.y + last.h; y++)
+        for (int x = last.x + last.w + 2; x < last.x + last.w + 60; x++) right += same_rgb(pixel(c, x, y), th->accent);
+    assert_int_equal(right, 0);
+    /* Q = W_Q·X: the weight stands left of the input; in rows, right of it */
+    int q = goto_name(v, "Q");
+    int x_step = attn_trace_index(t, attn_trace_find_name(t, "X"));
+    int w_step = attn_trace_index(t, attn_trace_find_name(t, "W_Q"));
+    for (int col = 1; col >= 0; col--) {
+        view_set_notation(v, col ? VIEW_NOTATION_COLUMN : VIEW_NOTATION_ROW);
+        draw(c);
+        SDL_Rect xr, wr;
+        assert_int_equal(render_cell_rect(c->rc, t, x_step, 0, 0, &xr), 0);
+        assert_int_equal(render_cell_rect(c->rc, t, w_step, 0, 0, &wr), 0);
+        if (col ? wr.x > xr.x : wr.x < xr.x)
+            fail_msg("%s notation: W_Q at x %d, X at x %d", col ? "column" : "row", wr.x, xr.x);
+        check_cells(c, q, 0);
+    }
+    canvas_free(c);
+}
+
 /* ---- line breaking ---- */
 
 /* A fixed-pitch advance: 1 for ASCII, 2 for anything else (as a CJK
@@ -770,6 +953,73 @@ static void test_wrap_fonts(void **state)
     canvas_free(c);
 }
 
+/* Additive attention's hidden step: W_a multiplies [x_i ; y_j], so X stands
+ * repeated and Y tiled, one row per pair: drawn row p of them is X's row
+ * p / n_k and Y's row p % n_k (colour and mouse both), and a line in the
+ * text colour separates W_a's d_x rows for x_i from its rows for y_j. */
+static void test_additive_pairs(void **state)
+{
+    (void)state;
+    static const char *json =
+        "{\"format\": \"attnviz-lesson/1\", \"id\": \"test-additive\", \"title\": {\"en\": \"Additive\"},"
+        " \"attention\": \"additive\", \"tokens\": [\"s1\", \"s2\"], \"source_tokens\": [\"a\", \"b\", \"c\"],"
+        " \"X\": [[0.1, 0.9, 0.2], [0.1, 0.2, 0.9]], \"Y\": [[1, 0, 0, 0.5], [0, 1, 0, 0.5], [0, 0, 1, 0.5]],"
+        " \"W_a\": [[0, -2, -2], [-2, 0, -2], [-2, -2, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0]],"
+        " \"v_a\": [1, 1, 1]}";
+    for (int col = 0; col < 2; col++) {
+        Canvas *c = canvas_make_json(1280, 720, 1, json);
+        View *v = &c->view;
+        view_set_notation(v, col ? VIEW_NOTATION_COLUMN : VIEW_NOTATION_ROW);
+        const AttnTrace *t = view_trace(v);
+        goto_name(v, "hidden");
+        draw(c);
+        const AttnStep *X = attn_trace_find_name(t, "X"), *Y = attn_trace_find_name(t, "Y");
+        int xi = attn_trace_index(t, X), yi = attn_trace_index(t, Y);
+        SDL_Rect x0, x1, y0, y1;
+        /* the first drawn row standing for X's row 1 is pair 3 (s2 ; a); Y's row 1 is pair 1 (s1 ; b) */
+        assert_int_equal(render_cell_rect(c->rc, t, xi, 0, 0, &x0), 0);
+        assert_int_equal(render_cell_rect(c->rc, t, xi, 1, 0, &x1), 0);
+        assert_int_equal(render_cell_rect(c->rc, t, yi, 0, 0, &y0), 0);
+        assert_int_equal(render_cell_rect(c->rc, t, yi, 1, 0, &y1), 0);
+        /* (cells are a pixel more or less as their edges round) */
+        if (!col) {
+            assert_true(abs(x1.y - x0.y - 3 * x0.h) <= 2 && abs(y1.y - y0.y - y0.h) <= 1);
+        } else {
+            assert_true(abs(x1.x - x0.x - 3 * x0.w) <= 2 && abs(y1.x - y0.x - y0.w) <= 1);
+        }
+        /* pair 4 (s2 ; b): X's row 1 and Y's row 1, by colour and by mouse */
+        int p = 4;
+        SDL_Rect px = x0, py = y0;
+        if (!col) {
+            px.y += p * x0.h;
+            py.y += p * y0.h;
+        } else {
+            px.x += p * x0.w;
+            py.x += p * y0.w;
+        }
+        RenderHit hit;
+        assert_int_equal(render_hit_test(c->rc, px.x + px.w / 2, px.y + px.h / 2, &hit), RENDER_HIT_CELL);
+        assert_int_equal(hit.step, xi);
+        assert_int_equal(hit.row, 1);
+        assert_int_equal(hit.col, 0);
+        assert_int_equal(render_hit_test(c->rc, py.x + py.w / 2, py.y + py.h / 2, &hit), RENDER_HIT_CELL);
+        assert_int_equal(hit.step, yi);
+        assert_int_equal(hit.row, 1);
+        /* (a corner of the cell, clear of its number) */
+        assert_true(same_rgb(pixel(c, px.x + 2, px.y + 2), render_value_color(X->data[1 * 3 + 0], 0, 0.9f)));
+        /* W_a: the text-coloured line between row 2 (x_i's last) and row 3 (y_j's first) */
+        int wi = attn_trace_index(t, attn_trace_find_name(t, "W_a"));
+        SDL_Rect w2, w3;
+        assert_int_equal(render_cell_rect(c->rc, t, wi, 2, 0, &w2), 0);
+        assert_int_equal(render_cell_rect(c->rc, t, wi, 3, 0, &w3), 0);
+        const Theme *th = render_theme(v->theme);
+        int lx = col ? w3.x : w3.x + w3.w / 2, ly = col ? w3.y + w3.h / 2 : w3.y;
+        if (!same_rgb(pixel(c, lx, ly), th->text))
+            fail_msg("%s notation: no line between W_a's x_i and y_j rows at (%d, %d)", col ? "column" : "row", lx, ly);
+        canvas_free(c);
+    }
+}
+
 /* Why the line break that ends a line at text[end] and starts the next at
  * text[next] breaks the rule, or NULL: not before closing punctuation, not
  * after an opening bracket, and not inside a word (a run of characters that
@@ -879,6 +1129,10 @@ int main(void)
         cmocka_unit_test(test_focus_and_slides),
         cmocka_unit_test(test_no_inbetween_numbers),
         cmocka_unit_test(test_long_label_hover),
+        cmocka_unit_test(test_blocked_weights_true_values),
+        cmocka_unit_test(test_weight_scales),
+        cmocka_unit_test(test_column_notation),
+        cmocka_unit_test(test_additive_pairs),
         cmocka_unit_test(test_break_kinsoku),
         cmocka_unit_test(test_break_words),
         cmocka_unit_test(test_break_long_word),

@@ -361,8 +361,20 @@ static void test_formula(void **state)
     expect_highlight(v, "scores_2", "K₂ᵀ·Q₂");
     expect_highlight(v, "head_2", "head₂ = V₂ · softmax(K₂ᵀ·Q₂ / √d_k)");
     expect_highlight(v, "output", "W_O · ");
+    /* the row scale divides each query's weights by their largest: a column in column notation */
+    view_set_weight_scale(v, VIEW_WEIGHTS_ROW);
+    assert_string_equal(view_weight_scale_text(v), "÷ column max");
+    assert_string_equal(view_weight_scale_top(v), "column max");
     view_toggle_notation(v);
     assert_int_equal(v->notation, VIEW_NOTATION_ROW);
+    assert_string_equal(view_weight_scale_text(v), "÷ row max");
+    view_next_weight_scale(v);
+    assert_int_equal(v->weight_scale, VIEW_WEIGHTS_LOG);
+    view_next_weight_scale(v);
+    assert_int_equal(v->weight_scale, VIEW_WEIGHTS_UNIT);
+    assert_int_equal(view_weight_scale_from_name("log"), VIEW_WEIGHTS_LOG);
+    assert_int_equal(view_weight_scale_from_name("rows"), -1);
+    assert_int_equal(view_notation_from_name("column"), VIEW_NOTATION_COLUMN);
     expect_highlight(v, "K", "K = X·W_K");
     fixture_free(f);
 }
@@ -413,6 +425,28 @@ static void test_narration_and_explain(void **state)
     /* a weight says where it carries a feature */
     assert_int_equal(view_explain_cell(v, t, step_of(v, "W_Q"), 1, 3, buf, sizeof buf), 0);
     assert_non_null(strstr(buf, "feature 1 of each token into Q's column 3 (head 2's column 1)"));
+    /* column notation: every index in the order the transposed matrices are drawn */
+    view_set_notation(v, VIEW_NOTATION_COLUMN);
+    view_goto(v, step_of(v, "X"));
+    assert_int_equal(view_narration(v, buf, sizeof buf), -1);
+    assert_string_equal(buf, "X (4 × 3): the input, one column per token.");
+    view_goto(v, step_of(v, "weights_1")); /* a lesson's text, written in rows, says so */
+    assert_int_equal(view_narration(v, buf, sizeof buf), 0);
+    assert_non_null(strstr(buf, view_string(VS_TEXT_IN_ROW_NOTATION, LESSON_EN)));
+    assert_non_null(strstr(buf, "rows sum to 1, d_k = 2"));
+    assert_int_equal(view_explain_cell(v, t, si, 1, 2, buf, sizeof buf), 0);
+    assert_non_null(strstr(buf, "scores₁[跑步, 喜欢]"));
+    assert_non_null(strstr(buf, "Q₁[:, 喜欢] · K₁[:, 跑步]"));
+    assert_int_equal(view_explain_cell(v, t, step_of(v, "Q"), 0, 2, buf, sizeof buf), 0);
+    assert_non_null(strstr(buf, "Q[2, 我]"));
+    assert_non_null(strstr(buf, "X[:, 我] · W_Q[2, :]"));
+    assert_int_equal(view_explain_cell(v, t, step_of(v, "head_1"), 2, 1, buf, sizeof buf), 0);
+    assert_non_null(strstr(buf, "Σ_j weights₁[:, 跑步]_j · V_1[1, j]"));
+    assert_int_equal(view_explain_cell(v, t, step_of(v, "W_Q"), 1, 3, buf, sizeof buf), 0);
+    assert_non_null(strstr(buf, "feature 1 of each token into Q's row 3 (head 2's row 1)"));
+    assert_int_equal(view_explain_cell(v, t, step_of(v, "K_2"), 1, 0, buf, sizeof buf), 0);
+    assert_non_null(strstr(buf, "K[2, 喜欢]  (head 2, its row 0 of 0…1)"));
+    view_set_notation(v, VIEW_NOTATION_ROW);
     /* out of range */
     assert_int_equal(view_explain_cell(v, t, si, 3, 0, buf, sizeof buf), -1);
     assert_int_equal(view_explain_cell(v, t, -1, 0, 0, buf, sizeof buf), -1);

@@ -21,8 +21,9 @@ static void export_usage(FILE *out)
             "       attnviz export LESSON --sheet FILE.png [options]\n"
             "\n"
             "Renders the lesson without a display and writes PNG files: by default one\n"
-            "per step showing its final state, named NNN-kind[-hH].png (for example\n"
-            "007-softmax-h2.png), and DIR/index.json listing each file with its step,\n"
+            "per step showing its final state, named NNN-kind[-hH].png, NNN the step's\n"
+            "number from 1 (for example 008-softmax-h2.png), and DIR/index.json listing\n"
+            "each file with its step number,\n"
             "kind, head, formula and narration. DIR is created when its parent exists.\n"
             "Each PNG carries the lesson title, the software and the step's kind, head\n"
             "and formula as text chunks.\n"
@@ -36,9 +37,15 @@ static void export_usage(FILE *out)
             "  --view multi|single|compare\n"
             "                     multi-head (default), single-head, or side by side\n"
             "  --head H           select head H; export only its per-head steps\n"
-            "  --steps SPEC       ITEM or FROM-TO (also FROM- and -TO); each a step index\n"
-            "                     as in the file names, a step name (weights_2) or a\n"
-            "                     kind (softmax); a lone kind selects all its steps\n"
+            "  --steps SPEC       ITEM or FROM-TO (also FROM- and -TO); each a step number\n"
+            "                     from 1 as in the window and the file names, a step name\n"
+            "                     (weights_2) or a kind (softmax); a lone kind selects all\n"
+            "                     its steps\n"
+            "  --weight-scale unit|row|log\n"
+            "                     colours of attention weights: [0, 1] (default), each row\n"
+            "                     divided by its largest weight, or log10 from 1e-4 to 1\n"
+            "  --notation row|column  one token per row (Q = X·W_Q, default) or per column\n"
+            "                     (Q = W_Q·X): every matrix and formula transposed\n"
             "  --text-scale X     text size factor (default 1)\n"
             "  --slides           slides: the step, its formula and its narration on the\n"
             "                     whole frame, without the status line and the timeline\n"
@@ -141,6 +148,8 @@ enum {
     OPT_VIEW,
     OPT_HEAD,
     OPT_STEPS,
+    OPT_WEIGHT_SCALE,
+    OPT_NOTATION,
     OPT_FRAMES,
     OPT_FPS,
     OPT_DWELL,
@@ -165,6 +174,8 @@ static const AppOption export_options[] = {
     {"view", 0, 1, OPT_VIEW},
     {"head", 0, 1, OPT_HEAD},
     {"steps", 0, 1, OPT_STEPS},
+    {"weight-scale", 0, 1, OPT_WEIGHT_SCALE},
+    {"notation", 0, 1, OPT_NOTATION},
     {"frames", 0, 0, OPT_FRAMES},
     {"fps", 0, 1, OPT_FPS},
     {"dwell", 0, 1, OPT_DWELL},
@@ -225,6 +236,14 @@ static int export_option(const AppArgs *a, int id, const char *val, ExportArgs *
     case OPT_STEPS:
         opt->steps = val;
         return 0;
+    case OPT_WEIGHT_SCALE:
+        ok = app_arg_choice(a, val, view_weight_scale_names, VIEW_WEIGHTS_COUNT, &n);
+        opt->weight_scale = (ViewWeightScale)n;
+        return ok;
+    case OPT_NOTATION:
+        ok = app_arg_choice(a, val, view_notation_names, VIEW_NOTATION_COUNT, &n);
+        opt->notation = (ViewNotation)n;
+        return ok;
     case OPT_FRAMES:
         opt->frames = 1;
         return 0;

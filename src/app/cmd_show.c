@@ -30,7 +30,12 @@ static void show_usage(FILE *out)
             "  --theme light|dark|projector\n"
             "  --view multi|single|compare\n"
             "  --head H           the selected head\n"
-            "  --step N           start at step N (0-based, as in `attnviz trace`)\n"
+            "  --step N           start at step N (the first step is 1, as in the window)\n"
+            "  --weight-scale unit|row|log\n"
+            "                     colours of attention weights: [0, 1] (default), each row\n"
+            "                     divided by its largest weight, or log10 from 1e-4 to 1\n"
+            "  --notation row|column  one token per row (Q = X·W_Q, default) or per column\n"
+            "                     (Q = W_Q·X): every matrix and formula transposed\n"
             "  --speed X          animation speed factor (%.3g .. %g, default 1)\n"
             "  --text-scale X     text size factor (default 1)\n"
             "  --fullscreen       start in fullscreen\n"
@@ -50,7 +55,8 @@ static void show_usage(FILE *out)
             "\n"
             "Keys (? in the window lists them): → / Space next, ← back (the step plays backwards),\n"
             "Home / End, P play / pause, [ ] slower / faster, 1-9 head, Tab next head,\n"
-            "M single / multi-head, C compare, L 中文 / English, T theme, + / - text size,\n"
+            "M single / multi-head, C compare, L 中文 / English, T theme, W weight scale,\n"
+            "N row / column notation, + / - text size,\n"
             "F or F11 fullscreen, S save frame, R reload, ? help, Esc / Q quit.\n"
             "Editing: E edit mode (arrows, Tab next matrix, type a number and Enter, Esc leaves; drag a\n"
             "cell up or down, Shift finer; F2 / Insert / Delete tokens on X), < > the scale, K the mask\n"
@@ -70,6 +76,8 @@ enum {
     OPT_VIEW,
     OPT_HEAD,
     OPT_STEP,
+    OPT_WEIGHT_SCALE,
+    OPT_NOTATION,
     OPT_SPEED,
     OPT_TEXT_SCALE,
     OPT_FRAMES_DIR,
@@ -89,6 +97,8 @@ static const AppOption show_options[] = {
     {"view", 0, 1, OPT_VIEW},
     {"head", 0, 1, OPT_HEAD},
     {"step", 0, 1, OPT_STEP},
+    {"weight-scale", 0, 1, OPT_WEIGHT_SCALE},
+    {"notation", 0, 1, OPT_NOTATION},
     {"speed", 0, 1, OPT_SPEED},
     {"text-scale", 0, 1, OPT_TEXT_SCALE},
     {"frames-dir", 0, 1, OPT_FRAMES_DIR},
@@ -130,8 +140,14 @@ static int show_option(const AppArgs *a, int id, const char *val, ShowOptions *o
         return app_arg_choice(a, val, view_mode_names, VIEW_MODE_COUNT, &o->mode);
     case OPT_HEAD:
         return app_arg_int(a, val, 1, INT_MAX, &o->head); /* the lesson decides the last (show_lesson_open) */
-    case OPT_STEP:
-        return app_arg_int(a, val, 0, INT_MAX, &o->step);
+    case OPT_STEP:                                        /* counted from 1, as the window counts steps */
+        ok = app_arg_int(a, val, 1, INT_MAX, &o->step);
+        o->step = view_step_index(o->step);
+        return ok;
+    case OPT_WEIGHT_SCALE:
+        return app_arg_choice(a, val, view_weight_scale_names, VIEW_WEIGHTS_COUNT, &o->weight_scale);
+    case OPT_NOTATION:
+        return app_arg_choice(a, val, view_notation_names, VIEW_NOTATION_COUNT, &o->notation);
     case OPT_SPEED:
         return app_arg_number(a, val, VIEW_SPEED_MIN, VIEW_SPEED_MAX, &o->speed);
     case OPT_TEXT_SCALE:

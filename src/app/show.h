@@ -34,8 +34,9 @@ typedef struct ShowOptions {
     int width, height;
     int lang; /* -1: the default (English) */
     int theme, mode;
-    int head; /* 0: the default */
-    int step; /* -1: the default */
+    int head;                   /* 0: the default */
+    int step;                   /* a trace index (--step counts from 1), -1: the default */
+    int weight_scale, notation; /* ViewWeightScale, ViewNotation */
     double speed;
     float text_scale;
     const char *frames_dir;

@@ -93,10 +93,12 @@ int show_lesson_open(Show *s)
     view_set_speed(v, o->speed);
     view_set_text_scale(v, o->text_scale);
     view_set_mode(v, (ViewMode)o->mode);
+    view_set_weight_scale(v, (ViewWeightScale)o->weight_scale);
+    view_set_notation(v, (ViewNotation)o->notation);
     if (o->head > view_head_count(v))
         return app_refuse_range("show", "--head", "a head", 1, view_head_count(v), o->head);
     if (o->step >= view_step_count(v))
-        return app_refuse_range("show", "--step", "a step", 0, view_step_count(v) - 1, o->step);
+        return app_refuse_range("show", "--step", "a step", 1, view_step_count(v), view_step_ordinal(o->step));
     if (o->head) view_set_head(v, o->head);
     if (o->step >= 0) view_goto(v, o->step);
     if (!o->autoplay) view_finish(v);
@@ -131,6 +133,8 @@ static void reload(Show *s, const char *path)
     View *n = &next.view;
     view_set_lang(n, o->lang);
     view_set_theme(n, o->theme);
+    view_set_weight_scale(n, o->weight_scale);
+    view_set_notation(n, o->notation);
     view_set_text_scale(n, o->text_scale);
     view_set_speed(n, o->speed);
     view_set_playing(n, o->playing);

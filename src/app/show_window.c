@@ -63,12 +63,15 @@ static int x_connection(SDL_Window *win)
     return -1;
 }
 
+/* "attnviz — " and the frame's own title (view_title: the lesson's, or in
+ * the single-head view of several heads one saying what is drawn); a long
+ * one is cut at a character boundary, with "…". */
 static void show_window_title_of(const ShowLesson *cur, char *title, size_t len)
 {
-    /* a long title is cut at a character boundary, with "…" */
+    char t[480];
+    view_title(&cur->view, t, sizeof t);
     int n = snprintf(title, len, "attnviz — ");
-    if (n > 0 && (size_t)n < len)
-        lesson_text_copy(title + n, len - (size_t)n, lesson_text(&cur->lesson->title, cur->view.lang));
+    if (n > 0 && (size_t)n < len) lesson_text_copy(title + n, len - (size_t)n, t);
 }
 
 int show_window_open(ShowWindow *w, const ShowOptions *o, const ShowLesson *cur)

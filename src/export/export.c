@@ -95,8 +95,8 @@ static int find_item(const AttnTrace *t, const char *item, size_t n, int last, i
     memcpy(buf, item, n);
     buf[n] = 0;
     const char *e;
-    long idx = parse_digits(buf, &e);
-    if (idx >= 0 && !*e) return idx < t->n_steps ? (int)idx : -1;
+    long num = parse_digits(buf, &e); /* a step number, from 1 */
+    if (num >= 0 && !*e) return num >= 1 && num <= t->n_steps ? view_step_index((int)num) : -1;
     int kind = attn_step_kind_from_name(buf);
     int found = -1;
     for (int i = 0; i < t->n_steps; i++) {
@@ -132,7 +132,7 @@ int export_select_steps(const AttnTrace *t, const char *spec, int head, unsigned
             if (from < 0 || to < 0 || (dash == spec && !dash[1])) goto bad;
             if (from > to) {
                 export__set_err(err, errlen, "--steps \"%s\": the range is empty (step %d comes after step %d)", spec,
-                                from, to);
+                                view_step_ordinal(from), view_step_ordinal(to));
                 return -1;
             }
         }
@@ -154,9 +154,9 @@ int export_select_steps(const AttnTrace *t, const char *spec, int head, unsigned
     return n;
 bad:
     export__set_err(err, errlen,
-                    "--steps: expected ITEM or FROM-TO where each is a step index (0..%d), a step name (e.g. %s) or a "
-                    "kind (e.g. softmax), found \"%s\"",
-                    t->n_steps - 1, t->n_steps > 0 ? t->steps[t->n_steps - 1].name : "X", spec);
+                    "--steps: expected ITEM or FROM-TO where each is a step number (1..%d), a step name (e.g. %s) "
+                    "or a kind (e.g. softmax), found \"%s\"",
+                    t->n_steps, t->n_steps > 0 ? t->steps[t->n_steps - 1].name : "X", spec);
     return -1;
 }
 
@@ -174,7 +174,7 @@ int export_step_frames(double duration, const ExportOptions *opt)
 static int step_digits(const AttnTrace *t)
 {
     int d = 3;
-    for (int n = 1000; t->n_steps > n && d < 9; n *= 10) d++;
+    for (int n = 1000; t->n_steps >= n && d < 9; n *= 10) d++;
     return d;
 }
 
@@ -182,9 +182,10 @@ void export_step_filename(const AttnTrace *t, int step, char *buf, size_t len)
 {
     const AttnStep *s = &t->steps[step];
     if (s->head > 0)
-        snprintf(buf, len, "%0*d-%s-h%d.png", step_digits(t), step, attn_step_kind_name(s->kind), s->head);
+        snprintf(buf, len, "%0*d-%s-h%d.png", step_digits(t), view_step_ordinal(step), attn_step_kind_name(s->kind),
+                 s->head);
     else
-        snprintf(buf, len, "%0*d-%s.png", step_digits(t), step, attn_step_kind_name(s->kind));
+        snprintf(buf, len, "%0*d-%s.png", step_digits(t), view_step_ordinal(step), attn_step_kind_name(s->kind));
 }
 
 /* ---- folders ---- */
@@ -285,7 +286,7 @@ static void step_text_fill(StepText *st, const View *v)
     const AttnTrace *t = view_trace(v);
     const AttnStep *s = view_current(v);
     const Lesson *l = v->lesson;
-    snprintf(st->step, sizeof st->step, "%d", attn_trace_index(t, s));
+    snprintf(st->step, sizeof st->step, "%d", view_step_ordinal(attn_trace_index(t, s)));
     snprintf(st->head, sizeof st->head, "%d", s->head);
     snprintf(st->software, sizeof st->software, "attnviz %s", ATTNVIZ_VERSION);
     view_narration(v, st->narration, sizeof st->narration);
@@ -316,7 +317,7 @@ int export_draw_view(RenderCtx *rc, SDL_Renderer *sdl, const View *view, int wid
                      size_t pitch, char *err, size_t errlen)
 {
     if (render_frame(rc, view, width, height) != 0) {
-        export__set_err(err, errlen, "drawing step %d: %s", view->step, SDL_GetError());
+        export__set_err(err, errlen, "drawing step %d: %s", view_step_ordinal(view->step), SDL_GetError());
         return -1;
     }
     /* ReadPixels flushes SDL's command batch; same format: a plain copy. */
@@ -412,7 +413,7 @@ static void caption_layout(Caption *c, const View *v, RenderCtx *rc, CaptionSize
     int idx = attn_trace_index(view_trace(v), s);
     char phase[128];
     view_phase_label(v, view_trace(v), idx, phase, sizeof phase);
-    snprintf(c->header, sizeof c->header, "%d · %s · %s", idx, title, phase);
+    snprintf(c->header, sizeof c->header, "%d · %s · %s", view_step_ordinal(idx), title, phase);
     snprintf(c->formula, sizeof c->formula, "%s", view_formula(v));
     view_narration(v, c->narration, sizeof c->narration);
     int pad = cs.body;
@@ -534,7 +535,7 @@ static void files_index_entry(Run *r, cJSON *list, int i, const StepText *st, in
     export_step_filename(t, i, name, sizeof name);
     cJSON *e = cJSON_CreateObject();
     if (!r->opt->frames) cJSON_AddStringToObject(e, "file", name);
-    cJSON_AddNumberToObject(e, "step", i);
+    cJSON_AddNumberToObject(e, "step", view_step_ordinal(i));
     cJSON_AddStringToObject(e, "kind", attn_step_kind_name(t->steps[i].kind));
     cJSON_AddStringToObject(e, "name", t->steps[i].name);
     cJSON_AddNumberToObject(e, "head", t->steps[i].head);
@@ -648,7 +649,7 @@ static int files_written_now(const Run *r, const char *name, int frames)
     int k;
     if (export__is_frame_name(name, &k)) return r->opt->frames && k < frames;
     if (r->opt->frames) return 0;
-    int i = atoi(name);
+    int i = view_step_index(atoi(name)); /* file names count steps from 1 */
     if (i < 0 || i >= r->trace->n_steps || !r->selected[i]) return 0;
     char mine[64];
     export_step_filename(r->trace, i, mine, sizeof mine);
@@ -694,6 +695,8 @@ static int files_write_index(Run *r, const char *dir, cJSON *list, int frames, c
     cJSON_AddStringToObject(index, "lang", lesson_lang_names[opt->lang]);
     cJSON_AddStringToObject(index, "theme", view_theme_names[opt->theme]);
     cJSON_AddStringToObject(index, "view", view_mode_names[opt->mode]);
+    cJSON_AddStringToObject(index, "weight_scale", view_weight_scale_names[opt->weight_scale]);
+    cJSON_AddStringToObject(index, "notation", view_notation_names[opt->notation]);
     cJSON_AddNumberToObject(index, "width", r->width);
     cJSON_AddNumberToObject(index, "height", r->height);
     cJSON_AddNumberToObject(index, "scale", opt->scale);
@@ -1081,6 +1084,8 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
     }
     view_set_text_scale(&r.view, opt->text_scale);
     r.view.slides = opt->slides;
+    view_set_weight_scale(&r.view, opt->weight_scale);
+    view_set_notation(&r.view, opt->notation);
     if (opt->head > view_head_count(&r.view)) {
         export__set_err(err, errlen, "--head: the lesson has %d head%s, found %d", view_head_count(&r.view),
                         view_head_count(&r.view) == 1 ? "" : "s", opt->head);

@@ -24,11 +24,12 @@
  *     printf("%d files\n", res.files);
  *
  * Files (default): DIR/NNN-kind[-hH].png for each selected step, NNN the
- * step's index in the trace (3 digits, more when the trace has over 1000
- * steps), kind as the trace format spells it (attn_step_kind_name), -hH for
- * per-head steps, e.g. 007-softmax-h2.png; and DIR/index.json
- * ("attnviz-export/1": the lesson, the options, and for each file its step
- * index, kind, name, head, formula and narration in the chosen language).
+ * step's number as the window counts it, from 1 (view_step_ordinal; 3
+ * digits, more when the trace has over 999 steps), kind as the trace format
+ * spells it (attn_step_kind_name), -hH for per-head steps, e.g.
+ * 008-softmax-h2.png; and DIR/index.json ("attnviz-export/1": the lesson,
+ * the options, and for each file its step number (from 1), kind, name, head,
+ * formula and narration in the chosen language).
  *
  * Frames (opt.frames): DIR/000000.png, 000001.png, ... for `ffmpeg -i
  * DIR/%06d.png`. A step whose animation lasts d seconds (view_step_duration,
@@ -107,18 +108,20 @@ typedef struct ExportOptions {
     float scale;       /* pixels per layout pixel, default 1 (2 for a high-DPI 2× image) */
     LessonLang lang;   /* narration, labels and title language */
     ViewTheme theme;
-    ViewMode mode;     /* VIEW_MULTI (default), VIEW_SINGLE, VIEW_COMPARE */
-    float text_scale;  /* View.text_scale, default 1 */
-    int slides;        /* 1: slide frames (View.slides): no status line, no timeline */
-    int head;          /* 0: every head's steps; H ≥ 1: only head H's per-head steps, H selected */
-    const char *steps; /* "FROM-TO", "FROM-", "-TO" or "ITEM", see export_select_steps; NULL: all */
-    int frames;        /* 1: every animation frame (000000.png ...) instead of one PNG per step */
-    double fps;        /* frames mode: frames per second, default 30 */
-    double dwell;      /* frames mode: seconds a finished step is held, default VIEW_DWELL_SECONDS */
-    double speed;      /* frames mode: animation speed factor, default 1 */
-    const char *sheet; /* a handout sheet PNG to write, or NULL */
-    int write_steps;   /* 1 (default): write the per-step PNGs or frames into the folder */
-    int threads;       /* encoding threads, 0: one per CPU */
+    ViewMode mode;                /* VIEW_MULTI (default), VIEW_SINGLE, VIEW_COMPARE */
+    float text_scale;             /* View.text_scale, default 1 */
+    ViewWeightScale weight_scale; /* colours of attention weights, default VIEW_WEIGHTS_UNIT */
+    ViewNotation notation;        /* VIEW_NOTATION_ROW (default) or VIEW_NOTATION_COLUMN */
+    int slides;                   /* 1: slide frames (View.slides): no status line, no timeline */
+    int head;                     /* 0: every head's steps; H ≥ 1: only head H's per-head steps, H selected */
+    const char *steps;            /* "FROM-TO", "FROM-", "-TO" or "ITEM", see export_select_steps; NULL: all */
+    int frames;                   /* 1: every animation frame (000000.png ...) instead of one PNG per step */
+    double fps;                   /* frames mode: frames per second, default 30 */
+    double dwell;                 /* frames mode: seconds a finished step is held, default VIEW_DWELL_SECONDS */
+    double speed;                 /* frames mode: animation speed factor, default 1 */
+    const char *sheet;            /* a handout sheet PNG to write, or NULL */
+    int write_steps;              /* 1 (default): write the per-step PNGs or frames into the folder */
+    int threads;                  /* encoding threads, 0: one per CPU */
     ExportPngOptions png;
     RenderOptions render; /* fonts: the window's defaults unless a test pins them */
     int use_render_options;
@@ -152,8 +155,8 @@ void export_options_init(ExportOptions *opt);
 int export_parse_size(const char *text, int *width, int *height, char *err, size_t errlen);
 
 /* Which steps of the trace to export. spec NULL or "": all. Otherwise ITEM,
- * FROM-TO, FROM- or -TO, where each of ITEM, FROM, TO is a step index
- * (0-based, as in the file names), a step name ("weights_2") or a kind
+ * FROM-TO, FROM- or -TO, where each of ITEM, FROM, TO is a step number
+ * (from 1, as in the window and the file names), a step name ("weights_2") or a kind
  * ("softmax"). A single ITEM selects that step, or every step of that kind;
  * FROM is the first step it names, TO the last, both included. With head
  * H ≥ 1 the per-head steps of other heads are left out. selected[i] is set
@@ -165,8 +168,9 @@ int export_select_steps(const AttnTrace *trace, const char *spec, int head, unsi
 /* Frames a step of `duration` seconds gets in frames mode (see above). */
 int export_step_frames(double duration, const ExportOptions *opt);
 
-/* The file name of a step in the default mode: "007-softmax-h2.png".
- * n_steps decides the digits. */
+/* The file name of trace step `step` (an index) in the default mode:
+ * "008-softmax-h2.png" for index 7, the number counted from 1. n_steps
+ * decides the digits. */
 void export_step_filename(const AttnTrace *trace, int step, char *buf, size_t len);
 
 /* Exports the lesson into dir (created when its parent exists; it may be

@@ -114,6 +114,11 @@ SDL_Color render_value_color(float value, int weights, float range)
     return render_color_div(value / range);
 }
 
+SDL_Color render_weight_color(ViewWeightScale scale, float w, float row_max)
+{
+    return render_color_seq(view_weight_position(scale, w, row_max));
+}
+
 /* ---- lifetime ---- */
 
 RenderCtx *render_create(SDL_Renderer *sdl, const RenderOptions *opt, char *err, size_t errlen)
@@ -166,6 +171,8 @@ void render_destroy(RenderCtx *rc)
     free(rc->index_label);
     free(rc->boxes);
     free(rc->pix);
+    free(rc->row_max);
+    free(rc->pair_map);
     free(rc);
 }
 
@@ -253,8 +260,10 @@ static SDL_Color ink_on(SDL_Color c)
     return l > 140.0f ? (SDL_Color){0, 0, 0, 255} : (SDL_Color){255, 255, 255, 255};
 }
 
-/* A number as a cell shows it: a true minus sign, few digits. */
-static void fmt_cell(char *buf, size_t len, float x, int weights)
+/* A number as a cell shows it: a true minus sign, few digits; from 1e4 on
+ * as a power of ten with exp_digits significant digits (−1e9, −3.5e19; one
+ * digit when the second is 0). */
+static void fmt_cell_digits(char *buf, size_t len, float x, int weights, int exp_digits)
 {
     if (isinf(x)) {
         snprintf(buf, len, x < 0 ? "−∞" : "∞");
@@ -273,11 +282,15 @@ static void fmt_cell(char *buf, size_t len, float x, int weights)
     else if (fabs(d) >= 1e4) {
         int e = (int)floor(log10(fabs(d)));
         double mant = fabs(d) / pow(10.0, e);
-        if (mant >= 9.5) {
-            mant /= 10.0;
+        char m[16];
+        snprintf(m, sizeof m, "%.*f", exp_digits > 1 ? exp_digits - 1 : 0, mant);
+        if (strcmp(m, "10") == 0 || strcmp(m, "10.0") == 0) { /* 9.6 or 9.96 rounded up */
+            snprintf(m, sizeof m, "1");
             e++;
         }
-        snprintf(tmp, sizeof tmp, "%.0fe%d", mant, e); /* −1e9, not −1e+09 */
+        size_t ml = strlen(m);
+        if (ml > 2 && m[ml - 1] == '0' && m[ml - 2] == '.') m[ml - 2] = '\0'; /* 1.0 → 1 */
+        snprintf(tmp, sizeof tmp, "%se%d", m, e);                             /* −1e9, not −1e+09 */
     } else if (fabs(d) >= 100)
         snprintf(tmp, sizeof tmp, "%.0f", fabs(d));
     else if (fabs(d) >= 10)
@@ -294,6 +307,11 @@ static void fmt_cell(char *buf, size_t len, float x, int weights)
         snprintf(buf, len, "%.24s", tmp);
 }
 
+static void fmt_cell(char *buf, size_t len, float x, int weights)
+{
+    fmt_cell_digits(buf, len, x, weights, 2);
+}
+
 /* ---- one matrix on screen ---- */
 
 enum { ST_EMPTY = 0, ST_VALUE = 1, ST_BLOCKED = 2 };
@@ -302,9 +320,18 @@ typedef struct Item {
     const AttnTrace *trace;
     int step;
     const AttnStep *s;
-    int transposed;
-    int weights; /* viridis on [0, 1] */
-    float range; /* diverging: ±range */
+    /* row_map: the matrix drawn has map_rows rows, row i being the step's row
+     * row_map[i] (X repeated and Y tiled into additive attention's pairs);
+     * NULL: the step's own rows. "Rows" below are these, before transposition. */
+    const int *row_map;
+    int map_rows;
+    const char *map_title; /* the name drawn under a mapped matrix ("x_i"), or NULL */
+    int transposed;        /* drawn transposed: displayed rows are the step's columns */
+    int formula_t;         /* the formula transposes it (Kᵀ in Q·Kᵀ): its label carries ᵀ */
+    int weights;           /* viridis in the view's weight scale */
+    ViewWeightScale wscale;
+    const float *row_max; /* (s->rows) each row's largest shown weight, for VIEW_WEIGHTS_ROW; or NULL */
+    float range;          /* diverging: ±range */
     int result;
     int labels, legend;                /* draw row labels, the legend */
     const char *const *rl, *const *cl; /* display row / column token labels or NULL */
@@ -328,9 +355,9 @@ typedef struct Item {
     const unsigned char *state; /* NULL: all values */
     float blocked_mix;          /* 0..1: blocked cells fade from their value to the −∞ style */
     float alpha;                /* 1: opaque */
-    int hl_row, hl_col;         /* displayed row / column lit as an operand of the cell being computed */
+    int hl_srow, hl_scol;       /* the step's row / column lit as an operand of the cell being computed */
     int cur_r, cur_c;           /* result cell being computed (step coordinates), -1 */
-    const float *rowsum;        /* (rows) the final row sums, shown at the right end of each row, or NULL */
+    const float *rowsum;        /* (s->rows) shown at the end of each row (under each column when transposed) */
     const unsigned char *rowsum_on;
     int block_w;     /* >0: outline blocks of this many columns in head colours */
     int block_sel;   /* 1-based block to emphasise */
@@ -351,18 +378,25 @@ static int step_state(const Item *it, int r, int c)
     return it->state ? it->state[(size_t)r * (size_t)it->s->cols + (size_t)c] : ST_VALUE;
 }
 
-/* Displayed (i, j) → the step's (r, c). */
+/* Displayed (i, j) of the full matrix → the step's (r, c). */
+static void full_to_step(const Item *it, int i, int j, int *r, int *c)
+{
+    *r = it->transposed ? j : i;
+    *c = it->transposed ? i : j;
+    if (it->row_map) *r = it->row_map[*r];
+}
+
+/* Additive attention's W_a: its first d_x rows multiply x_i, the others y_j. */
+static int is_w_a(const Item *it)
+{
+    return it->trace->cfg.attention == ATTN_ADDITIVE && it->s->kind == ATTN_STEP_WEIGHT &&
+           strcmp(it->s->name, "W_a") == 0;
+}
+
+/* Displayed (i, j) of the zoom window → the step's (r, c). */
 static void disp_to_step(const Item *it, int i, int j, int *r, int *c)
 {
-    i += it->r0;
-    j += it->c0;
-    if (it->transposed) {
-        *r = j;
-        *c = i;
-    } else {
-        *r = i;
-        *c = j;
-    }
+    full_to_step(it, i + it->r0, j + it->c0, r, c);
 }
 
 static uint64_t mix64(uint64_t h, uint64_t x)
@@ -371,23 +405,62 @@ static uint64_t mix64(uint64_t h, uint64_t x)
     return h * 0xff51afd7ed558ccdull;
 }
 
-/* The cells' texture (full matrix, displayed orientation), cached by content. */
-/* The colour of displayed cell (i, j) of the full matrix. */
-static uint32_t cell_pixel(const View *v, const Theme *th, const Item *it, int i, int j)
+/* The colour value x of the step's cell (r, c) gets in this item. */
+static SDL_Color item_color(const Item *it, int r, float x)
 {
-    int r = it->transposed ? j : i, c = it->transposed ? i : j; /* displayed (i, j) of the full matrix */
+    if (it->weights) return render_weight_color(it->wscale, x, it->row_max ? it->row_max[r] : 1.0f);
+    return render_value_color(x, 0, it->range);
+}
+
+/* Fills rc->row_max with each row's largest shown value and points the item
+ * at it (row scale only; the buffer is the frame's scratch, valid until the
+ * next item asks). 0, or -1 out of memory (the item then colours by [0, 1]). */
+static int item_row_max(RenderCtx *rc, Item *it)
+{
+    it->row_max = NULL;
+    if (!it->weights || it->wscale != VIEW_WEIGHTS_ROW) return 0;
+    size_t R = (size_t)it->s->rows;
+    if (R > rc->row_max_cap) {
+        float *p = realloc(rc->row_max, R * sizeof *p);
+        if (!p) {
+            it->wscale = VIEW_WEIGHTS_UNIT;
+            return -1;
+        }
+        rc->row_max = p;
+        rc->row_max_cap = R;
+    }
+    for (int r = 0; r < it->s->rows; r++) {
+        float m = 0.0f;
+        for (int c = 0; c < it->s->cols; c++) {
+            float x = step_val(it, r, c);
+            if (x > m) m = x;
+        }
+        rc->row_max[r] = m;
+    }
+    it->row_max = rc->row_max;
+    return 0;
+}
+
+/* The colour of the step's cell (r, c) as drawn: empty, blocked or a value.
+ * A blocked weight that softmax made nonzero (a finite fill on a row that
+ * sees nothing) keeps its value's colour: it is real attention. */
+static SDL_Color cell_color(const View *v, const Theme *th, const Item *it, int r, int c)
+{
     int st = step_state(it, r, c);
     if (!it->state && view_cell_blocked(v, it->s, r, c)) st = ST_BLOCKED;
-    SDL_Color col;
-    if (st == ST_EMPTY)
-        col = th->panel;
-    else if (st == ST_BLOCKED) {
-        float x = step_val(it, r, c);
-        SDL_Color from =
-            isfinite(x) && it->blocked_mix < 1.0f ? render_value_color(x, it->weights, it->range) : th->blocked;
-        col = it->blocked_mix >= 1.0f ? th->blocked : mix(from, th->blocked, it->blocked_mix);
-    } else
-        col = render_value_color(step_val(it, r, c), it->weights, it->range);
+    if (st == ST_EMPTY) return th->panel;
+    float x = step_val(it, r, c);
+    if (st != ST_BLOCKED || (it->weights && x > 0.0f)) return item_color(it, r, x);
+    SDL_Color from = isfinite(x) && it->blocked_mix < 1.0f ? item_color(it, r, x) : th->blocked;
+    return it->blocked_mix >= 1.0f ? th->blocked : mix(from, th->blocked, it->blocked_mix);
+}
+
+/* The colour of displayed cell (i, j) of the full matrix, as a pixel. */
+static uint32_t cell_pixel(const View *v, const Theme *th, const Item *it, int i, int j)
+{
+    int r, c;
+    full_to_step(it, i, j, &r, &c);
+    SDL_Color col = cell_color(v, th, it, r, c);
     return 0xFF000000u | (uint32_t)col.r << 16 | (uint32_t)col.g << 8 | col.b;
 }
 
@@ -406,6 +479,7 @@ static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it,
     uint32_t rbits;
     memcpy(&rbits, &it->range, 4);
     key = mix64(mix64(key, rbits), (uint64_t)(it->weights * 2 + 1) * 131 + (uint64_t)v->theme);
+    key = mix64(mix64(key, (uint64_t)it->wscale * 7 + 1), (uint64_t)(uintptr_t)it->row_map);
     key = mix64(key, (uint64_t)v->id); /* a reloaded lesson may reuse the old trace's address */
     key = mix64(mix64(key, (uint64_t)W << 32 | (uint64_t)H),
                 (uint64_t)it->r0 << 40 | (uint64_t)it->c0 << 20 | (uint64_t)(it->rows * 4099 + it->cols));
@@ -432,6 +506,10 @@ static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it,
         slot->w = W;
         slot->h = H;
     }
+    /* the row scale's maxima, scanned only now that the texture is rebuilt */
+    Item scaled = *it;
+    item_row_max(rc, &scaled);
+    it = &scaled;
     /* the pixels, one row of cell colours, then the column plan: (column,
      * first pixel, end pixel) of each column that shows, at most W */
     size_t n = (size_t)W * (size_t)H + (size_t)W + 3 * (size_t)W;
@@ -547,23 +625,44 @@ static void draw_label_tooltip(RenderCtx *rc, const View *v, int size)
     }
 }
 
-static void legend_text(char *buf, size_t len, const Item *it, int top)
+/* The legend's label at its top (1), bottom (0) or middle (-1; "" for none). */
+static void legend_text(char *buf, size_t len, const View *v, const Item *it, int top)
 {
     if (it->weights) {
-        snprintf(buf, len, top ? "1" : "0");
+        switch (it->wscale) {
+        case VIEW_WEIGHTS_ROW:
+            snprintf(buf, len, "%s", top == 1 ? view_weight_scale_top(v) : top == 0 ? "0" : "");
+            return;
+        case VIEW_WEIGHTS_LOG:
+            snprintf(buf, len, "%s", top == 1 ? "1" : top == 0 ? "10⁻⁴" : "10⁻²");
+            return;
+        default:
+            snprintf(buf, len, "%s", top == 1 ? "1" : top == 0 ? "0" : "");
+            return;
+        }
+    }
+    if (top < 0) {
+        snprintf(buf, len, "0");
         return;
     }
-    char tmp[32];
-    fmt_cell(tmp, sizeof tmp, top ? it->range : -it->range, 0);
-    snprintf(buf, len, "%s", tmp);
+    fmt_cell(buf, len, top ? it->range : -it->range, 0);
 }
 
-static int legend_width(RenderCtx *rc, const Item *it, const Fonts *f)
+/* The name of the weight scale, written over a weights legend. */
+static const char *legend_scale_name(const View *v, const Item *it)
+{
+    return it->weights ? view_weight_scale_text(v) : NULL;
+}
+
+static int legend_width(RenderCtx *rc, const View *v, const Item *it, const Fonts *f)
 {
     char a[32], b[32];
-    legend_text(a, sizeof a, it, 1);
-    legend_text(b, sizeof b, it, 0);
-    return f->body / 2 + 4 + imax(render_text_width(rc, a, f->small), render_text_width(rc, b, f->small)) + 6;
+    legend_text(a, sizeof a, v, it, 1);
+    legend_text(b, sizeof b, v, it, 0);
+    int w = f->body / 2 + 4 + imax(render_text_width(rc, a, f->small), render_text_width(rc, b, f->small)) + 6;
+    const char *name = legend_scale_name(v, it);
+    if (name) w = imax(w, render_text_width(rc, name, f->small) + 6);
+    return w;
 }
 
 static void draw_legend(RenderCtx *rc, const View *v, const Item *it, const Fonts *f, int x, int y, int h)
@@ -571,6 +670,16 @@ static void draw_legend(RenderCtx *rc, const View *v, const Item *it, const Font
     const Theme *th = render_theme(v->theme);
     int bw = imax(6, f->body / 2);
     int lh = text_h(rc, f->small);
+    /* the scale in use: every weights legend says it, at the top of the
+     * matrix's height when the bar keeps room for its two ends, else over it */
+    const char *name = legend_scale_name(v, it);
+    int name_y = y - lh - 2;
+    if (name && h >= 3 * lh + 2) {
+        name_y = y;
+        y += lh + 2;
+        h -= lh + 2;
+    }
+    if (name) render_text(rc, name, f->small, th->text, x, name_y, 0);
     /* the end values sit beside the bar's ends, inside the matrix's height */
     if (h < 2 * lh) {
         y -= (2 * lh - h) / 2;
@@ -584,12 +693,13 @@ static void draw_legend(RenderCtx *rc, const View *v, const Item *it, const Font
         SDL_RenderDrawLine(rc->sdl, x, y + i, x + bw - 1, y + i);
     }
     render_outline(rc, (SDL_Rect){x - 1, y - 1, bw + 2, h + 2}, th->dim, 1);
-    char a[32], b[32];
-    legend_text(a, sizeof a, it, 1);
-    legend_text(b, sizeof b, it, 0);
+    char a[32], b[32], mid[32];
+    legend_text(a, sizeof a, v, it, 1);
+    legend_text(b, sizeof b, v, it, 0);
+    legend_text(mid, sizeof mid, v, it, -1);
     render_text(rc, a, f->small, th->dim, x + bw + 4, y, 0);
     render_text(rc, b, f->small, th->dim, x + bw + 4, y + h - lh, 0);
-    if (!it->weights && h >= 4 * lh) render_text(rc, "0", f->small, th->dim, x + bw + 4, y + h / 2 - lh / 2, 0);
+    if (mid[0] && h >= 4 * lh) render_text(rc, mid, f->small, th->dim, x + bw + 4, y + h / 2 - lh / 2, 0);
 }
 
 /* Token labels: every k-th when rows are thinner than the text. */
@@ -658,6 +768,33 @@ static SDL_Rect cell_rect(const Item *it, int i, int j)
     return (SDL_Rect){it->x + x0, it->y + y0, (int)lrintf(it->cw * (j + 1)) - x0, (int)lrintf(it->ch * (i + 1)) - y0};
 }
 
+/* W_a: a line between the rows that multiply x_i and those that multiply
+ * y_j, and the two bands named (columns when drawn transposed). */
+static void item_draw_w_a_split(RenderCtx *rc, const View *v, const Item *it, const Fonts *f)
+{
+    int W = item_w(it), H = item_h(it);
+    const Theme *th = render_theme(v->theme);
+    int dx = it->trace->cfg.d_x, tr = it->transposed, off = tr ? it->c0 : it->r0, along = tr ? it->cols : it->rows;
+    float cs = tr ? it->cw : it->ch;
+    int lw = imax(3, f->body / 6), lsz = it->lsize, llh = text_h(rc, lsz);
+    int cut = (tr ? it->x : it->y) + (int)lrintf(cs * (float)(dx - off));
+    if (dx - off > 0 && dx - off < along)
+        render_fill(
+            rc, tr ? (SDL_Rect){cut - lw / 2, it->y - 4, lw, H + 8} : (SDL_Rect){it->x - 4, cut - lw / 2, W + 8, lw},
+            th->text);
+    const char *band[2] = {"x_i", it->trace->cfg.cross ? "y_j" : "x_j"};
+    for (int b = 0; b < 2; b++) {
+        int a0 = imax(0, (b ? dx : 0) - off), a1 = imin(along, (b ? it->s->rows : dx) - off);
+        /* named where the band is long enough for its name */
+        if (a1 <= a0 || cs * (float)(a1 - a0) < (float)(tr ? render_text_width(rc, band[b], lsz) + 4 : llh)) continue;
+        int mid = (int)lrintf(cs * (float)(a0 + a1) / 2.0f);
+        if (tr)
+            render_text(rc, band[b], lsz, th->text, it->x + mid, it->y - llh - 4, 1);
+        else
+            render_text(rc, band[b], lsz, th->text, it->x - 8, it->y + mid - llh / 2, 2);
+    }
+}
+
 /* What a settled cell shows: its state and, in num, its number ("" for none).
  * A cell still animating shows no number: never an in-between value. */
 static int cell_number(const View *v, const Item *it, int r, int c, char *num, size_t len, SDL_Color *bg)
@@ -668,20 +805,28 @@ static int cell_number(const View *v, const Item *it, int r, int c, char *num, s
     num[0] = '\0';
     if (st == ST_EMPTY) return st;
     float fin = it->s->data[(size_t)r * (size_t)it->s->cols + (size_t)c];
+    float x = step_val(it, r, c);
+    if (st == ST_BLOCKED && it->weights) {
+        /* the true weight: 0 under −∞; under a finite fill what softmax gave
+         * (a row that sees nothing is uniform), in its colour */
+        if (memcmp(&x, &fin, sizeof x) != 0) return st; /* animating */
+        if (x > 0.0f)
+            fmt_cell(num, len, x, 1);
+        else
+            snprintf(num, len, "0");
+        *bg = cell_color(v, th, it, r, c);
+        return st;
+    }
     if (st == ST_BLOCKED) {
         if (it->blocked_mix <= 0.5f) return st;
-        /* what the cell becomes: −∞, or the finite fill (−1e9, −1e20), or weight 0 */
-        if (it->weights)
-            snprintf(num, len, "0");
-        else
-            fmt_cell(num, len, fin, 0);
+        /* what the score becomes: −∞, or the finite fill (−1e9, −1e20) */
+        fmt_cell(num, len, fin, 0);
         *bg = th->blocked;
         return st;
     }
-    float x = step_val(it, r, c);
     if (memcmp(&x, &fin, sizeof x) != 0) return st; /* animating */
     fmt_cell(num, len, x, it->weights);
-    *bg = render_value_color(x, it->weights, it->range);
+    *bg = item_color(it, r, x);
     return st;
 }
 
@@ -694,7 +839,7 @@ static int numbers_width(RenderCtx *rc, const View *v, const Item *it, int size)
         for (int c = 0; c < s->cols; c++) {
             char num[32];
             float x = s->data[(size_t)r * (size_t)s->cols + (size_t)c];
-            if (view_cell_blocked(v, s, r, c) && it->weights)
+            if (view_cell_blocked(v, s, r, c) && it->weights && !(x > 0.0f))
                 snprintf(num, sizeof num, "0");
             else
                 fmt_cell(num, sizeof num, x, it->weights);
@@ -748,6 +893,9 @@ static void item_draw_numbers(RenderCtx *rc, const View *v, const Item *it)
 {
     const Theme *th = render_theme(v->theme);
     int numbers = it->nsize > 0 && it->alpha >= 0.5f;
+    Item scaled = *it;
+    if (numbers) item_row_max(rc, &scaled); /* the ink on a cell follows its colour */
+    it = &scaled;
     int maskable = it->s->kind == ATTN_STEP_MASKED || it->s->kind == ATTN_STEP_SOFTMAX;
     /* cells too small for a hatch or a number draw nothing here: a
      * 1024×1024 matrix is then not visited cell by cell */
@@ -774,7 +922,16 @@ static void item_draw_numbers(RenderCtx *rc, const View *v, const Item *it)
             }
             if (!numbers || !num[0]) continue;
             render_within(rc, cell, "cell number");
-            render_text_glyphs(rc, num, it->nsize, ink_on(bgc), cell.x + cell.w / 2, cell.y + cell.h / 2, cell.w - 2);
+            /* a number too wide for its cell: a power of ten one digit shorter */
+            SDL_Color ink = ink_on(bgc);
+            int cx = cell.x + cell.w / 2, cy = cell.y + cell.h / 2;
+            if (render_text_glyphs(rc, num, it->nsize, ink, cx, cy, cell.w - 2) < 0 && strchr(num, 'e')) {
+                float written = st == ST_BLOCKED && !it->weights
+                                    ? it->s->data[(size_t)r * (size_t)it->s->cols + (size_t)c]
+                                    : step_val(it, r, c);
+                fmt_cell_digits(num, sizeof num, written, 0, 1);
+                render_text_glyphs(rc, num, it->nsize, ink, cx, cy, cell.w - 2);
+            }
         }
 }
 
@@ -807,7 +964,7 @@ static void item_draw_labels(RenderCtx *rc, const View *v, const Item *it)
             add_hitbox(rc, (SDL_Rect){it->x - 6 - tw, y, tw + 4, lh}, token_hit(v, it, it->rl, i + it->r0, 0));
         }
     }
-    if (it->cl) {
+    if (it->cl && (it->labels || !it->row_map)) { /* y_j beside x_i shares its pair labels */
         int k = it->index_cols ? it->k_col : it->k_tok;
         int room = (int)(it->cw * (float)(it->stagger ? 2 * k : k)) - 6;
         for (int j = 0; j < it->cols; j += k) {
@@ -815,7 +972,9 @@ static void item_draw_labels(RenderCtx *rc, const View *v, const Item *it)
             SDL_Color col = !it->index_cols && j + it->c0 == sel_c ? th->accent : it->index_cols ? th->dim : th->text;
             int cx = it->x + (int)lrintf(it->cw * (j + 0.5f));
             int y = it->y - lh - 4 - (it->stagger && (j / k) % 2 ? lh : 0);
-            int tw = draw_label(rc, lab, it->lsize, room, col, cx, y, 1);
+            /* centred on its column, and inside the panel at either end */
+            int fit = imin(room, 2 * imin(cx - it->area.x, it->area.x + it->area.w - cx));
+            int tw = draw_label(rc, lab, it->lsize, fit, col, cx, y, 1);
             if (!tw || it->index_cols) continue;
             add_hitbox(rc, (SDL_Rect){cx - tw / 2, y, tw, lh}, token_hit(v, it, it->cl, j + it->c0, 1));
         }
@@ -840,31 +999,39 @@ static void item_draw_selection(RenderCtx *rc, const View *v, const Item *it)
             th->sel, 2);
 }
 
-/* Head blocks (split's projection, concat): outlined in the heads' colours, named below. */
+/* Head blocks (split's projection, concat): bands of block_w of the step's
+ * columns outlined in the heads' colours, named below; drawn transposed they
+ * stand as rows, and the colours say it (as on the heads' outputs). */
 static void item_draw_blocks(RenderCtx *rc, const View *v, const Item *it, const Fonts *f)
 {
     const Theme *th = render_theme(v->theme);
     int W = item_w(it), H = item_h(it);
-    if (it->block_w > 0 && !it->transposed) {
-        int nb = it->full_cols / it->block_w;
+    if (it->block_w > 0) {
+        int tr = it->transposed;
+        int nb = it->s->cols / it->block_w, along = tr ? it->rows : it->cols, off = tr ? it->r0 : it->c0;
+        int origin = tr ? it->y : it->x;
+        float cs = tr ? it->ch : it->cw;
         if (it->block_gap > 0.0f) {
             /* the projection's columns come apart into the heads' blocks */
-            int gap = imax(1, (int)lrintf(it->block_gap * fmaxf(4.0f, fminf(12.0f, it->cw * 0.4f))));
+            int gap = imax(1, (int)lrintf(it->block_gap * fmaxf(4.0f, fminf(12.0f, cs * 0.4f))));
             for (int b = 1; b < nb; b++) {
-                int cb = b * it->block_w - it->c0;
-                if (cb <= 0 || cb >= it->cols) continue;
-                int x = it->x + (int)lrintf(it->cw * cb);
-                render_fill(rc, (SDL_Rect){x - gap / 2 - 1, it->y - 1, gap + 2, H + 2}, th->bg);
+                int cb = b * it->block_w - off;
+                if (cb <= 0 || cb >= along) continue;
+                int at = origin + (int)lrintf(cs * cb);
+                SDL_Rect g = tr ? (SDL_Rect){it->x - 1, at - gap / 2 - 1, W + 2, gap + 2}
+                                : (SDL_Rect){at - gap / 2 - 1, it->y - 1, gap + 2, H + 2};
+                render_fill(rc, g, th->bg);
             }
         }
         for (int b = 0; b < nb; b++) {
-            int c0 = b * it->block_w - it->c0, c1 = c0 + it->block_w;
-            if (c1 <= 0 || c0 >= it->cols) continue;
+            int c0 = b * it->block_w - off, c1 = c0 + it->block_w;
+            if (c1 <= 0 || c0 >= along) continue;
             c0 = imax(c0, 0);
-            c1 = imin(c1, it->cols);
-            SDL_Rect br = {it->x + (int)lrintf(it->cw * c0) + 1, it->y + 1,
-                           (int)lrintf(it->cw * c1) - (int)lrintf(it->cw * c0) - 2, H - 2};
+            c1 = imin(c1, along);
+            int a = origin + (int)lrintf(cs * c0) + 1, len = (int)lrintf(cs * c1) - (int)lrintf(cs * c0) - 2;
+            SDL_Rect br = tr ? (SDL_Rect){it->x + 1, a, W - 2, len} : (SDL_Rect){a, it->y + 1, len, H - 2};
             render_outline(rc, br, th->head[b % 8], b + 1 == it->block_sel ? 4 : 2);
+            if (tr) continue;
             char hn[32];
             snprintf(hn, sizeof hn, "%s %d", view_string(VS_HEAD, v->lang), b + 1);
             if (render_text_width(rc, hn, f->small) <= br.w)
@@ -883,12 +1050,17 @@ static void item_draw_operands(RenderCtx *rc, const View *v, const Item *it, con
 {
     const Theme *th = render_theme(v->theme);
     int W = item_w(it), H = item_h(it);
+    int tr = it->transposed;
+    /* the step's row and column, where they are drawn */
     int thick = imax(3, f->body / 9);
-    if (it->hl_row >= 0 && it->hl_row < it->rows)
-        render_outline(rc, (SDL_Rect){it->x, it->y + (int)lrintf(it->ch * it->hl_row), W, imax(2, (int)lrintf(it->ch))},
+    int hr = -1, hc = -1;
+    if (it->hl_srow >= 0) *(tr ? &hc : &hr) = it->hl_srow - (tr ? it->c0 : it->r0);
+    if (it->hl_scol >= 0) *(tr ? &hr : &hc) = it->hl_scol - (tr ? it->r0 : it->c0);
+    if (hr >= 0 && hr < it->rows)
+        render_outline(rc, (SDL_Rect){it->x, it->y + (int)lrintf(it->ch * hr), W, imax(2, (int)lrintf(it->ch))},
                        th->sel, thick);
-    if (it->hl_col >= 0 && it->hl_col < it->cols)
-        render_outline(rc, (SDL_Rect){it->x + (int)lrintf(it->cw * it->hl_col), it->y, imax(2, (int)lrintf(it->cw)), H},
+    if (hc >= 0 && hc < it->cols)
+        render_outline(rc, (SDL_Rect){it->x + (int)lrintf(it->cw * hc), it->y, imax(2, (int)lrintf(it->cw)), H},
                        th->sel, thick);
     if (it->cur_r >= 0) {
         int i = it->transposed ? it->cur_c : it->cur_r, j = it->transposed ? it->cur_r : it->cur_c;
@@ -903,25 +1075,39 @@ static void item_draw_operands(RenderCtx *rc, const View *v, const Item *it, con
     }
 }
 
-/* "Σ = 1" at the end of each row whose softmax is done (the final sum,
- * never an in-between one), every k_tok-th row as the labels. */
+/* The height the sums take under a matrix drawn transposed (0: beside its rows). */
+static int rowsums_below(RenderCtx *rc, const Item *it, const Fonts *f)
+{
+    return it->rowsum && it->transposed ? text_h(rc, f->small) + 2 : 0;
+}
+
+/* Softmax's final sums (never an in-between one): "Σ = 1" at the end of
+ * each row whose softmax is done, every k_tok-th row as the labels; drawn
+ * transposed, one number under each column, after a "Σ =" where the row
+ * labels stand. */
 static void item_draw_rowsums(RenderCtx *rc, const View *v, const Item *it, const Fonts *f)
 {
     if (!it->rowsum) return;
     const Theme *th = render_theme(v->theme);
-    int lh = text_h(rc, f->small);
-    for (int i = 0; i < it->rows; i += it->k_tok) {
-        if (it->rowsum_on && !it->rowsum_on[i + it->r0]) continue;
+    int lh = text_h(rc, f->small), tr = it->transposed, H = item_h(it);
+    int n = tr ? it->cols : it->rows, off = tr ? it->c0 : it->r0;
+    int k = tr ? label_stride(it->cw, render_text_width(rc, "0.00", f->small) + 4) : it->k_tok;
+    if (tr) render_text(rc, "Σ =", f->small, th->accent, it->x - 6, it->y + H + 3, 2);
+    for (int i = 0; i < n; i += k) {
+        if (it->rowsum_on && !it->rowsum_on[i + off]) continue;
         char buf[48], num[32];
-        float sv = it->rowsum[i + it->r0];
+        float sv = it->rowsum[i + off];
         if (fabsf(sv - 1.0f) < 5e-4f)
-            snprintf(buf, sizeof buf, "Σ = 1");
-        else {
+            snprintf(num, sizeof num, "1");
+        else
             fmt_cell(num, sizeof num, sv, 0);
+        if (tr) {
+            render_text(rc, num, f->small, th->accent, it->x + (int)lrintf(it->cw * (i + 0.5f)), it->y + H + 3, 1);
+        } else {
             snprintf(buf, sizeof buf, "Σ = %s", num);
+            render_text(rc, buf, f->small, th->accent, it->x + item_w(it) + 8,
+                        it->y + (int)lrintf(it->ch * (i + 0.5f)) - lh / 2, 0);
         }
-        render_text(rc, buf, f->small, th->accent, it->x + item_w(it) + 8,
-                    it->y + (int)lrintf(it->ch * (i + 0.5f)) - lh / 2, 0);
     }
 }
 
@@ -931,14 +1117,17 @@ static void item_draw_caption(RenderCtx *rc, const View *v, const Item *it, cons
 {
     const Theme *th = render_theme(v->theme);
     char title[64], shape[96];
-    view_step_title(it->s, title, sizeof title);
-    snprintf(shape, sizeof shape, "%s%s  %d×%d", title, it->transposed ? "ᵀ" : "",
-             it->transposed ? it->s->cols : it->s->rows, it->transposed ? it->s->rows : it->s->cols);
+    if (it->map_title)
+        snprintf(title, sizeof title, "%s", it->map_title);
+    else
+        view_step_title(it->s, title, sizeof title);
+    snprintf(shape, sizeof shape, "%s%s  %d×%d", title, it->formula_t ? "ᵀ" : "", it->full_rows, it->full_cols);
     int W = item_w(it), H = item_h(it);
-    int sy = it->y + H + 6 + (it->block_w > 0 ? text_h(rc, f->small) + 2 : 0);
+    int sy =
+        it->y + H + 6 + (it->block_w > 0 && !it->transposed ? text_h(rc, f->small) + 2 : 0) + rowsums_below(rc, it, f);
     int room = W + it->leg_w + it->lab_w / 2;
     if (render_text_width(rc, shape, f->body) > room)
-        snprintf(shape, sizeof shape, "%s%s", title, it->transposed ? "ᵀ" : "");
+        snprintf(shape, sizeof shape, "%s%s", title, it->formula_t ? "ᵀ" : "");
     SDL_Color col = it->result ? th->text : th->dim;
     int cx = it->x + W / 2, half = imin(cx - (it->x - it->lab_w / 2), it->x + W + it->leg_w - cx);
     draw_fit(rc, shape, f->body, 2 * half, col, cx, sy, 1);
@@ -954,6 +1143,8 @@ static void item_add_hitmat(RenderCtx *rc, const Item *it)
     hm->rows = it->rows;
     hm->cols = it->cols;
     hm->transposed = it->transposed;
+    hm->row_map = it->row_map;
+    hm->map_rows = it->map_rows;
     hm->r0 = it->r0;
     hm->c0 = it->c0;
     hm->vr = it->rows;
@@ -968,6 +1159,7 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
     item_draw_cells(rc, v, it, anim_key);
     item_draw_numbers(rc, v, it);
     render_within(rc, it->area, "matrix label");
+    if (is_w_a(it)) item_draw_w_a_split(rc, v, it, f);
     item_draw_labels(rc, v, it);
     item_draw_selection(rc, v, it);
     item_draw_blocks(rc, v, it, f);
@@ -976,7 +1168,8 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
     if (it->bare) return;
     item_draw_caption(rc, v, it, f);
     if (it->legend && !it->shared) {
-        int lx = it->x + item_w(it) + 8 + (it->rowsum ? render_text_width(rc, "Σ = 0.00", f->small) + 12 : 0);
+        int lx = it->x + item_w(it) + 8 +
+                 (it->rowsum && !it->transposed ? render_text_width(rc, "Σ = 0.00", f->small) + 12 : 0);
         draw_legend(rc, v, it, f, lx, it->y, item_h(it));
     }
     item_add_hitmat(rc, it);
@@ -1016,17 +1209,22 @@ static int is_weights(const AttnStep *s)
     return s->kind == ATTN_STEP_SOFTMAX;
 }
 
-static void item_init(Item *it, RenderCtx *rc, const View *v, const AttnTrace *t, int step, int transposed)
+/* formula_t: the formula transposes this matrix (Kᵀ in Q·Kᵀ); column
+ * notation then draws it the other way round, as it does every matrix. */
+static void item_init(Item *it, RenderCtx *rc, const View *v, const AttnTrace *t, int step, int formula_t)
 {
     memset(it, 0, sizeof *it);
+    int transposed = formula_t != (v->notation == VIEW_NOTATION_COLUMN);
     it->trace = t;
     it->step = step;
     it->s = &t->steps[step];
     it->transposed = transposed;
+    it->formula_t = formula_t;
     it->weights = is_weights(it->s);
+    it->wscale = v->weight_scale;
     it->range = it->weights ? 1.0f : range_of(rc, v, it->s);
     it->alpha = 1.0f;
-    it->hl_row = it->hl_col = it->cur_r = it->cur_c = -1;
+    it->hl_srow = it->hl_scol = it->cur_r = it->cur_c = -1;
     it->blocked_mix = 1.0f;
     const char *const *rl = view_row_labels(v, t, it->s), *const *cl = view_col_labels(v, t, it->s);
     it->rl = transposed ? cl : rl;
@@ -1037,6 +1235,34 @@ static void item_init(Item *it, RenderCtx *rc, const View *v, const AttnTrace *t
     it->cols = it->full_cols;
     it->labels = 1;
     it->legend = 1;
+}
+
+/* Draws the item as map_rows rows, row i being the step's row map[i]. */
+static void item_set_row_map(Item *it, const int *map, int map_rows)
+{
+    it->row_map = map;
+    it->map_rows = map_rows;
+    *(it->transposed ? &it->full_cols : &it->full_rows) = map_rows;
+    it->rows = it->full_rows;
+    it->cols = it->full_cols;
+}
+
+/* Additive attention's pairs: map[p] = p / n_k (x_i, X repeated) and
+ * map[n + p] = p % n_k (y_j, Y tiled), n = n_q·n_k; NULL out of memory. */
+static const int *pair_map(RenderCtx *rc, int nq, int nk)
+{
+    if (rc->pair_map && rc->pair_nq == nq && rc->pair_nk == nk) return rc->pair_map;
+    size_t n = (size_t)nq * (size_t)nk;
+    int *m = realloc(rc->pair_map, 2 * n * sizeof *m);
+    if (!m) return NULL;
+    for (size_t p = 0; p < n; p++) {
+        m[p] = (int)(p / (size_t)nk);
+        m[n + p] = (int)(p % (size_t)nk);
+    }
+    rc->pair_map = m;
+    rc->pair_nq = nq;
+    rc->pair_nk = nk;
+    return m;
 }
 
 /* Scratch for one panel's animation. */
@@ -1100,8 +1326,11 @@ static void animate_softmax(Item *res, const AttnStep *src, double p, Anim *a)
     for (int r = 0; r < R; r++) {
         float f = sequential ? (r < cur ? 1.0f : r > cur ? 0.0f : (float)(slot - cur)) : (float)p;
         if (sequential && r > cur) {
-            for (int c = 0; c < C; c++)
-                if (a->state[(size_t)r * C + c] != ST_BLOCKED) a->state[(size_t)r * C + c] = ST_EMPTY;
+            /* not computed yet: empty, but for blocked cells that will stay 0 */
+            for (int c = 0; c < C; c++) {
+                size_t i = (size_t)r * C + c;
+                if (a->state[i] != ST_BLOCKED || s->data[i] > 0.0f) a->state[i] = ST_EMPTY;
+            }
             continue;
         }
         const float *x = src->data + (size_t)r * (size_t)C;
@@ -1116,7 +1345,7 @@ static void animate_softmax(Item *res, const AttnStep *src, double p, Anim *a)
         }
         a->rowsum_on[r] = (unsigned char)(f >= 1.0f);
     }
-    if (sequential && cur < R) res->hl_row = cur - res->r0;
+    if (sequential && cur < R) res->hl_srow = cur;
     res->rowsum_on = a->rowsum_on;
 }
 
@@ -1164,19 +1393,20 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
                 res->cur_c = C <= 64 ? kc : -1;
             }
         }
-        if (res->cur_r >= 0 && s->kind == ATTN_STEP_SCORES && res->trace->cfg.attention == ATTN_ADDITIVE &&
-            n_ops >= 1 && res->cur_c >= 0)
-            ops[0].hl_row = res->cur_r * C + res->cur_c - ops[0].r0; /* the pair's row of hidden */
+        int additive = res->trace->cfg.attention == ATTN_ADDITIVE;
+        if (res->cur_r >= 0 && s->kind == ATTN_STEP_SCORES && additive && n_ops >= 1 && res->cur_c >= 0)
+            ops[0].hl_srow = res->cur_r * C + res->cur_c; /* the pair's row of hidden */
         if (res->cur_r >= 0 && s->kind == ATTN_STEP_ADDITIVE_HIDDEN && n_ops >= 1) {
-            int nk = res->trace->cfg.n_k;
-            ops[0].hl_row = res->cur_r / nk - ops[0].r0;                                                      /* x_i */
-            if (n_ops >= 2 && ops[1].s->kind == ATTN_STEP_INPUT) ops[1].hl_row = res->cur_r % nk - ops[1].r0; /* y_j */
+            /* the pair's row: of [x_i ; y_j] when X and Y stand as pairs, else x_i and y_j */
+            int nk = res->trace->cfg.n_k, paired = ops[0].row_map != NULL;
+            ops[0].hl_srow = paired ? res->cur_r : res->cur_r / nk;
+            if (n_ops >= 2 && ops[1].s->kind == ATTN_STEP_INPUT) ops[1].hl_srow = paired ? res->cur_r : res->cur_r % nk;
         }
-        /* the left operand's row and the right operand's column */
+        /* the left operand's row and the right operand's column (K's row: Kᵀ's column) */
         if (res->cur_r >= 0 && n_ops >= 2 && s->kind != ATTN_STEP_ADDITIVE_HIDDEN &&
-            !(s->kind == ATTN_STEP_SCORES && res->trace->cfg.attention == ATTN_ADDITIVE)) {
-            ops[0].hl_row = res->cur_r - ops[0].r0;
-            if (res->cur_c >= 0) ops[1].hl_col = res->cur_c - ops[1].c0;
+            !(s->kind == ATTN_STEP_SCORES && additive)) {
+            ops[0].hl_srow = res->cur_r;
+            if (res->cur_c >= 0) *(ops[1].formula_t ? &ops[1].hl_srow : &ops[1].hl_scol) = res->cur_c;
         }
         return key;
     }
@@ -1218,41 +1448,52 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
     return key;
 }
 
-/* The operator written between operand i-1 and i, and before the result. */
-static const char *op_between(const AttnStep *s, const AttnStep *next, int before_result, char *buf, size_t len,
-                              const AttnTrace *t, LessonLang lang)
+/* The operator written before the result of step s. */
+static const char *op_before_result(const AttnStep *s, char *buf, size_t len, const AttnTrace *t, LessonLang lang)
 {
-    /* s is the result step; next the operand after the operator (NULL before the result) */
-    if (before_result) {
-        switch (s->kind) {
-        case ATTN_STEP_SCALED:
-            snprintf(buf, len, "÷ %.4g =", (double)t->divisor);
-            return buf;
-        case ATTN_STEP_MASKED:
-            snprintf(buf, len, "%s", view_string(VS_OP_MASK, lang));
-            return buf;
-        case ATTN_STEP_SOFTMAX:
-            snprintf(buf, len, "softmax →");
-            return buf;
-        case ATTN_STEP_SPLIT:
-            snprintf(buf, len, "→");
-            return buf;
-        case ATTN_STEP_CONCAT:
-            snprintf(buf, len, "→");
-            return buf;
-        case ATTN_STEP_ADDITIVE_HIDDEN:
-            snprintf(buf, len, "→ tanh →");
-            return buf;
-        default:
-            snprintf(buf, len, "=");
-            return buf;
-        }
+    switch (s->kind) {
+    case ATTN_STEP_SCALED:
+        snprintf(buf, len, "÷ %.4g =", (double)t->divisor);
+        return buf;
+    case ATTN_STEP_MASKED:
+        return view_string(VS_OP_MASK, lang);
+    case ATTN_STEP_SOFTMAX:
+        return "softmax →";
+    case ATTN_STEP_SPLIT:
+    case ATTN_STEP_CONCAT:
+        return "→";
+    case ATTN_STEP_ADDITIVE_HIDDEN:
+        return "→ tanh →";
+    default:
+        return "=";
     }
-    (void)lang;
-    if (next && next->kind == ATTN_STEP_BIAS) return "+";
-    if (s->kind == ATTN_STEP_CONCAT) return "|";
-    if (s->kind == ATTN_STEP_ADDITIVE_HIDDEN) return next && next->kind == ATTN_STEP_WEIGHT ? "×" : ";";
+}
+
+/* The operator written between two operands of step s, as they stand. */
+static const char *op_between(const AttnStep *s, const AttnStep *prev, const AttnStep *next, int column)
+{
+    if (next->kind == ATTN_STEP_BIAS) return "+";
+    /* concat joins side by side in rows, and stacks in columns */
+    if (s->kind == ATTN_STEP_CONCAT) return column ? ";" : "|";
+    /* additive: [x_i ; y_j] · W_a, or W_a · [x_i ; y_j] */
+    if (s->kind == ATTN_STEP_ADDITIVE_HIDDEN)
+        return prev->kind == ATTN_STEP_WEIGHT || next->kind == ATTN_STEP_WEIGHT ? "×" : ";";
     return "×";
+}
+
+/* The order operands stand in, left to right: as the formula writes them. In
+ * column notation a product turns round (Q = W_Q·X, scores = Kᵀ·Q, head =
+ * V·weights), so its right-hand factor (the last operand that is not a
+ * bias) comes first; a bias stays last. */
+static void operand_order(const View *v, const Item *items, int n_ops, int *order)
+{
+    for (int i = 0; i < n_ops; i++) order[i] = i;
+    if (v->notation != VIEW_NOTATION_COLUMN || n_ops < 2) return;
+    if (!is_product(items[n_ops].s)) return; /* the result stands after the operands */
+    int last = n_ops - 1;
+    while (last > 0 && items[last].s->kind == ATTN_STEP_BIAS) last--;
+    for (int i = last; i > 0; i--) order[i] = order[i - 1];
+    order[0] = last;
 }
 
 #define MAX_ITEMS 20
@@ -1275,8 +1516,9 @@ static void draw_concat_slide(RenderCtx *rc, const View *v, const Item *ops, int
     for (int i = 0; i < n_ops; i++) {
         const Item *src = &ops[i];
         Item mv = *src;
-        /* the block's cells in the concat: columns [c0, c0 + cols) */
-        float dx = (float)res->x + res->cw * (float)c0, dy = (float)res->y;
+        /* the block's cells in the concat: columns [c0, c0 + cols), drawn as rows when transposed */
+        float dx = (float)res->x + (res->transposed ? 0.0f : res->cw * (float)c0);
+        float dy = (float)res->y + (res->transposed ? res->ch * (float)c0 : 0.0f);
         mv.x = (int)lrintf((float)src->x + (dx - (float)src->x) * q);
         mv.y = (int)lrintf((float)src->y + (dy - (float)src->y) * q);
         mv.cw = src->cw + (res->cw - src->cw) * q;
@@ -1284,7 +1526,7 @@ static void draw_concat_slide(RenderCtx *rc, const View *v, const Item *ops, int
         mv.rl = mv.cl = NULL;
         mv.labels = mv.legend = 0;
         mv.alpha = 1.0f;
-        mv.hl_row = mv.hl_col = mv.cur_r = mv.cur_c = -1;
+        mv.hl_srow = mv.hl_scol = mv.cur_r = mv.cur_c = -1;
         mv.block_color = i + 1;
         mv.bare = 1;
         draw_item(rc, v, &mv, f, 0);
@@ -1297,6 +1539,7 @@ typedef struct Panel {
     Item items[MAX_ITEMS];
     int n, n_ops;
     Item *res;
+    Item *shown[MAX_ITEMS]; /* left to right: the operands in the formula's order, then the result */
     char opbuf[MAX_ITEMS][48];
     const char *ops[MAX_ITEMS]; /* the operator before item i (i ≥ 1) */
     int opw[MAX_ITEMS];
@@ -1346,6 +1589,24 @@ static void panel_items(Panel *P, RenderCtx *rc, const View *v, const AttnTrace 
         for (int i = 0; i < P->n_ops; i++) items[i].block_color = i + 1;
     }
     if (s->kind == ATTN_STEP_SPLIT) res->block_color = t->cfg.heads > 1 ? s->head : 0;
+    /* additive: the operand of W_a is [x_i ; y_j], one row per pair, so X
+     * stands repeated and Y tiled, row for row beside each other, labelled
+     * with the pairs as hidden's rows are */
+    const int *pm = s->kind == ATTN_STEP_ADDITIVE_HIDDEN && P->n_ops >= 2 ? pair_map(rc, t->cfg.n_q, t->cfg.n_k) : NULL;
+    if (pm) {
+        int np = t->cfg.n_q * t->cfg.n_k;
+        item_set_row_map(&items[0], pm, np);
+        item_set_row_map(&items[1], pm + np, np);
+        items[0].map_title = "x_i";
+        items[1].map_title = t->cfg.cross ? "y_j" : "x_j";
+        const char *const *pl = view_row_labels(v, t, s);
+        *(items[0].transposed ? &items[0].cl : &items[0].rl) = pl;
+        *(items[1].transposed ? &items[1].cl : &items[1].rl) = pl;
+    }
+    int ord[MAX_ITEMS];
+    operand_order(v, items, P->n_ops, ord);
+    ord[P->n_ops] = P->n_ops;
+    for (int i = 0; i < P->n; i++) P->shown[i] = &items[ord[i]];
 
     /* One colour scale for a step whose result holds its operand's values,
      * changed (scaled, masked) or rearranged (split, concat), or whose
@@ -1464,14 +1725,22 @@ static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
 {
     const AttnStep *s = P->res->s;
     for (int i = 1; i < P->n; i++) {
-        P->ops[i] = op_between(s, i < P->n - 1 ? P->items[i].s : NULL, i == P->n - 1, P->opbuf[i], sizeof P->opbuf[i],
-                               t, v->lang);
+        P->ops[i] = i == P->n - 1
+                        ? op_before_result(s, P->opbuf[i], sizeof P->opbuf[i], t, v->lang)
+                        : op_between(s, P->shown[i - 1]->s, P->shown[i]->s, v->notation == VIEW_NOTATION_COLUMN);
         P->opw[i] = render_text_width(rc, P->ops[i], f->formula) + f->body / 2 + 6;
     }
     int lh = text_h(rc, f->label);
     P->top_h = text_h(rc, f->small) / 2 + 4;
+    /* the longest list of feature numbers first: a longer one asked later
+     * would move the list the others point into */
+    int features = 0;
+    for (int i = 0; i < P->n; i++)
+        if (!P->shown[i]->cl && P->shown[i]->s->kind == ATTN_STEP_INPUT)
+            features = imax(features, P->shown[i]->full_cols);
+    if (features) index_labels(rc, features);
     for (int i = 0; i < P->n; i++) {
-        Item *it = &P->items[i];
+        Item *it = P->shown[i];
         it->area = area;
         it->lsize = f->label;
         if (!it->cl && it->s->kind == ATTN_STEP_INPUT) {
@@ -1481,24 +1750,32 @@ static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
         }
         /* up to 16 tokens' columns, all labelled, may need two lines */
         if (it->cl) P->top_h = imax(P->top_h, (it->index_cols || it->full_cols > 16 ? 1 : 2) * lh + 8);
+        /* W_a drawn transposed: its bands named above it */
+        if (is_w_a(it) && it->transposed) P->top_h = imax(P->top_h, lh + 8);
         it->legend = level == 0 || it->result || (level == 1 && P->n <= 3);
         it->labels = 1;
         for (int j = 0; j < i && level >= 2; j++)
-            if (it->rl && P->items[j].rl == it->rl) it->labels = 0;
+            if (it->rl && P->shown[j]->rl == it->rl) it->labels = 0;
+        if (i > 0 && it->row_map && P->shown[i - 1]->row_map) it->labels = 0; /* y_j beside x_i: one row of pairs */
         int lw = it->labels && it->rl ? label_width(rc, it->rl, it->full_rows, it->lsize) : 0;
         it->lab_w = lw ? imin(lw, imax(3 * f->label, area.w / 7)) + 10 : 4;
-        it->leg_w = it->legend && !it->shared ? legend_width(rc, it, f) + 8 : 0;
-        if (it->result && it->s->kind == ATTN_STEP_SOFTMAX)
+        /* W_a's bands, x_i and y_j, named left of its rows */
+        if (is_w_a(it) && !it->transposed) it->lab_w = render_text_width(rc, "y_j", it->lsize) + 12;
+        it->leg_w = it->legend && !it->shared ? legend_width(rc, v, it, f) + 8 : 0;
+        if (it->result && it->s->kind == ATTN_STEP_SOFTMAX && !it->transposed)
             it->leg_w += render_text_width(rc, "Σ = 0.00", f->small) + 12;
     }
-    int blocks = 0;
-    for (int i = 0; i < P->n; i++) blocks |= P->items[i].block_w > 0;
-    /* the caption, and the heads' names under split's blocks */
-    P->cap_h = text_h(rc, f->body) + 8 + (blocks ? text_h(rc, f->small) + 2 : 0);
+    int blocks = 0, below = 0;
+    for (int i = 0; i < P->n; i++) {
+        blocks |= P->shown[i]->block_w > 0 && !P->shown[i]->transposed;
+        below = imax(below, rowsums_below(rc, P->shown[i], f));
+    }
+    /* the caption, the heads' names under split's blocks, softmax's sums under its columns */
+    P->cap_h = text_h(rc, f->body) + 8 + (blocks ? text_h(rc, f->small) + 2 : 0) + below;
     P->note_h = text_h(rc, f->formula) + 4;
     P->over[0] = P->over[1] = 4;
     for (int i = 0; i < P->n; i++) {
-        const Item *it = &P->items[i];
+        const Item *it = P->shown[i];
         P->over[row_of(P, i)] += it->lab_w + it->leg_w + (i > 0 ? P->opw[i] : 0);
     }
 }
@@ -1522,8 +1799,8 @@ static float panel_width(Panel *P, float s, float T, float H)
 {
     float w[2] = {(float)P->over[0], (float)P->over[1]};
     for (int i = 0; i < P->n; i++) {
-        item_cells(&P->items[i], s, T, H);
-        w[row_of(P, i)] += P->items[i].cw * (float)P->items[i].full_cols;
+        item_cells(P->shown[i], s, T, H);
+        w[row_of(P, i)] += P->shown[i]->cw * (float)P->shown[i]->full_cols;
     }
     return fmaxf(w[0], w[1]);
 }
@@ -1542,7 +1819,7 @@ static float item_min_cell(RenderCtx *rc, const View *v, const Item *it, const F
 static float panel_min_cell(Panel *P, RenderCtx *rc, const View *v, const Fonts *f)
 {
     float need = 0;
-    for (int i = 0; i < P->n; i++) need = fmaxf(need, item_min_cell(rc, v, &P->items[i], f));
+    for (int i = 0; i < P->n; i++) need = fmaxf(need, item_min_cell(rc, v, P->shown[i], f));
     return need;
 }
 
@@ -1571,7 +1848,7 @@ static void panel_fit(Panel *P, float avail_w, float avail_h, float s_min)
     float H = avail_h, inf = 1e9f;
     int small_rows = 0, min_rows = 1 << 30;
     for (int i = 0; i < P->n; i++) {
-        int R = P->items[i].full_rows;
+        int R = P->shown[i]->full_rows;
         min_rows = imin(min_rows, R);
         if ((float)R * s_min <= H) small_rows = imax(small_rows, R);
     }
@@ -1596,7 +1873,7 @@ static void panel_fit(Panel *P, float avail_w, float avail_h, float s_min)
         }
     }
     for (int i = 0; i < P->n; i++) {
-        Item *it = &P->items[i];
+        Item *it = P->shown[i];
         item_cells(it, fmaxf(s, 0.05f), T, H);
         it->cw = fmaxf(it->cw, 0.05f);
         it->ch = fmaxf(it->ch, 0.05f);
@@ -1614,7 +1891,7 @@ static void panel_number_size(Panel *P, RenderCtx *rc, const View *v, const Font
 {
     int best = f->body * 3 / 2;
     for (int i = 0; i < P->n && best > f->num; i++) {
-        const Item *it = &P->items[i];
+        const Item *it = P->shown[i];
         if (!it->nsize) continue;
         /* advances grow with the size: from the width at the frame's size */
         float w = (float)numbers_width(rc, v, it, f->num) / (float)f->num;
@@ -1625,14 +1902,14 @@ static void panel_number_size(Panel *P, RenderCtx *rc, const View *v, const Font
     if (best <= f->num) return;
     /* the estimate checked at the size chosen (rounding in the advances) */
     for (int i = 0; i < P->n; i++) {
-        const Item *it = &P->items[i];
+        const Item *it = P->shown[i];
         while (it->nsize && best > f->num &&
                ((float)numbers_width(rc, v, it, best) + 2.0f * NUMBERS_PAD > it->cw ||
                 (float)text_h(rc, best) + 4.0f > it->ch))
             best--;
     }
     for (int i = 0; i < P->n; i++)
-        if (P->items[i].nsize) P->items[i].nsize = best;
+        if (P->shown[i]->nsize) P->shown[i]->nsize = best;
 }
 
 /* Numbers and label strides for the cells' sizes: numbers at the one size
@@ -1643,7 +1920,7 @@ static void panel_text(Panel *P, RenderCtx *rc, const View *v, const Fonts *f)
     int lh = text_h(rc, f->label), nh = text_h(rc, f->num);
     int k = 1;
     for (int i = 0; i < P->n; i++) {
-        Item *it = &P->items[i];
+        Item *it = P->shown[i];
         if (it->rl && it->labels) k = imax(k, label_stride(it->ch, lh));
         if (it->cl && !it->index_cols) {
             int wmax = label_width(rc, it->cl, it->full_cols, it->lsize);
@@ -1656,7 +1933,7 @@ static void panel_text(Panel *P, RenderCtx *rc, const View *v, const Fonts *f)
     P->numbers_hidden = 0;
     P->labels_thinned = 0;
     for (int i = 0; i < P->n; i++) {
-        Item *it = &P->items[i];
+        Item *it = P->shown[i];
         it->k_tok = k;
         if (k > 1 && ((it->rl && it->full_rows <= 16) || (it->cl && !it->index_cols && it->full_cols <= 16)))
             P->labels_thinned = 1;
@@ -1683,13 +1960,13 @@ static void panel_place(Panel *P, SDL_Rect area)
     for (int row = 0; row < bands; row++) {
         int total_w = 0;
         for (int i = 0; i < P->n; i++) {
-            const Item *it = &P->items[i];
+            const Item *it = P->shown[i];
             if (row_of(P, i) == row) total_w += it->lab_w + item_w(it) + it->leg_w + (i > 0 ? P->opw[i] : 0);
         }
         int x = area.x + imax(0, (area.w - total_w) / 2);
         int cy = area.y + row * band_h + P->top_h + (band_h - P->top_h - P->cap_h) / 2;
         for (int i = 0; i < P->n; i++) {
-            Item *it = &P->items[i];
+            Item *it = P->shown[i];
             if (row_of(P, i) != row) continue;
             if (i > 0) x += P->opw[i];
             x += it->lab_w;
@@ -1715,7 +1992,7 @@ static void panel_layout(Panel *P, RenderCtx *rc, const View *v, const AttnTrace
         panel_fit(P, (float)area.w, row_room(P, area), s_min);
         int readable = 1;
         for (int i = 0; i < P->n; i++)
-            if (P->items[i].full_cols <= 16 && P->items[i].cw < item_min_cell(rc, v, &P->items[i], f) * 0.999f)
+            if (P->shown[i]->full_cols <= 16 && P->shown[i]->cw < item_min_cell(rc, v, P->shown[i], f) * 0.999f)
                 readable = 0;
         if (readable) break;
         if (attempt == 5) {
@@ -1746,7 +2023,7 @@ static void panel_note(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *
                  (double)t->divisor);
     else if (s->kind == ATTN_STEP_SOFTMAX && p < 1.0) {
         /* rows one after another (≤ 16 rows): the phase within the current row; else all rows at once */
-        double slot = res->hl_row >= 0 ? p * s->rows : p;
+        double slot = res->hl_srow >= 0 ? p * s->rows : p;
         snprintf(note, sizeof note, "%s",
                  view_string(slot - floor(slot) < 0.5 ? VS_EXP_PHASE : VS_NORM_PHASE, v->lang));
     }
@@ -1778,17 +2055,17 @@ static int draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, int
     panel_layout(P, rc, v, t, f, area);
     render_within(rc, area, "operator");
     for (int i = 1; i < P->n; i++) {
-        const Item *it = &P->items[i];
+        const Item *it = P->shown[i];
         render_text(rc, P->ops[i], f->formula, th->text, it->x - it->lab_w - P->opw[i] / 2,
                     it->y + item_h(it) / 2 - text_h(rc, f->formula) / 2, 1);
     }
-    for (int i = 0; i < P->n; i++) draw_item(rc, v, &P->items[i], f, i == P->n - 1 ? P->akey : 0);
+    for (int i = 0; i < P->n; i++) draw_item(rc, v, P->shown[i], f, i == P->n - 1 ? P->akey : 0);
     if (before) draw_changed(rc, v, P->res, before);
     free(edit_vals);
     if (t->steps[step].kind == ATTN_STEP_CONCAT) draw_concat_slide(rc, v, P->items, P->n_ops, P->res, p, f);
     panel_note(P, rc, v, t, p, area, f);
     int side = 0;
-    for (int i = 0; i < P->n; i++) side = imax(side, imax(item_w(&P->items[i]), item_h(&P->items[i])));
+    for (int i = 0; i < P->n; i++) side = imax(side, imax(item_w(P->shown[i]), item_h(P->shown[i])));
     anim_free(&P->anim);
     free(P);
     return side;
@@ -1843,13 +2120,15 @@ static void draw_head_thumb(RenderCtx *rc, const View *v, const AttnStep *w, int
     int sel = h == v->head;
     render_outline(rc, (SDL_Rect){dst.x - 2, dst.y - 2, dst.w + 4, dst.h + 4}, th->head[(h - 1) % 8], 2);
     if (sel) render_outline(rc, (SDL_Rect){dst.x - 5, dst.y - 5, dst.w + 10, dst.h + 10}, th->sel, 3);
-    const char *const *hrl = view_row_labels(v, t, w), *const *hcl = view_col_labels(v, t, w);
+    Item shape;
+    item_init(&shape, rc, v, t, attn_trace_index(t, w), 0);
+    const char *const *hrl = shape.rl, *const *hcl = shape.cl;
     if (k > 0 && hrl && hcl) {
         int sr = sel_for_labels(v, hrl), sc = sel_for_labels(v, hcl);
-        for (int r = 0; r < w->rows; r += k)
+        for (int r = 0; r < shape.full_rows; r += k)
             draw_label(rc, hrl[r], lsize, 3 * lsize, r == sr ? th->accent : th->dim, dst.x - 8,
                        dst.y + (int)lrintf(cell * (r + 0.5f)) - llh / 2, 2);
-        for (int c = 0; c < w->cols; c += k) {
+        for (int c = 0; c < shape.full_cols; c += k) {
             int cx = dst.x + (int)lrintf(cell * (c + 0.5f));
             draw_label(rc, hcl[c], lsize, imin((int)(cell * (float)k) - 4, 2 * (right - cx)),
                        c == sc ? th->accent : th->dim, cx, dst.y - 8 - llh, 1);
@@ -1878,11 +2157,21 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, int ma
     int H = t->cfg.heads;
     int lh = text_h(rc, f->small);
     render_within(rc, area, "all heads");
-    draw_fit(rc, view_string(VS_ALL_HEADS, v->lang), f->small, area.w, th->dim, area.x + area.w / 2, area.y, 1);
-    int top = area.y + lh + 12;
+    /* the panel's title and the weight scale: one line, or two when narrow
+     * (shortened when even that is too wide: large text) */
+    const char *title = view_string(VS_ALL_HEADS, v->lang);
+    const char *scale = view_weight_scale_text(v);
+    char line[160];
+    snprintf(line, sizeof line, "%s  ·  %s", title, scale);
+    int two = render_text_width(rc, line, f->small) > area.w;
+    draw_fit(rc, two ? title : line, f->small, area.w, th->dim, area.x + area.w / 2, area.y, 1);
+    if (two) draw_fit(rc, scale, f->small, area.w, th->dim, area.x + area.w / 2, area.y + lh, 1);
+    /* in column notation the thumbnails stand transposed: keys down, queries across */
+    int by_col = v->notation == VIEW_NOTATION_COLUMN;
+    int top = area.y + lh * (1 + two) + 12;
     const AttnStep *w1 = attn_trace_find(t, ATTN_STEP_SOFTMAX, 1);
     if (!w1) return;
-    int nq = w1->rows, nk = w1->cols;
+    int nq = by_col ? w1->cols : w1->rows, nk = by_col ? w1->rows : w1->cols; /* displayed rows, columns */
     int best_c = 1;
     int best = imin(heads_grid(area, top, H, lh, 0, 0, &best_c), max_side);
     if (best < 8) return;
@@ -1890,6 +2179,11 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, int ma
     /* labels: try them beside and above every thumbnail; keep them if the
      * thumbnails stay large enough and every third label or more fits */
     const char *const *rl = view_row_labels(v, t, w1), *const *cl = view_col_labels(v, t, w1);
+    if (by_col) {
+        const char *const *tmp = rl;
+        rl = cl;
+        cl = tmp;
+    }
     int lsize = f->small, llh = text_h(rc, lsize);
     int k = 0, lw = 0, tth = 0;
     if (rl && cl) {
@@ -1913,10 +2207,11 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, int ma
         const AttnStep *w = attn_trace_find(t, ATTN_STEP_SOFTMAX, h);
         if (!w) continue;
         int i = (h - 1) / best_c, j = (h - 1) % best_c;
-        float cell = fminf((float)best / w->rows, (float)best / w->cols);
-        SDL_Rect dst = {gx + j * (best + lw + 8) + (best - (int)(cell * w->cols)) / 2,
-                        top + tth + i * (best + lh + 14 + tth), (int)lrintf(cell * w->cols),
-                        (int)lrintf(cell * w->rows)};
+        nq = by_col ? w->cols : w->rows;
+        nk = by_col ? w->rows : w->cols;
+        float cell = fminf((float)best / nq, (float)best / nk);
+        SDL_Rect dst = {gx + j * (best + lw + 8) + (best - (int)(cell * nk)) / 2,
+                        top + tth + i * (best + lh + 14 + tth), (int)lrintf(cell * nk), (int)lrintf(cell * nq)};
         draw_head_thumb(rc, v, w, h, dst, cell, lsize, k, area.x + area.w, j == 0, f);
     }
 }
@@ -2206,6 +2501,9 @@ static int status_text(const View *v, RenderCtx *rc, int size, int maxw, char *b
         snprintf(headpart, sizeof headpart, "  ·  %s %d/%d", view_string(VS_HEAD, v->lang), v->head, nh);
     char modepart[96] = "";
     if (t->cfg.attention == ATTN_DOT) snprintf(modepart, sizeof modepart, "  ·  %s", mode);
+    if (v->notation == VIEW_NOTATION_COLUMN)
+        snprintf(modepart + strlen(modepart), sizeof modepart - strlen(modepart), "  ·  %s",
+                 view_string(VS_NOTATION_COLUMN, v->lang));
     char play[96];
     snprintf(play, sizeof play, "  ·  %s ×%g",
              view_string(v->rewinding ? VS_REWINDING
@@ -2217,8 +2515,8 @@ static int status_text(const View *v, RenderCtx *rc, int size, int maxw, char *b
     snprintf(hint, sizeof hint, "  ·  %s", view_string(VS_HINT, v->lang));
     /* the least needed parts go first: the hint, the mode, the play state */
     for (int drop = 0; drop < 4; drop++) {
-        snprintf(buf, len, "%s %d/%d%s%s%s%s", view_string(VS_STEP, v->lang), v->step + 1, t->n_steps, headpart,
-                 drop < 2 ? modepart : "", drop < 3 ? play : "", drop < 1 ? hint : "");
+        snprintf(buf, len, "%s %d/%d%s%s%s%s", view_string(VS_STEP, v->lang), view_step_ordinal(v->step), t->n_steps,
+                 headpart, drop < 2 ? modepart : "", drop < 3 ? play : "", drop < 1 ? hint : "");
         if (render_text_width(rc, buf, size) <= maxw) break;
     }
     return render_text_width(rc, buf, size);
@@ -2505,21 +2803,22 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     render_fill(rc, all, th->bg);
 
     /* title bar: the lesson, where we are */
-    const char *title = lesson_text(&v->lesson->title, v->lang);
-    char edited_title[600];
-    if (title && (v->edited || v->lesson->edited_from)) {
+    /* kept in the context: a shortened title is shown whole when hovered */
+    view_title(v, rc->title, sizeof rc->title);
+    if (v->edited || v->lesson->edited_from) {
         /* a title may state a fact about the numbers as written */
-        snprintf(edited_title, sizeof edited_title, "%s%s", title, view_string(VS_TITLE_EDITED, v->lang));
-        title = edited_title;
+        size_t at = strlen(rc->title);
+        snprintf(rc->title + at, sizeof rc->title - at, "%s", view_string(VS_TITLE_EDITED, v->lang));
     }
+    const char *title = rc->title;
     const AttnTrace *t = view_trace(v);
     render_within(rc, F.title, "title bar");
-    char status[256] = "";
+    char status[320] = "";
     int sw = v->slides ? 0 : status_text(v, rc, f.small, width * 45 / 100, status, sizeof status);
     int stw = width - 3 * m - sw;
     int tsize = f.title;
-    while (title && render_text_width(rc, title, tsize) > stw && tsize * 9 / 10 >= f.min) tsize = tsize * 9 / 10;
-    draw_label(rc, title ? title : "", tsize, stw, th->text, m, m / 2, 0);
+    while (render_text_width(rc, title, tsize) > stw && tsize * 9 / 10 >= f.min) tsize = tsize * 9 / 10;
+    draw_label(rc, title, tsize, stw, th->text, m, m / 2, 0);
     if (status[0])
         render_text(rc, status, f.small, th->dim, width - m, m / 2 + (text_h(rc, f.title) - text_h(rc, f.small)) / 2,
                     2);
@@ -2628,6 +2927,7 @@ RenderHitKind render_hit_test(const RenderCtx *rc, int x, int y, RenderHit *hit)
         hit->step = m->step;
         hit->row = m->transposed ? dj : di;
         hit->col = m->transposed ? di : dj;
+        if (m->row_map) hit->row = m->row_map[hit->row];
         hit->zoomable = m->zoomable;
         return hit->kind;
     }
@@ -2639,7 +2939,12 @@ int render_cell_rect(const RenderCtx *rc, const AttnTrace *trace, int step, int 
     for (int i = 0; i < rc->n_hitmats; i++) {
         const HitMat *m = &rc->hitmats[i];
         if (m->trace != trace || m->step != step) continue;
-        int di = (m->transposed ? col : row) - m->r0, dj = (m->transposed ? row : col) - m->c0;
+        int vr = row; /* the first drawn row that stands for the step's row */
+        if (m->row_map) {
+            for (vr = 0; vr < m->map_rows && m->row_map[vr] != row; vr++) continue;
+            if (vr == m->map_rows) continue;
+        }
+        int di = (m->transposed ? col : vr) - m->r0, dj = (m->transposed ? vr : col) - m->c0;
         if (di < 0 || dj < 0 || di >= m->rows || dj >= m->cols) continue;
         float cw = (float)m->rect.w / m->cols, ch = (float)m->rect.h / m->rows;
         out->x = m->rect.x + (int)lrintf(cw * dj);

@@ -24,12 +24,21 @@
  * multi-head step side by side. The help overlay, the hovered cell's
  * explanation and the notice are drawn over that.
  *
- * Colours: weights (softmax steps) use viridis on the fixed range [0, 1];
- * every other matrix uses a diverging map (RdBu) centred on 0 with the range
- * ±max|value| of the matrix (blocked cells left out), fixed for the whole
- * animation of the step; the scaled scores keep the scores' range, so the
- * division shows as paler colours. Blocked cells are grey with a hatch and
- * labelled −∞.
+ * Colours: weights (softmax steps) use viridis in the view's weight scale:
+ * [0, 1] (the default), each row divided by its largest weight, or log10
+ * from 1e-4 to 1; the legend names the scale and the numbers are always the
+ * true weights. Every other matrix uses a diverging map (RdBu) centred on 0
+ * with the range ±max|value| of the matrix (blocked cells left out), fixed
+ * for the whole animation of the step; the scaled scores keep the scores'
+ * range, so the division shows as paler colours. Blocked scores are grey with
+ * a hatch and labelled with the fill (−∞, −1e9); blocked weights keep the
+ * hatch and show their true weight: 0 under −∞, and under a finite fill what
+ * softmax gives (a row that sees nothing is uniform).
+ *
+ * Notation: in column notation (View.notation) every matrix is drawn
+ * transposed, a product's right-hand operand moves to the front (W_Q·X,
+ * V·weights), and a softmax's sums stand under its columns. Hit tests and
+ * render_cell_rect keep speaking in the step's own (row, column).
  *
  * Fonts: a chain of fonts, chosen per codepoint (TTF_GlyphIsProvided32): by
  * default DejaVu Sans and Noto Sans CJK SC found through fontconfig, then the
@@ -128,6 +137,9 @@ SDL_Color render_color_seq(float t);
 SDL_Color render_color_div(float t);
 /* The colour a value gets in a matrix of that kind and range (the rule above). */
 SDL_Color render_value_color(float value, int weights, float range);
+/* The colour weight w gets in a weight scale (row_max: the largest weight of
+ * its row, for VIEW_WEIGHTS_ROW): viridis at view_weight_position. */
+SDL_Color render_weight_color(ViewWeightScale scale, float w, float row_max);
 
 int render_font_count(const RenderCtx *rc);
 const char *render_font_path(const RenderCtx *rc, int i);

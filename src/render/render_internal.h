@@ -42,6 +42,8 @@ typedef struct HitMat {
     int step;
     int rows, cols;     /* as displayed */
     int transposed;     /* displayed rows are the step's columns */
+    const int *row_map; /* (rows before transposition) the step row each stands for, or NULL: itself */
+    int map_rows;       /* rows of row_map */
     int r0, c0, vr, vc; /* the displayed window of cells (zoom) */
     int zoomable;
 } HitMat;
@@ -130,6 +132,12 @@ struct RenderCtx {
     unsigned frame;
     uint32_t *pix; /* (pix_cap) scratch pixels for matrix textures */
     size_t pix_cap;
+    float *row_max; /* (row_max_cap) scratch: each row's largest weight, for the row scale */
+    size_t row_max_cap;
+    /* additive attention's [x_i ; y_j]: (2, n_q·n_k) the row of X, then of Y,
+     * that pair p stands for (p / n_k, p % n_k); kept for the hit tests */
+    int *pair_map;
+    int pair_nq, pair_nk;
 
     int n_hitmats;
     HitMat hitmats[RENDER_MAX_HITMATS];
@@ -138,6 +146,7 @@ struct RenderCtx {
     int n_shorts;
     ShortLabel shorts[RENDER_MAX_SHORTS];
     int width, height; /* of the last frame */
+    char title[1024];  /* the frame's title (view_title), which a hovered shortened title points into */
 
     int record;       /* write the boxes of each frame down */
     LayoutBox *boxes; /* (cap_boxes) the last frame's boxes */

@@ -96,6 +96,8 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_WEIGHTS_ROW] = {"÷ row max", "÷ 行最大值"},
     [VS_WEIGHTS_LOG] = {"log₁₀", "对数 log₁₀"},
     [VS_ROW_MAX] = {"row max", "行最大值"},
+    [VS_WEIGHTS_COLUMN] = {"÷ column max", "÷ 列最大值"},
+    [VS_COLUMN_MAX] = {"column max", "列最大值"},
     [VS_NOTATION_ROW] = {"row notation", "行向量记法"},
     [VS_NOTATION_COLUMN] = {"column notation", "列向量记法"},
     /* %s: the tokens; %d: the single head's d_k */
@@ -148,6 +150,10 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                                 "\n这一行的键全部被屏蔽：权重全为 0"},
     [VS_EXPLAIN_WEIGHT_COLUMN] = {"\nmultiplies feature %d of each token into %c's column %d (head %d's column %d)",
                                   "\n与每个词元的第 %d 个特征相乘，计入 %c 的第 %d 列（头 %d 的第 %d 列）"},
+    /* the same two in column notation, where the projection is transposed */
+    [VS_EXPLAIN_SPLIT_ROW] = {"  (head %d, its row %d of 0…%d)", "（头 %d 的第 %d 行，行号 0…%d）"},
+    [VS_EXPLAIN_WEIGHT_ROW] = {"\nmultiplies feature %d of each token into %c's row %d (head %d's row %d)",
+                               "\n与每个词元的第 %d 个特征相乘，计入 %c 的第 %d 行（头 %d 的第 %d 行）"},
     [VS_TOKEN] = {"%s", "「%s」"},
     [VS_ROW_SEES_NOTHING] = {"no token (the row is fully masked and sees nothing)",
                              "无（这一行被完全屏蔽，看不到任何词元）"},
@@ -812,6 +818,24 @@ float view_weight_position(ViewWeightScale scale, float w, float row_max)
     return t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
 }
 
+const char *view_weight_scale_text(const View *v)
+{
+    int col = v->notation == VIEW_NOTATION_COLUMN;
+    switch (v->weight_scale) {
+    case VIEW_WEIGHTS_ROW:
+        return view_string(col ? VS_WEIGHTS_COLUMN : VS_WEIGHTS_ROW, v->lang);
+    case VIEW_WEIGHTS_LOG:
+        return view_string(VS_WEIGHTS_LOG, v->lang);
+    default:
+        return view_string(VS_WEIGHTS_UNIT, v->lang);
+    }
+}
+
+const char *view_weight_scale_top(const View *v)
+{
+    return view_string(v->notation == VIEW_NOTATION_COLUMN ? VS_COLUMN_MAX : VS_ROW_MAX, v->lang);
+}
+
 const char *view_weight_scale_name(ViewWeightScale scale)
 {
     return view_weight_scale_names[(unsigned)scale < VIEW_WEIGHTS_COUNT ? scale : 0];
@@ -1403,9 +1427,16 @@ static size_t cat_cellref(const View *v, const AttnTrace *t, char *buf, size_t l
     const char *const *rl = view_row_labels(v, t, s);
     const char *const *cl = view_col_labels(v, t, s);
     at = cat(buf, len, at, "%s[", title);
-    if (r >= 0) at = rl ? cat(buf, len, at, "%s", rl[r]) : cat(buf, len, at, "%d", r);
-    if (r >= 0 && c >= 0) at = cat(buf, len, at, ", ");
-    if (c >= 0) at = cl ? cat(buf, len, at, "%s", cl[c]) : cat(buf, len, at, "%d", c);
+    /* column notation writes the transpose: the step's row r is column r */
+    int col = v->notation == VIEW_NOTATION_COLUMN;
+    if (col && c < 0) at = cat(buf, len, at, ":, ");
+    for (int k = 0; k < 2; k++) {
+        int row_part = k == col; /* which index comes first */
+        if (row_part && r >= 0) at = rl ? cat(buf, len, at, "%s", rl[r]) : cat(buf, len, at, "%d", r);
+        if (!row_part && c >= 0) at = cl ? cat(buf, len, at, "%s", cl[c]) : cat(buf, len, at, "%d", c);
+        if (k == 0 && r >= 0 && c >= 0) at = cat(buf, len, at, ", ");
+    }
+    if (col && r < 0) at = cat(buf, len, at, ", :");
     return cat(buf, len, at, "]");
 }
 
@@ -1459,7 +1490,7 @@ static size_t explain_product(const View *v, const AttnTrace *t, const AttnStep 
     at = cat(buf, len, at, " · ");
     char wt[64];
     view_step_title(W, wt, sizeof wt);
-    at = cat(buf, len, at, "%s[:, %d]", wt, c);
+    at = cat(buf, len, at, v->notation == VIEW_NOTATION_COLUMN ? "%s[%d, :]" : "%s[:, %d]", wt, c);
     if (bias) at = cat(buf, len, at, " + %s[%d]", bias->name, c);
     at = cat(buf, len, at, "\n");
     at = cat_dot(buf, len, at, A->data, (size_t)r * (size_t)A->cols, 1, W->data, (size_t)c, (size_t)W->cols, A->cols,
@@ -1477,6 +1508,12 @@ static size_t explain_split(const View *v, const AttnTrace *t, const AttnStep *s
 {
     const AttnStep *P = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
     if (!P) return at;
+    if (v->notation == VIEW_NOTATION_COLUMN) {
+        /* Q[2, 我]: the transposed projection's row */
+        at = cat(buf, len, at, "\n= ");
+        at = cat_cellref(v, t, buf, len, at, P, r, (s->head - 1) * s->cols + c);
+        return cat(buf, len, at, view_string(VS_EXPLAIN_SPLIT_ROW, v->lang), s->head, c, s->cols - 1);
+    }
     at = cat(buf, len, at, "\n= %s[", P->name);
     const char *const *rl = view_row_labels(v, t, P);
     at = rl ? cat(buf, len, at, "%s", rl[r]) : cat(buf, len, at, "%d", r);
@@ -1570,7 +1607,7 @@ static size_t explain_weighted_sum(const View *v, const AttnTrace *t, const Attn
     if (!W || !V) return at;
     at = cat(buf, len, at, "\n= Σ_j ");
     at = cat_cellref(v, t, buf, len, at, W, r, -1);
-    at = cat(buf, len, at, "_j · %s[j, %d]\n", V->name, c);
+    at = cat(buf, len, at, v->notation == VIEW_NOTATION_COLUMN ? "_j · %s[%d, j]\n" : "_j · %s[j, %d]\n", V->name, c);
     at = cat_dot(buf, len, at, W->data, (size_t)r * (size_t)W->cols, 1, V->data, (size_t)c, (size_t)V->cols, W->cols,
                  v->lang);
     return at;
@@ -1599,9 +1636,9 @@ static size_t explain_weight(const View *v, const AttnTrace *t, const AttnStep *
 {
     if (t->cfg.attention == ATTN_DOT && s->name[0] == 'W' && s->name[2] != 'O') {
         int dk = s->name[2] == 'V' ? t->cfg.d_v : t->cfg.d_k;
-        if (dk > 0)
-            at =
-                cat(buf, len, at, view_string(VS_EXPLAIN_WEIGHT_COLUMN, v->lang), r, s->name[2], c, c / dk + 1, c % dk);
+        /* in column notation Q's features are its rows */
+        ViewString how = v->notation == VIEW_NOTATION_COLUMN ? VS_EXPLAIN_WEIGHT_ROW : VS_EXPLAIN_WEIGHT_COLUMN;
+        if (dk > 0) at = cat(buf, len, at, view_string(how, v->lang), r, s->name[2], c, c / dk + 1, c % dk);
     }
     return at;
 }
@@ -1610,11 +1647,11 @@ static size_t explain_weight(const View *v, const AttnTrace *t, const AttnStep *
 static size_t explain_additive_hidden(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf,
                                       size_t len, size_t at)
 {
-    (void)v;
     int nk = t->cfg.n_k;
-    at = cat(buf, len, at, "\n= tanh([x_%d ; %s_%d] · W_a[:, %d]%s)", r / nk, t->cfg.cross ? "y" : "x", r % nk, c,
-             t->cfg.b_a || from_kind(t, s, ATTN_STEP_BIAS, 0) ? " + b_a" : "");
-    return at;
+    const char *y = t->cfg.cross ? "y" : "x", *ba = from_kind(t, s, ATTN_STEP_BIAS, 0) ? " + b_a" : "";
+    if (v->notation == VIEW_NOTATION_COLUMN)
+        return cat(buf, len, at, "\n= tanh(W_a[%d, :] · [x_%d ; %s_%d]%s)", c, r / nk, y, r % nk, ba);
+    return cat(buf, len, at, "\n= tanh([x_%d ; %s_%d] · W_a[:, %d]%s)", r / nk, y, r % nk, c, ba);
 }
 
 /* How each kind of step explains a cell; NULL: by its value alone (inputs, biases). */

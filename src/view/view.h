@@ -266,6 +266,12 @@ void view_toggle_notation(View *v);                         /* row ↔ column */
 /* The colour-map position in [0, 1] of weight w in the view's scale, where
  * row_max is the largest weight of w's row (used by the row scale only). */
 float view_weight_position(ViewWeightScale scale, float w, float row_max);
+/* The weight scale as the legend names it, in v's language: "linear 0–1",
+ * "÷ row max" ("÷ column max" in column notation, where a query's weights
+ * stand in a column), "log₁₀"; and the row scale's top: "row max" or
+ * "column max". */
+const char *view_weight_scale_text(const View *v);
+const char *view_weight_scale_top(const View *v);
 /* Names as the command line spells them ("unit", "row", "log"; "row",
  * "column"), and back (-1 for an unknown name). */
 const char *view_weight_scale_name(ViewWeightScale scale);
@@ -321,15 +327,19 @@ const char *view_formula(const View *v);
 void view_formula_highlight(const View *v, int *start, int *end);
 
 /* The narration of the current step in v->lang with its placeholders filled;
- * when the lesson has none (or its text cannot be filled from this trace), a
- * plain description of the step. A text whose condition ("when") does not
- * hold for the numbers is not shown (the description is, saying so); a text
- * without one is shown under "about the lesson before its numbers were
- * changed" once they have been (v->edited, or a lesson saved with
- * edited_from). A buffer of NARRATE_MAX_STEP_TEXT bytes holds any narration
- * `attnviz check` accepts; a smaller one gets it cut at a character
- * boundary, ending in "…". Returns 0, or -1 when no text of the lesson is
- * shown (buf holds the description). */
+ * when the lesson has none (or its text cannot be filled from this trace),
+ * or its texts do not describe the trace on screen (view_lesson_texts_apply:
+ * the single-head view of a lesson with several heads), a description
+ * written from the step itself: its shape as drawn, what it is, and for
+ * weights each query's largest weight. In column notation a lesson's text is
+ * preceded by a line saying it counts in rows. A text whose condition
+ * ("when") does not hold for the numbers is not shown (the description is,
+ * saying so); a text without one is shown under "about the lesson before its
+ * numbers were changed" once they have been (v->edited, or a lesson saved
+ * with edited_from). A buffer of NARRATE_MAX_STEP_TEXT bytes holds any
+ * narration `attnviz check` accepts; a smaller one gets it cut at a
+ * character boundary, ending in "…". Returns 0, or -1 when no text of the
+ * lesson is shown (buf holds the description). */
 int view_narration(const View *v, char *buf, size_t len);
 /* The same for any step of any of the View's traces. */
 int view_step_narration(const View *v, const AttnTrace *trace, int step, char *buf, size_t len);
@@ -389,6 +399,8 @@ typedef enum ViewString {
     VS_WEIGHTS_ROW,
     VS_WEIGHTS_LOG,
     VS_ROW_MAX,
+    VS_WEIGHTS_COLUMN,
+    VS_COLUMN_MAX,
     VS_NOTATION_ROW,
     VS_NOTATION_COLUMN,
     VS_SINGLE_LESSON_TITLE,
@@ -427,6 +439,8 @@ typedef enum ViewString {
     VS_EXPLAIN_MASKED_KEPT_RAW, /* the same, masked before the scaling (seed 003's order) */
     VS_EXPLAIN_ROW_BLOCKED,
     VS_EXPLAIN_WEIGHT_COLUMN,
+    VS_EXPLAIN_SPLIT_ROW,
+    VS_EXPLAIN_WEIGHT_ROW,
     /* a token in running text: bare, or 「喜欢」 in Chinese, where a bare 我
      * would read as part of the sentence; then a list of tokens */
     VS_TOKEN,

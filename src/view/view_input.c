@@ -30,6 +30,11 @@ static const ViewBinding bindings[] = {
     {VIEW_ACT_COMPARE, {'c'}, {"C", "C"}, {"compare single and multi-head", "单头与多头并排对比"}},
     {VIEW_ACT_LANG, {'l'}, {"L", "L"}, {"中文 ↔ English", "中文 ↔ English"}},
     {VIEW_ACT_THEME, {'t'}, {"T", "T"}, {"theme (light, dark, projector)", "主题（浅色、深色、投影）"}},
+    {VIEW_ACT_WEIGHT_SCALE,
+     {'w'},
+     {"W", "W"},
+     {"weight colours: 0–1, ÷ row max, log", "权重配色：0–1、÷ 行最大值、对数"}},
+    {VIEW_ACT_NOTATION, {'n'}, {"N", "N"}, {"row ↔ column notation", "行向量 ↔ 列向量记法"}},
     {VIEW_ACT_FULLSCREEN, {'f', VIEW_KEY_F11}, {"F / F11", "F / F11"}, {"fullscreen", "全屏"}},
     {VIEW_ACT_TEXT_BIGGER, {'+', '='}, {"+", "+"}, {"larger text", "放大字号"}},
     {VIEW_ACT_TEXT_SMALLER, {'-'}, {"−", "−"}, {"smaller text", "缩小字号"}},
@@ -101,17 +106,23 @@ unsigned view_do(View *v, ViewAction action, int key)
     case VIEW_ACT_NEXT_HEAD:
         view_next_head(v);
         break;
-    case VIEW_ACT_SINGLE:
+    case VIEW_ACT_SINGLE: /* the single-head view of several heads has its own title */
         view_toggle_single(v);
-        break;
+        return VIEW_REQ_TITLE;
     case VIEW_ACT_COMPARE:
         view_toggle_compare(v);
-        break;
+        return VIEW_REQ_TITLE;
     case VIEW_ACT_LANG:
         view_toggle_lang(v);
         return VIEW_REQ_TITLE;
     case VIEW_ACT_THEME:
         view_next_theme(v);
+        break;
+    case VIEW_ACT_WEIGHT_SCALE:
+        view_next_weight_scale(v);
+        break;
+    case VIEW_ACT_NOTATION:
+        view_toggle_notation(v);
         break;
     case VIEW_ACT_TEXT_BIGGER:
         view_set_text_scale(v, v->text_scale * 1.1f);

@@ -64,6 +64,8 @@ typedef enum ViewAction {
     VIEW_ACT_COMPARE,      /* compare ↔ multi-head */
     VIEW_ACT_LANG,         /* 中文 ↔ English */
     VIEW_ACT_THEME,        /* the next theme */
+    VIEW_ACT_WEIGHT_SCALE, /* weight colours: [0, 1] → ÷ row max → log → [0, 1] */
+    VIEW_ACT_NOTATION,     /* row ↔ column notation */
     VIEW_ACT_TEXT_BIGGER,  /* text × 1.1 */
     VIEW_ACT_TEXT_SMALLER, /* text ÷ 1.1 */
     VIEW_ACT_HELP,         /* the help overlay on / off */
@@ -90,7 +92,7 @@ typedef enum ViewRequest {
     VIEW_REQ_SAVE = 1 << 1,       /* save the frame as a PNG (see view_for_saving) */
     VIEW_REQ_FULLSCREEN = 1 << 2, /* toggle fullscreen */
     VIEW_REQ_RELOAD = 1 << 3,     /* load the lesson file again */
-    VIEW_REQ_TITLE = 1 << 4,      /* the language changed: the window title with it */
+    VIEW_REQ_TITLE = 1 << 4,      /* the language or the mode changed: the window title with it (view_title) */
 } ViewRequest;
 
 enum { VIEW_BINDING_MAX_KEYS = 9 };

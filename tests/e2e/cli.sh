@@ -70,14 +70,17 @@ expect 2 "attnviz export: --head: expected a head from 1 to 2, found '3'" \
 expect 2 "attnviz show: --head: expected a head from 1 to 2, found '99'" "$app" show "$lesson" --head 99
 expect 2 "attnviz export: --head: expected a head from 1 to 2, found '99'" "$app" export "$lesson" -o "$tmp/x" --head 99
 expect 2 "attnviz show: --head: expected a whole number from 1, found '0'" "$app" show "$lesson" --head 0
-expect 2 "attnviz show: --step: expected a step from 0 to " "$app" show "$lesson" --step 99999
-expect 2 "attnviz show: --step: expected a step from 0 to " "$app" show "$lesson" --view single --step=20
+expect 2 "attnviz show: --step: expected a step from 1 to " "$app" show "$lesson" --step 99999
+expect 2 "attnviz show: --step: expected a step from 1 to " "$app" show "$lesson" --view single --step=20
+expect 2 "attnviz show: --step: expected a whole number from 1, found '0'" "$app" show "$lesson" --step 0
+expect 2 "attnviz show: --weight-scale: expected unit, row or log, found 'rows'" "$app" show "$lesson" --weight-scale rows
+expect 2 "attnviz export: --notation: expected row or column, found 'col'" "$app" export "$lesson" -o "$tmp/x" --notation=col
 
 # Both spellings of a value do the same.
-"$app" export "$lesson" -o "$tmp/a" --lang zh --size 320x180 --steps 0 2>"$tmp/err" || fail "export --lang zh: $(cat "$tmp/err")"
-"$app" export "$lesson" --output="$tmp/b" --lang=zh --size=320x180 --steps=0 2>"$tmp/err" ||
+"$app" export "$lesson" -o "$tmp/a" --lang zh --size 320x180 --steps 1 2>"$tmp/err" || fail "export --lang zh: $(cat "$tmp/err")"
+"$app" export "$lesson" --output="$tmp/b" --lang=zh --size=320x180 --steps=1 2>"$tmp/err" ||
     fail "export --lang=zh: $(cat "$tmp/err")"
-if ! cmp -s "$tmp/a/000-input.png" "$tmp/b/000-input.png"; then
+if ! cmp -s "$tmp/a/001-input.png" "$tmp/b/001-input.png"; then
     fail "--opt value and --opt=value wrote different PNGs"
 elif ! grep -q '"lang":[[:space:]]*"zh"' "$tmp/b/index.json"; then
     fail "--lang=zh did not reach index.json"
@@ -86,7 +89,7 @@ else
 fi
 
 # A cluster of one-letter options, the lesson after the options, and `--`.
-if "$app" export -qo "$tmp/c" --size=320x180 --steps=0 "$lesson" 2>"$tmp/err" && [ -s "$tmp/c/000-input.png" ] &&
+if "$app" export -qo "$tmp/c" --size=320x180 --steps=1 "$lesson" 2>"$tmp/err" && [ -s "$tmp/c/001-input.png" ] &&
     "$app" check -- "$lesson" >/dev/null 2>>"$tmp/err"; then
     echo "ok: -qo DIR, the lesson last, and -- all parse"
 else

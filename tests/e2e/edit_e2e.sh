@@ -30,7 +30,7 @@ rm -rf "$saved"
 cd "$out" || exit 1
 
 export SDL_VIDEODRIVER=x11
-"$app" show --size 1024x640 --step 0 --save-dir "$saved" >"$out/stdout.log" 2>"$out/stderr.log" &
+"$app" show --size 1024x640 --step 1 --save-dir "$saved" >"$out/stdout.log" 2>"$out/stderr.log" &
 pid=$!
 wait_window
 echo "window $wid: $title_en"

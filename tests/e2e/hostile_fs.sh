@@ -69,20 +69,20 @@ fi
 
 # ---- writing into -o DIR: never into a FIFO, a device or a link ----------------------
 mkdir d
-mkfifo d/000-input.png
-if run "export into a folder with a FIFO" 60 "$app" export ok.json -o d --steps 0-2 --size 320x200; then
-    if [ $st -eq 2 ] && grep -q "d/000-input.png: exists and is a FIFO" err && [ -p d/000-input.png ] &&
+mkfifo d/001-input.png
+if run "export into a folder with a FIFO" 60 "$app" export ok.json -o d --steps 1-3 --size 320x200; then
+    if [ $st -eq 2 ] && grep -q "d/001-input.png: exists and is a FIFO" err && [ -p d/001-input.png ] &&
         [ ! -e d/index.json ]; then
-        ok "export refuses the FIFO d/000-input.png before drawing, and leaves it"
+        ok "export refuses the FIFO d/001-input.png before drawing, and leaves it"
     else
         fail "export with a FIFO: status $st, err '$(cat err)'"
     fi
 fi
-rm d/000-input.png
+rm d/001-input.png
 echo "not attnviz's" >target.txt
-ln -s "$work/target.txt" d/001-weight.png
-if run "export into a folder with a symlink" 60 "$app" export ok.json -o d --steps 0-2 --size 320x200; then
-    if [ $st -eq 2 ] && grep -q "symbolic link" err && [ "$(cat target.txt)" = "not attnviz's" ] && [ -L d/001-weight.png ]; then
+ln -s "$work/target.txt" d/002-weight.png
+if run "export into a folder with a symlink" 60 "$app" export ok.json -o d --steps 1-3 --size 320x200; then
+    if [ $st -eq 2 ] && grep -q "symbolic link" err && [ "$(cat target.txt)" = "not attnviz's" ] && [ -L d/002-weight.png ]; then
         ok "export refuses a symbolic link in its folder; the link's target is untouched"
     else
         fail "export with a symlink: status $st, err '$(cat err)', target '$(cat target.txt)'"
@@ -92,7 +92,7 @@ fi
 # ---- deleting: only attnviz's own files -------------------------------------------------
 mkdir P
 for i in 1 2 3; do echo photo >"P/00000$i.png"; done
-if run "--frames over foreign NNNNNN.png" 120 "$app" export ok.json -o P --frames --fps 1 --dwell 0 --steps 0 --size 320x200; then
+if run "--frames over foreign NNNNNN.png" 120 "$app" export ok.json -o P --frames --fps 1 --dwell 0 --steps 1 --size 320x200; then
     n=$(grep -l photo P/00000?.png 2>/dev/null | wc -l)
     if [ $st -eq 0 ] && [ "$n" -eq 3 ]; then
         ok "--frames keeps 000001..3.png, which attnviz did not write"
@@ -101,10 +101,10 @@ if run "--frames over foreign NNNNNN.png" 120 "$app" export ok.json -o P --frame
     fi
 fi
 mkdir F
-"$app" export ok.json -o F --frames --fps 2 --dwell 0.5 --steps 0-3 --size 320x200 2>/dev/null
+"$app" export ok.json -o F --frames --fps 2 --dwell 0.5 --steps 1-4 --size 320x200 2>/dev/null
 long=$(ls F/??????.png | wc -l)
 rm F/index.json # frames attnviz wrote are still known by their Software chunk
-if run "a shorter --frames export" 120 "$app" export ok.json -o F --frames --fps 2 --dwell 0.5 --steps 0 --size 320x200; then
+if run "a shorter --frames export" 120 "$app" export ok.json -o F --frames --fps 2 --dwell 0.5 --steps 1 --size 320x200; then
     short=$(ls F/??????.png | wc -l)
     if [ $st -eq 0 ] && [ "$short" -lt "$long" ] && grep -q "removed $((long - short)) files of an earlier export" err; then
         ok "a shorter --frames export removes the $((long - short)) frames attnviz wrote after its own, and says so"
@@ -114,7 +114,7 @@ if run "a shorter --frames export" 120 "$app" export ok.json -o F --frames --fps
 fi
 
 mkdir E
-"$app" export ok.json -o E --steps 0-5 --size 320x200 2>/dev/null
+"$app" export ok.json -o E --steps 1-6 --size 320x200 2>/dev/null
 echo mine >E/notes.png
 echo mine >E/007-my-own.png # attnviz's spelling, but neither listed nor written by attnviz
 touch -d '1 hour ago' E/.003-weight.png.Ab12Cd E/.index.json.Qw3rTy
@@ -179,10 +179,10 @@ print(json.dumps({"format": "attnviz-lesson/1", "id": "long", "title": {"en": "å
                   "tokens": ["a", "b"], "d_model": 2,
                   "narration": {"intro": {"en": "x" * 10}, "input": {"en": "å¥½" * 1365}}}, ensure_ascii=False))
 PY
-if run "export of long texts" 120 "$app" export long.json -o L --steps 0 --sheet sheet.png --size 320x200; then
+if run "export of long texts" 120 "$app" export long.json -o L --steps 1 --sheet sheet.png --size 320x200; then
     if [ $st -ne 0 ]; then
         fail "export of long texts: status $st, err '$(cat err)'"
-    elif python3 - L/index.json L/000-input.png sheet.png <<'PY'; then
+    elif python3 - L/index.json L/001-input.png sheet.png <<'PY'; then
 import json, struct, sys, zlib
 idx = json.load(open(sys.argv[1], encoding="utf-8"))  # fails on a split character
 narr = idx["files"][0]["narration"]

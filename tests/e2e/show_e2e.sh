@@ -5,8 +5,9 @@
 #
 # CTest runs it inside `xvfb-run` (tests/render.cmake). It starts `attnviz
 # show` on the default lesson, presses keys with xdotool as a teacher would
-# (→ next, 2 head two, M single-head, L Chinese, hover a cell, S save, C
-# compare, T theme, ? help, a click on the timeline, Q quit), takes a
+# (→ next, 2 head two, W weight scale, N notation, M single-head, L Chinese,
+# hover a cell, S save, C compare, T theme, ? help, a click on the timeline,
+# Q quit), takes a
 # screenshot of the screen after each with ImageMagick's `import -window
 # root`, and checks that:
 #   - the window appears with the lesson's title,
@@ -53,6 +54,18 @@ changed 00-start 01-next "→ next step"
 press 2
 shot 02-head2
 changed 01-next 02-head2 "2 selects head 2"
+press w
+shot 02b-rowscale
+changed 02-head2 02b-rowscale "W weight scale (the heads' weights recoloured)"
+press n
+shot 02c-column
+changed 02b-rowscale 02c-column "N column notation"
+press n
+press w
+press w
+shot 02d-back
+[ "$(digest 02d-back)" = "$(digest 02-head2)" ] || fail "N twice and W three times do not come back to the first picture"
+echo "ok: N toggles, W cycles through three scales"
 press m
 shot 03-single
 changed 02-head2 03-single "M single-head"
