@@ -36,6 +36,8 @@ int app_load_lesson(const char *arg, struct Lesson *out);
 /* Prints "attnviz: " and the message to stderr as one line (control
  * characters escaped, see app_escape), returns status. */
 int app_fail(int status, const char *fmt, ...) APP_PRINTF(2, 3);
+/* Names the subcommand that runs, so that app_fail's lines read "attnviz CMD: ..." as the option errors do. */
+void app_set_command(const char *name);
 /* The same as "attnviz CMD: message". */
 int app_cmd_fail(const char *cmd, int status, const char *fmt, ...) APP_PRINTF(3, 4);
 /* Writes s to f with every control character escaped, so that nothing a

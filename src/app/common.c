@@ -55,8 +55,17 @@ void app_print_line(FILE *f, const char *line)
     fputc('\n', f);
 }
 
+/* The subcommand running, for the prefix of every message: "attnviz show: ...". */
+static const char *current_command;
+
+void app_set_command(const char *name)
+{
+    current_command = name;
+}
+
 static int vfail(const char *cmd, int status, const char *fmt, va_list ap)
 {
+    if (!cmd) cmd = current_command;
     char msg[4096];
     vsnprintf(msg, sizeof msg, fmt, ap);
     fprintf(stderr, "attnviz%s%s: ", cmd ? " " : "", cmd ? cmd : "");

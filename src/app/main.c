@@ -55,12 +55,20 @@ static int run(int argc, char **argv)
         printf("attnviz %s\n", ATTNVIZ_VERSION);
         return APP_OK;
     }
-    if (argc < 2 || argv[1][0] == '-') /* no command, or options only: show */
+    if (argc < 2 || argv[1][0] == '-') { /* no command, or options only: show */
+        app_set_command("show");
         return cmd_show(argc, argv);
+    }
     for (int i = 0; i < N_COMMANDS; i++)
-        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            app_set_command(commands[i].name);
+            return commands[i].run(argc - 1, argv + 1);
+        }
     /* a lesson file or id as the first word means show it */
-    if (strchr(argv[1], '.') || strchr(argv[1], '/')) return cmd_show(argc, argv);
+    if (strchr(argv[1], '.') || strchr(argv[1], '/')) {
+        app_set_command("show");
+        return cmd_show(argc, argv);
+    }
     return app_fail(APP_USAGE, "unknown command '%s' (try 'attnviz --help')", argv[1]);
 }
 
