@@ -363,51 +363,47 @@ static float *column_block(const float *m, int rows, int all, int h, int w)
  * W_h^Q, W_h^K, W_h^V (column block h of W_Q, W_K, W_V and of the biases)
  * gives the same Q_h, K_h, V_h and head_h as cutting the full projections, as
  * mhsa-wo-xihuan-paobu's narration of Q_1 says. */
+static void heads_by_projection(const char *path, void *user)
+{
+    (void)user;
+    Loaded L;
+    load_path(&L, path);
+    const AttnConfig *c = &L.lesson.cfg;
+    for (int h = 1; c->attention == ATTN_DOT && h <= c->heads; h++) {
+        AttnConfig one = *c;
+        int hk = c->heads * c->d_k, hv = c->heads * c->d_v;
+        one.heads = 1;
+        one.W_Q = column_block(c->W_Q, c->d_model, hk, h, c->d_k);
+        one.W_K = column_block(c->W_K, c->d_model, hk, h, c->d_k);
+        one.W_V = column_block(c->W_V, c->d_model, hv, h, c->d_v);
+        one.b_Q = column_block(c->b_Q, 1, hk, h, c->d_k);
+        one.b_K = column_block(c->b_K, 1, hk, h, c->d_k);
+        one.b_V = column_block(c->b_V, 1, hv, h, c->d_v);
+        one.W_O = NULL, one.b_O = NULL;
+        AttnTrace *t = retrace(&one);
+        static const char *const names[] = {"Q_", "K_", "V_", "head_"};
+        for (int k = 0; k < 4; k++) {
+            char mine[32], cut[32];
+            snprintf(mine, sizeof mine, "%s1", names[k]);
+            snprintf(cut, sizeof cut, "%s%d", names[k], h);
+            const AttnStep *a = step(t, mine), *b = step(L.trace, cut);
+            assert_shape(a, b->rows, b->cols);
+            for (int i = 0; i < a->rows * a->cols; i++)
+                if (fabsf(a->data[i] - b->data[i]) > 1e-5f * (1 + fabsf(b->data[i])))
+                    fail_msg("%s: %s by its own projection is %.9g at %d, cut from the whole one %.9g", path, cut,
+                             (double)a->data[i], i, (double)b->data[i]);
+        }
+        attn_trace_destroy(t);
+        free((void *)one.W_Q), free((void *)one.W_K), free((void *)one.W_V);
+        free((void *)one.b_Q), free((void *)one.b_K), free((void *)one.b_V);
+    }
+    unload(&L);
+}
+
 static void test_heads_by_projection(void **state)
 {
     (void)state;
-    DIR *d = opendir(LESSONS_DIR);
-    assert_non_null(d);
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        size_t len = strlen(de->d_name);
-        if (len < 6 || strcmp(de->d_name + len - 5, ".json") != 0) continue;
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", LESSONS_DIR, de->d_name);
-        Loaded L;
-        load_path(&L, path);
-        const AttnConfig *c = &L.lesson.cfg;
-        for (int h = 1; c->attention == ATTN_DOT && h <= c->heads; h++) {
-            AttnConfig one = *c;
-            int hk = c->heads * c->d_k, hv = c->heads * c->d_v;
-            one.heads = 1;
-            one.W_Q = column_block(c->W_Q, c->d_model, hk, h, c->d_k);
-            one.W_K = column_block(c->W_K, c->d_model, hk, h, c->d_k);
-            one.W_V = column_block(c->W_V, c->d_model, hv, h, c->d_v);
-            one.b_Q = column_block(c->b_Q, 1, hk, h, c->d_k);
-            one.b_K = column_block(c->b_K, 1, hk, h, c->d_k);
-            one.b_V = column_block(c->b_V, 1, hv, h, c->d_v);
-            one.W_O = NULL, one.b_O = NULL;
-            AttnTrace *t = retrace(&one);
-            static const char *const names[] = {"Q_", "K_", "V_", "head_"};
-            for (int k = 0; k < 4; k++) {
-                char mine[32], cut[32];
-                snprintf(mine, sizeof mine, "%s1", names[k]);
-                snprintf(cut, sizeof cut, "%s%d", names[k], h);
-                const AttnStep *a = step(t, mine), *b = step(L.trace, cut);
-                assert_shape(a, b->rows, b->cols);
-                for (int i = 0; i < a->rows * a->cols; i++)
-                    if (fabsf(a->data[i] - b->data[i]) > 1e-5f * (1 + fabsf(b->data[i])))
-                        fail_msg("%s: %s by its own projection is %.9g at %d, cut from the whole one %.9g", path, cut,
-                                 (double)a->data[i], i, (double)b->data[i]);
-            }
-            attn_trace_destroy(t);
-            free((void *)one.W_Q), free((void *)one.W_K), free((void *)one.W_V);
-            free((void *)one.b_Q), free((void *)one.b_K), free((void *)one.b_V);
-        }
-        unload(&L);
-    }
-    closedir(d);
+    assert_true(test_each_json(LESSONS_DIR, heads_by_projection, NULL) > 0);
 }
 
 /* Seed 002's embedding step: X is one-hot, so each row of Q, K and V is the

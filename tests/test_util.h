@@ -23,8 +23,10 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The engine's tolerance against PyTorch. */
 /* splitmix64: the tests' seeded generator, the same numbers on every machine. */
@@ -147,6 +149,26 @@ static inline int test_scratch_dir(char *buf, size_t len, const char *tag)
 {
     snprintf(buf, len, "/tmp/attnviz-test-%s-XXXXXX", tag);
     return mkdtemp(buf) ? 0 : -1;
+}
+
+/* Calls each(path, user) for every NAME.json directly in dir, in the order
+ * the folder lists them. Returns how many, or -1 when dir cannot be opened. */
+static inline int test_each_json(const char *dir, void (*each)(const char *path, void *user), void *user)
+{
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 6 || strcmp(de->d_name + len - 5, ".json") != 0) continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        each(path, user);
+        n++;
+    }
+    closedir(d);
+    return n;
 }
 
 #endif

@@ -3,7 +3,6 @@
  * operand, and the single-head and compare views narrate what is on screen
  * (the lesson's texts where they describe the drawn trace, a description
  * filled from the drawn numbers where they do not). */
-#include <dirent.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +12,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "test_util.h"
 
 #include "view.h"
 
@@ -25,31 +26,31 @@ typedef struct Opened {
 
 typedef void (*LessonCheck)(Opened *o);
 
+typedef struct Checking {
+    LessonCheck check;
+} Checking;
+
+/* Opens the lesson at path with its View and runs the check on it. */
+static void open_and_check(const char *path, void *user)
+{
+    Opened *o = calloc(1, sizeof *o);
+    assert_non_null(o);
+    LessonError le;
+    if (lesson_load(&o->lesson, path, &le) != 0) fail_msg("%s", le.msg);
+    char err[512];
+    if (view_init(&o->view, &o->lesson, err, sizeof err) != 0) fail_msg("%s: %s", path, err);
+    ((Checking *)user)->check(o);
+    view_free(&o->view);
+    lesson_free(&o->lesson);
+    free(o);
+}
+
 /* Runs check on every lesson file of lessons/; returns how many. */
 static int for_each_lesson(LessonCheck check)
 {
-    DIR *d = opendir(LESSONS_DIR);
-    assert_non_null(d);
-    int n = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        size_t len = strlen(de->d_name);
-        if (len < 6 || strcmp(de->d_name + len - 5, ".json") != 0) continue;
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", LESSONS_DIR, de->d_name);
-        Opened *o = calloc(1, sizeof *o);
-        assert_non_null(o);
-        LessonError le;
-        if (lesson_load(&o->lesson, path, &le) != 0) fail_msg("%s", le.msg);
-        char err[512];
-        if (view_init(&o->view, &o->lesson, err, sizeof err) != 0) fail_msg("%s: %s", path, err);
-        check(o);
-        view_free(&o->view);
-        lesson_free(&o->lesson);
-        free(o);
-        n++;
-    }
-    closedir(d);
+    Checking c = {check};
+    int n = test_each_json(LESSONS_DIR, open_and_check, &c);
+    assert_true(n >= 0);
     return n;
 }
 
