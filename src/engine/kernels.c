@@ -155,10 +155,14 @@ const char *attn_kernels_isa(void)
                                          size_t ldi)                                                                   \
     {                                                                                                                  \
         float acc[MR_WIDE][NR]; /* (mr, NR) block of C */                                                              \
-        /* C's lines asked for now, to be owned by the time the sums are                                               \
-         * stored: a trace's steps are cold, and a store that misses waits */                                          \
+        /* The lines of the next block of rows' C asked for now, to be owned                                           \
+         * by the time that block stores its sums: a trace's steps are cold,                                           \
+         * and a store that misses waits. (Past the last row the addresses,                                            \
+         * computed as integers, are C's neighbours or nothing; a prefetch                                             \
+         * never faults.) */                                                                                           \
         for (int r = 0; r < mr; r++)                                                                                   \
-            for (int j = 0; j < NR; j += 16) __builtin_prefetch(c + (size_t)r * ldc + j, 1, 3);                        \
+            for (int j = 0; j < NR; j += 16)                                                                           \
+                __builtin_prefetch((const void *)((uintptr_t)c + sizeof(float) * ((size_t)(mr + r) * ldc + j)), 1, 3); \
         for (int r = 0; r < mr; r++)                                                                                   \
             for (int j = 0; j < NR; j++) acc[r][j] = init[(size_t)r * ldi + j];                                        \
         for (int p = 0; p < kc; p++) {                                                                                 \
