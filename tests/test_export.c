@@ -150,6 +150,7 @@ static void test_steps_files_and_index(void **state)
         char head[8];
         snprintf(head, sizeof head, "%d", s->head);
         assert_string_equal(test_png_text(&png, "attnviz:head"), head);
+        assert_int_equal(png.phys_x, 3780); /* 96 dpi: a layout pixel is a CSS pixel */
         test_png_free(&png);
         i++;
     }
@@ -389,6 +390,12 @@ static void test_sheet(void **state)
     if (test_png_read(sheet, &png, err, sizeof err) != 0) fail_msg("%s", err);
     assert_int_equal(png.width, 1240);
     assert_int_equal(png.height, 1754);
+    /* 150 dpi: the page prints at A4, 210 × 297 mm */
+    assert_true(png.has_phys);
+    assert_int_equal(png.phys_x, 5906);
+    assert_int_equal(png.phys_y, 5906);
+    assert_int_equal(lround(png.width * 1000.0 / png.phys_x), 210);
+    assert_int_equal(lround(png.height * 1000.0 / png.phys_y), 297);
     assert_false(page_has_ink(&png, 0, 80));      /* the top margin */
     assert_false(page_has_ink(&png, 1700, 1754)); /* the bottom margin */
     assert_true(page_has_ink(&png, 90, 400));     /* the first figure */
@@ -424,6 +431,7 @@ static void test_sheet_pages(void **state)
         if (test_png_read(path, &png, err, sizeof err) != 0) fail_msg("page %d: %s", i, err);
         assert_int_equal(png.width, 1240);
         assert_int_equal(png.height, 1754);
+        assert_int_equal(png.phys_x, 5906);
         assert_true(page_has_ink(&png, 90, 600));
         test_png_free(&png);
     }
@@ -758,6 +766,15 @@ static void test_scale(void **state)
     ExportResult res;
     if (export_lesson(&l, dir, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
     assert_int_equal(check_dir_pngs(dir, 640, 360), 1);
+    /* 192 dpi: placed in a document, it has the size of the --scale 1 PNG */
+    char path[600];
+    snprintf(path, sizeof path, "%s/001-input.png", dir);
+    TestPng png;
+    if (test_png_read(path, &png, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_true(png.has_phys);
+    assert_int_equal(png.phys_x, 7559);
+    assert_int_equal(png.phys_y, 7559);
+    test_png_free(&png);
     lesson_free(&l);
 }
 

@@ -733,8 +733,12 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
     int frames_total = 0;
     if (files_plan(r, dir, &frames_total, err, errlen) != 0) return -1;
     r->res->temps_removed = export__remove_stale_temporaries(dir, &r->started);
-    ExportPool *pool =
-        export_pool_create(opt->threads, r->width, r->height, EXPORT_PIXELS_BGRX32, &opt->png, err, errlen);
+    /* Screen images: the DPI a screen's layout pixel is taken for, times
+     * --scale, so a document places a --scale 2 PNG at the size of the
+     * --scale 1 one, with twice the detail. */
+    ExportPngOptions png = opt->png;
+    if (!png.px_per_metre) png.px_per_metre = export_png_px_per_metre(EXPORT_SCREEN_DPI * opt->scale);
+    ExportPool *pool = export_pool_create(opt->threads, r->width, r->height, EXPORT_PIXELS_BGRX32, &png, err, errlen);
     if (!pool) return -1;
     r->res->threads = export_pool_threads(pool);
     ExportPrevious prev;
@@ -826,8 +830,10 @@ static int sheet_write_page(Run *r, const char *path, int page, const unsigned c
                             {"attnviz:lesson", r->lesson->id ? r->lesson->id : ""},
                             {"attnviz:lang", lesson_lang_names[r->opt->lang]}};
     ExportBuffer out = {0};
-    ExportPngStream *s = export_png_stream_begin(SHEET_PAGE_W, SHEET_PAGE_H, EXPORT_PIXELS_BGRX32, text, 4,
-                                                 &r->opt->png, &out, msg, sizeof msg);
+    ExportPngOptions png = r->opt->png; /* printed at A4: the page's DPI */
+    png.px_per_metre = export_png_px_per_metre(SHEET_DPI);
+    ExportPngStream *s =
+        export_png_stream_begin(SHEET_PAGE_W, SHEET_PAGE_H, EXPORT_PIXELS_BGRX32, text, 4, &png, &out, msg, sizeof msg);
     int rc = -1;
     if (!s)
         export__set_err(err, errlen, "%s: %s", file, msg);
