@@ -833,8 +833,12 @@ static int cell_number(const View *v, const Item *it, int r, int c, char *num, s
 /* The width of the widest number the matrix shows at size. */
 static int numbers_width(RenderCtx *rc, const View *v, const Item *it, int size)
 {
-    int w = 0;
     const AttnStep *s = it->s;
+    uint64_t key =
+        mix64(mix64((uint64_t)v->id, (uint64_t)(uintptr_t)s), (uint64_t)size << 1 | (uint64_t) !!it->weights);
+    for (int i = 0; i < RENDER_NUM_WIDTHS; i++)
+        if (rc->num_widths[i].key == key) return rc->num_widths[i].width;
+    int w = 0;
     for (int r = 0; r < s->rows; r++)
         for (int c = 0; c < s->cols; c++) {
             char num[32];
@@ -845,6 +849,9 @@ static int numbers_width(RenderCtx *rc, const View *v, const Item *it, int size)
                 fmt_cell(num, sizeof num, x, it->weights);
             w = imax(w, render_text_width(rc, num, size));
         }
+    rc->num_widths[rc->num_widths_next].key = key;
+    rc->num_widths[rc->num_widths_next].width = w;
+    rc->num_widths_next = (rc->num_widths_next + 1) % RENDER_NUM_WIDTHS;
     return w;
 }
 
