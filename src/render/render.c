@@ -930,8 +930,16 @@ static int cell_number(const View *v, const Item *it, int r, int c, char *num, s
  * screen (zoomed, the window's). */
 static int numbers_width(RenderCtx *rc, const View *v, const Item *it, int size)
 {
-    int w = 0;
     const AttnStep *s = it->s;
+    /* cached by the window of cells shown, not only the step: zoomed, the
+     * window's numbers decide */
+    uint64_t key =
+        mix64(mix64((uint64_t)v->id, (uint64_t)(uintptr_t)s), (uint64_t)size << 1 | (uint64_t) !!it->weights);
+    key = mix64(mix64(key, (uint64_t)it->r0 << 40 | (uint64_t)it->c0 << 20 | (uint64_t)(it->rows * 4099 + it->cols)),
+                (uint64_t)it->transposed << 1 ^ (uint64_t)(uintptr_t)it->row_map);
+    for (int i = 0; i < RENDER_NUM_WIDTHS; i++)
+        if (rc->num_widths[i].key == key) return rc->num_widths[i].width;
+    int w = 0;
     for (int i = 0; i < it->rows; i++)
         for (int j = 0; j < it->cols; j++) {
             int r, c;
@@ -944,6 +952,9 @@ static int numbers_width(RenderCtx *rc, const View *v, const Item *it, int size)
                 fmt_cell(num, sizeof num, x, it->weights);
             w = imax(w, render_text_width(rc, num, size));
         }
+    rc->num_widths[rc->num_widths_next].key = key;
+    rc->num_widths[rc->num_widths_next].width = w;
+    rc->num_widths_next = (rc->num_widths_next + 1) % RENDER_NUM_WIDTHS;
     return w;
 }
 

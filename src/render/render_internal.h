@@ -62,6 +62,7 @@ typedef struct ShortLabel {
 } ShortLabel;
 
 #define RENDER_MAX_SHORTS   256
+#define RENDER_NUM_WIDTHS   64 /* cached matrix number widths (see num_widths) */
 #define RENDER_MAX_HITMATS  96
 #define RENDER_MAX_HITBOXES 1024
 #define RENDER_MAT_CACHE    64
@@ -172,6 +173,14 @@ struct RenderCtx {
     float scale_drawn;
     uint64_t strip_key; /* the view state the heads' strip decision below was made for */
     int strip_kept;
+    /* the widest number of a matrix at a size, which laying a panel out asks
+     * for again and again: keyed on the view (its id changes with the
+     * trace's numbers), the step's matrix, weights or not, and the size */
+    struct {
+        uint64_t key;
+        int width;
+    } num_widths[RENDER_NUM_WIDTHS];
+    int num_widths_next;
     char **index_label; /* (n_index) "1", "2", …: the inputs' feature columns */
     int n_index;
 };
