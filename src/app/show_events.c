@@ -27,8 +27,6 @@ void show_lesson_bind(ShowLesson *l)
 {
     l->edit->recompute = follow_edit;
     l->edit->user = l;
-    attn_trace_destroy(l->edit->trace);
-    l->edit->trace = NULL;
 }
 
 int show_lesson_load(ShowLesson *out, const char *path, const AppEdits *edits, char *err, size_t errlen)
@@ -50,7 +48,7 @@ int show_lesson_load(ShowLesson *out, const char *path, const AppEdits *edits, c
         return -1;
     }
     Edit *ed = calloc(1, sizeof *ed);
-    if (!ed || (edits && app_apply_edits(edits, L) != 0) || edit_init(ed, L, err, errlen) != 0) {
+    if (!ed || (edits && app_apply_edits(edits, L) != 0) || edit_init_copy(ed, L, err, errlen) != 0) {
         if (!ed) snprintf(err, errlen, "out of memory"); /* a refused edit has printed its own line */
         free(ed);
         lesson_free(L);
