@@ -29,7 +29,7 @@ void show_lesson_bind(ShowLesson *l)
     l->edit->user = l;
 }
 
-int show_lesson_load(ShowLesson *out, const char *path, const AppEdits *edits, char *err, size_t errlen)
+int show_lesson_load(ShowLesson *out, const char *path, const AppEdits *edits, int background, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     Lesson *L = calloc(1, sizeof *L);
@@ -56,7 +56,7 @@ int show_lesson_load(ShowLesson *out, const char *path, const AppEdits *edits, c
         free(copy);
         return -1;
     }
-    if (view_init(&out->view, edit_lesson(ed), err, errlen) != 0) {
+    if ((background ? view_init_background : view_init)(&out->view, edit_lesson(ed), err, errlen) != 0) {
         edit_free(ed);
         free(ed);
         lesson_free(L);
@@ -77,7 +77,7 @@ int show_lesson_open(Show *s)
     char *path = app_resolve_lesson(o->lesson ? o->lesson : LESSON_DEFAULT_ID);
     if (!path) return APP_USAGE;
     char err[1200] = "";
-    int rc = show_lesson_load(&s->cur, path, &o->edits, err, sizeof err);
+    int rc = show_lesson_load(&s->cur, path, &o->edits, 1, err, sizeof err);
     free(path);
     if (rc != 0) {
         if (err[0]) app_print_line(stderr, err);
@@ -123,7 +123,9 @@ static void reload(Show *s, const char *path)
     ShowLesson next;
     char err[1200] = "";
     View *o = &s->cur.view;
-    if (show_lesson_load(&next, path, NULL, err, sizeof err) != 0) {
+    /* computed before the old lesson goes: one whose numbers overflow is
+     * refused with a notice, and the old one stays */
+    if (show_lesson_load(&next, path, NULL, 0, err, sizeof err) != 0) {
         view_set_notice(o, VS_NOTICE_RELOAD_FAILED, err, 1);
         app_fail(APP_OK, "%s", err);
         return;
