@@ -1155,6 +1155,29 @@ static void test_background_stop(void **state)
     lesson_free(&L);
 }
 
+/* A lesson whose numbers overflow only in a head: the background view
+ * opens, and view_poll reports the overflow, naming the file and the step,
+ * once the worker reaches it. */
+static void test_background_overflow(void **state)
+{
+    (void)state;
+    Lesson L;
+    large_lesson(&L, 320, 0);
+    for (int i = 0; i < L.cfg.n_q * L.cfg.d_model; i++) L.X[i] *= 1e21f; /* Q·Kᵀ beyond float32 */
+    char err[512] = "";
+    View v;
+    assert_int_equal(view_init_background(&v, &L, err, sizeof err), 0);
+    int rc;
+    while ((rc = view_poll(&v, err, sizeof err)) == 0 && view_preparing(&v)) sched_yield();
+    if (rc == 0) rc = view_poll(&v, err, sizeof err);
+    assert_int_equal(rc, -1);
+    assert_non_null(strstr(err, "large.json: scores_1["));
+    assert_non_null(strstr(err, "overflowed float32"));
+    assert_null(v.worker);
+    view_free(&v);
+    lesson_free(&L);
+}
+
 /* A step not yet computed: not ready, narrated as being computed in both
  * languages, held by autoplay; the steps before it ready, unless the lesson
  * has texts of its own. The partial trace is one whose computing stopped at
@@ -1230,6 +1253,7 @@ int main(void)
         cmocka_unit_test(test_explanations_follow_language),
         cmocka_unit_test(test_background_trace),
         cmocka_unit_test(test_background_stop),
+        cmocka_unit_test(test_background_overflow),
         cmocka_unit_test(test_step_not_ready),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
