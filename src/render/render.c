@@ -147,10 +147,7 @@ static void drop_textures(RenderCtx *rc)
         if (rc->mats[i].tex) SDL_DestroyTexture(rc->mats[i].tex);
         memset(&rc->mats[i], 0, sizeof rc->mats[i]);
     }
-    for (int i = 0; i < RENDER_TEXT_CACHE; i++)
-        if (rc->text[i].tex) SDL_DestroyTexture(rc->text[i].tex);
-    memset(rc->text, 0, sizeof rc->text);
-    rc->n_text = 0;
+    render_text_clear(rc);
 }
 
 void render_set_renderer(RenderCtx *rc, SDL_Renderer *sdl)
