@@ -18,6 +18,7 @@
  * Frames are drawn onto a 1×1 surface: the layout is that of the full size,
  * the pixels are clipped away, which keeps the 8,000 frames cheap. */
 #include <dirent.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -430,6 +431,68 @@ static void test_plus_only_enlarges(void **state)
     }
 }
 
+/* An elided matrix (seed 001's X, 12×512, at 1024×768): its last kept
+ * column is the true column 511, in its true colour, with its number, and
+ * the mouse over it names row 0, column 511; the columns between the kept
+ * ends are not drawn. */
+static void test_elided_cells_are_true(void **state)
+{
+    (void)state;
+    char path[512], err[256];
+    snprintf(path, sizeof path, "%s/../lessons/seed001-shapes-512.json", ATTNVIZ_TESTS_DIR);
+    Lesson L;
+    LessonError le;
+    if (lesson_load(&L, path, &le) != 0) fail_msg("%s", le.msg);
+    View v;
+    if (view_init(&v, &L, err, sizeof err) != 0) fail_msg("%s", err);
+    v.theme = VIEW_THEME_PROJECTOR;
+    SDL_Surface *surf = SDL_CreateRGBSurfaceWithFormat(0, 1024, 768, 32, SDL_PIXELFORMAT_ARGB8888);
+    SDL_Renderer *sdl = SDL_CreateSoftwareRenderer(surf);
+    RenderOptions opt = {0};
+    opt.no_system_fonts = 1;
+    opt.assets_dir = ATTNVIZ_TESTS_DIR "/../assets";
+    RenderCtx *rc = render_create(sdl, &opt, err, sizeof err);
+    assert_non_null(rc);
+    render_layout_record(rc, 1);
+    const AttnTrace *t = view_trace(&v);
+    const AttnStep *X = attn_trace_find_name(t, "X");
+    assert_non_null(X);
+    int step = attn_trace_index(t, X);
+    view_goto(&v, step);
+    view_finish(&v);
+    assert_int_equal(render_frame(rc, &v, 1024, 768), 0);
+    SDL_Rect cell, mid;
+    assert_int_equal(render_cell_rect(rc, t, step, 0, 511, &cell), 0);
+    assert_int_equal(render_cell_rect(rc, t, step, 0, 256, &mid), -1);
+    /* the mouse over it */
+    RenderHit hit;
+    assert_int_equal(render_hit_test(rc, cell.x + cell.w / 2, cell.y + 2, &hit), RENDER_HIT_CELL);
+    assert_int_equal(hit.step, step);
+    assert_int_equal(hit.row, 0);
+    assert_int_equal(hit.col, 511);
+    /* its colour, on X's scale (±max|X|), away from the number */
+    float range = 0;
+    for (int i = 0; i < X->rows * X->cols; i++) range = fabsf(X->data[i]) > range ? fabsf(X->data[i]) : range;
+    SDL_Color want = render_value_color(X->data[511], 0, range);
+    Uint32 px = ((Uint32 *)surf->pixels)[(cell.y + 2) * (surf->pitch / 4) + cell.x + 2];
+    Uint8 r, g, b;
+    SDL_GetRGB(px, surf->format, &r, &g, &b);
+    assert_true(abs(r - want.r) <= 1 && abs(g - want.g) <= 1 && abs(b - want.b) <= 1);
+    /* and its number */
+    int n, numbers = 0;
+    const LayoutBox *bx = render_layout_boxes(rc, &n);
+    for (int i = 0; i < n; i++)
+        numbers += bx[i].kind == LAYOUT_NUMBER && bx[i].rect.x >= cell.x &&
+                   bx[i].rect.x + bx[i].rect.w <= cell.x + cell.w && bx[i].rect.y >= cell.y &&
+                   bx[i].rect.y + bx[i].rect.h <= cell.y + cell.h;
+    assert_int_equal(numbers, 1);
+    render_destroy(rc);
+    SDL_DestroyRenderer(sdl);
+    SDL_FreeSurface(surf);
+    view_free(&v);
+    lesson_free(&L);
+}
+
 int main(void)
 {
     if (SDL_Init(0) != 0 || TTF_Init() != 0) {
@@ -439,6 +502,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_lesson),
         cmocka_unit_test(test_plus_only_enlarges),
+        cmocka_unit_test(test_elided_cells_are_true),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     TTF_Quit();

@@ -3037,13 +3037,14 @@ static void frame_layout(RenderCtx *rc, const View *v, int width, int height, fl
  * for all its steps and text scales (at scale 1), so the screen does not
  * jump from one step to the next, nor at +. The strip stays unless it takes
  * the room that some step needs to show its numbers (readable without the
- * strip, not with it). Kept for the last few view states asked; while the
+ * strip, not with it). Kept for the last few view states asked (the light
+ * and dark themes lay out alike, the projector's text is larger); while the
  * trace is still being computed, the strip stays. */
 static int strip_for_lesson(RenderCtx *rc, const View *v, int width, int height)
 {
     uint64_t key = mix64(mix64((uint64_t)v->id, (uint64_t)width << 32 | (uint64_t)height),
-                         (uint64_t)v->lang << 12 | (uint64_t)v->theme << 8 | (uint64_t)v->notation << 4 |
-                             (uint64_t)v->weight_scale << 16 | (uint64_t)v->slides << 20);
+                         (uint64_t)v->lang << 12 | (uint64_t)(v->theme == VIEW_THEME_PROJECTOR) << 8 |
+                             (uint64_t)v->notation << 4 | (uint64_t)v->weight_scale << 16 | (uint64_t)v->slides << 20);
     for (int i = 0; i < RENDER_STRIP_CACHE; i++)
         if (rc->strip[i].key == key) return rc->strip[i].kept;
     View w = *v; /* each step in its final state, unzoomed */
