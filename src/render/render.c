@@ -2946,25 +2946,32 @@ static int status_text(const View *v, RenderCtx *rc, int size, int maxw, char *b
     return render_text_width(rc, buf, size);
 }
 
-/* The current step's panel laid out in area, not drawn: the area of its
+/* Step `step` of trace t laid out in area, not drawn: the area of its
  * matrices on screen; *readable (when not NULL): 1 when every matrix shows
  * its numbers. */
-static double panel_probe(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect area, int *readable)
+static double panel_probe_step(RenderCtx *rc, const View *v, const AttnTrace *t, int step, const Fonts *f,
+                               SDL_Rect area, int *readable)
 {
     if (readable) *readable = 1;
-    if (!view_step_ready(v, view_trace(v), v->step)) return 0;
+    if (!view_step_ready(v, t, step)) return 0;
     Panel *P = calloc(1, sizeof *P);
     if (!P) return 0;
     int record = rc->record;
     rc->record = 0;
-    panel_items(P, rc, v, view_trace(v), v->step, 1.0);
-    panel_layout(P, rc, v, view_trace(v), f, area);
+    panel_items(P, rc, v, t, step, 1.0);
+    panel_layout(P, rc, v, t, f, area);
     rc->record = record;
     double a = 0;
     for (int i = 0; i < P->n; i++) a += (double)item_w(&P->items[i]) * (double)item_h(&P->items[i]);
     if (readable) *readable = !P->numbers_hidden;
     free(P);
     return a;
+}
+
+/* The current step's panel, as above. */
+static double panel_probe(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect area, int *readable)
+{
+    return panel_probe_step(rc, v, view_trace(v), v->step, f, area, readable);
 }
 
 /* What a frame's layout depends on in the view, beyond the output's size
@@ -3308,9 +3315,27 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     double p = view_progress(v);
     if (v->mode == VIEW_COMPARE) {
         /* the operands run left to right, so on a wide screen the two
-         * pipelines stack, each with the full width; else side by side */
+         * pipelines stack, each with the full width; else, or when stacked
+         * halves cannot show their numbers and side by side can, side by side */
         int stacked = main.w * 2 >= main.h * 3;
         int lh = text_h(rc, f.body);
+        if (stacked) {
+            int half = main.h / 2, ok_st = 1, ok_sb = 1, k;
+            SDL_Rect st = {main.x, main.y, main.w, half - lh - 6},
+                     sb = {main.x, main.y, main.w / 2 - m / 2, main.h - lh - 4};
+            int cs = view_compare_step(v, v->step);
+            panel_probe_step(rc, v, v->single, cs, &f, st, &k);
+            ok_st &= k;
+            panel_probe_step(rc, v, v->trace, v->step, &f, st, &k);
+            ok_st &= k;
+            if (!ok_st) {
+                panel_probe_step(rc, v, v->single, cs, &f, sb, &k);
+                ok_sb &= k;
+                panel_probe_step(rc, v, v->trace, v->step, &f, sb, &k);
+                ok_sb &= k;
+                stacked = !ok_sb;
+            }
+        }
         char cap1[128], cap2[128];
         snprintf(cap1, sizeof cap1, "%s  (h = 1, d_k = %d)", view_string(VS_MODE_SINGLE, v->lang), v->single->cfg.d_k);
         snprintf(cap2, sizeof cap2, "%s  (h = %d, d_k = %d)", view_string(VS_MULTI_TITLE, v->lang), v->trace->cfg.heads,
