@@ -421,6 +421,7 @@ static void test_sheet_pages(void **state)
     if (export_lesson(&l, NULL, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
     int pages = test_dir_count(scratch);
     assert_true(pages >= 3);
+    assert_int_equal(res.pages, pages);
     for (int i = 1; i <= pages; i++) {
         char path[600];
         if (i == 1)
@@ -504,6 +505,7 @@ static void test_sheet_pdf(void **state)
     char dir[512];
     snprintf(dir, sizeof dir, "%s/png", scratch);
     int pages = test_dir_count(dir);
+    assert_int_equal(res.pages, pages);
     struct stat st;
     assert_int_equal(stat(pdf, &st), 0);
     size_t len = (size_t)st.st_size;

@@ -1150,6 +1150,10 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         report(r, NULL, done_steps, done_steps, r->n_selected);
     }
     if (rc == 0 && on_page) rc = sheet_page_done(&sh, err, errlen);
+    if (rc == 0) {
+        r->res->pages = sh.pages;
+        if (!r->res->steps) r->res->steps = done_steps;
+    }
     if (opened) rc = sheet_close(&sh, rc == 0, err, errlen);
     v->slides = 0;
     headless_free(&fr);

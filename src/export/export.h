@@ -141,6 +141,7 @@ typedef struct ExportOptions {
 typedef struct ExportResult {
     int files;             /* PNG files written (not counting index.json or the sheet) */
     int steps;             /* steps exported */
+    int pages;             /* handout pages written (PNG files or PDF pages) */
     int width, height;     /* pixel size of each PNG */
     double seconds;        /* wall time of the whole export */
     double draw_seconds;   /* time spent drawing and reading pixels (the calling thread) */
