@@ -7,6 +7,7 @@
 #include <SDL.h>
 #include <SDL_ttf.h>
 
+#include "heatmap.h"
 #include "render.h"
 
 extern const unsigned char render_viridis[256][3]; /* (256, rgb) */
@@ -67,7 +68,9 @@ typedef struct ShortLabel {
 #define RENDER_MAT_CACHE    64
 
 typedef struct MatEntry {
-    uint64_t key; /* 0: empty */
+    uint64_t key;       /* 0: empty */
+    uint64_t base;      /* what it shows but for the animation's frame */
+    HeatmapFrame frame; /* the animation's frame it shows */
     SDL_Texture *tex;
     int w, h;
     unsigned last_frame;
@@ -133,6 +136,18 @@ struct RenderCtx {
     unsigned frame;
     uint32_t *pix; /* (pix_cap) scratch pixels for matrix textures */
     size_t pix_cap;
+    /* scratch for a texture's downsampling (heatmap.h): the plans of its
+     * rows and columns and a pick per column span, (span_cap) each; one row
+     * of cells' keys (heatmap_key), (cell_cap) */
+    HeatmapSpan *row_spans, *col_spans;
+    HeatmapPick *picks;
+    size_t span_cap;
+    uint64_t *cell_key;
+    size_t cell_cap;
+    /* a panel's animated result, reused from frame to frame: (anim_cap) each */
+    float *anim_vals;
+    unsigned char *anim_state;
+    size_t anim_cap;
     float *row_max; /* (row_max_cap) scratch: each row's largest weight, for the row scale */
     size_t row_max_cap;
     /* additive attention's [x_i ; y_j]: (2, n_q·n_k) the row of X, then of Y,
