@@ -206,10 +206,7 @@ void render_fonts_close(RenderCtx *rc)
     }
     rc->n_fonts = 0;
     unmap_fonts(rc); /* after every font that read from it is closed */
-    for (int i = 0; i < RENDER_TEXT_CACHE; i++)
-        if (rc->text[i].tex) SDL_DestroyTexture(rc->text[i].tex);
-    memset(rc->text, 0, sizeof rc->text);
-    rc->n_text = 0;
+    render_text_clear(rc);
     TTF_Quit();
 }
 
@@ -576,15 +573,26 @@ static SDL_Surface *text_surface(RenderCtx *rc, const char *s, int size, SDL_Col
     return out;
 }
 
+void render_text_clear(RenderCtx *rc)
+{
+    for (int i = 0; i < RENDER_TEXT_CACHE; i++)
+        if (rc->text[i].tex) SDL_DestroyTexture(rc->text[i].tex);
+    memset(rc->text, 0, sizeof rc->text);
+    rc->n_text = 0;
+    rc->text_bytes = 0;
+}
+
 void render_text_trim(RenderCtx *rc)
 {
-    if (rc->n_text < RENDER_TEXT_CACHE * 3 / 4) return;
+    size_t budget = rc->text_trim_bytes ? rc->text_trim_bytes : RENDER_TEXT_BUDGET;
+    if (rc->n_text < RENDER_TEXT_CACHE * 3 / 4 && rc->text_bytes <= budget) return;
     /* Keep what the last two frames used; rebuild the table. */
     TextEntry *old = malloc(sizeof rc->text);
     if (!old) return;
     memcpy(old, rc->text, sizeof rc->text);
     memset(rc->text, 0, sizeof rc->text);
     rc->n_text = 0;
+    rc->text_bytes = 0;
     for (int i = 0; i < RENDER_TEXT_CACHE; i++) {
         if (!old[i].key) continue;
         if (old[i].last_frame + 2 < rc->frame) {
@@ -595,8 +603,12 @@ void render_text_trim(RenderCtx *rc)
         while (rc->text[j].key) j = (j + 1) & (RENDER_TEXT_CACHE - 1);
         rc->text[j] = old[i];
         rc->n_text++;
+        rc->text_bytes += (size_t)old[i].w * (size_t)old[i].h * 4;
     }
     free(old);
+    /* when two frames' own texts fill most of the budget, the next trim
+     * waits until they have doubled, not the next frame */
+    rc->text_trim_bytes = rc->text_bytes * 2 > RENDER_TEXT_BUDGET ? rc->text_bytes * 2 : 0;
 }
 
 const TextEntry *render_text_get(RenderCtx *rc, const char *s, int size, SDL_Color col)
@@ -629,6 +641,7 @@ const TextEntry *render_text_get(RenderCtx *rc, const char *s, int size, SDL_Col
         e->key = 0;
         return NULL;
     }
+    rc->text_bytes += (size_t)e->w * (size_t)e->h * 4;
     SDL_SetTextureBlendMode(tex, SDL_BLENDMODE_BLEND);
     rc->n_text++;
     return e;
