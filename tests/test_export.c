@@ -439,6 +439,50 @@ static void test_sheet_pages(void **state)
     lesson_free(&l);
 }
 
+/* A shorter handout into the same name removes the earlier handout's later
+ * pages (attnviz's PNGs only), which a printer would print on; a later
+ * page's name taken by a FIFO is refused before anything is drawn. */
+static void test_sheet_earlier_pages(void **state)
+{
+    (void)state;
+    Lesson l;
+    load(&l, LESSON_A);
+    ExportOptions opt;
+    export_options_init(&opt);
+    char sheet[512], path[600], err[1024];
+    snprintf(sheet, sizeof sheet, "%s/handout.png", scratch);
+    opt.sheet = sheet;
+    opt.write_steps = 0;
+    ExportResult res;
+    if (export_lesson(&l, NULL, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    int pages = res.pages;
+    assert_true(pages >= 3);
+    /* someone else's file after the last page stays */
+    snprintf(path, sizeof path, "%s/handout-%d.png", scratch, pages + 2);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("not a PNG\n", f);
+    fclose(f);
+    opt.steps = "1";
+    if (export_lesson(&l, NULL, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_int_equal(res.pages, 1);
+    assert_int_equal(res.pages_removed, pages - 1);
+    assert_int_equal(test_dir_count(scratch), 2); /* handout.png and the other file */
+    assert_int_equal(access(path, F_OK), 0);
+    /* a FIFO where page 2 would go: refused, nothing drawn or written */
+    assert_int_equal(unlink(path), 0);
+    snprintf(path, sizeof path, "%s/handout.png", scratch);
+    assert_int_equal(unlink(path), 0);
+    snprintf(path, sizeof path, "%s/handout-2.png", scratch);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    opt.steps = NULL;
+    assert_int_equal(export_lesson(&l, NULL, &opt, &res, err, sizeof err), -1);
+    assert_true(res.usage_error);
+    assert_non_null(strstr(err, "handout-2.png"));
+    assert_int_equal(test_dir_count(scratch), 1); /* the FIFO alone */
+    lesson_free(&l);
+}
+
 /* The text pdftotext finds in a PDF, without any whitespace (the caption's
  * line breaks and spaces are the layout's, not the text's); NULL when
  * pdftotext (poppler-utils) is not installed. malloc'd. */
@@ -868,6 +912,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_frames_count, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sheet, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sheet_pages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sheet_earlier_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sheet_pdf, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_disk_library, setup, teardown),

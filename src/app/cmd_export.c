@@ -353,6 +353,12 @@ int cmd_export(int argc, char **argv)
                  res.temps_removed == 1 ? "y" : "ies", dir);
         app_print_line(stderr, line);
     }
+    if (res.pages_removed) {
+        char line[1200];
+        snprintf(line, sizeof line, "export: removed %d page%s of an earlier, longer handout after %s",
+                 res.pages_removed, res.pages_removed == 1 ? "" : "s", opt.sheet);
+        app_print_line(stderr, line);
+    }
     if (x.stats && res.files == 0 && res.pages > 0) {
         fprintf(stderr, "export: a handout of %d page%s (%d steps) in %.3f s: draw %.2f ms/step, %.1f KiB/page\n",
                 res.pages, res.pages == 1 ? "" : "s", res.steps, res.seconds,

@@ -813,6 +813,50 @@ static void sheet_page_path(const char *path, int page, char *out, size_t len)
     snprintf(out, len, "%.*s-%d%s", (int)stem, path, page, path + stem);
 }
 
+/* Page `page` (≥ 2) of the handout at path as a folder and a name in it. */
+static void sheet_page_entry(const char *path, int page, char *dir, size_t dir_len, char *name, size_t name_len)
+{
+    char file[1100];
+    sheet_page_path(path, page, file, sizeof file);
+    const char *slash = strrchr(file, '/');
+    if (!slash)
+        snprintf(dir, dir_len, ".");
+    else if (slash == file)
+        snprintf(dir, dir_len, "/");
+    else
+        snprintf(dir, dir_len, "%.*s", (int)(slash - file), file);
+    snprintf(name, name_len, "%s", slash ? slash + 1 : file);
+}
+
+/* Before drawing: a refusal when a later page's name (there are at most as
+ * many pages as steps) is taken by something that is not a regular file
+ * (a FIFO, a device, a link), which is never opened or replaced. */
+static int sheet_check_pages(Run *r, const char *path, char *err, size_t errlen)
+{
+    char dir[1100], name[1100];
+    for (int page = 2; page <= r->n_selected; page++) {
+        sheet_page_entry(path, page, dir, sizeof dir, name, sizeof name);
+        if (export__check_entry(dir, name, err, errlen) != 0) {
+            r->res->usage_error = 1;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* After a handout of `pages` PNG pages: the pages that follow them, which
+ * an earlier, longer handout left and a printer would print on, when they
+ * are attnviz's PNGs. */
+static void sheet_remove_earlier(Run *r, const char *path, int pages)
+{
+    char dir[1100], name[1100];
+    for (int page = pages + 1; page <= EXPORT_MAX_FRAMES; page++) {
+        sheet_page_entry(path, page, dir, sizeof dir, name, sizeof name);
+        if (!export__remove_owned(dir, name, 0)) break;
+        r->res->pages_removed++;
+    }
+}
+
 /* Copies rows × w pixels from src into the page at (x, y), clipped to it. */
 static void sheet_blit(unsigned char *page, const unsigned char *src, size_t src_pitch, int w, int rows, int x, int y)
 {
@@ -1093,6 +1137,7 @@ static int sheet_close(Sheet *sh, int ok, char *err, size_t errlen)
 
 static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
 {
+    if (!sheet_is_pdf(path) && sheet_check_pages(r, path, err, errlen) != 0) return -1;
     const AttnTrace *t = r->trace;
     View *v = &r->view;
     int fw = SHEET_PAGE_W - 2 * SHEET_MARGIN;
@@ -1154,7 +1199,9 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         r->res->pages = sh.pages;
         if (!r->res->steps) r->res->steps = done_steps;
     }
+    int pdf = sh.pdf;
     if (opened) rc = sheet_close(&sh, rc == 0, err, errlen);
+    if (rc == 0 && !pdf) sheet_remove_earlier(r, path, r->res->pages);
     v->slides = 0;
     headless_free(&fr);
     free(px);
