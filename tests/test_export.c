@@ -518,9 +518,10 @@ static void squeeze(const char *s, char *buf, size_t len)
 }
 
 /* With cairo, --sheet FILE.pdf is the same pages as the PNG handout in one
- * A4 PDF: as many pages, each 595×842 points, the figures as images and
- * each step's caption (title, formula, narration) as text a reader can
- * select and search: pdftotext finds every step's narration in it. */
+ * A4 PDF: as many pages, each 595×842 points, the figures as images, a
+ * bookmark for each step, and each step's caption (title, formula,
+ * narration) as text a reader can select and search: pdftotext finds every
+ * step's narration in it. */
 static void test_sheet_pdf(void **state)
 {
     (void)state;
@@ -556,11 +557,12 @@ static void test_sheet_pdf(void **state)
     char *data = test_read_file(pdf, NULL);
     assert_non_null(data);
     assert_true(len > 8 && memcmp(data, "%PDF-", 5) == 0);
-    int n_pages = 0, n_boxes = 0, n_images = 0;
+    int n_pages = 0, n_boxes = 0, n_images = 0, n_marks = 0;
     for (size_t i = 0; i + 32 < len; i++) {
         if (!memcmp(data + i, "/Type /Page", 11) && data[i + 11] != 's') n_pages++;
         if (!memcmp(data + i, "/MediaBox [ 0 0 595", 19)) n_boxes++;
         if (!memcmp(data + i, "/Subtype /Image", 15)) n_images++;
+        if (!memcmp(data + i, "/Dest [", 7)) n_marks++;
     }
     free(data);
     assert_int_equal(n_pages, pages);
@@ -570,6 +572,7 @@ static void test_sheet_pdf(void **state)
     v.lang = LESSON_ZH;
     const AttnTrace *t = view_trace(&v);
     assert_int_equal(n_images, t->n_steps); /* one figure a step, no page-sized picture */
+    assert_int_equal(n_marks, t->n_steps);  /* a bookmark a step */
     char *text = pdf_text_squeezed(pdf);
     if (!text) {
         view_free(&v);

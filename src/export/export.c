@@ -1051,6 +1051,26 @@ static int sheet_open(Sheet *sh, Run *r, const char *path, RenderCtx *rc, SDL_Re
     return 0;
 }
 
+/* A step's entry in the PDF's outline (its bookmarks), pointing at (x, y)
+ * of the current page: what the caption's first line says. PNG pages have
+ * no outline. */
+static void sheet_mark(Sheet *sh, const char *title, int x, int y)
+{
+#ifdef ATTNVIZ_HAVE_CAIRO
+    if (sh->pdf) {
+        char dest[96];
+        snprintf(dest, sizeof dest, "page=%d pos=[%.1f %.1f]", sh->pages + 1, x * 72.0 / SHEET_DPI,
+                 y * 72.0 / SHEET_DPI);
+        cairo_pdf_surface_add_outline(sh->surface, CAIRO_PDF_OUTLINE_ROOT, title, dest, 0);
+    }
+#else
+    (void)sh;
+    (void)title;
+    (void)x;
+    (void)y;
+#endif
+}
+
 /* A step's figure, fw × fh pixels at px, at (x, y) of the page. */
 static void sheet_figure(Sheet *sh, unsigned char *px, size_t pitch, int fw, int fh, int x, int y)
 {
@@ -1186,6 +1206,7 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         rc = export_draw_view(fr.rc, fr.sdl, v, fw, fh, px, pitch, err, errlen);
         r->res->draw_seconds += attn_clock_seconds() - t0;
         if (rc != 0) break;
+        sheet_mark(&sh, cap->header, SHEET_MARGIN, y);
         sheet_figure(&sh, px, pitch, fw, fh, SHEET_MARGIN, y);
         y += fh;
         rc = sheet_caption(&sh, cap, px, pitch, fw, fh, SHEET_MARGIN, y, err, errlen);
