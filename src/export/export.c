@@ -915,10 +915,10 @@ static int sheet_is_pdf(const char *path)
 }
 
 /* The handout being written. PNG pages: each page's pixels, figures and
- * captions alike. A PDF: the same places on each page (export_sheet lays a
- * page out once for both), the figures as images and the captions as text
- * in the fonts render draws them with, so a reader selects, searches and
- * copies the narration, and a printer draws it at its own resolution. */
+ * captions alike. A PDF: the same pixels at the same places (export_sheet
+ * lays a page out once for both), as images, with each caption's text
+ * under its image in the fonts render draws it with, so a reader selects,
+ * searches and copies the narration. */
 typedef struct Sheet {
     Run *r;
     const char *path;
@@ -949,16 +949,16 @@ static cairo_font_face_t *pdf_face(Sheet *sh, int i)
     if (sh->faces[i]) return sh->faces[i];
     char file[PATH_MAX];
     long index = render_font_file(sh->rc, i, file, sizeof file);
-    if (index < 0) return NULL;
-    FcPattern *pat = FcPatternCreate();
+    FcPattern *pat = index < 0 ? NULL : FcPatternCreate();
     if (!pat) return NULL;
     FcPatternAddString(pat, FC_FILE, (const FcChar8 *)file);
     FcPatternAddInteger(pat, FC_INDEX, (int)index);
     cairo_font_face_t *face = cairo_ft_font_face_create_for_pattern(pat);
     FcPatternDestroy(pat);
     if (cairo_font_face_status(face) != CAIRO_STATUS_SUCCESS) {
+        /* the text stays in the PDF, in fontconfig's sans-serif */
         cairo_font_face_destroy(face);
-        return NULL;
+        face = cairo_toy_font_face_create("sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
     }
     return sh->faces[i] = face;
 }
@@ -976,16 +976,18 @@ static void pdf_figure(Sheet *sh, unsigned char *px, size_t pitch, int w, int h,
     cairo_surface_destroy(img);
 }
 
-/* The caption at (x, y): its rule, and each line as text, run by run with
- * the font render uses for it, on render's baseline and at its x. */
-static void pdf_caption(Sheet *sh, const Caption *c, int width, int x, int y)
+/* The caption's text at (x, y), under the caption's pixels, which
+ * sheet_caption paints over it: each line run by run with the font render
+ * uses for it, on render's baseline and at its x, so a reader selects and
+ * searches the words where they are seen. Hidden rather than shown: in
+ * cairo 1.16's subset of Noto Sans CJK SC, as poppler (pdftoppm, Evince)
+ * draws it, some glyphs are blank (如, U+5982), and a handout must not
+ * print with holes. */
+static void pdf_caption_text(Sheet *sh, const Caption *c, int x, int y)
 {
     cairo_t *cr = sh->cr;
-    SDL_Color fg = caption_ink(sh->bg);
     cairo_save(cr);
-    cairo_set_source_rgb(cr, fg.r / 255.0, fg.g / 255.0, fg.b / 255.0);
-    cairo_rectangle(cr, x, y, width, c->rule);
-    cairo_fill(cr);
+    cairo_set_source_rgb(cr, 0, 0, 0);
     for (int i = 0; i < c->n_lines; i++) {
         const CaptionLine *ln = &c->lines[i];
         char text[sizeof c->narration];
@@ -1083,16 +1085,13 @@ static void sheet_figure(Sheet *sh, unsigned char *px, size_t pitch, int fw, int
     sheet_blit(sh->page, px, pitch, fw, fh, x, y);
 }
 
-/* A step's caption at (x, y) of the page; on PNG pages drawn a band of
- * px's rows (fh of them) at a time. */
+/* A step's caption at (x, y) of the page, drawn a band of px's rows (fh of
+ * them) at a time; in the PDF over its text. */
 static int sheet_caption(Sheet *sh, const Caption *cap, unsigned char *px, size_t pitch, int fw, int fh, int x, int y,
                          char *err, size_t errlen)
 {
 #ifdef ATTNVIZ_HAVE_CAIRO
-    if (sh->pdf) {
-        pdf_caption(sh, cap, fw, x, y);
-        return 0;
-    }
+    if (sh->pdf) pdf_caption_text(sh, cap, x, y);
 #endif
     for (int y0 = 0; y0 < cap->height; y0 += fh) {
         int rows = cap->height - y0 < fh ? cap->height - y0 : fh;
@@ -1102,7 +1101,7 @@ static int sheet_caption(Sheet *sh, const Caption *cap, unsigned char *px, size_
             export__set_err(err, errlen, "reading a caption's pixels: %s", SDL_GetError());
             return -1;
         }
-        sheet_blit(sh->page, px, pitch, fw, rows, x, y + y0);
+        sheet_figure(sh, px, pitch, fw, rows, x, y + y0);
     }
     return 0;
 }

@@ -56,8 +56,9 @@
  * render's text layer (render_wrap) as the window's text is; as many steps
  * to a page as fit. The PNG pages carry a pHYs chunk of 150 dpi, so they
  * print at A4. FILE.pdf (with cairo): the same pages, laid out by the same
- * code, the figures as images and the captions as text in render's fonts
- * (render_text_runs), which a PDF reader selects and searches.
+ * code, as images, each caption over its text in render's fonts
+ * (render_text_runs), which a PDF reader selects and searches, and a
+ * bookmark for each step.
  *
  * DPI: step PNGs and frames say EXPORT_SCREEN_DPI × opt.scale (pHYs).
  *
