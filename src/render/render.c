@@ -2168,6 +2168,13 @@ static float l_row_h(const Panel *P, const Item *it, float s, float hrow)
     return it->full_rows == it->full_cols ? s : fminf(s, hrow);
 }
 
+/* The room above item it's band in the L: its column labels', or (the
+ * result's band) the left factor's; a few pixels when neither has any. */
+static int l_top(const Panel *P, const Item *it)
+{
+    return it->cl || (it == P->res && P->shown[0]->cl) ? P->top_h : 4;
+}
+
 /* The L's width and height with columns of s and rows of hrow: the left
  * factor and the operators' column, beside the widest of the right column
  * (the factor, the bias, the result); the right column's bands stacked. */
@@ -2181,7 +2188,7 @@ static void l_size(const Panel *P, float s, float hrow, float *w, float *h)
         opc = imax(opc, P->opw[i]);
         right = fmaxf(right, (float)(it->lab_w + it->leg_w) + s * (float)lay_cols(it));
         float rows = l_row_h(P, it, s, hrow) * (float)imax(lay_rows(it), it == P->res ? lay_rows(A) : 0);
-        hh += (float)(P->top_h + P->cap_h) + rows;
+        hh += (float)(l_top(P, it) + P->cap_h) + rows;
     }
     *w = (float)(A->lab_w + A->leg_w) + s * (float)lay_cols(A) + (float)opc + right + 4.0f;
     *h = hh;
@@ -2233,7 +2240,7 @@ static void panel_place_l(Panel *P, SDL_Rect area)
     int y = area.y + imax(0, (area.h - (int)h) / 2);
     for (int i = 1; i < P->n; i++) {
         Item *it = P->shown[i];
-        y += P->top_h;
+        y += l_top(P, it);
         it->x = xr;
         it->y = y;
         y += (it == P->res ? imax(item_h(it), item_h(A)) : item_h(it)) + P->cap_h;
