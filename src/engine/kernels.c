@@ -40,15 +40,17 @@
  * rounded too, so it computes the same bits (slowly) on a CPU without FMA.
  */
 
-/* Block sizes. MR_WIDE×NR_WIDE accumulators are 24 of AVX-512's 32 vector
- * registers, leaving room for the panel's row and A's broadcast value; the
- * 16 registers of AVX2 do not hold them, and take blocks of MR rows (their
- * 4×64 still does not fit; it is the clone for CPUs without AVX-512). The
- * last rows of a product go in blocks of MR, of 2, then one by one. NR_NARROW
- * serves the last columns when fewer than NR_WIDE remain (a head's d_v of 8
- * would otherwise waste 7/8 of a wide panel). Narrower blocks than 4×32 are
- * vectorised another way by GCC, many times slower (docs/performance.md). */
-enum { MR_WIDE = 6, MR = 4, NR_WIDE = 64, NR_NARROW = 32, KC = 256 };
+/* Block sizes. With AVX-512 (KERNEL_WIDE_REGISTERS), panels of NR_WIDE
+ * columns in blocks of MR_WIDE rows: 6×64 accumulators are 24 of its 32
+ * vector registers, leaving room for the panel's row and A's broadcast
+ * value; a product's last rows go in blocks of MR, of 2, then one by one,
+ * and NR_NARROW serves the last columns when fewer than NR_WIDE remain (a
+ * head's d_v of 8 would otherwise waste 7/8 of a wide panel). Without it,
+ * every panel is NR_NARROW wide, in blocks of MR_NARROW rows: 3×32
+ * accumulators are 12 of AVX2's 16 registers, where a 4×64 block spilled
+ * to the stack. Narrower panels than 32 columns are vectorised another way
+ * by GCC, many times slower (docs/performance.md). */
+enum { MR_WIDE = 6, MR = 4, MR_NARROW = 3, NR_WIDE = 64, NR_NARROW = 32, KC = 256 };
 
 /* No contraction anywhere else: a fused multiply-add is written out as
  * fmaf where one is meant (KERNEL_FMA), and every other product and sum is
@@ -123,8 +125,8 @@ const char *attn_kernels_isa(void)
 #endif
 }
 #endif
-/* Whether the code runs with AVX-512's 32 vector registers, for the block
- * of rows (MR_WIDE or MR): in a clone, a test of the CPU, which is true
+/* Whether the code runs with AVX-512's 32 vector registers, for the blocks
+ * (the block sizes above): in a clone, a test of the CPU, which is true
  * exactly in the AVX-512 clone (the loader picks that clone on such a CPU
  * and only there); in a build without clones, what it was built for. Both
  * blocks give the same bits. */
@@ -286,9 +288,12 @@ KERNEL_INLINE void gemm_columns(float *restrict C, const float *restrict A, cons
     kernel_rows(R, nr, kc, a + (size_t)i * k, (size_t)k, bp, c + (size_t)i * n, (size_t)n, init + (size_t)i * ldi,     \
                 ldi, ncols)
             int i = 0;
-            if (wide)
+            if (wide) {
                 for (; i + MR_WIDE <= m; i += MR_WIDE) ROWS(MR_WIDE);
-            for (; i + MR <= m; i += MR) ROWS(MR);
+                for (; i + MR <= m; i += MR) ROWS(MR);
+            } else {
+                for (; i + MR_NARROW <= m; i += MR_NARROW) ROWS(MR_NARROW);
+            }
             for (; i + 2 <= m; i += 2) ROWS(2);
             for (; i < m; i++) ROWS(1);
 #undef ROWS
@@ -425,14 +430,15 @@ KERNEL_DISPATCH static void gemm_small(float *restrict C, const float *restrict 
 }
 
 /* C (m, n) = bias + A (m, k) · B for the columns [j0, j0 + width) (bias as
- * gemm_columns takes it): in wide panels from j0, the rest in narrow ones;
+ * gemm_columns takes it): in wide panels from j0, the rest in narrow ones
+ * (all of them narrow without AVX-512);
  * B packed panel by panel, or read from `packed` (B packed whole by
  * attn__pack_panels, j0 = 0). */
 KERNEL_INLINE void gemm_range(float *restrict C, const float *restrict A, const float *restrict B, const float *bias,
                               int transposed, int m, int k, int n, int j0, int width, const float *restrict packed)
 {
     _Alignas(64) float bp[KC * NR_WIDE]; /* (KC, NR_WIDE) the packed panel, 64 KiB */
-    int wide = width - width % NR_WIDE;
+    int wide = KERNEL_WIDE_REGISTERS() ? width - width % NR_WIDE : 0;
     gemm_columns(C, A, B, bias, transposed, m, k, n, j0, wide, NR_WIDE, bp, packed);
     gemm_columns(C, A, B, bias, transposed, m, k, n, j0 + wide, width - wide, NR_NARROW, bp, packed);
 }
@@ -509,6 +515,7 @@ void attn__matmul_cols(float *C, const float *A, const float *B, const float *bi
  * per head instead of once per block (gathering K_h's columns costs about
  * as much as a 32-row block's product). */
 
+/* (The same count when every panel is narrow: n rounded up to NR_NARROW.) */
 size_t attn__packed_floats(int k, int n)
 {
     int wide = n - n % NR_WIDE, narrow = (n - wide + NR_NARROW - 1) / NR_NARROW * NR_NARROW;
@@ -517,7 +524,7 @@ size_t attn__packed_floats(int k, int n)
 
 KERNEL_DISPATCH static void pack_panels(float *restrict dst, const float *restrict B, int transposed, int k, int n)
 {
-    int wide = n - n % NR_WIDE;
+    int wide = KERNEL_WIDE_REGISTERS() ? n - n % NR_WIDE : 0; /* as gemm_range cuts them */
     for (int jp = 0; jp < n;) {
         int nr = jp < wide ? NR_WIDE : NR_NARROW, ncols = n - jp < nr ? n - jp : nr;
         for (int p0 = 0; p0 < k; p0 += KC)
