@@ -610,10 +610,27 @@ KERNEL_INLINE vf16 vf16_splat(float x)
 {
     return (vf16){0} + x;
 }
-/* a > b ? a : b, lane by lane */
-KERNEL_INLINE vf16 vf16_max(vf16 a, vf16 b)
+/* a > b, lane by lane: all bits set where true. GCC 12 compares vectors of
+ * 16 floats one lane at a time, with branches, where the clone's registers
+ * hold 8 (AVX2: softmax took 2.7 ns per cell instead of 1.2); there, the
+ * two halves are compared as vectors of 8. `wide`: KERNEL_WIDE_REGISTERS(),
+ * a constant in each of softmax_rows's two copies of the code below. */
+typedef float vf8 __attribute__((vector_size(8 * sizeof(float))));
+typedef int32_t vi8 __attribute__((vector_size(8 * sizeof(int32_t))));
+KERNEL_INLINE vi16 vf16_gt(vf16 a, vf16 b, const int wide)
 {
-    vi16 gt = a > b;
+    if (wide) return a > b;
+    vf8 a0 = __builtin_shufflevector(a, a, 0, 1, 2, 3, 4, 5, 6, 7);
+    vf8 a1 = __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15);
+    vf8 b0 = __builtin_shufflevector(b, b, 0, 1, 2, 3, 4, 5, 6, 7);
+    vf8 b1 = __builtin_shufflevector(b, b, 8, 9, 10, 11, 12, 13, 14, 15);
+    vi8 g0 = a0 > b0, g1 = a1 > b1;
+    return __builtin_shufflevector(g0, g1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+/* a > b ? a : b, lane by lane */
+KERNEL_INLINE vf16 vf16_max(vf16 a, vf16 b, const int wide)
+{
+    vi16 gt = vf16_gt(a, b, wide);
     return (vf16)((gt & (vi16)a) | (~gt & (vi16)b));
 }
 
@@ -622,7 +639,7 @@ KERNEL_INLINE vf16 vf16_max(vf16 a, vf16 b)
  * (ln2 split in a high part exact in float and a low part), e^r by its
  * degree-7 minimax polynomial, 2^n built in the exponent bits. Within 2 ulp
  * of exp() in double over [-87, 0] (tests/test_perf_paths.c checks it). */
-KERNEL_INLINE vf16 exp_nonpositive_v(vf16 x)
+KERNEL_INLINE vf16 exp_nonpositive_v(vf16 x, const int wide)
 {
     const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
     vi16 n = __builtin_convertvector(x * log2e - 0.5f, vi16); /* rounded to nearest (x ≤ 0): n ∈ [-126, 0] */
@@ -635,7 +652,7 @@ KERNEL_INLINE vf16 exp_nonpositive_v(vf16 x)
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    vi16 two_n = ((n + 127) << 23) & (x > EXP_LOWEST); /* 2^n, or 0 at the clamp */
+    vi16 two_n = ((n + 127) << 23) & vf16_gt(x, vf16_splat(EXP_LOWEST), wide); /* 2^n, or 0 at the clamp */
     return p * (vf16)two_n;
 }
 
@@ -653,28 +670,30 @@ KERNEL_INLINE vf16 exp_nonpositive_v(vf16 x)
  * cells j ≡ l mod 64, or mod 16 past the last whole 64) added down to 16, as
  * PyTorch sums them, rather than in double cell by cell, a conversion per
  * cell. */
-KERNEL_INLINE void softmax_row_exp(float *restrict yr, const float *restrict xr, int cols, float mx, vf16 *lanes)
+KERNEL_INLINE void softmax_row_exp(float *restrict yr, const float *restrict xr, int cols, float mx, vf16 *lanes,
+                                   const int wide)
 {
     const vf16 vmx = vf16_splat(mx), lowest = vf16_splat(EXP_LOWEST);
     vf16 acc[4] = {{0}, {0}, {0}, {0}};
     int j = 0;
     for (; j + 64 <= cols; j += 64) {
         vf16 e[4];
-        for (int k = 0; k < 4; k++) e[k] = exp_nonpositive_v(vf16_max(vf16_load(xr + j + 16 * k) - vmx, lowest));
+        for (int k = 0; k < 4; k++)
+            e[k] = exp_nonpositive_v(vf16_max(vf16_load(xr + j + 16 * k) - vmx, lowest, wide), wide);
         for (int k = 0; k < 4; k++) {
             vf16_store(yr + j + 16 * k, e[k]);
             acc[k] += e[k];
         }
     }
     for (; j + 16 <= cols; j += 16) {
-        vf16 e = exp_nonpositive_v(vf16_max(vf16_load(xr + j) - vmx, lowest));
+        vf16 e = exp_nonpositive_v(vf16_max(vf16_load(xr + j) - vmx, lowest, wide), wide);
         vf16_store(yr + j, e);
         acc[0] += e;
     }
     if (j < cols) { /* the last cols - j < 16 cells, through a padded vector */
         float tail[16];
         for (int l = 0; l < 16; l++) tail[l] = j + l < cols ? xr[j + l] : mx; /* padding: e^0, dropped */
-        vf16_store(tail, exp_nonpositive_v(vf16_max(vf16_load(tail) - vmx, lowest)));
+        vf16_store(tail, exp_nonpositive_v(vf16_max(vf16_load(tail) - vmx, lowest, wide), wide));
         for (int l = 0; j + l < cols; l++) yr[j + l] = tail[l];
     }
     *lanes = (acc[0] + acc[1]) + (acc[2] + acc[3]);
@@ -711,7 +730,7 @@ KERNEL_INLINE void softmax_row_scale(float *restrict yr, int cols, float f)
  * softmax_row_exp's): no NaN, no +inf, at least one finite cell (-inf cells are blocked
  * ones). With no NaN the maximum says the rest: +inf, or -inf for a row of
  * only -inf, is not finite. One pass. */
-KERNEL_INLINE int row_max_ordinary(const float *restrict xr, int cols, float *mx_out)
+KERNEL_INLINE int row_max_ordinary(const float *restrict xr, int cols, float *mx_out, const int wide)
 {
     float mx = -INFINITY;
     int j = 0, nan = 0;
@@ -721,22 +740,22 @@ KERNEL_INLINE int row_max_ordinary(const float *restrict xr, int cols, float *mx
         for (; j + 64 <= cols; j += 64) {
             vf16 a = vf16_load(xr + j), b = vf16_load(xr + j + 16), c = vf16_load(xr + j + 32),
                  d = vf16_load(xr + j + 48);
-            m = vf16_max(a, m);
-            m1 = vf16_max(b, m1);
-            m2 = vf16_max(c, m2);
-            m3 = vf16_max(d, m3);
+            m = vf16_max(a, m, wide);
+            m1 = vf16_max(b, m1, wide);
+            m2 = vf16_max(c, m2, wide);
+            m3 = vf16_max(d, m3, wide);
             bad |= nan_sign_v(a) | nan_sign_v(b) | nan_sign_v(c) | nan_sign_v(d);
         }
         for (; j + 16 <= cols; j += 16) {
             vf16 x = vf16_load(xr + j);
-            m = vf16_max(x, m);
+            m = vf16_max(x, m, wide);
             bad |= nan_sign_v(x);
         }
-        m = vf16_max(vf16_max(m, m1), vf16_max(m2, m3));
-        m = vf16_max(m, __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
-        m = vf16_max(m, __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3));
-        m = vf16_max(m, __builtin_shufflevector(m, m, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1));
-        m = vf16_max(m, __builtin_shufflevector(m, m, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0));
+        m = vf16_max(vf16_max(m, m1, wide), vf16_max(m2, m3, wide), wide);
+        m = vf16_max(m, __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7), wide);
+        m = vf16_max(m, __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3), wide);
+        m = vf16_max(m, __builtin_shufflevector(m, m, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1), wide);
+        m = vf16_max(m, __builtin_shufflevector(m, m, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0), wide);
         mx = m[0];
         for (int l = 0; l < 16; l++) nan |= bad[l] < 0;
     }
@@ -758,31 +777,31 @@ enum { SMALL_ROW = 16, SMALL_BLOCK = 64, EXP_CHUNK = 16 };
 
 /* e^x in place on n floats, n rounded up to whole chunks (the caller's
  * buffer has room), so that the loop vectorises at -O2 too. */
-KERNEL_INLINE void exp_chunks(float *restrict z, size_t n)
+KERNEL_INLINE void exp_chunks(float *restrict z, size_t n, const int wide)
 {
     for (size_t c = 0; c < (n + EXP_CHUNK - 1) / EXP_CHUNK; c++)
-        vf16_store(z + c * EXP_CHUNK, exp_nonpositive_v(vf16_load(z + c * EXP_CHUNK)));
+        vf16_store(z + c * EXP_CHUNK, exp_nonpositive_v(vf16_load(z + c * EXP_CHUNK), wide));
 }
 
 /* One block of rows of at most SMALL_ROW cells. Rows that are not ordinary
  * (+inf or NaN, or every cell blocked) are left for the caller, which
  * computes them with attn_softmax_rows_reference; ordinary[i] says which are. */
 KERNEL_INLINE void softmax_block_small(float *restrict y, const float *restrict x, int rows, int cols,
-                                       unsigned char *restrict ordinary)
+                                       unsigned char *restrict ordinary, const int wide)
 {
     _Alignas(64) float z[SMALL_BLOCK * SMALL_ROW + EXP_CHUNK]; /* (rows, cols) x - max, then e^ of it */
     int nz = rows * cols;
     for (int i = 0; i < rows; i++) {
         const float *xr = x + (size_t)i * cols;
         float mx;
-        ordinary[i] = (unsigned char)row_max_ordinary(xr, cols, &mx);
+        ordinary[i] = (unsigned char)row_max_ordinary(xr, cols, &mx, wide);
         for (int j = 0; j < cols; j++) {
             float d = xr[j] - mx; /* NaN in a row that is not ordinary: redone by the caller */
             z[i * cols + j] = d > EXP_LOWEST ? d : EXP_LOWEST;
         }
     }
     for (int q = nz; q < nz + EXP_CHUNK; q++) z[q] = EXP_LOWEST; /* the last chunk's padding */
-    exp_chunks(z, (size_t)nz);
+    exp_chunks(z, (size_t)nz, wide);
     for (int i = 0; i < rows; i++) {
         if (!ordinary[i]) continue;
         const float *e = z + i * cols;
@@ -794,14 +813,14 @@ KERNEL_INLINE void softmax_block_small(float *restrict y, const float *restrict 
     }
 }
 
-KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restrict flags, const float *restrict x,
-                                         int rows, int cols)
+KERNEL_INLINE void softmax_rows_for(float *restrict y, unsigned char *restrict flags, const float *restrict x, int rows,
+                                    int cols, const int wide)
 {
     if (cols <= SMALL_ROW) {
         unsigned char ordinary[SMALL_BLOCK];
         for (int i0 = 0; i0 < rows; i0 += SMALL_BLOCK) {
             int n = rows - i0 < SMALL_BLOCK ? rows - i0 : SMALL_BLOCK;
-            softmax_block_small(y + (size_t)i0 * cols, x + (size_t)i0 * cols, n, cols, ordinary);
+            softmax_block_small(y + (size_t)i0 * cols, x + (size_t)i0 * cols, n, cols, ordinary, wide);
             for (int i = 0; i < n; i++)
                 if (!ordinary[i])
                     attn_softmax_rows_reference(y + (size_t)(i0 + i) * cols, flags ? flags + i0 + i : NULL,
@@ -820,9 +839,11 @@ KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restr
         int n = rows - i0 < block ? rows - i0 : block;
         const float *xb = x + (size_t)i0 * cols; /* (n, cols) */
         float *yb = y + (size_t)i0 * cols;
-        for (int i = 0; i < n; i++) ordinary[i] = (unsigned char)row_max_ordinary(xb + (size_t)i * cols, cols, &mx[i]);
         for (int i = 0; i < n; i++)
-            if (ordinary[i]) softmax_row_exp(yb + (size_t)i * cols, xb + (size_t)i * cols, cols, mx[i], &lanes[i]);
+            ordinary[i] = (unsigned char)row_max_ordinary(xb + (size_t)i * cols, cols, &mx[i], wide);
+        for (int i = 0; i < n; i++)
+            if (ordinary[i])
+                softmax_row_exp(yb + (size_t)i * cols, xb + (size_t)i * cols, cols, mx[i], &lanes[i], wide);
         for (int i = 0; i < n; i++)
             if (ordinary[i]) inv[i] = (float)(1.0 / softmax_row_sum(&lanes[i], yb + (size_t)i * cols, cols));
         for (int i = 0; i < n; i++) {
@@ -833,6 +854,17 @@ KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restr
                                             1, cols);
         }
     }
+}
+
+/* The rows' softmax, compiled once for each value of `wide`, so that neither
+ * tests it in its loops. */
+KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restrict flags, const float *restrict x,
+                                         int rows, int cols)
+{
+    if (KERNEL_WIDE_REGISTERS())
+        softmax_rows_for(y, flags, x, rows, cols, 1);
+    else
+        softmax_rows_for(y, flags, x, rows, cols, 0);
 }
 
 void attn_softmax_rows(float *y, unsigned char *flags, const float *x, int rows, int cols)
