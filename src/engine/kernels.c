@@ -617,14 +617,12 @@ KERNEL_INLINE vf16 vf16_splat(float x)
  * a constant in each of softmax_rows's two copies of the code below. */
 typedef float vf8 __attribute__((vector_size(8 * sizeof(float))));
 typedef int32_t vi8 __attribute__((vector_size(8 * sizeof(int32_t))));
+#define VF8_LO(v) __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7)
+#define VF8_HI(v) __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15)
 KERNEL_INLINE vi16 vf16_gt(vf16 a, vf16 b, const int wide)
 {
     if (wide) return a > b;
-    vf8 a0 = __builtin_shufflevector(a, a, 0, 1, 2, 3, 4, 5, 6, 7);
-    vf8 a1 = __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15);
-    vf8 b0 = __builtin_shufflevector(b, b, 0, 1, 2, 3, 4, 5, 6, 7);
-    vf8 b1 = __builtin_shufflevector(b, b, 8, 9, 10, 11, 12, 13, 14, 15);
-    vi8 g0 = a0 > b0, g1 = a1 > b1;
+    vi8 g0 = VF8_LO(a) > VF8_LO(b), g1 = VF8_HI(a) > VF8_HI(b);
     return __builtin_shufflevector(g0, g1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 }
 /* a > b ? a : b, lane by lane */
@@ -632,6 +630,47 @@ KERNEL_INLINE vf16 vf16_max(vf16 a, vf16 b, const int wide)
 {
     vi16 gt = vf16_gt(a, b, wide);
     return (vf16)((gt & (vi16)a) | (~gt & (vi16)b));
+}
+
+/* The 16 lanes of a folded into one by halves: lane l with lane l + 8,
+ * then l + 4, l + 2, l + 1, by fold (the sum, or the maximum as vf16_max
+ * takes it). Without AVX-512, on vectors of 8 from the first step, as GCC
+ * 12 moves the lanes of a 16-float shuffle one by one there; the same
+ * operations, in the same order, either way. */
+KERNEL_INLINE vf8 vf8_max(vf8 a, vf8 b)
+{
+    vi8 gt = a > b;
+    return (vf8)((gt & (vi8)a) | (~gt & (vi8)b));
+}
+KERNEL_INLINE float vf16_fold_sum(vf16 a, const int wide)
+{
+    if (wide) {
+        a += __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+        a += __builtin_shufflevector(a, a, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3);
+        a += __builtin_shufflevector(a, a, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1);
+        a += __builtin_shufflevector(a, a, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0);
+        return a[0];
+    }
+    vf8 h = VF8_LO(a) + VF8_HI(a);
+    h += __builtin_shufflevector(h, h, 4, 5, 6, 7, 0, 1, 2, 3);
+    h += __builtin_shufflevector(h, h, 2, 3, 0, 1, 2, 3, 0, 1);
+    h += __builtin_shufflevector(h, h, 1, 0, 1, 0, 1, 0, 1, 0);
+    return h[0];
+}
+KERNEL_INLINE float vf16_fold_max(vf16 m, const int wide)
+{
+    if (wide) {
+        m = vf16_max(m, __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7), wide);
+        m = vf16_max(m, __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3), wide);
+        m = vf16_max(m, __builtin_shufflevector(m, m, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1), wide);
+        m = vf16_max(m, __builtin_shufflevector(m, m, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0), wide);
+        return m[0];
+    }
+    vf8 h = vf8_max(VF8_LO(m), VF8_HI(m));
+    h = vf8_max(h, __builtin_shufflevector(h, h, 4, 5, 6, 7, 0, 1, 2, 3));
+    h = vf8_max(h, __builtin_shufflevector(h, h, 2, 3, 0, 1, 2, 3, 0, 1));
+    h = vf8_max(h, __builtin_shufflevector(h, h, 1, 0, 1, 0, 1, 0, 1, 0));
+    return h[0];
 }
 
 /* e^x for EXP_LOWEST ≤ x ≤ 0 on 16 lanes, and 0 for x == EXP_LOWEST (the
@@ -704,14 +743,9 @@ KERNEL_INLINE void softmax_row_exp(float *restrict yr, const float *restrict xr,
  * over the rows of a block: the folds are a chain of dependent steps, which
  * at the end of each row's e^x loop the core could not overlap with
  * anything. */
-KERNEL_INLINE double softmax_row_sum(const vf16 *lanes, const float *restrict yr, int cols)
+KERNEL_INLINE double softmax_row_sum(const vf16 *lanes, const float *restrict yr, int cols, const int wide)
 {
-    vf16 a = *lanes;
-    a += __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-    a += __builtin_shufflevector(a, a, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3);
-    a += __builtin_shufflevector(a, a, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1);
-    a += __builtin_shufflevector(a, a, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0);
-    double sum = (double)a[0];
+    double sum = (double)vf16_fold_sum(*lanes, wide);
     for (int j = cols - cols % 16; j < cols; j++) sum += (double)yr[j];
     return sum;
 }
@@ -751,13 +785,9 @@ KERNEL_INLINE int row_max_ordinary(const float *restrict xr, int cols, float *mx
             m = vf16_max(x, m, wide);
             bad |= nan_sign_v(x);
         }
-        m = vf16_max(vf16_max(m, m1, wide), vf16_max(m2, m3, wide), wide);
-        m = vf16_max(m, __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7), wide);
-        m = vf16_max(m, __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3), wide);
-        m = vf16_max(m, __builtin_shufflevector(m, m, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1), wide);
-        m = vf16_max(m, __builtin_shufflevector(m, m, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0), wide);
-        mx = m[0];
-        for (int l = 0; l < 16; l++) nan |= bad[l] < 0;
+        mx = vf16_fold_max(vf16_max(vf16_max(m, m1, wide), vf16_max(m2, m3, wide), wide), wide);
+        vi8 bad8 = VF8_LO(bad) | VF8_HI(bad); /* a NaN's lane has its sign bit set */
+        for (int l = 0; l < 8; l++) nan |= bad8[l] < 0;
     }
     for (; j < cols; j++) {
         mx = xr[j] > mx ? xr[j] : mx;
@@ -845,7 +875,7 @@ KERNEL_INLINE void softmax_rows_for(float *restrict y, unsigned char *restrict f
             if (ordinary[i])
                 softmax_row_exp(yb + (size_t)i * cols, xb + (size_t)i * cols, cols, mx[i], &lanes[i], wide);
         for (int i = 0; i < n; i++)
-            if (ordinary[i]) inv[i] = (float)(1.0 / softmax_row_sum(&lanes[i], yb + (size_t)i * cols, cols));
+            if (ordinary[i]) inv[i] = (float)(1.0 / softmax_row_sum(&lanes[i], yb + (size_t)i * cols, cols, wide));
         for (int i = 0; i < n; i++) {
             if (ordinary[i])
                 softmax_row_scale(yb + (size_t)i * cols, cols, inv[i]); /* sum ≥ 1: the maximum's own e^0 */
