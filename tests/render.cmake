@@ -40,3 +40,8 @@ set_tests_properties(show_frame_stats PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180
 attnviz_add_test(test_layout SOURCES ${ATTNVIZ_TESTS_DIR}/test_layout.c
                  LIBS attnviz_render attnviz_view PkgConfig::SDL2 PkgConfig::SDL2_TTF)
 set_tests_properties(test_layout PROPERTIES TIMEOUT 900)
+
+# The heatmap rules (src/render/heatmap.c, no SDL): the cells each pixel
+# shows, the max-pool of blocks, the pixels an animation frame changes.
+attnviz_add_test(test_heatmap SOURCES ${ATTNVIZ_TESTS_DIR}/test_heatmap.c ${PROJECT_SOURCE_DIR}/src/render/heatmap.c)
+target_include_directories(test_heatmap PRIVATE ${PROJECT_SOURCE_DIR}/src/render)

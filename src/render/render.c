@@ -1,16 +1,18 @@
 /* render.c: one frame of the classroom view: layout, heatmaps, animation of
  * each step, formula bar, narration, timeline, overlays.
  *
- * Every matrix is drawn as one texture with one texel per cell, stretched
- * with nearest-neighbour sampling, so a cell's pixels are exactly the colour
- * map's colour for its value and a 512×512 weight matrix costs one copy per
- * frame. Textures are cached by what they show and rebuilt only when that
- * changes (every frame only for the matrix that is animating). */
+ * Every matrix is drawn as one texture of its size on screen, a texel per
+ * pixel, so a cell's pixels are exactly the colour map's colour for its
+ * value (or, where cells are thinner than a pixel, for the cell heatmap.h's
+ * max-pool picks) and a 1024×1024 weight matrix costs one copy per frame.
+ * Textures are cached by what they show; the animating one is redrawn only
+ * where the animation changed it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "heatmap.h"
 #include "render_internal.h"
 
 /* ---- themes ---- */
@@ -168,6 +170,12 @@ void render_destroy(RenderCtx *rc)
     free(rc->index_label);
     free(rc->boxes);
     free(rc->pix);
+    free(rc->anim_vals);
+    free(rc->anim_state);
+    free(rc->row_spans);
+    free(rc->col_spans);
+    free(rc->picks);
+    free(rc->cell_key);
     free(rc->row_max);
     free(rc->pair_map);
     free(rc);
@@ -311,7 +319,7 @@ static void fmt_cell(char *buf, size_t len, float x, int weights)
 
 /* ---- one matrix on screen ---- */
 
-enum { ST_EMPTY = 0, ST_VALUE = 1, ST_BLOCKED = 2 };
+enum { ST_EMPTY = HEATMAP_EMPTY, ST_VALUE = HEATMAP_VALUE, ST_BLOCKED = HEATMAP_BLOCKED };
 
 typedef struct Item {
     const AttnTrace *trace;
@@ -350,6 +358,7 @@ typedef struct Item {
     /* animation: display values (rows·cols of the step's own layout) */
     const float *vals;
     const unsigned char *state; /* NULL: all values */
+    long long anim_lo, anim_hi; /* the cells changing with the clock (HeatmapFrame's lo, hi) */
     float blocked_mix;          /* 0..1: blocked cells fade from their value to the −∞ style */
     float alpha;                /* 1: opaque */
     int hl_srow, hl_scol;       /* the step's row / column lit as an operand of the cell being computed */
@@ -411,7 +420,8 @@ static SDL_Color item_color(const Item *it, int r, float x)
 
 /* Fills rc->row_max with each row's largest shown value and points the item
  * at it (row scale only; the buffer is the frame's scratch, valid until the
- * next item asks). 0, or -1 out of memory (the item then colours by [0, 1]). */
+ * next item asks), for the rows on screen: zoomed, the other rows are not
+ * read. 0, or -1 out of memory (the item then colours by [0, 1]). */
 static int item_row_max(RenderCtx *rc, Item *it)
 {
     it->row_max = NULL;
@@ -426,7 +436,13 @@ static int item_row_max(RenderCtx *rc, Item *it)
         rc->row_max = p;
         rc->row_max_cap = R;
     }
-    for (int r = 0; r < it->s->rows; r++) {
+    /* the step's rows on screen: the displayed rows, or columns when transposed */
+    int r0 = it->transposed ? it->c0 : it->r0, r1 = r0 + (it->transposed ? it->cols : it->rows);
+    if (it->row_map) { /* displayed rows stand for any of the step's */
+        r0 = 0;
+        r1 = it->s->rows;
+    }
+    for (int r = r0; r < r1 && r < it->s->rows; r++) {
         float m = 0.0f;
         for (int c = 0; c < it->s->cols; c++) {
             float x = step_val(it, r, c);
@@ -452,99 +468,179 @@ static SDL_Color cell_color(const View *v, const Theme *th, const Item *it, int 
     return it->blocked_mix >= 1.0f ? th->blocked : mix(from, th->blocked, it->blocked_mix);
 }
 
-/* The colour of displayed cell (i, j) of the full matrix, as a pixel. */
-static uint32_t cell_pixel(const View *v, const Theme *th, const Item *it, int i, int j)
+/* The pooling rule's key (heatmap_key) of the step's cell (r, c): its state
+ * as drawn (a blocked weight that softmax made nonzero shows its value) and
+ * strength. */
+static uint64_t pool_key(const View *v, const Item *it, int r, int c)
 {
-    int r, c;
-    full_to_step(it, i, j, &r, &c);
-    SDL_Color col = cell_color(v, th, it, r, c);
-    return 0xFF000000u | (uint32_t)col.r << 16 | (uint32_t)col.g << 8 | col.b;
+    int st = step_state(it, r, c);
+    if (!it->state && view_cell_blocked(v, it->s, r, c)) st = ST_BLOCKED;
+    float x = step_val(it, r, c);
+    if (st == ST_BLOCKED && it->weights && x > 0.0f) st = ST_VALUE;
+    return heatmap_key((unsigned char)st,
+                       heatmap_strength(x, it->weights, it->row_max != NULL, it->row_max ? it->row_max[r] : 1.0f));
+}
+
+/* Adds displayed row i's cells j0 .. j1-1 to the picks of the column spans
+ * cs[0 .. n): straight along the step's row when it is drawn as it stands
+ * (one cell after another in memory), else cell by cell through pool_key;
+ * key is scratch for j1 - j0 cells. */
+static void pool_row(const View *v, const Item *it, int i, int j0, int j1, const HeatmapSpan *cs, int n,
+                     HeatmapPick *best, uint64_t *key)
+{
+    const AttnStep *s = it->s;
+    int r = i + it->r0, c0 = j0 + it->c0;
+    if (it->transposed || it->row_map || (!it->state && v->lesson->cfg.mask_kind != ATTN_MASK_NONE)) {
+        for (int j = j0; j < j1; j++) {
+            int sr, sc;
+            disp_to_step(it, i, j, &sr, &sc);
+            key[j - j0] = pool_key(v, it, sr, sc);
+        }
+        heatmap_pool_row(key, i, cs, n, best);
+        return;
+    }
+    size_t at = (size_t)r * (size_t)s->cols + (size_t)c0;
+    heatmap_pool_values((it->vals ? it->vals : s->data) + at, it->state ? it->state + at : NULL, it->weights,
+                        it->row_max != NULL, it->row_max ? it->row_max[r] : 1.0f, i, cs, n, best);
+}
+
+/* Makes room for the scratch of a texture of W × H pixels showing rows ×
+ * cols cells; 0, or -1 out of memory. */
+static int texture_scratch(RenderCtx *rc, int W, int H, int rows, int cols)
+{
+    size_t n = (size_t)W * (size_t)H + (size_t)W;
+    if (n > rc->pix_cap) {
+        uint32_t *p = realloc(rc->pix, n * sizeof *p);
+        if (!p) return -1;
+        rc->pix = p;
+        rc->pix_cap = n;
+    }
+    size_t spans = (size_t)imax(rows, cols) + 1, cells = (size_t)cols + 1;
+    if (spans > rc->span_cap) {
+        HeatmapSpan *a = realloc(rc->row_spans, spans * sizeof *a);
+        if (a) rc->row_spans = a;
+        HeatmapSpan *b = a ? realloc(rc->col_spans, spans * sizeof *b) : NULL;
+        if (b) rc->col_spans = b;
+        HeatmapPick *k = b ? realloc(rc->picks, spans * sizeof *k) : NULL;
+        if (k) rc->picks = k;
+        if (!k) return -1;
+        rc->span_cap = spans;
+    }
+    if (cells > rc->cell_cap) {
+        uint64_t *k = realloc(rc->cell_key, cells * sizeof *k);
+        if (!k) return -1;
+        rc->cell_key = k;
+        rc->cell_cap = cells;
+    }
+    return 0;
+}
+
+/* Draws the pixels of rect (whole spans of the plans) into the texture:
+ * each pixel the colour of the cell the downsampling rule (heatmap.h)
+ * picks from its block, one cell per pixel or more when zoomed in. */
+static void texture_draw(RenderCtx *rc, const View *v, const Item *it, SDL_Texture *tex, int W, int H, HeatmapRect rect)
+{
+    const Theme *th = render_theme(v->theme);
+    HeatmapSpan *rs = rc->row_spans, *cs = rc->col_spans;
+    int nr = heatmap_plan(it->rows, H, rs), nc = heatmap_plan(it->cols, W, cs);
+    /* the spans inside rect */
+    int k0 = 0, k1 = nr, m0 = 0, m1 = nc;
+    while (k0 < nr && rs[k0].p1 <= rect.y) k0++;
+    while (k1 > k0 && rs[k1 - 1].p0 >= rect.y + rect.h) k1--;
+    while (m0 < nc && cs[m0].p1 <= rect.x) m0++;
+    while (m1 > m0 && cs[m1 - 1].p0 >= rect.x + rect.w) m1--;
+    if (k0 >= k1 || m0 >= m1) return;
+    int x0 = cs[m0].p0, w = cs[m1 - 1].p1 - x0, y0 = rs[k0].p0;
+    int j0 = cs[m0].c0, j1 = cs[m1 - 1].c1;
+    uint32_t *row = rc->pix + (size_t)W * (size_t)H; /* (w) one pixel row */
+    uint32_t *out = rc->pix;                         /* (h, w) the rect's pixels */
+    HeatmapPick *best = rc->picks;
+    for (int k = k0; k < k1; k++) {
+        const HeatmapSpan *R = &rs[k];
+        int pooled = R->c1 - R->c0 > 1 || nc < it->cols;
+        if (pooled) {
+            /* a block of rows or of columns per pixel: the rule picks one cell */
+            heatmap_pick_reset(best + m0, m1 - m0);
+            for (int i = R->c0; i < R->c1; i++) pool_row(v, it, i, j0, j1, cs + m0, m1 - m0, best + m0, rc->cell_key);
+        }
+        for (int m = m0; m < m1; m++) {
+            int i = pooled ? best[m].row : R->c0, j = pooled ? best[m].col : cs[m].c0, r, c;
+            disp_to_step(it, i, j, &r, &c);
+            SDL_Color col = cell_color(v, th, it, r, c);
+            uint32_t px = 0xFF000000u | (uint32_t)col.r << 16 | (uint32_t)col.g << 8 | col.b;
+            for (int x = cs[m].p0; x < cs[m].p1; x++) row[x - x0] = px;
+        }
+        for (int y = R->p0; y < R->p1; y++) memcpy(out + (size_t)(y - y0) * (size_t)w, row, (size_t)w * sizeof *row);
+    }
+    SDL_Rect dst = {x0, y0, w, rs[k1 - 1].p1 - y0};
+    SDL_UpdateTexture(tex, &dst, out, w * 4);
 }
 
 /* The cells' texture at its size on screen, W × H pixels, for the displayed
  * window of cells (zoom): cell j covers pixels [lrint(W/cols·j), lrint(W/cols·(j+1)))
  * as the grid lines and render_cell_rect have it, so copying it is a plain
- * 1:1 copy every frame and each pixel is exactly its cell's colour. Cached by
- * what it shows; rebuilt only when that changes. */
+ * 1:1 copy every frame; where cells are thinner than a pixel, each pixel
+ * shows the cell heatmap.h's rule picks from its block. Cached by what it
+ * shows; while an animation reveals the cells, only the rows revealed since
+ * the texture was last drawn are drawn again (heatmap_dirty). */
 static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it, uint64_t anim_key, int W, int H)
 {
-    const Theme *th = render_theme(v->theme);
     if (W < 1) W = 1;
     if (H < 1) H = 1;
-    uint64_t key =
-        mix64(mix64(mix64((uint64_t)(uintptr_t)it->trace, (uint64_t)it->step), (uint64_t)it->transposed), anim_key);
+    /* what the texture shows, but for the animation's frame */
+    uint64_t base = mix64(mix64((uint64_t)(uintptr_t)it->trace, (uint64_t)it->step), (uint64_t)it->transposed);
     uint32_t rbits;
     memcpy(&rbits, &it->range, 4);
-    key = mix64(mix64(key, rbits), (uint64_t)(it->weights * 2 + 1) * 131 + (uint64_t)v->theme);
-    key = mix64(mix64(key, (uint64_t)it->wscale * 7 + 1), (uint64_t)(uintptr_t)it->row_map);
-    key = mix64(key, (uint64_t)v->id); /* a reloaded lesson may reuse the old trace's address */
-    key = mix64(mix64(key, (uint64_t)W << 32 | (uint64_t)H),
-                (uint64_t)it->r0 << 40 | (uint64_t)it->c0 << 20 | (uint64_t)(it->rows * 4099 + it->cols));
+    base = mix64(mix64(base, rbits), (uint64_t)(it->weights * 2 + 1) * 131 + (uint64_t)v->theme);
+    base = mix64(mix64(base, (uint64_t)it->wscale * 7 + 1), (uint64_t)(uintptr_t)it->row_map);
+    base = mix64(base, (uint64_t)v->id); /* a reloaded lesson may reuse the old trace's address */
+    base = mix64(mix64(base, (uint64_t)W << 32 | (uint64_t)H),
+                 (uint64_t)it->r0 << 40 | (uint64_t)it->c0 << 20 | (uint64_t)(it->rows * 4099 + it->cols));
+    HeatmapFrame fr = {anim_key, it->anim_lo, it->anim_hi};
+    uint64_t key = mix64(mix64(mix64(base, fr.look), (uint64_t)fr.lo), (uint64_t)fr.hi);
     if (!key) key = 1;
-    MatEntry *slot = NULL, *oldest = &rc->mats[0];
+    MatEntry *slot = NULL, *oldest = &rc->mats[0], *same = NULL;
     for (int i = 0; i < RENDER_MAT_CACHE; i++) {
         MatEntry *e = &rc->mats[i];
         if (e->key == key && e->tex) {
             e->last_frame = rc->frame;
             return e->tex;
         }
+        if (e->tex && e->base == base && !same) same = e;
         if (!e->tex && !slot) slot = e;
         if (e->last_frame < oldest->last_frame) oldest = e;
     }
-    if (!slot) slot = oldest;
-    if (slot->tex && (slot->w != W || slot->h != H)) {
-        SDL_DestroyTexture(slot->tex);
-        slot->tex = NULL;
-    }
-    if (!slot->tex) {
-        slot->tex = SDL_CreateTexture(rc->sdl, SDL_PIXELFORMAT_ARGB8888, SDL_TEXTUREACCESS_STATIC, W, H);
-        if (!slot->tex) return NULL;
-        SDL_SetTextureScaleMode(slot->tex, SDL_ScaleModeNearest);
-        slot->w = W;
-        slot->h = H;
-    }
-    /* the row scale's maxima, scanned only now that the texture is rebuilt */
+    /* the row scale's maxima, scanned only now that the texture is drawn */
     Item scaled = *it;
     item_row_max(rc, &scaled);
     it = &scaled;
-    /* the pixels, one row of cell colours, then the column plan: (column,
-     * first pixel, end pixel) of each column that shows, at most W */
-    size_t n = (size_t)W * (size_t)H + (size_t)W + 3 * (size_t)W;
-    if (n > rc->pix_cap) {
-        uint32_t *p = realloc(rc->pix, n * sizeof *p);
-        if (!p) return NULL;
-        rc->pix = p;
-        rc->pix_cap = n;
-    }
-    uint32_t *row = rc->pix + (size_t)W * (size_t)H; /* (W) one pixel row */
-    uint32_t *plan = row + W;                        /* (n_plan, 3) */
-    float cw = (float)W / (float)it->cols, ch = (float)H / (float)it->rows;
-    /* Which column covers which pixels is the same for every row: worked out
-     * once, not per cell (a 512×512 matrix has 262144 cells, and the columns
-     * thinner than a pixel are then not even visited). */
-    int n_plan = 0;
-    for (int j = 0, x = 0; j < it->cols && x < W; j++) {
-        int x1 = j + 1 == it->cols ? W : (int)lrintf(cw * (float)(j + 1));
-        if (x1 <= x) continue; /* columns thinner than a pixel: the first one shows */
-        plan[3 * n_plan] = (uint32_t)j;
-        plan[3 * n_plan + 1] = (uint32_t)x;
-        plan[3 * n_plan + 2] = (uint32_t)x1;
-        n_plan++;
-        x = x1;
-    }
-    int y = 0;
-    for (int i = 0; i < it->rows && y < H; i++) {
-        int y1 = i + 1 == it->rows ? H : (int)lrintf(ch * (float)(i + 1));
-        if (y1 <= y) continue; /* rows thinner than a pixel: the first one shows */
-        for (int k = 0; k < n_plan; k++) {
-            const uint32_t *pk = plan + 3 * k;
-            uint32_t p = cell_pixel(v, th, it, i + it->r0, (int)pk[0] + it->c0);
-            for (uint32_t x = pk[1]; x < pk[2]; x++) row[x] = p;
+    if (texture_scratch(rc, W, H, it->rows, it->cols) != 0) return NULL;
+    int tr = it->transposed;
+    HeatmapRect rect = {0, 0, W, H};
+    if (same) {
+        /* the same matrix at another frame of its animation: what changed */
+        slot = same;
+        if (heatmap_dirty(same->frame, fr, it->s->cols, tr, tr ? it->c0 : it->r0, tr ? it->cols : it->rows, W, H,
+                          &rect))
+            texture_draw(rc, v, it, slot->tex, W, H, rect);
+    } else {
+        if (!slot) slot = oldest;
+        if (slot->tex && (slot->w != W || slot->h != H)) {
+            SDL_DestroyTexture(slot->tex);
+            slot->tex = NULL;
         }
-        for (; y < y1; y++) memcpy(rc->pix + (size_t)y * (size_t)W, row, (size_t)W * sizeof *row);
+        if (!slot->tex) {
+            slot->tex = SDL_CreateTexture(rc->sdl, SDL_PIXELFORMAT_ARGB8888, SDL_TEXTUREACCESS_STATIC, W, H);
+            if (!slot->tex) return NULL;
+            SDL_SetTextureScaleMode(slot->tex, SDL_ScaleModeNearest);
+            slot->w = W;
+            slot->h = H;
+        }
+        texture_draw(rc, v, it, slot->tex, W, H, rect);
     }
-    SDL_UpdateTexture(slot->tex, NULL, rc->pix, W * 4);
     slot->key = key;
+    slot->base = base;
+    slot->frame = fr;
     slot->last_frame = rc->frame;
     return slot->tex;
 }
@@ -827,13 +923,24 @@ static int cell_number(const View *v, const Item *it, int r, int c, char *num, s
     return st;
 }
 
-/* The width of the widest number the matrix shows at size. */
+/* The width of the widest number the matrix shows at size: of the cells on
+ * screen (zoomed, the window's). */
 static int numbers_width(RenderCtx *rc, const View *v, const Item *it, int size)
 {
-    int w = 0;
     const AttnStep *s = it->s;
-    for (int r = 0; r < s->rows; r++)
-        for (int c = 0; c < s->cols; c++) {
+    /* cached by the window of cells shown, not only the step: zoomed, the
+     * window's numbers decide */
+    uint64_t key =
+        mix64(mix64((uint64_t)v->id, (uint64_t)(uintptr_t)s), (uint64_t)size << 1 | (uint64_t) !!it->weights);
+    key = mix64(mix64(key, (uint64_t)it->r0 << 40 | (uint64_t)it->c0 << 20 | (uint64_t)(it->rows * 4099 + it->cols)),
+                (uint64_t)it->transposed << 1 ^ (uint64_t)(uintptr_t)it->row_map);
+    for (int i = 0; i < RENDER_NUM_WIDTHS; i++)
+        if (rc->num_widths[i].key == key) return rc->num_widths[i].width;
+    int w = 0;
+    for (int i = 0; i < it->rows; i++)
+        for (int j = 0; j < it->cols; j++) {
+            int r, c;
+            disp_to_step(it, i, j, &r, &c);
             char num[32];
             float x = s->data[(size_t)r * (size_t)s->cols + (size_t)c];
             if (view_cell_blocked(v, s, r, c) && it->weights && !(x > 0.0f))
@@ -842,6 +949,9 @@ static int numbers_width(RenderCtx *rc, const View *v, const Item *it, int size)
                 fmt_cell(num, sizeof num, x, it->weights);
             w = imax(w, render_text_width(rc, num, size));
         }
+    rc->num_widths[rc->num_widths_next].key = key;
+    rc->num_widths[rc->num_widths_next].width = w;
+    rc->num_widths_next = (rc->num_widths_next + 1) % RENDER_NUM_WIDTHS;
     return w;
 }
 
@@ -1230,6 +1340,7 @@ static void item_init(Item *it, RenderCtx *rc, const View *v, const AttnTrace *t
     it->full_cols = transposed ? it->s->rows : it->s->cols;
     it->rows = it->full_rows;
     it->cols = it->full_cols;
+    it->anim_lo = it->anim_hi = (long long)it->s->rows * it->s->cols;
     it->labels = 1;
     it->legend = 1;
 }
@@ -1262,7 +1373,10 @@ static const int *pair_map(RenderCtx *rc, int nq, int nk)
     return m;
 }
 
-/* Scratch for one panel's animation. */
+/* Scratch for one panel's animation. vals and state are borrowed from the
+ * RenderCtx (anim_borrow), which keeps them from frame to frame: freshly
+ * allocated, a 1024×1024 step's 5 MB would be cleared by the kernel page by
+ * page on every frame. */
 typedef struct Anim {
     float *vals;              /* (rows, cols) of the result */
     unsigned char *state;     /* (rows, cols) */
@@ -1270,10 +1384,26 @@ typedef struct Anim {
     unsigned char *rowsum_on; /* (rows) */
 } Anim;
 
+/* Points a's vals and state at the RenderCtx's scratch, grown to n cells;
+ * NULL out of memory (the result is then drawn in its final state). */
+static void anim_borrow(RenderCtx *rc, Anim *a, size_t n)
+{
+    a->vals = NULL;
+    a->state = NULL;
+    if (n > rc->anim_cap) {
+        float *v = realloc(rc->anim_vals, n * sizeof *v);
+        if (v) rc->anim_vals = v;
+        unsigned char *st = v ? realloc(rc->anim_state, n) : NULL;
+        if (st) rc->anim_state = st;
+        if (!st) return;
+        rc->anim_cap = n;
+    }
+    a->vals = rc->anim_vals;
+    a->state = rc->anim_state;
+}
+
 static void anim_free(Anim *a)
 {
-    free(a->vals);
-    free(a->state);
     free(a->rowsum);
     free(a->rowsum_on);
     memset(a, 0, sizeof *a);
@@ -1310,13 +1440,14 @@ static float ease(float p)
 
 /* Softmax's animation: rows one after another (≤ 16 rows) or all at once,
  * each first exp(x − max), then ÷ the row sum. A row's Σ shows once the row
- * is done (rowsum_on); the sums themselves are the final ones. */
-static void animate_softmax(Item *res, const AttnStep *src, double p, Anim *a)
+ * is done (rowsum_on); the sums themselves are the final ones. Returns 1
+ * when one row (res->hl_srow) is changing and the others are still, else 0. */
+static int animate_softmax(Item *res, const AttnStep *src, double p, Anim *a)
 {
     const AttnStep *s = res->s;
     int R = s->rows, C = s->cols;
     a->rowsum_on = calloc((size_t)R, 1);
-    if (!a->rowsum_on) return;
+    if (!a->rowsum_on) return 0;
     int sequential = R <= 16;
     double slot = sequential ? p * R : 0;
     int cur = sequential ? (int)slot : -1;
@@ -1342,8 +1473,10 @@ static void animate_softmax(Item *res, const AttnStep *src, double p, Anim *a)
         }
         a->rowsum_on[r] = (unsigned char)(f >= 1.0f);
     }
-    if (sequential && cur < R) res->hl_srow = cur;
     res->rowsum_on = a->rowsum_on;
+    if (!sequential || cur >= R) return 0;
+    res->hl_srow = cur;
+    return 1;
 }
 
 /* Sets up the result's display for progress p; returns an animation key for
@@ -1357,8 +1490,6 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
     int any_blocked = 0;
     if (blocked_kind && v->lesson->cfg.mask_kind != ATTN_MASK_NONE) any_blocked = 1;
     if (p >= 1.0 && !any_blocked) return 0;
-    a->state = calloc(n, 1);
-    a->vals = malloc(n * sizeof *a->vals);
     if (!a->state || !a->vals) return 0;
     memcpy(a->vals, s->data, n * sizeof *a->vals);
     for (size_t i = 0; i < n; i++)
@@ -1367,12 +1498,17 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
     res->vals = a->vals;
     res->state = a->state;
     if (p >= 1.0) return 1;
-    uint64_t key = 2 + (uint64_t)lrint(p * 4096.0);
+    /* every cell changes with the clock, but for the reveals below */
+    uint64_t key = 4 + (uint64_t)lrint(p * 4096.0);
+    res->anim_lo = 0;
+    res->anim_hi = (long long)n;
     if (is_product(s)) {
+        /* cells fill in reading order: the first `shown` hold their values */
+        size_t shown;
         if (n <= 64) {
             size_t k = (size_t)(p * (double)n);
-            for (size_t i = 0; i < n; i++)
-                if (i > k) a->state[i] = ST_EMPTY;
+            shown = k + 1 < n ? k + 1 : n;
+            for (size_t i = shown; i < n; i++) a->state[i] = ST_EMPTY;
             if (k < n) {
                 res->cur_r = (int)(k / (size_t)C);
                 res->cur_c = (int)(k % (size_t)C);
@@ -1381,10 +1517,8 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
             double rows = p * R;
             int kr = (int)rows;
             int kc = (int)((rows - kr) * C);
-            for (size_t i = 0; i < n; i++) {
-                int r = (int)(i / (size_t)C), c = (int)(i % (size_t)C);
-                if (r > kr || (r == kr && c > kc)) a->state[i] = ST_EMPTY;
-            }
+            shown = kr >= R ? n : (size_t)kr * (size_t)C + (size_t)kc + 1;
+            for (size_t i = shown; i < n; i++) a->state[i] = ST_EMPTY;
             if (kr < R) {
                 res->cur_r = kr;
                 res->cur_c = C <= 64 ? kc : -1;
@@ -1405,7 +1539,8 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
             ops[0].hl_srow = res->cur_r;
             if (res->cur_c >= 0) *(ops[1].formula_t ? &ops[1].hl_srow : &ops[1].hl_scol) = res->cur_c;
         }
-        return key;
+        res->anim_lo = res->anim_hi = (long long)shown;
+        return 2;
     }
     switch (s->kind) {
     case ATTN_STEP_SCALED: {
@@ -1424,7 +1559,12 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
         res->blocked_mix = ease((float)p);
     } break;
     case ATTN_STEP_SOFTMAX:
-        if (n_ops) animate_softmax(res, ops[0].s, p, a);
+        if (n_ops && animate_softmax(res, ops[0].s, p, a)) {
+            /* one row at a time: the rows before it are done, those after it wait */
+            res->anim_lo = (long long)res->hl_srow * C;
+            res->anim_hi = res->anim_lo + C;
+            return 3;
+        }
         break;
     case ATTN_STEP_SPLIT:
         res->alpha = (float)fclampf((float)(p * 1.6 - 0.3), 0.0f, 1.0f);
@@ -1686,10 +1826,11 @@ static void draw_changed(RenderCtx *rc, const View *v, const Item *it, const flo
 }
 
 /* The result's animation at progress p; a softmax shows its final row sums. */
-static void panel_animate(Panel *P, const View *v, double p)
+static void panel_animate(Panel *P, RenderCtx *rc, const View *v, double p)
 {
     Item *res = P->res;
     const AttnStep *s = res->s;
+    anim_borrow(rc, &P->anim, (size_t)s->rows * (size_t)s->cols);
     P->akey = animate(v, res, P->items, P->n_ops, p, &P->anim);
     if (s->kind != ATTN_STEP_SOFTMAX) return;
     float *sum = calloc((size_t)s->rows, sizeof *sum);
@@ -2052,7 +2193,7 @@ static int draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, int
     if (rc->record)
         render_layout_add(rc, (LayoutBox){.rect = area, .within = area, .kind = LAYOUT_AREA, .what = "panel"});
     panel_items(P, rc, v, t, step, p);
-    panel_animate(P, v, p);
+    panel_animate(P, rc, v, p);
     const float *before = t == view_trace(v) && step == v->step ? v->edit_before : NULL;
     float *edit_vals = before && !P->res->vals ? edit_animate(v, P->res, before, &P->akey) : NULL;
     panel_layout(P, rc, v, t, f, area);

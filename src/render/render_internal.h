@@ -7,6 +7,7 @@
 #include <SDL.h>
 #include <SDL_ttf.h>
 
+#include "heatmap.h"
 #include "render.h"
 
 extern const unsigned char render_viridis[256][3]; /* (256, rgb) */
@@ -65,12 +66,15 @@ typedef struct ShortLabel {
 } ShortLabel;
 
 #define RENDER_MAX_SHORTS   256
+#define RENDER_NUM_WIDTHS   64 /* cached matrix number widths (see num_widths) */
 #define RENDER_MAX_HITMATS  96
 #define RENDER_MAX_HITBOXES 1024
 #define RENDER_MAT_CACHE    64
 
 typedef struct MatEntry {
-    uint64_t key; /* 0: empty */
+    uint64_t key;       /* 0: empty */
+    uint64_t base;      /* what it shows but for the animation's frame */
+    HeatmapFrame frame; /* the animation's frame it shows */
     SDL_Texture *tex;
     int w, h;
     unsigned last_frame;
@@ -138,6 +142,18 @@ struct RenderCtx {
     unsigned frame;
     uint32_t *pix; /* (pix_cap) scratch pixels for matrix textures */
     size_t pix_cap;
+    /* scratch for a texture's downsampling (heatmap.h): the plans of its
+     * rows and columns and a pick per column span, (span_cap) each; one row
+     * of cells' keys (heatmap_key), (cell_cap) */
+    HeatmapSpan *row_spans, *col_spans;
+    HeatmapPick *picks;
+    size_t span_cap;
+    uint64_t *cell_key;
+    size_t cell_cap;
+    /* a panel's animated result, reused from frame to frame: (anim_cap) each */
+    float *anim_vals;
+    unsigned char *anim_state;
+    size_t anim_cap;
     float *row_max; /* (row_max_cap) scratch: each row's largest weight, for the row scale */
     size_t row_max_cap;
     /* additive attention's [x_i ; y_j]: (2, n_q·n_k) the row of X, then of Y,
@@ -163,6 +179,14 @@ struct RenderCtx {
     float scale_drawn;
     uint64_t strip_key; /* the view state the heads' strip decision below was made for */
     int strip_kept;
+    /* the widest number of a matrix at a size, which laying a panel out asks
+     * for again and again: keyed on the view (its id changes with the
+     * trace's numbers), the step's matrix, weights or not, and the size */
+    struct {
+        uint64_t key;
+        int width;
+    } num_widths[RENDER_NUM_WIDTHS];
+    int num_widths_next;
     char **index_label; /* (n_index) "1", "2", …: the inputs' feature columns */
     int n_index;
 };
