@@ -26,7 +26,7 @@ const Theme *render_theme(ViewTheme t);
 /* The cached texts' textures are trimmed beyond this many bytes, as beyond
  * 3/4 of the entries: a line of narration across a 1920-pixel frame is
  * 200 KB, and every step has its own. */
-#define RENDER_TEXT_BUDGET ((size_t)16 << 20)
+#define RENDER_TEXT_BUDGET ((size_t)8 << 20)
 
 typedef struct TextEntry {
     uint64_t key; /* 0: empty */
