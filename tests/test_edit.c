@@ -123,6 +123,40 @@ static void test_every_matrix_additive(void **state)
     every_matrix(LESSON_ADDITIVE);
 }
 
+/* An unedited lesson is held once: the working lesson shares the loaded
+ * lesson's buffers until the first change, which copies them at the same
+ * address and leaves the loaded lesson as it was; a refused change copies
+ * nothing. */
+static void test_copy_on_first_change(void **state)
+{
+    (void)state;
+    Lesson L;
+    parse(&L, LESSON_DOT);
+    char err[512];
+    Edit e;
+    assert_int_equal(edit_init(&e, &L, err, sizeof err), 0);
+    const Lesson *W = edit_lesson(&e);
+    assert_ptr_equal(W->X, L.X);
+    assert_ptr_equal(W->cfg.W_Q, L.W_Q);
+    assert_int_equal(edit_set(&e, "X[0][9]=1"), -1);
+    assert_ptr_equal(edit_lesson(&e)->X, L.X);
+    assert_int_equal(edit_revert(&e), -1);
+    assert_ptr_equal(edit_lesson(&e)->X, L.X);
+    float x01 = L.X[1];
+    assert_int_equal(edit_set(&e, "X[0][1]=2.5"), 0);
+    assert_ptr_equal(edit_lesson(&e), W);
+    assert_ptr_not_equal(W->X, L.X);
+    assert_ptr_equal(W->cfg.X, W->X);
+    assert_true(W->X[1] == 2.5f);
+    assert_true(L.X[1] == x01);
+    assert_int_equal(edit_undo(&e), 0);
+    assert_true(W->X[1] == x01);
+    assert_false(edit_modified(&e));
+    edit_free(&e);
+    assert_true(L.X[1] == x01);
+    lesson_free(&L);
+}
+
 static void test_undo_redo(void **state)
 {
     (void)state;
@@ -1005,6 +1039,7 @@ int main(void)
         cmocka_unit_test(test_every_matrix_dot),
         cmocka_unit_test(test_every_matrix_cross),
         cmocka_unit_test(test_every_matrix_additive),
+        cmocka_unit_test(test_copy_on_first_change),
         cmocka_unit_test(test_undo_redo),
         cmocka_unit_test(test_scrub_is_one_undo),
         cmocka_unit_test(test_revert),

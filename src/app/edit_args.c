@@ -44,20 +44,50 @@ int app_edit_any(const AppEdits *e)
     return e->n_sets > 0 || e->tokens || e->scale > 0;
 }
 
+/* The recompute of an Edit whose changes are checked together afterwards. */
+static int recompute_later(void *user, char *err, size_t errlen)
+{
+    (void)user, (void)err, (void)errlen;
+    return 0;
+}
+
+static int apply_each(const AppEdits *a, Edit *e)
+{
+    if (a->tokens && edit_set_tokens(e, a->tokens) != 0) return -1;
+    if (a->scale > 0 && edit_set_scale(e, a->scale) != 0) return -1;
+    for (int i = 0; i < a->n_sets; i++)
+        if (edit_set(e, a->sets[i]) != 0) return -1;
+    return 0;
+}
+
+/* The edits are applied together and the forward pass computed once; when
+ * the engine refuses the result, they are applied again one at a time, each
+ * computed, so that the refusal names the edit that made it. */
 int app_apply_edits(const AppEdits *a, Lesson *lesson)
 {
     if (!app_edit_any(a)) return 0;
     Edit e;
     char err[640];
-    if (edit_init(&e, lesson, err, sizeof err) != 0) {
-        app_fail(APP_USAGE, "%s: %s", lesson->path, err);
+    if (edit_init_copy(&e, lesson, err, sizeof err) != 0) {
+        app_fail(APP_RUNTIME, "%s: %s", lesson->path, err);
         return -1;
     }
-    int rc = 0;
-    if (a->tokens && edit_set_tokens(&e, a->tokens) != 0) rc = -1;
-    if (rc == 0 && a->scale > 0 && edit_set_scale(&e, a->scale) != 0) rc = -1;
-    for (int i = 0; rc == 0 && i < a->n_sets; i++)
-        if (edit_set(&e, a->sets[i]) != 0) rc = -1;
+    e.recompute = recompute_later;
+    int rc = apply_each(a, &e);
+    if (rc == 0) {
+        e.recompute = NULL;
+        if (edit_refresh(&e) != 0) {
+            char together[sizeof e.msg];
+            snprintf(together, sizeof together, "%s", e.msg);
+            edit_free(&e);
+            if (edit_init(&e, lesson, err, sizeof err) != 0) {
+                app_fail(APP_USAGE, "%s: %s", lesson->path, err);
+                return -1;
+            }
+            if (apply_each(a, &e) == 0) snprintf(e.msg, sizeof e.msg, "%s", together);
+            rc = -1;
+        }
+    }
     Lesson out;
     if (rc != 0) {
         app_fail(APP_USAGE, "%s: %s", lesson->path, e.msg);

@@ -189,12 +189,23 @@ static int recompute(Edit *e)
 
 int edit_init_copy(Edit *e, const Lesson *orig, char *err, size_t errlen)
 {
+    (void)err, (void)errlen;
     memset(e, 0, sizeof *e);
-    if (lesson_copy(&e->work, orig) != 0) {
-        snprintf(err, errlen, "out of memory copying the lesson");
-        return -1;
-    }
+    e->work = *orig; /* shared until own_work */
     e->orig = orig;
+    return 0;
+}
+
+/* Gives the working lesson buffers of its own before its first change.
+ * 0, or -1 with e.msg (the working lesson is then still the one as loaded). */
+static int own_work(Edit *e)
+{
+    if (e->owned) return 0;
+    Lesson copy;
+    if (lesson_copy(&copy, e->orig) != 0) return refuse(e, "out of memory copying the lesson");
+    e->work = copy;
+    lesson_bind(&e->work);
+    e->owned = 1;
     return 0;
 }
 
@@ -203,7 +214,6 @@ int edit_init(Edit *e, const Lesson *orig, char *err, size_t errlen)
     if (edit_init_copy(e, orig, err, errlen) != 0) return -1;
     if (recompute(e) != 0) {
         snprintf(err, errlen, "%s", e->msg);
-        lesson_free(&e->work);
         memset(e, 0, sizeof *e);
         return -1;
     }
@@ -232,7 +242,7 @@ void edit_free(Edit *e)
     e->at = 0;
     drop_redo(e);
     free(e->hist);
-    lesson_free(&e->work);
+    if (e->owned) lesson_free(&e->work);
     attn_trace_destroy(e->trace);
     memset(e, 0, sizeof *e);
 }
@@ -373,6 +383,7 @@ int edit_set_cell(Edit *e, int mat, int r, int c, double value, int scrub)
     edit_shape(e, mat, &rows, &cols);
     size_t idx = (size_t)r * (size_t)cols + (size_t)c;
     float before = (float)edit_cell(e, mat, r, c), after = (float)value;
+    if (own_work(e) != 0) return -1;
     unsigned gen_before = e->work.generated;
     cell_store(&e->work, mat, idx, after);
     e->work.generated = gen_after_cell(&e->work, mat);
@@ -553,6 +564,7 @@ static int apply_scale(Edit *e, AttnScaleKind kind, float value)
     AttnScaleKind k0 = g->scale_kind;
     float v0 = g->scale_value;
     if (k0 == kind && (kind != ATTN_SCALE_VALUE || v0 == value)) return 0;
+    if (own_work(e) != 0) return -1;
     g->scale_kind = kind;
     g->scale_value = value;
     if (recompute(e) != 0) {
@@ -625,6 +637,11 @@ static int commit_shape(Edit *e, Shape *before, Shape *after, unsigned gen_after
         shape_free(before);
         shape_free(after);
         return refuse(e, "%s: out of memory", what);
+    }
+    if (own_work(e) != 0) {
+        shape_free(before);
+        shape_free(after);
+        return -1;
     }
     unsigned gen_before = e->work.generated;
     if (shape_apply(&e->work, after) != 0) {
@@ -991,6 +1008,7 @@ int edit_set_tokens(Edit *e, const char *words)
 /* Moves the working lesson to side `to` (0 before, 1 after) of entry x. */
 static int entry_apply(Edit *e, EditEntry *x, int to)
 {
+    if (own_work(e) != 0) return -1;
     switch (x->kind) {
     case E_CELL:
         cell_store(&e->work, x->mat, x->idx, x->val[to]);
@@ -1047,6 +1065,7 @@ int edit_revert(Edit *e)
 {
     e->scrub_open = 0;
     if (!edit_modified(e)) return refuse(e, "the lesson is as loaded already");
+    if (own_work(e) != 0) return -1;
     Lesson *whole = malloc(sizeof *whole);
     if (!whole || lesson_copy(whole, &e->work) != 0) {
         free(whole);

@@ -56,7 +56,9 @@ typedef struct EditEntry EditEntry;
 
 typedef struct Edit {
     const Lesson *orig; /* borrowed: the lesson as loaded */
-    Lesson work;        /* owned: the lesson as edited; work.cfg points into its buffers */
+    Lesson work;        /* the lesson as edited; work.cfg points into its buffers */
+    int owned;          /* work holds buffers of its own; until the first change it is
+                         * *orig itself, shared, so that an unedited lesson is held once */
     AttnTrace *trace;   /* owned: work's trace, when recompute is NULL */
     int (*recompute)(void *user, char *err, size_t errlen);
     void *user;
@@ -67,12 +69,13 @@ typedef struct Edit {
     char msg[640];  /* the last refusal, one line */
 } Edit;
 
-/* Copies the lesson and computes its trace. 0, or -1 with a message (the
- * Edit then owns nothing). */
+/* Takes the lesson and computes its trace; the working copy is made on the
+ * first change. 0, or -1 with a message (the Edit then owns nothing). */
 int edit_init(Edit *e, const Lesson *orig, char *err, size_t errlen);
-/* Copies the lesson without computing anything, for a caller that builds the
+/* Takes the lesson without computing anything, for a caller that builds the
  * trace itself from edit_lesson(e) (a View, which also checks the lesson)
- * and sets e.recompute before the first change. 0, or -1 with a message. */
+ * and sets e.recompute before the first change. edit_lesson(e) keeps its
+ * address when the working copy is made. 0, or -1 with a message. */
 int edit_init_copy(Edit *e, const Lesson *orig, char *err, size_t errlen);
 void edit_free(Edit *e);
 /* The working lesson (never NULL for an initialised Edit). */
