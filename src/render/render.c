@@ -143,12 +143,34 @@ RenderCtx *render_create(SDL_Renderer *sdl, const RenderOptions *opt, char *err,
     return rc;
 }
 
+static void mat_entry_drop(RenderCtx *rc, MatEntry *e)
+{
+    if (e->tex) {
+        SDL_DestroyTexture(e->tex);
+        rc->mat_bytes -= (size_t)e->w * (size_t)e->h * 4;
+    }
+    memset(e, 0, sizeof *e);
+}
+
+/* Destroys the least recently used matrix textures that the frame being
+ * drawn has not used, until `need` more bytes fit in RENDER_MAT_BUDGET or
+ * none is left. */
+static void mat_cache_trim(RenderCtx *rc, size_t need)
+{
+    while (rc->mat_bytes + need > RENDER_MAT_BUDGET) {
+        MatEntry *lru = NULL;
+        for (int i = 0; i < RENDER_MAT_CACHE; i++) {
+            MatEntry *e = &rc->mats[i];
+            if (e->tex && e->last_frame != rc->frame && (!lru || e->last_frame < lru->last_frame)) lru = e;
+        }
+        if (!lru) return;
+        mat_entry_drop(rc, lru);
+    }
+}
+
 static void drop_textures(RenderCtx *rc)
 {
-    for (int i = 0; i < RENDER_MAT_CACHE; i++) {
-        if (rc->mats[i].tex) SDL_DestroyTexture(rc->mats[i].tex);
-        memset(&rc->mats[i], 0, sizeof rc->mats[i]);
-    }
+    for (int i = 0; i < RENDER_MAT_CACHE; i++) mat_entry_drop(rc, &rc->mats[i]);
     render_text_clear(rc);
 }
 
@@ -629,16 +651,15 @@ static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it,
             texture_draw(rc, v, it, slot->tex, W, H, rect);
     } else {
         if (!slot) slot = oldest;
-        if (slot->tex && (slot->w != W || slot->h != H)) {
-            SDL_DestroyTexture(slot->tex);
-            slot->tex = NULL;
-        }
+        if (slot->tex && (slot->w != W || slot->h != H)) mat_entry_drop(rc, slot);
         if (!slot->tex) {
+            mat_cache_trim(rc, (size_t)W * (size_t)H * 4);
             slot->tex = SDL_CreateTexture(rc->sdl, SDL_PIXELFORMAT_ARGB8888, SDL_TEXTUREACCESS_STATIC, W, H);
             if (!slot->tex) return NULL;
             SDL_SetTextureScaleMode(slot->tex, SDL_ScaleModeNearest);
             slot->w = W;
             slot->h = H;
+            rc->mat_bytes += (size_t)W * (size_t)H * 4;
         }
         texture_draw(rc, v, it, slot->tex, W, H, rect);
     }

@@ -70,6 +70,10 @@ typedef struct ShortLabel {
 #define RENDER_MAX_HITMATS  96
 #define RENDER_MAX_HITBOXES 1024
 #define RENDER_MAT_CACHE    64
+/* The cached matrices' textures are trimmed beyond this many bytes, sparing
+ * those the frame being drawn uses: a texture the size of a 1920×1080
+ * window is 8 MB. */
+#define RENDER_MAT_BUDGET ((size_t)32 << 20)
 
 typedef struct MatEntry {
     uint64_t key;       /* 0: empty */
@@ -149,6 +153,7 @@ struct RenderCtx {
     size_t text_bytes;      /* the pixels of the cached texts' textures, 4 bytes each */
     size_t text_trim_bytes; /* render_text_trim trims when text_bytes passes this (0: RENDER_TEXT_BUDGET) */
     MatEntry mats[RENDER_MAT_CACHE];
+    size_t mat_bytes; /* the pixels of the cached matrices' textures, 4 bytes each */
     unsigned frame;
     uint32_t *pix; /* (pix_cap) scratch pixels for matrix textures */
     size_t pix_cap;
