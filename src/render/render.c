@@ -175,6 +175,8 @@ void render_destroy(RenderCtx *rc)
     free(rc->pix);
     free(rc->anim_vals);
     free(rc->anim_state);
+    free(rc->blocked_of.buf);
+    free(rc->exps_of.buf);
     free(rc->row_spans);
     free(rc->col_spans);
     free(rc->picks);
@@ -1370,11 +1372,65 @@ static const int *pair_map(RenderCtx *rc, int nq, int nk)
  * allocated, a 1024×1024 step's 5 MB would be cleared by the kernel page by
  * page on every frame. */
 typedef struct Anim {
-    float *vals;              /* (rows, cols) of the result */
-    unsigned char *state;     /* (rows, cols) */
-    float *rowsum;            /* (rows) */
-    unsigned char *rowsum_on; /* (rows) */
+    float *vals;                  /* (rows, cols) of the result */
+    unsigned char *state;         /* (rows, cols) */
+    float *rowsum;                /* (rows) */
+    unsigned char *rowsum_on;     /* (rows) */
+    const unsigned char *blocked; /* (rows, cols) borrowed: ST_BLOCKED or ST_VALUE (step_blocked), or NULL */
+    const float *exps;            /* (rows, cols) borrowed: softmax's exp(x − row max) (softmax_exps), or NULL */
 } Anim;
+
+/* c's buffer of `bytes` for step s of view v; *filled: it already holds
+ * what was worked out for that step (1), or is to be filled (0). NULL out
+ * of memory. */
+static void *step_scratch(StepScratch *c, const View *v, const AttnStep *s, size_t bytes, int *filled)
+{
+    *filled = c->view_id == v->id && c->step == s && c->data == s->data && c->buf;
+    if (*filled) return c->buf;
+    if (bytes > c->cap || !c->buf) {
+        void *b = realloc(c->buf, bytes ? bytes : 1);
+        if (!b) return NULL;
+        c->buf = b;
+        c->cap = bytes;
+    }
+    c->view_id = v->id;
+    c->step = s;
+    c->data = s->data;
+    return c->buf;
+}
+
+/* Step s's cells, ST_BLOCKED where the mask blocks them, else ST_VALUE:
+ * kept for the step shown, so that neither an animation's frames nor a
+ * hover over a 1024×1024 result ask view_cell_blocked of every cell. */
+static const unsigned char *step_blocked(RenderCtx *rc, const View *v, const AttnStep *s)
+{
+    int filled;
+    size_t n = (size_t)s->rows * (size_t)s->cols;
+    unsigned char *b = step_scratch(&rc->blocked_of, v, s, n, &filled);
+    if (!b || filled) return b;
+    for (int r = 0; r < s->rows; r++)
+        for (int c = 0; c < s->cols; c++)
+            b[(size_t)r * (size_t)s->cols + (size_t)c] = view_cell_blocked(v, s, r, c) ? ST_BLOCKED : ST_VALUE;
+    return b;
+}
+
+/* exp(x − the row's largest) of each cell of softmax's input src, 0 in a row
+ * with no finite largest: softmax's first half, kept for the step shown. */
+static const float *softmax_exps(RenderCtx *rc, const View *v, const AttnStep *src)
+{
+    int filled;
+    int R = src->rows, C = src->cols;
+    float *e = step_scratch(&rc->exps_of, v, src, (size_t)R * (size_t)C * sizeof *e, &filled);
+    if (!e || filled) return e;
+    for (int r = 0; r < R; r++) {
+        const float *x = src->data + (size_t)r * (size_t)C;
+        float mx = -INFINITY;
+        for (int c = 0; c < C; c++)
+            if (x[c] > mx) mx = x[c];
+        for (int c = 0; c < C; c++) e[(size_t)r * (size_t)C + (size_t)c] = isfinite(mx) ? expf(x[c] - mx) : 0.0f;
+    }
+    return e;
+}
 
 /* Points a's vals and state at the RenderCtx's scratch, grown to n cells;
  * NULL out of memory (the result is then drawn in its final state). */
@@ -1455,11 +1511,12 @@ static int animate_softmax(Item *res, const AttnStep *src, double p, Anim *a)
         }
         const float *x = src->data + (size_t)r * (size_t)C;
         float mx = -INFINITY;
-        for (int c = 0; c < C; c++)
-            if (x[c] > mx) mx = x[c];
+        if (!a->exps)
+            for (int c = 0; c < C; c++)
+                if (x[c] > mx) mx = x[c];
         for (int c = 0; c < C; c++) {
             size_t i = (size_t)r * C + c;
-            float ex = isfinite(mx) ? expf(x[c] - mx) : 0.0f;
+            float ex = a->exps ? a->exps[i] : isfinite(mx) ? expf(x[c] - mx) : 0.0f;
             float shown = f < 0.5f ? ex : ex + (s->data[i] - ex) * ease((f - 0.5f) * 2.0f);
             a->vals[i] = f >= 1.0f ? s->data[i] : shown;
         }
@@ -1482,11 +1539,21 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
     int any_blocked = 0;
     if (blocked_kind && v->lesson->cfg.mask_kind != ATTN_MASK_NONE) any_blocked = 1;
     if (p >= 1.0 && !any_blocked) return 0;
+    if (p >= 1.0 && a->blocked) {
+        /* the final state: the step's values, the mask's states */
+        res->vals = s->data;
+        res->state = a->blocked;
+        return 1;
+    }
     if (!a->state || !a->vals) return 0;
     memcpy(a->vals, s->data, n * sizeof *a->vals);
-    for (size_t i = 0; i < n; i++)
-        a->state[i] = (any_blocked && view_cell_blocked(v, s, (int)(i / (size_t)C), (int)(i % (size_t)C))) ? ST_BLOCKED
-                                                                                                           : ST_VALUE;
+    if (a->blocked && any_blocked)
+        memcpy(a->state, a->blocked, n);
+    else
+        for (size_t i = 0; i < n; i++)
+            a->state[i] = (any_blocked && view_cell_blocked(v, s, (int)(i / (size_t)C), (int)(i % (size_t)C)))
+                              ? ST_BLOCKED
+                              : ST_VALUE;
     res->vals = a->vals;
     res->state = a->state;
     if (p >= 1.0) return 1;
@@ -1823,6 +1890,9 @@ static void panel_animate(Panel *P, RenderCtx *rc, const View *v, double p)
     Item *res = P->res;
     const AttnStep *s = res->s;
     anim_borrow(rc, &P->anim, (size_t)s->rows * (size_t)s->cols);
+    if ((s->kind == ATTN_STEP_MASKED || s->kind == ATTN_STEP_SOFTMAX) && v->lesson->cfg.mask_kind != ATTN_MASK_NONE)
+        P->anim.blocked = step_blocked(rc, v, s);
+    if (s->kind == ATTN_STEP_SOFTMAX && P->n_ops && p < 1.0) P->anim.exps = softmax_exps(rc, v, P->items[0].s);
     P->akey = animate(v, res, P->items, P->n_ops, p, &P->anim);
     if (s->kind != ATTN_STEP_SOFTMAX) return;
     float *sum = calloc((size_t)s->rows, sizeof *sum);

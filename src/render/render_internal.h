@@ -107,6 +107,16 @@ const LayoutBox *render_layout_boxes(const RenderCtx *rc, int *n);
 void render_within(RenderCtx *rc, SDL_Rect within, const char *what);
 void render_layout_add(RenderCtx *rc, LayoutBox b);
 
+/* A buffer worked out from one step of one view (render.c's step_blocked,
+ * softmax_exps), kept while that step is shown. */
+typedef struct StepScratch {
+    unsigned long view_id;
+    const AttnStep *step;
+    const float *data; /* with the step, so a new trace at the same address misses */
+    void *buf;
+    size_t cap; /* bytes */
+} StepScratch;
+
 #define RENDER_RANGE_CACHE 256 /* a power of two */
 
 /* max |value| of a step's unblocked cells, kept: a 4096×4096 weight takes
@@ -147,6 +157,7 @@ struct RenderCtx {
     float *anim_vals;
     unsigned char *anim_state;
     size_t anim_cap;
+    StepScratch blocked_of, exps_of;
     float *row_max; /* (row_max_cap) scratch: each row's largest weight, for the row scale */
     size_t row_max_cap;
     /* additive attention's [x_i ; y_j]: (2, n_q·n_k) the row of X, then of Y,
