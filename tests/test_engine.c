@@ -14,6 +14,9 @@
  *    repeats), each also against attn_reference_forward at 1e-5 + 1e-4·|ref|.
  * 4. trace bookkeeping: data_bytes, alloc_bytes.
  */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1100,6 +1103,131 @@ static void test_trace_memory(void **state)
     case_free(&k);
 }
 
+/* ---- 5. a trace computed on another thread, published phase by phase ------ */
+
+/* A causal lesson of 96 tokens and 3 heads (its trace far above the size
+ * that is published phase by phase), in k. */
+static void phased_case(Case *k, float scale)
+{
+    Rng r = {96};
+    memset(k, 0, sizeof *k);
+    AttnConfig *c = &k->c;
+    attn_config_init(c);
+    c->n_q = c->n_k = 96;
+    c->d_model = 24;
+    c->heads = 3;
+    c->d_k = c->d_v = 8;
+    c->mask_kind = ATTN_MASK_CAUSAL;
+    c->X = case_floats(k, &r, 96, 24, scale);
+    c->W_Q = case_floats(k, &r, 24, 24, 0.3f);
+    c->W_K = case_floats(k, &r, 24, 24, 0.3f);
+    c->W_V = case_floats(k, &r, 24, 24, 0.3f);
+    c->W_O = case_floats(k, &r, 24, 24, 0.3f);
+    c->threads = 2;
+}
+
+typedef struct Worker {
+    AttnTrace *t;
+    const AttnConfig *c;
+    int rc, err_no;
+    char err[256];
+} Worker;
+
+static void *worker_run(void *arg)
+{
+    Worker *w = arg;
+    w->rc = attn_trace_compute(w->t, w->c, w->err, sizeof w->err);
+    w->err_no = errno;
+    return NULL;
+}
+
+/* While a worker computes, every step this thread sees published holds
+ * the numbers of attn_trace_create's trace, bit for bit (ThreadSanitizer,
+ * in CI, sees these reads against the worker's writes); the count never
+ * goes back; at the end the whole trace is the same. */
+static void test_published_steps(void **state)
+{
+    (void)state;
+    Case k;
+    phased_case(&k, 1.0f);
+    char err[256];
+    AttnTrace *whole = attn_trace_create(&k.c, err, sizeof err);
+    assert_non_null(whole);
+    assert_int_equal(attn_trace_ready(whole), whole->n_steps);
+    AttnTrace *t = attn_trace_plan(&k.c, err, sizeof err);
+    assert_non_null(t);
+    assert_int_equal(attn_trace_ready(t), 0);
+    assert_int_equal(t->n_steps, whole->n_steps);
+    assert_null(t->cfg.X); /* nothing borrowed is kept */
+    Worker w = {t, &k.c, 0, 0, ""};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, worker_run, &w), 0);
+    int seen = 0, checked = 0;
+    while (checked < t->n_steps) {
+        int ready = attn_trace_ready(t);
+        if (ready < seen) fail_msg("ready went back from %d to %d", seen, ready);
+        seen = ready;
+        for (; checked < ready; checked++) {
+            const AttnStep *a = &t->steps[checked], *b = &whole->steps[checked];
+            if (memcmp(a->data, b->data, sizeof(float) * (size_t)a->rows * (size_t)a->cols) != 0)
+                fail_msg("step %s published with numbers that differ from attn_trace_create's", a->name);
+            if (a->row_flags && memcmp(a->row_flags, b->row_flags, (size_t)a->rows) != 0)
+                fail_msg("step %s published with row flags that differ", a->name);
+        }
+        sched_yield();
+    }
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(w.rc, 0);
+    assert_traces_identical("computed on a worker", t, whole);
+    attn_trace_destroy(t);
+    attn_trace_destroy(whole);
+    case_free(&k);
+}
+
+/* A cancel is honoured at the end of the first phase: the inputs and
+ * projections are published, no head step is. */
+static void test_compute_cancel(void **state)
+{
+    (void)state;
+    Case k;
+    phased_case(&k, 1.0f);
+    char err[256];
+    AttnTrace *t = attn_trace_plan(&k.c, err, sizeof err);
+    assert_non_null(t);
+    attn_trace_cancel(t);
+    errno = 0;
+    assert_int_equal(attn_trace_compute(t, &k.c, err, sizeof err), -1);
+    assert_int_equal(errno, ECANCELED);
+    const AttnStep *q1 = attn_trace_find_name(t, "Q_1");
+    assert_non_null(q1);
+    assert_int_equal(attn_trace_ready(t), attn_trace_index(t, q1));
+    attn_trace_destroy(t);
+    case_free(&k);
+}
+
+/* An overflow in a head: attn_trace_compute names the cell as
+ * attn_trace_create does, and the steps before the head stay published. */
+static void test_compute_overflow(void **state)
+{
+    (void)state;
+    Case k;
+    phased_case(&k, 1e21f); /* Q and K near 1e21: their products overflow float32 */
+    char err1[256], err2[256];
+    errno = 0;
+    assert_null(attn_trace_create(&k.c, err1, sizeof err1));
+    assert_int_equal(errno, ERANGE);
+    AttnTrace *t = attn_trace_plan(&k.c, err2, sizeof err2);
+    assert_non_null(t);
+    errno = 0;
+    assert_int_equal(attn_trace_compute(t, &k.c, err2, sizeof err2), -1);
+    assert_int_equal(errno, ERANGE);
+    assert_string_equal(err1, err2);
+    assert_non_null(strstr(err2, "scores_1"));
+    assert_int_equal(attn_trace_ready(t), attn_trace_index(t, attn_trace_find_name(t, "Q_1")));
+    attn_trace_destroy(t);
+    case_free(&k);
+}
+
 /* The kind names are the trace format's, in the enum's order, and round-trip;
  * mask names are the trace's "mask" values. */
 static void test_names(void **state)
@@ -1209,6 +1337,9 @@ int main(void)
         cmocka_unit_test(test_random_additive_invariants),
         cmocka_unit_test(test_many_heads),
         cmocka_unit_test(test_trace_memory),
+        cmocka_unit_test(test_published_steps),
+        cmocka_unit_test(test_compute_cancel),
+        cmocka_unit_test(test_compute_overflow),
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_names),
     };

@@ -150,6 +150,7 @@ static void test_steps_files_and_index(void **state)
         char head[8];
         snprintf(head, sizeof head, "%d", s->head);
         assert_string_equal(test_png_text(&png, "attnviz:head"), head);
+        assert_int_equal(png.phys_x, 3780); /* 96 dpi: a layout pixel is a CSS pixel */
         test_png_free(&png);
         i++;
     }
@@ -389,6 +390,12 @@ static void test_sheet(void **state)
     if (test_png_read(sheet, &png, err, sizeof err) != 0) fail_msg("%s", err);
     assert_int_equal(png.width, 1240);
     assert_int_equal(png.height, 1754);
+    /* 150 dpi: the page prints at A4, 210 × 297 mm */
+    assert_true(png.has_phys);
+    assert_int_equal(png.phys_x, 5906);
+    assert_int_equal(png.phys_y, 5906);
+    assert_int_equal(lround(png.width * 1000.0 / png.phys_x), 210);
+    assert_int_equal(lround(png.height * 1000.0 / png.phys_y), 297);
     assert_false(page_has_ink(&png, 0, 80));      /* the top margin */
     assert_false(page_has_ink(&png, 1700, 1754)); /* the bottom margin */
     assert_true(page_has_ink(&png, 90, 400));     /* the first figure */
@@ -424,14 +431,51 @@ static void test_sheet_pages(void **state)
         if (test_png_read(path, &png, err, sizeof err) != 0) fail_msg("page %d: %s", i, err);
         assert_int_equal(png.width, 1240);
         assert_int_equal(png.height, 1754);
+        assert_int_equal(png.phys_x, 5906);
         assert_true(page_has_ink(&png, 90, 600));
         test_png_free(&png);
     }
     lesson_free(&l);
 }
 
-/* With cairo, --sheet FILE.pdf is the same pages as one A4 PDF: as many
- * pages as PNGs, each 595×842 points holding one 1240×1754 image. */
+/* The text pdftotext finds in a PDF, without any whitespace (the caption's
+ * line breaks and spaces are the layout's, not the text's); NULL when
+ * pdftotext (poppler-utils) is not installed. malloc'd. */
+static char *pdf_text_squeezed(const char *pdf)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "pdftotext -enc UTF-8 '%s' - 2>/dev/null", pdf);
+    if (system("command -v pdftotext >/dev/null 2>&1") != 0) return NULL;
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t cap = 1 << 16, n = 0;
+    char *out = malloc(cap);
+    assert_non_null(out);
+    int c;
+    while ((c = fgetc(p)) != EOF) {
+        if (c == ' ' || c == '\n' || c == '\t' || c == '\f' || c == '\r') continue;
+        if (n + 1 >= cap) out = realloc(out, cap *= 2);
+        assert_non_null(out);
+        out[n++] = (char)c;
+    }
+    out[n] = 0;
+    assert_int_equal(pclose(p), 0);
+    return out;
+}
+
+/* s without its whitespace, into buf. */
+static void squeeze(const char *s, char *buf, size_t len)
+{
+    size_t n = 0;
+    for (; *s && n + 1 < len; s++)
+        if (!strchr(" \n\t", *s)) buf[n++] = *s;
+    buf[n] = 0;
+}
+
+/* With cairo, --sheet FILE.pdf is the same pages as the PNG handout in one
+ * A4 PDF: as many pages, each 595×842 points, the figures as images and
+ * each step's caption (title, formula, narration) as text a reader can
+ * select and search: pdftotext finds every step's narration in it. */
 static void test_sheet_pdf(void **state)
 {
     (void)state;
@@ -440,6 +484,7 @@ static void test_sheet_pdf(void **state)
     ExportOptions opt;
     export_options_init(&opt);
     opt.write_steps = 0;
+    opt.lang = LESSON_ZH;
     char pdf[512], png[512], err[1024];
     snprintf(pdf, sizeof pdf, "%s/handout.pdf", scratch);
     snprintf(png, sizeof png, "%s/png", scratch);
@@ -469,12 +514,33 @@ static void test_sheet_pdf(void **state)
     for (size_t i = 0; i + 32 < len; i++) {
         if (!memcmp(data + i, "/Type /Page", 11) && data[i + 11] != 's') n_pages++;
         if (!memcmp(data + i, "/MediaBox [ 0 0 595", 19)) n_boxes++;
-        if (!memcmp(data + i, "/Width 1240", 11)) n_images++;
+        if (!memcmp(data + i, "/Subtype /Image", 15)) n_images++;
     }
     free(data);
     assert_int_equal(n_pages, pages);
     assert_int_equal(n_boxes, pages);
-    assert_int_equal(n_images, pages);
+    View v;
+    assert_int_equal(view_init(&v, &l, err, sizeof err), 0);
+    v.lang = LESSON_ZH;
+    const AttnTrace *t = view_trace(&v);
+    assert_int_equal(n_images, t->n_steps); /* one figure a step, no page-sized picture */
+    char *text = pdf_text_squeezed(pdf);
+    if (!text) {
+        view_free(&v);
+        lesson_free(&l);
+        print_message("pdftotext (poppler-utils) is not installed: the PDF's text is not checked\n");
+        skip();
+    }
+    for (int i = 0; i < t->n_steps; i++) {
+        view_goto(&v, i);
+        view_finish(&v);
+        char narr[4096], want[4096];
+        view_narration(&v, narr, sizeof narr);
+        squeeze(narr, want, sizeof want);
+        if (!strstr(text, want)) fail_msg("step %d's narration is not in the PDF's text: %s", i + 1, narr);
+    }
+    free(text);
+    view_free(&v);
     lesson_free(&l);
 }
 
@@ -758,6 +824,15 @@ static void test_scale(void **state)
     ExportResult res;
     if (export_lesson(&l, dir, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
     assert_int_equal(check_dir_pngs(dir, 640, 360), 1);
+    /* 192 dpi: placed in a document, it has the size of the --scale 1 PNG */
+    char path[600];
+    snprintf(path, sizeof path, "%s/001-input.png", dir);
+    TestPng png;
+    if (test_png_read(path, &png, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_true(png.has_phys);
+    assert_int_equal(png.phys_x, 7559);
+    assert_int_equal(png.phys_y, 7559);
+    test_png_free(&png);
     lesson_free(&l);
 }
 

@@ -100,6 +100,32 @@ static void roundtrip(ExportPixelLayout layout, const char *filter)
     mode_t m = umask(022);
     umask(m);
     assert_int_equal(st.st_mode & 0777, 0666 & ~m); /* not mkstemp's 0600 */
+    assert_false(png.has_phys);                     /* no DPI unless one is asked for */
+    test_png_free(&png);
+    free(p);
+}
+
+/* A resolution asked for is the pHYs chunk read back, the same both ways. */
+static void test_phys(void **state)
+{
+    (void)state;
+    assert_int_equal(export_png_px_per_metre(150), 5906);
+    assert_int_equal(export_png_px_per_metre(96), 3780);
+    assert_int_equal(export_png_px_per_metre(0), 0);
+    size_t pitch;
+    unsigned char *p = make_pattern(31, 17, EXPORT_PIXELS_RGB24, &pitch);
+    ExportImage img = {p, 31, 17, pitch, EXPORT_PIXELS_RGB24};
+    ExportPngOptions opt;
+    export_png_options_init(&opt);
+    opt.px_per_metre = 5906;
+    char path[512], err[512] = "";
+    snprintf(path, sizeof path, "%s/phys.png", scratch);
+    if (export_png_write_file(path, &img, NULL, 0, &opt, err, sizeof err) != 0) fail_msg("%s", err);
+    TestPng png;
+    if (test_png_read(path, &png, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_true(png.has_phys);
+    assert_int_equal(png.phys_x, 5906);
+    assert_int_equal(png.phys_y, 5906);
     test_png_free(&png);
     free(p);
 }
@@ -325,6 +351,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_roundtrip_layouts_and_filters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_arguments, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_phys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stream_bands, setup, teardown),
         cmocka_unit_test_setup_teardown(test_libpng_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_failures, setup, teardown),

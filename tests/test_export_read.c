@@ -53,6 +53,13 @@ int test_png_read(const char *path, TestPng *out, char *err, size_t errlen)
     int w = (int)png_get_image_width(png, info), h = (int)png_get_image_height(png, info);
     int ct = png_get_color_type(png, info);
     out->channels = png_get_channels(png, info);
+    png_uint_32 px = 0, py = 0;
+    int unit = 0;
+    if (png_get_pHYs(png, info, &px, &py, &unit) && unit == PNG_RESOLUTION_METER) {
+        out->has_phys = 1;
+        out->phys_x = px;
+        out->phys_y = py;
+    }
     png_set_expand(png);
     png_set_strip_16(png);
     png_set_gray_to_rgb(png);

@@ -10,7 +10,9 @@ typedef struct TestPng {
     int channels;        /* 3 (RGB) or 4 (RGBA) as stored in the file */
     unsigned char *rgba; /* (height, width, 4), alpha 255 when the file has none */
     int n_text;
-    char **keys, **texts; /* (n_text) */
+    char **keys, **texts;    /* (n_text) */
+    int has_phys;            /* 1 when the file has a pHYs chunk in metres */
+    unsigned phys_x, phys_y; /* its pixels per metre */
 } TestPng;
 
 /* 0 and *png filled, or -1 with a message in err (not a PNG, truncated, ...). */

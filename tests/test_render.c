@@ -342,6 +342,41 @@ static void test_deterministic(void **state)
     check_partial_redraw();
 }
 
+/* A context that laid a matrix out keeps no stale measure of its numbers:
+ * after the numbers change (here X[0][0] from wide to narrow, which lets
+ * X's numbers grow), its frame is the frame of a context that never drew
+ * the old numbers. */
+static void test_numbers_change(void **state)
+{
+    (void)state;
+    const int sizes[][2] = {{480, 360}, {640, 480}, {800, 600}};
+    for (int k = 0; k < 3; k++) {
+        Canvas *a = canvas_make(sizes[k][0], sizes[k][1], 1), *b = canvas_make(sizes[k][0], sizes[k][1], 1);
+        char err[512];
+        /* the same views; only a draws before the second change */
+        a->lesson.X[0] = b->lesson.X[0] = -1234.5f;
+        assert_int_equal(view_recompute(&a->view, err, sizeof err), 0);
+        assert_int_equal(view_recompute(&b->view, err, sizeof err), 0);
+        view_goto(&a->view, 0);
+        view_finish(&a->view);
+        draw(a);
+        a->lesson.X[0] = b->lesson.X[0] = 0.5f;
+        assert_int_equal(view_recompute(&a->view, err, sizeof err), 0);
+        assert_int_equal(view_recompute(&b->view, err, sizeof err), 0);
+        view_goto(&a->view, 0);
+        view_finish(&a->view);
+        view_goto(&b->view, 0);
+        view_finish(&b->view);
+        draw(a);
+        draw(b);
+        size_t bytes = (size_t)a->surf->pitch * (size_t)a->h;
+        if (memcmp(a->surf->pixels, b->surf->pixels, bytes) != 0)
+            fail_msg("%dx%d: the frame after the change differs from a new context's", a->w, a->h);
+        canvas_free(a);
+        canvas_free(b);
+    }
+}
+
 /* Every step in every mode, theme, language and size draws, and the frame
  * is not blank; the animation changes the picture; hover and help draw. */
 static void test_all_states_draw(void **state)
@@ -1158,27 +1193,17 @@ int main(void)
         return 1;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cell_colours),
-        cmocka_unit_test(test_blocked_cells),
-        cmocka_unit_test(test_legend_and_labels),
-        cmocka_unit_test(test_chinese_glyphs),
-        cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_all_states_draw),
-        cmocka_unit_test(test_zoom),
-        cmocka_unit_test(test_concat_slide),
-        cmocka_unit_test(test_heads_strip_labels),
-        cmocka_unit_test(test_focus_and_slides),
-        cmocka_unit_test(test_no_inbetween_numbers),
-        cmocka_unit_test(test_long_label_hover),
-        cmocka_unit_test(test_blocked_weights_true_values),
-        cmocka_unit_test(test_weight_scales),
-        cmocka_unit_test(test_column_notation),
-        cmocka_unit_test(test_additive_pairs),
-        cmocka_unit_test(test_break_kinsoku),
-        cmocka_unit_test(test_break_words),
-        cmocka_unit_test(test_break_long_word),
-        cmocka_unit_test(test_break_every_width),
-        cmocka_unit_test(test_wrap_fonts),
+        cmocka_unit_test(test_cell_colours),      cmocka_unit_test(test_blocked_cells),
+        cmocka_unit_test(test_legend_and_labels), cmocka_unit_test(test_chinese_glyphs),
+        cmocka_unit_test(test_deterministic),     cmocka_unit_test(test_numbers_change),
+        cmocka_unit_test(test_all_states_draw),   cmocka_unit_test(test_zoom),
+        cmocka_unit_test(test_concat_slide),      cmocka_unit_test(test_heads_strip_labels),
+        cmocka_unit_test(test_focus_and_slides),  cmocka_unit_test(test_no_inbetween_numbers),
+        cmocka_unit_test(test_long_label_hover),  cmocka_unit_test(test_blocked_weights_true_values),
+        cmocka_unit_test(test_weight_scales),     cmocka_unit_test(test_column_notation),
+        cmocka_unit_test(test_additive_pairs),    cmocka_unit_test(test_break_kinsoku),
+        cmocka_unit_test(test_break_words),       cmocka_unit_test(test_break_long_word),
+        cmocka_unit_test(test_break_every_width), cmocka_unit_test(test_wrap_fonts),
         cmocka_unit_test(test_wrap_lessons),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,6 +4,7 @@
  * string table: every entry in every language, and notices and
  * explanations that follow the language key. */
 #include <math.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "attn.h"
+#include "test_trace.h"
 #include "test_util.h"
 #include "view.h"
 #include "view_input.h"
@@ -1076,6 +1079,151 @@ static void test_saving_and_names(void **state)
     fixture_free(f);
 }
 
+/* ---- a trace computed on the view's worker thread ---- */
+
+/* A lesson of n tokens, 4 heads, causal, its numbers from its seed; with a
+ * narration text when texts (which may quote any step), into *L. */
+static void large_lesson(Lesson *L, int n, int texts)
+{
+    size_t len = (size_t)n * 12 + 512;
+    char *json = malloc(len);
+    assert_non_null(json);
+    size_t at = (size_t)snprintf(json, len,
+                                 "{\"format\": \"attnviz-lesson/1\", \"id\": \"test-view-large\","
+                                 " \"title\": {\"en\": \"Large\"}, \"d_model\": 16, \"heads\": 4, \"seed\": 7,"
+                                 " \"mask\": \"causal\",%s \"tokens\": [",
+                                 texts ? " \"narration\": {\"input\": {\"en\": \"X, {value:weights_4[1][0]}\"}}," : "");
+    for (int i = 0; i < n; i++) at += (size_t)snprintf(json + at, len - at, "%s\"t%d\"", i ? ", " : "", i);
+    snprintf(json + at, len - at, "]}");
+    LessonError le;
+    if (lesson_parse(L, json, strlen(json), "large.json", &le) != 0) fail_msg("lesson: %s", le.msg);
+    free(json);
+}
+
+/* view_init_background on a trace of several MiB: while the worker runs,
+ * the steps the view calls ready are exactly those published; at the end
+ * the trace is view_init's, bit for bit, and every step is ready. */
+static void test_background_trace(void **state)
+{
+    (void)state;
+    Lesson L;
+    large_lesson(&L, 320, 0);
+    char err[512];
+    View a, b;
+    assert_int_equal(view_init(&a, &L, err, sizeof err), 0);
+    assert_int_equal(view_init_background(&b, &L, err, sizeof err), 0);
+    assert_true(b.trace->data_bytes > ((size_t)4 << 20)); /* large enough for the worker */
+    assert_null(b.single);
+    assert_true(b.single_stale);
+    while (view_preparing(&b)) {
+        assert_int_equal(view_poll(&b, err, sizeof err), 0);
+        int ready = b.ready_seen;
+        for (int i = 0; i < b.trace->n_steps; i++)
+            if (i < ready && !view_step_ready(&b, b.trace, i)) fail_msg("step %d published, not ready", i);
+        sched_yield();
+    }
+    assert_int_equal(view_poll(&b, err, sizeof err), 0); /* joins the worker */
+    assert_null(b.worker);
+    assert_traces_identical("computed on the view's worker", b.trace, a.trace);
+    for (int i = 0; i < b.trace->n_steps; i++) assert_true(view_step_ready(&b, b.trace, i));
+    view_set_mode(&b, VIEW_SINGLE); /* the single-head trace, built now */
+    assert_non_null(b.single);
+    assert_traces_identical("single-head", b.single, a.single);
+    view_free(&a);
+    view_free(&b);
+    lesson_free(&L);
+}
+
+/* view_free and view_recompute while the worker may still run: the one
+ * stops it, the other waits for it; nothing leaks or hangs. */
+static void test_background_stop(void **state)
+{
+    (void)state;
+    Lesson L;
+    large_lesson(&L, 320, 0);
+    char err[512];
+    View v;
+    assert_int_equal(view_init_background(&v, &L, err, sizeof err), 0);
+    view_free(&v);
+    assert_int_equal(view_init_background(&v, &L, err, sizeof err), 0);
+    L.X[0] += 1.0f; /* an edit: the worker computes from its own copy */
+    assert_int_equal(view_recompute(&v, err, sizeof err), 0);
+    assert_null(v.worker);
+    assert_int_equal(attn_trace_ready(v.trace), v.trace->n_steps);
+    assert_true(v.trace->steps[0].data[0] == L.X[0]);
+    view_free(&v);
+    lesson_free(&L);
+}
+
+/* A lesson whose numbers overflow only in a head: the background view
+ * opens, and view_poll reports the overflow, naming the file and the step,
+ * once the worker reaches it. */
+static void test_background_overflow(void **state)
+{
+    (void)state;
+    Lesson L;
+    large_lesson(&L, 320, 0);
+    for (int i = 0; i < L.cfg.n_q * L.cfg.d_model; i++) L.X[i] *= 1e21f; /* Q·Kᵀ beyond float32 */
+    char err[512] = "";
+    View v;
+    assert_int_equal(view_init_background(&v, &L, err, sizeof err), 0);
+    int rc;
+    while ((rc = view_poll(&v, err, sizeof err)) == 0 && view_preparing(&v)) sched_yield();
+    if (rc == 0) rc = view_poll(&v, err, sizeof err);
+    assert_int_equal(rc, -1);
+    assert_non_null(strstr(err, "large.json: scores_1["));
+    assert_non_null(strstr(err, "overflowed float32"));
+    assert_null(v.worker);
+    view_free(&v);
+    lesson_free(&L);
+}
+
+/* A step not yet computed: not ready, narrated as being computed in both
+ * languages, held by autoplay; the steps before it ready, unless the lesson
+ * has texts of its own. The partial trace is one whose computing stopped at
+ * the end of its first phase (the inputs and projections). */
+static void test_step_not_ready(void **state)
+{
+    (void)state;
+    for (int texts = 0; texts <= 1; texts++) {
+        Lesson L;
+        large_lesson(&L, 40, texts);
+        char err[512];
+        View v;
+        assert_int_equal(view_init(&v, &L, err, sizeof err), 0);
+        AttnTrace *part = attn_trace_plan(&L.cfg, err, sizeof err), *whole = v.trace;
+        assert_non_null(part);
+        attn_trace_cancel(part);
+        assert_int_equal(attn_trace_compute(part, &L.cfg, err, sizeof err), -1);
+        v.trace = part;
+        int q1 = attn_trace_index(part, attn_trace_find_name(part, "Q_1"));
+        assert_int_equal(attn_trace_ready(part), q1);
+        assert_int_equal(view_step_ready(&v, part, q1 - 1), !texts);
+        assert_false(view_step_ready(&v, part, q1));
+        view_goto(&v, q1);
+        char text[NARRATE_MAX_STEP_TEXT], want[64];
+        view_narration(&v, text, sizeof text);
+        snprintf(want, sizeof want, "Computing step %d…", q1 + 1);
+        assert_string_equal(text, want);
+        view_set_lang(&v, LESSON_ZH);
+        view_narration(&v, text, sizeof text);
+        snprintf(want, sizeof want, "正在计算第 %d 步……", q1 + 1);
+        assert_string_equal(text, want);
+        view_set_playing(&v, 1);
+        assert_false(view_is_busy(&v));
+        view_advance(&v, 10.0);
+        assert_int_equal(v.step, q1);
+        assert_true(v.t == 0.0);
+        v.trace = whole; /* computed: the step plays */
+        assert_true(view_is_busy(&v));
+        view_advance(&v, 0.1);
+        assert_true(v.t > 0.0);
+        attn_trace_destroy(part);
+        view_free(&v);
+        lesson_free(&L);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1103,6 +1251,10 @@ int main(void)
         cmocka_unit_test(test_default_narration_punctuation),
         cmocka_unit_test(test_notice_follows_language),
         cmocka_unit_test(test_explanations_follow_language),
+        cmocka_unit_test(test_background_trace),
+        cmocka_unit_test(test_background_stop),
+        cmocka_unit_test(test_background_overflow),
+        cmocka_unit_test(test_step_not_ready),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     attn_shutdown();

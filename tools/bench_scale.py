@@ -12,6 +12,12 @@ For each lesson (3 tokens: self-attention-xihuan-paobu; 12: seed001-shapes-512;
   export   `attnviz export LESSON --frames --dwell 0 --fps 10 --size 1280x720`:
            wall time of the whole run divided by the frames written;
   edits    `attnviz bench --edits 200 LESSON`, where that subcommand exists;
+  memory   the trace's bytes (`attnviz check LESSON` prints them) and whether
+           the window's peak resident set is within 2 × trace + fixed, the
+           fixed part being the peak of the 3-token lesson (whose trace is a
+           few KiB): what `show` holds beyond its trace may not grow with the
+           lesson, except for at most one more trace's worth (textures, the
+           single-head trace, an edit's new trace beside the old).
   interact (1,024 tokens) `attnviz show LESSON --step N --size 1920x1080` on the
            first head's weights under Xvfb, driven by xdotool as a teacher's
            mouse would: hover across the result's cells, zoom in with the
@@ -81,6 +87,32 @@ def bench_window(attnviz, name, path, speed):
     say(name, "window", "frames %s p50 %s p99 %s max %s" % fs.groups())
     say(name, "first-frame", first.group(1) if first else "not available")
     say(name, "show-rss-kib", rss if rss is not None else "not available")
+    return rss
+
+
+def trace_bytes(attnviz, path):
+    """The bytes of the lesson's trace, from `attnviz check`'s ok line, or None."""
+    p = subprocess.run([attnviz, "check", path], capture_output=True, text=True)
+    m = re.search(r"trace (\d+) bytes", p.stdout)
+    return int(m.group(1)) if p.returncode == 0 and m else None
+
+
+def bench_memory(attnviz, lessons, peaks, fixed_lesson="3"):
+    """Per lesson: its trace's bytes, and peak ≤ 2 × trace + fixed, with fixed
+    the peak resident set of fixed_lesson's window (peaks: KiB by lesson)."""
+    fixed = peaks.get(fixed_lesson)
+    for name, path in lessons:
+        tb = trace_bytes(attnviz, path)
+        say(name, "trace-bytes", tb if tb is not None else "not available (attnviz check printed no size)")
+        peak = peaks.get(name)
+        if tb is None or peak is None or fixed is None:
+            why = ("no trace size" if tb is None else "no peak resident set" if peak is None else
+                   "no peak of the %s-token lesson, the fixed part" % fixed_lesson)
+            say(name, "memory", "not available (%s)" % why)
+            continue
+        limit = 2 * tb / 1024 + fixed
+        say(name, "memory", "peak %.0f MiB, trace %.1f MiB, fixed %.0f MiB, within 2 x trace + fixed (%.0f MiB): %s" %
+            (peak / 1024, tb / 2**20, fixed / 1024, limit / 1024, "yes" if peak <= limit else "no"))
 
 
 def bench_export(attnviz, name, path, tmp):
@@ -280,7 +312,8 @@ def main():
     ap.add_argument("--attnviz", required=True)
     ap.add_argument("--speed", type=float, default=8)
     ap.add_argument("--skip-window", action="store_true")
-    ap.add_argument("--only", choices=["3", "12", "512", "1024"], help="one lesson (and no matplotlib)")
+    ap.add_argument("--lessons", default="3,12,512,1024",
+                    help="which lessons, by token count (default all four; memory's fixed part needs 3)")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="attnviz-scale-")
     try:
@@ -292,17 +325,19 @@ def main():
                    ("12", os.path.join(ROOT, "lessons", "seed001-shapes-512.json")),
                    ("512", os.path.join(tmp, "scale-512.json")),
                    ("1024", os.path.join(tmp, "scale-1024.json"))]
+        peaks = {}
+        chosen = args.lessons.split(",")
+        lessons = [(name, path) for name, path in lessons if name in chosen]
         for name, path in lessons:
-            if args.only and name != args.only:
-                continue
             print("   %s tokens" % name, file=sys.stderr)
             if not args.skip_window:
-                bench_window(args.attnviz, name, path, args.speed)
+                peaks[name] = bench_window(args.attnviz, name, path, args.speed)
                 if name == "1024":
                     bench_interact(args.attnviz, name, path, tmp)
             bench_export(args.attnviz, name, path, tmp)
             bench_edits(args.attnviz, name, path)
-        if not args.only:
+        bench_memory(args.attnviz, lessons, peaks)
+        if "1024" in chosen:
             say("1024", "matplotlib", "%.2f ms/frame" % bench_matplotlib())
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -165,10 +165,12 @@ stage_threads() {
     local b=$prefix-tsan
     say "4/4 threads: configuring $b (-fsanitize=thread)"
     cmake -S "$here" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNVIZ_WERROR=ON -DATTNVIZ_SANITIZE=thread >/dev/null
-    cmake --build "$b" -j "$jobs" --target test_engine test_perf_paths test_numerics attnviz
+    cmake --build "$b" -j "$jobs" --target test_engine test_perf_paths test_numerics test_view attnviz
     export TSAN_OPTIONS="halt_on_error=1 exitcode=66"
     local t
-    for t in test_engine test_perf_paths test_numerics; do
+    # test_view: a View's trace computed on its worker while the test reads
+    # what is published, stops it and waits for it
+    for t in test_engine test_perf_paths test_numerics test_view; do
         "$b/tests/$t" >/dev/null || die "$t failed under ThreadSanitizer"
     done
     # every parallel phase (copies, projections, heads, output), with fewer

@@ -34,7 +34,7 @@ debian_packages=(
     libsdl2-dev libsdl2-ttf-dev libcjson-dev libpng-dev libfontconfig-dev libcairo2-dev
     libcmocka-dev
     fonts-dejavu-core fonts-noto-cjk
-    xvfb xauth xdotool x11-apps x11-utils imagemagick
+    xvfb xauth xdotool x11-apps x11-utils imagemagick poppler-utils
 )
 # CI also checks formatting and compares every lesson with PyTorch.
 if [ "${CI:-}" = "true" ]; then

@@ -77,15 +77,13 @@ int bench_edits(int n, const char *lesson_arg, int threads)
         status = app_fail(APP_RUNTIME, "out of memory");
         goto done;
     }
-    if (edit_init(&b->edit, &lesson, err, sizeof err) != 0 ||
+    if (edit_init_copy(&b->edit, &lesson, err, sizeof err) != 0 ||
         view_init(&b->view, edit_lesson(&b->edit), err, sizeof err) != 0) {
         status = app_fail(APP_USAGE, "%s: %s", lesson.path, err);
         goto done;
     }
     b->edit.recompute = bench_follow;
     b->edit.user = b;
-    attn_trace_destroy(b->edit.trace);
-    b->edit.trace = NULL;
     const AttnStep *w = attn_trace_find(b->view.trace, ATTN_STEP_SOFTMAX, b->view.trace->cfg.attention == ATTN_DOT);
     if (w) view_goto(&b->view, attn_trace_index(b->view.trace, w));
     view_finish(&b->view);

@@ -69,10 +69,12 @@ static int check_files(char **argv, int argc)
             bad++;
         } else {
             int n_steps = t->n_steps;
+            size_t bytes = t->alloc_bytes;
             attn_trace_destroy(t); /* one trace in memory at a time */
             t = NULL;
             check_single_view(path, &lesson);
-            snprintf(line, sizeof line, "ok %s (%s, %d steps)", path, lesson.id, n_steps);
+            /* the trace's bytes: what `show` holds for it (tools/bench_scale.py) */
+            snprintf(line, sizeof line, "ok %s (%s, %d steps, trace %zu bytes)", path, lesson.id, n_steps, bytes);
             app_print_line(stdout, line);
         }
         attn_trace_destroy(t);
@@ -101,8 +103,9 @@ int cmd_check(int argc, char **argv)
         if (id != APP_ARGS_HELP) return APP_USAGE;
         printf("usage: attnviz check LESSON...\n\n"
                "Loads each lesson, validates it, runs its forward pass and fills every narration\n"
-               "placeholder in both languages (lessons/FORMAT.md lists them). Prints 'ok' and the\n"
-               "lesson's id per good file, one error line per bad one; exits 2 if any is bad.\n");
+               "placeholder in both languages (lessons/FORMAT.md lists them). Prints 'ok', the\n"
+               "lesson's id, its steps and its trace's size in bytes per good file, one error line\n"
+               "per bad one; exits 2 if any is bad.\n");
         return APP_OK;
     }
     int st = check_files(files, n_files);

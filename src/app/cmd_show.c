@@ -267,7 +267,9 @@ static int run(Show *s)
         SDL_Event e;
         int have;
         if (!show_needs_frame(s) && !view_is_busy(&s->cur.view)) {
-            have = show_wait_event(&s->w, &e, -1); /* nothing moves: sleep until something happens */
+            /* nothing moves: sleep until something happens, or, while the
+             * trace is computed, look at it every 20 ms */
+            have = show_wait_event(&s->w, &e, view_preparing(&s->cur.view) ? 20 : -1);
             last = attn_clock_seconds();
         } else {
             have = SDL_PollEvent(&e);
@@ -275,6 +277,8 @@ static int run(Show *s)
         for (; have && s->running; have = SDL_PollEvent(&e)) show_on_event(s, &e);
         if (!s->running) break;
         show_edit_flush(&s->se, &s->cur.view); /* a drag's motion since the last frame, as one change */
+        char err[1200];
+        if (view_poll(&s->cur.view, err, sizeof err) != 0) return app_fail(APP_USAGE, "%s", err);
 
         double t = attn_clock_seconds();
         double dt = t - last > 0.25 ? 0.25 : t - last; /* after a stall, do not skip whole steps */
@@ -301,8 +305,11 @@ int cmd_show(int argc, char **argv)
     int st = parse_args(argc, argv, &s.opt);
     if (st != 0) return st == 1 ? APP_OK : st;
     show_stats_open(&s.stats, s.opt.frame_stats, t_start);
+    show_stats_mark(&s.stats, "options read");
     st = show_lesson_open(&s);
+    show_stats_mark(&s.stats, "lesson open");
     if (st == APP_OK) st = show_window_open(&s.w, &s.opt, &s.cur);
+    show_stats_mark(&s.stats, "window open");
     if (st == APP_OK) {
         s.running = 1;
         s.must_draw = 1;

@@ -54,9 +54,13 @@ typedef struct ShowLesson {
 } ShowLesson;
 
 /* Loads path into a new lesson, edit and view, with the command line's edits
- * (NULL: none; a refused one has printed its line and leaves err empty). 0,
- * or -1 with the message in err. */
-int show_lesson_load(ShowLesson *out, const char *path, const AppEdits *edits, char *err, size_t errlen);
+ * (NULL: none; a refused one has printed its line and leaves err empty). With
+ * background, a large trace is computed on the view's worker thread
+ * (view_init_background: the window polls it, and a lesson whose numbers
+ * overflow is reported then); without, before this returns. 0, or -1 with
+ * the message in err. */
+int show_lesson_load(ShowLesson *out, const char *path, const AppEdits *edits, int background, char *err,
+                     size_t errlen);
 /* Points the edit's recompute at the view: after the ShowLesson moved. */
 void show_lesson_bind(ShowLesson *l);
 void show_lesson_free(ShowLesson *l);
@@ -95,6 +99,9 @@ void show_stats_open(ShowStats *st, int enabled, double t_start);
 /* A frame started at t was shown; drawn at t_drawn, presented now. */
 void show_stats_frame(ShowStats *st, const ShowWindow *w, const View *v, double t, double t_drawn,
                       unsigned long long sent);
+/* A moment of start-up ("window open"), logged with its time since the
+ * process started (nothing without ATTNVIZ_FRAME_LOG). */
+void show_stats_mark(ShowStats *st, const char *what);
 /* Prints the two --frame-stats lines (when enabled and report) and closes the log. */
 void show_stats_close(ShowStats *st, int report);
 

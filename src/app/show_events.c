@@ -27,11 +27,9 @@ void show_lesson_bind(ShowLesson *l)
 {
     l->edit->recompute = follow_edit;
     l->edit->user = l;
-    attn_trace_destroy(l->edit->trace);
-    l->edit->trace = NULL;
 }
 
-int show_lesson_load(ShowLesson *out, const char *path, const AppEdits *edits, char *err, size_t errlen)
+int show_lesson_load(ShowLesson *out, const char *path, const AppEdits *edits, int background, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     Lesson *L = calloc(1, sizeof *L);
@@ -50,7 +48,7 @@ int show_lesson_load(ShowLesson *out, const char *path, const AppEdits *edits, c
         return -1;
     }
     Edit *ed = calloc(1, sizeof *ed);
-    if (!ed || (edits && app_apply_edits(edits, L) != 0) || edit_init(ed, L, err, errlen) != 0) {
+    if (!ed || (edits && app_apply_edits(edits, L) != 0) || edit_init_copy(ed, L, err, errlen) != 0) {
         if (!ed) snprintf(err, errlen, "out of memory"); /* a refused edit has printed its own line */
         free(ed);
         lesson_free(L);
@@ -58,7 +56,7 @@ int show_lesson_load(ShowLesson *out, const char *path, const AppEdits *edits, c
         free(copy);
         return -1;
     }
-    if (view_init(&out->view, edit_lesson(ed), err, errlen) != 0) {
+    if ((background ? view_init_background : view_init)(&out->view, edit_lesson(ed), err, errlen) != 0) {
         edit_free(ed);
         free(ed);
         lesson_free(L);
@@ -79,7 +77,7 @@ int show_lesson_open(Show *s)
     char *path = app_resolve_lesson(o->lesson ? o->lesson : LESSON_DEFAULT_ID);
     if (!path) return APP_USAGE;
     char err[1200] = "";
-    int rc = show_lesson_load(&s->cur, path, &o->edits, err, sizeof err);
+    int rc = show_lesson_load(&s->cur, path, &o->edits, 1, err, sizeof err);
     free(path);
     if (rc != 0) {
         if (err[0]) app_print_line(stderr, err);
@@ -125,7 +123,9 @@ static void reload(Show *s, const char *path)
     ShowLesson next;
     char err[1200] = "";
     View *o = &s->cur.view;
-    if (show_lesson_load(&next, path, NULL, err, sizeof err) != 0) {
+    /* computed before the old lesson goes: one whose numbers overflow is
+     * refused with a notice, and the old one stays */
+    if (show_lesson_load(&next, path, NULL, 0, err, sizeof err) != 0) {
         view_set_notice(o, VS_NOTICE_RELOAD_FAILED, err, 1);
         app_fail(APP_OK, "%s", err);
         return;

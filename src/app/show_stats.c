@@ -93,7 +93,17 @@ void show_stats_frame(ShowStats *st, const ShowWindow *w, const View *v, double 
                 "%.3f draw %.2f ms present %.2f ms sent %llu px step %d %s t %.3f rects %d scan %.2f ms send %.2f ms\n",
                 (t - st->t_start) * 1000.0, (t_drawn - t) * 1000.0, (now - t_drawn) * 1000.0, sent, v->step,
                 view_current(v)->name, v->t, w->scr.last_rects, w->scr.last_scan_ms, w->scr.last_send_ms);
-    if (st->first_frame < 0) st->first_frame = now - st->t_start + (st->age0 > 0 ? st->age0 : 0);
+    if (st->first_frame < 0) {
+        st->first_frame = now - st->t_start + (st->age0 > 0 ? st->age0 : 0);
+        if (st->log) fprintf(st->log, "start-up: first frame shown at %.1f ms\n", st->first_frame * 1000.0);
+    }
+}
+
+void show_stats_mark(ShowStats *st, const char *what)
+{
+    if (st->log)
+        fprintf(st->log, "start-up: %s at %.1f ms\n", what,
+                (attn_clock_seconds() - st->t_start + (st->age0 > 0 ? st->age0 : 0)) * 1000.0);
 }
 
 static int cmp_double(const void *a, const void *b)

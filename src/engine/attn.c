@@ -375,6 +375,8 @@ static void plan(Builder *b, const AttnConfig *c, Plan *p)
 
 /* ---- computing ---------------------------------------------------------- */
 
+static int check_finite(const AttnTrace *t, const unsigned char *found, int s0, int s1, char *err, size_t errlen);
+
 static float *data_of(AttnTrace *t, int idx)
 {
     return idx >= 0 ? t->steps[idx].data : NULL;
@@ -548,7 +550,30 @@ static void input_copies(AttnTrace *t, const int *idx, const float *const *src, 
     }
 }
 
-static void compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p, unsigned char *found)
+/* The end of a phase that computed steps [ready, upto): with the scans
+ * (found), those steps are checked and published; without (a small trace,
+ * published whole at the end), nothing yet. Then a cancel is honoured.
+ * 0, or -1 with err and errno (ERANGE, ECANCELED). */
+static int phase_done(AttnTrace *t, const unsigned char *found, int upto, char *err, size_t errlen)
+{
+    if (found) {
+        int from = atomic_load_explicit(&t->ready, memory_order_relaxed);
+        if (check_finite(t, found, from, upto, err, errlen) != 0) {
+            errno = ERANGE;
+            return -1;
+        }
+        atomic_store_explicit(&t->ready, upto, memory_order_release);
+    }
+    if (atomic_load_explicit(&t->cancel, memory_order_relaxed)) {
+        fail(err, errlen, "cancelled");
+        errno = ECANCELED;
+        return -1;
+    }
+    return 0;
+}
+
+/* 0, or -1 from phase_done. */
+static int compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p, unsigned char *found, char *err, size_t errlen)
 {
     int H = c->heads, nq = c->n_q, nk = c->n_k, dm = c->d_model, dk = c->d_k, dv = c->d_v;
     /* 1. one phase: the inputs' copies into the trace, and the projections,
@@ -574,6 +599,7 @@ static void compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p, unsign
         found[p->V] = bits[2];
         for (int j = 0; j < n_copies; j++) found[copy_at[j]] = copy_bits[j];
     }
+    if (phase_done(t, found, p->head[0].Q, err, errlen) != 0) return -1;
 
     /* 2. every head, each writing its own columns of concat, in blocks of
      *    rows that OR what their scans find into found[]. The split steps
@@ -596,6 +622,7 @@ static void compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p, unsign
         found[p->concat] = 0;
         for (int h = 0; h < H; h++) found[p->concat] |= found[p->head[h].out];
     }
+    if (phase_done(t, found, p->concat + 1, err, errlen) != 0) return -1;
 
     /* 3. the output projection */
     if (p->output >= 0) {
@@ -604,6 +631,7 @@ static void compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p, unsign
                     1, found ? bits : NULL, NULL, 0, NULL, c->threads);
         if (found) found[p->output] = bits[0];
     }
+    return 0;
 }
 
 static void compute_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)
@@ -670,8 +698,9 @@ static void compute_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)
  * cells in a `masked` step. The loader lets in only finite float32 numbers,
  * so anything else here is float32 overflow (|x| > 3.4e38), or NaN from an
  * inf - inf after one. The steps are in the order they were computed, so the
- * first bad cell is where it began. Returns 0, or -1 naming step and cell. */
-static int check_finite(const AttnTrace *t, const unsigned char *found, char *err, size_t errlen)
+ * first bad cell of steps [s0, s1) is where it began (when none before s0
+ * had one). Returns 0, or -1 naming step and cell. */
+static int check_finite(const AttnTrace *t, const unsigned char *found, int s0, int s1, char *err, size_t errlen)
 {
     /* found[] holds what the code that wrote each step saw when it scanned it
      * (branch-free and vectorised, in cache); a step nothing scanned is
@@ -679,8 +708,10 @@ static int check_finite(const AttnTrace *t, const unsigned char *found, char *er
      * the floats, one run in the block, are scanned in one call, and only
      * when that finds something are they looked at step by step. The search
      * below runs only in a step with something to name. */
-    if (!found && attn__nonfinite_bits(t->steps[0].data, t->data_bytes / sizeof(float)) == 0) return 0;
-    for (int s = 0; s < t->n_steps; s++) {
+    if (!found && s0 == 0 && s1 == t->n_steps &&
+        attn__nonfinite_bits(t->steps[0].data, t->data_bytes / sizeof(float)) == 0)
+        return 0;
+    for (int s = s0; s < s1; s++) {
         const AttnStep *st = &t->steps[s];
         size_t n = (size_t)st->rows * (size_t)st->cols;
         unsigned bits = !found || found[s] & ATTN_SCAN_PENDING ? attn__nonfinite_bits(st->data, n) : found[s];
@@ -924,58 +955,117 @@ AttnTrace *attn__trace_begin(const AttnConfig *cfg, Plan *p, char *err, size_t e
     t->steps = (AttnStep *)(block + off_steps);
     t->data_bytes = sizeof(float) * b.n_floats;
     t->alloc_bytes = block_bytes;
+    atomic_init(&t->ready, 0);
+    atomic_init(&t->cancel, 0);
     place_steps(t, &b, (unsigned short *)(block + off_from), block + off_flags, (float *)(block + off_floats));
     builder_free(&b);
     return t;
+}
+
+/* The trace keeps no borrowed pointer: what it records is in its steps. */
+static void forget_borrowed(AttnTrace *t)
+{
+    t->cfg.X = t->cfg.Y = t->cfg.W_Q = t->cfg.W_K = t->cfg.W_V = t->cfg.W_O = NULL;
+    t->cfg.b_Q = t->cfg.b_K = t->cfg.b_V = t->cfg.b_O = NULL;
+    t->cfg.W_a = t->cfg.b_a = t->cfg.v_a = NULL;
+    t->cfg.mask = NULL;
 }
 
 AttnTrace *attn__trace_end(AttnTrace *t, Plan *p, const unsigned char *found, char *err, size_t errlen)
 {
     plan_free(p);
     /* a trace holding an overflowed value is refused, never shown */
-    if (check_finite(t, found, err, errlen) != 0) {
+    if (check_finite(t, found, 0, t->n_steps, err, errlen) != 0) {
         attn_trace_destroy(t);
         errno = ERANGE;
         return NULL;
     }
-    /* The trace keeps no borrowed pointer: what it recorded is in its steps. */
-    t->cfg.X = t->cfg.Y = t->cfg.W_Q = t->cfg.W_K = t->cfg.W_V = t->cfg.W_O = NULL;
-    t->cfg.b_Q = t->cfg.b_K = t->cfg.b_V = t->cfg.b_O = NULL;
-    t->cfg.W_a = t->cfg.b_a = t->cfg.v_a = NULL;
-    t->cfg.mask = NULL;
+    forget_borrowed(t);
+    atomic_store_explicit(&t->ready, t->n_steps, memory_order_release);
     return t;
 }
 
-AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
+AttnTrace *attn_trace_plan(const AttnConfig *cfg, char *err, size_t errlen)
 {
     Plan p;
     AttnTrace *t = attn__trace_begin(cfg, &p, err, errlen);
     if (!t) return NULL;
+    plan_free(&p);
+    forget_borrowed(t);
+    return t;
+}
+
+int attn_trace_compute(AttnTrace *t, const AttnConfig *cfg, char *err, size_t errlen)
+{
+    /* the plan again: the same steps attn_trace_plan laid out, from the same
+     * config (a list of indices, cheap beside any computing) */
+    Plan p;
+    Builder b;
+    builder_init(&b);
+    if (plan_trace(cfg, &p, &b) != 0) {
+        fail(err, errlen, "out of memory planning %d heads", cfg->heads);
+        errno = ENOMEM;
+        return -1;
+    }
+    assert(b.n_steps == t->n_steps && b.n_floats * sizeof(float) == t->data_bytes);
+    builder_free(&b);
     /* what the scans of each step found (attn_internal.h); on the stack for
      * a lesson-sized trace */
     unsigned char found_small[256];
     unsigned char *found = t->n_steps <= (int)sizeof found_small ? found_small : malloc((size_t)t->n_steps);
     if (!found) {
         plan_free(&p);
-        attn_trace_destroy(t);
         fail(err, errlen, "out of memory: %d steps", t->n_steps);
         errno = ENOMEM;
-        return NULL;
+        return -1;
     }
     memset(found, ATTN_SCAN_PENDING, (size_t)t->n_steps);
     /* A dot-attention trace larger than this is scanned step by step as it
      * is computed (attn_internal.h): each step while it is in L1, and the
-     * weights, in [0, 1] by construction, not at all. A smaller one is
-     * scanned in one pass at the end, where a call per step would cost more
-     * than the few KiB of a lesson's trace. (Additive attention, only in
-     * small lessons, is always scanned at the end.) */
+     * weights, in [0, 1] by construction, not at all; and it is published
+     * phase by phase. A smaller one is scanned in one pass at the end, where
+     * a call per step would cost more than the few KiB of a lesson's trace,
+     * and published whole. (Additive attention, only in small lessons, is
+     * always scanned at the end.) */
     int scan_inline = cfg->attention == ATTN_DOT && t->data_bytes > ((size_t)1 << 17);
+    int rc = 0;
     if (cfg->attention == ATTN_ADDITIVE)
         compute_additive(t, cfg, &p);
     else
-        compute_dot(t, cfg, &p, scan_inline ? found : NULL);
-    t = attn__trace_end(t, &p, scan_inline ? found : NULL, err, errlen);
+        rc = compute_dot(t, cfg, &p, scan_inline ? found : NULL, err, errlen);
+    plan_free(&p);
+    if (rc == 0) {
+        int from = atomic_load_explicit(&t->ready, memory_order_relaxed);
+        if (check_finite(t, scan_inline ? found : NULL, from, t->n_steps, err, errlen) != 0) {
+            errno = ERANGE;
+            rc = -1;
+        } else {
+            atomic_store_explicit(&t->ready, t->n_steps, memory_order_release);
+        }
+    }
     if (found != found_small) free(found);
+    return rc;
+}
+
+int attn_trace_ready(const AttnTrace *t)
+{
+    return atomic_load_explicit(&((AttnTrace *)t)->ready, memory_order_acquire);
+}
+
+void attn_trace_cancel(AttnTrace *t)
+{
+    atomic_store_explicit(&t->cancel, 1, memory_order_relaxed);
+}
+
+AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen)
+{
+    AttnTrace *t = attn_trace_plan(cfg, err, errlen);
+    if (t && attn_trace_compute(t, cfg, err, errlen) != 0) {
+        int e = errno;
+        attn_trace_destroy(t);
+        errno = e;
+        return NULL;
+    }
     return t;
 }
 

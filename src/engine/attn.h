@@ -53,6 +53,7 @@
 #ifndef ATTN_H
 #define ATTN_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -181,6 +182,8 @@ typedef struct AttnTrace {
     AttnStep *steps;    /* (n_steps) */
     size_t data_bytes;  /* bytes of all step data: the intermediates themselves */
     size_t alloc_bytes; /* bytes of the single allocation that holds the trace */
+    atomic_int ready;   /* steps [0, ready) are computed and checked: read it with attn_trace_ready */
+    atomic_int cancel;  /* set by attn_trace_cancel */
 } AttnTrace;
 
 /* Runs the forward pass and records it, the fast way: the same steps as
@@ -191,6 +194,39 @@ typedef struct AttnTrace {
  * and ERANGE are the lesson's fault (exit status 2), ENOMEM the machine's. */
 AttnTrace *attn_trace_create(const AttnConfig *cfg, char *err, size_t errlen);
 void attn_trace_destroy(AttnTrace *trace);
+
+/* attn_trace_create in two halves, so that a window can show the first
+ * steps of a large trace while the others are computed on another thread:
+ *
+ *     AttnTrace *t = attn_trace_plan(&cfg, err, sizeof err); // laid out, nothing computed
+ *     // on a worker thread:  attn_trace_compute(t, &cfg, err2, sizeof err2);
+ *     // meanwhile, anywhere: steps [0, attn_trace_ready(t)) may be read
+ *
+ * attn_trace_plan checks cfg and allocates the trace with every step named,
+ * shaped and linked and its config copied (borrowed pointers NULL), but no
+ * number computed: attn_trace_ready(t) is 0. NULL with err and errno set
+ * (EINVAL, ENOMEM) as attn_trace_create.
+ *
+ * attn_trace_compute computes t from cfg (the config t was planned from,
+ * whose matrices must stay valid and unchanged until it returns), phase by
+ * phase: the inputs and projections, then the heads, then the output. After
+ * each phase the phase's steps are checked for overflow and published:
+ * attn_trace_ready(t) grows, with release order, so a thread that reads it
+ * may read those steps' numbers and row flags; the steps at and beyond it are
+ * being written. Returns 0 (attn_trace_ready(t) == n_steps), or -1 with err
+ * and errno set: ERANGE with the message attn_trace_create gives (the steps
+ * before the bad one stay published), ECANCELED after attn_trace_cancel,
+ * ENOMEM. Either way the caller still owns t, and destroys it only after
+ * attn_trace_compute has returned. The numbers are those of
+ * attn_trace_create, bit for bit. */
+AttnTrace *attn_trace_plan(const AttnConfig *cfg, char *err, size_t errlen);
+int attn_trace_compute(AttnTrace *t, const AttnConfig *cfg, char *err, size_t errlen);
+/* How many leading steps of t are computed (acquire order): n_steps for a
+ * trace attn_trace_create or attn_reference_forward returned. Any thread. */
+int attn_trace_ready(const AttnTrace *t);
+/* Asks a running attn_trace_compute to stop at the end of its phase (any
+ * thread; it then returns -1 with ECANCELED). */
+void attn_trace_cancel(AttnTrace *t);
 
 /* Seconds on the monotonic clock (CLOCK_MONOTONIC), for timing: only the
  * difference of two readings means anything. The one clock of the program. */

@@ -40,11 +40,15 @@
  * rounded too, so it computes the same bits (slowly) on a CPU without FMA.
  */
 
-/* Block sizes. MR×NR_WIDE accumulators are 16 AVX-512 registers; NR_NARROW
+/* Block sizes. MR_WIDE×NR_WIDE accumulators are 24 of AVX-512's 32 vector
+ * registers, leaving room for the panel's row and A's broadcast value; the
+ * 16 registers of AVX2 do not hold them, and take blocks of MR rows (their
+ * 4×64 still does not fit; it is the clone for CPUs without AVX-512). The
+ * last rows of a product go in blocks of MR, of 2, then one by one. NR_NARROW
  * serves the last columns when fewer than NR_WIDE remain (a head's d_v of 8
  * would otherwise waste 7/8 of a wide panel). Narrower blocks than 4×32 are
  * vectorised another way by GCC, many times slower (docs/performance.md). */
-enum { MR = 4, NR_WIDE = 64, NR_NARROW = 32, KC = 256 };
+enum { MR_WIDE = 6, MR = 4, NR_WIDE = 64, NR_NARROW = 32, KC = 256 };
 
 /* No contraction anywhere else: a fused multiply-add is written out as
  * fmaf where one is meant (KERNEL_FMA), and every other product and sum is
@@ -119,6 +123,18 @@ const char *attn_kernels_isa(void)
 #endif
 }
 #endif
+/* Whether the code runs with AVX-512's 32 vector registers, for the block
+ * of rows (MR_WIDE or MR): in a clone, a test of the CPU, which is true
+ * exactly in the AVX-512 clone (the loader picks that clone on such a CPU
+ * and only there); in a build without clones, what it was built for. Both
+ * blocks give the same bits. */
+#ifdef KERNEL_DISPATCH
+#define KERNEL_WIDE_REGISTERS() __builtin_cpu_supports("avx512f")
+#elif defined(__AVX512F__)
+#define KERNEL_WIDE_REGISTERS() 1
+#else
+#define KERNEL_WIDE_REGISTERS() 0
+#endif
 #ifndef KERNEL_DISPATCH
 #define KERNEL_DISPATCH
 #endif
@@ -138,7 +154,15 @@ const char *attn_kernels_isa(void)
                                          const float *restrict bp, float *c, size_t ldc, const float *init,            \
                                          size_t ldi)                                                                   \
     {                                                                                                                  \
-        float acc[MR][NR]; /* (mr, NR) block of C */                                                                   \
+        float acc[MR_WIDE][NR]; /* (mr, NR) block of C */                                                              \
+        /* The lines of the next block of rows' C asked for now, to be owned                                           \
+         * by the time that block stores its sums: a trace's steps are cold,                                           \
+         * and a store that misses waits. (Past the last row the addresses,                                            \
+         * computed as integers, are C's neighbours or nothing; a prefetch                                             \
+         * never faults.) */                                                                                           \
+        for (int r = 0; r < mr; r++)                                                                                   \
+            for (int j = 0; j < NR; j += 16)                                                                           \
+                __builtin_prefetch((const void *)((uintptr_t)c + sizeof(float) * ((size_t)(mr + r) * ldc + j)), 1, 3); \
         for (int r = 0; r < mr; r++)                                                                                   \
             for (int j = 0; j < NR; j++) acc[r][j] = init[(size_t)r * ldi + j];                                        \
         for (int p = 0; p < kc; p++) {                                                                                 \
@@ -170,13 +194,24 @@ KERNEL_INLINE void kernel_block_partial(const int mr, const int nr, int kc, cons
                                         const float *restrict bp, float *c, size_t ldc, const float *init, size_t ldi,
                                         int ncols)
 {
-    float tile[MR * NR_WIDE]; /* (mr, nr) C's block, padded */
+    float tile[MR_WIDE * NR_WIDE]; /* (mr, nr) C's block, padded */
     for (int r = 0; r < mr; r++) {
         memcpy(tile + r * nr, init + (size_t)r * ldi, sizeof(float) * (size_t)ncols);
         memset(tile + r * nr + ncols, 0, sizeof(float) * (size_t)(nr - ncols));
     }
     kernel_block(mr, nr, kc, a, lda, bp, tile, (size_t)nr, tile, (size_t)nr);
     for (int r = 0; r < mr; r++) memcpy(c + (size_t)r * ldc, tile + r * nr, sizeof(float) * (size_t)ncols);
+}
+
+/* One block of mr rows: kernel_block, or kernel_block_partial for a
+ * panel with ncols < nr columns. */
+KERNEL_INLINE void kernel_rows(const int mr, const int nr, int kc, const float *restrict a, size_t lda,
+                               const float *restrict bp, float *c, size_t ldc, const float *init, size_t ldi, int ncols)
+{
+    if (ncols == nr)
+        kernel_block(mr, nr, kc, a, lda, bp, c, ldc, init, ldi);
+    else
+        kernel_block_partial(mr, nr, kc, a, lda, bp, c, ldc, init, ldi, ncols);
 }
 
 /* Packs the (kc, ncols) block of B at (p0, j0) into bp (kc, nr), zero-padding
@@ -229,6 +264,7 @@ KERNEL_INLINE void gemm_columns(float *restrict C, const float *restrict A, cons
                                 float *restrict bp, const float *restrict packed)
 {
     assert(k > 0); /* k = 0 takes the small path (gemm_is_small) */
+    const int wide = KERNEL_WIDE_REGISTERS();
     for (int jp = j0; jp < j0 + width; jp += nr) {
         int ncols = j0 + width - jp < nr ? j0 + width - jp : nr;
         for (int p0 = 0; p0 < k; p0 += KC) {
@@ -245,22 +281,17 @@ KERNEL_INLINE void gemm_columns(float *restrict C, const float *restrict A, cons
                 init = bias ? bias + jp : zero_row;
                 ldi = 0;
             }
+            /* rows i.. of the slice: blocks of R rows */
+#define ROWS(R)                                                                                                        \
+    kernel_rows(R, nr, kc, a + (size_t)i * k, (size_t)k, bp, c + (size_t)i * n, (size_t)n, init + (size_t)i * ldi,     \
+                ldi, ncols)
             int i = 0;
-            if (ncols == nr) {
-                for (; i + MR <= m; i += MR)
-                    kernel_block(MR, nr, kc, a + (size_t)i * k, (size_t)k, bp, c + (size_t)i * n, (size_t)n,
-                                 init + (size_t)i * ldi, ldi);
-                for (; i < m; i++) /* the last m % MR rows, one at a time */
-                    kernel_block(1, nr, kc, a + (size_t)i * k, (size_t)k, bp, c + (size_t)i * n, (size_t)n,
-                                 init + (size_t)i * ldi, ldi);
-            } else {
-                for (; i + MR <= m; i += MR)
-                    kernel_block_partial(MR, nr, kc, a + (size_t)i * k, (size_t)k, bp, c + (size_t)i * n, (size_t)n,
-                                         init + (size_t)i * ldi, ldi, ncols);
-                for (; i < m; i++)
-                    kernel_block_partial(1, nr, kc, a + (size_t)i * k, (size_t)k, bp, c + (size_t)i * n, (size_t)n,
-                                         init + (size_t)i * ldi, ldi, ncols);
-            }
+            if (wide)
+                for (; i + MR_WIDE <= m; i += MR_WIDE) ROWS(MR_WIDE);
+            for (; i + MR <= m; i += MR) ROWS(MR);
+            for (; i + 2 <= m; i += 2) ROWS(2);
+            for (; i < m; i++) ROWS(1);
+#undef ROWS
         }
     }
 }

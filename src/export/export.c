@@ -2,8 +2,10 @@
 #include "export.h"
 
 #ifdef ATTNVIZ_HAVE_CAIRO
+#include <cairo-ft.h>
 #include <cairo-pdf.h>
 #include <cairo.h>
+#include <fontconfig/fontconfig.h>
 #endif
 
 #include <cjson/cJSON.h>
@@ -373,6 +375,7 @@ typedef struct CaptionLine {
     const char *text;
     size_t len;
     int size;
+    int x, y; /* its top-left, pixels from the caption's */
 } CaptionLine;
 
 #define CAPTION_MAX_LINES 48
@@ -383,6 +386,7 @@ typedef struct Caption {
     char narration[NARRATE_MAX_STEP_TEXT];
     CaptionLine lines[CAPTION_MAX_LINES];
     int n_lines;
+    int rule;   /* the rule across its top: pixels high */
     int height; /* pixels, padding included */
 } Caption;
 
@@ -402,7 +406,7 @@ static void caption_add(Caption *c, RenderCtx *rc, int size, const char *text, i
 {
     size_t starts[CAPTION_MAX_LINES], lens[CAPTION_MAX_LINES];
     int n = render_wrap(rc, text, size, width, starts, lens, CAPTION_MAX_LINES - c->n_lines);
-    for (int i = 0; i < n; i++) c->lines[c->n_lines++] = (CaptionLine){text + starts[i], lens[i], size};
+    for (int i = 0; i < n; i++) c->lines[c->n_lines++] = (CaptionLine){text + starts[i], lens[i], size, 0, 0};
 }
 
 static void caption_layout(Caption *c, const View *v, RenderCtx *rc, CaptionSizes cs, int width)
@@ -421,32 +425,41 @@ static void caption_layout(Caption *c, const View *v, RenderCtx *rc, CaptionSize
     caption_add(c, rc, cs.header, c->header, width - 2 * pad);
     if (c->formula[0]) caption_add(c, rc, cs.body, c->formula, width - 2 * pad);
     caption_add(c, rc, cs.body, c->narration, width - 2 * pad);
-    c->height = 2 * pad + pad / 2;
-    for (int i = 0; i < c->n_lines; i++) c->height += caption_line_skip(rc, c->lines[i].size);
+    c->rule = cs.body / 8 > 1 ? cs.body / 8 : 1;
+    int y = pad;
+    for (int i = 0; i < c->n_lines; i++) {
+        c->lines[i].x = pad;
+        c->lines[i].y = y;
+        y += caption_line_skip(rc, c->lines[i].size);
+    }
+    c->height = y + pad + pad / 2;
+}
+
+/* The caption's text colour on a background. */
+static SDL_Color caption_ink(SDL_Color bg)
+{
+    int lum = (bg.r * 299 + bg.g * 587 + bg.b * 114) / 1000;
+    return lum > 128 ? (SDL_Color){25, 25, 30, 255} : (SDL_Color){235, 235, 240, 255};
 }
 
 /* Draws rows [y0, y0 + the renderer's height) of the caption at the top of
  * the renderer, on the background bg. */
-static void caption_draw(const Caption *c, RenderCtx *rc, SDL_Renderer *sdl, CaptionSizes cs, int width, int y0,
-                         SDL_Color bg)
+static void caption_draw(const Caption *c, RenderCtx *rc, SDL_Renderer *sdl, int width, int y0, SDL_Color bg)
 {
     SDL_RenderSetClipRect(sdl, NULL);
     SDL_SetRenderDrawBlendMode(sdl, SDL_BLENDMODE_NONE);
     SDL_SetRenderDrawColor(sdl, bg.r, bg.g, bg.b, 255);
     SDL_RenderClear(sdl);
-    int lum = (bg.r * 299 + bg.g * 587 + bg.b * 114) / 1000;
-    SDL_Color fg = lum > 128 ? (SDL_Color){25, 25, 30, 255} : (SDL_Color){235, 235, 240, 255};
+    SDL_Color fg = caption_ink(bg);
     /* a rule above the caption separates it from the frame */
-    SDL_Rect rule = {0, -y0, width, cs.body / 8 > 1 ? cs.body / 8 : 1};
+    SDL_Rect rule = {0, -y0, width, c->rule};
     SDL_SetRenderDrawColor(sdl, fg.r, fg.g, fg.b, 255);
     SDL_RenderFillRect(sdl, &rule);
-    int pad = cs.body, y = pad - y0;
     for (int i = 0; i < c->n_lines; i++) {
         const CaptionLine *ln = &c->lines[i];
         char text[sizeof c->narration];
         snprintf(text, sizeof text, "%.*s", (int)ln->len, ln->text);
-        render_text(rc, text, ln->size, fg, pad, y, 0);
-        y += caption_line_skip(rc, ln->size);
+        render_text(rc, text, ln->size, fg, ln->x, ln->y - y0, 0);
     }
 }
 
@@ -733,8 +746,12 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
     int frames_total = 0;
     if (files_plan(r, dir, &frames_total, err, errlen) != 0) return -1;
     r->res->temps_removed = export__remove_stale_temporaries(dir, &r->started);
-    ExportPool *pool =
-        export_pool_create(opt->threads, r->width, r->height, EXPORT_PIXELS_BGRX32, &opt->png, err, errlen);
+    /* Screen images: the DPI a screen's layout pixel is taken for, times
+     * --scale, so a document places a --scale 2 PNG at the size of the
+     * --scale 1 one, with twice the detail. */
+    ExportPngOptions png = opt->png;
+    if (!png.px_per_metre) png.px_per_metre = export_png_px_per_metre(EXPORT_SCREEN_DPI * opt->scale);
+    ExportPool *pool = export_pool_create(opt->threads, r->width, r->height, EXPORT_PIXELS_BGRX32, &png, err, errlen);
     if (!pool) return -1;
     r->res->threads = export_pool_threads(pool);
     ExportPrevious prev;
@@ -826,8 +843,10 @@ static int sheet_write_page(Run *r, const char *path, int page, const unsigned c
                             {"attnviz:lesson", r->lesson->id ? r->lesson->id : ""},
                             {"attnviz:lang", lesson_lang_names[r->opt->lang]}};
     ExportBuffer out = {0};
-    ExportPngStream *s = export_png_stream_begin(SHEET_PAGE_W, SHEET_PAGE_H, EXPORT_PIXELS_BGRX32, text, 4,
-                                                 &r->opt->png, &out, msg, sizeof msg);
+    ExportPngOptions png = r->opt->png; /* printed at A4: the page's DPI */
+    png.px_per_metre = export_png_px_per_metre(SHEET_DPI);
+    ExportPngStream *s =
+        export_png_stream_begin(SHEET_PAGE_W, SHEET_PAGE_H, EXPORT_PIXELS_BGRX32, text, 4, &png, &out, msg, sizeof msg);
     int rc = -1;
     if (!s)
         export__set_err(err, errlen, "%s: %s", file, msg);
@@ -835,8 +854,10 @@ static int sheet_write_page(Run *r, const char *path, int page, const unsigned c
         export__set_err(err, errlen, "%s: %s", file, msg);
     else if (export_png_stream_end(s, msg, sizeof msg) != 0)
         export__set_err(err, errlen, "%s: %s", file, msg);
-    else
+    else if (page == 1) /* the name given, which may be a device: --sheet /dev/stdout */
         rc = export_write_file(file, out.data, out.len, err, errlen);
+    else /* a name attnviz made up: only ever a regular file of its own */
+        rc = export_write_owned_file(file, out.data, out.len, err, errlen);
     if (rc == 0) r->res->bytes += out.len;
     export_buffer_free(&out);
     return rc;
@@ -849,41 +870,225 @@ static int sheet_is_pdf(const char *path)
     return n >= 4 && strcasecmp(path + n - 4, ".pdf") == 0;
 }
 
+/* The handout being written. PNG pages: each page's pixels, figures and
+ * captions alike. A PDF: the same places on each page (export_sheet lays a
+ * page out once for both), the figures as images and the captions as text
+ * in the fonts render draws them with, so a reader selects, searches and
+ * copies the narration, and a printer draws it at its own resolution. */
+typedef struct Sheet {
+    Run *r;
+    const char *path;
+    RenderCtx *rc; /* the figure's renderer: its font chain and text runs */
+    SDL_Renderer *sdl;
+    unsigned char *page; /* (SHEET_PAGE_H, SHEET_PAGE_W · 4) BGRX, PNG pages only */
+    int pages;           /* pages finished */
+    SDL_Color bg;
+    int pdf;
+#ifdef ATTNVIZ_HAVE_CAIRO
+    cairo_surface_t *surface;
+    cairo_t *cr;
+    cairo_font_face_t *faces[RENDER_MAX_FONTS]; /* the chain's fonts, opened by cairo on first use */
+    ExportBuffer out;
+#endif
+} Sheet;
+
 #ifdef ATTNVIZ_HAVE_CAIRO
 static cairo_status_t pdf_write(void *closure, const unsigned char *data, unsigned int len)
 {
     return export_buffer_append(closure, data, len) == 0 ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
 }
 
-/* The page's pixels as one page of the PDF, at SHEET_DPI on A4. */
-static int pdf_add_page(cairo_t *cr, unsigned char *px, const char *path, char *err, size_t errlen)
+/* Font i of render's chain as a cairo face: the same file and face index. */
+static cairo_font_face_t *pdf_face(Sheet *sh, int i)
 {
-    cairo_surface_t *img =
-        cairo_image_surface_create_for_data(px, CAIRO_FORMAT_RGB24, SHEET_PAGE_W, SHEET_PAGE_H, SHEET_PAGE_W * 4);
-    cairo_save(cr);
-    cairo_scale(cr, 72.0 / SHEET_DPI, 72.0 / SHEET_DPI);
-    cairo_set_source_surface(cr, img, 0, 0);
-    cairo_paint(cr);
-    cairo_restore(cr);
-    cairo_show_page(cr);
-    cairo_surface_destroy(img);
-    if (cairo_status(cr) != CAIRO_STATUS_SUCCESS) {
-        export__set_err(err, errlen, "%s: %s", path, cairo_status_to_string(cairo_status(cr)));
-        return -1;
+    if (i < 0 || i >= RENDER_MAX_FONTS) return NULL;
+    if (sh->faces[i]) return sh->faces[i];
+    char file[PATH_MAX];
+    long index = render_font_file(sh->rc, i, file, sizeof file);
+    if (index < 0) return NULL;
+    FcPattern *pat = FcPatternCreate();
+    if (!pat) return NULL;
+    FcPatternAddString(pat, FC_FILE, (const FcChar8 *)file);
+    FcPatternAddInteger(pat, FC_INDEX, (int)index);
+    cairo_font_face_t *face = cairo_ft_font_face_create_for_pattern(pat);
+    FcPatternDestroy(pat);
+    if (cairo_font_face_status(face) != CAIRO_STATUS_SUCCESS) {
+        cairo_font_face_destroy(face);
+        return NULL;
     }
-    return 0;
+    return sh->faces[i] = face;
+}
+
+/* One figure's pixels as an image at (x, y), in page pixels. */
+static void pdf_figure(Sheet *sh, unsigned char *px, size_t pitch, int w, int h, int x, int y)
+{
+    cairo_surface_t *img = cairo_image_surface_create_for_data(px, CAIRO_FORMAT_RGB24, w, h, (int)pitch);
+    cairo_save(sh->cr);
+    cairo_set_source_surface(sh->cr, img, x, y);
+    cairo_paint(sh->cr);
+    cairo_restore(sh->cr);
+    /* the PDF keeps the pixels from here: the buffer is drawn into next */
+    cairo_surface_finish(img);
+    cairo_surface_destroy(img);
+}
+
+/* The caption at (x, y): its rule, and each line as text, run by run with
+ * the font render uses for it, on render's baseline and at its x. */
+static void pdf_caption(Sheet *sh, const Caption *c, int width, int x, int y)
+{
+    cairo_t *cr = sh->cr;
+    SDL_Color fg = caption_ink(sh->bg);
+    cairo_save(cr);
+    cairo_set_source_rgb(cr, fg.r / 255.0, fg.g / 255.0, fg.b / 255.0);
+    cairo_rectangle(cr, x, y, width, c->rule);
+    cairo_fill(cr);
+    for (int i = 0; i < c->n_lines; i++) {
+        const CaptionLine *ln = &c->lines[i];
+        char text[sizeof c->narration];
+        snprintf(text, sizeof text, "%.*s", (int)ln->len, ln->text);
+        RenderTextRun runs[64];
+        int asc = 0, n = render_text_runs(sh->rc, text, ln->size, runs, 64, &asc);
+        for (int k = 0; k < n; k++) {
+            cairo_font_face_t *face = pdf_face(sh, runs[k].font);
+            if (!face) continue;
+            cairo_set_font_face(cr, face);
+            cairo_set_font_size(cr, ln->size);
+            char run[sizeof text];
+            snprintf(run, sizeof run, "%.*s", (int)runs[k].len, text + runs[k].start);
+            cairo_move_to(cr, x + ln->x + runs[k].x, y + ln->y + asc);
+            cairo_show_text(cr, run);
+        }
+    }
+    cairo_restore(cr);
 }
 #endif
 
-/* A finished page: the next PNG, or the next page of the PDF. */
-static int sheet_emit(Run *r, const char *path, int page, unsigned char *px, void *pdf, char *err, size_t errlen)
+/* Starts the handout: the page buffer, or the PDF. */
+static int sheet_open(Sheet *sh, Run *r, const char *path, RenderCtx *rc, SDL_Renderer *sdl, char *err, size_t errlen)
+{
+    memset(sh, 0, sizeof *sh);
+    sh->r = r;
+    sh->path = path;
+    sh->rc = rc;
+    sh->sdl = sdl;
+    sh->bg = (SDL_Color){255, 255, 255, 255};
+    sh->pdf = sheet_is_pdf(path);
+#ifdef ATTNVIZ_HAVE_CAIRO
+    if (sh->pdf) {
+        sh->surface = cairo_pdf_surface_create_for_stream(pdf_write, &sh->out, SHEET_PAGE_W * 72.0 / SHEET_DPI,
+                                                          SHEET_PAGE_H * 72.0 / SHEET_DPI);
+        char title[LESSON_MAX_TEXT_BYTES + 1], software[64];
+        lesson_text_copy(title, sizeof title, lesson_text(&r->lesson->title, r->opt->lang));
+        snprintf(software, sizeof software, "attnviz %s", ATTNVIZ_VERSION);
+        cairo_pdf_surface_set_metadata(sh->surface, CAIRO_PDF_METADATA_TITLE, title);
+        cairo_pdf_surface_set_metadata(sh->surface, CAIRO_PDF_METADATA_CREATOR, software);
+        sh->cr = cairo_create(sh->surface);
+        /* page pixels as the unit: SHEET_DPI of them to the inch */
+        cairo_scale(sh->cr, 72.0 / SHEET_DPI, 72.0 / SHEET_DPI);
+        if (cairo_status(sh->cr) != CAIRO_STATUS_SUCCESS) {
+            export__set_err(err, errlen, "%s: %s", path, cairo_status_to_string(cairo_status(sh->cr)));
+            return -1;
+        }
+        return 0;
+    }
+#else
+    if (sh->pdf) {
+        export__set_err(err, errlen, "%s: this attnviz was built without cairo, which writes PDFs; use FILE.png", path);
+        r->res->usage_error = 1;
+        return -1;
+    }
+#endif
+    sh->page = malloc((size_t)SHEET_PAGE_W * SHEET_PAGE_H * 4);
+    if (!sh->page) {
+        export__set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    sheet_clear(sh->page, sh->bg);
+    return 0;
+}
+
+/* A step's figure, fw × fh pixels at px, at (x, y) of the page. */
+static void sheet_figure(Sheet *sh, unsigned char *px, size_t pitch, int fw, int fh, int x, int y)
 {
 #ifdef ATTNVIZ_HAVE_CAIRO
-    if (pdf) return pdf_add_page(pdf, px, path, err, errlen);
-#else
-    (void)pdf;
+    if (sh->pdf) {
+        pdf_figure(sh, px, pitch, fw, fh, x, y);
+        return;
+    }
 #endif
-    return sheet_write_page(r, path, page, px, err, errlen);
+    sheet_blit(sh->page, px, pitch, fw, fh, x, y);
+}
+
+/* A step's caption at (x, y) of the page; on PNG pages drawn a band of
+ * px's rows (fh of them) at a time. */
+static int sheet_caption(Sheet *sh, const Caption *cap, unsigned char *px, size_t pitch, int fw, int fh, int x, int y,
+                         char *err, size_t errlen)
+{
+#ifdef ATTNVIZ_HAVE_CAIRO
+    if (sh->pdf) {
+        pdf_caption(sh, cap, fw, x, y);
+        return 0;
+    }
+#endif
+    for (int y0 = 0; y0 < cap->height; y0 += fh) {
+        int rows = cap->height - y0 < fh ? cap->height - y0 : fh;
+        caption_draw(cap, sh->rc, sh->sdl, fw, y0, sh->bg);
+        SDL_Rect area = {0, 0, fw, rows};
+        if (SDL_RenderReadPixels(sh->sdl, &area, SDL_PIXELFORMAT_XRGB8888, px, (int)pitch) != 0) {
+            export__set_err(err, errlen, "reading a caption's pixels: %s", SDL_GetError());
+            return -1;
+        }
+        sheet_blit(sh->page, px, pitch, fw, rows, x, y + y0);
+    }
+    return 0;
+}
+
+/* Finishes the current page: the next PNG, or the next page of the PDF. */
+static int sheet_page_done(Sheet *sh, char *err, size_t errlen)
+{
+    sh->pages++;
+#ifdef ATTNVIZ_HAVE_CAIRO
+    if (sh->pdf) {
+        cairo_show_page(sh->cr);
+        if (cairo_status(sh->cr) != CAIRO_STATUS_SUCCESS) {
+            export__set_err(err, errlen, "%s: %s", sh->path, cairo_status_to_string(cairo_status(sh->cr)));
+            return -1;
+        }
+        return 0;
+    }
+#endif
+    int rc = sheet_write_page(sh->r, sh->path, sh->pages, sh->page, err, errlen);
+    sheet_clear(sh->page, sh->bg);
+    return rc;
+}
+
+/* Ends the handout: with ok, the PDF is written (PNG pages are written as
+ * they are finished); either way everything is released. */
+static int sheet_close(Sheet *sh, int ok, char *err, size_t errlen)
+{
+    int rc = ok ? 0 : -1;
+#ifdef ATTNVIZ_HAVE_CAIRO
+    if (sh->cr) cairo_destroy(sh->cr);
+    if (sh->surface) {
+        cairo_surface_finish(sh->surface);
+        if (rc == 0 && cairo_surface_status(sh->surface) != CAIRO_STATUS_SUCCESS) {
+            export__set_err(err, errlen, "%s: %s", sh->path, cairo_status_to_string(cairo_surface_status(sh->surface)));
+            rc = -1;
+        }
+        if (rc == 0) rc = export_write_file(sh->path, sh->out.data, sh->out.len, err, errlen);
+        if (rc == 0) sh->r->res->bytes += sh->out.len;
+        cairo_surface_destroy(sh->surface);
+    }
+    for (int i = 0; i < RENDER_MAX_FONTS; i++)
+        if (sh->faces[i]) cairo_font_face_destroy(sh->faces[i]);
+    export_buffer_free(&sh->out);
+#else
+    (void)err;
+    (void)errlen;
+#endif
+    free(sh->page);
+    memset(sh, 0, sizeof *sh);
+    return rc;
 }
 
 static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
@@ -896,49 +1101,22 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
     /* the caption at the sizes of 10 and 8 points */
     CaptionSizes cs = {10 * SHEET_DPI / 72, 8 * SHEET_DPI / 72};
     Headless fr = {0};
+    Sheet sh = {0};
+    int opened = 0;
     Caption *cap = calloc(1, sizeof *cap);
     size_t pitch = (size_t)fw * 4;
     unsigned char *px = malloc(pitch * (size_t)fh);
-    unsigned char *page = malloc((size_t)SHEET_PAGE_W * SHEET_PAGE_H * 4);
     int rc = 0;
-    void *pdf = NULL; /* the PDF's cairo context, with --sheet FILE.pdf */
-    ExportBuffer pdf_out = {0};
-#ifdef ATTNVIZ_HAVE_CAIRO
-    cairo_surface_t *pdf_surface = NULL;
-#endif
-    if (!cap || !px || !page) {
+    if (!cap || !px) {
         export__set_err(err, errlen, "out of memory");
         rc = -1;
-        goto done;
     }
-    if (headless_init(&fr, fw, fh, r->opt, err, errlen) != 0) {
-        rc = -1;
-        goto done;
+    if (rc == 0) rc = headless_init(&fr, fw, fh, r->opt, err, errlen);
+    if (rc == 0) {
+        rc = sheet_open(&sh, r, path, fr.rc, fr.sdl, err, errlen);
+        opened = 1;
     }
-#ifdef ATTNVIZ_HAVE_CAIRO
-    if (sheet_is_pdf(path)) {
-        pdf_surface = cairo_pdf_surface_create_for_stream(pdf_write, &pdf_out, SHEET_PAGE_W * 72.0 / SHEET_DPI,
-                                                          SHEET_PAGE_H * 72.0 / SHEET_DPI);
-        cairo_t *cr = cairo_create(pdf_surface);
-        if (cairo_status(cr) != CAIRO_STATUS_SUCCESS) {
-            export__set_err(err, errlen, "%s: %s", path, cairo_status_to_string(cairo_status(cr)));
-            cairo_destroy(cr);
-            rc = -1;
-            goto done;
-        }
-        pdf = cr;
-    }
-#else
-    if (sheet_is_pdf(path)) {
-        export__set_err(err, errlen, "%s: this attnviz was built without cairo, which writes PDFs; use FILE.png", path);
-        r->res->usage_error = 1;
-        rc = -1;
-        goto done;
-    }
-#endif
-    SDL_Color bg = {255, 255, 255, 255};
-    int pages = 0, y = SHEET_MARGIN, on_page = 0, done_steps = 0;
-    sheet_clear(page, bg);
+    int y = SHEET_MARGIN, on_page = 0, done_steps = 0;
     v->slides = 2; /* the figure: no status line, no timeline, no narration */
     for (int i = 0; i < t->n_steps && rc == 0; i++) {
         if (!r->selected[i]) continue;
@@ -952,11 +1130,10 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         caption_layout(cap, v, fr.rc, cs, fw);
         int need = fh + cap->height;
         if (on_page && y + need > SHEET_PAGE_H - SHEET_MARGIN) {
-            if (sheet_emit(r, path, ++pages, page, pdf, err, errlen) != 0) {
+            if (sheet_page_done(&sh, err, errlen) != 0) {
                 rc = -1;
                 break;
             }
-            sheet_clear(page, bg);
             y = SHEET_MARGIN;
             on_page = 0;
         }
@@ -964,45 +1141,18 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         rc = export_draw_view(fr.rc, fr.sdl, v, fw, fh, px, pitch, err, errlen);
         r->res->draw_seconds += attn_clock_seconds() - t0;
         if (rc != 0) break;
-        sheet_blit(page, px, pitch, fw, fh, SHEET_MARGIN, y);
+        sheet_figure(&sh, px, pitch, fw, fh, SHEET_MARGIN, y);
         y += fh;
-        /* the caption, drawn a figure's height at a time */
-        for (int y0 = 0; rc == 0 && y0 < cap->height; y0 += fh) {
-            int rows = cap->height - y0 < fh ? cap->height - y0 : fh;
-            caption_draw(cap, fr.rc, fr.sdl, cs, fw, y0, bg);
-            SDL_Rect area = {0, 0, fw, rows};
-            if (SDL_RenderReadPixels(fr.sdl, &area, SDL_PIXELFORMAT_XRGB8888, px, (int)pitch) != 0) {
-                export__set_err(err, errlen, "reading a caption's pixels: %s", SDL_GetError());
-                rc = -1;
-            } else
-                sheet_blit(page, px, pitch, fw, rows, SHEET_MARGIN, y + y0);
-        }
+        rc = sheet_caption(&sh, cap, px, pitch, fw, fh, SHEET_MARGIN, y, err, errlen);
         y += cap->height + SHEET_GAP;
         on_page++;
         done_steps++;
         report(r, NULL, done_steps, done_steps, r->n_selected);
     }
-    if (rc == 0 && on_page) rc = sheet_emit(r, path, ++pages, page, pdf, err, errlen);
-#ifdef ATTNVIZ_HAVE_CAIRO
-    if (pdf) {
-        cairo_destroy(pdf);
-        cairo_surface_finish(pdf_surface);
-        if (rc == 0 && cairo_surface_status(pdf_surface) != CAIRO_STATUS_SUCCESS) {
-            export__set_err(err, errlen, "%s: %s", path, cairo_status_to_string(cairo_surface_status(pdf_surface)));
-            rc = -1;
-        }
-        if (rc == 0) rc = export_write_file(path, pdf_out.data, pdf_out.len, err, errlen);
-        if (rc == 0) r->res->bytes += pdf_out.len;
-    }
-done:
-    if (pdf_surface) cairo_surface_destroy(pdf_surface);
-#else
-done:
-#endif
-    export_buffer_free(&pdf_out);
+    if (rc == 0 && on_page) rc = sheet_page_done(&sh, err, errlen);
+    if (opened) rc = sheet_close(&sh, rc == 0, err, errlen);
     v->slides = 0;
     headless_free(&fr);
-    free(page);
     free(px);
     free(cap);
     return rc;

@@ -90,6 +90,11 @@ extern "C" {
 #define EXPORT_FORMAT         "attnviz-export/1"
 #define EXPORT_INDEX_NAME     "index.json"
 #define EXPORT_SAVE_DIR       "attnviz-frames" /* the window's S key, relative to the working folder */
+/* The DPI written into step and frame PNGs (their pHYs chunk) at --scale 1:
+ * a layout pixel is a CSS pixel, 1/96 inch, as browsers and office programs
+ * take a PNG without one; --scale S writes S × 96 dpi. Handout pages carry
+ * their own 150 dpi. */
+#define EXPORT_SCREEN_DPI 96.0
 
 /* What export_lesson reports while it runs (for a progress line). */
 typedef struct ExportProgress {

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <png.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -36,6 +37,12 @@ void export_png_options_init(ExportPngOptions *opt)
     opt->level = EXPORT_PNG_DEFAULT_LEVEL;
     opt->filters = export_png_filter_from_name(EXPORT_PNG_DEFAULT_FILTER);
     opt->strategy = export_png_strategy_from_name(EXPORT_PNG_DEFAULT_STRATEGY);
+    opt->px_per_metre = 0;
+}
+
+unsigned export_png_px_per_metre(double dpi)
+{
+    return dpi > 0 ? (unsigned)lround(dpi / 0.0254) : 0;
 }
 
 int export_png_filter_from_name(const char *name)
@@ -241,6 +248,7 @@ ExportPngStream *export_png_stream_begin(int width, int height, ExportPixelLayou
     png_set_compression_strategy(s->png, o.strategy);
     png_set_filter(s->png, PNG_FILTER_TYPE_BASE, o.filters);
     png_set_compression_buffer_size(s->png, 256 * 1024);
+    if (o.px_per_metre > 0) png_set_pHYs(s->png, s->info, o.px_per_metre, o.px_per_metre, PNG_RESOLUTION_METER);
     /* 3. Text chunks before the image data, so readers find them early. */
     if (n_text > 0) {
         s->chunks = calloc((size_t)n_text, sizeof *s->chunks);

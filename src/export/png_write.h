@@ -98,7 +98,15 @@ typedef struct ExportPngOptions {
     int level;    /* zlib level, 0..9 */
     int filters;  /* libpng PNG_FILTER_* bits (PNG_FILTER_SUB, ...) */
     int strategy; /* zlib strategy: Z_DEFAULT_STRATEGY, Z_FILTERED, Z_RLE, ... */
+    /* The pHYs chunk: pixels per metre, the same both ways, which viewers,
+     * word processors and printers read as the image's DPI (150 dpi is
+     * 5906 px/m, see export_png_px_per_metre); 0 (the default): no pHYs. */
+    unsigned px_per_metre;
 } ExportPngOptions;
+
+/* Pixels per metre for a resolution in dots per inch, rounded: 96 → 3780,
+ * 150 → 5906. */
+unsigned export_png_px_per_metre(double dpi);
 
 /* Fills the measured defaults. */
 void export_png_options_init(ExportPngOptions *opt);

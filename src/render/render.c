@@ -149,10 +149,7 @@ static void drop_textures(RenderCtx *rc)
         if (rc->mats[i].tex) SDL_DestroyTexture(rc->mats[i].tex);
         memset(&rc->mats[i], 0, sizeof rc->mats[i]);
     }
-    for (int i = 0; i < RENDER_TEXT_CACHE; i++)
-        if (rc->text[i].tex) SDL_DestroyTexture(rc->text[i].tex);
-    memset(rc->text, 0, sizeof rc->text);
-    rc->n_text = 0;
+    render_text_clear(rc);
 }
 
 void render_set_renderer(RenderCtx *rc, SDL_Renderer *sdl)
@@ -932,8 +929,16 @@ static int cell_number(const View *v, const Item *it, int r, int c, char *num, s
  * screen (zoomed, the window's). */
 static int numbers_width(RenderCtx *rc, const View *v, const Item *it, int size)
 {
-    int w = 0;
     const AttnStep *s = it->s;
+    /* cached by the window of cells shown, not only the step: zoomed, the
+     * window's numbers decide */
+    uint64_t key =
+        mix64(mix64((uint64_t)v->id, (uint64_t)(uintptr_t)s), (uint64_t)size << 1 | (uint64_t) !!it->weights);
+    key = mix64(mix64(key, (uint64_t)it->r0 << 40 | (uint64_t)it->c0 << 20 | (uint64_t)(it->rows * 4099 + it->cols)),
+                (uint64_t)it->transposed << 1 ^ (uint64_t)(uintptr_t)it->row_map);
+    for (int i = 0; i < RENDER_NUM_WIDTHS; i++)
+        if (rc->num_widths[i].key == key) return rc->num_widths[i].width;
+    int w = 0;
     for (int i = 0; i < it->rows; i++)
         for (int j = 0; j < it->cols; j++) {
             int r, c;
@@ -946,6 +951,9 @@ static int numbers_width(RenderCtx *rc, const View *v, const Item *it, int size)
                 fmt_cell(num, sizeof num, x, it->weights);
             w = imax(w, render_text_width(rc, num, size));
         }
+    rc->num_widths[rc->num_widths_next].key = key;
+    rc->num_widths[rc->num_widths_next].width = w;
+    rc->num_widths_next = (rc->num_widths_next + 1) % RENDER_NUM_WIDTHS;
     return w;
 }
 
@@ -2244,6 +2252,12 @@ static int draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, int
                            const Fonts *f)
 {
     const Theme *th = render_theme(v->theme);
+    if (!view_step_ready(v, t, step)) { /* its numbers are still being computed: say so */
+        char msg[96];
+        snprintf(msg, sizeof msg, view_string(VS_PREPARING, v->lang), view_step_ordinal(step));
+        render_text(rc, msg, f->body, th->dim, area.x + area.w / 2, area.y + area.h / 2 - text_h(rc, f->body) / 2, 1);
+        return 0;
+    }
     Panel *P = calloc(1, sizeof *P);
     if (!P) return 0;
     if (rc->record)
@@ -2295,6 +2309,7 @@ static int heads_grid(SDL_Rect area, int top, int H, int lh, int lw, int th, int
 static int head_weights_known(const View *v, const AttnTrace *t, const AttnStep *w)
 {
     int i = attn_trace_index(t, w);
+    if (!view_step_ready(v, t, i)) return 0;
     return i < v->step || (i == v->step && view_progress(v) >= 1.0);
 }
 
@@ -2728,6 +2743,8 @@ static int status_text(const View *v, RenderCtx *rc, int size, int maxw, char *b
  * labels are left out. */
 static double panel_probe(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect area, int *cramped)
 {
+    if (cramped) *cramped = 0;
+    if (!view_step_ready(v, view_trace(v), v->step)) return 0;
     Panel *P = calloc(1, sizeof *P);
     if (!P) return 0;
     int record = rc->record;
@@ -2749,6 +2766,7 @@ static uint64_t view_layout_key(const View *v)
 {
     uint64_t k = mix64(mix64((uint64_t)v->id, (uint64_t)v->step),
                        (uint64_t)v->mode << 8 | (uint64_t)v->lang << 4 | (uint64_t)v->theme);
+    k = mix64(k, (uint64_t)view_step_ready(v, view_trace(v), v->step));
     return mix64(k, (uint64_t)lrintf(v->zoom * 100.0f) << 20 | (uint64_t)lrintf(v->pan_x) << 10 |
                         (uint64_t)lrintf(v->pan_y) << 4 | (uint64_t)v->slides << 1 | (uint64_t)v->hide_heads);
 }
@@ -2940,7 +2958,7 @@ static void draw_editing(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect 
     if (v->cur_mat == LESSON_MAT_COUNT)
         snprintf(line, sizeof line, "%s  %s = %d", view_string(VS_EDIT_MODE, v->lang), name,
                  mask_entry(v->lesson, v->cur_row, v->cur_col));
-    else if (st >= 0 && v->cur_row < t->steps[st].rows && v->cur_col < t->steps[st].cols)
+    else if (st >= 0 && view_step_ready(v, t, st) && v->cur_row < t->steps[st].rows && v->cur_col < t->steps[st].cols)
         snprintf(line, sizeof line, "%s  %s = %.6g", view_string(VS_EDIT_MODE, v->lang), name,
                  (double)t->steps[st].data[(size_t)v->cur_row * (size_t)t->steps[st].cols + (size_t)v->cur_col]);
     else

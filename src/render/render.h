@@ -121,6 +121,20 @@ int render_cell_rect(const RenderCtx *rc, const AttnTrace *trace, int step, int 
  * width. align: 0 left of x, 1 centred on x, 2 right of x. */
 int render_text(RenderCtx *rc, const char *s, int size, SDL_Color col, int x, int y, int align);
 int render_text_width(RenderCtx *rc, const char *s, int size);
+/* One run of a line of text: bytes [start, start + len) of it, drawn with
+ * font `font` of the chain (render_font_path) at x pixels from the line's
+ * start, w pixels wide; ascent and descent are that font's at the size. */
+typedef struct RenderTextRun {
+    size_t start, len;
+    int font;
+    int x, w;
+    int ascent, descent;
+} RenderTextRun;
+/* Splits s into the runs render_text draws it as (each a stretch of
+ * codepoints the same font of the chain provides, up to max runs): the
+ * runs share one baseline, *ascent pixels below the line's top. Returns the
+ * number of runs. For drawing the same text elsewhere (the PDF handout). */
+int render_text_runs(RenderCtx *rc, const char *s, int size, RenderTextRun *runs, int max, int *ascent);
 /* The distance from one line of text to the next at a size. */
 int render_line_height(RenderCtx *rc, int size);
 /* Wraps s into lines of at most `width` pixels at a size: fills starts[] and
@@ -143,6 +157,9 @@ SDL_Color render_weight_color(ViewWeightScale scale, float w, float row_max);
 
 int render_font_count(const RenderCtx *rc);
 const char *render_font_path(const RenderCtx *rc, int i);
+/* Font i's file into file and its face index in that file (0 unless the
+ * file is a collection), or -1 when there is no font i. */
+long render_font_file(const RenderCtx *rc, int i, char *file, size_t len);
 /* The index of the first font of the chain that has a glyph for cp, or -1. */
 int render_font_for(const RenderCtx *rc, uint32_t cp);
 /* Decodes one UTF-8 codepoint at *s and advances *s (invalid bytes give U+FFFD). */

@@ -23,6 +23,10 @@ const Theme *render_theme(ViewTheme t);
 
 #define RENDER_SIZE_SLOTS 24
 #define RENDER_TEXT_CACHE 4096 /* a power of two */
+/* The cached texts' textures are trimmed beyond this many bytes, as beyond
+ * 3/4 of the entries: a line of narration across a 1920-pixel frame is
+ * 200 KB, and every step has its own. */
+#define RENDER_TEXT_BUDGET ((size_t)16 << 20)
 
 typedef struct TextEntry {
     uint64_t key; /* 0: empty */
@@ -62,6 +66,7 @@ typedef struct ShortLabel {
 } ShortLabel;
 
 #define RENDER_MAX_SHORTS   256
+#define RENDER_NUM_WIDTHS   64 /* cached matrix number widths (see num_widths) */
 #define RENDER_MAX_HITMATS  96
 #define RENDER_MAX_HITBOXES 1024
 #define RENDER_MAT_CACHE    64
@@ -141,6 +146,8 @@ struct RenderCtx {
     FontSlot slots[RENDER_SIZE_SLOTS];
     TextEntry text[RENDER_TEXT_CACHE];
     int n_text;
+    size_t text_bytes;      /* the pixels of the cached texts' textures, 4 bytes each */
+    size_t text_trim_bytes; /* render_text_trim trims when text_bytes passes this (0: RENDER_TEXT_BUDGET) */
     MatEntry mats[RENDER_MAT_CACHE];
     unsigned frame;
     uint32_t *pix; /* (pix_cap) scratch pixels for matrix textures */
@@ -183,6 +190,14 @@ struct RenderCtx {
     float scale_drawn;
     uint64_t strip_key; /* the view state the heads' strip decision below was made for */
     int strip_kept;
+    /* the widest number of a matrix at a size, which laying a panel out asks
+     * for again and again: keyed on the view (its id changes with the
+     * trace's numbers), the step's matrix, weights or not, and the size */
+    struct {
+        uint64_t key;
+        int width;
+    } num_widths[RENDER_NUM_WIDTHS];
+    int num_widths_next;
     char **index_label; /* (n_index) "1", "2", …: the inputs' feature columns */
     int n_index;
 };
@@ -224,7 +239,11 @@ int render_break_lines(const char *s, int width, RenderAdvanceFn advance, void *
                        int max);
 int render_fonts_open(RenderCtx *rc, const RenderOptions *opt, char *err, size_t errlen);
 void render_fonts_close(RenderCtx *rc);
+/* Between frames: drops the cached texts the last two frames did not use,
+ * once the cache holds 3/4 of its entries or more bytes than its budget. */
 void render_text_trim(RenderCtx *rc);
+/* Drops every cached text. */
+void render_text_clear(RenderCtx *rc);
 
 /* ---- helpers (render.c) ---- */
 void render_fill(RenderCtx *rc, SDL_Rect r, SDL_Color c);

@@ -206,10 +206,7 @@ void render_fonts_close(RenderCtx *rc)
     }
     rc->n_fonts = 0;
     unmap_fonts(rc); /* after every font that read from it is closed */
-    for (int i = 0; i < RENDER_TEXT_CACHE; i++)
-        if (rc->text[i].tex) SDL_DestroyTexture(rc->text[i].tex);
-    memset(rc->text, 0, sizeof rc->text);
-    rc->n_text = 0;
+    render_text_clear(rc);
     TTF_Quit();
 }
 
@@ -220,6 +217,12 @@ int render_font_count(const RenderCtx *rc)
 const char *render_font_path(const RenderCtx *rc, int i)
 {
     return rc && i >= 0 && i < rc->n_fonts ? rc->font_path[i] : NULL;
+}
+
+long render_font_file(const RenderCtx *rc, int i, char *file, size_t len)
+{
+    if (!rc || i < 0 || i >= rc->n_fonts) return -1;
+    return split_spec(rc->font_path[i], file, len);
 }
 
 int render_font_for(const RenderCtx *rc, uint32_t cp)
@@ -485,17 +488,13 @@ static uint64_t text_key(const char *s, int size, SDL_Color c)
     return h ? h : 1;
 }
 
-/* Renders s with per-codepoint font fallback into one ARGB surface. */
-static SDL_Surface *text_surface(RenderCtx *rc, const char *s, int size, SDL_Color col, int *ascent_out)
+int render_text_runs(RenderCtx *rc, const char *s, int size, RenderTextRun *runs, int max, int *ascent)
 {
     FontSlot *fs = slot_for(rc, size);
-    enum { MAX_RUNS = 64 };
-    SDL_Surface *runs[MAX_RUNS];
-    int run_font[MAX_RUNS];
-    int nr = 0, asc = 0, desc = 0, w = 0;
+    int nr = 0, asc = 0, x = 0;
     const char *p = s;
     char buf[4096];
-    while (*p && nr < MAX_RUNS) {
+    while (*p && nr < max) {
         const char *start = p;
         uint32_t cp = render_utf8_next(&p);
         int fi = font_index_for(rc, cp);
@@ -512,48 +511,88 @@ static SDL_Surface *text_surface(RenderCtx *rc, const char *s, int size, SDL_Col
         }
         size_t n = (size_t)(q - start);
         if (n >= sizeof buf) n = sizeof buf - 1;
-        memcpy(buf, start, n);
-        buf[n] = '\0';
         p = q;
         TTF_Font *f = fs->font[fi];
         if (!f) continue;
-        SDL_Surface *r = TTF_RenderUTF8_Blended(f, buf, col);
-        if (!r) continue;
-        runs[nr] = r;
-        run_font[nr] = fi;
+        RenderTextRun *r = &runs[nr];
+        memcpy(buf, start, n);
+        buf[n] = '\0';
+        r->start = (size_t)(start - s);
+        r->len = n;
+        r->font = fi;
+        r->x = x;
+        int w = 0;
+        if (TTF_SizeUTF8(f, buf, &w, NULL) != 0) w = 0;
+        r->w = w;
+        r->ascent = TTF_FontAscent(f);
+        r->descent = -TTF_FontDescent(f);
+        x += w;
+        if (r->ascent > asc) asc = r->ascent;
         nr++;
-        w += r->w;
-        if (TTF_FontAscent(f) > asc) asc = TTF_FontAscent(f);
-        if (-TTF_FontDescent(f) > desc) desc = -TTF_FontDescent(f);
     }
-    if (!nr) return NULL;
+    *ascent = asc;
+    return nr;
+}
+
+/* Renders s with per-codepoint font fallback into one ARGB surface: its
+ * runs (render_text_runs) side by side on one baseline. */
+static SDL_Surface *text_surface(RenderCtx *rc, const char *s, int size, SDL_Color col, int *ascent_out)
+{
+    FontSlot *fs = slot_for(rc, size);
+    enum { MAX_RUNS = 64 };
+    RenderTextRun runs[MAX_RUNS];
+    SDL_Surface *img[MAX_RUNS];
+    int asc = 0, desc = 0, w = 0, nr = render_text_runs(rc, s, size, runs, MAX_RUNS, &asc);
+    int ni = 0;
+    char buf[4096];
+    for (int i = 0; i < nr; i++) {
+        memcpy(buf, s + runs[i].start, runs[i].len);
+        buf[runs[i].len] = '\0';
+        img[ni] = TTF_RenderUTF8_Blended(fs->font[runs[i].font], buf, col);
+        if (!img[ni]) continue;
+        runs[ni] = runs[i];
+        runs[ni].x = w; /* the rendered widths, as the glyphs are placed */
+        w += img[ni]->w;
+        if (runs[ni].descent > desc) desc = runs[ni].descent;
+        ni++;
+    }
+    if (!ni) return NULL;
     /* a little room below the descent: underscores sit on it and would be cut */
     desc += 1 + size / 12;
     SDL_Surface *out = SDL_CreateRGBSurfaceWithFormat(0, w, asc + desc, 32, SDL_PIXELFORMAT_ARGB8888);
     if (out) {
         SDL_FillRect(out, NULL, SDL_MapRGBA(out->format, col.r, col.g, col.b, 0));
-        int x = 0;
-        for (int i = 0; i < nr; i++) {
-            SDL_SetSurfaceBlendMode(runs[i], SDL_BLENDMODE_NONE);
-            SDL_Rect d = {x, asc - TTF_FontAscent(fs->font[run_font[i]]), runs[i]->w, runs[i]->h};
-            SDL_BlitSurface(runs[i], NULL, out, &d);
-            x += runs[i]->w;
+        for (int i = 0; i < ni; i++) {
+            SDL_SetSurfaceBlendMode(img[i], SDL_BLENDMODE_NONE);
+            SDL_Rect d = {runs[i].x, asc - runs[i].ascent, img[i]->w, img[i]->h};
+            SDL_BlitSurface(img[i], NULL, out, &d);
         }
     }
-    for (int i = 0; i < nr; i++) SDL_FreeSurface(runs[i]);
+    for (int i = 0; i < ni; i++) SDL_FreeSurface(img[i]);
     *ascent_out = asc;
     return out;
 }
 
+void render_text_clear(RenderCtx *rc)
+{
+    for (int i = 0; i < RENDER_TEXT_CACHE; i++)
+        if (rc->text[i].tex) SDL_DestroyTexture(rc->text[i].tex);
+    memset(rc->text, 0, sizeof rc->text);
+    rc->n_text = 0;
+    rc->text_bytes = 0;
+}
+
 void render_text_trim(RenderCtx *rc)
 {
-    if (rc->n_text < RENDER_TEXT_CACHE * 3 / 4) return;
+    size_t budget = rc->text_trim_bytes ? rc->text_trim_bytes : RENDER_TEXT_BUDGET;
+    if (rc->n_text < RENDER_TEXT_CACHE * 3 / 4 && rc->text_bytes <= budget) return;
     /* Keep what the last two frames used; rebuild the table. */
     TextEntry *old = malloc(sizeof rc->text);
     if (!old) return;
     memcpy(old, rc->text, sizeof rc->text);
     memset(rc->text, 0, sizeof rc->text);
     rc->n_text = 0;
+    rc->text_bytes = 0;
     for (int i = 0; i < RENDER_TEXT_CACHE; i++) {
         if (!old[i].key) continue;
         if (old[i].last_frame + 2 < rc->frame) {
@@ -564,8 +603,12 @@ void render_text_trim(RenderCtx *rc)
         while (rc->text[j].key) j = (j + 1) & (RENDER_TEXT_CACHE - 1);
         rc->text[j] = old[i];
         rc->n_text++;
+        rc->text_bytes += (size_t)old[i].w * (size_t)old[i].h * 4;
     }
     free(old);
+    /* when two frames' own texts fill most of the budget, the next trim
+     * waits until they have doubled, not the next frame */
+    rc->text_trim_bytes = rc->text_bytes * 2 > RENDER_TEXT_BUDGET ? rc->text_bytes * 2 : 0;
 }
 
 const TextEntry *render_text_get(RenderCtx *rc, const char *s, int size, SDL_Color col)
@@ -598,6 +641,7 @@ const TextEntry *render_text_get(RenderCtx *rc, const char *s, int size, SDL_Col
         e->key = 0;
         return NULL;
     }
+    rc->text_bytes += (size_t)e->w * (size_t)e->h * 4;
     SDL_SetTextureBlendMode(tex, SDL_BLENDMODE_BLEND);
     rc->n_text++;
     return e;

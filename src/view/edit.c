@@ -187,7 +187,7 @@ static int recompute(Edit *e)
 
 /* ---- lifetime ---- */
 
-int edit_init(Edit *e, const Lesson *orig, char *err, size_t errlen)
+int edit_init_copy(Edit *e, const Lesson *orig, char *err, size_t errlen)
 {
     memset(e, 0, sizeof *e);
     if (lesson_copy(&e->work, orig) != 0) {
@@ -195,6 +195,12 @@ int edit_init(Edit *e, const Lesson *orig, char *err, size_t errlen)
         return -1;
     }
     e->orig = orig;
+    return 0;
+}
+
+int edit_init(Edit *e, const Lesson *orig, char *err, size_t errlen)
+{
+    if (edit_init_copy(e, orig, err, errlen) != 0) return -1;
     if (recompute(e) != 0) {
         snprintf(err, errlen, "%s", e->msg);
         lesson_free(&e->work);

@@ -70,6 +70,10 @@ typedef struct Edit {
 /* Copies the lesson and computes its trace. 0, or -1 with a message (the
  * Edit then owns nothing). */
 int edit_init(Edit *e, const Lesson *orig, char *err, size_t errlen);
+/* Copies the lesson without computing anything, for a caller that builds the
+ * trace itself from edit_lesson(e) (a View, which also checks the lesson)
+ * and sets e.recompute before the first change. 0, or -1 with a message. */
+int edit_init_copy(Edit *e, const Lesson *orig, char *err, size_t errlen);
 void edit_free(Edit *e);
 /* The working lesson (never NULL for an initialised Edit). */
 const Lesson *edit_lesson(const Edit *e);

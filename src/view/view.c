@@ -2,7 +2,9 @@
  * state over the engine's traces; no SDL. */
 #include "view.h"
 
+#include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -172,6 +174,7 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                                 "softmax，把每一列变成和为 1 的权重"},
     [VS_NUMBERS_HIDDEN] = {"Cells too small for their numbers: hover a cell, or zoom with the wheel",
                            "单元格太小，放不下数值：把鼠标移到单元格上，或用滚轮放大"},
+    [VS_PREPARING] = {"Computing step %d…", "正在计算第 %d 步……"},
     [VS_KIND + ATTN_STEP_INPUT] = {"the input, one row per token", "输入，每个词元占一行"},
     [VS_KIND + ATTN_STEP_WEIGHT] = {"a learned weight matrix", "可学习的权重矩阵"},
     [VS_KIND + ATTN_STEP_BIAS] = {"a learned bias, added to every row", "可学习的偏置，加到每一行上"},
@@ -218,6 +221,7 @@ const char *view_kind_text(AttnStepKind kind, LessonLang lang)
 /* ---- lifetime ---- */
 
 static void update_formula(View *v);
+static char **build_pair_labels(const Lesson *lesson);
 
 /* The single-head trace of the lesson: one head of width heads·d_k. */
 static AttnTrace *build_single(const Lesson *lesson, char *err, size_t errlen)
@@ -245,7 +249,14 @@ static int build_traces(const Lesson *lesson, AttnTrace **trace, AttnTrace **sin
     }
     if (single) *single = build_single(lesson, single_err, single_errlen);
     *trace = t;
-    *pair_labels = NULL;
+    *pair_labels = build_pair_labels(lesson);
+    return 0;
+}
+
+/* For additive lessons, the labels of the rows of `hidden`, owned (one
+ * block); NULL otherwise, or when memory runs out. */
+static char **build_pair_labels(const Lesson *lesson)
+{
     if (lesson->cfg.attention == ATTN_ADDITIVE && lesson->tokens) {
         /* the rows of `hidden` are (query, key) pairs: label them "我 ; s1" */
         int nq = lesson->cfg.n_q, nk = lesson->cfg.n_k;
@@ -263,13 +274,15 @@ static int build_traces(const Lesson *lesson, AttnTrace **trace, AttnTrace **sin
                     lab[(size_t)i * (size_t)nk + (size_t)j] = p;
                     p += len;
                 }
-            *pair_labels = lab;
         }
+        return lab;
     }
-    return 0;
+    return NULL;
 }
 
 static atomic_ulong next_view_id = 1;
+
+static void view_start(View *v, const Lesson *lesson);
 
 int view_init(View *v, const Lesson *lesson, char *err, size_t errlen)
 {
@@ -287,6 +300,13 @@ int view_init(View *v, const Lesson *lesson, char *err, size_t errlen)
         memset(v, 0, sizeof *v);
         return -1;
     }
+    view_start(v, lesson);
+    return 0;
+}
+
+/* The state every new View starts in, its traces set. */
+static void view_start(View *v, const Lesson *lesson)
+{
     v->lesson = lesson;
     v->id = atomic_fetch_add(&next_view_id, 1);
     v->head = 1;
@@ -300,12 +320,141 @@ int view_init(View *v, const Lesson *lesson, char *err, size_t errlen)
     v->sel_query = v->sel_key = -1;
     v->zoom = 1.0f;
     view_goto(v, 0);
+}
+
+/* ---- the trace computed on a worker thread ---- */
+
+/* Below this many bytes of numbers a trace is computed before the window
+ * opens: a few milliseconds, less than a thread costs to explain. */
+#define VIEW_BACKGROUND_MIN_BYTES ((size_t)4 << 20)
+
+struct ViewWorker {
+    pthread_t thread;
+    AttnTrace *trace; /* the View's, being computed */
+    Lesson lesson;    /* a copy of the View's lesson, which edits may change meanwhile */
+    atomic_int done;  /* attn_trace_compute has returned: rc and err are set */
+    int joined;       /* the thread has been joined */
+    int rc;
+    char err[512];
+};
+
+static void *worker_main(void *arg)
+{
+    ViewWorker *w = arg;
+    w->rc = attn_trace_compute(w->trace, &w->lesson.cfg, w->err, sizeof w->err);
+    atomic_store_explicit(&w->done, 1, memory_order_release);
+    return NULL;
+}
+
+/* Waits for the worker (asked to stop at its phase's end first when
+ * cancel); what attn_trace_compute returned (its message in the worker).
+ * The worker stays, for view_poll to report. */
+static int worker_join(View *v, int cancel)
+{
+    ViewWorker *w = v->worker;
+    if (!w) return 0;
+    if (!w->joined) {
+        if (cancel) attn_trace_cancel(w->trace);
+        pthread_join(w->thread, NULL);
+        w->joined = 1;
+    }
+    return w->rc;
+}
+
+/* Joins the worker (stopped at its phase's end) and frees it. */
+static void worker_free(View *v)
+{
+    if (!v->worker) return;
+    worker_join(v, 1);
+    lesson_free(&v->worker->lesson);
+    free(v->worker);
+    v->worker = NULL;
+}
+
+/* A lesson's texts may quote any step: then a step waits for all. */
+static int lesson_has_texts(const Lesson *l)
+{
+    if (l->n_narration > 0) return 1;
+    for (int i = 0; i < LESSON_LANG_COUNT; i++)
+        if (l->summary.text[i] && l->summary.text[i][0]) return 1;
+    return 0;
+}
+
+int view_step_ready(const View *v, const AttnTrace *trace, int step)
+{
+    if (!trace || step < 0 || step >= trace->n_steps) return 0;
+    int ready = attn_trace_ready(trace);
+    if (ready == trace->n_steps) return 1;
+    return step < ready && !lesson_has_texts(v->lesson);
+}
+
+int view_preparing(const View *v)
+{
+    return v->worker && !atomic_load_explicit(&v->worker->done, memory_order_acquire);
+}
+
+int view_poll(View *v, char *err, size_t errlen)
+{
+    if (!v->worker) return 0;
+    int ready = attn_trace_ready(v->trace);
+    if (ready != v->ready_seen) {
+        v->ready_seen = ready;
+        touch(v);
+    }
+    if (!atomic_load_explicit(&v->worker->done, memory_order_acquire)) return 0;
+    int rc = worker_join(v, 0);
+    if (rc != 0) set_err(err, errlen, "%s: %s", v->lesson->path ? v->lesson->path : "lesson", v->worker->err);
+    worker_free(v);
+    touch(v);
+    return rc;
+}
+
+int view_init_background(View *v, const Lesson *lesson, char *err, size_t errlen)
+{
+    memset(v, 0, sizeof *v);
+    if (!lesson) {
+        set_err(err, errlen, "no lesson");
+        return -1;
+    }
+    const char *path = lesson->path ? lesson->path : "lesson";
+    char msg[512];
+    AttnTrace *t = attn_trace_plan(&lesson->cfg, msg, sizeof msg);
+    if (!t) {
+        set_err(err, errlen, "%s: %s", path, msg);
+        return -1;
+    }
+    ViewWorker *w = t->data_bytes >= VIEW_BACKGROUND_MIN_BYTES ? calloc(1, sizeof *w) : NULL;
+    if (w && lesson_copy(&w->lesson, lesson) != 0) {
+        free(w);
+        w = NULL;
+    }
+    if (w) {
+        w->trace = t;
+        if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+            lesson_free(&w->lesson);
+            free(w);
+            w = NULL;
+        }
+    }
+    /* small, or no thread to be had: computed here */
+    if (!w && attn_trace_compute(t, &lesson->cfg, msg, sizeof msg) != 0) {
+        attn_trace_destroy(t);
+        set_err(err, errlen, "%s: %s", path, msg);
+        return -1;
+    }
+    v->worker = w;
+    v->trace = t;
+    v->single_stale = 1; /* built when a mode shows it */
+    v->pair_labels = build_pair_labels(lesson);
+    v->ready_seen = attn_trace_ready(t);
+    view_start(v, lesson);
     return 0;
 }
 
 void view_free(View *v)
 {
     if (!v) return;
+    worker_free(v);
     attn_trace_destroy(v->trace);
     attn_trace_destroy(v->single);
     free(v->pair_labels);
@@ -330,6 +479,14 @@ int view_recompute(View *v, char *err, size_t errlen)
 {
     AttnTrace *t, *single = NULL;
     char **labels;
+    /* the worker finishes the trace this one replaces, so that a refused
+     * change leaves the View as it was (a failure of the worker stays for
+     * view_poll to report, and refuses the change) */
+    if (worker_join(v, 0) != 0) {
+        set_err(err, errlen, "%s", v->worker->err);
+        return -1;
+    }
+    worker_free(v);
     /* in multi-head mode the single-head trace waits until it is shown */
     int lazy = v->mode == VIEW_MULTI;
     char single_err[sizeof v->single_error];
@@ -468,6 +625,8 @@ int view_at_end(const View *v)
 
 int view_is_busy(const View *v)
 {
+    /* a step still being computed holds its animation and autoplay */
+    if (!view_step_ready(v, view_trace(v), v->step)) return v->notice_left > 0 || view_edit_progress(v) < 1.0;
     if (v->rewinding) return 1;
     if (view_edit_progress(v) < 1.0) return 1;
     if (v->t < view_step_duration(v, v->step)) return 1;
@@ -563,6 +722,7 @@ void view_advance(View *v, double dt)
             touch(v);
         }
     }
+    if (!view_step_ready(v, view_trace(v), v->step)) return; /* held until it is computed */
     if (v->rewinding) {
         v->t -= dt * v->speed;
         touch(v);
@@ -1400,6 +1560,10 @@ int view_step_narration(const View *v, const AttnTrace *trace, int step, char *b
 
 int view_narration(const View *v, char *buf, size_t len)
 {
+    if (!view_step_ready(v, view_trace(v), v->step)) {
+        if (len) snprintf(buf, len, view_string(VS_PREPARING, v->lang), view_step_ordinal(v->step));
+        return -1;
+    }
     return view_step_narration(v, view_trace(v), v->step, buf, len);
 }
 

@@ -77,6 +77,8 @@ typedef enum ViewNotation { VIEW_NOTATION_ROW, VIEW_NOTATION_COLUMN, VIEW_NOTATI
 #define VIEW_MAX_FORMULA    320
 #define VIEW_MAX_NOTICE     512
 
+typedef struct ViewWorker ViewWorker;
+
 typedef struct View {
     const Lesson *lesson;   /* borrowed */
     AttnTrace *trace;       /* the lesson as written (multi-head), owned */
@@ -86,6 +88,8 @@ typedef struct View {
     unsigned long id;       /* unique to each view_init in the process: what render's caches key on,
                                since a reloaded lesson's traces may reuse the old addresses */
     unsigned long revision; /* new, unique in the process, after every visible change (see above) */
+    ViewWorker *worker;     /* the thread computing `trace` (view_init_background), owned; NULL when none */
+    int ready_seen;         /* attn_trace_ready(trace) when view_poll last looked */
 
     int step;     /* index into view_trace(v)->steps */
     double t;     /* seconds into the current step's animation, in [0, duration] */
@@ -162,6 +166,25 @@ typedef struct View {
  * (single == NULL, single_error says why) and stays in multi-head mode. Starts at step 0, head 1, English,
  * multi-head mode, light theme, speed 1, paused. */
 int view_init(View *v, const Lesson *lesson, char *err, size_t errlen);
+/* view_init for a window that shows its first frame before a large trace is
+ * computed: the lesson's trace is laid out (a config the engine refuses is
+ * refused here, -1 with the message) and, when large, computed on a worker
+ * thread, from a copy of the lesson, that publishes its steps phase by phase;
+ * the single-head trace waits until a mode shows it (single_stale).
+ * view_recompute waits for the worker to finish, view_free stops it at the
+ * end of its phase. Draw only the steps view_step_ready allows. */
+int view_init_background(View *v, const Lesson *lesson, char *err, size_t errlen);
+/* Joins the worker when it has finished, and gives the view a new revision
+ * when more steps became ready. Call it from the thread that owns the View,
+ * before drawing. 0, or -1 with the message ("path: scores_1[0][2] is
+ * +inf: ...") when the worker found the lesson's numbers overflow. */
+int view_poll(View *v, char *err, size_t errlen);
+/* 1 while the worker computes the trace. */
+int view_preparing(const View *v);
+/* 1 when step `step` of trace (one of the View's) can be drawn and
+ * narrated: its numbers, and those of every step before it, are computed;
+ * for a lesson with texts of its own (which may quote any step) every step. */
+int view_step_ready(const View *v, const AttnTrace *trace, int step);
 void view_free(View *v);
 
 /* The config of the single-head trace: the lesson's, with one head of width
@@ -461,6 +484,8 @@ typedef enum ViewString {
     VS_KIND_COLUMN_SOFTMAX,
     /* under a panel whose cells are too small for their numbers */
     VS_NUMBERS_HIDDEN,
+    /* a step whose numbers are still being computed: its 1-based number */
+    VS_PREPARING,
     /* what each kind of step is: VS_KIND + its AttnStepKind (view_kind_text) */
     VS_KIND,
     VS_STRING_COUNT = VS_KIND + ATTN_STEP_KIND_COUNT
