@@ -288,7 +288,8 @@ static void test_chinese_glyphs(void **state)
  * (forwards, then backwards) and a fresh one give the same pixels, on a
  * 150-token causal lesson whose matrices are max-pooled (cells thinner than
  * a pixel), for a product (scores, filled in reading order), softmax (every
- * cell changing) and the weighted sum. */
+ * cell changing) and the weighted sum; and a matrix coloured again from the
+ * picks kept for it. */
 static void check_partial_redraw(void)
 {
     enum { N = 150 };
@@ -319,6 +320,26 @@ static void check_partial_redraw(void)
             canvas_free(a);
             canvas_free(b);
         }
+    /* the picks of a settled pooled matrix, kept: the masked scores drawn as
+     * the result, then as softmax's operand (another colour range), then in
+     * the dark theme, against a fresh context each time */
+    Canvas *a = canvas_make_json(640, 400, 1, json);
+    goto_name(&a->view, "masked_1");
+    draw(a);
+    for (int dark = 0; dark < 2; dark++) {
+        Canvas *b = canvas_make_json(640, 400, 1, json);
+        goto_name(&a->view, "weights_1");
+        goto_name(&b->view, "weights_1");
+        a->view.theme = b->view.theme = dark ? VIEW_THEME_DARK : VIEW_THEME_LIGHT;
+        draw(a);
+        draw(b);
+        size_t bytes = (size_t)a->surf->pitch * (size_t)a->h;
+        if (memcmp(a->surf->pixels, b->surf->pixels, bytes) != 0)
+            fail_msg("weights_1 (%s) after masked_1: the pixels differ from a fresh context's",
+                     dark ? "dark" : "light");
+        canvas_free(b);
+    }
+    canvas_free(a);
     free(json);
 }
 

@@ -172,7 +172,9 @@ void render_destroy(RenderCtx *rc)
     free(rc->pix);
     free(rc->anim_vals);
     free(rc->anim_state);
-    free(rc->blocked_of.buf);
+    free(rc->blocked_of[0].buf);
+    free(rc->blocked_of[1].buf);
+    for (int i = 0; i < RENDER_PICK_MAPS; i++) free(rc->pick_maps[i].pick);
     free(rc->exps_of.buf);
     free(rc->row_spans);
     free(rc->col_spans);
@@ -470,6 +472,47 @@ static SDL_Color cell_color(const View *v, const Theme *th, const Item *it, int 
     return it->blocked_mix >= 1.0f ? th->blocked : mix(from, th->blocked, it->blocked_mix);
 }
 
+/* c's buffer of `bytes` for step s of view v; *filled: it already holds
+ * what was worked out for that step (1), or is to be filled (0). NULL out
+ * of memory. */
+static void *step_scratch(StepScratch *c, const View *v, const AttnStep *s, size_t bytes, int *filled)
+{
+    *filled = c->view_id == v->id && c->step == s && c->data == s->data && c->buf;
+    if (*filled) return c->buf;
+    if (bytes > c->cap || !c->buf) {
+        void *b = realloc(c->buf, bytes ? bytes : 1);
+        if (!b) return NULL;
+        c->buf = b;
+        c->cap = bytes;
+    }
+    c->view_id = v->id;
+    c->step = s;
+    c->data = s->data;
+    return c->buf;
+}
+
+/* Step s's cells, ST_BLOCKED where the mask blocks them, else ST_VALUE:
+ * kept for the step shown, so that neither an animation's frames nor a
+ * hover over a 1024×1024 result ask view_cell_blocked of every cell. */
+static const unsigned char *step_blocked(RenderCtx *rc, const View *v, const AttnStep *s)
+{
+    int filled;
+    size_t n = (size_t)s->rows * (size_t)s->cols;
+    /* two kept: a step's operand and its result (masked and softmax) */
+    StepScratch *keep = &rc->blocked_of[0], *other = &rc->blocked_of[1];
+    if (!(keep->view_id == v->id && keep->step == s) &&
+        ((other->view_id == v->id && other->step == s) || other->last_frame < keep->last_frame)) {
+        keep = other;
+    }
+    keep->last_frame = rc->frame;
+    unsigned char *b = step_scratch(keep, v, s, n, &filled);
+    if (!b || filled) return b;
+    for (int r = 0; r < s->rows; r++)
+        for (int c = 0; c < s->cols; c++)
+            b[(size_t)r * (size_t)s->cols + (size_t)c] = view_cell_blocked(v, s, r, c) ? ST_BLOCKED : ST_VALUE;
+    return b;
+}
+
 /* The pooling rule's key (heatmap_key) of the step's cell (r, c): its state
  * as drawn (a blocked weight that softmax made nonzero shows its value) and
  * strength. */
@@ -537,10 +580,51 @@ static int texture_scratch(RenderCtx *rc, int W, int H, int rows, int cols)
     return 0;
 }
 
+/* The remembered picks of a settled matrix drawn pooled at this size and
+ * window (or a free entry to fill, *hit 0): which cell each block shows
+ * depends on the cells' values and states and on the weight scale, not on
+ * the colours, so the same step drawn as the next step's operand (another
+ * colour range) or in another theme is coloured again without reading its
+ * cells. NULL out of memory. */
+static PickMap *pick_map(RenderCtx *rc, const View *v, const Item *it, int W, int H, int nr, int nc, int *hit)
+{
+    uint64_t key = mix64(mix64((uint64_t)(uintptr_t)it->s, (uint64_t)(uintptr_t)it->s->data), (uint64_t)v->id);
+    key = mix64(mix64(key, (uint64_t)W << 32 | (uint64_t)H),
+                (uint64_t)it->r0 << 40 | (uint64_t)it->c0 << 20 | (uint64_t)(it->rows * 4099 + it->cols));
+    key = mix64(mix64(key, (uint64_t)it->transposed << 2 | (uint64_t)it->weights << 1 | (it->row_max != NULL)),
+                (uint64_t)(uintptr_t)it->row_map);
+    if (!key) key = 1;
+    PickMap *slot = &rc->pick_maps[0];
+    for (int i = 0; i < RENDER_PICK_MAPS; i++) {
+        PickMap *e = &rc->pick_maps[i];
+        if (e->key == key && e->nr == nr && e->nc == nc) {
+            e->last_frame = rc->frame;
+            *hit = 1;
+            return e;
+        }
+        if (e->last_frame < slot->last_frame) slot = e;
+    }
+    size_t n = (size_t)nr * (size_t)nc;
+    if (n > slot->cap) {
+        HeatmapPick *p = realloc(slot->pick, n * sizeof *p);
+        if (!p) return NULL;
+        slot->pick = p;
+        slot->cap = n;
+    }
+    slot->key = key; /* the caller fills every pick */
+    slot->nr = nr;
+    slot->nc = nc;
+    slot->last_frame = rc->frame;
+    *hit = 0;
+    return slot;
+}
+
 /* Draws the pixels of rect (whole spans of the plans) into the texture:
  * each pixel the colour of the cell the downsampling rule (heatmap.h)
- * picks from its block, one cell per pixel or more when zoomed in. */
-static void texture_draw(RenderCtx *rc, const View *v, const Item *it, SDL_Texture *tex, int W, int H, HeatmapRect rect)
+ * picks from its block, one cell per pixel or more when zoomed in. A
+ * settled matrix's picks are remembered (pick_map). */
+static void texture_draw(RenderCtx *rc, const View *v, const Item *it, SDL_Texture *tex, int W, int H, HeatmapRect rect,
+                         int settled)
 {
     const Theme *th = render_theme(v->theme);
     HeatmapSpan *rs = rc->row_spans, *cs = rc->col_spans;
@@ -557,16 +641,23 @@ static void texture_draw(RenderCtx *rc, const View *v, const Item *it, SDL_Textu
     uint32_t *row = rc->pix + (size_t)W * (size_t)H; /* (w) one pixel row */
     uint32_t *out = rc->pix;                         /* (h, w) the rect's pixels */
     HeatmapPick *best = rc->picks;
+    /* (nr, nc) a settled matrix's picks, whole, when it is pooled */
+    int whole = k0 == 0 && k1 == nr && m0 == 0 && m1 == nc, hit = 0;
+    PickMap *pm = settled && whole && (nr < it->rows || nc < it->cols) ? pick_map(rc, v, it, W, H, nr, nc, &hit) : NULL;
     for (int k = k0; k < k1; k++) {
         const HeatmapSpan *R = &rs[k];
         int pooled = R->c1 - R->c0 > 1 || nc < it->cols;
-        if (pooled) {
+        if (hit) {
+            best = pm->pick + (size_t)k * (size_t)nc;
+            pooled = 1;
+        } else if (pooled) {
             /* a block of rows or of columns per pixel: the rule picks one cell */
             heatmap_pick_reset(best + m0, m1 - m0);
             for (int i = R->c0; i < R->c1; i++) pool_row(v, it, i, j0, j1, cs + m0, m1 - m0, best + m0, rc->cell_key);
         }
         for (int m = m0; m < m1; m++) {
             int i = pooled ? best[m].row : R->c0, j = pooled ? best[m].col : cs[m].c0, r, c;
+            if (pm && !hit) pm->pick[(size_t)k * (size_t)nc + (size_t)m] = (HeatmapPick){0, i, j};
             disp_to_step(it, i, j, &r, &c);
             SDL_Color col = cell_color(v, th, it, r, c);
             uint32_t px = 0xFF000000u | (uint32_t)col.r << 16 | (uint32_t)col.g << 8 | col.b;
@@ -599,6 +690,8 @@ static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it,
     base = mix64(mix64(base, (uint64_t)W << 32 | (uint64_t)H),
                  (uint64_t)it->r0 << 40 | (uint64_t)it->c0 << 20 | (uint64_t)(it->rows * 4099 + it->cols));
     HeatmapFrame fr = {anim_key, it->anim_lo, it->anim_hi};
+    /* the final state (1: with the mask's states), not a frame of an animation */
+    int settled = anim_key <= 1 && fr.lo == fr.hi && fr.lo == (long long)it->s->rows * it->s->cols;
     uint64_t key = mix64(mix64(mix64(base, fr.look), (uint64_t)fr.lo), (uint64_t)fr.hi);
     if (!key) key = 1;
     MatEntry *slot = NULL, *oldest = &rc->mats[0], *same = NULL;
@@ -612,9 +705,13 @@ static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it,
         if (!e->tex && !slot) slot = e;
         if (e->last_frame < oldest->last_frame) oldest = e;
     }
-    /* the row scale's maxima, scanned only now that the texture is drawn */
+    /* the row scale's maxima, scanned only now that the texture is drawn;
+     * the mask's states from the step's cache rather than asked cell by cell */
     Item scaled = *it;
     item_row_max(rc, &scaled);
+    if (!scaled.state && v->lesson->cfg.mask_kind != ATTN_MASK_NONE &&
+        (it->s->kind == ATTN_STEP_MASKED || it->s->kind == ATTN_STEP_SOFTMAX || it->s->kind == ATTN_STEP_SCALED))
+        scaled.state = step_blocked(rc, v, it->s); /* what view_cell_blocked says of each cell */
     it = &scaled;
     if (texture_scratch(rc, W, H, it->rows, it->cols) != 0) return NULL;
     int tr = it->transposed;
@@ -624,7 +721,7 @@ static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it,
         slot = same;
         if (heatmap_dirty(same->frame, fr, it->s->cols, tr, tr ? it->c0 : it->r0, tr ? it->cols : it->rows, W, H,
                           &rect))
-            texture_draw(rc, v, it, slot->tex, W, H, rect);
+            texture_draw(rc, v, it, slot->tex, W, H, rect, settled);
     } else {
         if (!slot) slot = oldest;
         if (slot->tex && (slot->w != W || slot->h != H)) {
@@ -638,7 +735,7 @@ static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it,
             slot->w = W;
             slot->h = H;
         }
-        texture_draw(rc, v, it, slot->tex, W, H, rect);
+        texture_draw(rc, v, it, slot->tex, W, H, rect, settled);
     }
     slot->key = key;
     slot->base = base;
@@ -1286,7 +1383,9 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
 
 /* ---- the operands and result of a step, animated ---- */
 
-static float range_scan(const View *v, const AttnStep *s)
+/* blocked: (rows, cols) the mask's states (step_blocked) when s is the
+ * masked step, else NULL */
+static float range_scan(const View *v, const AttnStep *s, const unsigned char *blocked)
 {
     float m = 0.0f;
     size_t n = (size_t)s->rows * (size_t)s->cols;
@@ -1294,7 +1393,9 @@ static float range_scan(const View *v, const AttnStep *s)
     for (size_t i = 0; i < n; i++) {
         float x = s->data[i];
         if (!isfinite(x)) continue;
-        if (maskable && view_cell_blocked(v, s, (int)(i / (size_t)s->cols), (int)(i % (size_t)s->cols))) continue;
+        if (maskable && (blocked ? blocked[i] == ST_BLOCKED
+                                 : view_cell_blocked(v, s, (int)(i / (size_t)s->cols), (int)(i % (size_t)s->cols))))
+            continue;
         if (fabsf(x) > m) m = fabsf(x);
     }
     return m > 0 ? m : 1.0f;
@@ -1308,7 +1409,8 @@ static float range_of(RenderCtx *rc, const View *v, const AttnStep *s)
         e->view_id = v->id;
         e->step = s;
         e->data = s->data;
-        e->range = range_scan(v, s);
+        int maskable = s->kind == ATTN_STEP_MASKED && v->lesson->cfg.mask_kind != ATTN_MASK_NONE;
+        e->range = range_scan(v, s, maskable ? step_blocked(rc, v, s) : NULL);
     }
     return e->range;
 }
@@ -1387,40 +1489,6 @@ typedef struct Anim {
     const unsigned char *blocked; /* (rows, cols) borrowed: ST_BLOCKED or ST_VALUE (step_blocked), or NULL */
     const float *exps;            /* (rows, cols) borrowed: softmax's exp(x − row max) (softmax_exps), or NULL */
 } Anim;
-
-/* c's buffer of `bytes` for step s of view v; *filled: it already holds
- * what was worked out for that step (1), or is to be filled (0). NULL out
- * of memory. */
-static void *step_scratch(StepScratch *c, const View *v, const AttnStep *s, size_t bytes, int *filled)
-{
-    *filled = c->view_id == v->id && c->step == s && c->data == s->data && c->buf;
-    if (*filled) return c->buf;
-    if (bytes > c->cap || !c->buf) {
-        void *b = realloc(c->buf, bytes ? bytes : 1);
-        if (!b) return NULL;
-        c->buf = b;
-        c->cap = bytes;
-    }
-    c->view_id = v->id;
-    c->step = s;
-    c->data = s->data;
-    return c->buf;
-}
-
-/* Step s's cells, ST_BLOCKED where the mask blocks them, else ST_VALUE:
- * kept for the step shown, so that neither an animation's frames nor a
- * hover over a 1024×1024 result ask view_cell_blocked of every cell. */
-static const unsigned char *step_blocked(RenderCtx *rc, const View *v, const AttnStep *s)
-{
-    int filled;
-    size_t n = (size_t)s->rows * (size_t)s->cols;
-    unsigned char *b = step_scratch(&rc->blocked_of, v, s, n, &filled);
-    if (!b || filled) return b;
-    for (int r = 0; r < s->rows; r++)
-        for (int c = 0; c < s->cols; c++)
-            b[(size_t)r * (size_t)s->cols + (size_t)c] = view_cell_blocked(v, s, r, c) ? ST_BLOCKED : ST_VALUE;
-    return b;
-}
 
 /* exp(x − the row's largest) of each cell of softmax's input src, 0 in a row
  * with no finite largest: softmax's first half, kept for the step shown. */
