@@ -421,6 +421,7 @@ static void test_sheet_pages(void **state)
     if (export_lesson(&l, NULL, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
     int pages = test_dir_count(scratch);
     assert_true(pages >= 3);
+    assert_int_equal(res.pages, pages);
     for (int i = 1; i <= pages; i++) {
         char path[600];
         if (i == 1)
@@ -435,6 +436,50 @@ static void test_sheet_pages(void **state)
         assert_true(page_has_ink(&png, 90, 600));
         test_png_free(&png);
     }
+    lesson_free(&l);
+}
+
+/* A shorter handout into the same name removes the earlier handout's later
+ * pages (attnviz's PNGs only), which a printer would print on; a later
+ * page's name taken by a FIFO is refused before anything is drawn. */
+static void test_sheet_earlier_pages(void **state)
+{
+    (void)state;
+    Lesson l;
+    load(&l, LESSON_A);
+    ExportOptions opt;
+    export_options_init(&opt);
+    char sheet[512], path[600], err[1024];
+    snprintf(sheet, sizeof sheet, "%s/handout.png", scratch);
+    opt.sheet = sheet;
+    opt.write_steps = 0;
+    ExportResult res;
+    if (export_lesson(&l, NULL, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    int pages = res.pages;
+    assert_true(pages >= 3);
+    /* someone else's file after the last page stays */
+    snprintf(path, sizeof path, "%s/handout-%d.png", scratch, pages + 2);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("not a PNG\n", f);
+    fclose(f);
+    opt.steps = "1";
+    if (export_lesson(&l, NULL, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_int_equal(res.pages, 1);
+    assert_int_equal(res.pages_removed, pages - 1);
+    assert_int_equal(test_dir_count(scratch), 2); /* handout.png and the other file */
+    assert_int_equal(access(path, F_OK), 0);
+    /* a FIFO where page 2 would go: refused, nothing drawn or written */
+    assert_int_equal(unlink(path), 0);
+    snprintf(path, sizeof path, "%s/handout.png", scratch);
+    assert_int_equal(unlink(path), 0);
+    snprintf(path, sizeof path, "%s/handout-2.png", scratch);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    opt.steps = NULL;
+    assert_int_equal(export_lesson(&l, NULL, &opt, &res, err, sizeof err), -1);
+    assert_true(res.usage_error);
+    assert_non_null(strstr(err, "handout-2.png"));
+    assert_int_equal(test_dir_count(scratch), 1); /* the FIFO alone */
     lesson_free(&l);
 }
 
@@ -473,9 +518,10 @@ static void squeeze(const char *s, char *buf, size_t len)
 }
 
 /* With cairo, --sheet FILE.pdf is the same pages as the PNG handout in one
- * A4 PDF: as many pages, each 595×842 points, the figures as images and
- * each step's caption (title, formula, narration) as text a reader can
- * select and search: pdftotext finds every step's narration in it. */
+ * A4 PDF: as many pages, each 595×842 points, figures and captions as
+ * images, a bookmark for each step, and each step's caption (title,
+ * formula, narration) also as text a reader can select and search:
+ * pdftotext finds every step's narration in it. */
 static void test_sheet_pdf(void **state)
 {
     (void)state;
@@ -504,17 +550,19 @@ static void test_sheet_pdf(void **state)
     char dir[512];
     snprintf(dir, sizeof dir, "%s/png", scratch);
     int pages = test_dir_count(dir);
+    assert_int_equal(res.pages, pages);
     struct stat st;
     assert_int_equal(stat(pdf, &st), 0);
     size_t len = (size_t)st.st_size;
     char *data = test_read_file(pdf, NULL);
     assert_non_null(data);
     assert_true(len > 8 && memcmp(data, "%PDF-", 5) == 0);
-    int n_pages = 0, n_boxes = 0, n_images = 0;
+    int n_pages = 0, n_boxes = 0, n_images = 0, n_marks = 0;
     for (size_t i = 0; i + 32 < len; i++) {
         if (!memcmp(data + i, "/Type /Page", 11) && data[i + 11] != 's') n_pages++;
         if (!memcmp(data + i, "/MediaBox [ 0 0 595", 19)) n_boxes++;
         if (!memcmp(data + i, "/Subtype /Image", 15)) n_images++;
+        if (!memcmp(data + i, "/Dest [", 7)) n_marks++;
     }
     free(data);
     assert_int_equal(n_pages, pages);
@@ -523,7 +571,9 @@ static void test_sheet_pdf(void **state)
     assert_int_equal(view_init(&v, &l, err, sizeof err), 0);
     v.lang = LESSON_ZH;
     const AttnTrace *t = view_trace(&v);
-    assert_int_equal(n_images, t->n_steps); /* one figure a step, no page-sized picture */
+    /* a step's figure and its caption, each its own picture: no page-sized one */
+    assert_true(n_images >= 2 * t->n_steps && n_images <= 4 * t->n_steps);
+    assert_int_equal(n_marks, t->n_steps); /* a bookmark a step */
     char *text = pdf_text_squeezed(pdf);
     if (!text) {
         view_free(&v);
@@ -866,6 +916,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_frames_count, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sheet, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sheet_pages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sheet_earlier_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sheet_pdf, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_disk_library, setup, teardown),

@@ -353,7 +353,17 @@ int cmd_export(int argc, char **argv)
                  res.temps_removed == 1 ? "y" : "ies", dir);
         app_print_line(stderr, line);
     }
-    if (x.stats) {
+    if (res.pages_removed) {
+        char line[1200];
+        snprintf(line, sizeof line, "export: removed %d page%s of an earlier, longer handout after %s",
+                 res.pages_removed, res.pages_removed == 1 ? "" : "s", opt.sheet);
+        app_print_line(stderr, line);
+    }
+    if (x.stats && res.files == 0 && res.pages > 0) {
+        fprintf(stderr, "export: a handout of %d page%s (%d steps) in %.3f s: draw %.2f ms/step, %.1f KiB/page\n",
+                res.pages, res.pages == 1 ? "" : "s", res.steps, res.seconds,
+                1e3 * res.draw_seconds / (res.steps ? res.steps : 1), res.bytes / 1024.0 / res.pages);
+    } else if (x.stats) {
         int n = res.files > 0 ? res.files : res.steps;
         fprintf(stderr,
                 "export: %d files %dx%d in %.3f s: %.2f ms/frame wall, draw %.2f ms/frame, encode %.2f ms/frame "

@@ -40,15 +40,17 @@
  * rounded too, so it computes the same bits (slowly) on a CPU without FMA.
  */
 
-/* Block sizes. MR_WIDE×NR_WIDE accumulators are 24 of AVX-512's 32 vector
- * registers, leaving room for the panel's row and A's broadcast value; the
- * 16 registers of AVX2 do not hold them, and take blocks of MR rows (their
- * 4×64 still does not fit; it is the clone for CPUs without AVX-512). The
- * last rows of a product go in blocks of MR, of 2, then one by one. NR_NARROW
- * serves the last columns when fewer than NR_WIDE remain (a head's d_v of 8
- * would otherwise waste 7/8 of a wide panel). Narrower blocks than 4×32 are
- * vectorised another way by GCC, many times slower (docs/performance.md). */
-enum { MR_WIDE = 6, MR = 4, NR_WIDE = 64, NR_NARROW = 32, KC = 256 };
+/* Block sizes. With AVX-512 (KERNEL_WIDE_REGISTERS), panels of NR_WIDE
+ * columns in blocks of MR_WIDE rows: 6×64 accumulators are 24 of its 32
+ * vector registers, leaving room for the panel's row and A's broadcast
+ * value; a product's last rows go in blocks of MR, of 2, then one by one,
+ * and NR_NARROW serves the last columns when fewer than NR_WIDE remain (a
+ * head's d_v of 8 would otherwise waste 7/8 of a wide panel). Without it,
+ * every panel is NR_NARROW wide, in blocks of MR_NARROW rows: 3×32
+ * accumulators are 12 of AVX2's 16 registers, where a 4×64 block spilled
+ * to the stack. Narrower panels than 32 columns are vectorised another way
+ * by GCC, many times slower (docs/performance.md). */
+enum { MR_WIDE = 6, MR = 4, MR_NARROW = 3, NR_WIDE = 64, NR_NARROW = 32, KC = 256 };
 
 /* No contraction anywhere else: a fused multiply-add is written out as
  * fmaf where one is meant (KERNEL_FMA), and every other product and sum is
@@ -123,8 +125,8 @@ const char *attn_kernels_isa(void)
 #endif
 }
 #endif
-/* Whether the code runs with AVX-512's 32 vector registers, for the block
- * of rows (MR_WIDE or MR): in a clone, a test of the CPU, which is true
+/* Whether the code runs with AVX-512's 32 vector registers, for the blocks
+ * (the block sizes above): in a clone, a test of the CPU, which is true
  * exactly in the AVX-512 clone (the loader picks that clone on such a CPU
  * and only there); in a build without clones, what it was built for. Both
  * blocks give the same bits. */
@@ -286,9 +288,12 @@ KERNEL_INLINE void gemm_columns(float *restrict C, const float *restrict A, cons
     kernel_rows(R, nr, kc, a + (size_t)i * k, (size_t)k, bp, c + (size_t)i * n, (size_t)n, init + (size_t)i * ldi,     \
                 ldi, ncols)
             int i = 0;
-            if (wide)
+            if (wide) {
                 for (; i + MR_WIDE <= m; i += MR_WIDE) ROWS(MR_WIDE);
-            for (; i + MR <= m; i += MR) ROWS(MR);
+                for (; i + MR <= m; i += MR) ROWS(MR);
+            } else {
+                for (; i + MR_NARROW <= m; i += MR_NARROW) ROWS(MR_NARROW);
+            }
             for (; i + 2 <= m; i += 2) ROWS(2);
             for (; i < m; i++) ROWS(1);
 #undef ROWS
@@ -425,14 +430,15 @@ KERNEL_DISPATCH static void gemm_small(float *restrict C, const float *restrict 
 }
 
 /* C (m, n) = bias + A (m, k) · B for the columns [j0, j0 + width) (bias as
- * gemm_columns takes it): in wide panels from j0, the rest in narrow ones;
+ * gemm_columns takes it): in wide panels from j0, the rest in narrow ones
+ * (all of them narrow without AVX-512);
  * B packed panel by panel, or read from `packed` (B packed whole by
  * attn__pack_panels, j0 = 0). */
 KERNEL_INLINE void gemm_range(float *restrict C, const float *restrict A, const float *restrict B, const float *bias,
                               int transposed, int m, int k, int n, int j0, int width, const float *restrict packed)
 {
     _Alignas(64) float bp[KC * NR_WIDE]; /* (KC, NR_WIDE) the packed panel, 64 KiB */
-    int wide = width - width % NR_WIDE;
+    int wide = KERNEL_WIDE_REGISTERS() ? width - width % NR_WIDE : 0;
     gemm_columns(C, A, B, bias, transposed, m, k, n, j0, wide, NR_WIDE, bp, packed);
     gemm_columns(C, A, B, bias, transposed, m, k, n, j0 + wide, width - wide, NR_NARROW, bp, packed);
 }
@@ -509,6 +515,7 @@ void attn__matmul_cols(float *C, const float *A, const float *B, const float *bi
  * per head instead of once per block (gathering K_h's columns costs about
  * as much as a 32-row block's product). */
 
+/* (The same count when every panel is narrow: n rounded up to NR_NARROW.) */
 size_t attn__packed_floats(int k, int n)
 {
     int wide = n - n % NR_WIDE, narrow = (n - wide + NR_NARROW - 1) / NR_NARROW * NR_NARROW;
@@ -517,7 +524,7 @@ size_t attn__packed_floats(int k, int n)
 
 KERNEL_DISPATCH static void pack_panels(float *restrict dst, const float *restrict B, int transposed, int k, int n)
 {
-    int wide = n - n % NR_WIDE;
+    int wide = KERNEL_WIDE_REGISTERS() ? n - n % NR_WIDE : 0; /* as gemm_range cuts them */
     for (int jp = 0; jp < n;) {
         int nr = jp < wide ? NR_WIDE : NR_NARROW, ncols = n - jp < nr ? n - jp : nr;
         for (int p0 = 0; p0 < k; p0 += KC)
@@ -603,11 +610,67 @@ KERNEL_INLINE vf16 vf16_splat(float x)
 {
     return (vf16){0} + x;
 }
-/* a > b ? a : b, lane by lane */
-KERNEL_INLINE vf16 vf16_max(vf16 a, vf16 b)
+/* a > b, lane by lane: all bits set where true. GCC 12 compares vectors of
+ * 16 floats one lane at a time, with branches, where the clone's registers
+ * hold 8 (AVX2: softmax took 2.7 ns per cell instead of 1.2); there, the
+ * two halves are compared as vectors of 8. `wide`: KERNEL_WIDE_REGISTERS(),
+ * a constant in each of softmax_rows's two copies of the code below. */
+typedef float vf8 __attribute__((vector_size(8 * sizeof(float))));
+typedef int32_t vi8 __attribute__((vector_size(8 * sizeof(int32_t))));
+#define VF8_LO(v) __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7)
+#define VF8_HI(v) __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15)
+KERNEL_INLINE vi16 vf16_gt(vf16 a, vf16 b, const int wide)
 {
-    vi16 gt = a > b;
+    if (wide) return a > b;
+    vi8 g0 = VF8_LO(a) > VF8_LO(b), g1 = VF8_HI(a) > VF8_HI(b);
+    return __builtin_shufflevector(g0, g1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+/* a > b ? a : b, lane by lane */
+KERNEL_INLINE vf16 vf16_max(vf16 a, vf16 b, const int wide)
+{
+    vi16 gt = vf16_gt(a, b, wide);
     return (vf16)((gt & (vi16)a) | (~gt & (vi16)b));
+}
+
+/* The 16 lanes of a folded into one by halves: lane l with lane l + 8,
+ * then l + 4, l + 2, l + 1, by fold (the sum, or the maximum as vf16_max
+ * takes it). Without AVX-512, on vectors of 8 from the first step, as GCC
+ * 12 moves the lanes of a 16-float shuffle one by one there; the same
+ * operations, in the same order, either way. */
+KERNEL_INLINE vf8 vf8_max(vf8 a, vf8 b)
+{
+    vi8 gt = a > b;
+    return (vf8)((gt & (vi8)a) | (~gt & (vi8)b));
+}
+KERNEL_INLINE float vf16_fold_sum(vf16 a, const int wide)
+{
+    if (wide) {
+        a += __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+        a += __builtin_shufflevector(a, a, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3);
+        a += __builtin_shufflevector(a, a, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1);
+        a += __builtin_shufflevector(a, a, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0);
+        return a[0];
+    }
+    vf8 h = VF8_LO(a) + VF8_HI(a);
+    h += __builtin_shufflevector(h, h, 4, 5, 6, 7, 0, 1, 2, 3);
+    h += __builtin_shufflevector(h, h, 2, 3, 0, 1, 2, 3, 0, 1);
+    h += __builtin_shufflevector(h, h, 1, 0, 1, 0, 1, 0, 1, 0);
+    return h[0];
+}
+KERNEL_INLINE float vf16_fold_max(vf16 m, const int wide)
+{
+    if (wide) {
+        m = vf16_max(m, __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7), wide);
+        m = vf16_max(m, __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3), wide);
+        m = vf16_max(m, __builtin_shufflevector(m, m, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1), wide);
+        m = vf16_max(m, __builtin_shufflevector(m, m, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0), wide);
+        return m[0];
+    }
+    vf8 h = vf8_max(VF8_LO(m), VF8_HI(m));
+    h = vf8_max(h, __builtin_shufflevector(h, h, 4, 5, 6, 7, 0, 1, 2, 3));
+    h = vf8_max(h, __builtin_shufflevector(h, h, 2, 3, 0, 1, 2, 3, 0, 1));
+    h = vf8_max(h, __builtin_shufflevector(h, h, 1, 0, 1, 0, 1, 0, 1, 0));
+    return h[0];
 }
 
 /* e^x for EXP_LOWEST ≤ x ≤ 0 on 16 lanes, and 0 for x == EXP_LOWEST (the
@@ -615,7 +678,7 @@ KERNEL_INLINE vf16 vf16_max(vf16 a, vf16 b)
  * (ln2 split in a high part exact in float and a low part), e^r by its
  * degree-7 minimax polynomial, 2^n built in the exponent bits. Within 2 ulp
  * of exp() in double over [-87, 0] (tests/test_perf_paths.c checks it). */
-KERNEL_INLINE vf16 exp_nonpositive_v(vf16 x)
+KERNEL_INLINE vf16 exp_nonpositive_v(vf16 x, const int wide)
 {
     const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
     vi16 n = __builtin_convertvector(x * log2e - 0.5f, vi16); /* rounded to nearest (x ≤ 0): n ∈ [-126, 0] */
@@ -628,7 +691,7 @@ KERNEL_INLINE vf16 exp_nonpositive_v(vf16 x)
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    vi16 two_n = ((n + 127) << 23) & (x > EXP_LOWEST); /* 2^n, or 0 at the clamp */
+    vi16 two_n = ((n + 127) << 23) & vf16_gt(x, vf16_splat(EXP_LOWEST), wide); /* 2^n, or 0 at the clamp */
     return p * (vf16)two_n;
 }
 
@@ -646,28 +709,30 @@ KERNEL_INLINE vf16 exp_nonpositive_v(vf16 x)
  * cells j ≡ l mod 64, or mod 16 past the last whole 64) added down to 16, as
  * PyTorch sums them, rather than in double cell by cell, a conversion per
  * cell. */
-KERNEL_INLINE void softmax_row_exp(float *restrict yr, const float *restrict xr, int cols, float mx, vf16 *lanes)
+KERNEL_INLINE void softmax_row_exp(float *restrict yr, const float *restrict xr, int cols, float mx, vf16 *lanes,
+                                   const int wide)
 {
     const vf16 vmx = vf16_splat(mx), lowest = vf16_splat(EXP_LOWEST);
     vf16 acc[4] = {{0}, {0}, {0}, {0}};
     int j = 0;
     for (; j + 64 <= cols; j += 64) {
         vf16 e[4];
-        for (int k = 0; k < 4; k++) e[k] = exp_nonpositive_v(vf16_max(vf16_load(xr + j + 16 * k) - vmx, lowest));
+        for (int k = 0; k < 4; k++)
+            e[k] = exp_nonpositive_v(vf16_max(vf16_load(xr + j + 16 * k) - vmx, lowest, wide), wide);
         for (int k = 0; k < 4; k++) {
             vf16_store(yr + j + 16 * k, e[k]);
             acc[k] += e[k];
         }
     }
     for (; j + 16 <= cols; j += 16) {
-        vf16 e = exp_nonpositive_v(vf16_max(vf16_load(xr + j) - vmx, lowest));
+        vf16 e = exp_nonpositive_v(vf16_max(vf16_load(xr + j) - vmx, lowest, wide), wide);
         vf16_store(yr + j, e);
         acc[0] += e;
     }
     if (j < cols) { /* the last cols - j < 16 cells, through a padded vector */
         float tail[16];
         for (int l = 0; l < 16; l++) tail[l] = j + l < cols ? xr[j + l] : mx; /* padding: e^0, dropped */
-        vf16_store(tail, exp_nonpositive_v(vf16_max(vf16_load(tail) - vmx, lowest)));
+        vf16_store(tail, exp_nonpositive_v(vf16_max(vf16_load(tail) - vmx, lowest, wide), wide));
         for (int l = 0; j + l < cols; l++) yr[j + l] = tail[l];
     }
     *lanes = (acc[0] + acc[1]) + (acc[2] + acc[3]);
@@ -678,14 +743,9 @@ KERNEL_INLINE void softmax_row_exp(float *restrict yr, const float *restrict xr,
  * over the rows of a block: the folds are a chain of dependent steps, which
  * at the end of each row's e^x loop the core could not overlap with
  * anything. */
-KERNEL_INLINE double softmax_row_sum(const vf16 *lanes, const float *restrict yr, int cols)
+KERNEL_INLINE double softmax_row_sum(const vf16 *lanes, const float *restrict yr, int cols, const int wide)
 {
-    vf16 a = *lanes;
-    a += __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-    a += __builtin_shufflevector(a, a, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3);
-    a += __builtin_shufflevector(a, a, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1);
-    a += __builtin_shufflevector(a, a, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0);
-    double sum = (double)a[0];
+    double sum = (double)vf16_fold_sum(*lanes, wide);
     for (int j = cols - cols % 16; j < cols; j++) sum += (double)yr[j];
     return sum;
 }
@@ -704,7 +764,7 @@ KERNEL_INLINE void softmax_row_scale(float *restrict yr, int cols, float f)
  * softmax_row_exp's): no NaN, no +inf, at least one finite cell (-inf cells are blocked
  * ones). With no NaN the maximum says the rest: +inf, or -inf for a row of
  * only -inf, is not finite. One pass. */
-KERNEL_INLINE int row_max_ordinary(const float *restrict xr, int cols, float *mx_out)
+KERNEL_INLINE int row_max_ordinary(const float *restrict xr, int cols, float *mx_out, const int wide)
 {
     float mx = -INFINITY;
     int j = 0, nan = 0;
@@ -714,24 +774,20 @@ KERNEL_INLINE int row_max_ordinary(const float *restrict xr, int cols, float *mx
         for (; j + 64 <= cols; j += 64) {
             vf16 a = vf16_load(xr + j), b = vf16_load(xr + j + 16), c = vf16_load(xr + j + 32),
                  d = vf16_load(xr + j + 48);
-            m = vf16_max(a, m);
-            m1 = vf16_max(b, m1);
-            m2 = vf16_max(c, m2);
-            m3 = vf16_max(d, m3);
+            m = vf16_max(a, m, wide);
+            m1 = vf16_max(b, m1, wide);
+            m2 = vf16_max(c, m2, wide);
+            m3 = vf16_max(d, m3, wide);
             bad |= nan_sign_v(a) | nan_sign_v(b) | nan_sign_v(c) | nan_sign_v(d);
         }
         for (; j + 16 <= cols; j += 16) {
             vf16 x = vf16_load(xr + j);
-            m = vf16_max(x, m);
+            m = vf16_max(x, m, wide);
             bad |= nan_sign_v(x);
         }
-        m = vf16_max(vf16_max(m, m1), vf16_max(m2, m3));
-        m = vf16_max(m, __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
-        m = vf16_max(m, __builtin_shufflevector(m, m, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3));
-        m = vf16_max(m, __builtin_shufflevector(m, m, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1));
-        m = vf16_max(m, __builtin_shufflevector(m, m, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0));
-        mx = m[0];
-        for (int l = 0; l < 16; l++) nan |= bad[l] < 0;
+        mx = vf16_fold_max(vf16_max(vf16_max(m, m1, wide), vf16_max(m2, m3, wide), wide), wide);
+        vi8 bad8 = VF8_LO(bad) | VF8_HI(bad); /* a NaN's lane has its sign bit set */
+        for (int l = 0; l < 8; l++) nan |= bad8[l] < 0;
     }
     for (; j < cols; j++) {
         mx = xr[j] > mx ? xr[j] : mx;
@@ -751,31 +807,31 @@ enum { SMALL_ROW = 16, SMALL_BLOCK = 64, EXP_CHUNK = 16 };
 
 /* e^x in place on n floats, n rounded up to whole chunks (the caller's
  * buffer has room), so that the loop vectorises at -O2 too. */
-KERNEL_INLINE void exp_chunks(float *restrict z, size_t n)
+KERNEL_INLINE void exp_chunks(float *restrict z, size_t n, const int wide)
 {
     for (size_t c = 0; c < (n + EXP_CHUNK - 1) / EXP_CHUNK; c++)
-        vf16_store(z + c * EXP_CHUNK, exp_nonpositive_v(vf16_load(z + c * EXP_CHUNK)));
+        vf16_store(z + c * EXP_CHUNK, exp_nonpositive_v(vf16_load(z + c * EXP_CHUNK), wide));
 }
 
 /* One block of rows of at most SMALL_ROW cells. Rows that are not ordinary
  * (+inf or NaN, or every cell blocked) are left for the caller, which
  * computes them with attn_softmax_rows_reference; ordinary[i] says which are. */
 KERNEL_INLINE void softmax_block_small(float *restrict y, const float *restrict x, int rows, int cols,
-                                       unsigned char *restrict ordinary)
+                                       unsigned char *restrict ordinary, const int wide)
 {
     _Alignas(64) float z[SMALL_BLOCK * SMALL_ROW + EXP_CHUNK]; /* (rows, cols) x - max, then e^ of it */
     int nz = rows * cols;
     for (int i = 0; i < rows; i++) {
         const float *xr = x + (size_t)i * cols;
         float mx;
-        ordinary[i] = (unsigned char)row_max_ordinary(xr, cols, &mx);
+        ordinary[i] = (unsigned char)row_max_ordinary(xr, cols, &mx, wide);
         for (int j = 0; j < cols; j++) {
             float d = xr[j] - mx; /* NaN in a row that is not ordinary: redone by the caller */
             z[i * cols + j] = d > EXP_LOWEST ? d : EXP_LOWEST;
         }
     }
     for (int q = nz; q < nz + EXP_CHUNK; q++) z[q] = EXP_LOWEST; /* the last chunk's padding */
-    exp_chunks(z, (size_t)nz);
+    exp_chunks(z, (size_t)nz, wide);
     for (int i = 0; i < rows; i++) {
         if (!ordinary[i]) continue;
         const float *e = z + i * cols;
@@ -787,14 +843,14 @@ KERNEL_INLINE void softmax_block_small(float *restrict y, const float *restrict 
     }
 }
 
-KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restrict flags, const float *restrict x,
-                                         int rows, int cols)
+KERNEL_INLINE void softmax_rows_for(float *restrict y, unsigned char *restrict flags, const float *restrict x, int rows,
+                                    int cols, const int wide)
 {
     if (cols <= SMALL_ROW) {
         unsigned char ordinary[SMALL_BLOCK];
         for (int i0 = 0; i0 < rows; i0 += SMALL_BLOCK) {
             int n = rows - i0 < SMALL_BLOCK ? rows - i0 : SMALL_BLOCK;
-            softmax_block_small(y + (size_t)i0 * cols, x + (size_t)i0 * cols, n, cols, ordinary);
+            softmax_block_small(y + (size_t)i0 * cols, x + (size_t)i0 * cols, n, cols, ordinary, wide);
             for (int i = 0; i < n; i++)
                 if (!ordinary[i])
                     attn_softmax_rows_reference(y + (size_t)(i0 + i) * cols, flags ? flags + i0 + i : NULL,
@@ -813,11 +869,13 @@ KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restr
         int n = rows - i0 < block ? rows - i0 : block;
         const float *xb = x + (size_t)i0 * cols; /* (n, cols) */
         float *yb = y + (size_t)i0 * cols;
-        for (int i = 0; i < n; i++) ordinary[i] = (unsigned char)row_max_ordinary(xb + (size_t)i * cols, cols, &mx[i]);
         for (int i = 0; i < n; i++)
-            if (ordinary[i]) softmax_row_exp(yb + (size_t)i * cols, xb + (size_t)i * cols, cols, mx[i], &lanes[i]);
+            ordinary[i] = (unsigned char)row_max_ordinary(xb + (size_t)i * cols, cols, &mx[i], wide);
         for (int i = 0; i < n; i++)
-            if (ordinary[i]) inv[i] = (float)(1.0 / softmax_row_sum(&lanes[i], yb + (size_t)i * cols, cols));
+            if (ordinary[i])
+                softmax_row_exp(yb + (size_t)i * cols, xb + (size_t)i * cols, cols, mx[i], &lanes[i], wide);
+        for (int i = 0; i < n; i++)
+            if (ordinary[i]) inv[i] = (float)(1.0 / softmax_row_sum(&lanes[i], yb + (size_t)i * cols, cols, wide));
         for (int i = 0; i < n; i++) {
             if (ordinary[i])
                 softmax_row_scale(yb + (size_t)i * cols, cols, inv[i]); /* sum ≥ 1: the maximum's own e^0 */
@@ -826,6 +884,17 @@ KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restr
                                             1, cols);
         }
     }
+}
+
+/* The rows' softmax, compiled once for each value of `wide`, so that neither
+ * tests it in its loops. */
+KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restrict flags, const float *restrict x,
+                                         int rows, int cols)
+{
+    if (KERNEL_WIDE_REGISTERS())
+        softmax_rows_for(y, flags, x, rows, cols, 1);
+    else
+        softmax_rows_for(y, flags, x, rows, cols, 0);
 }
 
 void attn_softmax_rows(float *y, unsigned char *flags, const float *x, int rows, int cols)

@@ -813,6 +813,50 @@ static void sheet_page_path(const char *path, int page, char *out, size_t len)
     snprintf(out, len, "%.*s-%d%s", (int)stem, path, page, path + stem);
 }
 
+/* Page `page` (≥ 2) of the handout at path as a folder and a name in it. */
+static void sheet_page_entry(const char *path, int page, char *dir, size_t dir_len, char *name, size_t name_len)
+{
+    char file[1100];
+    sheet_page_path(path, page, file, sizeof file);
+    const char *slash = strrchr(file, '/');
+    if (!slash)
+        snprintf(dir, dir_len, ".");
+    else if (slash == file)
+        snprintf(dir, dir_len, "/");
+    else
+        snprintf(dir, dir_len, "%.*s", (int)(slash - file), file);
+    snprintf(name, name_len, "%s", slash ? slash + 1 : file);
+}
+
+/* Before drawing: a refusal when a later page's name (there are at most as
+ * many pages as steps) is taken by something that is not a regular file
+ * (a FIFO, a device, a link), which is never opened or replaced. */
+static int sheet_check_pages(Run *r, const char *path, char *err, size_t errlen)
+{
+    char dir[1100], name[1100];
+    for (int page = 2; page <= r->n_selected; page++) {
+        sheet_page_entry(path, page, dir, sizeof dir, name, sizeof name);
+        if (export__check_entry(dir, name, err, errlen) != 0) {
+            r->res->usage_error = 1;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* After a handout of `pages` PNG pages: the pages that follow them, which
+ * an earlier, longer handout left and a printer would print on, when they
+ * are attnviz's PNGs. */
+static void sheet_remove_earlier(Run *r, const char *path, int pages)
+{
+    char dir[1100], name[1100];
+    for (int page = pages + 1; page <= EXPORT_MAX_FRAMES; page++) {
+        sheet_page_entry(path, page, dir, sizeof dir, name, sizeof name);
+        if (!export__remove_owned(dir, name, 0)) break;
+        r->res->pages_removed++;
+    }
+}
+
 /* Copies rows × w pixels from src into the page at (x, y), clipped to it. */
 static void sheet_blit(unsigned char *page, const unsigned char *src, size_t src_pitch, int w, int rows, int x, int y)
 {
@@ -871,10 +915,10 @@ static int sheet_is_pdf(const char *path)
 }
 
 /* The handout being written. PNG pages: each page's pixels, figures and
- * captions alike. A PDF: the same places on each page (export_sheet lays a
- * page out once for both), the figures as images and the captions as text
- * in the fonts render draws them with, so a reader selects, searches and
- * copies the narration, and a printer draws it at its own resolution. */
+ * captions alike. A PDF: the same pixels at the same places (export_sheet
+ * lays a page out once for both), as images, with each caption's text
+ * under its image in the fonts render draws it with, so a reader selects,
+ * searches and copies the narration. */
 typedef struct Sheet {
     Run *r;
     const char *path;
@@ -905,16 +949,16 @@ static cairo_font_face_t *pdf_face(Sheet *sh, int i)
     if (sh->faces[i]) return sh->faces[i];
     char file[PATH_MAX];
     long index = render_font_file(sh->rc, i, file, sizeof file);
-    if (index < 0) return NULL;
-    FcPattern *pat = FcPatternCreate();
+    FcPattern *pat = index < 0 ? NULL : FcPatternCreate();
     if (!pat) return NULL;
     FcPatternAddString(pat, FC_FILE, (const FcChar8 *)file);
     FcPatternAddInteger(pat, FC_INDEX, (int)index);
     cairo_font_face_t *face = cairo_ft_font_face_create_for_pattern(pat);
     FcPatternDestroy(pat);
     if (cairo_font_face_status(face) != CAIRO_STATUS_SUCCESS) {
+        /* the text stays in the PDF, in fontconfig's sans-serif */
         cairo_font_face_destroy(face);
-        return NULL;
+        face = cairo_toy_font_face_create("sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
     }
     return sh->faces[i] = face;
 }
@@ -932,16 +976,18 @@ static void pdf_figure(Sheet *sh, unsigned char *px, size_t pitch, int w, int h,
     cairo_surface_destroy(img);
 }
 
-/* The caption at (x, y): its rule, and each line as text, run by run with
- * the font render uses for it, on render's baseline and at its x. */
-static void pdf_caption(Sheet *sh, const Caption *c, int width, int x, int y)
+/* The caption's text at (x, y), under the caption's pixels, which
+ * sheet_caption paints over it: each line run by run with the font render
+ * uses for it, on render's baseline and at its x, so a reader selects and
+ * searches the words where they are seen. Hidden rather than shown: in
+ * cairo 1.16's subset of Noto Sans CJK SC, as poppler (pdftoppm, Evince)
+ * draws it, some glyphs are blank (如, U+5982), and a handout must not
+ * print with holes. */
+static void pdf_caption_text(Sheet *sh, const Caption *c, int x, int y)
 {
     cairo_t *cr = sh->cr;
-    SDL_Color fg = caption_ink(sh->bg);
     cairo_save(cr);
-    cairo_set_source_rgb(cr, fg.r / 255.0, fg.g / 255.0, fg.b / 255.0);
-    cairo_rectangle(cr, x, y, width, c->rule);
-    cairo_fill(cr);
+    cairo_set_source_rgb(cr, 0, 0, 0);
     for (int i = 0; i < c->n_lines; i++) {
         const CaptionLine *ln = &c->lines[i];
         char text[sizeof c->narration];
@@ -1007,6 +1053,26 @@ static int sheet_open(Sheet *sh, Run *r, const char *path, RenderCtx *rc, SDL_Re
     return 0;
 }
 
+/* A step's entry in the PDF's outline (its bookmarks), pointing at (x, y)
+ * of the current page: what the caption's first line says. PNG pages have
+ * no outline. */
+static void sheet_mark(Sheet *sh, const char *title, int x, int y)
+{
+#ifdef ATTNVIZ_HAVE_CAIRO
+    if (sh->pdf) {
+        char dest[96];
+        snprintf(dest, sizeof dest, "page=%d pos=[%.1f %.1f]", sh->pages + 1, x * 72.0 / SHEET_DPI,
+                 y * 72.0 / SHEET_DPI);
+        cairo_pdf_surface_add_outline(sh->surface, CAIRO_PDF_OUTLINE_ROOT, title, dest, 0);
+    }
+#else
+    (void)sh;
+    (void)title;
+    (void)x;
+    (void)y;
+#endif
+}
+
 /* A step's figure, fw × fh pixels at px, at (x, y) of the page. */
 static void sheet_figure(Sheet *sh, unsigned char *px, size_t pitch, int fw, int fh, int x, int y)
 {
@@ -1019,16 +1085,13 @@ static void sheet_figure(Sheet *sh, unsigned char *px, size_t pitch, int fw, int
     sheet_blit(sh->page, px, pitch, fw, fh, x, y);
 }
 
-/* A step's caption at (x, y) of the page; on PNG pages drawn a band of
- * px's rows (fh of them) at a time. */
+/* A step's caption at (x, y) of the page, drawn a band of px's rows (fh of
+ * them) at a time; in the PDF over its text. */
 static int sheet_caption(Sheet *sh, const Caption *cap, unsigned char *px, size_t pitch, int fw, int fh, int x, int y,
                          char *err, size_t errlen)
 {
 #ifdef ATTNVIZ_HAVE_CAIRO
-    if (sh->pdf) {
-        pdf_caption(sh, cap, fw, x, y);
-        return 0;
-    }
+    if (sh->pdf) pdf_caption_text(sh, cap, x, y);
 #endif
     for (int y0 = 0; y0 < cap->height; y0 += fh) {
         int rows = cap->height - y0 < fh ? cap->height - y0 : fh;
@@ -1038,7 +1101,7 @@ static int sheet_caption(Sheet *sh, const Caption *cap, unsigned char *px, size_
             export__set_err(err, errlen, "reading a caption's pixels: %s", SDL_GetError());
             return -1;
         }
-        sheet_blit(sh->page, px, pitch, fw, rows, x, y + y0);
+        sheet_figure(sh, px, pitch, fw, rows, x, y + y0);
     }
     return 0;
 }
@@ -1093,6 +1156,7 @@ static int sheet_close(Sheet *sh, int ok, char *err, size_t errlen)
 
 static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
 {
+    if (!sheet_is_pdf(path) && sheet_check_pages(r, path, err, errlen) != 0) return -1;
     const AttnTrace *t = r->trace;
     View *v = &r->view;
     int fw = SHEET_PAGE_W - 2 * SHEET_MARGIN;
@@ -1141,6 +1205,7 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         rc = export_draw_view(fr.rc, fr.sdl, v, fw, fh, px, pitch, err, errlen);
         r->res->draw_seconds += attn_clock_seconds() - t0;
         if (rc != 0) break;
+        sheet_mark(&sh, cap->header, SHEET_MARGIN, y);
         sheet_figure(&sh, px, pitch, fw, fh, SHEET_MARGIN, y);
         y += fh;
         rc = sheet_caption(&sh, cap, px, pitch, fw, fh, SHEET_MARGIN, y, err, errlen);
@@ -1150,7 +1215,13 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         report(r, NULL, done_steps, done_steps, r->n_selected);
     }
     if (rc == 0 && on_page) rc = sheet_page_done(&sh, err, errlen);
+    if (rc == 0) {
+        r->res->pages = sh.pages;
+        if (!r->res->steps) r->res->steps = done_steps;
+    }
+    int pdf = sh.pdf;
     if (opened) rc = sheet_close(&sh, rc == 0, err, errlen);
+    if (rc == 0 && !pdf) sheet_remove_earlier(r, path, r->res->pages);
     v->slides = 0;
     headless_free(&fr);
     free(px);

@@ -1,6 +1,6 @@
 /* export.h: headless export of a lesson to PNG files: one PNG per step (its
  * final state) with an index.json, or every animation frame for a video, or
- * one tall handout sheet; and the window's "save this frame" (the S key).
+ * A4 handout pages (PNG or PDF); and the window's "save this frame" (the S key).
  *
  * No window and no display: frames are drawn by src/render on
  * SDL_CreateSoftwareRenderer over an SDL_Surface, the same drawing code the
@@ -49,10 +49,18 @@
  * own naming (.NNN-kind.png.XXXXXX) older than this export, which a killed
  * export left, are removed too. ExportResult counts both.
  *
- * Sheet (opt.sheet): one PNG with every selected step's final state one
- * below the other at the export size, each followed by a caption band
- * (step number, title, kind and head, formula, narration), wrapped and drawn
- * by render's text layer (render_wrap, render_text) as the window's text is.
+ * Handout (opt.sheet): A4 portrait pages at 150 dpi, FILE.png, FILE-2.png,
+ * ..., each selected step's final state (without status line, timeline or
+ * narration, at the --size's aspect ratio) followed by its caption (step
+ * number, title, kind and head, formula, narration, each once), wrapped by
+ * render's text layer (render_wrap) as the window's text is; as many steps
+ * to a page as fit. The PNG pages carry a pHYs chunk of 150 dpi, so they
+ * print at A4. FILE.pdf (with cairo): the same pages, laid out by the same
+ * code, as images, each caption over its text in render's fonts
+ * (render_text_runs), which a PDF reader selects and searches, and a
+ * bookmark for each step.
+ *
+ * DPI: step PNGs and frames say EXPORT_SCREEN_DPI × opt.scale (pHYs).
  *
  * Size: opt.width × opt.height is the layout size; opt.scale (high-DPI)
  * multiplies the pixels: PNGs are round(width·scale) × round(height·scale)
@@ -141,6 +149,7 @@ typedef struct ExportOptions {
 typedef struct ExportResult {
     int files;             /* PNG files written (not counting index.json or the sheet) */
     int steps;             /* steps exported */
+    int pages;             /* handout pages written (PNG files or PDF pages) */
     int width, height;     /* pixel size of each PNG */
     double seconds;        /* wall time of the whole export */
     double draw_seconds;   /* time spent drawing and reading pixels (the calling thread) */
@@ -150,6 +159,7 @@ typedef struct ExportResult {
     int threads;
     int stale_removed; /* files of an earlier export into the folder removed (see above) */
     int temps_removed; /* stale temporaries of a killed export removed (see above) */
+    int pages_removed; /* pages of an earlier, longer PNG handout removed: FILE-N.png after the last page */
     int usage_error;   /* on failure: 1 when the options or the input were wrong (exit 2) */
 } ExportResult;
 

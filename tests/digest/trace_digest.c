@@ -70,7 +70,7 @@ static const DigestCase digest_cases[] = {
      .mask_fill = -1e9f,
      .scale = ATTN_SCALE_SQRT_DMODEL},
     {.name = "(67,130,2)-no-wo", .n_q = 67, .n_k = 67, .d_model = 130, .heads = 2, .no_wo = 1, .no_biases = 1},
-    /* rows in blocks of 6 (AVX-512), then of 2 and 1; of 4 elsewhere */
+    /* rows in blocks of 6 (AVX-512), then of 2 and 1; of 3 elsewhere */
     {.name = "(99,64,4)", .n_q = 99, .n_k = 99, .d_model = 64, .heads = 4},
     {.name = "cross-(7,37)", .cross = 1, .n_q = 7, .n_k = 37, .d_model = 24, .heads = 3, .scale = ATTN_SCALE_NONE},
     {.name = "cross-(65,130)", .cross = 1, .n_q = 65, .n_k = 130, .d_model = 64, .heads = 4},
