@@ -497,7 +497,10 @@ static void *step_scratch(StepScratch *c, const View *v, const AttnStep *s, size
 
 /* Step s's cells, ST_BLOCKED where the mask blocks them, else ST_VALUE:
  * kept for the step shown, so that neither an animation's frames nor a
- * hover over a 1024×1024 result ask view_cell_blocked of every cell. */
+ * hover over a 1024×1024 result ask view_cell_blocked of every cell. The
+ * panel's result borrows it until the panel is drawn: only panel_animate
+ * asks for it, once per panel (a third step would overwrite what a result
+ * still points at). */
 static const unsigned char *step_blocked(RenderCtx *rc, const View *v, const AttnStep *s)
 {
     int filled;
@@ -709,13 +712,9 @@ static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it,
         if (!e->tex && !slot) slot = e;
         if (e->last_frame < oldest->last_frame) oldest = e;
     }
-    /* the row scale's maxima, scanned only now that the texture is drawn;
-     * the mask's states from the step's cache rather than asked cell by cell */
+    /* the row scale's maxima, scanned only now that the texture is drawn */
     Item scaled = *it;
     item_row_max(rc, &scaled);
-    if (!scaled.state && v->lesson->cfg.mask_kind != ATTN_MASK_NONE &&
-        (it->s->kind == ATTN_STEP_MASKED || it->s->kind == ATTN_STEP_SOFTMAX || it->s->kind == ATTN_STEP_SCALED))
-        scaled.state = step_blocked(rc, v, it->s); /* what view_cell_blocked says of each cell */
     it = &scaled;
     if (texture_scratch(rc, W, H, it->rows, it->cols) != 0) return NULL;
     int tr = it->transposed;
@@ -1494,9 +1493,7 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
 
 /* ---- the operands and result of a step, animated ---- */
 
-/* blocked: (rows, cols) the mask's states (step_blocked) when s is the
- * masked step, else NULL */
-static float range_scan(const View *v, const AttnStep *s, const unsigned char *blocked)
+static float range_scan(const View *v, const AttnStep *s)
 {
     float m = 0.0f;
     size_t n = (size_t)s->rows * (size_t)s->cols;
@@ -1504,9 +1501,7 @@ static float range_scan(const View *v, const AttnStep *s, const unsigned char *b
     for (size_t i = 0; i < n; i++) {
         float x = s->data[i];
         if (!isfinite(x)) continue;
-        if (maskable && (blocked ? blocked[i] == ST_BLOCKED
-                                 : view_cell_blocked(v, s, (int)(i / (size_t)s->cols), (int)(i % (size_t)s->cols))))
-            continue;
+        if (maskable && view_cell_blocked(v, s, (int)(i / (size_t)s->cols), (int)(i % (size_t)s->cols))) continue;
         if (fabsf(x) > m) m = fabsf(x);
     }
     return m > 0 ? m : 1.0f;
@@ -1520,8 +1515,7 @@ static float range_of(RenderCtx *rc, const View *v, const AttnStep *s)
         e->view_id = v->id;
         e->step = s;
         e->data = s->data;
-        int maskable = s->kind == ATTN_STEP_MASKED && v->lesson->cfg.mask_kind != ATTN_MASK_NONE;
-        e->range = range_scan(v, s, maskable ? step_blocked(rc, v, s) : NULL);
+        e->range = range_scan(v, s);
     }
     return e->range;
 }
