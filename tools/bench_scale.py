@@ -144,10 +144,11 @@ def bench_edits(attnviz, name, path):
 
 
 def first_softmax(attnviz, path, tmp):
-    """(step number from 1, the result matrix's box (x0, y0, x1, y1) at 1920×1080) of the
-    first head's weights: from `attnviz export --steps weights_1` at the window's size
-    (the export draws the window's pixels), the box from the grey of the causal
-    mask's blocked cells."""
+    """(step number from 1, a box (x0, y0, x1, y1) of the result's blocked cells at
+    1920×1080) of the first head's weights: from `attnviz export --steps weights_1` at
+    the window's size (the export draws the window's pixels), the box from the grey of
+    the causal mask's blocked cells (the whole upper triangle, or the top-right
+    corner of an elided matrix)."""
     from PIL import Image
     out = os.path.join(tmp, "interact-probe")
     shutil.rmtree(out, ignore_errors=True)
@@ -160,15 +161,20 @@ def first_softmax(attnviz, path, tmp):
     w, h = im.size
     px = im.load()
     grey = (168, 168, 168)  # the light theme's blocked cells
-    cols = [x for x in range(w * 5 // 6) if any(px[x, y] == grey for y in range(0, h, 2))]
+    cols = [x for x in range(w) if any(px[x, y] == grey for y in range(0, h, 2))]
     shutil.rmtree(out, ignore_errors=True)
     if not cols:
         raise RuntimeError("no blocked cells found in the weights step")
-    # the rightmost run of columns with grey is the result's upper triangle
-    x1 = cols[-1]
-    x0 = x1
-    while x0 - 1 in cols:
-        x0 -= 1
+    # runs of columns with grey: the masked scores, the weights and the heads'
+    # thumbnails; the result is the rightmost of the widest (the operand is as wide)
+    runs = []
+    for x in cols:
+        if runs and x == runs[-1][1] + 1:
+            runs[-1][1] = x
+        else:
+            runs.append([x, x])
+    widest = max(b - a for a, b in runs)
+    x0, x1 = [r for r in runs if r[1] - r[0] >= 0.9 * widest][-1]
     y0 = min(y for y in range(h) if px[x1, y] == grey)
     return entry["step"], (x0, y0, x1, y0 + (x1 - x0))
 
@@ -197,10 +203,13 @@ def drive(attnviz, path, step, box, log):
         # the window fills the screen from its origin; the pointer starts off the matrices
         x("mousemove", 5, 1075)
         time.sleep(3 * PAUSE)
-        for k in range(80):  # hover: a sweep across the weights and back, a cell or more per move
-            f = (k % 40) / 40.0 if k < 40 else 1.0 - (k % 40) / 40.0
-            x("mousemove", int(x0 + 4 + f * (side - 8)), int(y0 + side - 4 - f * (side - 8) * 0.5))
-            time.sleep(0.03)
+        def sweep(n):  # across the panel's matrices and back, whatever the layout (whole or elided)
+            for k in range(n):
+                f = (k % (n // 2)) / (n / 2.0) if k < n // 2 else 1.0 - (k % (n // 2)) / (n / 2.0)
+                x("mousemove", int(1920 * (0.05 + 0.8 * f)), int(1080 * (0.15 + 0.45 * f)))
+                time.sleep(0.03)
+
+        sweep(80)  # hover: each move over a cell shows its derivation
         time.sleep(PAUSE)
         x("mousemove", x0 + side // 3, y0 + side * 2 // 3)  # hovering here draws once more: zoom's first frame
         for _ in range(10):  # zoom: the wheel, 1.25× a click
@@ -213,10 +222,9 @@ def drive(attnviz, path, step, box, log):
             time.sleep(0.03)
         x("mouseup", 1)
         time.sleep(PAUSE)
-        for k in range(40):  # hover-zoomed: the zoomed cells' derivations
-            x("mousemove", x0 + 10 + k * (side - 20) // 40, y0 + 10 + k * (side - 20) // 40)
-            time.sleep(0.03)
+        sweep(40)  # hover-zoomed: the zoomed cells' derivations
         time.sleep(PAUSE)
+        x("mousemove", x0 + side // 2, y0 + side // 2)  # back over the result
         for _ in range(10):  # zoom-out
             x("click", 5)
             time.sleep(0.08)
