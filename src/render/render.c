@@ -343,6 +343,10 @@ typedef struct Item {
     int rows, cols;                    /* displayed (after transpose and zoom) */
     int r0, c0;                        /* zoom window origin, in displayed coordinates */
     int full_rows, full_cols;
+    /* elided (see item_pieces): only the first and last keep_r rows (keep_c
+     * columns) drawn, a ⋮ row (⋯ column) between them; 0: every one */
+    int keep_r, keep_c;
+    int edges;      /* a piece of an elided matrix: which of its sides (EDGE_*) it has */
     int index_cols; /* cl are the columns' numbers (X's features), not tokens */
     /* layout */
     int x, y; /* cells' top-left */
@@ -854,6 +858,70 @@ static int item_h(const Item *it)
     return imax(1, (int)lrintf(it->ch * it->rows));
 }
 
+/* ---- elided matrices ----
+ *
+ * A matrix too wide or too tall for every number to show at the readable
+ * size is drawn elided, as NumPy prints a large array: its first and last
+ * ELIDE_KEEP columns (rows) at the readable size, with a column of "⋯" (a row
+ * of "⋮") between them, and the kept columns' labels and numbers their true
+ * ones (1 2 3 ⋯ 510 511 512). panel_layout elides only when nothing else
+ * gives readable cells (the result on a row of its own, fewer legends), one
+ * matrix at a time, the one with the most columns or rows first, and only a
+ * side of at least ELIDE_FROM entries: elision then hides at least half of
+ * it. Square data is elided both ways, so it stays square. The matrix is
+ * drawn as up to four pieces, each a window of its cells like a zoom's, so
+ * every kept cell has its own colour, number and hover (its derivation with
+ * its true indices); zooming the result shows any cell. */
+#define ELIDE_KEEP 3
+#define ELIDE_FROM 12
+
+enum { EDGE_LEFT = 1, EDGE_RIGHT = 2, EDGE_TOP = 4, EDGE_BOTTOM = 8 };
+
+/* The rows (columns) of cells a matrix takes in the layout: all of them, or
+ * an elided side's kept ones and the gap between. */
+static int lay_rows(const Item *it)
+{
+    return it->keep_r ? 2 * it->keep_r + 1 : it->full_rows;
+}
+
+static int lay_cols(const Item *it)
+{
+    return it->keep_c ? 2 * it->keep_c + 1 : it->full_cols;
+}
+
+/* The row (column) of n drawn after i: the next, or past an elided side's gap. */
+static int next_kept(int i, int n, int keep)
+{
+    return keep && i + 1 == keep ? n - keep : i + 1;
+}
+
+/* The pieces a matrix is drawn as, into pc[4]: itself, or each kept corner
+ * of an elided matrix as a window of its cells at its place on screen.
+ * Returns how many. */
+static int item_pieces(const Item *it, Item *pc)
+{
+    int nr = it->keep_r ? 2 : 1, nc = it->keep_c ? 2 : 1, n = 0;
+    for (int a = 0; a < nr; a++)
+        for (int b = 0; b < nc; b++) {
+            Item *p = &pc[n++];
+            *p = *it;
+            p->keep_r = p->keep_c = 0;
+            p->edges = (b == 0 ? EDGE_LEFT : 0) | (b == nc - 1 ? EDGE_RIGHT : 0) | (a == 0 ? EDGE_TOP : 0) |
+                       (a == nr - 1 ? EDGE_BOTTOM : 0);
+            if (it->keep_r) {
+                p->rows = it->keep_r;
+                p->r0 = a ? it->full_rows - it->keep_r : 0;
+                p->y = it->y + (a ? (int)lrintf(it->ch * (float)(it->keep_r + 1)) : 0);
+            }
+            if (it->keep_c) {
+                p->cols = it->keep_c;
+                p->c0 = b ? it->full_cols - it->keep_c : 0;
+                p->x = it->x + (b ? (int)lrintf(it->cw * (float)(it->keep_c + 1)) : 0);
+            }
+        }
+    return n;
+}
+
 /* Displayed cell (i, j) of the window on screen. */
 static SDL_Rect cell_rect(const Item *it, int i, int j)
 {
@@ -880,6 +948,7 @@ static void item_draw_w_a_split(RenderCtx *rc, const View *v, const Item *it, co
         int a0 = imax(0, (b ? dx : 0) - off), a1 = imin(along, (b ? it->s->rows : dx) - off);
         /* named where the band is long enough for its name */
         if (a1 <= a0 || cs * (float)(a1 - a0) < (float)(tr ? render_text_width(rc, band[b], lsz) + 4 : llh)) continue;
+        if (!(it->edges & (tr ? EDGE_TOP : EDGE_LEFT))) continue;
         int mid = (int)lrintf(cs * (float)(a0 + a1) / 2.0f);
         if (tr)
             render_text(rc, band[b], lsz, th->text, it->x + mid, it->y - llh - 4, 1);
@@ -924,7 +993,7 @@ static int cell_number(const View *v, const Item *it, int r, int c, char *num, s
 }
 
 /* The width of the widest number the matrix shows at size: of the cells on
- * screen (zoomed, the window's). */
+ * screen (zoomed, the window's; elided, the kept ones). */
 static int numbers_width(RenderCtx *rc, const View *v, const Item *it, int size)
 {
     const AttnStep *s = it->s;
@@ -934,14 +1003,16 @@ static int numbers_width(RenderCtx *rc, const View *v, const Item *it, int size)
         mix64(mix64((uint64_t)v->id, (uint64_t)(uintptr_t)s), (uint64_t)size << 1 | (uint64_t) !!it->weights);
     key = mix64(mix64(key, (uint64_t)it->r0 << 40 | (uint64_t)it->c0 << 20 | (uint64_t)(it->rows * 4099 + it->cols)),
                 (uint64_t)it->transposed << 1 ^ (uint64_t)(uintptr_t)it->row_map);
+    key = mix64(key, (uint64_t)it->keep_r << 8 | (uint64_t)it->keep_c);
     for (int i = 0; i < RENDER_NUM_WIDTHS; i++)
         if (rc->num_widths[i].key == key) return rc->num_widths[i].width;
     int w = 0;
-    for (int i = 0; i < it->rows; i++)
-        for (int j = 0; j < it->cols; j++) {
-            int r, c;
-            disp_to_step(it, i, j, &r, &c);
+    int end_r = it->keep_r ? it->full_rows : it->r0 + it->rows, end_c = it->keep_c ? it->full_cols : it->c0 + it->cols;
+    for (int i = it->keep_r ? 0 : it->r0; i < end_r; i = next_kept(i, it->full_rows, it->keep_r))
+        for (int j = it->keep_c ? 0 : it->c0; j < end_c; j = next_kept(j, it->full_cols, it->keep_c)) {
             char num[32];
+            int r, c;
+            full_to_step(it, i, j, &r, &c);
             float x = s->data[(size_t)r * (size_t)s->cols + (size_t)c];
             if (view_cell_blocked(v, s, r, c) && it->weights && !(x > 0.0f))
                 snprintf(num, sizeof num, "0");
@@ -992,6 +1063,8 @@ static void item_draw_cells(RenderCtx *rc, const View *v, const Item *it, uint64
                                           .kind = LAYOUT_MATRIX,
                                           .rows = it->full_rows,
                                           .cols = it->full_cols,
+                                          .vis_rows = it->rows,
+                                          .vis_cols = it->cols,
                                           .what = "matrix"});
 }
 
@@ -1060,7 +1133,7 @@ static void item_draw_labels(RenderCtx *rc, const View *v, const Item *it)
     const Theme *th = render_theme(v->theme);
     int lh = text_h(rc, it->lsize);
     int sel_r = sel_for_labels(v, it->rl), sel_c = sel_for_labels(v, it->cl);
-    if (it->rl && it->labels) {
+    if (it->rl && it->labels && it->edges & EDGE_LEFT) {
         int k = it->k_tok;
         for (int i = 0; i < it->rows; i += k) {
             const char *lab = it->rl[i + it->r0];
@@ -1071,7 +1144,7 @@ static void item_draw_labels(RenderCtx *rc, const View *v, const Item *it)
             add_hitbox(rc, (SDL_Rect){it->x - 6 - tw, y, tw + 4, lh}, token_hit(v, it, it->rl, i + it->r0, 0));
         }
     }
-    if (it->cl && (it->labels || !it->row_map)) { /* y_j beside x_i shares its pair labels */
+    if (it->cl && (it->labels || !it->row_map) && it->edges & EDGE_TOP) { /* y_j beside x_i shares its pair labels */
         int k = it->index_cols ? it->k_col : it->k_tok;
         int room = (int)(it->cw * (float)(it->stagger ? 2 * k : k)) - 6;
         for (int j = 0; j < it->cols; j += k) {
@@ -1138,7 +1211,7 @@ static void item_draw_blocks(RenderCtx *rc, const View *v, const Item *it, const
             int a = origin + (int)lrintf(cs * c0) + 1, len = (int)lrintf(cs * c1) - (int)lrintf(cs * c0) - 2;
             SDL_Rect br = tr ? (SDL_Rect){it->x + 1, a, W - 2, len} : (SDL_Rect){a, it->y + 1, len, H - 2};
             render_outline(rc, br, th->head[b % 8], b + 1 == it->block_sel ? 4 : 2);
-            if (tr) continue;
+            if (tr || !(it->edges & EDGE_BOTTOM)) continue;
             char hn[32];
             snprintf(hn, sizeof hn, "%s %d", view_string(VS_HEAD, v->lang), b + 1);
             if (render_text_width(rc, hn, f->small) <= br.w)
@@ -1148,8 +1221,6 @@ static void item_draw_blocks(RenderCtx *rc, const View *v, const Item *it, const
                             it->y + H + 3, 1);
         }
     }
-    if (it->block_color > 0)
-        render_outline(rc, (SDL_Rect){it->x - 3, it->y - 3, W + 6, H + 6}, th->head[(it->block_color - 1) % 8], 3);
 }
 
 /* The operands' row and column, and the result's cell, of the cell being computed. */
@@ -1197,9 +1268,10 @@ static void item_draw_rowsums(RenderCtx *rc, const View *v, const Item *it, cons
     if (!it->rowsum) return;
     const Theme *th = render_theme(v->theme);
     int lh = text_h(rc, f->small), tr = it->transposed, H = item_h(it);
+    if (!(it->edges & (tr ? EDGE_BOTTOM : EDGE_RIGHT))) return; /* beside the last column, under the last row */
     int n = tr ? it->cols : it->rows, off = tr ? it->c0 : it->r0;
     int k = tr ? label_stride(it->cw, render_text_width(rc, "0.00", f->small) + 4) : it->k_tok;
-    if (tr) render_text(rc, "Σ =", f->small, th->accent, it->x - 6, it->y + H + 3, 2);
+    if (tr && it->edges & EDGE_LEFT) render_text(rc, "Σ =", f->small, th->accent, it->x - 6, it->y + H + 3, 2);
     for (int i = 0; i < n; i += k) {
         if (it->rowsum_on && !it->rowsum_on[i + off]) continue;
         char buf[48], num[32];
@@ -1259,19 +1331,59 @@ static void item_add_hitmat(RenderCtx *rc, const Item *it)
     hm->zoomable = it->result;
 }
 
+/* An elided matrix's gaps: "⋯" in the gap column, "⋮" in the gap row, "⋱"
+ * where they cross, and the same among the column and row labels. */
+static void item_draw_gaps(RenderCtx *rc, const View *v, const Item *it, const Fonts *f)
+{
+    if (!it->keep_r && !it->keep_c) return;
+    const Theme *th = render_theme(v->theme);
+    int size = it->nsize > 0 ? it->nsize : f->num, lh = text_h(rc, size);
+    render_within(rc, it->area, "elided cells");
+    for (int i = 0; i < it->rows; i++)
+        for (int j = 0; j < it->cols; j++) {
+            int gr = it->keep_r && i == it->keep_r, gc = it->keep_c && j == it->keep_c;
+            if (!gr && !gc) continue;
+            SDL_Rect cell = cell_rect(it, i, j);
+            render_text(rc,
+                        gr && gc ? "⋱"
+                        : gr     ? "⋮"
+                                 : "⋯",
+                        size, th->dim, cell.x + cell.w / 2, cell.y + cell.h / 2 - lh / 2, 1);
+        }
+    int llh = text_h(rc, it->lsize);
+    render_within(rc, it->area, "matrix label");
+    if (it->keep_c && it->cl && (it->labels || !it->row_map)) {
+        SDL_Rect cell = cell_rect(it, 0, it->keep_c);
+        render_text(rc, "⋯", it->lsize, th->dim, cell.x + cell.w / 2, it->y - llh - 4, 1);
+    }
+    if (it->keep_r && it->rl && it->labels) {
+        SDL_Rect cell = cell_rect(it, it->keep_r, 0);
+        render_text(rc, "⋮", it->lsize, th->dim, it->x - 6, cell.y + cell.h / 2 - llh / 2, 2);
+    }
+}
+
 /* One matrix with everything around it, at the place the panel's layout gave it. */
 static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, uint64_t anim_key)
 {
-    render_within(rc, it->area, "matrix");
-    item_draw_cells(rc, v, it, anim_key);
-    item_draw_numbers(rc, v, it);
-    render_within(rc, it->area, "matrix label");
-    if (is_w_a(it)) item_draw_w_a_split(rc, v, it, f);
-    item_draw_labels(rc, v, it);
-    item_draw_selection(rc, v, it);
-    item_draw_blocks(rc, v, it, f);
-    item_draw_operands(rc, v, it, f);
-    item_draw_rowsums(rc, v, it, f);
+    Item pc[4];
+    int np = item_pieces(it, pc);
+    for (int k = 0; k < np; k++) {
+        render_within(rc, it->area, "matrix");
+        item_draw_cells(rc, v, &pc[k], anim_key);
+        item_draw_numbers(rc, v, &pc[k]);
+        render_within(rc, it->area, "matrix label");
+        if (is_w_a(it)) item_draw_w_a_split(rc, v, &pc[k], f);
+        item_draw_labels(rc, v, &pc[k]);
+        item_draw_selection(rc, v, &pc[k]);
+        item_draw_blocks(rc, v, &pc[k], f);
+        item_draw_operands(rc, v, &pc[k], f);
+        item_draw_rowsums(rc, v, &pc[k], f);
+        if (!it->bare) item_add_hitmat(rc, &pc[k]);
+    }
+    item_draw_gaps(rc, v, it, f);
+    if (it->block_color > 0)
+        render_outline(rc, (SDL_Rect){it->x - 3, it->y - 3, item_w(it) + 6, item_h(it) + 6},
+                       render_theme(v->theme)->head[(it->block_color - 1) % 8], 3);
     if (it->bare) return;
     item_draw_caption(rc, v, it, f);
     if (it->legend && !it->shared) {
@@ -1279,7 +1391,6 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
                  (it->rowsum && !it->transposed ? render_text_width(rc, "Σ = 0.00", f->small) + 12 : 0);
         draw_legend(rc, v, it, f, lx, it->y, item_h(it));
     }
-    item_add_hitmat(rc, it);
 }
 
 /* ---- the operands and result of a step, animated ---- */
@@ -1644,7 +1755,7 @@ static void draw_concat_slide(RenderCtx *rc, const View *v, const Item *ops, int
                               const Fonts *f)
 {
     if (p < CONCAT_SLIDE_START || p >= CONCAT_SLIDE_END || n_ops < 1) return;
-    if (res->rows != res->full_rows || res->cols != res->full_cols) return;
+    if (res->rows != res->full_rows || res->cols != res->full_cols || res->keep_r || res->keep_c) return;
     int sum = 0;
     for (int i = 0; i < n_ops; i++) sum += ops[i].s->cols;
     if (sum != res->s->cols) return;
@@ -1682,9 +1793,9 @@ typedef struct Panel {
     int opw[MAX_ITEMS];
     int top_h, cap_h, note_h; /* column labels above a matrix, its caption below; the panel's note line */
     int split;                /* >0: the result (and its operator) on a second row, below the operands */
+    int lshape;               /* a product laid out as the textbook's L (panel_fit_l) */
     int over[2];              /* each row's pixels that are not cells: labels, legends, operators */
     int numbers_hidden;       /* some matrix is too small for its numbers */
-    int labels_thinned;       /* up to 16 tokens, and not every label shown */
     Anim anim;
     uint64_t akey;
 } Panel;
@@ -1810,19 +1921,24 @@ static float *edit_animate(const View *v, Item *res, const float *before, uint64
 
 /* Marks the cells the edit changed: a ring in the accent colour, where cells
  * are large enough to carry one. */
-static void draw_changed(RenderCtx *rc, const View *v, const Item *it, const float *before)
+static void draw_changed(RenderCtx *rc, const View *v, const Item *whole, const float *before)
 {
-    if (it->cw < 6 || it->ch < 6) return;
+    if (whole->cw < 6 || whole->ch < 6) return;
     const Theme *th = render_theme(v->theme);
-    for (int i = 0; i < it->rows; i++)
-        for (int j = 0; j < it->cols; j++) {
-            int r, c;
-            disp_to_step(it, i, j, &r, &c);
-            size_t k = (size_t)r * (size_t)it->s->cols + (size_t)c;
-            if (memcmp(&before[k], &it->s->data[k], sizeof(float)) == 0) continue;
-            SDL_Rect cell = cell_rect(it, i, j);
-            render_outline(rc, (SDL_Rect){cell.x + 1, cell.y + 1, cell.w - 2, cell.h - 2}, th->accent, 2);
-        }
+    Item pc[4];
+    int np = item_pieces(whole, pc);
+    for (int p = 0; p < np; p++) {
+        const Item *it = &pc[p];
+        for (int i = 0; i < it->rows; i++)
+            for (int j = 0; j < it->cols; j++) {
+                int r, c;
+                disp_to_step(it, i, j, &r, &c);
+                size_t k = (size_t)r * (size_t)it->s->cols + (size_t)c;
+                if (memcmp(&before[k], &it->s->data[k], sizeof(float)) == 0) continue;
+                SDL_Rect cell = cell_rect(it, i, j);
+                render_outline(rc, (SDL_Rect){cell.x + 1, cell.y + 1, cell.w - 2, cell.h - 2}, th->accent, 2);
+            }
+    }
 }
 
 /* The result's animation at progress p; a softmax shows its final row sums. */
@@ -1887,7 +2003,7 @@ static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
             it->index_cols = it->cl != NULL;
         }
         /* up to 16 tokens' columns, all labelled, may need two lines */
-        if (it->cl) P->top_h = imax(P->top_h, (it->index_cols || it->full_cols > 16 ? 1 : 2) * lh + 8);
+        if (it->cl) P->top_h = imax(P->top_h, (it->index_cols || lay_cols(it) > 16 ? 1 : 2) * lh + 8);
         /* W_a drawn transposed: its bands named above it */
         if (is_w_a(it) && it->transposed) P->top_h = imax(P->top_h, lh + 8);
         it->legend = level == 0 || it->result || (level == 1 && P->n <= 3);
@@ -1922,7 +2038,7 @@ static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
  * matrix may be wider than T nor taller than H. Square data stays square. */
 static void item_cells(Item *it, float s, float T, float H)
 {
-    float R = (float)it->full_rows, C = (float)it->full_cols;
+    float R = (float)lay_rows(it), C = (float)lay_cols(it);
     if (it->full_rows == it->full_cols) {
         float side = fminf(fminf(R * s, H), T);
         it->cw = it->ch = side / R;
@@ -1938,7 +2054,7 @@ static float panel_width(Panel *P, float s, float T, float H)
     float w[2] = {(float)P->over[0], (float)P->over[1]};
     for (int i = 0; i < P->n; i++) {
         item_cells(P->shown[i], s, T, H);
-        w[row_of(P, i)] += P->shown[i]->cw * (float)P->shown[i]->full_cols;
+        w[row_of(P, i)] += P->shown[i]->cw * (float)lay_cols(P->shown[i]);
     }
     return fmaxf(w[0], w[1]);
 }
@@ -1948,9 +2064,16 @@ static float panel_width(Panel *P, float s, float T, float H)
 static float item_min_cell(RenderCtx *rc, const View *v, const Item *it, const Fonts *f)
 {
     float need = (float)text_h(rc, f->label) * 1.05f;
-    if ((long)it->full_rows * it->full_cols > NUMBERS_MAX_CELLS) return need;
+    if ((long)lay_rows(it) * lay_cols(it) > NUMBERS_MAX_CELLS) return need;
     need = fmaxf(need, (float)numbers_width(rc, v, it, f->num) + 2.0f * NUMBERS_PAD);
     return fmaxf(need, (float)text_h(rc, f->num) + 4.0f);
+}
+
+/* Whether the matrix's cells hold its numbers at the frame's number size. */
+static int item_numbers_fit(RenderCtx *rc, const View *v, const Item *it, const Fonts *f)
+{
+    return (long)it->rows * it->cols <= NUMBERS_MAX_CELLS && (float)text_h(rc, f->num) + 4.0f <= it->ch &&
+           (float)numbers_width(rc, v, it, f->num) + 2.0f * NUMBERS_PAD <= it->cw;
 }
 
 /* The smallest cell that shows every matrix's numbers and labels. */
@@ -1986,7 +2109,7 @@ static void panel_fit(Panel *P, float avail_w, float avail_h, float s_min)
     float H = avail_h, inf = 1e9f;
     int small_rows = 0, min_rows = 1 << 30;
     for (int i = 0; i < P->n; i++) {
-        int R = P->shown[i]->full_rows;
+        int R = lay_rows(P->shown[i]);
         min_rows = imin(min_rows, R);
         if ((float)R * s_min <= H) small_rows = imax(small_rows, R);
     }
@@ -2016,9 +2139,114 @@ static void panel_fit(Panel *P, float avail_w, float avail_h, float s_min)
         it->cw = fmaxf(it->cw, 0.05f);
         it->ch = fmaxf(it->ch, 0.05f);
         /* zoomed: the window of cells fills the matrix's room */
-        it->cw *= (float)it->full_cols / (float)it->cols;
-        it->ch *= (float)it->full_rows / (float)it->rows;
+        it->cw *= (float)lay_cols(it) / (float)it->cols;
+        it->ch *= (float)lay_rows(it) / (float)it->rows;
     }
+}
+
+/* The textbook's L for a product (Falk's scheme), when a side-by-side row
+ * is too wide: the right-hand factor above the result, its columns over the
+ * result's columns, a bias under it, and the left-hand factor left of the
+ * result, its rows beside the result's rows. For a product of two factors
+ * and a bias (last) at most, not zoomed; in column notation without a bias
+ * (which there stands as a column). */
+static int panel_l_fits(const Panel *P, const View *v)
+{
+    const Item *res = P->res;
+    if (!is_product(res->s) || res->rows != lay_rows(res) || res->cols != lay_cols(res)) return 0;
+    if (P->n_ops == 3 && P->shown[2]->s->kind == ATTN_STEP_BIAS && v->notation != VIEW_NOTATION_COLUMN) return 1;
+    return P->n_ops == 2 && !P->shown[0]->row_map;
+}
+
+/* The height of item it's rows in the L: cells of s × s for square data,
+ * else rows as tall as hrow (at most s). The left factor's rows stand beside
+ * the result's, so both take the height either needs. */
+static float l_row_h(const Panel *P, const Item *it, float s, float hrow)
+{
+    const Item *A = P->shown[0], *R = P->res;
+    if (it == A || it == R) return A->full_rows == A->full_cols || R->full_rows == R->full_cols ? s : fminf(s, hrow);
+    return it->full_rows == it->full_cols ? s : fminf(s, hrow);
+}
+
+/* The room above item it's band in the L: its column labels', or (the
+ * result's band) the left factor's; a few pixels when neither has any. */
+static int l_top(const Panel *P, const Item *it)
+{
+    return it->cl || (it == P->res && P->shown[0]->cl) ? P->top_h : 4;
+}
+
+/* The L's width and height with columns of s and rows of hrow: the left
+ * factor and the operators' column, beside the widest of the right column
+ * (the factor, the bias, the result); the right column's bands stacked. */
+static void l_size(const Panel *P, float s, float hrow, float *w, float *h)
+{
+    const Item *A = P->shown[0];
+    int opc = 0;
+    float right = 0, hh = (float)P->note_h;
+    for (int i = 1; i < P->n; i++) {
+        const Item *it = P->shown[i];
+        opc = imax(opc, P->opw[i]);
+        right = fmaxf(right, (float)(it->lab_w + it->leg_w) + s * (float)lay_cols(it));
+        float rows = l_row_h(P, it, s, hrow) * (float)imax(lay_rows(it), it == P->res ? lay_rows(A) : 0);
+        hh += (float)(l_top(P, it) + P->cap_h) + rows;
+    }
+    *w = (float)(A->lab_w + A->leg_w) + s * (float)lay_cols(A) + (float)opc + right + 4.0f;
+    *h = hh;
+}
+
+/* The L's cells, as large as area allows: first the columns' width s (the
+ * rows at least h_min tall), then the rows of data that is not square as
+ * tall as the room left allows, up to s. Square data keeps square cells. */
+static void panel_fit_l(Panel *P, SDL_Rect area, float h_min)
+{
+    float lo = 0, hi = (float)area.h, w, h;
+    for (int k = 0; k < 40; k++) {
+        float mid = (lo + hi) / 2;
+        l_size(P, mid, h_min, &w, &h);
+        if (w <= (float)area.w && h <= (float)area.h)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    float s = fmaxf(lo, 0.05f), rlo = fminf(h_min, s), rhi = s;
+    for (int k = 0; k < 30; k++) {
+        float mid = (rlo + rhi) / 2;
+        l_size(P, s, mid, &w, &h);
+        if (h <= (float)area.h)
+            rlo = mid;
+        else
+            rhi = mid;
+    }
+    for (int i = 0; i < P->n; i++) {
+        Item *it = P->shown[i];
+        it->cw = s;
+        it->ch = fmaxf(l_row_h(P, it, s, rlo), 0.05f);
+    }
+}
+
+/* Places the L, centred in area. */
+static void panel_place_l(Panel *P, SDL_Rect area)
+{
+    Item *A = P->shown[0];
+    float w, h;
+    l_size(P, A->cw, A->ch, &w, &h);
+    int opc = 0, rlab = 0;
+    for (int i = 1; i < P->n; i++) {
+        opc = imax(opc, P->opw[i]);
+        rlab = imax(rlab, P->shown[i]->lab_w);
+    }
+    int x0 = area.x + imax(0, (area.w - (int)w) / 2);
+    int xr = x0 + A->lab_w + item_w(A) + A->leg_w + opc + rlab;
+    int y = area.y + imax(0, (area.h - (int)h) / 2);
+    for (int i = 1; i < P->n; i++) {
+        Item *it = P->shown[i];
+        y += l_top(P, it);
+        it->x = xr;
+        it->y = y;
+        y += (it == P->res ? imax(item_h(it), item_h(A)) : item_h(it)) + P->cap_h;
+    }
+    A->x = x0 + A->lab_w;
+    A->y = P->res->y;
 }
 
 /* Large cells show larger numbers: one size for every matrix of the panel
@@ -2055,7 +2283,7 @@ static void panel_number_size(Panel *P, RenderCtx *rc, const View *v, const Font
  * labels every k-th, the same k for rows and columns and across the panel. */
 static void panel_text(Panel *P, RenderCtx *rc, const View *v, const Fonts *f)
 {
-    int lh = text_h(rc, f->label), nh = text_h(rc, f->num);
+    int lh = text_h(rc, f->label);
     int k = 1;
     for (int i = 0; i < P->n; i++) {
         Item *it = P->shown[i];
@@ -2063,25 +2291,21 @@ static void panel_text(Panel *P, RenderCtx *rc, const View *v, const Fonts *f)
         if (it->cl && !it->index_cols) {
             int wmax = label_width(rc, it->cl, it->full_cols, it->lsize);
             int per = imax(1, (int)ceilf((float)(imin(wmax, 4 * it->lsize) + 8) / it->cw));
-            if (it->full_cols > 16) k = imax(k, per);
+            if (lay_cols(it) > 16) k = imax(k, per);
             /* up to 16: all of them, on two lines when one is too narrow */
-            it->stagger = it->full_cols <= 16 && per > 1;
+            it->stagger = lay_cols(it) <= 16 && per > 1;
         }
     }
     P->numbers_hidden = 0;
-    P->labels_thinned = 0;
     for (int i = 0; i < P->n; i++) {
         Item *it = P->shown[i];
         it->k_tok = k;
-        if (k > 1 && ((it->rl && it->full_rows <= 16) || (it->cl && !it->index_cols && it->full_cols <= 16)))
-            P->labels_thinned = 1;
         if (it->index_cols) {
             int w = render_text_width(rc, it->cl[it->full_cols - 1], it->lsize) + 8;
             it->k_col = nice_stride(imax(1, (int)ceilf((float)w / it->cw)));
         }
         it->nsize = 0;
-        if ((long)it->rows * it->cols <= NUMBERS_MAX_CELLS && (float)nh + 4.0f <= it->ch &&
-            (float)numbers_width(rc, v, it, f->num) + 2.0f * NUMBERS_PAD <= it->cw)
+        if (item_numbers_fit(rc, v, it, f))
             it->nsize = f->num;
         else if (it->alpha > 0.0f)
             P->numbers_hidden = 1;
@@ -2115,33 +2339,94 @@ static void panel_place(Panel *P, SDL_Rect area)
     }
 }
 
-/* Lays the panel out in area: the cells as large as the room allows. While
+/* Arranges the panel in area, the cells as large as the room allows. While
  * they are smaller than the readable size, it tries the result on a row of
- * its own below the operands, then sheds the operands' legends and repeated
- * row labels. */
-static void panel_layout(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t, const Fonts *f, SDL_Rect area)
+ * its own below the operands, then a product as the textbook's L, then
+ * sheds the operands' legends and repeated row labels (and tries the three
+ * again). Returns 1 when every matrix shows its numbers (and one of at
+ * most 16 columns its labels), else 0 with the last try laid out. */
+static int panel_arrange(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t, const Fonts *f, SDL_Rect area)
 {
-    for (int attempt = 0; attempt < 6; attempt++) {
-        int level = attempt / 2;
-        P->split = attempt % 2 && P->n_ops > 0 ? P->n_ops : 0;
-        if (attempt % 2 && !P->split) continue;
+    for (int attempt = 0; attempt < 9; attempt++) {
+        int level = attempt / 3, kind = attempt % 3;
+        P->split = kind == 1 && P->n_ops > 0 ? P->n_ops : 0;
+        P->lshape = kind == 2 && panel_l_fits(P, v);
+        if ((kind == 1 && !P->split) || (kind == 2 && !P->lshape)) continue;
         panel_measure(P, rc, v, t, f, area, level);
         float s_min = panel_min_cell(P, rc, v, f);
-        panel_fit(P, (float)area.w, row_room(P, area), s_min);
-        int readable = 1;
-        for (int i = 0; i < P->n; i++)
-            if (P->shown[i]->full_cols <= 16 && P->shown[i]->cw < item_min_cell(rc, v, P->shown[i], f) * 0.999f)
-                readable = 0;
-        if (readable) break;
-        if (attempt == 5) {
-            /* nothing readable: one row, without the operands' legends */
-            P->split = 0;
-            panel_measure(P, rc, v, t, f, area, level);
+        if (P->lshape)
+            panel_fit_l(P, area, fmaxf((float)text_h(rc, f->num) + 4.0f, (float)text_h(rc, f->label) * 1.05f));
+        else
             panel_fit(P, (float)area.w, row_room(P, area), s_min);
+        int readable = 1;
+        for (int i = 0; i < P->n && readable; i++) {
+            const Item *it = P->shown[i];
+            if (lay_cols(it) <= 16 && it->cw < item_min_cell(rc, v, it, f) * 0.999f) readable = 0;
+            if (!item_numbers_fit(rc, v, it, f)) readable = 0;
+        }
+        if (readable) return 1;
+    }
+    /* nothing readable: one row, without the operands' legends */
+    P->split = P->lshape = 0;
+    panel_measure(P, rc, v, t, f, area, 2);
+    panel_fit(P, (float)area.w, row_room(P, area), panel_min_cell(P, rc, v, f));
+    return 0;
+}
+
+/* Elides the matrix with the most columns or rows not yet elided (columns
+ * first; square data both ways), of at least ELIDE_FROM; not a zoomed one.
+ * 0 when there is none. */
+static int panel_elide_one(Panel *P)
+{
+    Item *best = NULL;
+    int most = ELIDE_FROM - 1, cols = 0;
+    for (int i = 0; i < P->n; i++) {
+        Item *it = P->shown[i];
+        if (it->rows != lay_rows(it) || it->cols != lay_cols(it)) continue; /* zoomed */
+        if (!it->keep_c && it->full_cols > most) {
+            best = it;
+            most = it->full_cols;
+            cols = 1;
+        }
+        if (!it->keep_r && it->full_rows > most) {
+            best = it;
+            most = it->full_rows;
+            cols = 0;
         }
     }
+    if (!best) return 0;
+    int square = best->full_rows == best->full_cols;
+    if (cols || square) best->keep_c = ELIDE_KEEP;
+    if (!cols || square) best->keep_r = ELIDE_KEEP;
+    best->rows = lay_rows(best);
+    best->cols = lay_cols(best);
+    return 1;
+}
+
+/* Lays the panel out in area: arranged as above, and while that leaves a
+ * matrix without its numbers, with one more matrix elided; when even that
+ * does not give readable cells, nothing elided. */
+static void panel_layout(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t, const Fonts *f, SDL_Rect area)
+{
+    int readable;
+    while (!(readable = panel_arrange(P, rc, v, t, f, area)) && panel_elide_one(P)) continue;
+    if (!readable) {
+        /* elided as far as it goes and still too small: every cell, and the
+         * note that says where the numbers are */
+        for (int i = 0; i < P->n; i++) {
+            Item *it = P->shown[i];
+            if (!it->keep_r && !it->keep_c) continue;
+            it->keep_r = it->keep_c = 0;
+            it->rows = it->full_rows;
+            it->cols = it->full_cols;
+        }
+        panel_arrange(P, rc, v, t, f, area);
+    }
     panel_text(P, rc, v, f);
-    panel_place(P, area);
+    if (P->lshape)
+        panel_place_l(P, area);
+    else
+        panel_place(P, area);
 }
 
 /* The note line under the panel: the scaling's divisor, the softmax's
@@ -2506,6 +2791,7 @@ static void draw_wrapped(RenderCtx *rc, const char *text, int size, SDL_Color co
             char cut[1024];
             const char *fit = render_text_fit(rc, text + starts[i], size, box.w, cut, sizeof cut);
             if (fit && fit != text + starts[i]) snprintf(line, sizeof line, "%s", fit);
+            render_within(rc, rc->within, "text shortened");
         }
         render_text(rc, line, size, col, box.x, box.y + i * lh, 0);
     }
@@ -2667,26 +2953,32 @@ static int status_text(const View *v, RenderCtx *rc, int size, int maxw, char *b
     return render_text_width(rc, buf, size);
 }
 
-/* The current step's panel laid out in area, not drawn: the area of its
- * matrices on screen; *cramped: 0 when every number and label shows, 1 when
- * some matrix cannot show its numbers, 2 or 3 when some of at most 16 token
- * labels are left out. */
-static double panel_probe(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect area, int *cramped)
+/* Step `step` of trace t laid out in area, not drawn: the area of its
+ * matrices on screen; *readable (when not NULL): 1 when every matrix shows
+ * its numbers. */
+static double panel_probe_step(RenderCtx *rc, const View *v, const AttnTrace *t, int step, const Fonts *f,
+                               SDL_Rect area, int *readable)
 {
-    if (cramped) *cramped = 0;
-    if (!view_step_ready(v, view_trace(v), v->step)) return 0;
+    if (readable) *readable = 1;
+    if (!view_step_ready(v, t, step)) return 0;
     Panel *P = calloc(1, sizeof *P);
     if (!P) return 0;
     int record = rc->record;
     rc->record = 0;
-    panel_items(P, rc, v, view_trace(v), v->step, 1.0);
-    panel_layout(P, rc, v, view_trace(v), f, area);
+    panel_items(P, rc, v, t, step, 1.0);
+    panel_layout(P, rc, v, t, f, area);
     rc->record = record;
     double a = 0;
     for (int i = 0; i < P->n; i++) a += (double)item_w(&P->items[i]) * (double)item_h(&P->items[i]);
-    if (cramped) *cramped = P->numbers_hidden + 2 * P->labels_thinned;
+    if (readable) *readable = !P->numbers_hidden;
     free(P);
     return a;
+}
+
+/* The current step's panel, as above. */
+static double panel_probe(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect area, int *readable)
+{
+    return panel_probe_step(rc, v, view_trace(v), v->step, f, area, readable);
 }
 
 /* What a frame's layout depends on in the view, beyond the output's size
@@ -2710,7 +3002,19 @@ typedef struct Frame {
     SDL_Rect main, panel, strip;    /* the steps' room; in multi-head mode the panel and the heads' strip */
 } Frame;
 
-static void frame_layout(RenderCtx *rc, const View *v, int width, int height, float scale, const char *narr, Frame *F)
+static int strip_for_lesson(RenderCtx *rc, const View *v, int width, int height);
+
+/* The heads' strip at the right of the main area, the step's panel left of it. */
+static void frame_strip(Frame *F, int width)
+{
+    int strip_w = imax(120, imin(width / 6, 400));
+    F->strip = (SDL_Rect){F->main.x + F->main.w - strip_w, F->main.y, strip_w, F->main.h};
+    F->panel = (SDL_Rect){F->main.x, F->main.y, F->main.w - strip_w - F->m, F->main.h};
+}
+
+/* Lays the frame out; with_strip 0: without deciding on the heads' strip. */
+static void frame_place(RenderCtx *rc, const View *v, int width, int height, float scale, const char *narr, Frame *F,
+                        int with_strip)
 {
     Fonts f = fonts_for(v, width, height, scale);
     F->f = f;
@@ -2723,8 +3027,9 @@ static void frame_layout(RenderCtx *rc, const View *v, int width, int height, fl
     F->tl = (SDL_Rect){m, height - m / 2 - tl_h, width - 2 * m, tl_h};
     int nsize = f.body, nw = width - 4 * m;
     while (wrapped_lines(rc, narr, nsize, nw) > F->max_lines && nsize > f.small) nsize--;
-    /* a long narration gets up to three more lines before it is cut */
-    F->max_lines = imin(imax(F->max_lines, wrapped_lines(rc, narr, nsize, nw)), F->max_lines + 3);
+    /* the narration is read aloud: it gets every line it needs, and the
+     * matrices the room that is left */
+    F->max_lines = imax(F->max_lines, wrapped_lines(rc, narr, nsize, nw));
     F->nsize = nsize;
     int nl = imin(F->max_lines, imax(2, wrapped_lines(rc, narr, nsize, nw)));
     int narr_h = v->slides == 2 ? 0 : nl * text_h(rc, nsize) + m; /* a handout's figure: the caption says it */
@@ -2732,28 +3037,54 @@ static void frame_layout(RenderCtx *rc, const View *v, int width, int height, fl
     F->main = (SDL_Rect){m, F->fbar.y + F->fbar.h + m / 2, width - 2 * m, F->nbox.y - (F->fbar.y + F->fbar.h) - m};
     F->panel = F->main;
     F->strip = (SDL_Rect){0, 0, 0, 0};
-    if (v->mode == VIEW_MULTI && view_head_count(v) > 1 && !v->hide_heads) {
-        /* the heads' strip, unless it would take the room the step's
-         * numbers need: the matrices get the space first */
-        int strip_w = imax(120, imin(width / 6, 400));
-        SDL_Rect strip = {F->main.x + F->main.w - strip_w, F->main.y, strip_w, F->main.h};
-        SDL_Rect panel = {F->main.x, F->main.y, F->main.w - strip_w - m, F->main.h};
-        /* the decision depends on the step and the sizes, not on the
-         * animation's progress: worked out once per view state */
-        uint64_t key = mix64(mix64(view_layout_key(v), (uint64_t)width << 32 | (uint64_t)height),
-                             (uint64_t)F->f.body << 32 | (uint64_t)F->f.num << 16 | (uint64_t)F->main.h);
-        if (key != rc->strip_key) {
-            int with = 0, without = 0;
-            panel_probe(rc, v, &F->f, panel, &with);
-            if (with) panel_probe(rc, v, &F->f, F->main, &without);
-            rc->strip_key = key;
-            rc->strip_kept = !with || without >= with;
-        }
-        if (rc->strip_kept) {
-            F->strip = strip;
-            F->panel = panel;
-        }
+    if (with_strip && v->mode == VIEW_MULTI && view_head_count(v) > 1 && !v->hide_heads &&
+        strip_for_lesson(rc, v, width, height))
+        frame_strip(F, width);
+}
+
+static void frame_layout(RenderCtx *rc, const View *v, int width, int height, float scale, const char *narr, Frame *F)
+{
+    frame_place(rc, v, width, height, scale, narr, F, 1);
+}
+
+/* Whether the lesson, at this size, shows the heads' strip: decided once
+ * for all its steps and text scales (at scale 1), so the screen does not
+ * jump from one step to the next, nor at +. The strip stays unless it takes
+ * the room that some step needs to show its numbers (readable without the
+ * strip, not with it). Kept for the last few view states asked (the light
+ * and dark themes lay out alike, the projector's text is larger); while the
+ * trace is still being computed, the strip stays. */
+static int strip_for_lesson(RenderCtx *rc, const View *v, int width, int height)
+{
+    uint64_t key = mix64(mix64((uint64_t)v->id, (uint64_t)width << 32 | (uint64_t)height),
+                         (uint64_t)v->lang << 12 | (uint64_t)(v->theme == VIEW_THEME_PROJECTOR) << 8 |
+                             (uint64_t)v->notation << 4 | (uint64_t)v->weight_scale << 16 | (uint64_t)v->slides << 20);
+    for (int i = 0; i < RENDER_STRIP_CACHE; i++)
+        if (rc->strip[i].key == key) return rc->strip[i].kept;
+    View w = *v; /* each step in its final state, unzoomed */
+    w.zoom = 1.0f;
+    w.pan_x = w.pan_y = 0.0f;
+    int kept = 1;
+    char narr[NARRATE_MAX_STEP_TEXT];
+    for (int s = 0; s < view_trace(v)->n_steps; s++)
+        if (!view_step_ready(v, view_trace(v), s)) return 1; /* decided once the trace is whole */
+    for (int s = 0; s < view_trace(v)->n_steps && kept; s++) {
+        w.step = s;
+        w.t = 1e9;
+        view_narration(&w, narr, sizeof narr);
+        Frame F;
+        frame_place(rc, &w, width, height, 1.0f, narr, &F, 0);
+        SDL_Rect main = F.main;
+        frame_strip(&F, width);
+        int with = 0, without = 0;
+        panel_probe(rc, &w, &F.f, F.panel, &with);
+        if (!with) panel_probe(rc, &w, &F.f, main, &without);
+        kept = with || !without;
     }
+    RenderStripEntry *e = &rc->strip[rc->strip_next++ % RENDER_STRIP_CACHE];
+    e->key = key;
+    e->kept = kept;
+    return kept;
 }
 
 /* The area of the current step's matrices in a frame laid out as F
@@ -2991,9 +3322,27 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     double p = view_progress(v);
     if (v->mode == VIEW_COMPARE) {
         /* the operands run left to right, so on a wide screen the two
-         * pipelines stack, each with the full width; else side by side */
+         * pipelines stack, each with the full width; else, or when stacked
+         * halves cannot show their numbers and side by side can, side by side */
         int stacked = main.w * 2 >= main.h * 3;
         int lh = text_h(rc, f.body);
+        if (stacked) {
+            int half = main.h / 2, ok_st = 1, ok_sb = 1, k;
+            SDL_Rect st = {main.x, main.y, main.w, half - lh - 6},
+                     sb = {main.x, main.y, main.w / 2 - m / 2, main.h - lh - 4};
+            int cs = view_compare_step(v, v->step);
+            panel_probe_step(rc, v, v->single, cs, &f, st, &k);
+            ok_st &= k;
+            panel_probe_step(rc, v, v->trace, v->step, &f, st, &k);
+            ok_st &= k;
+            if (!ok_st) {
+                panel_probe_step(rc, v, v->single, cs, &f, sb, &k);
+                ok_sb &= k;
+                panel_probe_step(rc, v, v->trace, v->step, &f, sb, &k);
+                ok_sb &= k;
+                stacked = !ok_sb;
+            }
+        }
         char cap1[128], cap2[128];
         snprintf(cap1, sizeof cap1, "%s  (h = 1, d_k = %d)", view_string(VS_MODE_SINGLE, v->lang), v->single->cfg.d_k);
         snprintf(cap2, sizeof cap2, "%s  (h = %d, d_k = %d)", view_string(VS_MULTI_TITLE, v->lang), v->trace->cfg.heads,

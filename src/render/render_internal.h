@@ -26,7 +26,7 @@ const Theme *render_theme(ViewTheme t);
 /* The cached texts' textures are trimmed beyond this many bytes, as beyond
  * 3/4 of the entries: a line of narration across a 1920-pixel frame is
  * 200 KB, and every step has its own. */
-#define RENDER_TEXT_BUDGET ((size_t)16 << 20)
+#define RENDER_TEXT_BUDGET ((size_t)8 << 20)
 
 typedef struct TextEntry {
     uint64_t key; /* 0: empty */
@@ -99,6 +99,8 @@ typedef struct LayoutBox {
     LayoutKind kind;
     int size;         /* text and numbers: font size in pixels */
     int rows, cols;   /* matrix: the data's shape (full, not zoomed) */
+    int vis_rows;     /* matrix: the rows and columns of cells drawn in the box (the */
+    int vis_cols;     /* window of a zoom, one kept end of an elided matrix) */
     const char *what; /* static: what the box is, for messages */
     char text[48];    /* the start of the text, for messages */
 } LayoutBox;
@@ -113,6 +115,14 @@ void render_within(RenderCtx *rc, SDL_Rect within, const char *what);
 void render_layout_add(RenderCtx *rc, LayoutBox b);
 
 #define RENDER_RANGE_CACHE 256 /* a power of two */
+#define RENDER_STRIP_CACHE 8
+
+/* Whether a lesson shows the heads' strip, for one size, text scale,
+ * language and theme (render.c: strip_for_lesson) */
+typedef struct RenderStripEntry {
+    uint64_t key; /* 0: empty */
+    int kept;
+} RenderStripEntry;
 
 /* max |value| of a step's unblocked cells, kept: a 4096×4096 weight takes
  * 16M reads to scan, too many for every frame */
@@ -177,8 +187,8 @@ struct RenderCtx {
     const char *within_what;
     uint64_t scale_key; /* the view state the text scale below was worked out for */
     float scale_drawn;
-    uint64_t strip_key; /* the view state the heads' strip decision below was made for */
-    int strip_kept;
+    RenderStripEntry strip[RENDER_STRIP_CACHE];
+    unsigned strip_next;
     /* the widest number of a matrix at a size, which laying a panel out asks
      * for again and again: keyed on the view (its id changes with the
      * trace's numbers), the step's matrix, weights or not, and the size */
