@@ -33,12 +33,15 @@
 #             the window's frame times and first frame at 1920×1080 under
 #             xvfb-run (--speed X, default 4, only shortens the autoplay), export
 #             ms/frame, the window's peak memory, `attnviz bench --edits` where
-#             it exists, and matplotlib on the same 1024×1024 heatmap
+#             it exists, hover, zoom and pan on the 1,024-token weights driven
+#             by xdotool (draw + present per frame), and matplotlib on the same
+#             1024×1024 heatmap
 # A row whose tool is missing says "not available"; nothing is estimated.
 #
 # Without --attnviz it builds the tree in build-bench/ (the project's default
 # RelWithDebInfo, -j2). Needs /usr/bin/python3 with torch, numpy, matplotlib;
-# xvfb-run; /usr/bin/time (Debian package `time`); root to install OpenBLAS if
+# xvfb-run; xdotool and python3-pil for hover, zoom and pan (else "not
+# available"); /usr/bin/time (Debian package `time`); root to install OpenBLAS if
 # it is missing. About 10-15 minutes. The numbers are only as quiet as the
 # machine: the load average at the start and the end is printed with them.
 set -u
@@ -326,9 +329,20 @@ for lesson, what in (("3", "self-attention-xihuan-paobu"), ("12", "seed001-shape
     ed = sval(lesson, "edits") or na
     mx = re.match(r"n (\d+) p50 ([0-9.]+) p99 ([0-9.]+)", ed)
     eds = ("p50 %s ms, p99 %s ms" % (mx.group(2), mx.group(3))) if mx else ed
-    scale_rows.append(["%s tokens (%s)" % (lesson, what), p99, frames, ffs, exs, rs, eds])
+    # hover, zoom and pan: draw + present of the frames they drew (1,024 tokens only)
+    it = sval(lesson, "interact")
+    mi = re.match(r"n (\d+) p50 ([0-9.]+) p99 ([0-9.]+) max ([0-9.]+)", it or "")
+    parts = []
+    for inp in ("hover", "zoom", "pan"):
+        mp = re.match(r"n (\d+) p50 [0-9.]+ p99 ([0-9.]+)", sval(lesson, "interact-" + inp) or "")
+        if mp:
+            parts.append("%s %s" % (inp, mp.group(2)))
+    its = ("%s ms: %s (%s frames; p99 %s)" % (mi.group(3), "yes" if float(mi.group(3)) < 16.7 else "no", mi.group(1),
+                                             ", ".join(parts) or "by input: " + na)) if mi else (it or "—")
+    scale_rows.append(["%s tokens (%s)" % (lesson, what), p99, frames, ffs, exs, rs, eds, its])
 scale_head = ["lesson", "window p99 (< 16.7 ms)", "window frames", "first frame (≤ 300 ms)",
-              "export ms/frame at 1280×720 (< 15 ms)", "show peak memory (≤ 2 × trace + the 3-token lesson's peak)", "edit, recompute, draw (bench --edits)"]
+              "export ms/frame at 1280×720 (< 15 ms)", "show peak memory (≤ 2 × trace + the 3-token lesson's peak)",
+              "edit, recompute, draw (bench --edits)", "hover, zoom, pan p99 (< 16.7 ms)"]
 mpl_big = sval("1024", "matplotlib")
 
 other_head = ["measure", "attnviz", "reference", "result", "target"]

@@ -18,6 +18,14 @@ For each lesson (3 tokens: self-attention-xihuan-paobu; 12: seed001-shapes-512;
            few KiB): what `show` holds beyond its trace may not grow with the
            lesson, except for at most one more trace's worth (textures, the
            single-head trace, an edit's new trace beside the old).
+  interact (1,024 tokens) `attnviz show LESSON --step N --size 1920x1080` on the
+           first head's weights under Xvfb, driven by xdotool as a teacher's
+           mouse would: hover across the result's cells, zoom in with the
+           wheel, drag to pan, hover the zoomed cells, zoom back out. Each
+           frame's draw + present time comes from ATTNVIZ_FRAME_LOG; the
+           line gives p50/p99/max over the frames those inputs drew (each
+           hover frame shows the hovered cell's derivation), overall and per
+           kind of input.
 and once, matplotlib's imshow + savefig of one 1024×1024 heatmap (viridis,
 colorbar, title) at 1280×720, the same picture a 1,024-token weights step is.
 Prints one line per measurement, `scale LESSON KEY: VALUE`, which
@@ -26,6 +34,7 @@ fails prints `scale LESSON KEY: not available (why)`.
 """
 import argparse
 import glob
+import json
 import os
 import re
 import shutil
@@ -134,6 +143,148 @@ def bench_edits(attnviz, name, path):
     say(name, "edits", "n %s p50 %s p99 %s" % m.groups())
 
 
+def first_softmax(attnviz, path, tmp):
+    """(step number from 1, a box (x0, y0, x1, y1) of the result's blocked cells at
+    1920×1080) of the first head's weights: from `attnviz export --steps weights_1` at
+    the window's size (the export draws the window's pixels), the box from the grey of
+    the causal mask's blocked cells (the whole upper triangle, or the top-right
+    corner of an elided matrix)."""
+    from PIL import Image
+    out = os.path.join(tmp, "interact-probe")
+    shutil.rmtree(out, ignore_errors=True)
+    subprocess.run([attnviz, "export", path, "-o", out, "--steps", "weights_1", "--size", "1920x1080", "--quiet"],
+                   check=True, capture_output=True, timeout=300)
+    index = json.load(open(os.path.join(out, "index.json")))
+    entry = index["files"][0]
+    png = os.path.join(out, entry["file"])
+    im = Image.open(png).convert("RGB")
+    w, h = im.size
+    px = im.load()
+    grey = (168, 168, 168)  # the light theme's blocked cells
+    cols = [x for x in range(w) if any(px[x, y] == grey for y in range(0, h, 2))]
+    shutil.rmtree(out, ignore_errors=True)
+    if not cols:
+        raise RuntimeError("no blocked cells found in the weights step")
+    # runs of columns with grey: the masked scores, the weights and the heads'
+    # thumbnails; the result is the rightmost of the widest (the operand is as wide)
+    runs = []
+    for x in cols:
+        if runs and x == runs[-1][1] + 1:
+            runs[-1][1] = x
+        else:
+            runs.append([x, x])
+    widest = max(b - a for a, b in runs)
+    x0, x1 = [r for r in runs if r[1] - r[0] >= 0.9 * widest][-1]
+    y0 = min(y for y in range(h) if px[x1, y] == grey)
+    return entry["step"], (x0, y0, x1, y0 + (x1 - x0))
+
+
+# The inputs bench_interact drives, in order, each after a pause of PAUSE
+# seconds in which nothing is drawn: the frame log's timestamps are split at
+# those pauses (the log is written in blocks, so its length cannot say when
+# an input began).
+INPUTS = ["hover", "zoom", "pan", "hover-zoomed", "zoom-out"]
+PAUSE = 1.5
+
+
+def drive(attnviz, path, step, box, log):
+    """Inside an X server: opens the window, moves the mouse, quits."""
+    env = dict(os.environ, SDL_VIDEODRIVER="x11", ATTNVIZ_FRAME_LOG=log)
+    p = subprocess.Popen([attnviz, "show", path, "--step", str(step), "--size", "1920x1080"], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def x(*args):
+        subprocess.run(["xdotool"] + [str(a) for a in args], capture_output=True, timeout=30)
+
+    try:
+        x("search", "--sync", "--onlyvisible", "--pid", p.pid)
+        x0, y0, x1, y1 = box
+        side = x1 - x0
+        # the window fills the screen from its origin; the pointer starts off the matrices
+        x("mousemove", 5, 1075)
+        time.sleep(3 * PAUSE)
+        def sweep(n):  # across the panel's matrices and back, whatever the layout (whole or elided)
+            for k in range(n):
+                f = (k % (n // 2)) / (n / 2.0) if k < n // 2 else 1.0 - (k % (n // 2)) / (n / 2.0)
+                x("mousemove", int(1920 * (0.05 + 0.8 * f)), int(1080 * (0.15 + 0.45 * f)))
+                time.sleep(0.03)
+
+        sweep(80)  # hover: each move over a cell shows its derivation
+        time.sleep(PAUSE)
+        x("mousemove", x0 + side // 3, y0 + side * 2 // 3)  # hovering here draws once more: zoom's first frame
+        for _ in range(10):  # zoom: the wheel, 1.25× a click
+            x("click", 4)
+            time.sleep(0.08)
+        time.sleep(PAUSE)
+        x("mousedown", 1)  # pan: drag the zoomed cells about, a cell (60 px at 1080) a move
+        for k in range(40):
+            x("mousemove", x0 + side // 3 + 60 * (k % 10 if k % 20 < 10 else 10 - k % 10), y0 + side * 2 // 3 - k * 3)
+            time.sleep(0.03)
+        x("mouseup", 1)
+        time.sleep(PAUSE)
+        sweep(40)  # hover-zoomed: the zoomed cells' derivations
+        time.sleep(PAUSE)
+        x("mousemove", x0 + side // 2, y0 + side // 2)  # back over the result
+        for _ in range(10):  # zoom-out
+            x("click", 5)
+            time.sleep(0.08)
+        time.sleep(PAUSE)
+        x("key", "q")
+        p.wait(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def bench_interact(attnviz, name, path, tmp):
+    """p50/p99/max of draw + present over the frames that hover, zoom and pan drew."""
+    if not shutil.which("xvfb-run") or not shutil.which("xdotool"):
+        say(name, "interact", "not available (needs xvfb-run and xdotool)")
+        return
+    try:
+        step, box = first_softmax(attnviz, path, tmp)
+    except Exception as e:  # no PIL, no grey: say so
+        say(name, "interact", "not available (%s)" % e)
+        return
+    log = os.path.join(tmp, "interact-frames.log")
+    cmd = ["xvfb-run", "-a", "-s", "-screen 0 1920x1080x24", "/usr/bin/python3", os.path.abspath(__file__),
+           "--drive", attnviz, path, str(step), ",".join(map(str, box)), log]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        say(name, "interact", "not available (timed out)")
+        return
+    frames = []  # (start in ms, draw + present in ms)
+    for line in open(log) if os.path.exists(log) else []:
+        m = re.match(r"([0-9.]+) draw ([0-9.]+) ms present ([0-9.]+) ms", line)
+        if m:
+            frames.append((float(m.group(1)), float(m.group(2)) + float(m.group(3))))
+    if p.returncode != 0 or not frames:
+        say(name, "interact", "not available (%s)" % (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1])
+        return
+    # runs of frames with less than a pause between them; the first run is the window's start
+    runs = [[frames[0]]]
+    for prev, f in zip(frames, frames[1:]):
+        if f[0] - prev[0] > PAUSE * 1000 * 0.6:
+            runs.append([])
+        runs[-1].append(f)
+    runs = runs[1:]
+
+    def stats(fs):
+        d = sorted(ms for _, ms in fs)
+        if not d:
+            return "n 0"
+        return "n %d p50 %.2f p99 %.2f max %.2f" % (len(d), d[len(d) // 2], d[-(-len(d) * 99 // 100) - 1], d[-1])
+
+    say(name, "interact", stats([f for r in runs for f in r]))
+    if len(runs) != len(INPUTS):
+        say(name, "interact-inputs", "not available (%d runs of frames for %d inputs)" % (len(runs), len(INPUTS)))
+        return
+    for what, r in zip(INPUTS, runs):
+        say(name, "interact-" + what, stats(r))
+
+
 def bench_matplotlib(reps=5):
     """ms per imshow+savefig of one 1024×1024 heatmap at 1280×720: the median of reps."""
     import matplotlib
@@ -162,6 +313,9 @@ def bench_matplotlib(reps=5):
 
 
 def main():
+    if len(sys.argv) == 7 and sys.argv[1] == "--drive":  # bench_interact, inside Xvfb
+        drive(sys.argv[2], sys.argv[3], int(sys.argv[4]), tuple(int(v) for v in sys.argv[5].split(",")), sys.argv[6])
+        return
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--attnviz", required=True)
     ap.add_argument("--speed", type=float, default=8)
@@ -186,6 +340,8 @@ def main():
             print("   %s tokens" % name, file=sys.stderr)
             if not args.skip_window:
                 peaks[name] = bench_window(args.attnviz, name, path, args.speed)
+                if name == "1024":
+                    bench_interact(args.attnviz, name, path, tmp)
             bench_export(args.attnviz, name, path, tmp)
             bench_edits(args.attnviz, name, path)
         bench_memory(args.attnviz, lessons, peaks)

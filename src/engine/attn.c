@@ -550,6 +550,15 @@ static void input_copies(AttnTrace *t, const int *idx, const float *const *src, 
     }
 }
 
+/* -1 with err and errno ECANCELED after attn_trace_cancel, else 0. */
+static int cancelled(AttnTrace *t, char *err, size_t errlen)
+{
+    if (!atomic_load_explicit(&t->cancel, memory_order_relaxed)) return 0;
+    fail(err, errlen, "cancelled");
+    errno = ECANCELED;
+    return -1;
+}
+
 /* The end of a phase that computed steps [ready, upto): with the scans
  * (found), those steps are checked and published; without (a small trace,
  * published whole at the end), nothing yet. Then a cancel is honoured.
@@ -564,12 +573,7 @@ static int phase_done(AttnTrace *t, const unsigned char *found, int upto, char *
         }
         atomic_store_explicit(&t->ready, upto, memory_order_release);
     }
-    if (atomic_load_explicit(&t->cancel, memory_order_relaxed)) {
-        fail(err, errlen, "cancelled");
-        errno = ECANCELED;
-        return -1;
-    }
-    return 0;
+    return cancelled(t, err, errlen);
 }
 
 /* 0, or -1 from phase_done. */
@@ -617,6 +621,7 @@ static int compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p, unsigne
             found[hp->V] = found[p->V];
         }
     attn__run_heads(t, p, c->mask, H, found, c->threads);
+    if (cancelled(t, err, errlen) != 0) return -1; /* the heads may have stopped part way: nothing to publish */
     /* concat holds exact copies of the heads' outputs: what their scans found */
     if (found) {
         found[p->concat] = 0;

@@ -422,8 +422,9 @@ void attn__run_heads(AttnTrace *t, const struct Plan *p, const unsigned char *ma
         else
             run_tasks(prepare_task, &ht, 2 * heads, threads);
     }
-    if (alone)
-        for (int task = 0; task < n_tasks; task++) head_task(&ht, task);
+    if (alone) /* a cancelled trace (attn_trace_cancel) stops at the next block */
+        for (int task = 0; task < n_tasks && !atomic_load_explicit(&t->cancel, memory_order_relaxed); task++)
+            head_task(&ht, task);
     else
         run_tasks(head_task, &ht, n_tasks, threads);
     if (ht.pack) attn__spare_give(&pack_spare, ht.pack, pack_bytes);

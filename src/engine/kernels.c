@@ -269,8 +269,12 @@ KERNEL_INLINE void gemm_columns(float *restrict C, const float *restrict A, cons
     const int wide = KERNEL_WIDE_REGISTERS();
     for (int jp = j0; jp < j0 + width; jp += nr) {
         int ncols = j0 + width - jp < nr ? j0 + width - jp : nr;
-        for (int p0 = 0; p0 < k; p0 += KC) {
-            int kc = k - p0 < KC ? k - p0 : KC;
+        for (int p0 = 0, kc; p0 < k; p0 += kc) {
+            /* B packed whole: its panel lies contiguous over all of k
+             * (packed_at), so it is read in one slice, and C is written once
+             * instead of stored and read back k / KC times. (A head's V_h:
+             * the panel is in L2 either way, 64 KiB slices being over L1.) */
+            kc = packed ? k : k - p0 < KC ? k - p0 : KC;
             if (packed)
                 bp = (float *)(packed + packed_at(jp, p0, k, nr)); /* only read */
             else

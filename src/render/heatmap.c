@@ -48,10 +48,11 @@ void heatmap_pool_row(const uint64_t *key, int row, const HeatmapSpan *cols, int
     }
 }
 
-void heatmap_pool_values(const float *x, const unsigned char *st, int weights, int row_scale, float row_max, int row,
-                         const HeatmapSpan *cols, int n, HeatmapPick *best)
+/* heatmap_pool_values's loop; called with constant flags below, so that
+ * each colouring gets its own copy with nothing decided per cell. */
+static inline void pool_values(const float *x, const unsigned char *st, int weights, int row_scale, float row_max,
+                               int row, const HeatmapSpan *cols, int n, HeatmapPick *best)
 {
-    if (n < 1) return;
     int base = cols[0].c0;
     for (int k = 0; k < n; k++) {
         uint64_t bk = best[k].key;
@@ -59,14 +60,36 @@ void heatmap_pool_values(const float *x, const unsigned char *st, int weights, i
         for (int j = cols[k].c0; j < cols[k].c1; j++) {
             float v = x[j - base];
             unsigned char s = st ? st[j - base] : HEATMAP_VALUE;
-            if (s == HEATMAP_BLOCKED && weights && v > 0.0f) s = HEATMAP_VALUE;
+            s = weights && s == HEATMAP_BLOCKED && v > 0.0f ? HEATMAP_VALUE : s;
             uint64_t key = heatmap_key(s, heatmap_strength(v, weights, row_scale, row_max));
-            if (key > bk) {
-                bk = key;
-                bj = j;
-            }
+            /* selects, not a branch: which cell wins is data, and unpredictable */
+            int better = key > bk;
+            bk = better ? key : bk;
+            bj = better ? j : bj;
         }
         if (bj >= 0) best[k] = (HeatmapPick){bk, row, bj};
+    }
+}
+
+void heatmap_pool_values(const float *x, const unsigned char *st, int weights, int row_scale, float row_max, int row,
+                         const HeatmapSpan *cols, int n, HeatmapPick *best)
+{
+    if (n < 1) return;
+    if (!weights) {
+        if (st)
+            pool_values(x, st, 0, 0, row_max, row, cols, n, best);
+        else
+            pool_values(x, NULL, 0, 0, row_max, row, cols, n, best);
+    } else if (!row_scale) {
+        if (st)
+            pool_values(x, st, 1, 0, row_max, row, cols, n, best);
+        else
+            pool_values(x, NULL, 1, 0, row_max, row, cols, n, best);
+    } else {
+        if (st)
+            pool_values(x, st, 1, 1, row_max, row, cols, n, best);
+        else
+            pool_values(x, NULL, 1, 1, row_max, row, cols, n, best);
     }
 }
 

@@ -98,7 +98,7 @@ static inline uint64_t heatmap_key(unsigned char st, float s)
         uint32_t u;
     } b = {s};
     uint32_t ord = b.u & 0x80000000u ? ~b.u : b.u | 0x80000000u;
-    uint64_t rank = st == HEATMAP_VALUE ? 2 : st == HEATMAP_BLOCKED ? 1 : 0;
+    uint64_t rank = (uint64_t)(st == HEATMAP_VALUE) * 2 + (uint64_t)(st == HEATMAP_BLOCKED);
     return rank << 32 | ord;
 }
 
@@ -148,9 +148,10 @@ typedef struct HeatmapRect {
  * b. The matrix has `cols` columns in the step's layout; drawn transposed,
  * its rows are the image's columns. The image, W × H, shows `n_disp` of
  * the step's rows from row `first` (the zoom window) along its height (its
- * width when transposed), and all of what it shows of the other axis. Returns 0 (nothing changes) or 1 with the rect in
- * *out: the whole image when the look changes, else the band of pixels of the rows from a's or b's first changing cell
- * to the last, whole blocks, clipped to the window. */
+ * width when transposed), and all of what it shows of the other axis.
+ * Returns 0 (nothing changes) or 1 with the rect in *out: the whole image
+ * when the look changes, else the band of pixels of the rows from a's or
+ * b's first changing cell to the last, whole blocks, clipped to the window. */
 int heatmap_dirty(HeatmapFrame a, HeatmapFrame b, int cols, int transposed, int first, int n_disp, int W, int H,
                   HeatmapRect *out);
 

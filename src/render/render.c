@@ -177,6 +177,10 @@ void render_destroy(RenderCtx *rc)
     free(rc->pix);
     free(rc->anim_vals);
     free(rc->anim_state);
+    free(rc->blocked_of[0].buf);
+    free(rc->blocked_of[1].buf);
+    for (int i = 0; i < RENDER_PICK_MAPS; i++) free(rc->pick_maps[i].pick);
+    free(rc->exps_of.buf);
     free(rc->row_spans);
     free(rc->col_spans);
     free(rc->picks);
@@ -485,6 +489,50 @@ static SDL_Color cell_color(const View *v, const Theme *th, const Item *it, int 
     return it->blocked_mix >= 1.0f ? th->blocked : mix(from, th->blocked, it->blocked_mix);
 }
 
+/* c's buffer of `bytes` for step s of view v; *filled: it already holds
+ * what was worked out for that step (1), or is to be filled (0). NULL out
+ * of memory. */
+static void *step_scratch(StepScratch *c, const View *v, const AttnStep *s, size_t bytes, int *filled)
+{
+    *filled = c->view_id == v->id && c->step == s && c->data == s->data && c->buf;
+    if (*filled) return c->buf;
+    if (bytes > c->cap || !c->buf) {
+        void *b = realloc(c->buf, bytes ? bytes : 1);
+        if (!b) return NULL;
+        c->buf = b;
+        c->cap = bytes;
+    }
+    c->view_id = v->id;
+    c->step = s;
+    c->data = s->data;
+    return c->buf;
+}
+
+/* Step s's cells, ST_BLOCKED where the mask blocks them, else ST_VALUE:
+ * kept for the step shown, so that neither an animation's frames nor a
+ * hover over a 1024×1024 result ask view_cell_blocked of every cell. The
+ * panel's result borrows it until the panel is drawn: only panel_animate
+ * asks for it, once per panel (a third step would overwrite what a result
+ * still points at). */
+static const unsigned char *step_blocked(RenderCtx *rc, const View *v, const AttnStep *s)
+{
+    int filled;
+    size_t n = (size_t)s->rows * (size_t)s->cols;
+    /* two kept: a step's operand and its result (masked and softmax) */
+    StepScratch *keep = &rc->blocked_of[0], *other = &rc->blocked_of[1];
+    if (!(keep->view_id == v->id && keep->step == s) &&
+        ((other->view_id == v->id && other->step == s) || other->last_frame < keep->last_frame)) {
+        keep = other;
+    }
+    keep->last_frame = rc->frame;
+    unsigned char *b = step_scratch(keep, v, s, n, &filled);
+    if (!b || filled) return b;
+    for (int r = 0; r < s->rows; r++)
+        for (int c = 0; c < s->cols; c++)
+            b[(size_t)r * (size_t)s->cols + (size_t)c] = view_cell_blocked(v, s, r, c) ? ST_BLOCKED : ST_VALUE;
+    return b;
+}
+
 /* The pooling rule's key (heatmap_key) of the step's cell (r, c): its state
  * as drawn (a blocked weight that softmax made nonzero shows its value) and
  * strength. */
@@ -552,10 +600,51 @@ static int texture_scratch(RenderCtx *rc, int W, int H, int rows, int cols)
     return 0;
 }
 
+/* The remembered picks of a settled matrix drawn pooled at this size and
+ * window (or a free entry to fill, *hit 0): which cell each block shows
+ * depends on the cells' values and states and on the weight scale, not on
+ * the colours, so the same step drawn as the next step's operand (another
+ * colour range) or in another theme is coloured again without reading its
+ * cells. NULL out of memory. */
+static PickMap *pick_map(RenderCtx *rc, const View *v, const Item *it, int W, int H, int nr, int nc, int *hit)
+{
+    uint64_t key = mix64(mix64((uint64_t)(uintptr_t)it->s, (uint64_t)(uintptr_t)it->s->data), (uint64_t)v->id);
+    key = mix64(mix64(key, (uint64_t)W << 32 | (uint64_t)H),
+                (uint64_t)it->r0 << 40 | (uint64_t)it->c0 << 20 | (uint64_t)(it->rows * 4099 + it->cols));
+    key = mix64(mix64(key, (uint64_t)it->transposed << 2 | (uint64_t)it->weights << 1 | (it->row_max != NULL)),
+                (uint64_t)(uintptr_t)it->row_map);
+    if (!key) key = 1;
+    PickMap *slot = &rc->pick_maps[0];
+    for (int i = 0; i < RENDER_PICK_MAPS; i++) {
+        PickMap *e = &rc->pick_maps[i];
+        if (e->key == key && e->nr == nr && e->nc == nc) {
+            e->last_frame = rc->frame;
+            *hit = 1;
+            return e;
+        }
+        if (e->last_frame < slot->last_frame) slot = e;
+    }
+    size_t n = (size_t)nr * (size_t)nc;
+    if (n > slot->cap) {
+        HeatmapPick *p = realloc(slot->pick, n * sizeof *p);
+        if (!p) return NULL;
+        slot->pick = p;
+        slot->cap = n;
+    }
+    slot->key = key; /* the caller fills every pick */
+    slot->nr = nr;
+    slot->nc = nc;
+    slot->last_frame = rc->frame;
+    *hit = 0;
+    return slot;
+}
+
 /* Draws the pixels of rect (whole spans of the plans) into the texture:
  * each pixel the colour of the cell the downsampling rule (heatmap.h)
- * picks from its block, one cell per pixel or more when zoomed in. */
-static void texture_draw(RenderCtx *rc, const View *v, const Item *it, SDL_Texture *tex, int W, int H, HeatmapRect rect)
+ * picks from its block, one cell per pixel or more when zoomed in. A
+ * settled matrix's picks are remembered (pick_map). */
+static void texture_draw(RenderCtx *rc, const View *v, const Item *it, SDL_Texture *tex, int W, int H, HeatmapRect rect,
+                         int settled)
 {
     const Theme *th = render_theme(v->theme);
     HeatmapSpan *rs = rc->row_spans, *cs = rc->col_spans;
@@ -572,16 +661,23 @@ static void texture_draw(RenderCtx *rc, const View *v, const Item *it, SDL_Textu
     uint32_t *row = rc->pix + (size_t)W * (size_t)H; /* (w) one pixel row */
     uint32_t *out = rc->pix;                         /* (h, w) the rect's pixels */
     HeatmapPick *best = rc->picks;
+    /* (nr, nc) a settled matrix's picks, whole, when it is pooled */
+    int whole = k0 == 0 && k1 == nr && m0 == 0 && m1 == nc, hit = 0;
+    PickMap *pm = settled && whole && (nr < it->rows || nc < it->cols) ? pick_map(rc, v, it, W, H, nr, nc, &hit) : NULL;
     for (int k = k0; k < k1; k++) {
         const HeatmapSpan *R = &rs[k];
         int pooled = R->c1 - R->c0 > 1 || nc < it->cols;
-        if (pooled) {
+        if (hit) {
+            best = pm->pick + (size_t)k * (size_t)nc;
+            pooled = 1;
+        } else if (pooled) {
             /* a block of rows or of columns per pixel: the rule picks one cell */
             heatmap_pick_reset(best + m0, m1 - m0);
             for (int i = R->c0; i < R->c1; i++) pool_row(v, it, i, j0, j1, cs + m0, m1 - m0, best + m0, rc->cell_key);
         }
         for (int m = m0; m < m1; m++) {
             int i = pooled ? best[m].row : R->c0, j = pooled ? best[m].col : cs[m].c0, r, c;
+            if (pm && !hit) pm->pick[(size_t)k * (size_t)nc + (size_t)m] = (HeatmapPick){0, i, j};
             disp_to_step(it, i, j, &r, &c);
             SDL_Color col = cell_color(v, th, it, r, c);
             uint32_t px = 0xFF000000u | (uint32_t)col.r << 16 | (uint32_t)col.g << 8 | col.b;
@@ -614,6 +710,8 @@ static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it,
     base = mix64(mix64(base, (uint64_t)W << 32 | (uint64_t)H),
                  (uint64_t)it->r0 << 40 | (uint64_t)it->c0 << 20 | (uint64_t)(it->rows * 4099 + it->cols));
     HeatmapFrame fr = {anim_key, it->anim_lo, it->anim_hi};
+    /* the final state (1: with the mask's states), not a frame of an animation */
+    int settled = anim_key <= 1 && fr.lo == fr.hi && fr.lo == (long long)it->s->rows * it->s->cols;
     uint64_t key = mix64(mix64(mix64(base, fr.look), (uint64_t)fr.lo), (uint64_t)fr.hi);
     if (!key) key = 1;
     MatEntry *slot = NULL, *oldest = &rc->mats[0], *same = NULL;
@@ -639,7 +737,7 @@ static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it,
         slot = same;
         if (heatmap_dirty(same->frame, fr, it->s->cols, tr, tr ? it->c0 : it->r0, tr ? it->cols : it->rows, W, H,
                           &rect))
-            texture_draw(rc, v, it, slot->tex, W, H, rect);
+            texture_draw(rc, v, it, slot->tex, W, H, rect, settled);
     } else {
         if (!slot) slot = oldest;
         if (slot->tex && (slot->w != W || slot->h != H)) {
@@ -653,7 +751,7 @@ static SDL_Texture *matrix_texture(RenderCtx *rc, const View *v, const Item *it,
             slot->w = W;
             slot->h = H;
         }
-        texture_draw(rc, v, it, slot->tex, W, H, rect);
+        texture_draw(rc, v, it, slot->tex, W, H, rect, settled);
     }
     slot->key = key;
     slot->base = base;
@@ -1514,11 +1612,31 @@ static const int *pair_map(RenderCtx *rc, int nq, int nk)
  * allocated, a 1024×1024 step's 5 MB would be cleared by the kernel page by
  * page on every frame. */
 typedef struct Anim {
-    float *vals;              /* (rows, cols) of the result */
-    unsigned char *state;     /* (rows, cols) */
-    float *rowsum;            /* (rows) */
-    unsigned char *rowsum_on; /* (rows) */
+    float *vals;                  /* (rows, cols) of the result */
+    unsigned char *state;         /* (rows, cols) */
+    float *rowsum;                /* (rows) */
+    unsigned char *rowsum_on;     /* (rows) */
+    const unsigned char *blocked; /* (rows, cols) borrowed: ST_BLOCKED or ST_VALUE (step_blocked), or NULL */
+    const float *exps;            /* (rows, cols) borrowed: softmax's exp(x − row max) (softmax_exps), or NULL */
 } Anim;
+
+/* exp(x − the row's largest) of each cell of softmax's input src, 0 in a row
+ * with no finite largest: softmax's first half, kept for the step shown. */
+static const float *softmax_exps(RenderCtx *rc, const View *v, const AttnStep *src)
+{
+    int filled;
+    int R = src->rows, C = src->cols;
+    float *e = step_scratch(&rc->exps_of, v, src, (size_t)R * (size_t)C * sizeof *e, &filled);
+    if (!e || filled) return e;
+    for (int r = 0; r < R; r++) {
+        const float *x = src->data + (size_t)r * (size_t)C;
+        float mx = -INFINITY;
+        for (int c = 0; c < C; c++)
+            if (x[c] > mx) mx = x[c];
+        for (int c = 0; c < C; c++) e[(size_t)r * (size_t)C + (size_t)c] = isfinite(mx) ? expf(x[c] - mx) : 0.0f;
+    }
+    return e;
+}
 
 /* Points a's vals and state at the RenderCtx's scratch, grown to n cells;
  * NULL out of memory (the result is then drawn in its final state). */
@@ -1599,11 +1717,12 @@ static int animate_softmax(Item *res, const AttnStep *src, double p, Anim *a)
         }
         const float *x = src->data + (size_t)r * (size_t)C;
         float mx = -INFINITY;
-        for (int c = 0; c < C; c++)
-            if (x[c] > mx) mx = x[c];
+        if (!a->exps)
+            for (int c = 0; c < C; c++)
+                if (x[c] > mx) mx = x[c];
         for (int c = 0; c < C; c++) {
             size_t i = (size_t)r * C + c;
-            float ex = isfinite(mx) ? expf(x[c] - mx) : 0.0f;
+            float ex = a->exps ? a->exps[i] : isfinite(mx) ? expf(x[c] - mx) : 0.0f;
             float shown = f < 0.5f ? ex : ex + (s->data[i] - ex) * ease((f - 0.5f) * 2.0f);
             a->vals[i] = f >= 1.0f ? s->data[i] : shown;
         }
@@ -1626,11 +1745,21 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
     int any_blocked = 0;
     if (blocked_kind && v->lesson->cfg.mask_kind != ATTN_MASK_NONE) any_blocked = 1;
     if (p >= 1.0 && !any_blocked) return 0;
+    if (p >= 1.0 && a->blocked) {
+        /* the final state: the step's values, the mask's states */
+        res->vals = s->data;
+        res->state = a->blocked;
+        return 1;
+    }
     if (!a->state || !a->vals) return 0;
     memcpy(a->vals, s->data, n * sizeof *a->vals);
-    for (size_t i = 0; i < n; i++)
-        a->state[i] = (any_blocked && view_cell_blocked(v, s, (int)(i / (size_t)C), (int)(i % (size_t)C))) ? ST_BLOCKED
-                                                                                                           : ST_VALUE;
+    if (a->blocked && any_blocked)
+        memcpy(a->state, a->blocked, n);
+    else
+        for (size_t i = 0; i < n; i++)
+            a->state[i] = (any_blocked && view_cell_blocked(v, s, (int)(i / (size_t)C), (int)(i % (size_t)C)))
+                              ? ST_BLOCKED
+                              : ST_VALUE;
     res->vals = a->vals;
     res->state = a->state;
     if (p >= 1.0) return 1;
@@ -1972,6 +2101,9 @@ static void panel_animate(Panel *P, RenderCtx *rc, const View *v, double p)
     Item *res = P->res;
     const AttnStep *s = res->s;
     anim_borrow(rc, &P->anim, (size_t)s->rows * (size_t)s->cols);
+    if ((s->kind == ATTN_STEP_MASKED || s->kind == ATTN_STEP_SOFTMAX) && v->lesson->cfg.mask_kind != ATTN_MASK_NONE)
+        P->anim.blocked = step_blocked(rc, v, s);
+    if (s->kind == ATTN_STEP_SOFTMAX && P->n_ops && p < 1.0) P->anim.exps = softmax_exps(rc, v, P->items[0].s);
     P->akey = animate(v, res, P->items, P->n_ops, p, &P->anim);
     if (s->kind != ATTN_STEP_SOFTMAX) return;
     float *sum = calloc((size_t)s->rows, sizeof *sum);

@@ -26,7 +26,7 @@ const Theme *render_theme(ViewTheme t);
 /* The cached texts' textures are trimmed beyond this many bytes, as beyond
  * 3/4 of the entries: a line of narration across a 1920-pixel frame is
  * 200 KB, and every step has its own. */
-#define RENDER_TEXT_BUDGET ((size_t)16 << 20)
+#define RENDER_TEXT_BUDGET ((size_t)8 << 20)
 
 typedef struct TextEntry {
     uint64_t key; /* 0: empty */
@@ -114,6 +114,29 @@ const LayoutBox *render_layout_boxes(const RenderCtx *rc, int *n);
 void render_within(RenderCtx *rc, SDL_Rect within, const char *what);
 void render_layout_add(RenderCtx *rc, LayoutBox b);
 
+/* A buffer worked out from one step of one view (render.c's step_blocked,
+ * softmax_exps), kept while that step is shown. */
+typedef struct StepScratch {
+    unsigned long view_id;
+    const AttnStep *step;
+    const float *data; /* with the step, so a new trace at the same address misses */
+    void *buf;
+    size_t cap; /* bytes */
+    unsigned last_frame;
+} StepScratch;
+
+/* Which cell each block of a settled, max-pooled matrix shows (render.c's
+ * pick_map), by what decides it: the step, its values and states, the size
+ * and window drawn, the weight scale; not the colours. */
+#define RENDER_PICK_MAPS 8
+typedef struct PickMap {
+    uint64_t key; /* 0: empty */
+    int nr, nc;
+    HeatmapPick *pick; /* (nr, nc) displayed row and column of the cell each block shows; (cap) */
+    size_t cap;
+    unsigned last_frame;
+} PickMap;
+
 #define RENDER_RANGE_CACHE 256 /* a power of two */
 #define RENDER_STRIP_CACHE 8
 
@@ -167,6 +190,8 @@ struct RenderCtx {
     float *anim_vals;
     unsigned char *anim_state;
     size_t anim_cap;
+    StepScratch blocked_of[2], exps_of;
+    PickMap pick_maps[RENDER_PICK_MAPS];
     float *row_max; /* (row_max_cap) scratch: each row's largest weight, for the row scale */
     size_t row_max_cap;
     /* additive attention's [x_i ; y_j]: (2, n_q·n_k) the row of X, then of Y,

@@ -2,7 +2,6 @@
  * state over the engine's traces; no SDL. */
 #include "view.h"
 
-#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -327,7 +326,7 @@ static void view_start(View *v, const Lesson *lesson)
 /* ---- the trace computed on a worker thread ---- */
 
 /* Below this many bytes of numbers a trace is computed before the window
- * opens: a few milliseconds, less than a thread costs to explain. */
+ * opens: a few milliseconds, which a worker would not save. */
 #define VIEW_BACKGROUND_MIN_BYTES ((size_t)4 << 20)
 
 struct ViewWorker {
@@ -348,9 +347,9 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* Waits for the worker (asked to stop at its phase's end first when
- * cancel); what attn_trace_compute returned (its message in the worker).
- * The worker stays, for view_poll to report. */
+/* Waits for the worker (asked to stop first when cancel: attn_trace_cancel);
+ * what attn_trace_compute returned (its message in the worker). The worker
+ * stays, for view_poll to report. */
 static int worker_join(View *v, int cancel)
 {
     ViewWorker *w = v->worker;
@@ -363,7 +362,7 @@ static int worker_join(View *v, int cancel)
     return w->rc;
 }
 
-/* Joins the worker (stopped at its phase's end) and frees it. */
+/* Stops and joins the worker, and frees it. */
 static void worker_free(View *v)
 {
     if (!v->worker) return;

@@ -171,8 +171,8 @@ int view_init(View *v, const Lesson *lesson, char *err, size_t errlen);
  * refused here, -1 with the message) and, when large, computed on a worker
  * thread, from a copy of the lesson, that publishes its steps phase by phase;
  * the single-head trace waits until a mode shows it (single_stale).
- * view_recompute waits for the worker to finish, view_free stops it at the
- * end of its phase. Draw only the steps view_step_ready allows. */
+ * view_recompute waits for the worker to finish, view_free stops it
+ * (attn_trace_cancel). Draw only the steps view_step_ready allows. */
 int view_init_background(View *v, const Lesson *lesson, char *err, size_t errlen);
 /* Joins the worker when it has finished, and gives the view a new revision
  * when more steps became ready. Call it from the thread that owns the View,
