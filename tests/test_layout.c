@@ -88,8 +88,8 @@ static const struct {
     const char *steps; /* step names, head suffix (_1) left out, each followed by a space */
     int max_w;
 } still_cramped[] = {
-    {"scaling-pitfalls.json", "Q K V output ", 1920},
-    {"seed003-mask-then-scale.json", "Q K V output ", 1920},
+    {"scaling-pitfalls.json", "output ", 1920},
+    {"seed003-mask-then-scale.json", "output ", 1920},
     {"seed001-seq-len-1.json", "Q K V concat output ", 1920},
     {"seed001-shapes-512.json", "W_Q W_K W_V W_O Q K V scores scaled weights head concat output ", 1920},
     {"additive-bahdanau.json", "hidden ", 1024},

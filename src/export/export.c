@@ -365,6 +365,7 @@ static int headless_init(Headless *h, int width, int height, const ExportOptions
         headless_free(h);
         return -1;
     }
+    render_set_paper(h->rc, 1);
     return 0;
 }
 

@@ -182,6 +182,11 @@ void render_set_renderer(RenderCtx *rc, SDL_Renderer *sdl)
     rc->n_hitboxes = rc->n_hitmats = 0;
 }
 
+void render_set_paper(RenderCtx *rc, int paper)
+{
+    rc->paper = paper;
+}
+
 void render_destroy(RenderCtx *rc)
 {
     if (!rc) return;
@@ -291,10 +296,15 @@ static SDL_Color ink_on(SDL_Color c)
     return l > 140.0f ? (SDL_Color){0, 0, 0, 255} : (SDL_Color){255, 255, 255, 255};
 }
 
-/* A number as a cell shows it: a true minus sign, few digits; from 1e4 on
- * as a power of ten with exp_digits significant digits (−1e9, −3.5e19; one
- * digit when the second is 0). */
-static void fmt_cell_digits(char *buf, size_t len, float x, int weights, int exp_digits)
+/* How a matrix's cells print their numbers: two decimals for weights; whole
+ * numbers without decimals in a matrix whose every value is one (X = [[2, 0,
+ * 1]] prints "2", not "2.00"); otherwise a few digits by magnitude. */
+enum { CELL_PLAIN, CELL_WEIGHTS, CELL_INTEGER };
+
+/* A number as a cell shows it in style (CELL_*): a true minus sign, few
+ * digits; from 1e4 on as a power of ten with exp_digits significant digits
+ * (−1e9, −3.5e19; one digit when the second is 0). */
+static void fmt_cell_digits(char *buf, size_t len, float x, int style, int exp_digits)
 {
     if (isinf(x)) {
         snprintf(buf, len, x < 0 ? "−∞" : "∞");
@@ -306,8 +316,10 @@ static void fmt_cell_digits(char *buf, size_t len, float x, int weights, int exp
     }
     double d = (double)x;
     char tmp[32];
-    if (weights)
+    if (style == CELL_WEIGHTS)
         snprintf(tmp, sizeof tmp, "%.2f", fabs(d));
+    else if (style == CELL_INTEGER && fabs(d) < 1e4)
+        snprintf(tmp, sizeof tmp, "%.0f", fabs(d));
     else if (fabs(d) < 0.005)
         snprintf(tmp, sizeof tmp, "0.00");
     else if (fabs(d) >= 1e4) {
@@ -338,9 +350,9 @@ static void fmt_cell_digits(char *buf, size_t len, float x, int weights, int exp
         snprintf(buf, len, "%.24s", tmp);
 }
 
-static void fmt_cell(char *buf, size_t len, float x, int weights)
+static void fmt_cell(char *buf, size_t len, float x, int style)
 {
-    fmt_cell_digits(buf, len, x, weights, 2);
+    fmt_cell_digits(buf, len, x, style, 2);
 }
 
 /* ---- one matrix on screen ---- */
@@ -360,6 +372,7 @@ typedef struct Item {
     int transposed;        /* drawn transposed: displayed rows are the step's columns */
     int formula_t;         /* the formula transposes it (Kᵀ in Q·Kᵀ): its label carries ᵀ */
     int weights;           /* viridis in the view's weight scale */
+    int style;             /* how its numbers print: CELL_* */
     ViewWeightScale wscale;
     const float *row_max; /* (s->rows) each row's largest shown weight, for VIEW_WEIGHTS_ROW; or NULL */
     float range;          /* diverging: ±range */
@@ -861,7 +874,9 @@ static void legend_text(char *buf, size_t len, const View *v, const Item *it, in
         snprintf(buf, len, "0");
         return;
     }
-    fmt_cell(buf, len, top ? it->range : -it->range, 0);
+    /* a whole-number matrix's whole-number bound prints as its cells do */
+    int style = it->style == CELL_INTEGER && it->range == floorf(it->range) ? CELL_INTEGER : CELL_PLAIN;
+    fmt_cell(buf, len, top ? it->range : -it->range, style);
 }
 
 /* The name of the weight scale, written over a weights legend. */
@@ -1092,7 +1107,7 @@ static int cell_number(const View *v, const Item *it, int r, int c, char *num, s
          * (a row that sees nothing is uniform), in its colour */
         if (memcmp(&x, &fin, sizeof x) != 0) return st; /* animating */
         if (x > 0.0f)
-            fmt_cell(num, len, x, 1);
+            fmt_cell(num, len, x, CELL_WEIGHTS);
         else
             snprintf(num, len, "0");
         *bg = cell_color(v, th, it, r, c);
@@ -1101,12 +1116,12 @@ static int cell_number(const View *v, const Item *it, int r, int c, char *num, s
     if (st == ST_BLOCKED) {
         if (it->blocked_mix <= 0.5f) return st;
         /* what the score becomes: −∞, or the finite fill (−1e9, −1e20) */
-        fmt_cell(num, len, fin, 0);
+        fmt_cell(num, len, fin, CELL_PLAIN);
         *bg = th->blocked;
         return st;
     }
     if (memcmp(&x, &fin, sizeof x) != 0) return st; /* animating */
-    fmt_cell(num, len, x, it->weights);
+    fmt_cell(num, len, x, it->style);
     *bg = item_color(it, r, x);
     return st;
 }
@@ -1118,8 +1133,7 @@ static int numbers_width(RenderCtx *rc, const View *v, const Item *it, int size)
     const AttnStep *s = it->s;
     /* cached by the window of cells shown, not only the step: zoomed, the
      * window's numbers decide */
-    uint64_t key =
-        mix64(mix64((uint64_t)v->id, (uint64_t)(uintptr_t)s), (uint64_t)size << 1 | (uint64_t) !!it->weights);
+    uint64_t key = mix64(mix64((uint64_t)v->id, (uint64_t)(uintptr_t)s), (uint64_t)size << 2 | (uint64_t)it->style);
     key = mix64(mix64(key, (uint64_t)it->r0 << 40 | (uint64_t)it->c0 << 20 | (uint64_t)(it->rows * 4099 + it->cols)),
                 (uint64_t)it->transposed << 1 ^ (uint64_t)(uintptr_t)it->row_map);
     key = mix64(key, (uint64_t)it->keep_r << 8 | (uint64_t)it->keep_c);
@@ -1136,7 +1150,7 @@ static int numbers_width(RenderCtx *rc, const View *v, const Item *it, int size)
             if (view_cell_blocked(v, s, r, c) && it->weights && !(x > 0.0f))
                 snprintf(num, sizeof num, "0");
             else
-                fmt_cell(num, sizeof num, x, it->weights);
+                fmt_cell(num, sizeof num, x, it->style);
             w = imax(w, render_text_width(rc, num, size));
         }
     rc->num_widths[rc->num_widths_next].key = key;
@@ -1228,7 +1242,7 @@ static void item_draw_numbers(RenderCtx *rc, const View *v, const Item *it)
                 float written = st == ST_BLOCKED && !it->weights
                                     ? it->s->data[(size_t)r * (size_t)it->s->cols + (size_t)c]
                                     : step_val(it, r, c);
-                fmt_cell_digits(num, sizeof num, written, 0, 1);
+                fmt_cell_digits(num, sizeof num, written, CELL_PLAIN, 1);
                 render_text_glyphs(rc, num, it->nsize, ink, cx, cy, cell.w - 2);
             }
         }
@@ -1398,7 +1412,7 @@ static void item_draw_rowsums(RenderCtx *rc, const View *v, const Item *it, cons
         if (fabsf(sv - 1.0f) < 5e-4f)
             snprintf(num, sizeof num, "1");
         else
-            fmt_cell(num, sizeof num, sv, 0);
+            fmt_cell(num, sizeof num, sv, CELL_PLAIN);
         if (tr) {
             render_text(rc, num, f->small, th->accent, it->x + (int)lrintf(it->cw * (i + 0.5f)), it->y + H + 3, 1);
         } else {
@@ -1514,9 +1528,12 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
 
 /* ---- the operands and result of a step, animated ---- */
 
-static float range_scan(const View *v, const AttnStep *s)
+/* Scans the step's unblocked finite cells into e: their max |value|, and
+ * whether each is a whole number under 1e4. */
+static void range_scan(const View *v, const AttnStep *s, RangeEntry *e)
 {
     float m = 0.0f;
+    int integers = 1;
     size_t n = (size_t)s->rows * (size_t)s->cols;
     int maskable = s->kind == ATTN_STEP_MASKED;
     for (size_t i = 0; i < n; i++) {
@@ -1524,11 +1541,13 @@ static float range_scan(const View *v, const AttnStep *s)
         if (!isfinite(x)) continue;
         if (maskable && view_cell_blocked(v, s, (int)(i / (size_t)s->cols), (int)(i % (size_t)s->cols))) continue;
         if (fabsf(x) > m) m = fabsf(x);
+        if (integers && (x != floorf(x) || fabsf(x) >= 1e4f)) integers = 0;
     }
-    return m > 0 ? m : 1.0f;
+    e->range = m > 0 ? m : 1.0f;
+    e->integers = integers;
 }
 
-static float range_of(RenderCtx *rc, const View *v, const AttnStep *s)
+static const RangeEntry *range_entry(RenderCtx *rc, const View *v, const AttnStep *s)
 {
     size_t h = ((uintptr_t)s >> 4) & (RENDER_RANGE_CACHE - 1);
     RangeEntry *e = &rc->ranges[h];
@@ -1536,9 +1555,14 @@ static float range_of(RenderCtx *rc, const View *v, const AttnStep *s)
         e->view_id = v->id;
         e->step = s;
         e->data = s->data;
-        e->range = range_scan(v, s);
+        range_scan(v, s, e);
     }
-    return e->range;
+    return e;
+}
+
+static float range_of(RenderCtx *rc, const View *v, const AttnStep *s)
+{
+    return range_entry(rc, v, s)->range;
 }
 
 static int is_weights(const AttnStep *s)
@@ -1560,6 +1584,7 @@ static void item_init(Item *it, RenderCtx *rc, const View *v, const AttnTrace *t
     it->weights = is_weights(it->s);
     it->wscale = v->weight_scale;
     it->range = it->weights ? 1.0f : range_of(rc, v, it->s);
+    it->style = it->weights ? CELL_WEIGHTS : range_entry(rc, v, it->s)->integers ? CELL_INTEGER : CELL_PLAIN;
     it->alpha = 1.0f;
     it->hl_srow = it->hl_scol = it->cur_r = it->cur_c = -1;
     it->blocked_mix = 1.0f;
@@ -2609,8 +2634,8 @@ static void panel_note(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *
         int cx = imin(imax(res->x + item_w(res) / 2, area.x + area.w / 4), area.x + area.w * 3 / 4);
         draw_fit(rc, note, f->formula, area.w / 2, th->accent, cx, y, 1);
     } else if (P->numbers_hidden) {
-        draw_fit(rc, view_string(VS_NUMBERS_HIDDEN, v->lang), f->small, area.w, th->dim, area.x + area.w / 2,
-                 y + text_h(rc, f->formula) - text_h(rc, f->small), 1);
+        draw_fit(rc, view_string(rc->paper ? VS_NUMBERS_HIDDEN_PAPER : VS_NUMBERS_HIDDEN, v->lang), f->small, area.w,
+                 th->dim, area.x + area.w / 2, y + text_h(rc, f->formula) - text_h(rc, f->small), 1);
     }
 }
 
@@ -3347,6 +3372,7 @@ static void draw_scale_slider(RenderCtx *rc, const View *v, const Fonts *f, SDL_
     render_text(rc, "< >", f->small, th->dim, box.x + f->small / 2, y - lh / 2, 0);
 }
 
+/* main: the step's panel, clear of the heads' strip when the frame has one. */
 static void draw_editing(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect main)
 {
     const AttnTrace *t = view_trace(v);
@@ -3355,8 +3381,6 @@ static void draw_editing(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect 
     int scale_step = v->edit_mode && t->cfg.attention == ATTN_DOT &&
                      (s->kind == ATTN_STEP_SCALED || s->kind == ATTN_STEP_MASKED || s->kind == ATTN_STEP_SOFTMAX);
     int lh = text_h(rc, f->small);
-    if (v->mode == VIEW_MULTI && view_head_count(v) > 1) /* clear of the heads' strip, as render_frame lays it out */
-        main.w -= imax(120, imin(rc->width / 5, 460)) + f->small;
     if (scale_step) {
         int w = imin(main.w / 2, f->small * 30);
         draw_scale_slider(rc, v, f, (SDL_Rect){main.x + main.w - w, main.y, w, lh * 2 + lh / 2 + 4});
@@ -3533,7 +3557,7 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
 
     if (v->slides) return 0; /* no hover, notice or help on a slide */
     render_within(rc, all, "overlay");
-    draw_editing(rc, v, &f, main);
+    draw_editing(rc, v, &f, F.strip.w > 0 ? F.panel : main);
     draw_tooltip(rc, v, &f);
     draw_label_tooltip(rc, v, f.small);
 

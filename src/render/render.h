@@ -83,6 +83,10 @@ typedef struct RenderCtx RenderCtx;
  * in err when no font of the chain can be opened. */
 RenderCtx *render_create(SDL_Renderer *sdl, const RenderOptions *opt, char *err, size_t errlen);
 void render_destroy(RenderCtx *rc);
+
+/* 1: the frames go to files (slides, handouts, PNGs), where nobody can hover
+ * or zoom, so the notes leave those out. */
+void render_set_paper(RenderCtx *rc, int paper);
 /* Moves the context to another renderer (the window's after a resize):
  * drops every cached texture, keeps the fonts. */
 void render_set_renderer(RenderCtx *rc, SDL_Renderer *sdl);

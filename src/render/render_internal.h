@@ -151,17 +151,20 @@ typedef struct RenderStripEntry {
     int kept;
 } RenderStripEntry;
 
-/* max |value| of a step's unblocked cells, kept: a 4096×4096 weight takes
- * 16M reads to scan, too many for every frame */
+/* max |value| of a step's unblocked cells, and whether every finite value
+ * is a whole number, kept: a 4096×4096 weight takes 16M reads to scan, too
+ * many for every frame */
 typedef struct RangeEntry {
     unsigned long view_id;
     const AttnStep *step;
     const float *data; /* with the step, so a new trace at the same address misses */
     float range;
+    int integers;
 } RangeEntry;
 
 struct RenderCtx {
     SDL_Renderer *sdl;
+    int paper; /* frames for files (export): no pointer to hover or wheel to zoom */
     RangeEntry ranges[RENDER_RANGE_CACHE];
     int n_fonts;
     char *font_path[RENDER_MAX_FONTS];

@@ -173,6 +173,8 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                                 "softmax，把每一列变成和为 1 的权重"},
     [VS_NUMBERS_HIDDEN] = {"Cells too small for their numbers: hover a cell, or zoom with the wheel",
                            "单元格太小，放不下数值：把鼠标移到单元格上，或用滚轮放大"},
+    [VS_NUMBERS_HIDDEN_PAPER] = {"Cells too small for their numbers at this size",
+                                 "在这个尺寸下，单元格太小，放不下数值"},
     [VS_PREPARING] = {"Computing step %d…", "正在计算第 %d 步……"},
     [VS_KIND + ATTN_STEP_INPUT] = {"the input, one row per token", "输入，每个词元占一行"},
     [VS_KIND + ATTN_STEP_WEIGHT] = {"a learned weight matrix", "可学习的权重矩阵"},
