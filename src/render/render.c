@@ -1005,9 +1005,15 @@ static int item_h(const Item *it)
  * it. Square data is elided both ways, so it stays square. The matrix is
  * drawn as up to four pieces, each a window of its cells like a zoom's, so
  * every kept cell has its own colour, number and hover (its derivation with
- * its true indices); zooming the result shows any cell. */
-#define ELIDE_KEEP 3
-#define ELIDE_FROM 12
+ * its true indices); zooming the result shows any cell.
+ *
+ * A side of tokens longer than ELIDE_TOKENS_MAX is never elided: there the
+ * lesson is the pattern across the whole sequence (a causal triangle, a
+ * diagonal), drawn whole and max-pooled (heatmap.h), not six of its rows.
+ * Such a matrix shows its numbers when hovered or zoomed, and says so. */
+#define ELIDE_KEEP       3
+#define ELIDE_FROM       12
+#define ELIDE_TOKENS_MAX 16
 
 enum { EDGE_LEFT = 1, EDGE_RIGHT = 2, EDGE_TOP = 4, EDGE_BOTTOM = 8 };
 
@@ -2561,6 +2567,11 @@ static int panel_elide_one(Panel *P)
     for (int i = 0; i < P->n; i++) {
         Item *it = P->shown[i];
         if (it->rows != lay_rows(it) || it->cols != lay_cols(it)) continue; /* zoomed */
+        /* a long sequence's side: its pattern drawn whole (and the other
+         * side elided alone would still leave every cell too small) */
+        if ((it->rl && it->full_rows > ELIDE_TOKENS_MAX) ||
+            (it->cl && !it->index_cols && it->full_cols > ELIDE_TOKENS_MAX))
+            continue;
         if (!it->keep_c && it->full_cols > most) {
             best = it;
             most = it->full_cols;
