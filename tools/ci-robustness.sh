@@ -151,10 +151,21 @@ stage_valgrind() {
             fi
         fi
     done
+    if [ $export = 1 ]; then
+        # the paged handout, PNG and PDF (cairo), of one lesson
+        for sheet in "$out/handout.png" "$out/handout.pdf"; do
+            if ! SDL_VIDEODRIVER=dummy "${vg[@]}" --num-callers=40 --log-file="$out/vg.log" "$app" export "${lessons[0]}" \
+                --sheet "$sheet" >/dev/null 2>"$out/err"; then
+                echo "valgrind: attnviz export --sheet $sheet failed:" >&2
+                cat "$out/err" "$out/vg.log" >&2
+                fails=$((fails + 1))
+            fi
+        done
+    fi
     rm -rf "$out"
     [ $fails -eq 0 ] || die "$fails valgrind run(s) failed"
     if [ $export = 1 ]; then
-        say "3/4 valgrind: check, trace and export of ${#lessons[@]} lessons clean ($(elapsed))"
+        say "3/4 valgrind: check, trace and export of ${#lessons[@]} lessons, and a PNG and a PDF handout, clean ($(elapsed))"
     else
         say "3/4 valgrind: check and trace of ${#lessons[@]} lessons clean; export NOT covered (attnviz export --help fails) ($(elapsed))"
     fi
