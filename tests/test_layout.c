@@ -245,68 +245,89 @@ static void check_frame(RenderCtx *rc, const char *lesson, const View *v, Size s
     n_frames++;
 }
 
-static void check_lesson(const char *path, const char *name)
-{
+/* A lesson loaded, its view, and a render context recording its layout on a
+ * software surface of w × h (1 × 1 when only the layout is wanted). */
+typedef struct Rig {
     Lesson L;
-    LessonError le;
-    if (lesson_load(&L, path, &le) != 0) fail_msg("%s", le.msg);
     View v;
+    SDL_Surface *surf;
+    SDL_Renderer *sdl;
+    RenderCtx *rc;
+} Rig;
+
+static void rig_open(Rig *g, const char *path, int w, int h)
+{
+    LessonError le;
     char err[256];
-    if (view_init(&v, &L, err, sizeof err) != 0) fail_msg("%s", err);
-    SDL_Surface *surf = SDL_CreateRGBSurfaceWithFormat(0, 1, 1, 32, SDL_PIXELFORMAT_ARGB8888);
-    SDL_Renderer *sdl = SDL_CreateSoftwareRenderer(surf);
+    if (lesson_load(&g->L, path, &le) != 0) fail_msg("%s", le.msg);
+    if (view_init(&g->v, &g->L, err, sizeof err) != 0) fail_msg("%s", err);
+    g->surf = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, SDL_PIXELFORMAT_ARGB8888);
+    g->sdl = SDL_CreateSoftwareRenderer(g->surf);
     RenderOptions opt = {0};
     opt.no_system_fonts = 1;
     opt.assets_dir = ATTNVIZ_TESTS_DIR "/../assets";
-    RenderCtx *rc = render_create(sdl, &opt, err, sizeof err);
-    if (!rc) fail_msg("render_create: %s", err);
-    render_layout_record(rc, 1);
+    g->rc = render_create(g->sdl, &opt, err, sizeof err);
+    if (!g->rc) fail_msg("render_create: %s", err);
+    render_layout_record(g->rc, 1);
+}
+
+static void rig_close(Rig *g)
+{
+    render_destroy(g->rc);
+    SDL_DestroyRenderer(g->sdl);
+    SDL_FreeSurface(g->surf);
+    view_free(&g->v);
+    lesson_free(&g->L);
+}
+
+static void check_lesson(const char *path, const char *name)
+{
+    Rig rig;
+    rig_open(&rig, path, 1, 1);
+    View *v = &rig.v;
+    RenderCtx *rc = rig.rc;
     /* the single-head and side-by-side views at the smallest size */
     for (int mode = 0; mode < VIEW_MODE_COUNT; mode++)
         for (int lang = 0; lang < LESSON_LANG_COUNT && mode != VIEW_MULTI; lang++) {
-            view_set_mode(&v, (ViewMode)mode);
-            v.lang = (LessonLang)lang;
-            v.theme = VIEW_THEME_PROJECTOR;
-            for (int s = 0; s < view_trace(&v)->n_steps; s++) {
-                view_goto(&v, s);
-                view_finish(&v);
-                if (render_frame(rc, &v, sizes[0].w, sizes[0].h) != 0) fail_msg("%s", SDL_GetError());
-                check_frame(rc, name, &v, sizes[0]);
+            view_set_mode(v, (ViewMode)mode);
+            v->lang = (LessonLang)lang;
+            v->theme = VIEW_THEME_PROJECTOR;
+            for (int s = 0; s < view_trace(v)->n_steps; s++) {
+                view_goto(v, s);
+                view_finish(v);
+                if (render_frame(rc, v, sizes[0].w, sizes[0].h) != 0) fail_msg("%s", SDL_GetError());
+                check_frame(rc, name, v, sizes[0]);
             }
         }
-    view_set_mode(&v, VIEW_MULTI);
+    view_set_mode(v, VIEW_MULTI);
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
         for (int lang = 0; lang < LESSON_LANG_COUNT; lang++)
             for (int theme = 0; theme < VIEW_THEME_COUNT; theme++) {
-                v.lang = (LessonLang)lang;
-                v.theme = (ViewTheme)theme;
-                for (int s = 0; s < view_trace(&v)->n_steps; s++) {
-                    view_goto(&v, s);
-                    view_finish(&v);
-                    if (render_frame(rc, &v, sizes[si].w, sizes[si].h) != 0) fail_msg("%s", SDL_GetError());
-                    check_frame(rc, name, &v, sizes[si]);
+                v->lang = (LessonLang)lang;
+                v->theme = (ViewTheme)theme;
+                for (int s = 0; s < view_trace(v)->n_steps; s++) {
+                    view_goto(v, s);
+                    view_finish(v);
+                    if (render_frame(rc, v, sizes[si].w, sizes[si].h) != 0) fail_msg("%s", SDL_GetError());
+                    check_frame(rc, name, v, sizes[si]);
                 }
             }
     /* column notation (matrices transposed, sums under the columns) with
      * the row scale (its name and "row max" on the weights' legends) */
-    view_set_notation(&v, VIEW_NOTATION_COLUMN);
-    view_set_weight_scale(&v, VIEW_WEIGHTS_ROW);
-    v.theme = VIEW_THEME_PROJECTOR;
+    view_set_notation(v, VIEW_NOTATION_COLUMN);
+    view_set_weight_scale(v, VIEW_WEIGHTS_ROW);
+    v->theme = VIEW_THEME_PROJECTOR;
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
         for (int lang = 0; lang < LESSON_LANG_COUNT; lang++) {
-            v.lang = (LessonLang)lang;
-            for (int s = 0; s < view_trace(&v)->n_steps; s++) {
-                view_goto(&v, s);
-                view_finish(&v);
-                if (render_frame(rc, &v, sizes[si].w, sizes[si].h) != 0) fail_msg("%s", SDL_GetError());
-                check_frame(rc, name, &v, sizes[si]);
+            v->lang = (LessonLang)lang;
+            for (int s = 0; s < view_trace(v)->n_steps; s++) {
+                view_goto(v, s);
+                view_finish(v);
+                if (render_frame(rc, v, sizes[si].w, sizes[si].h) != 0) fail_msg("%s", SDL_GetError());
+                check_frame(rc, name, v, sizes[si]);
             }
         }
-    render_destroy(rc);
-    SDL_DestroyRenderer(sdl);
-    SDL_FreeSurface(surf);
-    view_free(&v);
-    lesson_free(&L);
+    rig_close(&rig);
 }
 
 static int by_name(const void *a, const void *b)
@@ -375,32 +396,23 @@ static void test_plus_only_enlarges(void **state)
     (void)state;
     static const char *const lessons[] = {"mhsa-wo-xihuan-paobu.json", "seed001-shapes-512.json"};
     for (int k = 0; k < 2; k++) {
-        char path[512], err[256];
+        char path[512];
         snprintf(path, sizeof path, "%s/../lessons/%s", ATTNVIZ_TESTS_DIR, lessons[k]);
-        Lesson L;
-        LessonError le;
-        if (lesson_load(&L, path, &le) != 0) fail_msg("%s", le.msg);
-        View v;
-        if (view_init(&v, &L, err, sizeof err) != 0) fail_msg("%s", err);
-        v.theme = VIEW_THEME_PROJECTOR;
-        SDL_Surface *surf = SDL_CreateRGBSurfaceWithFormat(0, 1, 1, 32, SDL_PIXELFORMAT_ARGB8888);
-        SDL_Renderer *sdl = SDL_CreateSoftwareRenderer(surf);
-        RenderOptions opt = {0};
-        opt.no_system_fonts = 1;
-        opt.assets_dir = ATTNVIZ_TESTS_DIR "/../assets";
-        RenderCtx *rc = render_create(sdl, &opt, err, sizeof err);
-        assert_non_null(rc);
-        render_layout_record(rc, 1);
+        Rig rig;
+        rig_open(&rig, path, 1, 1);
+        View *v = &rig.v;
+        RenderCtx *rc = rig.rc;
+        v->theme = VIEW_THEME_PROJECTOR;
         for (size_t si = 0; si < 2; si++)
-            for (int s = 0; s < view_trace(&v)->n_steps; s += 3) {
-                view_goto(&v, s);
-                view_finish(&v);
+            for (int s = 0; s < view_trace(v)->n_steps; s += 3) {
+                view_goto(v, s);
+                view_finish(v);
                 double base = 0, prev_area = 0;
                 int prev_min = 0, prev_max = 0;
                 float scale = 1.0f;
                 for (int press = 0; press <= 9; press++) {
-                    view_set_text_scale(&v, scale);
-                    if (render_frame(rc, &v, sizes[si].w, sizes[si].h) != 0) fail_msg("%s", SDL_GetError());
+                    view_set_text_scale(v, scale);
+                    if (render_frame(rc, v, sizes[si].w, sizes[si].h) != 0) fail_msg("%s", SDL_GetError());
                     double area;
                     int mn, mx;
                     frame_measure(rc, &area, &mn, &mx);
@@ -417,19 +429,15 @@ static void test_plus_only_enlarges(void **state)
                     scale *= 1.1f;
                 }
                 (void)prev_area;
-                view_set_text_scale(&v, 0.5f); /* − as far as it goes */
-                if (render_frame(rc, &v, sizes[si].w, sizes[si].h) != 0) fail_msg("%s", SDL_GetError());
+                view_set_text_scale(v, 0.5f); /* − as far as it goes */
+                if (render_frame(rc, v, sizes[si].w, sizes[si].h) != 0) fail_msg("%s", SDL_GetError());
                 double area;
                 int mn, mx;
                 frame_measure(rc, &area, &mn, &mx);
                 assert_true(mn >= render_min_text(sizes[si].w, sizes[si].h));
-                view_set_text_scale(&v, 1.0f);
+                view_set_text_scale(v, 1.0f);
             }
-        render_destroy(rc);
-        SDL_DestroyRenderer(sdl);
-        SDL_FreeSurface(surf);
-        view_free(&v);
-        lesson_free(&L);
+        rig_close(&rig);
     }
 }
 
@@ -440,29 +448,21 @@ static void test_plus_only_enlarges(void **state)
 static void test_elided_cells_are_true(void **state)
 {
     (void)state;
-    char path[512], err[256];
+    char path[512];
     snprintf(path, sizeof path, "%s/../lessons/seed001-shapes-512.json", ATTNVIZ_TESTS_DIR);
-    Lesson L;
-    LessonError le;
-    if (lesson_load(&L, path, &le) != 0) fail_msg("%s", le.msg);
-    View v;
-    if (view_init(&v, &L, err, sizeof err) != 0) fail_msg("%s", err);
-    v.theme = VIEW_THEME_PROJECTOR;
-    SDL_Surface *surf = SDL_CreateRGBSurfaceWithFormat(0, 1024, 768, 32, SDL_PIXELFORMAT_ARGB8888);
-    SDL_Renderer *sdl = SDL_CreateSoftwareRenderer(surf);
-    RenderOptions opt = {0};
-    opt.no_system_fonts = 1;
-    opt.assets_dir = ATTNVIZ_TESTS_DIR "/../assets";
-    RenderCtx *rc = render_create(sdl, &opt, err, sizeof err);
-    assert_non_null(rc);
-    render_layout_record(rc, 1);
-    const AttnTrace *t = view_trace(&v);
+    Rig rig;
+    rig_open(&rig, path, 1024, 768);
+    View *v = &rig.v;
+    RenderCtx *rc = rig.rc;
+    SDL_Surface *surf = rig.surf;
+    v->theme = VIEW_THEME_PROJECTOR;
+    const AttnTrace *t = view_trace(v);
     const AttnStep *X = attn_trace_find_name(t, "X");
     assert_non_null(X);
     int step = attn_trace_index(t, X);
-    view_goto(&v, step);
-    view_finish(&v);
-    assert_int_equal(render_frame(rc, &v, 1024, 768), 0);
+    view_goto(v, step);
+    view_finish(v);
+    assert_int_equal(render_frame(rc, v, 1024, 768), 0);
     SDL_Rect cell, mid;
     assert_int_equal(render_cell_rect(rc, t, step, 0, 511, &cell), 0);
     assert_int_equal(render_cell_rect(rc, t, step, 0, 256, &mid), -1);
@@ -488,11 +488,7 @@ static void test_elided_cells_are_true(void **state)
                    bx[i].rect.x + bx[i].rect.w <= cell.x + cell.w && bx[i].rect.y >= cell.y &&
                    bx[i].rect.y + bx[i].rect.h <= cell.y + cell.h;
     assert_int_equal(numbers, 1);
-    render_destroy(rc);
-    SDL_DestroyRenderer(sdl);
-    SDL_FreeSurface(surf);
-    view_free(&v);
-    lesson_free(&L);
+    rig_close(&rig);
 }
 
 int main(void)
