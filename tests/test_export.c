@@ -29,6 +29,7 @@
 
 #include "export.h"
 #include "export_internal.h" /* the output folder's rules: what attnviz calls its own */
+#include "render_internal.h" /* the frame's text boxes */
 #include "test_export_read.h"
 
 #define LESSON_A ATTNVIZ_SOURCE_DIR "/lessons/mhsa-wo-xihuan-paobu.json"
@@ -787,6 +788,7 @@ static void test_window_pixels(void **state)
     char err[1024];
     RenderCtx *rc = render_create(r, NULL, err, sizeof err);
     if (!rc) fail_msg("%s", err);
+    render_set_paper(rc, 1); /* the window as the S key draws it for saving */
     View v;
     assert_int_equal(view_init(&v, &l, err, sizeof err), 0);
     v.lang = LESSON_ZH;
@@ -838,6 +840,8 @@ static void test_window_pixels(void **state)
         assert_int_equal(s.width, w);
         assert_memory_equal(s.rgba, png.rgba, (size_t)w * h * 4);
         assert_string_equal(test_png_text(&s, "attnviz:step-name"), t->steps[steps[k]].name);
+        assert_true(s.has_phys); /* a window of one pixel per point: 96 dpi, as export's frames */
+        assert_int_equal(s.phys_x, 3780);
         assert_non_null(strstr(saved, "mhsa-wo-xihuan-paobu-0"));
         test_png_free(&s);
         test_png_free(&png);
@@ -853,6 +857,53 @@ static void test_window_pixels(void **state)
     SDL_DestroyRenderer(r);
     SDL_DestroyWindow(win);
     TTF_Quit();
+    SDL_Quit();
+    lesson_free(&l);
+}
+
+/* Whether the last frame drew a text box containing needle. */
+static int drew_text(const RenderCtx *rc, const char *needle)
+{
+    int n;
+    const LayoutBox *b = render_layout_boxes(rc, &n);
+    for (int i = 0; i < n; i++)
+        if (b[i].kind != LAYOUT_NUMBER && b[i].kind != LAYOUT_MATRIX && strstr(b[i].text, needle)) return 1;
+    return 0;
+}
+
+/* The window's status line names the play state and the help key; on paper
+ * (export, slides, the S key) nothing plays and there are no keys, so only
+ * the step, the head and the mode remain. */
+static void test_status_on_paper(void **state)
+{
+    (void)state;
+    Lesson l;
+    load(&l, LESSON_A);
+    assert_int_equal(SDL_Init(SDL_INIT_VIDEO), 0);
+    SDL_Surface *surf = SDL_CreateRGBSurfaceWithFormat(0, 1280, 720, 32, SDL_PIXELFORMAT_XRGB8888);
+    SDL_Renderer *r = surf ? SDL_CreateSoftwareRenderer(surf) : NULL;
+    if (!r) fail_msg("software renderer: %s", SDL_GetError());
+    char err[1024];
+    RenderCtx *rc = render_create(r, NULL, err, sizeof err);
+    if (!rc) fail_msg("%s", err);
+    render_layout_record(rc, 1);
+    View v;
+    assert_int_equal(view_init(&v, &l, err, sizeof err), 0);
+    for (int lang = 0; lang < 2; lang++) {
+        v.lang = lang ? LESSON_ZH : LESSON_EN;
+        const char *step = lang ? "步骤" : "step", *paused = lang ? "暂停" : "paused", *help = lang ? "帮助" : "help";
+        for (int paper = 0; paper < 2; paper++) {
+            render_set_paper(rc, paper);
+            assert_int_equal(render_frame(rc, &v, 1280, 720), 0);
+            assert_true(drew_text(rc, step));
+            assert_int_equal(drew_text(rc, paused), !paper);
+            assert_int_equal(drew_text(rc, help), !paper);
+        }
+    }
+    view_free(&v);
+    render_destroy(rc);
+    SDL_DestroyRenderer(r);
+    SDL_FreeSurface(surf);
     SDL_Quit();
     lesson_free(&l);
 }
@@ -923,6 +974,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_progress_only_on_a_terminal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_window_pixels, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_status_on_paper, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scale, setup, teardown),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

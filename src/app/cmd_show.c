@@ -219,7 +219,10 @@ static void save_frame(Show *s)
     int pw, ph;
     char saved[1024], err[1200];
     s->save_request = 0;
-    if (show_screen_begin(&s->w.scr, s->w.rc, &pw, &ph) != 0 || render_frame(s->w.rc, &clean, pw, ph) != 0) {
+    render_set_paper(s->w.rc, 1); /* the same pixels as `attnviz export` */
+    int drawn = show_screen_begin(&s->w.scr, s->w.rc, &pw, &ph) == 0 && render_frame(s->w.rc, &clean, pw, ph) == 0;
+    render_set_paper(s->w.rc, 0);
+    if (!drawn) {
         snprintf(err, sizeof err, "drawing the frame to save failed: %s", SDL_GetError());
         view_set_notice(v, VS_NOTICE_SAVE_FAILED, err, 1);
         app_fail(APP_OK, "%s", err);

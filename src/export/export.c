@@ -1383,8 +1383,8 @@ out:
 
 /* ---- the window's S key ---- */
 
-int export_save_image(const ExportImage *img, const View *view, const char *dir, char *path_out, size_t path_len,
-                      char *err, size_t errlen)
+int export_save_image(const ExportImage *img, const View *view, double dpi, const char *dir, char *path_out,
+                      size_t path_len, char *err, size_t errlen)
 {
     if (!dir) dir = EXPORT_SAVE_DIR;
     int usage = 0;
@@ -1417,7 +1417,10 @@ int export_save_image(const ExportImage *img, const View *view, const char *dir,
         return -1;
     }
     step_text_fill(st, view);
-    int rc = export_png_write_file(path, img, st->chunks, TEXT_COUNT, NULL, err, errlen);
+    ExportPngOptions png;
+    export_png_options_init(&png);
+    png.px_per_metre = export_png_px_per_metre(dpi);
+    int rc = export_png_write_file(path, img, st->chunks, TEXT_COUNT, &png, err, errlen);
     if (rc == 0 && path_out) snprintf(path_out, path_len, "%s", path);
     free(st);
     free(path);
@@ -1443,8 +1446,13 @@ int export_save_frame(SDL_Renderer *sdl, const View *view, const char *dir, char
         free(px);
         return -1;
     }
+    /* a high-DPI window's pixels per point, as --scale: EXPORT_SCREEN_DPI × it */
+    int ww = 0, wh = 0;
+    SDL_Window *win = SDL_RenderGetWindow(sdl);
+    if (win) SDL_GetWindowSize(win, &ww, &wh);
+    double scale = ww > 0 ? (double)w / ww : 1.0;
     ExportImage img = {px, w, h, pitch, EXPORT_PIXELS_BGRX32};
-    int rc = export_save_image(&img, view, dir, path_out, path_len, err, errlen);
+    int rc = export_save_image(&img, view, EXPORT_SCREEN_DPI * scale, dir, path_out, path_len, err, errlen);
     free(px);
     return rc;
 }

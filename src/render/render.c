@@ -3133,6 +3133,8 @@ static int status_text(const View *v, RenderCtx *rc, int size, int maxw, char *b
              v->speed);
     char hint[96];
     snprintf(hint, sizeof hint, "  ·  %s", view_string(VS_HINT, v->lang));
+    /* on paper there are no keys and nothing plays: step, head and mode only */
+    if (rc->paper) play[0] = hint[0] = '\0';
     /* the least needed parts go first: the hint, the mode, the play state */
     for (int drop = 0; drop < 4; drop++) {
         snprintf(buf, len, "%s %d/%d%s%s%s%s", view_string(VS_STEP, v->lang), view_step_ordinal(v->step), t->n_steps,

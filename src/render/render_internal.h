@@ -106,7 +106,7 @@ typedef struct LayoutBox {
     int vis_rows;     /* matrix: the rows and columns of cells drawn in the box (the */
     int vis_cols;     /* window of a zoom, one kept end of an elided matrix) */
     const char *what; /* static: what the box is, for messages */
-    char text[48];    /* the start of the text, for messages */
+    char text[96];    /* the start of the text, for messages */
 } LayoutBox;
 
 /* Starts (1) or stops (0) recording the boxes of the frames drawn; each
