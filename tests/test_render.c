@@ -910,6 +910,64 @@ static void expect_lines(const char *s, int width, const char *const *want, int 
     fail_msg("%d lines, want %d, or a line differs", got, n);
 }
 
+/* The bytes the matrix cache says it holds, checked against its entries;
+ * *frame_bytes: those the frame just drawn uses. */
+static size_t mat_cache_bytes(const RenderCtx *rc, size_t *frame_bytes)
+{
+    size_t all = 0, frame = 0;
+    for (int i = 0; i < RENDER_MAT_CACHE; i++) {
+        const MatEntry *e = &rc->mats[i];
+        if (!e->tex) continue;
+        size_t b = (size_t)e->w * (size_t)e->h * 4;
+        all += b;
+        if (e->last_frame == rc->frame) frame += b;
+    }
+    assert_int_equal(all, rc->mat_bytes);
+    *frame_bytes = frame;
+    return all;
+}
+
+/* The matrices' textures stay within RENDER_MAT_BUDGET, or within what one
+ * frame itself draws when that is more: every step of a 400-token lesson,
+ * each with matrices of up to 400×400 cells, at 1920×1080, forwards and
+ * back, while the textures made along the way come to several budgets. */
+static void test_texture_budget(void **state)
+{
+    (void)state;
+    enum { N = 400 };
+    size_t len = 256 + (size_t)N * 8;
+    char *json = malloc(len), *at = json;
+    assert_non_null(json);
+    at += sprintf(at, "{\"format\": \"attnviz-lesson/1\", \"id\": \"test-budget\", \"title\": {\"en\": \"Budget\"},"
+                      " \"d_model\": 8, \"heads\": 2, \"seed\": 3, \"mask\": \"causal\", \"tokens\": [");
+    for (int i = 0; i < N; i++) at += sprintf(at, "%s\"t%d\"", i ? "," : "", i);
+    strcpy(at, "]}");
+    Canvas *c = canvas_make_json(1920, 1080, 1, json);
+    free(json);
+    const AttnTrace *t = view_trace(&c->view);
+    size_t made = 0, most = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < t->n_steps; k++) {
+            int step = pass ? t->n_steps - 1 - k : k;
+            view_goto(&c->view, step);
+            view_finish(&c->view);
+            size_t before_frame;
+            mat_cache_bytes(c->rc, &before_frame);
+            draw(c);
+            size_t frame, all = mat_cache_bytes(c->rc, &frame);
+            made += frame;
+            if (all > most) most = all;
+            if (all > RENDER_MAT_BUDGET && all > frame)
+                fail_msg("step %d: %zu bytes of matrix textures cached, over the budget %zu and this frame's %zu", step,
+                         all, (size_t)RENDER_MAT_BUDGET, frame);
+        }
+    /* the walk needed the trimming: its frames' textures came to more than twice the budget */
+    if (made <= 2 * RENDER_MAT_BUDGET)
+        fail_msg("only %zu bytes of textures drawn: the walk does not test the budget", made);
+    assert_true(most > RENDER_MAT_BUDGET / 2);
+    canvas_free(c);
+}
+
 /* Chinese, at widths where breaking before the first character that does not
  * fit would start a line with 「：」 or 「。」: the character before it moves
  * down with it. */
@@ -1225,7 +1283,7 @@ int main(void)
         cmocka_unit_test(test_additive_pairs),    cmocka_unit_test(test_break_kinsoku),
         cmocka_unit_test(test_break_words),       cmocka_unit_test(test_break_long_word),
         cmocka_unit_test(test_break_every_width), cmocka_unit_test(test_wrap_fonts),
-        cmocka_unit_test(test_wrap_lessons),
+        cmocka_unit_test(test_wrap_lessons),      cmocka_unit_test(test_texture_budget),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     TTF_Quit();
