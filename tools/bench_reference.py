@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """bench_reference.py: what a user would otherwise run, timed like `attnviz bench`.
 
-    /usr/bin/python3 tools/bench_reference.py torch|numpy [N,D,H ...]
+    /usr/bin/python3 tools/bench_reference.py torch|numpy|products [N,D,H ...]
 
 torch: nn.MultiheadAttention(D, H) (biases on, as PyTorch's default and as
        attnviz bench has them) in eval mode under torch.no_grad(), called as
@@ -11,6 +11,11 @@ numpy: the same traced forward as attnviz's engine, in plain float32 NumPy,
        keeping every intermediate attnviz records (Q, K, V, each head's
        Q_h, K_h, V_h copies, scores, scaled, weights and output, the concat,
        the output) alive until the forward returns; BLAS limited to 1 thread.
+products: only the forward's matrix products, on the BLAS alone: X·W_Q,
+       X·W_K, X·W_V, every head's Q_h·K_hᵀ and weights·V_h, concat·W_O, each
+       into an output allocated once (no bias, scaling, softmax, copies or
+       trace). The same flops as attnviz's forward, at the BLAS's own rate
+       for these shapes: what the rest of the forward has left to fit in.
 
 Inputs are random (X uniform in [-1, 1), weights scaled by 1/sqrt(D)). Each
 configuration runs one untimed warm-up forward, then repeats until 1 s is
@@ -142,12 +147,39 @@ def make_numpy(n, d, h):
     return forward
 
 
+def make_products(n, d, h):
+    import numpy as np
+    rng = np.random.default_rng(0)
+    f32 = np.float32
+    dk = d // h
+    X = rng.random((n, d), dtype=f32) * 2 - 1
+    W = [rng.random((d, d), dtype=f32) * 2 - 1 for _ in range(4)]
+    P = [np.empty((n, d), f32) for _ in range(4)]  # Q, K, V, output
+    # each head's operands, contiguous as attnviz's split steps are
+    Qh, Kh, Vh = ([np.ascontiguousarray(rng.random((n, dk), dtype=f32)) for _ in range(h)] for _ in range(3))
+    S = [np.empty((n, n), f32) for _ in range(h)]
+    Wt = [rng.random((n, n), dtype=f32) for _ in range(h)]
+    O = [np.empty((n, dk), f32) for _ in range(h)]
+    concat = rng.random((n, d), dtype=f32)
+
+    def forward():
+        for i in range(3):
+            np.matmul(X, W[i], out=P[i])
+        for i in range(h):
+            np.matmul(Qh[i], Kh[i].T, out=S[i])
+            np.matmul(Wt[i], Vh[i], out=O[i])
+        np.matmul(concat, W[3], out=P[3])
+
+    return forward
+
+
 def main():
-    if len(sys.argv) < 2 or sys.argv[1] not in ("torch", "numpy"):
-        sys.exit("usage: bench_reference.py torch|numpy [N,D,H ...]")
+    makers = {"torch": make_torch, "numpy": make_numpy, "products": make_products}
+    if len(sys.argv) < 2 or sys.argv[1] not in makers:
+        sys.exit("usage: bench_reference.py torch|numpy|products [N,D,H ...]")
     impl = sys.argv[1]
     shapes = [tuple(int(v) for v in a.split(",")) for a in sys.argv[2:]] or STANDARD
-    make = make_torch if impl == "torch" else make_numpy
+    make = makers[impl]
     for n, d, h in shapes:
         median, best = time_forward(make(n, d, h))
         print("n=%d d_model=%d heads=%d threads=1 median: %s ms min: %s ms" % (n, d, h, decimal(median), decimal(best)))
