@@ -390,6 +390,7 @@ typedef struct Item {
     /* layout */
     int x, y; /* cells' top-left */
     float cw, ch;
+    float shrink; /* an operand's cells as a share of the panel's (1; less when the result comes first) */
     int lab_w, leg_w;
     int nsize;     /* font size of the cells' numbers; 0: the cells are too small for them */
     int lsize;     /* font size of the token labels */
@@ -1204,7 +1205,7 @@ static void item_draw_cells(RenderCtx *rc, const View *v, const Item *it, uint64
                                           .cols = it->full_cols,
                                           .vis_rows = it->rows,
                                           .vis_cols = it->cols,
-                                          .what = "matrix"});
+                                          .what = it->result ? "result" : "matrix"});
 }
 
 /* Blocked cells hatched; the numbers, where the cells are large enough. */
@@ -1483,21 +1484,21 @@ static void item_draw_gaps(RenderCtx *rc, const View *v, const Item *it, const F
             int gr = it->keep_r && i == it->keep_r, gc = it->keep_c && j == it->keep_c;
             if (!gr && !gc) continue;
             SDL_Rect cell = cell_rect(it, i, j);
-            render_text(rc,
-                        gr && gc ? "⋱"
-                        : gr     ? "⋮"
-                                 : "⋯",
-                        size, th->dim, cell.x + cell.w / 2, cell.y + cell.h / 2 - lh / 2, 1);
+            const char *mark = gr && gc ? "⋱" : gr ? "⋮" : "⋯";
+            /* in cells too small for the mark, the empty cells alone */
+            if (render_text_width(rc, mark, size) > cell.w || lh > cell.h) continue;
+            render_text(rc, mark, size, th->dim, cell.x + cell.w / 2, cell.y + cell.h / 2 - lh / 2, 1);
         }
     int llh = text_h(rc, it->lsize);
     render_within(rc, it->area, "matrix label");
     if (it->keep_c && it->cl && (it->labels || !it->row_map)) {
         SDL_Rect cell = cell_rect(it, 0, it->keep_c);
-        render_text(rc, "⋯", it->lsize, th->dim, cell.x + cell.w / 2, it->y - llh - 4, 1);
+        if (render_text_width(rc, "⋯", it->lsize) <= cell.w)
+            render_text(rc, "⋯", it->lsize, th->dim, cell.x + cell.w / 2, it->y - llh - 4, 1);
     }
     if (it->keep_r && it->rl && it->labels) {
         SDL_Rect cell = cell_rect(it, it->keep_r, 0);
-        render_text(rc, "⋮", it->lsize, th->dim, it->x - 6, cell.y + cell.h / 2 - llh / 2, 2);
+        if (llh <= cell.h) render_text(rc, "⋮", it->lsize, th->dim, it->x - 6, cell.y + cell.h / 2 - llh / 2, 2);
     }
 }
 
@@ -2223,6 +2224,7 @@ static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
 static void item_cells(Item *it, float s, float T, float H)
 {
     float R = (float)lay_rows(it), C = (float)lay_cols(it);
+    s *= it->shrink > 0 ? it->shrink : 1.0f;
     if (it->full_rows == it->full_cols) {
         float side = fminf(fminf(R * s, H), T);
         it->cw = it->ch = side / R;
@@ -2529,19 +2531,68 @@ static void panel_place(Panel *P, SDL_Rect area)
  * sheds the operands' legends and repeated row labels (and tries the three
  * again). Returns 1 when every matrix shows its numbers (and one of at
  * most 16 columns its labels), else 0 with the last try laid out. */
+/* When no arrangement shows every matrix's numbers, the last ones tried
+ * draw the operands' cells at this share of the result's. */
+#define RESULT_FIRST 0.5f
+
+/* Lays out attempt a of panel_arrange's (level a / 3, at most 2;
+ * arrangement a % 3: one row, the result below, the L; from 9 on, the
+ * result first); 0 when that arrangement does not apply to the panel. */
+static int panel_try(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t, const Fonts *f, SDL_Rect area,
+                     int attempt)
+{
+    int level = imin(attempt / 3, 2), kind = attempt % 3;
+    P->split = kind == 1 && P->n_ops > 0 ? P->n_ops : 0;
+    P->lshape = kind == 2 && panel_l_fits(P, v);
+    if ((kind == 1 && !P->split) || (kind == 2 && !P->lshape)) return 0;
+    /* the last tries: the result first, the operands at RESULT_FIRST of its cells */
+    for (int i = 0; i < P->n; i++) P->shown[i]->shrink = attempt >= 9 && !P->shown[i]->result ? RESULT_FIRST : 1.0f;
+    panel_measure(P, rc, v, t, f, area, level);
+    if (P->lshape)
+        panel_fit_l(P, area, fmaxf((float)text_h(rc, f->num) + 4.0f, (float)text_h(rc, f->label) * 1.05f));
+    else
+        panel_fit(P, (float)area.w, row_room(P, area), panel_min_cell(P, rc, v, f));
+    return 1;
+}
+
+/* How well the laid-out panel shows its numbers: each matrix whose numbers
+ * fit counts, the result twice (it is what the step computes; the operands'
+ * numbers are on their own steps), and the smallest share of a readable
+ * cell that a matrix gets breaks ties, a fraction. */
+static float panel_score(const Panel *P, RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect area)
+{
+    /* a row wider than the room does not count */
+    if (!P->lshape)
+        for (int row = 0; row < (P->split > 0 ? 2 : 1); row++) {
+            int w = 0;
+            for (int i = 0; i < P->n; i++) {
+                const Item *it = P->shown[i];
+                if (row_of(P, i) == row) w += it->lab_w + item_w(it) + it->leg_w + (i > 0 ? P->opw[i] : 0);
+            }
+            if (w > area.w) return -1.0f;
+        }
+    float score = 0, least = 1.0f;
+    for (int i = 0; i < P->n; i++) {
+        const Item *it = P->shown[i];
+        if (item_numbers_fit(rc, v, it, f)) score += it->result ? 2.0f : 1.0f;
+        least = fminf(least, fminf(it->cw, it->ch) / item_min_cell(rc, v, it, f));
+    }
+    return score + 0.99f * least;
+}
+
+/* Arranges the panel in area, the cells as large as the room allows. While
+ * they are smaller than the readable size, it tries the result on a row of
+ * its own below the operands, then a product as the textbook's L, then
+ * sheds the operands' legends and repeated row labels (and tries the three
+ * again). Returns 1 when every matrix shows its numbers (and one of at
+ * most 16 columns its labels), else 0 with the try that shows the most
+ * numbers laid out (panel_score). */
 static int panel_arrange(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t, const Fonts *f, SDL_Rect area)
 {
-    for (int attempt = 0; attempt < 9; attempt++) {
-        int level = attempt / 3, kind = attempt % 3;
-        P->split = kind == 1 && P->n_ops > 0 ? P->n_ops : 0;
-        P->lshape = kind == 2 && panel_l_fits(P, v);
-        if ((kind == 1 && !P->split) || (kind == 2 && !P->lshape)) continue;
-        panel_measure(P, rc, v, t, f, area, level);
-        float s_min = panel_min_cell(P, rc, v, f);
-        if (P->lshape)
-            panel_fit_l(P, area, fmaxf((float)text_h(rc, f->num) + 4.0f, (float)text_h(rc, f->label) * 1.05f));
-        else
-            panel_fit(P, (float)area.w, row_room(P, area), s_min);
+    int best = -1;
+    float best_score = -1.0f;
+    for (int attempt = 0; attempt < 11; attempt++) {
+        if (!panel_try(P, rc, v, t, f, area, attempt)) continue;
         int readable = 1;
         for (int i = 0; i < P->n && readable; i++) {
             const Item *it = P->shown[i];
@@ -2549,11 +2600,10 @@ static int panel_arrange(Panel *P, RenderCtx *rc, const View *v, const AttnTrace
             if (!item_numbers_fit(rc, v, it, f)) readable = 0;
         }
         if (readable) return 1;
+        float score = panel_score(P, rc, v, f, area);
+        if (score > best_score) best_score = score, best = attempt;
     }
-    /* nothing readable: one row, without the operands' legends */
-    P->split = P->lshape = 0;
-    panel_measure(P, rc, v, t, f, area, 2);
-    panel_fit(P, (float)area.w, row_room(P, area), panel_min_cell(P, rc, v, f));
+    panel_try(P, rc, v, t, f, area, best >= 0 ? best : 6); /* none fits: one row without the operands' legends */
     return 0;
 }
 
@@ -2594,22 +2644,41 @@ static int panel_elide_one(Panel *P)
 
 /* Lays the panel out in area: arranged as above, and while that leaves a
  * matrix without its numbers, with one more matrix elided; when even that
- * does not give readable cells, nothing elided. */
+ * does not give every matrix readable cells, the sides of tokens whole
+ * again (unless that costs the result its numbers) and the others elided,
+ * in the arrangement that shows the most numbers (the note says where the
+ * others are). */
 static void panel_layout(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t, const Fonts *f, SDL_Rect area)
 {
     int readable;
     while (!(readable = panel_arrange(P, rc, v, t, f, area)) && panel_elide_one(P)) continue;
     if (!readable) {
-        /* elided as far as it goes and still too small: every cell, and the
-         * note that says where the numbers are */
+        /* still too small: the sides of tokens whole again, every token
+         * with its label (the features' sides stay elided), unless only
+         * their elision lets the result show its numbers */
+        int keep[MAX_ITEMS][2], changed = 0;
+        int result_read = item_numbers_fit(rc, v, P->res, f);
         for (int i = 0; i < P->n; i++) {
             Item *it = P->shown[i];
-            if (!it->keep_r && !it->keep_c) continue;
-            it->keep_r = it->keep_c = 0;
-            it->rows = it->full_rows;
-            it->cols = it->full_cols;
+            keep[i][0] = it->keep_r, keep[i][1] = it->keep_c;
+            int tok_r = it->keep_r && it->rl, tok_c = it->keep_c && it->cl && !it->index_cols;
+            if (!tok_r && !tok_c) continue;
+            /* square data whole both ways, so that it stays square */
+            if (tok_r || it->full_rows == it->full_cols) it->keep_r = 0;
+            if (tok_c || it->full_rows == it->full_cols) it->keep_c = 0;
+            it->rows = lay_rows(it);
+            it->cols = lay_cols(it);
+            changed = 1;
         }
-        panel_arrange(P, rc, v, t, f, area);
+        if (changed && !panel_arrange(P, rc, v, t, f, area) && result_read && !item_numbers_fit(rc, v, P->res, f)) {
+            for (int i = 0; i < P->n; i++) {
+                Item *it = P->shown[i];
+                it->keep_r = keep[i][0], it->keep_c = keep[i][1];
+                it->rows = lay_rows(it);
+                it->cols = lay_cols(it);
+            }
+            panel_arrange(P, rc, v, t, f, area);
+        }
     }
     panel_text(P, rc, v, f);
     if (P->lshape)
@@ -3145,8 +3214,8 @@ static int status_text(const View *v, RenderCtx *rc, int size, int maxw, char *b
 }
 
 /* Step `step` of trace t laid out in area, not drawn: the area of its
- * matrices on screen; *readable (when not NULL): 1 when every matrix shows
- * its numbers. */
+ * matrices on screen; *readable (when not NULL): 2 when every matrix shows
+ * its numbers, 1 when the result does, else 0. */
 static double panel_probe_step(RenderCtx *rc, const View *v, const AttnTrace *t, int step, const Fonts *f,
                                SDL_Rect area, int *readable)
 {
@@ -3161,7 +3230,7 @@ static double panel_probe_step(RenderCtx *rc, const View *v, const AttnTrace *t,
     rc->record = record;
     double a = 0;
     for (int i = 0; i < P->n; i++) a += (double)item_w(&P->items[i]) * (double)item_h(&P->items[i]);
-    if (readable) *readable = !P->numbers_hidden;
+    if (readable) *readable = !P->numbers_hidden ? 2 : P->res->nsize > 0;
     free(P);
     return a;
 }
@@ -3241,8 +3310,8 @@ static void frame_layout(RenderCtx *rc, const View *v, int width, int height, fl
 /* Whether the lesson, at this size, shows the heads' strip: decided once
  * for all its steps and text scales (at scale 1), so the screen does not
  * jump from one step to the next, nor at +. The strip stays unless it takes
- * the room that some step needs to show its numbers (readable without the
- * strip, not with it). Kept for the last few view states asked (the light
+ * the room that some step needs to show its numbers (more of them readable
+ * without the strip than with it: every matrix's, or the result's). Kept for the last few view states asked (the light
  * and dark themes lay out alike, the projector's text is larger); while the
  * trace is still being computed, the strip stays. */
 static int strip_for_lesson(RenderCtx *rc, const View *v, int width, int height)
@@ -3269,8 +3338,8 @@ static int strip_for_lesson(RenderCtx *rc, const View *v, int width, int height)
         frame_strip(&F, width);
         int with = 0, without = 0;
         panel_probe(rc, &w, &F.f, F.panel, &with);
-        if (!with) panel_probe(rc, &w, &F.f, main, &without);
-        kept = with || !without;
+        if (with < 2) panel_probe(rc, &w, &F.f, main, &without);
+        kept = with >= without;
     }
     RenderStripEntry *e = &rc->strip[rc->strip_next++ % RENDER_STRIP_CACHE];
     e->key = key;
@@ -3486,7 +3555,9 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     int sw = v->slides ? 0 : status_text(v, rc, f.small, width * 45 / 100, status, sizeof status);
     int stw = width - 3 * m - sw;
     int tsize = f.title;
-    while (render_text_width(rc, title, tsize) > stw && tsize * 9 / 10 >= f.min) tsize = tsize * 9 / 10;
+    /* shrunk to fit, down to nine tenths of the body text (which grows with +), then shortened */
+    while (render_text_width(rc, title, tsize) > stw && tsize * 9 / 10 >= imax(f.min, f.body * 9 / 10))
+        tsize = tsize * 9 / 10;
     draw_label(rc, title, tsize, stw, th->text, m, m / 2, 0);
     if (status[0])
         render_text(rc, status, f.small, th->dim, width - m, m / 2 + (text_h(rc, f.title) - text_h(rc, f.small)) / 2,
@@ -3522,14 +3593,14 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
                      sb = {main.x, main.y, main.w / 2 - m / 2, main.h - lh - 4};
             int cs = view_compare_step(v, v->step);
             panel_probe_step(rc, v, v->single, cs, &f, st, &k);
-            ok_st &= k;
+            ok_st &= k == 2;
             panel_probe_step(rc, v, v->trace, v->step, &f, st, &k);
-            ok_st &= k;
+            ok_st &= k == 2;
             if (!ok_st) {
                 panel_probe_step(rc, v, v->single, cs, &f, sb, &k);
-                ok_sb &= k;
+                ok_sb &= k == 2;
                 panel_probe_step(rc, v, v->trace, v->step, &f, sb, &k);
-                ok_sb &= k;
+                ok_sb &= k == 2;
                 stacked = !ok_sb;
             }
         }
