@@ -2367,25 +2367,42 @@ static int l_top(const Panel *P, const Item *it)
 static void l_size(const Panel *P, float s, float hrow, float *w, float *h)
 {
     const Item *A = P->shown[0];
-    int opc = 0;
+    int opc = 0, rlab = 0;
     float right = 0, hh = (float)P->note_h;
     for (int i = 1; i < P->n; i++) {
         const Item *it = P->shown[i];
         opc = imax(opc, P->opw[i]);
-        right = fmaxf(right, (float)(it->lab_w + it->leg_w) + s * (float)lay_cols(it));
+        rlab = imax(rlab, it->lab_w); /* the right column's row labels share one column (panel_place_l) */
+        right = fmaxf(right, (float)it->leg_w + s * (float)lay_cols(it));
         float rows = l_row_h(P, it, s, hrow) * (float)imax(lay_rows(it), it == P->res ? lay_rows(A) : 0);
         hh += (float)(l_top(P, it) + P->cap_h) + rows;
     }
-    *w = (float)(A->lab_w + A->leg_w) + s * (float)lay_cols(A) + (float)opc + right + 4.0f;
+    *w = (float)(A->lab_w + A->leg_w) + s * (float)lay_cols(A) + (float)opc + (float)rlab + right + 4.0f;
     *h = hh;
 }
 
-/* The L's cells, as large as area allows: first the columns' width s (the
- * rows at least h_min tall), then the rows of data that is not square as
- * tall as the room left allows, up to s. Square data keeps square cells. */
-static void panel_fit_l(Panel *P, SDL_Rect area, float h_min)
+/* The L's cells, as large as area allows: square cells of one size when
+ * that size is at least s_min (readable); else first the columns' width s
+ * (the rows at least h_min tall), then the rows of data that is not square
+ * as tall as the room left allows, up to s. Square data keeps square
+ * cells. */
+static void panel_fit_l(Panel *P, SDL_Rect area, float h_min, float s_min)
 {
     float lo = 0, hi = (float)area.h, w, h;
+    /* square cells everywhere, when they are readable */
+    for (int k = 0; k < 40; k++) {
+        float mid = (lo + hi) / 2;
+        l_size(P, mid, mid, &w, &h);
+        if (w <= (float)area.w && h <= (float)area.h)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    if (lo >= s_min) {
+        for (int i = 0; i < P->n; i++) P->shown[i]->cw = P->shown[i]->ch = lo;
+        return;
+    }
+    lo = 0, hi = (float)area.h;
     for (int k = 0; k < 40; k++) {
         float mid = (lo + hi) / 2;
         l_size(P, mid, h_min, &w, &h);
@@ -2525,12 +2542,6 @@ static void panel_place(Panel *P, SDL_Rect area)
     }
 }
 
-/* Arranges the panel in area, the cells as large as the room allows. While
- * they are smaller than the readable size, it tries the result on a row of
- * its own below the operands, then a product as the textbook's L, then
- * sheds the operands' legends and repeated row labels (and tries the three
- * again). Returns 1 when every matrix shows its numbers (and one of at
- * most 16 columns its labels), else 0 with the last try laid out. */
 /* When no arrangement shows every matrix's numbers, the last ones tried
  * draw the operands' cells at this share of the result's. */
 #define RESULT_FIRST 0.5f
@@ -2549,7 +2560,8 @@ static int panel_try(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t,
     for (int i = 0; i < P->n; i++) P->shown[i]->shrink = attempt >= 9 && !P->shown[i]->result ? RESULT_FIRST : 1.0f;
     panel_measure(P, rc, v, t, f, area, level);
     if (P->lshape)
-        panel_fit_l(P, area, fmaxf((float)text_h(rc, f->num) + 4.0f, (float)text_h(rc, f->label) * 1.05f));
+        panel_fit_l(P, area, fmaxf((float)text_h(rc, f->num) + 4.0f, (float)text_h(rc, f->label) * 1.05f),
+                    panel_min_cell(P, rc, v, f));
     else
         panel_fit(P, (float)area.w, row_room(P, area), panel_min_cell(P, rc, v, f));
     return 1;
@@ -2580,6 +2592,30 @@ static float panel_score(const Panel *P, RenderCtx *rc, const View *v, const Fon
     return score + 0.99f * least;
 }
 
+/* Whether every matrix of the laid-out panel shows its numbers (and one of
+ * at most 16 columns its labels). */
+static int panel_readable(const Panel *P, RenderCtx *rc, const View *v, const Fonts *f)
+{
+    for (int i = 0; i < P->n; i++) {
+        const Item *it = P->shown[i];
+        if (lay_cols(it) <= 16 && it->cw < item_min_cell(rc, v, it, f) * 0.999f) return 0;
+        if (!item_numbers_fit(rc, v, it, f)) return 0;
+    }
+    return 1;
+}
+
+/* The smallest side of a cell of the laid-out panel. */
+static float panel_least_cell(const Panel *P)
+{
+    float least = 1e9f;
+    for (int i = 0; i < P->n; i++) least = fminf(least, fminf(P->shown[i]->cw, P->shown[i]->ch));
+    return least;
+}
+
+/* A readable arrangement gives way to a later one whose smallest cells are
+ * this many times larger: the room a small step leaves is filled. */
+#define GROW_FOR 1.3f
+
 /* Arranges the panel in area, the cells as large as the room allows. While
  * they are smaller than the readable size, it tries the result on a row of
  * its own below the operands, then a product as the textbook's L, then
@@ -2593,13 +2629,17 @@ static int panel_arrange(Panel *P, RenderCtx *rc, const View *v, const AttnTrace
     float best_score = -1.0f;
     for (int attempt = 0; attempt < 11; attempt++) {
         if (!panel_try(P, rc, v, t, f, area, attempt)) continue;
-        int readable = 1;
-        for (int i = 0; i < P->n && readable; i++) {
-            const Item *it = P->shown[i];
-            if (lay_cols(it) <= 16 && it->cw < item_min_cell(rc, v, it, f) * 0.999f) readable = 0;
-            if (!item_numbers_fit(rc, v, it, f)) readable = 0;
+        if (panel_readable(P, rc, v, f)) {
+            /* the first readable arrangement, or another with the legends
+             * whose cells are at least GROW_FOR times as large */
+            float cell = panel_least_cell(P);
+            for (int other = attempt + 1; other < 3; other++)
+                if (panel_try(P, rc, v, t, f, area, other) && panel_readable(P, rc, v, f) &&
+                    panel_least_cell(P) >= GROW_FOR * cell)
+                    return 1;
+            panel_try(P, rc, v, t, f, area, attempt);
+            return 1;
         }
-        if (readable) return 1;
         float score = panel_score(P, rc, v, f, area);
         if (score > best_score) best_score = score, best = attempt;
     }
