@@ -25,7 +25,7 @@ static void show_usage(FILE *out)
             "Opens the classroom window on LESSON (a lesson file, or the id of a lesson in the\n"
             "lessons folder; default: %s) and walks through every step of attention.\n"
             "\n"
-            "  --size WxH         window size in pixels (default 1280x720)\n"
+            "  --size WxH         window size in pixels (default 1280x720, shrunk to fit the screen)\n"
             "  --lang en|zh       language of narration and labels (default en)\n"
             "  --theme light|dark|projector\n"
             "  --view multi|single|compare\n"
@@ -131,6 +131,7 @@ static int show_option(const AppArgs *a, int id, const char *val, ShowOptions *o
         o->gpu = 1;
         return 0;
     case OPT_SIZE:
+        o->size_given = 1;
         return app_arg_size(a, val, &o->width, &o->height);
     case OPT_LANG:
         return app_arg_choice(a, val, lesson_lang_names, LESSON_LANG_COUNT, &o->lang);

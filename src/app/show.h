@@ -32,7 +32,8 @@ typedef struct ShowOptions {
     int autoplay, quit_at_end, frame_stats, fullscreen, gpu;
     int slides; /* S saves slides (View.slides) */
     int width, height;
-    int lang; /* -1: the default (English) */
+    int size_given; /* --size: the window exactly so; else the default, shrunk to fit the display */
+    int lang;       /* -1: the default (English) */
     int theme, mode;
     int head;                   /* 0: the default */
     int step;                   /* a trace index (--step counts from 1), -1: the default */

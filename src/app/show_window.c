@@ -84,7 +84,15 @@ int show_window_open(ShowWindow *w, const ShowOptions *o, const ShowLesson *cur)
         SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI | (o->fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
     char title[512];
     show_window_title_of(cur, title, sizeof title);
-    w->win = SDL_CreateWindow(title, SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, o->width, o->height, flags);
+    /* the default size, shrunk to the display's usable area: on a 1024×768
+     * projector the whole frame is on the screen */
+    int width = o->width, height = o->height;
+    SDL_Rect usable;
+    if (!o->size_given && SDL_GetDisplayUsableBounds(0, &usable) == 0 && usable.w > 0 && usable.h > 0) {
+        width = width < usable.w ? width : usable.w;
+        height = height < usable.h ? height : usable.h;
+    }
+    w->win = SDL_CreateWindow(title, SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, width, height, flags);
     if (!w->win) {
         st = app_fail(APP_RUNTIME, "cannot open a window: %s", SDL_GetError());
         goto fail;
