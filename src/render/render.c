@@ -1978,6 +1978,7 @@ typedef struct Panel {
     int lshape;               /* a product laid out as the textbook's L (panel_fit_l) */
     int over[2];              /* each row's pixels that are not cells: labels, legends, operators */
     int numbers_hidden;       /* some matrix is too small for its numbers */
+    int one_line;             /* every token's column label fits its column: one line of them */
     Anim anim;
     uint64_t akey;
 } Panel;
@@ -2188,7 +2189,7 @@ static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
             it->index_cols = it->cl != NULL;
         }
         /* up to 16 tokens' columns, all labelled, may need two lines */
-        if (it->cl) P->top_h = imax(P->top_h, (it->index_cols || lay_cols(it) > 16 ? 1 : 2) * lh + 8);
+        if (it->cl) P->top_h = imax(P->top_h, (it->index_cols || lay_cols(it) > 16 || P->one_line ? 1 : 2) * lh + 8);
         /* W_a drawn transposed: its bands named above it */
         if (is_w_a(it) && it->transposed) P->top_h = imax(P->top_h, lh + 8);
         it->legend = level == 0 || it->result || (level == 1 && P->n <= 3);
@@ -2542,6 +2543,19 @@ static void panel_place(Panel *P, SDL_Rect area)
     }
 }
 
+/* Whether, at the laid-out cells, some matrix of up to 16 tokens' columns
+ * needs its column labels on two lines (panel_text's rule). */
+static int panel_needs_two_lines(const Panel *P, RenderCtx *rc)
+{
+    for (int i = 0; i < P->n; i++) {
+        const Item *it = P->shown[i];
+        if (!it->cl || it->index_cols || lay_cols(it) > 16) continue;
+        int wmax = label_width(rc, it->cl, it->full_cols, it->lsize);
+        if ((float)(imin(wmax, 4 * it->lsize) + 8) > it->cw) return 1;
+    }
+    return 0;
+}
+
 /* When no arrangement shows every matrix's numbers, the last ones tried
  * draw the operands' cells at this share of the result's. */
 #define RESULT_FIRST 0.5f
@@ -2558,13 +2572,17 @@ static int panel_try(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t,
     if ((kind == 1 && !P->split) || (kind == 2 && !P->lshape)) return 0;
     /* the last tries: the result first, the operands at RESULT_FIRST of its cells */
     for (int i = 0; i < P->n; i++) P->shown[i]->shrink = attempt >= 9 && !P->shown[i]->result ? RESULT_FIRST : 1.0f;
-    panel_measure(P, rc, v, t, f, area, level);
-    if (P->lshape)
-        panel_fit_l(P, area, fmaxf((float)text_h(rc, f->num) + 4.0f, (float)text_h(rc, f->label) * 1.05f),
-                    panel_min_cell(P, rc, v, f));
-    else
-        panel_fit(P, (float)area.w, row_room(P, area), panel_min_cell(P, rc, v, f));
-    return 1;
+    /* the column labels on one line when, at the cells that gives, each
+     * fits its column; else on two */
+    for (P->one_line = 1;; P->one_line = 0) {
+        panel_measure(P, rc, v, t, f, area, level);
+        if (P->lshape)
+            panel_fit_l(P, area, fmaxf((float)text_h(rc, f->num) + 4.0f, (float)text_h(rc, f->label) * 1.05f),
+                        panel_min_cell(P, rc, v, f));
+        else
+            panel_fit(P, (float)area.w, row_room(P, area), panel_min_cell(P, rc, v, f));
+        if (!P->one_line || !panel_needs_two_lines(P, rc)) return 1;
+    }
 }
 
 /* How well the laid-out panel shows its numbers: each matrix whose numbers
