@@ -1142,15 +1142,16 @@ static void test_additive_pairs(void **state)
         } else {
             assert_true(abs(x1.x - x0.x - 3 * x0.w) <= 2 && abs(y1.x - y0.x - y0.w) <= 1);
         }
-        /* pair 4 (s2 ; b): X's row 1 and Y's row 1, by colour and by mouse */
-        int p = 4;
-        SDL_Rect px = x0, py = y0;
+        /* pair 4 (s2 ; b): X's row 1 and Y's row 1, by colour and by mouse;
+         * for X the drawn row after pair 3's (x1), for Y the fourth after
+         * pair 0's (whole cells do not add up to the rounded edges) */
+        SDL_Rect px = x1, py = y0;
         if (!col) {
-            px.y += p * x0.h;
-            py.y += p * y0.h;
+            px.y += x1.h;
+            py.y += 4 * y0.h;
         } else {
-            px.x += p * x0.w;
-            py.x += p * y0.w;
+            px.x += x1.w;
+            py.x += 4 * y0.w;
         }
         RenderHit hit;
         assert_int_equal(render_hit_test(c->rc, px.x + px.w / 2, px.y + px.h / 2, &hit), RENDER_HIT_CELL);
@@ -1161,7 +1162,7 @@ static void test_additive_pairs(void **state)
         assert_int_equal(hit.step, yi);
         assert_int_equal(hit.row, 1);
         /* (a corner of the cell, clear of its number) */
-        assert_true(same_rgb(pixel(c, px.x + 2, px.y + 2), render_value_color(X->data[1 * 3 + 0], 0, 0.9f)));
+        assert_true(same_rgb(pixel(c, px.x + 3, px.y + 3), render_value_color(X->data[1 * 3 + 0], 0, 0.9f)));
         /* W_a: the text-coloured line between row 2 (x_i's last) and row 3 (y_j's first) */
         int wi = attn_trace_index(t, attn_trace_find_name(t, "W_a"));
         SDL_Rect w2, w3;
