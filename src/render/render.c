@@ -2382,6 +2382,22 @@ static void l_size(const Panel *P, float s, float hrow, float *w, float *h)
     *h = hh;
 }
 
+/* The largest column width with which the L fits area, its rows of data
+ * that is not square h_min tall (h_min < 0: as tall as the columns are wide). */
+static float l_widest(const Panel *P, SDL_Rect area, float h_min)
+{
+    float lo = 0, hi = (float)area.h, w, h;
+    for (int k = 0; k < 40; k++) {
+        float mid = (lo + hi) / 2;
+        l_size(P, mid, h_min < 0 ? mid : h_min, &w, &h);
+        if (w <= (float)area.w && h <= (float)area.h)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The L's cells, as large as area allows: square cells of one size when
  * that size is at least s_min (readable); else first the columns' width s
  * (the rows at least h_min tall), then the rows of data that is not square
@@ -2389,30 +2405,13 @@ static void l_size(const Panel *P, float s, float hrow, float *w, float *h)
  * cells. */
 static void panel_fit_l(Panel *P, SDL_Rect area, float h_min, float s_min)
 {
-    float lo = 0, hi = (float)area.h, w, h;
     /* square cells everywhere, when they are readable */
-    for (int k = 0; k < 40; k++) {
-        float mid = (lo + hi) / 2;
-        l_size(P, mid, mid, &w, &h);
-        if (w <= (float)area.w && h <= (float)area.h)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    if (lo >= s_min) {
-        for (int i = 0; i < P->n; i++) P->shown[i]->cw = P->shown[i]->ch = lo;
+    float sq = l_widest(P, area, -1.0f), w, h;
+    if (sq >= s_min) {
+        for (int i = 0; i < P->n; i++) P->shown[i]->cw = P->shown[i]->ch = sq;
         return;
     }
-    lo = 0, hi = (float)area.h;
-    for (int k = 0; k < 40; k++) {
-        float mid = (lo + hi) / 2;
-        l_size(P, mid, h_min, &w, &h);
-        if (w <= (float)area.w && h <= (float)area.h)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    float s = fmaxf(lo, 0.05f), rlo = fminf(h_min, s), rhi = s;
+    float s = fmaxf(l_widest(P, area, h_min), 0.05f), rlo = fminf(h_min, s), rhi = s;
     for (int k = 0; k < 30; k++) {
         float mid = (rlo + rhi) / 2;
         l_size(P, s, mid, &w, &h);
