@@ -2481,6 +2481,26 @@ static void panel_number_size(Panel *P, RenderCtx *rc, const View *v, const Font
         if (P->shown[i]->nsize) P->shown[i]->nsize = best;
 }
 
+/* Pixels across row `row` of a panel laid out in rows: each matrix with its
+ * labels, legend and the operator before it. */
+static int row_width(const Panel *P, int row)
+{
+    int w = 0;
+    for (int i = 0; i < P->n; i++) {
+        const Item *it = P->shown[i];
+        if (row_of(P, i) == row) w += it->lab_w + item_w(it) + it->leg_w + (i > 0 ? P->opw[i] : 0);
+    }
+    return w;
+}
+
+/* How many columns one token's column label needs at the item's cells: 1
+ * when each label fits its column. */
+static int col_label_span(RenderCtx *rc, const Item *it)
+{
+    int wmax = label_width(rc, it->cl, it->full_cols, it->lsize);
+    return imax(1, (int)ceilf((float)(imin(wmax, 4 * it->lsize) + 8) / it->cw));
+}
+
 /* Numbers and label strides for the cells' sizes: numbers at the one size
  * of the frame where every cell of the matrix holds them, else none; token
  * labels every k-th, the same k for rows and columns and across the panel. */
@@ -2492,8 +2512,7 @@ static void panel_text(Panel *P, RenderCtx *rc, const View *v, const Fonts *f)
         Item *it = P->shown[i];
         if (it->rl && it->labels) k = imax(k, label_stride(it->ch, lh));
         if (it->cl && !it->index_cols) {
-            int wmax = label_width(rc, it->cl, it->full_cols, it->lsize);
-            int per = imax(1, (int)ceilf((float)(imin(wmax, 4 * it->lsize) + 8) / it->cw));
+            int per = col_label_span(rc, it);
             if (lay_cols(it) > 16) k = imax(k, per);
             /* up to 16: all of them, on two lines when one is too narrow */
             it->stagger = lay_cols(it) <= 16 && per > 1;
@@ -2523,11 +2542,7 @@ static void panel_place(Panel *P, SDL_Rect area)
     int bands = P->split > 0 ? 2 : 1;
     int band_h = (area.h - P->note_h) / bands;
     for (int row = 0; row < bands; row++) {
-        int total_w = 0;
-        for (int i = 0; i < P->n; i++) {
-            const Item *it = P->shown[i];
-            if (row_of(P, i) == row) total_w += it->lab_w + item_w(it) + it->leg_w + (i > 0 ? P->opw[i] : 0);
-        }
+        int total_w = row_width(P, row);
         int x = area.x + imax(0, (area.w - total_w) / 2);
         int cy = area.y + row * band_h + P->top_h + (band_h - P->top_h - P->cap_h) / 2;
         for (int i = 0; i < P->n; i++) {
@@ -2548,9 +2563,7 @@ static int panel_needs_two_lines(const Panel *P, RenderCtx *rc)
 {
     for (int i = 0; i < P->n; i++) {
         const Item *it = P->shown[i];
-        if (!it->cl || it->index_cols || lay_cols(it) > 16) continue;
-        int wmax = label_width(rc, it->cl, it->full_cols, it->lsize);
-        if ((float)(imin(wmax, 4 * it->lsize) + 8) > it->cw) return 1;
+        if (it->cl && !it->index_cols && lay_cols(it) <= 16 && col_label_span(rc, it) > 1) return 1;
     }
     return 0;
 }
@@ -2592,14 +2605,8 @@ static float panel_score(const Panel *P, RenderCtx *rc, const View *v, const Fon
 {
     /* a row wider than the room does not count */
     if (!P->lshape)
-        for (int row = 0; row < (P->split > 0 ? 2 : 1); row++) {
-            int w = 0;
-            for (int i = 0; i < P->n; i++) {
-                const Item *it = P->shown[i];
-                if (row_of(P, i) == row) w += it->lab_w + item_w(it) + it->leg_w + (i > 0 ? P->opw[i] : 0);
-            }
-            if (w > area.w) return -1.0f;
-        }
+        for (int row = 0; row < (P->split > 0 ? 2 : 1); row++)
+            if (row_width(P, row) > area.w) return -1.0f;
     float score = 0, least = 1.0f;
     for (int i = 0; i < P->n; i++) {
         const Item *it = P->shown[i];
@@ -3368,9 +3375,10 @@ static void frame_layout(RenderCtx *rc, const View *v, int width, int height, fl
  * for all its steps and text scales (at scale 1), so the screen does not
  * jump from one step to the next, nor at +. The strip stays unless it takes
  * the room that some step needs to show its numbers (more of them readable
- * without the strip than with it: every matrix's, or the result's). Kept for the last few view states asked (the light
- * and dark themes lay out alike, the projector's text is larger); while the
- * trace is still being computed, the strip stays. */
+ * without the strip than with it: every matrix's, or the result's). Kept
+ * for the last few view states asked (the light and dark themes lay out
+ * alike, the projector's text is larger); while the trace is still being
+ * computed, the strip stays. */
 static int strip_for_lesson(RenderCtx *rc, const View *v, int width, int height)
 {
     uint64_t key = mix64(mix64((uint64_t)v->id, (uint64_t)width << 32 | (uint64_t)height),
