@@ -291,6 +291,17 @@ static void rig_close(Rig *g)
     lesson_free(&g->L);
 }
 
+/* Every step of the view's trace in its final state, drawn at sz and checked. */
+static void check_steps(RenderCtx *rc, const char *name, View *v, Size sz)
+{
+    for (int s = 0; s < view_trace(v)->n_steps; s++) {
+        view_goto(v, s);
+        view_finish(v);
+        if (render_frame(rc, v, sz.w, sz.h) != 0) fail_msg("%s", SDL_GetError());
+        check_frame(rc, name, v, sz);
+    }
+}
+
 static void check_lesson(const char *path, const char *name)
 {
     Rig rig;
@@ -303,12 +314,7 @@ static void check_lesson(const char *path, const char *name)
             view_set_mode(v, (ViewMode)mode);
             v->lang = (LessonLang)lang;
             v->theme = VIEW_THEME_PROJECTOR;
-            for (int s = 0; s < view_trace(v)->n_steps; s++) {
-                view_goto(v, s);
-                view_finish(v);
-                if (render_frame(rc, v, sizes[0].w, sizes[0].h) != 0) fail_msg("%s", SDL_GetError());
-                check_frame(rc, name, v, sizes[0]);
-            }
+            check_steps(rc, name, v, sizes[0]);
         }
     view_set_mode(v, VIEW_MULTI);
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
@@ -316,12 +322,7 @@ static void check_lesson(const char *path, const char *name)
             for (int theme = 0; theme < VIEW_THEME_COUNT; theme++) {
                 v->lang = (LessonLang)lang;
                 v->theme = (ViewTheme)theme;
-                for (int s = 0; s < view_trace(v)->n_steps; s++) {
-                    view_goto(v, s);
-                    view_finish(v);
-                    if (render_frame(rc, v, sizes[si].w, sizes[si].h) != 0) fail_msg("%s", SDL_GetError());
-                    check_frame(rc, name, v, sizes[si]);
-                }
+                check_steps(rc, name, v, sizes[si]);
             }
     /* column notation (matrices transposed, sums under the columns) with
      * the row scale (its name and "row max" on the weights' legends) */
@@ -331,12 +332,7 @@ static void check_lesson(const char *path, const char *name)
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
         for (int lang = 0; lang < LESSON_LANG_COUNT; lang++) {
             v->lang = (LessonLang)lang;
-            for (int s = 0; s < view_trace(v)->n_steps; s++) {
-                view_goto(v, s);
-                view_finish(v);
-                if (render_frame(rc, v, sizes[si].w, sizes[si].h) != 0) fail_msg("%s", SDL_GetError());
-                check_frame(rc, name, v, sizes[si]);
-            }
+            check_steps(rc, name, v, sizes[si]);
         }
     rig_close(&rig);
 }
