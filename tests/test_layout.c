@@ -93,13 +93,13 @@ static const struct {
     int max_w;
     int results; /* 1: the result may leave its numbers out too; 0: only the operands */
 } still_cramped[] = {
-    {"scaling-pitfalls.json", "output ", 1920, 0},
-    {"seed003-mask-then-scale.json", "output ", 1920, 0},
+    {"scaling-pitfalls.json", "output ", 1024, 0},
+    {"seed003-mask-then-scale.json", "output ", 1024, 0},
     {"seed001-seq-len-1.json", "Q K V output ", 1920, 0},
     {"seed001-seq-len-1.json", "concat ", 1920, 1},
     {"seed001-shapes-512.json", "Q K V weights head ", 1920, 0},
     {"seed001-shapes-512.json", "W_Q W_K W_V W_O scores scaled concat output ", 1920, 1},
-    {"additive-bahdanau.json", "hidden ", 1024, 1},
+    {"additive-bahdanau.json", "hidden ", 1024, 0}, /* column notation: x_i, y_j and W_a beside hidden */
 };
 
 /* Whether word (ending in a space) is one of the words of list, each ending in a space. */
@@ -116,6 +116,7 @@ static int has_word(const char *list, const char *word)
 static int cramped(const char *lesson, const View *v, Size sz, int result)
 {
     if (at_limits(lesson)) return 1;
+    if (getenv("ATTNVIZ_LAYOUT_STRICT")) return 0; /* =1: what is still listed below, reported */
     /* the two pipelines, each in half the frame: at 1024×768 the steps of
      * nine lessons still cannot show their numbers (open); at 1280×720 and
      * above every step does */

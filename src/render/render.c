@@ -1168,8 +1168,16 @@ static int numbers_width(RenderCtx *rc, const View *v, const Item *it, int size)
 
 /* Matrices with more cells than this show no numbers: nobody reads them. */
 #define NUMBERS_MAX_CELLS 900
-/* A number keeps this many pixels clear of its cell's left and right edges. */
-#define NUMBERS_PAD 6
+/* A number keeps this many pixels clear of its cell's left and right edges,
+ * and its digits' ink this many of the top and bottom edges. */
+#define NUMBERS_PAD  6
+#define NUMBERS_VPAD 4
+
+/* The height of a cell that holds a number at size. */
+static float number_cell_h(RenderCtx *rc, int size)
+{
+    return (float)(render_number_height(rc, size) + 2 * NUMBERS_VPAD);
+}
 
 /* The cells' texture, the grid between cells large enough to tell apart, the frame. */
 static void item_draw_cells(RenderCtx *rc, const View *v, const Item *it, uint64_t anim_key)
@@ -1493,7 +1501,8 @@ static void item_draw_gaps(RenderCtx *rc, const View *v, const Item *it, const F
     render_within(rc, it->area, "matrix label");
     if (it->keep_c && it->cl && (it->labels || !it->row_map)) {
         SDL_Rect cell = cell_rect(it, 0, it->keep_c);
-        if (render_text_width(rc, "⋯", it->lsize) <= cell.w)
+        /* not among labels on two lines: they reach over the gap's column */
+        if (!it->stagger && render_text_width(rc, "⋯", it->lsize) <= cell.w)
             render_text(rc, "⋯", it->lsize, th->dim, cell.x + cell.w / 2, it->y - llh - 4, 1);
     }
     if (it->keep_r && it->rl && it->labels) {
@@ -2253,13 +2262,13 @@ static float item_min_cell(RenderCtx *rc, const View *v, const Item *it, const F
     float need = (float)text_h(rc, f->label) * 1.05f;
     if ((long)lay_rows(it) * lay_cols(it) > NUMBERS_MAX_CELLS) return need;
     need = fmaxf(need, (float)numbers_width(rc, v, it, f->num) + 2.0f * NUMBERS_PAD);
-    return fmaxf(need, (float)text_h(rc, f->num) + 4.0f);
+    return fmaxf(need, number_cell_h(rc, f->num));
 }
 
 /* Whether the matrix's cells hold its numbers at the frame's number size. */
 static int item_numbers_fit(RenderCtx *rc, const View *v, const Item *it, const Fonts *f)
 {
-    return (long)it->rows * it->cols <= NUMBERS_MAX_CELLS && (float)text_h(rc, f->num) + 4.0f <= it->ch &&
+    return (long)it->rows * it->cols <= NUMBERS_MAX_CELLS && number_cell_h(rc, f->num) <= it->ch &&
            (float)numbers_width(rc, v, it, f->num) + 2.0f * NUMBERS_PAD <= it->cw;
 }
 
@@ -2472,9 +2481,9 @@ static void panel_number_size(Panel *P, RenderCtx *rc, const View *v, const Font
     /* the estimate checked at the size chosen (rounding in the advances) */
     for (int i = 0; i < P->n; i++) {
         const Item *it = P->shown[i];
-        while (it->nsize && best > f->num &&
-               ((float)numbers_width(rc, v, it, best) + 2.0f * NUMBERS_PAD > it->cw ||
-                (float)text_h(rc, best) + 4.0f > it->ch))
+        while (
+            it->nsize && best > f->num &&
+            ((float)numbers_width(rc, v, it, best) + 2.0f * NUMBERS_PAD > it->cw || number_cell_h(rc, best) > it->ch))
             best--;
     }
     for (int i = 0; i < P->n; i++)
@@ -2589,7 +2598,7 @@ static int panel_try(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t,
     for (P->one_line = 1;; P->one_line = 0) {
         panel_measure(P, rc, v, t, f, area, level);
         if (P->lshape)
-            panel_fit_l(P, area, fmaxf((float)text_h(rc, f->num) + 4.0f, (float)text_h(rc, f->label) * 1.05f),
+            panel_fit_l(P, area, fmaxf(number_cell_h(rc, f->num), (float)text_h(rc, f->label) * 1.05f),
                         panel_min_cell(P, rc, v, f));
         else
             panel_fit(P, (float)area.w, row_room(P, area), panel_min_cell(P, rc, v, f));
@@ -2610,20 +2619,23 @@ static float panel_score(const Panel *P, RenderCtx *rc, const View *v, const Fon
     float score = 0, least = 1.0f;
     for (int i = 0; i < P->n; i++) {
         const Item *it = P->shown[i];
-        if (item_numbers_fit(rc, v, it, f)) score += it->result ? 2.0f : 1.0f;
+        if (item_numbers_fit(rc, v, it, f)) score += it->result ? (float)P->n : 1.0f;
         least = fminf(least, fminf(it->cw, it->ch) / item_min_cell(rc, v, it, f));
     }
     return score + 0.99f * least;
 }
 
 /* Whether every matrix of the laid-out panel shows its numbers (and one of
- * at most 16 columns its labels). */
+ * at most 16 columns or rows every label). */
 static int panel_readable(const Panel *P, RenderCtx *rc, const View *v, const Fonts *f)
 {
     for (int i = 0; i < P->n; i++) {
         const Item *it = P->shown[i];
         if (lay_cols(it) <= 16 && it->cw < item_min_cell(rc, v, it, f) * 0.999f) return 0;
         if (!item_numbers_fit(rc, v, it, f)) return 0;
+        /* a row per token label: rows as tall as a label */
+        if (it->rl && it->labels && lay_rows(it) <= 16 && it->ch < (float)text_h(rc, f->label) * 1.05f * 0.999f)
+            return 0;
     }
     return 1;
 }

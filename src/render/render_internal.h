@@ -239,8 +239,12 @@ const TextEntry *render_text_get(RenderCtx *rc, const char *s, int size, SDL_Col
 /* The cached text of the one character at *p, which moves past it; NULL
  * when it cannot be drawn. */
 const TextEntry *render_text_next_glyph(RenderCtx *rc, const char **p, int size, SDL_Color col);
-/* A short string (a number) from cached one-character textures, centred on
- * (cx, cy); returns its width, or -1 (nothing drawn) when wider than maxw. */
+/* The ink of the digits at size: pixels above the baseline and below it
+ * (an overshoot); a cell number's height is their sum. */
+void render_digit_ink(RenderCtx *rc, int size, int *above, int *below);
+int render_number_height(RenderCtx *rc, int size);
+/* A short string (a number) from cached one-character textures, its digits'
+ * ink centred on (cx, cy); returns its width, or -1 (nothing drawn) when wider than maxw. */
 int render_text_glyphs(RenderCtx *rc, const char *s, int size, SDL_Color col, int cx, int cy, int maxw);
 /* Width of s[0, nbytes) by glyph advances (fast; for wrapping). */
 int render_measure(RenderCtx *rc, const char *s, size_t nbytes, int size);

@@ -702,30 +702,56 @@ const TextEntry *render_text_next_glyph(RenderCtx *rc, const char **p, int size,
     return render_text_get(rc, ch, size, col);
 }
 
+void render_digit_ink(RenderCtx *rc, int size, int *above, int *below)
+{
+    FontSlot *fs = slot_for(rc, size);
+    int i = font_index_for(rc, '0'), minx, maxx, miny, maxy, adv;
+    if (fs->font[i] && TTF_GlyphMetrics32(fs->font[i], '0', &minx, &maxx, &miny, &maxy, &adv) == 0) {
+        *above = maxy;
+        *below = miny < 0 ? -miny : 0;
+    } else {
+        *above = size * 3 / 4;
+        *below = 0;
+    }
+}
+
+int render_number_height(RenderCtx *rc, int size)
+{
+    int above, below;
+    render_digit_ink(rc, size, &above, &below);
+    return above + below;
+}
+
 int render_text_glyphs(RenderCtx *rc, const char *s, int size, SDL_Color col, int cx, int cy, int maxw)
 {
     /* Numbers change every step and every animation frame; their few
      * distinct characters are cached one by one, so a new number costs
      * blits, not a rasterisation. */
     const TextEntry *g[32];
-    int n = 0, w = 0, h = 0;
+    int n = 0, w = 0;
     for (const char *p = s; *p && n < 32;) {
         const TextEntry *e = render_text_next_glyph(rc, &p, size, col);
         if (!e) continue;
         g[n++] = e;
         w += e->w;
-        if (e->h > h) h = e->h;
     }
     if (!n || w > maxw) return -1;
-    int x = cx - w / 2, y = cy - h / 2;
+    /* the digits' ink, not the line's box, is centred on (cx, cy): a number
+     * needs only its digits' height (render_number_height) */
+    int above, below;
+    render_digit_ink(rc, size, &above, &below);
+    int x = cx - w / 2, baseline = cy + (above - below) / 2;
     if (rc->record) {
-        LayoutBox b = {
-            .rect = {x, y, w, h}, .within = rc->within, .kind = LAYOUT_NUMBER, .size = size, .what = rc->within_what};
+        LayoutBox b = {.rect = {x, baseline - above, w, above + below},
+                       .within = rc->within,
+                       .kind = LAYOUT_NUMBER,
+                       .size = size,
+                       .what = rc->within_what};
         snprintf(b.text, sizeof b.text, "%s", s);
         render_layout_add(rc, b);
     }
     for (int i = 0; i < n; i++) {
-        SDL_Rect d = {x, y + (h - g[i]->h) / 2, g[i]->w, g[i]->h};
+        SDL_Rect d = {x, baseline - g[i]->ascent, g[i]->w, g[i]->h};
         SDL_RenderCopy(rc->sdl, g[i]->tex, NULL, &d);
         x += g[i]->w;
     }
