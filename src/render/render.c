@@ -298,8 +298,9 @@ static SDL_Color ink_on(SDL_Color c)
 
 /* How a matrix's cells print their numbers: two decimals for weights; whole
  * numbers without decimals in a matrix whose every value is one (X = [[2, 0,
- * 1]] prints "2", not "2.00"); otherwise a few digits by magnitude. */
-enum { CELL_PLAIN, CELL_WEIGHTS, CELL_INTEGER };
+ * 1]] prints "2", not "2.00"), one decimal in a matrix of tenths (b_O =
+ * [0.1, …] prints "0.1"); otherwise a few digits by magnitude. */
+enum { CELL_PLAIN, CELL_WEIGHTS, CELL_INTEGER, CELL_TENTHS };
 
 /* A number as a cell shows it in style (CELL_*): a true minus sign, few
  * digits; from 1e4 on as a power of ten with exp_digits significant digits
@@ -320,6 +321,8 @@ static void fmt_cell_digits(char *buf, size_t len, float x, int style, int exp_d
         snprintf(tmp, sizeof tmp, "%.2f", fabs(d));
     else if (style == CELL_INTEGER && fabs(d) < 1e4)
         snprintf(tmp, sizeof tmp, "%.0f", fabs(d));
+    else if (style == CELL_TENTHS && fabs(d) < 100)
+        snprintf(tmp, sizeof tmp, "%.1f", fabs(d));
     else if (fabs(d) < 0.005)
         snprintf(tmp, sizeof tmp, "0.00");
     else if (fabs(d) >= 1e4) {
@@ -390,7 +393,8 @@ typedef struct Item {
     /* layout */
     int x, y; /* cells' top-left */
     float cw, ch;
-    float shrink; /* an operand's cells as a share of the panel's (1; less when the result comes first) */
+    float shrink;   /* an operand's cells as a share of the panel's (1; less when the result comes first) */
+    float min_cell; /* the smallest cell that shows its numbers and labels (item_min_cell) */
     int lab_w, leg_w;
     int nsize;     /* font size of the cells' numbers; 0: the cells are too small for them */
     int lsize;     /* font size of the token labels */
@@ -876,7 +880,8 @@ static void legend_text(char *buf, size_t len, const View *v, const Item *it, in
         return;
     }
     /* a whole-number matrix's whole-number bound prints as its cells do */
-    int style = it->style == CELL_INTEGER && it->range == floorf(it->range) ? CELL_INTEGER : CELL_PLAIN;
+    int style = (it->style == CELL_INTEGER && it->range == floorf(it->range)) || it->style == CELL_TENTHS ? it->style
+                                                                                                          : CELL_PLAIN;
     fmt_cell(buf, len, top ? it->range : -it->range, style);
 }
 
@@ -1170,7 +1175,7 @@ static int numbers_width(RenderCtx *rc, const View *v, const Item *it, int size)
 #define NUMBERS_MAX_CELLS 900
 /* A number keeps this many pixels clear of its cell's left and right edges,
  * and its digits' ink this many of the top and bottom edges. */
-#define NUMBERS_PAD  6
+#define NUMBERS_PAD  4
 #define NUMBERS_VPAD 4
 
 /* The height of a cell that holds a number at size. */
@@ -1501,8 +1506,11 @@ static void item_draw_gaps(RenderCtx *rc, const View *v, const Item *it, const F
     render_within(rc, it->area, "matrix label");
     if (it->keep_c && it->cl && (it->labels || !it->row_map)) {
         SDL_Rect cell = cell_rect(it, 0, it->keep_c);
-        /* not among labels on two lines: they reach over the gap's column */
-        if (!it->stagger && render_text_width(rc, "⋯", it->lsize) <= cell.w)
+        /* only where the labels either side keep to their own columns */
+        int k = it->index_cols ? it->k_col : it->k_tok;
+        int side = imax(render_text_width(rc, it->cl[it->keep_c - 1], it->lsize),
+                        render_text_width(rc, it->cl[it->full_cols - it->keep_c], it->lsize));
+        if (k == 1 && !it->stagger && side <= cell.w && render_text_width(rc, "⋯", it->lsize) <= cell.w)
             render_text(rc, "⋯", it->lsize, th->dim, cell.x + cell.w / 2, it->y - llh - 4, 1);
     }
     if (it->keep_r && it->rl && it->labels) {
@@ -1544,12 +1552,20 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
 
 /* ---- the operands and result of a step, animated ---- */
 
+/* Whether x is a number of tenths (0.1, −2.5), as near as a float holds one. */
+static int is_tenths(float x)
+{
+    float t = x * 10.0f;
+    return fabsf(t - rintf(t)) <= 1e-4f * fmaxf(1.0f, fabsf(t));
+}
+
 /* Scans the step's unblocked finite cells into e: their max |value|, and
- * whether each is a whole number under 1e4. */
+ * whether each is a whole number under 1e4 (or else a number of tenths
+ * under 100). */
 static void range_scan(const View *v, const AttnStep *s, RangeEntry *e)
 {
     float m = 0.0f;
-    int integers = 1;
+    int integers = 1, tenths = 1;
     size_t n = (size_t)s->rows * (size_t)s->cols;
     int maskable = s->kind == ATTN_STEP_MASKED;
     for (size_t i = 0; i < n; i++) {
@@ -1558,9 +1574,11 @@ static void range_scan(const View *v, const AttnStep *s, RangeEntry *e)
         if (maskable && view_cell_blocked(v, s, (int)(i / (size_t)s->cols), (int)(i % (size_t)s->cols))) continue;
         if (fabsf(x) > m) m = fabsf(x);
         if (integers && (x != floorf(x) || fabsf(x) >= 1e4f)) integers = 0;
+        if (tenths && (!is_tenths(x) || fabsf(x) >= 100.0f)) tenths = 0;
     }
     e->range = m > 0 ? m : 1.0f;
     e->integers = integers;
+    e->tenths = tenths;
 }
 
 static const RangeEntry *range_entry(RenderCtx *rc, const View *v, const AttnStep *s)
@@ -1600,7 +1618,8 @@ static void item_init(Item *it, RenderCtx *rc, const View *v, const AttnTrace *t
     it->weights = is_weights(it->s);
     it->wscale = v->weight_scale;
     it->range = it->weights ? 1.0f : range_of(rc, v, it->s);
-    it->style = it->weights ? CELL_WEIGHTS : range_entry(rc, v, it->s)->integers ? CELL_INTEGER : CELL_PLAIN;
+    const RangeEntry *re = range_entry(rc, v, it->s);
+    it->style = it->weights ? CELL_WEIGHTS : re->integers ? CELL_INTEGER : re->tenths ? CELL_TENTHS : CELL_PLAIN;
     it->alpha = 1.0f;
     it->hl_srow = it->hl_scol = it->cur_r = it->cur_c = -1;
     it->blocked_mix = 1.0f;
@@ -2203,8 +2222,12 @@ static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
         if (is_w_a(it) && it->transposed) P->top_h = imax(P->top_h, lh + 8);
         it->legend = level == 0 || it->result || (level == 1 && P->n <= 3);
         it->labels = 1;
+        /* level 2: a row's labels once, when the rows stand level with the
+         * same rows' to their left (the same band, the same cells) */
         for (int j = 0; j < i && level >= 2; j++)
-            if (it->rl && P->shown[j]->rl == it->rl) it->labels = 0;
+            if (it->rl && P->shown[j]->rl == it->rl && row_of(P, j) == row_of(P, i) &&
+                P->shown[j]->shrink == it->shrink)
+                it->labels = 0;
         if (i > 0 && it->row_map && P->shown[i - 1]->row_map) it->labels = 0; /* y_j beside x_i: one row of pairs */
         int lw = it->labels && it->rl ? label_width(rc, it->rl, it->full_rows, it->lsize) : 0;
         it->lab_w = lw ? imin(lw, imax(3 * f->label, area.w / 7)) + 10 : 4;
@@ -2230,11 +2253,13 @@ static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
 }
 
 /* The cells' size of one matrix when the panel's cells are s wide and no
- * matrix may be wider than T nor taller than H. Square data stays square. */
+ * matrix may be wider than T (but as wide as its own readable cells, when
+ * s gives it that) nor taller than H. Square data stays square. */
 static void item_cells(Item *it, float s, float T, float H)
 {
     float R = (float)lay_rows(it), C = (float)lay_cols(it);
     s *= it->shrink > 0 ? it->shrink : 1.0f;
+    T = fmaxf(T, fminf(s, it->min_cell) * C);
     if (it->full_rows == it->full_cols) {
         float side = fminf(fminf(R * s, H), T);
         it->cw = it->ch = side / R;
@@ -2578,25 +2603,32 @@ static int panel_needs_two_lines(const Panel *P, RenderCtx *rc)
 }
 
 /* When no arrangement shows every matrix's numbers, the last ones tried
- * draw the operands' cells at this share of the result's. */
-#define RESULT_FIRST 0.5f
+ * draw the operands' cells at these shares of the result's, in one row or
+ * above it: the smaller shares for the steps with many operands (concat's
+ * eight heads), whose result shows its numbers only beside thumbnails. */
+static const float result_first[] = {0.5f, 0.33f, 0.2f};
+#define N_RESULT_FIRST ((int)(sizeof result_first / sizeof result_first[0]))
+#define N_ATTEMPTS     (9 + 2 * N_RESULT_FIRST)
 
-/* Lays out attempt a of panel_arrange's (level a / 3, at most 2;
- * arrangement a % 3: one row, the result below, the L; from 9 on, the
- * result first); 0 when that arrangement does not apply to the panel. */
+/* Lays out attempt a of panel_arrange's: below 9, level a / 3 and
+ * arrangement a % 3 (one row, the result below, the L); from 9 on, the
+ * result first, level 2, one row or the result below, the operands at each
+ * share of result_first in turn. 0 when that arrangement does not apply to
+ * the panel. */
 static int panel_try(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t, const Fonts *f, SDL_Rect area,
                      int attempt)
 {
-    int level = imin(attempt / 3, 2), kind = attempt % 3;
+    int level = imin(attempt / 3, 2), kind = attempt < 9 ? attempt % 3 : (attempt - 9) % 2;
+    float shrink = attempt < 9 ? 1.0f : result_first[(attempt - 9) / 2];
     P->split = kind == 1 && P->n_ops > 0 ? P->n_ops : 0;
     P->lshape = kind == 2 && panel_l_fits(P, v);
     if ((kind == 1 && !P->split) || (kind == 2 && !P->lshape)) return 0;
-    /* the last tries: the result first, the operands at RESULT_FIRST of its cells */
-    for (int i = 0; i < P->n; i++) P->shown[i]->shrink = attempt >= 9 && !P->shown[i]->result ? RESULT_FIRST : 1.0f;
+    for (int i = 0; i < P->n; i++) P->shown[i]->shrink = P->shown[i]->result ? 1.0f : shrink;
     /* the column labels on one line when, at the cells that gives, each
      * fits its column; else on two */
     for (P->one_line = 1;; P->one_line = 0) {
         panel_measure(P, rc, v, t, f, area, level);
+        for (int i = 0; i < P->n; i++) P->shown[i]->min_cell = item_min_cell(rc, v, P->shown[i], f);
         if (P->lshape)
             panel_fit_l(P, area, fmaxf(number_cell_h(rc, f->num), (float)text_h(rc, f->label) * 1.05f),
                         panel_min_cell(P, rc, v, f));
@@ -2663,7 +2695,7 @@ static int panel_arrange(Panel *P, RenderCtx *rc, const View *v, const AttnTrace
 {
     int best = -1;
     float best_score = -1.0f;
-    for (int attempt = 0; attempt < 11; attempt++) {
+    for (int attempt = 0; attempt < N_ATTEMPTS; attempt++) {
         if (!panel_try(P, rc, v, t, f, area, attempt)) continue;
         if (panel_readable(P, rc, v, f)) {
             /* the first readable arrangement, or another with the legends

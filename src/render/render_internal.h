@@ -160,6 +160,7 @@ typedef struct RangeEntry {
     const float *data; /* with the step, so a new trace at the same address misses */
     float range;
     int integers;
+    int tenths; /* else every one a number of tenths under 100 */
 } RangeEntry;
 
 struct RenderCtx {
