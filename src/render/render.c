@@ -796,12 +796,20 @@ static int text_h(RenderCtx *rc, int size)
     return render_line_height(rc, size);
 }
 
+/* The widest of n labels at size (of every k-th, past 200 labels). */
 static int label_width(RenderCtx *rc, const char *const *labels, int n, int size)
 {
-    int w = 0;
     if (!labels) return 0;
     int step = n > 200 ? n / 200 : 1;
+    uint64_t key = attn_fnv1a64_bytes(ATTN_FNV1A64_BASIS, &size, sizeof size);
+    for (int i = 0; i < n; i += step) key = attn_fnv1a64_bytes(key, labels[i], strlen(labels[i]) + 1);
+    for (int i = 0; i < RENDER_NUM_WIDTHS; i++)
+        if (rc->label_widths[i].key == key) return rc->label_widths[i].width;
+    int w = 0;
     for (int i = 0; i < n; i += step) w = imax(w, render_text_width(rc, labels[i], size));
+    rc->label_widths[rc->label_widths_next].key = key;
+    rc->label_widths[rc->label_widths_next].width = w;
+    rc->label_widths_next = (rc->label_widths_next + 1) % RENDER_NUM_WIDTHS;
     return w;
 }
 
@@ -2310,7 +2318,7 @@ static float panel_min_cell(Panel *P, RenderCtx *rc, const View *v, const Fonts 
 static float widest_fit(Panel *P, float s, float T, float hi, float avail_w, float H)
 {
     float lo = 0;
-    for (int k = 0; k < 40; k++) {
+    for (int k = 0; k < 24; k++) { /* to a millionth of hi */
         float mid = (lo + hi) / 2;
         if (panel_width(P, s > 0 ? s : mid, s > 0 ? mid : T, H) <= avail_w)
             lo = mid;
@@ -2345,6 +2353,7 @@ static void panel_fit(Panel *P, float avail_w, float avail_h, float s_min)
             /* readable cells, the widest matrices squeezed; smaller cells
              * only when the narrow ones alone do not fit */
             for (float s2 = fminf(s_min, s_cap); s2 > fmaxf(s, s_min / 2); s2 *= 0.95f) {
+                if (panel_width(P, s2, 3.0f * s2, H) > avail_w) continue; /* not even at the narrowest T */
                 float t = widest_fit(P, s2, 0, avail_w, avail_w, H);
                 if (t >= 3.0f * s2) {
                     s = s2;

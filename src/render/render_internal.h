@@ -38,6 +38,7 @@ typedef struct TextEntry {
 typedef struct FontSlot {
     int size; /* 0: free */
     TTF_Font *font[RENDER_MAX_FONTS];
+    int ink_above, ink_below; /* the digits' ink (render_digit_ink); ink_above 0: not yet measured */
     unsigned last_frame;
 } FontSlot;
 
@@ -231,6 +232,13 @@ struct RenderCtx {
         int width;
     } num_widths[RENDER_NUM_WIDTHS];
     int num_widths_next;
+    /* the widest of a list of labels at a size, asked for at every
+     * arrangement tried: keyed on the labels' text and the size */
+    struct {
+        uint64_t key;
+        int width;
+    } label_widths[RENDER_NUM_WIDTHS];
+    int label_widths_next;
     char **index_label; /* (n_index) "1", "2", …: the inputs' feature columns */
     int n_index;
 };

@@ -273,6 +273,7 @@ static FontSlot *slot_for(RenderCtx *rc, int size)
     }
     fs->size = size;
     fs->last_frame = rc->frame;
+    fs->ink_above = fs->ink_below = 0;
     for (int i = 0; i < rc->n_fonts; i++) {
         if (rc->font_map[i]) {
             char file[PATH_MAX];
@@ -705,14 +706,18 @@ const TextEntry *render_text_next_glyph(RenderCtx *rc, const char **p, int size,
 void render_digit_ink(RenderCtx *rc, int size, int *above, int *below)
 {
     FontSlot *fs = slot_for(rc, size);
-    int i = font_index_for(rc, '0'), minx, maxx, miny, maxy, adv;
-    if (fs->font[i] && TTF_GlyphMetrics32(fs->font[i], '0', &minx, &maxx, &miny, &maxy, &adv) == 0) {
-        *above = maxy;
-        *below = miny < 0 ? -miny : 0;
-    } else {
-        *above = size * 3 / 4;
-        *below = 0;
+    if (!fs->ink_above) {
+        int i = font_index_for(rc, '0'), minx, maxx, miny, maxy, adv;
+        if (fs->font[i] && TTF_GlyphMetrics32(fs->font[i], '0', &minx, &maxx, &miny, &maxy, &adv) == 0 && maxy > 0) {
+            fs->ink_above = maxy;
+            fs->ink_below = miny < 0 ? -miny : 0;
+        } else {
+            fs->ink_above = size * 3 / 4 > 0 ? size * 3 / 4 : 1;
+            fs->ink_below = 0;
+        }
     }
+    *above = fs->ink_above;
+    *below = fs->ink_below;
 }
 
 int render_number_height(RenderCtx *rc, int size)
