@@ -398,6 +398,77 @@ static void test_numbers_change(void **state)
     }
 }
 
+/* The numbers X's cells print, read from the layout: X of the lesson as
+ * given, at 1280×720. */
+static int x_numbers(const float *x, int n, char out[][32], int max)
+{
+    Canvas *c = canvas_make(1280, 720, 1);
+    char err[512];
+    memcpy(c->lesson.X, x, (size_t)n * sizeof *x);
+    assert_int_equal(view_recompute(&c->view, err, sizeof err), 0);
+    view_goto(&c->view, 1); /* moving on ends the change's animation */
+    goto_name(&c->view, "X");
+    render_layout_record(c->rc, 1);
+    draw(c);
+    int nb, k = 0;
+    const LayoutBox *b = render_layout_boxes(c->rc, &nb);
+    for (int i = 0; i < nb && k < max; i++)
+        if (b[i].kind == LAYOUT_NUMBER) snprintf(out[k++], sizeof out[0], "%s", b[i].text);
+    canvas_free(c);
+    return k;
+}
+
+static int has_number(char nums[][32], int n, const char *want)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(nums[i], want) == 0) return 1;
+    return 0;
+}
+
+/* A matrix of tenths prints one decimal (b_O = 0.1 is "0.1"), of whole
+ * numbers none ("2"), anything else two ("0.25"); a tenth that is a float's
+ * hair under zero is "0.0", never "−0.0". */
+static void test_number_styles(void **state)
+{
+    (void)state;
+    char nums[16][32];
+    float tenths[12] = {0.1f, -2.5f, 1.0f, -1e-9f, 0.3f, 0.2f, 0.7f, 0.9f, 1.1f, 0.4f, 0.5f, 0.6f};
+    int n = x_numbers(tenths, 12, nums, 16);
+    assert_int_equal(n, 12);
+    assert_true(has_number(nums, n, "0.1") && has_number(nums, n, "−2.5") && has_number(nums, n, "1.0"));
+    assert_true(has_number(nums, n, "0.0") && !has_number(nums, n, "−0.0"));
+    float whole[12] = {2, 0, -1, 3, 0, 0, 1, 1, 0, 0, 0, 4};
+    n = x_numbers(whole, 12, nums, 16);
+    assert_true(has_number(nums, n, "2") && has_number(nums, n, "−1") && !has_number(nums, n, "2.0"));
+    float plain[12] = {0.25f, 0.1f, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    n = x_numbers(plain, 12, nums, 16);
+    assert_true(has_number(nums, n, "0.25") && has_number(nums, n, "0.10"));
+}
+
+/* A cell number's box is its digits' ink, centred in its cell: shorter than
+ * a line of text at its size, so a number needs a cell only that tall. */
+static void test_number_ink(void **state)
+{
+    (void)state;
+    Canvas *c = canvas_make(1280, 720, 1);
+    goto_name(&c->view, "X");
+    render_layout_record(c->rc, 1);
+    draw(c);
+    int nb, seen = 0;
+    const LayoutBox *b = render_layout_boxes(c->rc, &nb);
+    for (int i = 0; i < nb; i++) {
+        if (b[i].kind != LAYOUT_NUMBER) continue;
+        seen++;
+        assert_int_equal(b[i].rect.h, render_number_height(c->rc, b[i].size));
+        assert_true(b[i].rect.h < render_line_height(c->rc, b[i].size));
+        /* centred in its cell, to a pixel */
+        int top = b[i].rect.y - b[i].within.y, bottom = b[i].within.y + b[i].within.h - (b[i].rect.y + b[i].rect.h);
+        assert_true(abs(top - bottom) <= 1);
+    }
+    assert_true(seen >= 12);
+    canvas_free(c);
+}
+
 /* Every step in every mode, theme, language and size draws, and the frame
  * is not blank; the animation changes the picture; hover and help draw. */
 static void test_all_states_draw(void **state)
@@ -1276,6 +1347,7 @@ int main(void)
         cmocka_unit_test(test_cell_colours),      cmocka_unit_test(test_blocked_cells),
         cmocka_unit_test(test_legend_and_labels), cmocka_unit_test(test_chinese_glyphs),
         cmocka_unit_test(test_deterministic),     cmocka_unit_test(test_numbers_change),
+        cmocka_unit_test(test_number_styles),     cmocka_unit_test(test_number_ink),
         cmocka_unit_test(test_all_states_draw),   cmocka_unit_test(test_zoom),
         cmocka_unit_test(test_concat_slide),      cmocka_unit_test(test_heads_strip_labels),
         cmocka_unit_test(test_focus_and_slides),  cmocka_unit_test(test_no_inbetween_numbers),

@@ -343,7 +343,7 @@ static void fmt_cell_digits(char *buf, size_t len, float x, int style, int exp_d
         snprintf(tmp, sizeof tmp, "%.1f", fabs(d));
     else
         snprintf(tmp, sizeof tmp, "%.2f", fabs(d));
-    if (strcmp(tmp, "0.00") == 0 || strcmp(tmp, "0") == 0) {
+    if (strcmp(tmp, "0.00") == 0 || strcmp(tmp, "0.0") == 0 || strcmp(tmp, "0") == 0) { /* never "−0.0" */
         snprintf(buf, len, "%s", tmp);
         return;
     }
