@@ -42,9 +42,11 @@
 #
 # Without --attnviz it builds the tree in build-bench/ (the project's default
 # RelWithDebInfo, -j2). Needs /usr/bin/python3 with torch, numpy, matplotlib;
-# xvfb-run; xdotool and python3-pil for hover, zoom and pan (else "not
-# available"); /usr/bin/time (Debian package `time`); root to install OpenBLAS if
-# it is missing. About 10-15 minutes. The numbers are only as quiet as the
+# xvfb-run; xdotool and python3-pil for hover, zoom and pan; /usr/bin/time;
+# OpenBLAS and the reference BLAS. On Debian, as root, it installs whichever
+# of these are missing (elsewhere a missing one makes its row "not
+# available", or stops the run with the command that installs it). About
+# 10-15 minutes. The numbers are only as quiet as the
 # machine: the load average at the start and the end is printed with them.
 set -u
 
@@ -72,6 +74,22 @@ while [ $# -gt 0 ]; do
 done
 
 die() { echo "bench.sh: $*" >&2; exit 1; }
+
+# What the run uses, by Debian package name, installed when missing.
+bench_packages=(python3 python3-torch python3-numpy python3-matplotlib python3-pil
+    libopenblas0-pthread libblas3 time xvfb xauth xdotool)
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && command -v dpkg-query >/dev/null; then
+    missing=()
+    for p in "${bench_packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "== installing ${missing[*]}" >&2
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null &&
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+            die "could not install ${missing[*]}"
+    fi
+fi
 [ -x "$PY" ] || die "$PY not found (Debian's python3 with python3-torch is needed)"
 [ -x /usr/bin/time ] || die "/usr/bin/time not found: apt-get install -y time"
 
