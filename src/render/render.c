@@ -796,6 +796,23 @@ static int text_h(RenderCtx *rc, int size)
     return render_line_height(rc, size);
 }
 
+/* A width cached under key, or -1. */
+static int width_cached(const WidthCache *c, uint64_t key)
+{
+    for (int i = 0; i < RENDER_NUM_WIDTHS; i++)
+        if (c->e[i].key == key) return c->e[i].width;
+    return -1;
+}
+
+/* Caches width under key, in place of the oldest; returns width. */
+static int width_cache(WidthCache *c, uint64_t key, int width)
+{
+    c->e[c->next].key = key;
+    c->e[c->next].width = width;
+    c->next = (c->next + 1) % RENDER_NUM_WIDTHS;
+    return width;
+}
+
 /* The widest of n labels at size (of every k-th, past 200 labels). */
 static int label_width(RenderCtx *rc, const char *const *labels, int n, int size)
 {
@@ -803,14 +820,11 @@ static int label_width(RenderCtx *rc, const char *const *labels, int n, int size
     int step = n > 200 ? n / 200 : 1;
     uint64_t key = attn_fnv1a64_bytes(ATTN_FNV1A64_BASIS, &size, sizeof size);
     for (int i = 0; i < n; i += step) key = attn_fnv1a64_bytes(key, labels[i], strlen(labels[i]) + 1);
-    for (int i = 0; i < RENDER_NUM_WIDTHS; i++)
-        if (rc->label_widths[i].key == key) return rc->label_widths[i].width;
-    int w = 0;
+    int w = width_cached(&rc->label_widths, key);
+    if (w >= 0) return w;
+    w = 0;
     for (int i = 0; i < n; i += step) w = imax(w, render_text_width(rc, labels[i], size));
-    rc->label_widths[rc->label_widths_next].key = key;
-    rc->label_widths[rc->label_widths_next].width = w;
-    rc->label_widths_next = (rc->label_widths_next + 1) % RENDER_NUM_WIDTHS;
-    return w;
+    return width_cache(&rc->label_widths, key, w);
 }
 
 /* Draws s at size, shortened with "…" to maxw; returns the width drawn.
@@ -1157,9 +1171,9 @@ static int numbers_width(RenderCtx *rc, const View *v, const Item *it, int size)
     key = mix64(mix64(key, (uint64_t)it->r0 << 40 | (uint64_t)it->c0 << 20 | (uint64_t)(it->rows * 4099 + it->cols)),
                 (uint64_t)it->transposed << 1 ^ (uint64_t)(uintptr_t)it->row_map);
     key = mix64(key, (uint64_t)it->keep_r << 8 | (uint64_t)it->keep_c);
-    for (int i = 0; i < RENDER_NUM_WIDTHS; i++)
-        if (rc->num_widths[i].key == key) return rc->num_widths[i].width;
-    int w = 0;
+    int w = width_cached(&rc->num_widths, key);
+    if (w >= 0) return w;
+    w = 0;
     int end_r = it->keep_r ? it->full_rows : it->r0 + it->rows, end_c = it->keep_c ? it->full_cols : it->c0 + it->cols;
     for (int i = it->keep_r ? 0 : it->r0; i < end_r; i = next_kept(i, it->full_rows, it->keep_r))
         for (int j = it->keep_c ? 0 : it->c0; j < end_c; j = next_kept(j, it->full_cols, it->keep_c)) {
@@ -1173,10 +1187,7 @@ static int numbers_width(RenderCtx *rc, const View *v, const Item *it, int size)
                 fmt_cell(num, sizeof num, x, it->style);
             w = imax(w, render_text_width(rc, num, size));
         }
-    rc->num_widths[rc->num_widths_next].key = key;
-    rc->num_widths[rc->num_widths_next].width = w;
-    rc->num_widths_next = (rc->num_widths_next + 1) % RENDER_NUM_WIDTHS;
-    return w;
+    return width_cache(&rc->num_widths, key, w);
 }
 
 /* Matrices with more cells than this show no numbers: nobody reads them. */
@@ -1602,11 +1613,6 @@ static const RangeEntry *range_entry(RenderCtx *rc, const View *v, const AttnSte
     return e;
 }
 
-static float range_of(RenderCtx *rc, const View *v, const AttnStep *s)
-{
-    return range_entry(rc, v, s)->range;
-}
-
 static int is_weights(const AttnStep *s)
 {
     return s->kind == ATTN_STEP_SOFTMAX;
@@ -1625,8 +1631,8 @@ static void item_init(Item *it, RenderCtx *rc, const View *v, const AttnTrace *t
     it->formula_t = formula_t;
     it->weights = is_weights(it->s);
     it->wscale = v->weight_scale;
-    it->range = it->weights ? 1.0f : range_of(rc, v, it->s);
     const RangeEntry *re = range_entry(rc, v, it->s);
+    it->range = it->weights ? 1.0f : re->range;
     it->style = it->weights ? CELL_WEIGHTS : re->integers ? CELL_INTEGER : re->tenths ? CELL_TENTHS : CELL_PLAIN;
     it->alpha = 1.0f;
     it->hl_srow = it->hl_scol = it->cur_r = it->cur_c = -1;
@@ -2288,11 +2294,17 @@ static float panel_width(Panel *P, float s, float T, float H)
     return fmaxf(w[0], w[1]);
 }
 
+/* The height of a row that holds a token label. */
+static float label_row_h(RenderCtx *rc, const Fonts *f)
+{
+    return (float)text_h(rc, f->label) * 1.05f;
+}
+
 /* The smallest cell that shows a matrix's numbers and token labels: it
  * grows with the text, so it depends on the output's size. */
 static float item_min_cell(RenderCtx *rc, const View *v, const Item *it, const Fonts *f)
 {
-    float need = (float)text_h(rc, f->label) * 1.05f;
+    float need = label_row_h(rc, f);
     if ((long)lay_rows(it) * lay_cols(it) > NUMBERS_MAX_CELLS) return need;
     need = fmaxf(need, (float)numbers_width(rc, v, it, f->num) + 2.0f * NUMBERS_PAD);
     return fmaxf(need, number_cell_h(rc, f->num));
@@ -2305,11 +2317,12 @@ static int item_numbers_fit(RenderCtx *rc, const View *v, const Item *it, const 
            (float)numbers_width(rc, v, it, f->num) + 2.0f * NUMBERS_PAD <= it->cw;
 }
 
-/* The smallest cell that shows every matrix's numbers and labels. */
-static float panel_min_cell(Panel *P, RenderCtx *rc, const View *v, const Fonts *f)
+/* The smallest cell that shows every matrix's numbers and labels (each
+ * item's min_cell set). */
+static float panel_min_cell(const Panel *P)
 {
     float need = 0;
-    for (int i = 0; i < P->n; i++) need = fmaxf(need, item_min_cell(rc, v, P->shown[i], f));
+    for (int i = 0; i < P->n; i++) need = fmaxf(need, P->shown[i]->min_cell);
     return need;
 }
 
@@ -2639,10 +2652,9 @@ static int panel_try(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t,
         panel_measure(P, rc, v, t, f, area, level);
         for (int i = 0; i < P->n; i++) P->shown[i]->min_cell = item_min_cell(rc, v, P->shown[i], f);
         if (P->lshape)
-            panel_fit_l(P, area, fmaxf(number_cell_h(rc, f->num), (float)text_h(rc, f->label) * 1.05f),
-                        panel_min_cell(P, rc, v, f));
+            panel_fit_l(P, area, fmaxf(number_cell_h(rc, f->num), label_row_h(rc, f)), panel_min_cell(P));
         else
-            panel_fit(P, (float)area.w, row_room(P, area), panel_min_cell(P, rc, v, f));
+            panel_fit(P, (float)area.w, row_room(P, area), panel_min_cell(P));
         if (!P->one_line || !panel_needs_two_lines(P, rc)) return 1;
     }
 }
@@ -2661,7 +2673,7 @@ static float panel_score(const Panel *P, RenderCtx *rc, const View *v, const Fon
     for (int i = 0; i < P->n; i++) {
         const Item *it = P->shown[i];
         if (item_numbers_fit(rc, v, it, f)) score += it->result ? (float)P->n : 1.0f;
-        least = fminf(least, fminf(it->cw, it->ch) / item_min_cell(rc, v, it, f));
+        least = fminf(least, fminf(it->cw, it->ch) / it->min_cell);
     }
     return score + 0.99f * least;
 }
@@ -2672,11 +2684,10 @@ static int panel_readable(const Panel *P, RenderCtx *rc, const View *v, const Fo
 {
     for (int i = 0; i < P->n; i++) {
         const Item *it = P->shown[i];
-        if (lay_cols(it) <= 16 && it->cw < item_min_cell(rc, v, it, f) * 0.999f) return 0;
+        if (lay_cols(it) <= 16 && it->cw < it->min_cell * 0.999f) return 0;
         if (!item_numbers_fit(rc, v, it, f)) return 0;
         /* a row per token label: rows as tall as a label */
-        if (it->rl && it->labels && lay_rows(it) <= 16 && it->ch < (float)text_h(rc, f->label) * 1.05f * 0.999f)
-            return 0;
+        if (it->rl && it->labels && lay_rows(it) <= 16 && it->ch < label_row_h(rc, f) * 0.999f) return 0;
     }
     return 1;
 }

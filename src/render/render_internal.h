@@ -67,7 +67,7 @@ typedef struct ShortLabel {
 } ShortLabel;
 
 #define RENDER_MAX_SHORTS   256
-#define RENDER_NUM_WIDTHS   64 /* cached matrix number widths (see num_widths) */
+#define RENDER_NUM_WIDTHS   64 /* entries of a WidthCache (num_widths, label_widths) */
 #define RENDER_MAX_HITMATS  96
 #define RENDER_MAX_HITBOXES 1024
 #define RENDER_MAT_CACHE    64
@@ -155,6 +155,16 @@ typedef struct RenderStripEntry {
 /* max |value| of a step's unblocked cells, and whether every finite value
  * is a whole number, kept: a 4096×4096 weight takes 16M reads to scan, too
  * many for every frame */
+/* Widths measured once and asked for again and again, by key: a ring of
+ * RENDER_NUM_WIDTHS, the oldest replaced first. */
+typedef struct WidthCache {
+    struct {
+        uint64_t key;
+        int width;
+    } e[RENDER_NUM_WIDTHS];
+    int next;
+} WidthCache;
+
 typedef struct RangeEntry {
     unsigned long view_id;
     const AttnStep *step;
@@ -227,18 +237,10 @@ struct RenderCtx {
     /* the widest number of a matrix at a size, which laying a panel out asks
      * for again and again: keyed on the view (its id changes with the
      * trace's numbers), the step's matrix, weights or not, and the size */
-    struct {
-        uint64_t key;
-        int width;
-    } num_widths[RENDER_NUM_WIDTHS];
-    int num_widths_next;
+    WidthCache num_widths;
     /* the widest of a list of labels at a size, asked for at every
      * arrangement tried: keyed on the labels' text and the size */
-    struct {
-        uint64_t key;
-        int width;
-    } label_widths[RENDER_NUM_WIDTHS];
-    int label_widths_next;
+    WidthCache label_widths;
     char **index_label; /* (n_index) "1", "2", …: the inputs' feature columns */
     int n_index;
 };
