@@ -21,8 +21,9 @@ const Theme *render_theme(ViewTheme t);
 
 /* ---- text (render_text.c) ---- */
 
-#define RENDER_SIZE_SLOTS 24
-#define RENDER_TEXT_CACHE 4096 /* a power of two */
+#define RENDER_SIZE_SLOTS   24
+#define RENDER_METRIC_SIZES 512  /* text sizes whose metrics are kept (SizeMetrics) */
+#define RENDER_TEXT_CACHE   4096 /* a power of two */
 /* The cached texts' textures are trimmed beyond this many bytes, as beyond
  * 3/4 of the entries: a line of narration across a 1920-pixel frame is
  * 200 KB, and every step has its own. */
@@ -38,9 +39,17 @@ typedef struct TextEntry {
 typedef struct FontSlot {
     int size; /* 0: free */
     TTF_Font *font[RENDER_MAX_FONTS];
-    int ink_above, ink_below; /* the digits' ink (render_digit_ink); ink_above 0: not yet measured */
     unsigned last_frame;
 } FontSlot;
+
+/* What the layout asks of a text size, again and again: the line height
+ * (render_line_height) and the digits' ink (render_digit_ink). Kept per
+ * size for sizes under RENDER_METRIC_SIZES, so that asking does not open
+ * the fonts at that size again once their slot has gone to another size
+ * (a layout tries many sizes). line_h 0: not yet measured. */
+typedef struct SizeMetrics {
+    short line_h, ink_above, ink_below;
+} SizeMetrics;
 
 typedef struct HitMat {
     SDL_Rect rect; /* the cells' area on screen */
@@ -186,6 +195,7 @@ struct RenderCtx {
     const void *font_map[RENDER_MAX_FONTS];
     size_t font_map_len[RENDER_MAX_FONTS];
     FontSlot slots[RENDER_SIZE_SLOTS];
+    SizeMetrics metrics[RENDER_METRIC_SIZES];
     TextEntry text[RENDER_TEXT_CACHE];
     int n_text;
     size_t text_bytes;      /* the pixels of the cached texts' textures, 4 bytes each */

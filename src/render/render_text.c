@@ -198,6 +198,7 @@ void render_fonts_close(RenderCtx *rc)
             if (rc->slots[s].font[i]) TTF_CloseFont(rc->slots[s].font[i]);
         memset(&rc->slots[s], 0, sizeof rc->slots[s]);
     }
+    memset(rc->metrics, 0, sizeof rc->metrics);
     for (int i = 0; i < rc->n_fonts; i++) {
         if (rc->probe[i]) TTF_CloseFont(rc->probe[i]);
         free(rc->font_path[i]);
@@ -273,7 +274,6 @@ static FontSlot *slot_for(RenderCtx *rc, int size)
     }
     fs->size = size;
     fs->last_frame = rc->frame;
-    fs->ink_above = fs->ink_below = 0;
     for (int i = 0; i < rc->n_fonts; i++) {
         if (rc->font_map[i]) {
             char file[PATH_MAX];
@@ -292,7 +292,8 @@ static int font_index_for(RenderCtx *rc, uint32_t cp)
     return i < 0 ? 0 : i; /* no font has it: the first font's .notdef, visibly */
 }
 
-int render_line_height(RenderCtx *rc, int size)
+/* The line height and the digits' ink at a size, measured on the fonts. */
+static SizeMetrics measure_size(RenderCtx *rc, int size)
 {
     FontSlot *fs = slot_for(rc, size);
     int h = 0;
@@ -300,7 +301,31 @@ int render_line_height(RenderCtx *rc, int size)
         if (fs->font[i] && TTF_FontHeight(fs->font[i]) > h) h = TTF_FontHeight(fs->font[i]);
     /* CJK fonts carry tall line gaps; the first font's height is the rhythm. */
     if (fs->font[0]) h = TTF_FontHeight(fs->font[0]) > h * 9 / 10 ? TTF_FontHeight(fs->font[0]) : h * 9 / 10;
-    return h ? h : size;
+    SizeMetrics m = {.line_h = (short)(h ? h : size)};
+    int i = font_index_for(rc, '0'), minx, maxx, miny, maxy, adv;
+    if (fs->font[i] && TTF_GlyphMetrics32(fs->font[i], '0', &minx, &maxx, &miny, &maxy, &adv) == 0 && maxy > 0) {
+        m.ink_above = (short)maxy;
+        m.ink_below = (short)(miny < 0 ? -miny : 0);
+    } else {
+        m.ink_above = (short)(size * 3 / 4 > 0 ? size * 3 / 4 : 1);
+        m.ink_below = 0;
+    }
+    return m;
+}
+
+/* The metrics of a size: kept (SizeMetrics) under RENDER_METRIC_SIZES,
+ * measured each time above (text that large is drawn rarely). */
+static SizeMetrics size_metrics(RenderCtx *rc, int size)
+{
+    if (size <= 0 || size >= RENDER_METRIC_SIZES) return measure_size(rc, size);
+    SizeMetrics *m = &rc->metrics[size];
+    if (!m->line_h) *m = measure_size(rc, size);
+    return *m;
+}
+
+int render_line_height(RenderCtx *rc, int size)
+{
+    return size_metrics(rc, size).line_h;
 }
 
 /* The advance of cp in the chain at one size (no kerning). */
@@ -705,19 +730,9 @@ const TextEntry *render_text_next_glyph(RenderCtx *rc, const char **p, int size,
 
 void render_digit_ink(RenderCtx *rc, int size, int *above, int *below)
 {
-    FontSlot *fs = slot_for(rc, size);
-    if (!fs->ink_above) {
-        int i = font_index_for(rc, '0'), minx, maxx, miny, maxy, adv;
-        if (fs->font[i] && TTF_GlyphMetrics32(fs->font[i], '0', &minx, &maxx, &miny, &maxy, &adv) == 0 && maxy > 0) {
-            fs->ink_above = maxy;
-            fs->ink_below = miny < 0 ? -miny : 0;
-        } else {
-            fs->ink_above = size * 3 / 4 > 0 ? size * 3 / 4 : 1;
-            fs->ink_below = 0;
-        }
-    }
-    *above = fs->ink_above;
-    *below = fs->ink_below;
+    SizeMetrics m = size_metrics(rc, size);
+    *above = m.ink_above;
+    *below = m.ink_below;
 }
 
 int render_number_height(RenderCtx *rc, int size)
