@@ -381,6 +381,7 @@ typedef struct Item {
     float range;          /* diverging: ±range */
     int result;
     int labels, legend;                /* draw row labels, the legend */
+    int cl_off;                        /* no column labels: the result's, drawn small beside it */
     const char *const *rl, *const *cl; /* display row / column token labels or NULL */
     int rows, cols;                    /* displayed (after transpose and zoom) */
     int r0, c0;                        /* zoom window origin, in displayed coordinates */
@@ -1316,7 +1317,8 @@ static void item_draw_labels(RenderCtx *rc, const View *v, const Item *it)
             add_hitbox(rc, (SDL_Rect){it->x - 6 - tw, y, tw + 4, lh}, token_hit(v, it, it->rl, i + it->r0, 0));
         }
     }
-    if (it->cl && (it->labels || !it->row_map) && it->edges & EDGE_TOP) { /* y_j beside x_i shares its pair labels */
+    if (it->cl && !it->cl_off && (it->labels || !it->row_map) &&
+        it->edges & EDGE_TOP) { /* y_j beside x_i shares its pair labels */
         int k = it->index_cols ? it->k_col : it->k_tok;
         int room = (int)(it->cw * (float)(it->stagger ? 2 * k : k)) - 6;
         for (int j = 0; j < it->cols; j += k) {
@@ -1523,7 +1525,7 @@ static void item_draw_gaps(RenderCtx *rc, const View *v, const Item *it, const F
         }
     int llh = text_h(rc, it->lsize);
     render_within(rc, it->area, "matrix label");
-    if (it->keep_c && it->cl && (it->labels || !it->row_map)) {
+    if (it->keep_c && it->cl && !it->cl_off && (it->labels || !it->row_map)) {
         SDL_Rect cell = cell_rect(it, 0, it->keep_c);
         /* only where the labels either side keep to their own columns */
         int k = it->index_cols ? it->k_col : it->k_tok;
@@ -2017,6 +2019,7 @@ typedef struct Panel {
     int opw[MAX_ITEMS];
     int top_h, cap_h, note_h; /* column labels above a matrix, its caption below; the panel's note line */
     int split;                /* >0: the result (and its operator) on a second row, below the operands */
+    float room[2];            /* each row's height for its matrices (panel_rooms) */
     int lshape;               /* a product laid out as the textbook's L (panel_fit_l) */
     int over[2];              /* each row's pixels that are not cells: labels, legends, operators */
     int numbers_hidden;       /* some matrix is too small for its numbers */
@@ -2192,11 +2195,21 @@ static int row_of(const Panel *P, int i)
     return P->split > 0 && i >= P->split;
 }
 
-/* The height of a row's matrices at most: one row, or two stacked. */
-static float row_room(const Panel *P, SDL_Rect area)
+/* Each row's height for its matrices: one row, or two stacked, which
+ * share the height as their cells do: evenly, or, when the operands are
+ * drawn small (result-first), the result's row in proportion. */
+static void panel_rooms(Panel *P, SDL_Rect area)
 {
-    int bands = P->split > 0 ? 2 : 1;
-    return fmaxf(1.0f, (float)((area.h - P->note_h) / bands - P->top_h - P->cap_h));
+    float total = (float)(area.h - P->note_h);
+    if (P->split <= 0) {
+        P->room[0] = fmaxf(1.0f, total - (float)(P->top_h + P->cap_h));
+        P->room[1] = 0;
+        return;
+    }
+    float shrink = P->shown[0]->shrink > 0 ? P->shown[0]->shrink : 1.0f;
+    float cells = fmaxf(2.0f, total - 2.0f * (float)(P->top_h + P->cap_h));
+    P->room[0] = fmaxf(1.0f, cells * shrink / (1.0f + shrink));
+    P->room[1] = fmaxf(1.0f, cells - P->room[0]);
 }
 
 /* Sizes that do not depend on the cells' size: operators, legends, labels.
@@ -2231,7 +2244,13 @@ static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
             it->index_cols = it->cl != NULL;
         }
         /* up to 16 tokens' columns, all labelled, may need two lines */
-        if (it->cl) P->top_h = imax(P->top_h, (it->index_cols || lay_cols(it) > 16 || P->one_line ? 1 : 2) * lh + 8);
+        /* an operand drawn small beside the result (result-first) whose rows
+         * or columns are the result's: the result names them, where they
+         * can be read */
+        int thumb = !it->result && it->shrink < 1.0f && !P->res->transposed && !it->transposed;
+        it->cl_off = thumb && it->cl && it->cl == P->res->cl;
+        if (it->cl && !it->cl_off)
+            P->top_h = imax(P->top_h, (it->index_cols || lay_cols(it) > 16 || P->one_line ? 1 : 2) * lh + 8);
         /* W_a drawn transposed: its bands named above it */
         if (is_w_a(it) && it->transposed) P->top_h = imax(P->top_h, lh + 8);
         it->legend = level == 0 || it->result || (level == 1 && P->n <= 3);
@@ -2243,6 +2262,7 @@ static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
                 P->shown[j]->shrink == it->shrink)
                 it->labels = 0;
         if (i > 0 && it->row_map && P->shown[i - 1]->row_map) it->labels = 0; /* y_j beside x_i: one row of pairs */
+        if (thumb && it->rl && it->rl == P->res->rl) it->labels = 0;
         int lw = it->labels && it->rl ? label_width(rc, it->rl, it->full_rows, it->lsize) : 0;
         it->lab_w = lw ? imin(lw, imax(3 * f->label, area.w / 7)) + 10 : 4;
         /* W_a's bands, x_i and y_j, named left of its rows */
@@ -2284,11 +2304,11 @@ static void item_cells(Item *it, float s, float T, float H)
 }
 
 /* The panel's width with cells of s: its wider row, cells and the rest. */
-static float panel_width(Panel *P, float s, float T, float H)
+static float panel_width(Panel *P, float s, float T)
 {
     float w[2] = {(float)P->over[0], (float)P->over[1]};
     for (int i = 0; i < P->n; i++) {
-        item_cells(P->shown[i], s, T, H);
+        item_cells(P->shown[i], s, T, P->room[row_of(P, i)]);
         w[row_of(P, i)] += P->shown[i]->cw * (float)lay_cols(P->shown[i]);
     }
     return fmaxf(w[0], w[1]);
@@ -2328,12 +2348,12 @@ static float panel_min_cell(const Panel *P)
 
 /* The largest cell size in [0, hi] that fits the panel in avail_w with
  * widths up to T (s == 0), or the largest T in [0, hi] with cells of s. */
-static float widest_fit(Panel *P, float s, float T, float hi, float avail_w, float H)
+static float widest_fit(Panel *P, float s, float T, float hi, float avail_w)
 {
     float lo = 0;
     for (int k = 0; k < 24; k++) { /* to a millionth of hi */
         float mid = (lo + hi) / 2;
-        if (panel_width(P, s > 0 ? s : mid, s > 0 ? mid : T, H) <= avail_w)
+        if (panel_width(P, s > 0 ? s : mid, s > 0 ? mid : T) <= avail_w)
             lo = mid;
         else
             hi = mid;
@@ -2346,28 +2366,33 @@ static float widest_fit(Panel *P, float s, float T, float hi, float avail_w, flo
  * that is smaller than the readable cell, the readable size, with the
  * widest matrices squeezed to a common width T. A matrix taller than the
  * room is squeezed to its height. */
-static void panel_fit(Panel *P, float avail_w, float avail_h, float s_min)
+static void panel_fit(Panel *P, float avail_w, float s_min)
 {
-    float H = avail_h, inf = 1e9f;
-    int small_rows = 0, min_rows = 1 << 30;
+    float inf = 1e9f, s_fits = inf, s_any = 0;
+    int fits = 0;
+    /* as large as the shortest matrix that fits its row's height allows;
+     * when none fits at the readable size, the readable size (the matrices
+     * that are not square are squeezed to the height, the square ones
+     * shrink) */
     for (int i = 0; i < P->n; i++) {
-        int R = lay_rows(P->shown[i]);
-        min_rows = imin(min_rows, R);
-        if ((float)R * s_min <= H) small_rows = imax(small_rows, R);
+        const Item *it = P->shown[i];
+        float R = (float)lay_rows(it) * (it->shrink > 0 ? it->shrink : 1.0f), H = P->room[row_of(P, i)];
+        s_any = fmaxf(s_any, H / R);
+        if (R * s_min <= H) {
+            s_fits = fminf(s_fits, H / R);
+            fits = 1;
+        }
     }
-    /* as large as the shortest matrix that fits the height allows; when
-     * none fits at the readable size, the readable size (the matrices that
-     * are not square are squeezed to the height, the square ones shrink) */
-    float s_cap = small_rows ? H / (float)small_rows : fmaxf(H / (float)min_rows, s_min);
+    float s_cap = fits ? s_fits : fmaxf(s_any, s_min);
     float s = s_cap, T = inf;
-    if (panel_width(P, s, inf, H) > avail_w) {
-        s = widest_fit(P, 0, inf, s_cap, avail_w, H);
+    if (panel_width(P, s, inf) > avail_w) {
+        s = widest_fit(P, 0, inf, s_cap, avail_w);
         if (s < s_min) {
             /* readable cells, the widest matrices squeezed; smaller cells
              * only when the narrow ones alone do not fit */
             for (float s2 = fminf(s_min, s_cap); s2 > fmaxf(s, s_min / 2); s2 *= 0.95f) {
-                if (panel_width(P, s2, 3.0f * s2, H) > avail_w) continue; /* not even at the narrowest T */
-                float t = widest_fit(P, s2, 0, avail_w, avail_w, H);
+                if (panel_width(P, s2, 3.0f * s2) > avail_w) continue; /* not even at the narrowest T */
+                float t = widest_fit(P, s2, 0, avail_w, avail_w);
                 if (t >= 3.0f * s2) {
                     s = s2;
                     T = t;
@@ -2378,7 +2403,7 @@ static void panel_fit(Panel *P, float avail_w, float avail_h, float s_min)
     }
     for (int i = 0; i < P->n; i++) {
         Item *it = P->shown[i];
-        item_cells(it, fmaxf(s, 0.05f), T, H);
+        item_cells(it, fmaxf(s, 0.05f), T, P->room[row_of(P, i)]);
         it->cw = fmaxf(it->cw, 0.05f);
         it->ch = fmaxf(it->ch, 0.05f);
         /* zoomed: the window of cells fills the matrix's room */
@@ -2567,7 +2592,7 @@ static void panel_text(Panel *P, RenderCtx *rc, const View *v, const Fonts *f)
     for (int i = 0; i < P->n; i++) {
         Item *it = P->shown[i];
         if (it->rl && it->labels) k = imax(k, label_stride(it->ch, lh));
-        if (it->cl && !it->index_cols) {
+        if (it->cl && !it->cl_off && !it->index_cols) {
             int per = col_label_span(rc, it);
             if (lay_cols(it) > 16) k = imax(k, per);
             /* up to 16: all of them, on two lines when one is too narrow */
@@ -2595,12 +2620,14 @@ static void panel_text(Panel *P, RenderCtx *rc, const View *v, const Fonts *f)
  * operator before it; one row, or the operands above and the result below. */
 static void panel_place(Panel *P, SDL_Rect area)
 {
-    int bands = P->split > 0 ? 2 : 1;
-    int band_h = (area.h - P->note_h) / bands;
+    int bands = P->split > 0 ? 2 : 1, y = area.y;
     for (int row = 0; row < bands; row++) {
         int total_w = row_width(P, row);
         int x = area.x + imax(0, (area.w - total_w) / 2);
-        int cy = area.y + row * band_h + P->top_h + (band_h - P->top_h - P->cap_h) / 2;
+        int band_h = (int)P->room[row] + P->top_h + P->cap_h;
+        if (bands == 1) band_h = area.h - P->note_h;
+        int cy = y + P->top_h + (band_h - P->top_h - P->cap_h) / 2;
+        y += band_h;
         for (int i = 0; i < P->n; i++) {
             Item *it = P->shown[i];
             if (row_of(P, i) != row) continue;
@@ -2619,7 +2646,7 @@ static int panel_needs_two_lines(const Panel *P, RenderCtx *rc)
 {
     for (int i = 0; i < P->n; i++) {
         const Item *it = P->shown[i];
-        if (it->cl && !it->index_cols && lay_cols(it) <= 16 && col_label_span(rc, it) > 1) return 1;
+        if (it->cl && !it->cl_off && !it->index_cols && lay_cols(it) <= 16 && col_label_span(rc, it) > 1) return 1;
     }
     return 0;
 }
@@ -2653,8 +2680,10 @@ static int panel_try(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t,
         for (int i = 0; i < P->n; i++) P->shown[i]->min_cell = item_min_cell(rc, v, P->shown[i], f);
         if (P->lshape)
             panel_fit_l(P, area, fmaxf(number_cell_h(rc, f->num), label_row_h(rc, f)), panel_min_cell(P));
-        else
-            panel_fit(P, (float)area.w, row_room(P, area), panel_min_cell(P));
+        else {
+            panel_rooms(P, area);
+            panel_fit(P, (float)area.w, panel_min_cell(P));
+        }
         if (!P->one_line || !panel_needs_two_lines(P, rc)) return 1;
     }
 }
@@ -3712,25 +3741,26 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     double p = view_progress(v);
     if (v->mode == VIEW_COMPARE) {
         /* the operands run left to right, so on a wide screen the two
-         * pipelines stack, each with the full width; else, or when stacked
-         * halves cannot show their numbers and side by side can, side by side */
+         * pipelines stack, each with the full width; else, or when side by
+         * side shows more numbers than stacked halves (every matrix's, or
+         * the result's, of each pipeline), side by side */
         int stacked = main.w * 2 >= main.h * 3;
         int lh = text_h(rc, f.body);
         if (stacked) {
-            int half = main.h / 2, ok_st = 1, ok_sb = 1, k;
+            int half = main.h / 2, k_st = 0, k_sb = 0, k;
             SDL_Rect st = {main.x, main.y, main.w, half - lh - 6},
                      sb = {main.x, main.y, main.w / 2 - m / 2, main.h - lh - 4};
             int cs = view_compare_step(v, v->step);
             panel_probe_step(rc, v, v->single, cs, &f, st, &k);
-            ok_st &= k == 2;
+            k_st += k;
             panel_probe_step(rc, v, v->trace, v->step, &f, st, &k);
-            ok_st &= k == 2;
-            if (!ok_st) {
+            k_st += k;
+            if (k_st < 4) {
                 panel_probe_step(rc, v, v->single, cs, &f, sb, &k);
-                ok_sb &= k == 2;
+                k_sb += k;
                 panel_probe_step(rc, v, v->trace, v->step, &f, sb, &k);
-                ok_sb &= k == 2;
-                stacked = !ok_sb;
+                k_sb += k;
+                stacked = k_sb <= k_st;
             }
         }
         char cap1[128], cap2[128];
