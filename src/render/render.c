@@ -2190,6 +2190,13 @@ static void panel_animate(Panel *P, RenderCtx *rc, const View *v, double p)
 }
 
 /* The row item i is on: 0, or 1 for the result when the panel has two rows. */
+/* An item's cells as a share of the panel's (Item.shrink; 1 before a
+ * layout has set it). */
+static float item_shrink(const Item *it)
+{
+    return it->shrink > 0 ? it->shrink : 1.0f;
+}
+
 static int row_of(const Panel *P, int i)
 {
     return P->split > 0 && i >= P->split;
@@ -2206,7 +2213,7 @@ static void panel_rooms(Panel *P, SDL_Rect area)
         P->room[1] = 0;
         return;
     }
-    float shrink = P->shown[0]->shrink > 0 ? P->shown[0]->shrink : 1.0f;
+    float shrink = item_shrink(P->shown[0]);
     float cells = fmaxf(2.0f, total - 2.0f * (float)(P->top_h + P->cap_h));
     P->room[0] = fmaxf(1.0f, cells * shrink / (1.0f + shrink));
     P->room[1] = fmaxf(1.0f, cells - P->room[0]);
@@ -2243,12 +2250,12 @@ static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
             it->cl = index_labels(rc, it->full_cols);
             it->index_cols = it->cl != NULL;
         }
-        /* up to 16 tokens' columns, all labelled, may need two lines */
         /* an operand drawn small beside the result (result-first) whose rows
          * or columns are the result's: the result names them, where they
          * can be read */
         int thumb = !it->result && it->shrink < 1.0f && !P->res->transposed && !it->transposed;
         it->cl_off = thumb && it->cl && it->cl == P->res->cl;
+        /* up to 16 tokens' columns, all labelled, may need two lines */
         if (it->cl && !it->cl_off)
             P->top_h = imax(P->top_h, (it->index_cols || lay_cols(it) > 16 || P->one_line ? 1 : 2) * lh + 8);
         /* W_a drawn transposed: its bands named above it */
@@ -2292,7 +2299,7 @@ static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
 static void item_cells(Item *it, float s, float T, float H)
 {
     float R = (float)lay_rows(it), C = (float)lay_cols(it);
-    s *= it->shrink > 0 ? it->shrink : 1.0f;
+    s *= item_shrink(it);
     T = fmaxf(T, fminf(s, it->min_cell) * C);
     if (it->full_rows == it->full_cols) {
         float side = fminf(fminf(R * s, H), T);
@@ -2369,21 +2376,17 @@ static float widest_fit(Panel *P, float s, float T, float hi, float avail_w)
 static void panel_fit(Panel *P, float avail_w, float s_min)
 {
     float inf = 1e9f, s_fits = inf, s_any = 0;
-    int fits = 0;
     /* as large as the shortest matrix that fits its row's height allows;
      * when none fits at the readable size, the readable size (the matrices
      * that are not square are squeezed to the height, the square ones
      * shrink) */
     for (int i = 0; i < P->n; i++) {
         const Item *it = P->shown[i];
-        float R = (float)lay_rows(it) * (it->shrink > 0 ? it->shrink : 1.0f), H = P->room[row_of(P, i)];
+        float R = (float)lay_rows(it) * item_shrink(it), H = P->room[row_of(P, i)];
         s_any = fmaxf(s_any, H / R);
-        if (R * s_min <= H) {
-            s_fits = fminf(s_fits, H / R);
-            fits = 1;
-        }
+        if (R * s_min <= H) s_fits = fminf(s_fits, H / R);
     }
-    float s_cap = fits ? s_fits : fmaxf(s_any, s_min);
+    float s_cap = s_fits < inf ? s_fits : fmaxf(s_any, s_min);
     float s = s_cap, T = inf;
     if (panel_width(P, s, inf) > avail_w) {
         s = widest_fit(P, 0, inf, s_cap, avail_w);
@@ -2624,8 +2627,7 @@ static void panel_place(Panel *P, SDL_Rect area)
     for (int row = 0; row < bands; row++) {
         int total_w = row_width(P, row);
         int x = area.x + imax(0, (area.w - total_w) / 2);
-        int band_h = (int)P->room[row] + P->top_h + P->cap_h;
-        if (bands == 1) band_h = area.h - P->note_h;
+        int band_h = bands == 1 ? area.h - P->note_h : (int)P->room[row] + P->top_h + P->cap_h;
         int cy = y + P->top_h + (band_h - P->top_h - P->cap_h) / 2;
         y += band_h;
         for (int i = 0; i < P->n; i++) {
@@ -3398,6 +3400,16 @@ static double panel_probe(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect
     return panel_probe_step(rc, v, view_trace(v), v->step, f, area, readable);
 }
 
+/* How much of both pipelines of compare mode shows its numbers, each laid
+ * out in area: the sum of their panel_probe_step readability (0 to 4). */
+static int compare_readable(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect area)
+{
+    int single, multi;
+    panel_probe_step(rc, v, v->single, view_compare_step(v, v->step), f, area, &single);
+    panel_probe_step(rc, v, v->trace, v->step, f, area, &multi);
+    return single + multi;
+}
+
 /* What a frame's layout depends on in the view, beyond the output's size
  * and the text scale: the step, the mode, language and theme, the zoom and
  * what is shown. */
@@ -3747,21 +3759,11 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
         int stacked = main.w * 2 >= main.h * 3;
         int lh = text_h(rc, f.body);
         if (stacked) {
-            int half = main.h / 2, k_st = 0, k_sb = 0, k;
+            int half = main.h / 2;
             SDL_Rect st = {main.x, main.y, main.w, half - lh - 6},
                      sb = {main.x, main.y, main.w / 2 - m / 2, main.h - lh - 4};
-            int cs = view_compare_step(v, v->step);
-            panel_probe_step(rc, v, v->single, cs, &f, st, &k);
-            k_st += k;
-            panel_probe_step(rc, v, v->trace, v->step, &f, st, &k);
-            k_st += k;
-            if (k_st < 4) {
-                panel_probe_step(rc, v, v->single, cs, &f, sb, &k);
-                k_sb += k;
-                panel_probe_step(rc, v, v->trace, v->step, &f, sb, &k);
-                k_sb += k;
-                stacked = k_sb <= k_st;
-            }
+            int k_st = compare_readable(rc, v, &f, st);
+            if (k_st < 4) stacked = compare_readable(rc, v, &f, sb) <= k_st;
         }
         char cap1[128], cap2[128];
         snprintf(cap1, sizeof cap1, "%s  (h = 1, d_k = %d)", view_string(VS_MODE_SINGLE, v->lang), v->single->cfg.d_k);

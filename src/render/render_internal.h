@@ -161,9 +161,6 @@ typedef struct RenderStripEntry {
     int kept;
 } RenderStripEntry;
 
-/* max |value| of a step's unblocked cells, and whether every finite value
- * is a whole number, kept: a 4096×4096 weight takes 16M reads to scan, too
- * many for every frame */
 /* Widths measured once and asked for again and again, by key: a ring of
  * RENDER_NUM_WIDTHS, the oldest replaced first. */
 typedef struct WidthCache {
@@ -174,6 +171,9 @@ typedef struct WidthCache {
     int next;
 } WidthCache;
 
+/* max |value| of a step's unblocked cells, and whether every finite value
+ * is a whole number (or a number of tenths), kept: a 4096×4096 weight takes
+ * 16M reads to scan, too many for every frame */
 typedef struct RangeEntry {
     unsigned long view_id;
     const AttnStep *step;

@@ -75,14 +75,16 @@ changed() { # changed BEFORE AFTER WHAT
     # AFTER is taken again, every 0.25 s for up to 10 s, while it still
     # equals BEFORE: on a loaded machine the window can take longer than
     # shot's pause to draw what a key changed
-    local before
+    local before after
     before=$(digest "$1")
+    after=$(digest "$2")
     for _ in $(seq 1 40); do
-        [ "$before" != "$(digest "$2")" ] && break
+        [ "$before" != "$after" ] && break
         sleep 0.25
         import -window root "$out/$2.png" || fail "import failed"
+        after=$(digest "$2")
     done
-    [ "$before" != "$(digest "$2")" ] || fail "$3: the window did not change within 10 s ($1.png = $2.png)"
+    [ "$before" != "$after" ] || fail "$3: the window did not change within 10 s ($1.png = $2.png)"
     echo "ok: $3"
 }
 press() { win_id; xdotool key --window "$wid" --clearmodifiers "$1" 2>/dev/null || xdotool key "$1"; }
