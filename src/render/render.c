@@ -1031,7 +1031,10 @@ static int item_h(const Item *it)
  * gives readable cells (the result on a row of its own, fewer legends), one
  * matrix at a time, the one with the most columns or rows first, and only a
  * side of at least ELIDE_FROM entries: elision then hides at least half of
- * it. Square data is elided both ways, so it stays square. The matrix is
+ * it. Square data is elided both ways, so it stays square. When every
+ * side that may be is elided and a matrix is still too small, the elided
+ * sides keep ELIDE_KEEP_TIGHT at each end (panel_tighten), and concat shows
+ * its first and last heads only (panel_heads_gap). The matrix is
  * drawn as up to four pieces, each a window of its cells like a zoom's, so
  * every kept cell has its own colour, number and hover (its derivation with
  * its true indices); zooming the result shows any cell.
@@ -1041,6 +1044,7 @@ static int item_h(const Item *it)
  * diagonal), drawn whole and max-pooled (heatmap.h), not six of its rows.
  * Such a matrix shows its numbers when hovered or zoomed, and says so. */
 #define ELIDE_KEEP       3
+#define ELIDE_KEEP_TIGHT 2
 #define ELIDE_FROM       12
 #define ELIDE_TOKENS_MAX 16
 
@@ -2024,6 +2028,7 @@ typedef struct Panel {
     int over[2];              /* each row's pixels that are not cells: labels, legends, operators */
     int numbers_hidden;       /* some matrix is too small for its numbers */
     int one_line;             /* every token's column label fits its column: one line of them */
+    int heads_gap;            /* concat's heads between the first and the last left out (panel_heads_gap) */
     Anim anim;
     uint64_t akey;
 } Panel;
@@ -2227,9 +2232,10 @@ static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
 {
     const AttnStep *s = P->res->s;
     for (int i = 1; i < P->n; i++) {
-        P->ops[i] = i == P->n - 1
-                        ? op_before_result(s, P->opbuf[i], sizeof P->opbuf[i], t, v->lang)
-                        : op_between(s, P->shown[i - 1]->s, P->shown[i]->s, v->notation == VIEW_NOTATION_COLUMN);
+        int column = v->notation == VIEW_NOTATION_COLUMN;
+        P->ops[i] = i == P->n - 1  ? op_before_result(s, P->opbuf[i], sizeof P->opbuf[i], t, v->lang)
+                    : P->heads_gap ? (column ? "; ⋯ ;" : "| ⋯ |")
+                                   : op_between(s, P->shown[i - 1]->s, P->shown[i]->s, column);
         P->opw[i] = render_text_width(rc, P->ops[i], f->formula) + f->body / 2 + 6;
     }
     int lh = text_h(rc, f->label);
@@ -2254,7 +2260,10 @@ static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
          * or columns are the result's: the result names them, where they
          * can be read */
         int thumb = !it->result && it->shrink < 1.0f && !P->res->transposed && !it->transposed;
-        it->cl_off = thumb && it->cl && it->cl == P->res->cl;
+        /* level 2 in the L: the right factor's columns stand over the
+         * result's, whose labels, between the two, name both */
+        int over_result = P->lshape && level >= 2 && i == 1 && !it->result && it->s->kind != ATTN_STEP_BIAS;
+        it->cl_off = (thumb || over_result) && it->cl && it->cl == P->res->cl;
         /* up to 16 tokens' columns, all labelled, may need two lines */
         if (it->cl && !it->cl_off)
             P->top_h = imax(P->top_h, (it->index_cols || lay_cols(it) > 16 || P->one_line ? 1 : 2) * lh + 8);
@@ -2425,8 +2434,8 @@ static int panel_l_fits(const Panel *P, const View *v)
 {
     const Item *res = P->res;
     if (!is_product(res->s) || res->rows != lay_rows(res) || res->cols != lay_cols(res)) return 0;
-    if (P->n_ops == 3 && P->shown[2]->s->kind == ATTN_STEP_BIAS && v->notation != VIEW_NOTATION_COLUMN) return 1;
-    return P->n_ops == 2 && !P->shown[0]->row_map;
+    if (P->n == 4 && P->shown[2]->s->kind == ATTN_STEP_BIAS && v->notation != VIEW_NOTATION_COLUMN) return 1;
+    return P->n == 3 && !P->shown[0]->row_map;
 }
 
 /* The height of item it's rows in the L: cells of s × s for square data,
@@ -2443,7 +2452,7 @@ static float l_row_h(const Panel *P, const Item *it, float s, float hrow)
  * result's band) the left factor's; a few pixels when neither has any. */
 static int l_top(const Panel *P, const Item *it)
 {
-    return it->cl || (it == P->res && P->shown[0]->cl) ? P->top_h : 4;
+    return (it->cl && !it->cl_off) || (it == P->res && P->shown[0]->cl) ? P->top_h : 4;
 }
 
 /* The L's width and height with columns of s and rows of hrow: the left
@@ -2671,7 +2680,7 @@ static int panel_try(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t,
 {
     int level = imin(attempt / 3, 2), kind = attempt < 9 ? attempt % 3 : (attempt - 9) % 2;
     float shrink = attempt < 9 ? 1.0f : result_first[(attempt - 9) / 2];
-    P->split = kind == 1 && P->n_ops > 0 ? P->n_ops : 0;
+    P->split = kind == 1 && P->n > 1 ? P->n - 1 : 0;
     P->lshape = kind == 2 && panel_l_fits(P, v);
     if ((kind == 1 && !P->split) || (kind == 2 && !P->lshape)) return 0;
     for (int i = 0; i < P->n; i++) P->shown[i]->shrink = P->shown[i]->result ? 1.0f : shrink;
@@ -2801,16 +2810,80 @@ static int panel_elide_one(Panel *P)
     return 1;
 }
 
+/* Sets every elided side of the panel to keep at most keep entries at each
+ * end (saved[i] holds item i's former keeps when saved is not NULL). */
+static void panel_set_keep(Panel *P, int keep, int (*saved)[2])
+{
+    for (int i = 0; i < P->n; i++) {
+        Item *it = P->shown[i];
+        if (saved) saved[i][0] = it->keep_r, saved[i][1] = it->keep_c;
+        if (it->keep_r) it->keep_r = imin(it->keep_r, keep);
+        if (it->keep_c) it->keep_c = imin(it->keep_c, keep);
+        it->rows = lay_rows(it);
+        it->cols = lay_cols(it);
+    }
+}
+
+/* Elided to ELIDE_KEEP at each end and still too small: the elided sides
+ * keep ELIDE_KEEP_TIGHT entries at each end instead, as NumPy's edgeitems=2,
+ * when that lets every matrix show its numbers. Returns whether it did. */
+static int panel_tighten(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t, const Fonts *f, SDL_Rect area)
+{
+    int saved[MAX_ITEMS][2];
+    panel_set_keep(P, ELIDE_KEEP_TIGHT, saved);
+    if (panel_arrange(P, rc, v, t, f, area)) return 1;
+    for (int i = 0; i < P->n; i++) {
+        Item *it = P->shown[i];
+        it->keep_r = saved[i][0], it->keep_c = saved[i][1];
+        it->rows = lay_rows(it);
+        it->cols = lay_cols(it);
+    }
+    panel_arrange(P, rc, v, t, f, area);
+    return 0;
+}
+
+/* Concat's heads, elided and still too wide to show their numbers in a
+ * row: with on, only the first and the last head beside the concat, "⋯"
+ * between them standing for the others, as the formula writes
+ * Concat(head₁, …, head₈) and as the concat's elided columns are the first
+ * head's and the last's (each head's numbers are its own step's); with
+ * off, every head again. Returns whether the panel changed. */
+static int panel_heads_gap(Panel *P, int on)
+{
+    if (on == P->heads_gap) return 0;
+    if (on) {
+        if (P->res->s->kind != ATTN_STEP_CONCAT || P->n < 5) return 0; /* three heads or more */
+        P->shown[1] = P->shown[P->n - 2];
+        P->shown[2] = P->res;
+        P->n = 3;
+    } else {
+        for (int i = 0; i < P->n_ops; i++) P->shown[i] = &P->items[i];
+        P->shown[P->n_ops] = P->res;
+        P->n = P->n_ops + 1;
+    }
+    P->heads_gap = on;
+    return 1;
+}
+
 /* Lays the panel out in area: arranged as above, and while that leaves a
- * matrix without its numbers, with one more matrix elided; when even that
- * does not give every matrix readable cells, the sides of tokens whole
- * again (unless that costs the result its numbers) and the others elided,
- * in the arrangement that shows the most numbers (the note says where the
- * others are). */
+ * matrix without its numbers, with one more matrix elided, then with the
+ * elided sides' ends tightened, then (concat) with the middle heads left
+ * out; when even that does not give every matrix
+ * readable cells, the sides of tokens whole again (unless that costs the
+ * result its numbers) and the others elided, in the arrangement that shows
+ * the most numbers (the note says where the others are). */
 static void panel_layout(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t, const Fonts *f, SDL_Rect area)
 {
     int readable;
     while (!(readable = panel_arrange(P, rc, v, t, f, area)) && panel_elide_one(P)) continue;
+    if (!readable) readable = panel_tighten(P, rc, v, t, f, area);
+    if (!readable && panel_heads_gap(P, 1)) {
+        readable = panel_arrange(P, rc, v, t, f, area) || panel_tighten(P, rc, v, t, f, area);
+        if (!readable) {
+            panel_heads_gap(P, 0);
+            panel_arrange(P, rc, v, t, f, area);
+        }
+    }
     if (!readable) {
         /* still too small: the sides of tokens whole again, every token
          * with its label (the features' sides stay elided), unless only
@@ -2908,7 +2981,8 @@ static int draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, int
     for (int i = 0; i < P->n; i++) draw_item(rc, v, P->shown[i], f, i == P->n - 1 ? P->akey : 0);
     if (before) draw_changed(rc, v, P->res, before);
     free(edit_vals);
-    if (t->steps[step].kind == ATTN_STEP_CONCAT) draw_concat_slide(rc, v, P->items, P->n_ops, P->res, p, f);
+    if (t->steps[step].kind == ATTN_STEP_CONCAT && !P->heads_gap)
+        draw_concat_slide(rc, v, P->items, P->n_ops, P->res, p, f);
     panel_note(P, rc, v, t, p, area, f);
     int side = 0;
     for (int i = 0; i < P->n; i++) side = imax(side, imax(item_w(P->shown[i]), item_h(P->shown[i])));
@@ -3388,7 +3462,7 @@ static double panel_probe_step(RenderCtx *rc, const View *v, const AttnTrace *t,
     panel_layout(P, rc, v, t, f, area);
     rc->record = record;
     double a = 0;
-    for (int i = 0; i < P->n; i++) a += (double)item_w(&P->items[i]) * (double)item_h(&P->items[i]);
+    for (int i = 0; i < P->n; i++) a += (double)item_w(P->shown[i]) * (double)item_h(P->shown[i]);
     if (readable) *readable = !P->numbers_hidden ? 2 : P->res->nsize > 0;
     free(P);
     return a;
