@@ -110,10 +110,6 @@ static int cramped(const char *lesson, const View *v, Size sz, int result)
 {
     if (at_limits(lesson)) return 1;
     if (getenv("ATTNVIZ_LAYOUT_STRICT")) return 0; /* =1: what is still listed below, reported */
-    /* the two pipelines, each in half the frame: at 1024×768 the steps of
-     * nine lessons still cannot show their numbers (open); at 1280×720 and
-     * above every step does */
-    if (v->mode == VIEW_COMPARE && sz.w <= 1024) return 1;
     char name[64];
     snprintf(name, sizeof name, "%s", view_trace(v)->steps[v->step].name);
     char *us = strchr(name, '_');
@@ -194,8 +190,8 @@ static void check_frame(RenderCtx *rc, const char *lesson, const View *v, Size s
                        q->rect.h);
         }
     /* every cell drawn shows its number: all of a matrix, or the kept
-     * corners of an elided one; but at the format's limits, in compare
-     * mode and in the steps listed above */
+     * corners of an elided one; but at the format's limits and in the step
+     * listed above */
     int operands_may = cramped(lesson, v, sz, 0), results_may = cramped(lesson, v, sz, 1);
     for (int i = 0; i < n; i++) {
         if (b[i].kind != LAYOUT_MATRIX) continue;

@@ -1034,7 +1034,7 @@ static int item_h(const Item *it)
  * it. Square data is elided both ways, so it stays square. When every
  * side that may be is elided and a matrix is still too small, the elided
  * sides keep ELIDE_KEEP_TIGHT at each end (panel_tighten), and concat shows
- * its first and last heads only (panel_heads_gap). The matrix is
+ * its first and last heads only (panel_show). The matrix is
  * drawn as up to four pieces, each a window of its cells like a zoom's, so
  * every kept cell has its own colour, number and hover (its derivation with
  * its true indices); zooming the result shows any cell.
@@ -2012,12 +2012,19 @@ static void draw_concat_slide(RenderCtx *rc, const View *v, const Item *ops, int
     }
 }
 
+/* Which of the panel's matrices are drawn: all of them; concat's first
+ * and last heads, "⋯" between them standing for the others, as the formula
+ * writes Concat(head₁, …, head₈) and as the elided concat's columns are
+ * the first head's and the last's; or the result alone (compare mode). */
+enum { SHOW_ALL, SHOW_END_HEADS, SHOW_RESULT };
+
 /* A step's panel: its operands and result, laid out before anything is drawn. */
 typedef struct Panel {
     Item items[MAX_ITEMS];
     int n, n_ops;
     Item *res;
-    Item *shown[MAX_ITEMS]; /* left to right: the operands in the formula's order, then the result */
+    Item *all[MAX_ITEMS];   /* left to right: the operands in the formula's order, then the result */
+    Item *shown[MAX_ITEMS]; /* those of them drawn (panel_show), in that order */
     char opbuf[MAX_ITEMS][48];
     const char *ops[MAX_ITEMS]; /* the operator before item i (i ≥ 1) */
     int opw[MAX_ITEMS];
@@ -2028,7 +2035,7 @@ typedef struct Panel {
     int over[2];              /* each row's pixels that are not cells: labels, legends, operators */
     int numbers_hidden;       /* some matrix is too small for its numbers */
     int one_line;             /* every token's column label fits its column: one line of them */
-    int heads_gap;            /* concat's heads between the first and the last left out (panel_heads_gap) */
+    int shown_as;             /* SHOW_*: which of the matrices are drawn (panel_show) */
     Anim anim;
     uint64_t akey;
 } Panel;
@@ -2087,7 +2094,7 @@ static void panel_items(Panel *P, RenderCtx *rc, const View *v, const AttnTrace 
     int ord[MAX_ITEMS];
     operand_order(v, items, P->n_ops, ord);
     ord[P->n_ops] = P->n_ops;
-    for (int i = 0; i < P->n; i++) P->shown[i] = &items[ord[i]];
+    for (int i = 0; i < P->n; i++) P->all[i] = P->shown[i] = &items[ord[i]];
 
     /* One colour scale for a step whose result holds its operand's values,
      * changed (scaled, masked) or rearranged (split, concat), or whose
@@ -2233,9 +2240,9 @@ static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
     const AttnStep *s = P->res->s;
     for (int i = 1; i < P->n; i++) {
         int column = v->notation == VIEW_NOTATION_COLUMN;
-        P->ops[i] = i == P->n - 1  ? op_before_result(s, P->opbuf[i], sizeof P->opbuf[i], t, v->lang)
-                    : P->heads_gap ? (column ? "; ⋯ ;" : "| ⋯ |")
-                                   : op_between(s, P->shown[i - 1]->s, P->shown[i]->s, column);
+        P->ops[i] = i == P->n - 1                   ? op_before_result(s, P->opbuf[i], sizeof P->opbuf[i], t, v->lang)
+                    : P->shown_as == SHOW_END_HEADS ? (column ? "; ⋯ ;" : "| ⋯ |")
+                                                    : op_between(s, P->shown[i - 1]->s, P->shown[i]->s, column);
         P->opw[i] = render_text_width(rc, P->ops[i], f->formula) + f->body / 2 + 6;
     }
     int lh = text_h(rc, f->label);
@@ -2842,27 +2849,58 @@ static int panel_tighten(Panel *P, RenderCtx *rc, const View *v, const AttnTrace
     return 0;
 }
 
-/* Concat's heads, elided and still too wide to show their numbers in a
- * row: with on, only the first and the last head beside the concat, "⋯"
- * between them standing for the others, as the formula writes
- * Concat(head₁, …, head₈) and as the concat's elided columns are the first
- * head's and the last's (each head's numbers are its own step's); with
- * off, every head again. Returns whether the panel changed. */
-static int panel_heads_gap(Panel *P, int on)
+/* Draws the matrices of as (SHOW_*). Returns 0, the panel unchanged, when
+ * that does not apply (SHOW_END_HEADS needs a concat of three heads or
+ * more) or is already so. */
+static int panel_show(Panel *P, int as)
 {
-    if (on == P->heads_gap) return 0;
-    if (on) {
-        if (P->res->s->kind != ATTN_STEP_CONCAT || P->n < 5) return 0; /* three heads or more */
-        P->shown[1] = P->shown[P->n - 2];
+    int n_all = P->n_ops + 1;
+    if (as == P->shown_as || (as == SHOW_END_HEADS && (P->res->s->kind != ATTN_STEP_CONCAT || n_all < 4))) return 0;
+    P->shown_as = as;
+    if (as == SHOW_ALL) {
+        memcpy(P->shown, P->all, sizeof P->shown);
+        P->n = n_all;
+    } else if (as == SHOW_END_HEADS) {
+        P->shown[0] = P->all[0];
+        P->shown[1] = P->all[n_all - 2];
         P->shown[2] = P->res;
         P->n = 3;
     } else {
-        for (int i = 0; i < P->n_ops; i++) P->shown[i] = &P->items[i];
-        P->shown[P->n_ops] = P->res;
-        P->n = P->n_ops + 1;
+        P->shown[0] = P->res;
+        P->n = 1;
     }
-    P->heads_gap = on;
     return 1;
+}
+
+/* Elides the panel's matrices one by one, then tightens them, until every
+ * one shows its numbers. Returns whether they do. */
+static int panel_elide(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t, const Fonts *f, SDL_Rect area)
+{
+    int readable;
+    while (!(readable = panel_arrange(P, rc, v, t, f, area)) && panel_elide_one(P)) continue;
+    return readable || panel_tighten(P, rc, v, t, f, area);
+}
+
+/* Shows the matrices of as (panel_show) and elides them as needed, when
+ * then every one shows its numbers; else the panel as it was, arranged
+ * again. Returns whether it changed. */
+static int panel_try_show(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t, const Fonts *f, SDL_Rect area,
+                          int as)
+{
+    int was = P->shown_as, keep[2] = {P->res->keep_r, P->res->keep_c};
+    if (!panel_show(P, as)) return 0;
+    if (as == SHOW_RESULT) { /* alone, it may need less elision */
+        P->res->keep_r = P->res->keep_c = 0;
+        P->res->rows = P->res->full_rows;
+        P->res->cols = P->res->full_cols;
+    }
+    if (panel_elide(P, rc, v, t, f, area)) return 1;
+    panel_show(P, was);
+    P->res->keep_r = keep[0], P->res->keep_c = keep[1];
+    P->res->rows = lay_rows(P->res);
+    P->res->cols = lay_cols(P->res);
+    panel_arrange(P, rc, v, t, f, area);
+    return 0;
 }
 
 /* Lays the panel out in area: arranged as above, and while that leaves a
@@ -2874,16 +2912,9 @@ static int panel_heads_gap(Panel *P, int on)
  * the most numbers (the note says where the others are). */
 static void panel_layout(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t, const Fonts *f, SDL_Rect area)
 {
-    int readable;
-    while (!(readable = panel_arrange(P, rc, v, t, f, area)) && panel_elide_one(P)) continue;
-    if (!readable) readable = panel_tighten(P, rc, v, t, f, area);
-    if (!readable && panel_heads_gap(P, 1)) {
-        readable = panel_arrange(P, rc, v, t, f, area) || panel_tighten(P, rc, v, t, f, area);
-        if (!readable) {
-            panel_heads_gap(P, 0);
-            panel_arrange(P, rc, v, t, f, area);
-        }
-    }
+    int readable = panel_elide(P, rc, v, t, f, area);
+    if (!readable) readable = panel_try_show(P, rc, v, t, f, area, SHOW_END_HEADS);
+    if (!readable && v->mode == VIEW_COMPARE) readable = panel_try_show(P, rc, v, t, f, area, SHOW_RESULT);
     if (!readable) {
         /* still too small: the sides of tokens whole again, every token
          * with its label (the features' sides stay elided), unless only
@@ -2945,6 +2976,9 @@ static void panel_note(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *
     if (note[0]) {
         int cx = imin(imax(res->x + item_w(res) / 2, area.x + area.w / 4), area.x + area.w * 3 / 4);
         draw_fit(rc, note, f->formula, area.w / 2, th->accent, cx, y, 1);
+    } else if (P->shown_as == SHOW_RESULT) {
+        draw_fit(rc, view_string(rc->paper ? VS_RESULT_ALONE_PAPER : VS_RESULT_ALONE, v->lang), f->small, area.w,
+                 th->dim, area.x + area.w / 2, y + text_h(rc, f->formula) - text_h(rc, f->small), 1);
     } else if (P->numbers_hidden) {
         draw_fit(rc, view_string(rc->paper ? VS_NUMBERS_HIDDEN_PAPER : VS_NUMBERS_HIDDEN, v->lang), f->small, area.w,
                  th->dim, area.x + area.w / 2, y + text_h(rc, f->formula) - text_h(rc, f->small), 1);
@@ -2981,7 +3015,7 @@ static int draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, int
     for (int i = 0; i < P->n; i++) draw_item(rc, v, P->shown[i], f, i == P->n - 1 ? P->akey : 0);
     if (before) draw_changed(rc, v, P->res, before);
     free(edit_vals);
-    if (t->steps[step].kind == ATTN_STEP_CONCAT && !P->heads_gap)
+    if (t->steps[step].kind == ATTN_STEP_CONCAT && P->shown_as == SHOW_ALL)
         draw_concat_slide(rc, v, P->items, P->n_ops, P->res, p, f);
     panel_note(P, rc, v, t, p, area, f);
     int side = 0;
@@ -3446,13 +3480,18 @@ static int status_text(const View *v, RenderCtx *rc, int size, int maxw, char *b
     return render_text_width(rc, buf, size);
 }
 
+/* How much of a laid-out panel shows its numbers: nothing, the result's
+ * beside operands too small for theirs, the result's drawn alone (compare
+ * mode), every matrix's. */
+enum { READ_NONE, READ_RESULT, READ_RESULT_ALONE, READ_ALL };
+
 /* Step `step` of trace t laid out in area, not drawn: the area of its
- * matrices on screen; *readable (when not NULL): 2 when every matrix shows
- * its numbers, 1 when the result does, else 0. */
+ * matrices on screen; *readable (when not NULL): how much shows its
+ * numbers (READ_*). */
 static double panel_probe_step(RenderCtx *rc, const View *v, const AttnTrace *t, int step, const Fonts *f,
                                SDL_Rect area, int *readable)
 {
-    if (readable) *readable = 1;
+    if (readable) *readable = READ_RESULT;
     if (!view_step_ready(v, t, step)) return 0;
     Panel *P = calloc(1, sizeof *P);
     if (!P) return 0;
@@ -3463,7 +3502,10 @@ static double panel_probe_step(RenderCtx *rc, const View *v, const AttnTrace *t,
     rc->record = record;
     double a = 0;
     for (int i = 0; i < P->n; i++) a += (double)item_w(P->shown[i]) * (double)item_h(P->shown[i]);
-    if (readable) *readable = !P->numbers_hidden ? 2 : P->res->nsize > 0;
+    if (readable)
+        *readable = P->numbers_hidden            ? (P->res->nsize > 0 ? READ_RESULT : READ_NONE)
+                    : P->shown_as == SHOW_RESULT ? READ_RESULT_ALONE
+                                                 : READ_ALL;
     free(P);
     return a;
 }
@@ -3475,7 +3517,7 @@ static double panel_probe(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect
 }
 
 /* How much of both pipelines of compare mode shows its numbers, each laid
- * out in area: the sum of their panel_probe_step readability (0 to 4). */
+ * out in area: the sum of their panel_probe_step readability (READ_*). */
 static int compare_readable(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect area)
 {
     int single, multi;
@@ -3582,7 +3624,7 @@ static int strip_for_lesson(RenderCtx *rc, const View *v, int width, int height)
         frame_strip(&F, width);
         int with = 0, without = 0;
         panel_probe(rc, &w, &F.f, F.panel, &with);
-        if (with < 2) panel_probe(rc, &w, &F.f, main, &without);
+        if (with < READ_ALL) panel_probe(rc, &w, &F.f, main, &without);
         kept = with >= without;
     }
     RenderStripEntry *e = &rc->strip[rc->strip_next++ % RENDER_STRIP_CACHE];
@@ -3828,8 +3870,9 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     if (v->mode == VIEW_COMPARE) {
         /* the operands run left to right, so on a wide screen the two
          * pipelines stack, each with the full width; else, or when side by
-         * side shows more numbers than stacked halves (every matrix's, or
-         * the result's, of each pipeline), side by side */
+         * side shows more numbers than stacked halves (every matrix's, the
+         * result's drawn alone, or the result's, of each pipeline: READ_*),
+         * side by side */
         int stacked = main.w * 2 >= main.h * 3;
         int lh = text_h(rc, f.body);
         if (stacked) {
@@ -3837,7 +3880,7 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
             SDL_Rect st = {main.x, main.y, main.w, half - lh - 6},
                      sb = {main.x, main.y, main.w / 2 - m / 2, main.h - lh - 4};
             int k_st = compare_readable(rc, v, &f, st);
-            if (k_st < 4) stacked = compare_readable(rc, v, &f, sb) <= k_st;
+            if (k_st < 2 * READ_ALL) stacked = compare_readable(rc, v, &f, sb) <= k_st;
         }
         char cap1[128], cap2[128];
         snprintf(cap1, sizeof cap1, "%s  (h = 1, d_k = %d)", view_string(VS_MODE_SINGLE, v->lang), v->single->cfg.d_k);

@@ -485,6 +485,8 @@ typedef enum ViewString {
     /* under a panel whose cells are too small for their numbers */
     VS_NUMBERS_HIDDEN,
     VS_NUMBERS_HIDDEN_PAPER,
+    VS_RESULT_ALONE,
+    VS_RESULT_ALONE_PAPER,
     /* a step whose numbers are still being computed: its 1-based number */
     VS_PREPARING,
     /* what each kind of step is: VS_KIND + its AttnStepKind (view_kind_text) */
