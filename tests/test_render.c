@@ -548,6 +548,32 @@ static void test_zoom(void **state)
     canvas_free(c);
 }
 
+/* Zoom on a step whose operands are elided to show their numbers: the
+ * elision leaves the zoomed result's window as it is. Seed 001's scores₁
+ * at 1024×768 zoomed 2×: a 6×6 window from (6, 6), so cell (11, 11) is
+ * drawn and cell (0, 0) is not. */
+static void test_zoom_beside_elided(void **state)
+{
+    (void)state;
+    Canvas *c = canvas_make(1024, 768, 1);
+    view_free(&c->view);
+    lesson_free(&c->lesson);
+    LessonError le;
+    char err[256];
+    if (lesson_load(&c->lesson, ATTNVIZ_TESTS_DIR "/../lessons/seed001-shapes-512.json", &le) != 0)
+        fail_msg("%s", le.msg);
+    if (view_init(&c->view, &c->lesson, err, sizeof err) != 0) fail_msg("%s", err);
+    view_set_theme(&c->view, VIEW_THEME_PROJECTOR);
+    int w = goto_name(&c->view, "scores_1");
+    view_set_zoom(&c->view, 2.0f, 6.0f, 6.0f);
+    draw(c);
+    SDL_Rect r;
+    const AttnTrace *t = view_trace(&c->view);
+    assert_int_equal(render_cell_rect(c->rc, t, w, 11, 11, &r), 0);
+    assert_int_equal(render_cell_rect(c->rc, t, w, 0, 0, &r), -1);
+    canvas_free(c);
+}
+
 static float abs_max(const AttnStep *s)
 {
     float m = 0;
@@ -1344,19 +1370,33 @@ int main(void)
         return 1;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cell_colours),      cmocka_unit_test(test_blocked_cells),
-        cmocka_unit_test(test_legend_and_labels), cmocka_unit_test(test_chinese_glyphs),
-        cmocka_unit_test(test_deterministic),     cmocka_unit_test(test_numbers_change),
-        cmocka_unit_test(test_number_styles),     cmocka_unit_test(test_number_ink),
-        cmocka_unit_test(test_all_states_draw),   cmocka_unit_test(test_zoom),
-        cmocka_unit_test(test_concat_slide),      cmocka_unit_test(test_heads_strip_labels),
-        cmocka_unit_test(test_focus_and_slides),  cmocka_unit_test(test_no_inbetween_numbers),
-        cmocka_unit_test(test_long_label_hover),  cmocka_unit_test(test_blocked_weights_true_values),
-        cmocka_unit_test(test_weight_scales),     cmocka_unit_test(test_column_notation),
-        cmocka_unit_test(test_additive_pairs),    cmocka_unit_test(test_break_kinsoku),
-        cmocka_unit_test(test_break_words),       cmocka_unit_test(test_break_long_word),
-        cmocka_unit_test(test_break_every_width), cmocka_unit_test(test_wrap_fonts),
-        cmocka_unit_test(test_wrap_lessons),      cmocka_unit_test(test_texture_budget),
+        cmocka_unit_test(test_cell_colours),
+        cmocka_unit_test(test_blocked_cells),
+        cmocka_unit_test(test_legend_and_labels),
+        cmocka_unit_test(test_chinese_glyphs),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_numbers_change),
+        cmocka_unit_test(test_number_styles),
+        cmocka_unit_test(test_number_ink),
+        cmocka_unit_test(test_all_states_draw),
+        cmocka_unit_test(test_zoom),
+        cmocka_unit_test(test_zoom_beside_elided),
+        cmocka_unit_test(test_concat_slide),
+        cmocka_unit_test(test_heads_strip_labels),
+        cmocka_unit_test(test_focus_and_slides),
+        cmocka_unit_test(test_no_inbetween_numbers),
+        cmocka_unit_test(test_long_label_hover),
+        cmocka_unit_test(test_blocked_weights_true_values),
+        cmocka_unit_test(test_weight_scales),
+        cmocka_unit_test(test_column_notation),
+        cmocka_unit_test(test_additive_pairs),
+        cmocka_unit_test(test_break_kinsoku),
+        cmocka_unit_test(test_break_words),
+        cmocka_unit_test(test_break_long_word),
+        cmocka_unit_test(test_break_every_width),
+        cmocka_unit_test(test_wrap_fonts),
+        cmocka_unit_test(test_wrap_lessons),
+        cmocka_unit_test(test_texture_budget),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     TTF_Quit();

@@ -1062,6 +1062,18 @@ static int lay_cols(const Item *it)
     return it->keep_c ? 2 * it->keep_c + 1 : it->full_cols;
 }
 
+/* Sets how many entries at each end a matrix's rows and columns keep
+ * (0: the side whole), and the rows and columns of cells it then takes. A
+ * matrix never elided, zoomed perhaps, keeps its window. */
+static void item_keep(Item *it, int keep_r, int keep_c)
+{
+    if (!it->keep_r && !it->keep_c && !keep_r && !keep_c) return;
+    it->keep_r = keep_r;
+    it->keep_c = keep_c;
+    it->rows = lay_rows(it);
+    it->cols = lay_cols(it);
+}
+
 /* The row (column) of n drawn after i: the next, or past an elided side's gap. */
 static int next_kept(int i, int n, int keep)
 {
@@ -2810,25 +2822,20 @@ static int panel_elide_one(Panel *P)
     }
     if (!best) return 0;
     int square = best->full_rows == best->full_cols;
-    if (cols || square) best->keep_c = ELIDE_KEEP;
-    if (!cols || square) best->keep_r = ELIDE_KEEP;
-    best->rows = lay_rows(best);
-    best->cols = lay_cols(best);
+    item_keep(best, !cols || square ? ELIDE_KEEP : best->keep_r, cols || square ? ELIDE_KEEP : best->keep_c);
     return 1;
 }
 
-/* Sets every elided side of the panel to keep at most keep entries at each
- * end (saved[i] holds item i's former keeps when saved is not NULL). */
-static void panel_set_keep(Panel *P, int keep, int (*saved)[2])
+/* The keeps of the panel's matrices drawn (item_keep), saved into keep. */
+static void panel_save_keeps(const Panel *P, int (*keep)[2])
 {
-    for (int i = 0; i < P->n; i++) {
-        Item *it = P->shown[i];
-        if (saved) saved[i][0] = it->keep_r, saved[i][1] = it->keep_c;
-        if (it->keep_r) it->keep_r = imin(it->keep_r, keep);
-        if (it->keep_c) it->keep_c = imin(it->keep_c, keep);
-        it->rows = lay_rows(it);
-        it->cols = lay_cols(it);
-    }
+    for (int i = 0; i < P->n; i++) keep[i][0] = P->shown[i]->keep_r, keep[i][1] = P->shown[i]->keep_c;
+}
+
+/* The keeps saved by panel_save_keeps, back. */
+static void panel_restore_keeps(Panel *P, const int (*keep)[2])
+{
+    for (int i = 0; i < P->n; i++) item_keep(P->shown[i], keep[i][0], keep[i][1]);
 }
 
 /* Elided to ELIDE_KEEP at each end and still too small: the elided sides
@@ -2837,14 +2844,13 @@ static void panel_set_keep(Panel *P, int keep, int (*saved)[2])
 static int panel_tighten(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t, const Fonts *f, SDL_Rect area)
 {
     int saved[MAX_ITEMS][2];
-    panel_set_keep(P, ELIDE_KEEP_TIGHT, saved);
-    if (panel_arrange(P, rc, v, t, f, area)) return 1;
+    panel_save_keeps(P, saved);
     for (int i = 0; i < P->n; i++) {
         Item *it = P->shown[i];
-        it->keep_r = saved[i][0], it->keep_c = saved[i][1];
-        it->rows = lay_rows(it);
-        it->cols = lay_cols(it);
+        item_keep(it, imin(it->keep_r, ELIDE_KEEP_TIGHT), imin(it->keep_c, ELIDE_KEEP_TIGHT));
     }
+    if (panel_arrange(P, rc, v, t, f, area)) return 1;
+    panel_restore_keeps(P, (const int(*)[2])saved);
     panel_arrange(P, rc, v, t, f, area);
     return 0;
 }
@@ -2889,16 +2895,10 @@ static int panel_try_show(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
 {
     int was = P->shown_as, keep[2] = {P->res->keep_r, P->res->keep_c};
     if (!panel_show(P, as)) return 0;
-    if (as == SHOW_RESULT) { /* alone, it may need less elision */
-        P->res->keep_r = P->res->keep_c = 0;
-        P->res->rows = P->res->full_rows;
-        P->res->cols = P->res->full_cols;
-    }
+    if (as == SHOW_RESULT) item_keep(P->res, 0, 0); /* alone, it may need less elision */
     if (panel_elide(P, rc, v, t, f, area)) return 1;
     panel_show(P, was);
-    P->res->keep_r = keep[0], P->res->keep_c = keep[1];
-    P->res->rows = lay_rows(P->res);
-    P->res->cols = lay_cols(P->res);
+    item_keep(P->res, keep[0], keep[1]);
     panel_arrange(P, rc, v, t, f, area);
     return 0;
 }
@@ -2921,25 +2921,18 @@ static void panel_layout(Panel *P, RenderCtx *rc, const View *v, const AttnTrace
          * their elision lets the result show its numbers */
         int keep[MAX_ITEMS][2], changed = 0;
         int result_read = item_numbers_fit(rc, v, P->res, f);
+        panel_save_keeps(P, keep);
         for (int i = 0; i < P->n; i++) {
             Item *it = P->shown[i];
-            keep[i][0] = it->keep_r, keep[i][1] = it->keep_c;
             int tok_r = it->keep_r && it->rl, tok_c = it->keep_c && it->cl && !it->index_cols;
             if (!tok_r && !tok_c) continue;
             /* square data whole both ways, so that it stays square */
-            if (tok_r || it->full_rows == it->full_cols) it->keep_r = 0;
-            if (tok_c || it->full_rows == it->full_cols) it->keep_c = 0;
-            it->rows = lay_rows(it);
-            it->cols = lay_cols(it);
+            int square = it->full_rows == it->full_cols;
+            item_keep(it, tok_r || square ? 0 : it->keep_r, tok_c || square ? 0 : it->keep_c);
             changed = 1;
         }
         if (changed && !panel_arrange(P, rc, v, t, f, area) && result_read && !item_numbers_fit(rc, v, P->res, f)) {
-            for (int i = 0; i < P->n; i++) {
-                Item *it = P->shown[i];
-                it->keep_r = keep[i][0], it->keep_c = keep[i][1];
-                it->rows = lay_rows(it);
-                it->cols = lay_cols(it);
-            }
+            panel_restore_keeps(P, (const int(*)[2])keep);
             panel_arrange(P, rc, v, t, f, area);
         }
     }
