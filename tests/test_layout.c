@@ -10,7 +10,8 @@
  *   - every matrix of a shipped lesson shows the number of every cell it
  *     draws: all of them, or the first and last rows and columns of an
  *     elided one (each kept end a box of at least ELIDE_KEEP rows and
- *     columns, as the data has them); only the lessons at the
+ *     columns of tokens, ELIDE_KEEP_FEATURES of the other sides, as the
+ *     data has them); only the lessons at the
  *     format's limits may show none, and then a note says why;
  *   - the narration is whole, never shortened with "…";
  *   - the matrices of a step span at least LAYOUT_SHARE of their panel's
@@ -34,9 +35,10 @@
 #include "render.h"
 #include "render_internal.h"
 
-#define LAYOUT_SHARE 0.6 /* of the panel's width or height, at least */
-#define ELIDE_KEEP   2   /* rows and columns each kept end of an elided matrix has at least */
-#define MAX_REPORTS  40  /* failures printed in full; all are counted */
+#define LAYOUT_SHARE        0.6 /* of the panel's width or height, at least */
+#define ELIDE_KEEP          2   /* tokens each kept end of an elided matrix has at least */
+#define ELIDE_KEEP_FEATURES 1   /* the same, of a side that is not tokens (d_model's, a weight's) */
+#define MAX_REPORTS         40  /* failures printed in full; all are counted */
 
 typedef struct Size {
     int w, h;
@@ -75,51 +77,6 @@ static void report(const char *lesson, const View *v, Size sz, const char *fmt, 
 static int at_limits(const char *lesson)
 {
     return strncmp(lesson, "limits-", 7) == 0;
-}
-
-/* Steps of shipped lessons whose operands cannot all show their numbers at
- * the readable size, up to a frame width. The layout then gives the result
- * its numbers first (the operands' are on their own steps, and the note
- * says so). One is left: seed 001's W_O, 512×512, beside the 512×12 concat
- * in column notation at 1024×768, where even elided to 2 + 2 the three do
- * not fit with their labels. Every other step of a shipped lesson shows
- * every number, its large matrices elided (render.c, "elided matrices").
- * The arithmetic is in docs/ARCHITECTURE.md ("when the numbers cannot all
- * fit"). */
-static const struct {
-    const char *lesson;
-    const char *steps; /* step names, head suffix (_1) left out, each followed by a space */
-    int max_w;
-    int column; /* in column notation only */
-} still_cramped[] = {
-    {"seed001-shapes-512.json", "output ", 1024, 1},
-};
-
-/* Whether word (ending in a space) is one of the words of list, each ending in a space. */
-static int has_word(const char *list, const char *word)
-{
-    size_t n = strlen(word);
-    for (const char *p = list; *p; p = strchr(p, ' ') + 1)
-        if (strncmp(p, word, n) == 0) return 1;
-    return 0;
-}
-
-/* Frames whose operands (result: 1, whose result too) may leave their
- * numbers out (with the note). */
-static int cramped(const char *lesson, const View *v, Size sz, int result)
-{
-    if (at_limits(lesson)) return 1;
-    if (getenv("ATTNVIZ_LAYOUT_STRICT")) return 0; /* =1: what is still listed below, reported */
-    char name[64];
-    snprintf(name, sizeof name, "%s", view_trace(v)->steps[v->step].name);
-    char *us = strchr(name, '_');
-    if (us && us[1] >= '0' && us[1] <= '9') *us = '\0';
-    strcat(name, " ");
-    for (size_t i = 0; i < sizeof still_cramped / sizeof still_cramped[0]; i++)
-        if (strcmp(lesson, still_cramped[i].lesson) == 0 && sz.w <= still_cramped[i].max_w && !result &&
-            (!still_cramped[i].column || v->notation == VIEW_NOTATION_COLUMN) && has_word(still_cramped[i].steps, name))
-            return 1;
-    return 0;
 }
 
 static int inside(SDL_Rect a, SDL_Rect in, int tol)
@@ -190,18 +147,17 @@ static void check_frame(RenderCtx *rc, const char *lesson, const View *v, Size s
                        q->rect.h);
         }
     /* every cell drawn shows its number: all of a matrix, or the kept
-     * corners of an elided one; but at the format's limits and in the step
-     * listed above */
-    int operands_may = cramped(lesson, v, sz, 0), results_may = cramped(lesson, v, sz, 1);
+     * corners of an elided one; but at the format's limits */
     for (int i = 0; i < n; i++) {
-        if (b[i].kind != LAYOUT_MATRIX) continue;
-        if (strcmp(b[i].what, "result") == 0 ? results_may : operands_may) continue;
+        if (b[i].kind != LAYOUT_MATRIX || at_limits(lesson)) continue;
         int k = 0;
         for (int j = 0; j < n; j++) k += b[j].kind == LAYOUT_NUMBER && inside(b[j].rect, b[i].rect, 0);
         if (k < b[i].vis_rows * b[i].vis_cols)
             report(lesson, v, sz, "a %d×%d %s drawn as %d×%d cells shows %d numbers", b[i].rows, b[i].cols,
                    strcmp(b[i].what, "result") == 0 ? "result" : "operand", b[i].vis_rows, b[i].vis_cols, k);
-        if (b[i].vis_rows < imin(b[i].rows, ELIDE_KEEP) || b[i].vis_cols < imin(b[i].cols, ELIDE_KEEP))
+        int least_r = b[i].token_rows ? ELIDE_KEEP : ELIDE_KEEP_FEATURES;
+        int least_c = b[i].token_cols ? ELIDE_KEEP : ELIDE_KEEP_FEATURES;
+        if (b[i].vis_rows < imin(b[i].rows, least_r) || b[i].vis_cols < imin(b[i].cols, least_c))
             report(lesson, v, sz, "a %d×%d matrix drawn as only %d×%d cells", b[i].rows, b[i].cols, b[i].vis_rows,
                    b[i].vis_cols);
     }
@@ -368,26 +324,39 @@ static void test_every_lesson(void **state)
     assert_int_equal(n_fail, 0);
 }
 
-/* The total area of the matrices and the smallest text of the last frame. */
-static void frame_measure(RenderCtx *rc, double *area, int *min_size, int *max_size)
+/* What + and − change in a frame: its matrices and its text. */
+typedef struct FrameSizes {
+    double area;            /* of the matrices, px² */
+    long cells;             /* cells drawn (an elided matrix's kept ones) */
+    double least_cell;      /* the smallest cell's side, px */
+    int min_size, max_size; /* of its texts and numbers, px */
+} FrameSizes;
+
+static FrameSizes frame_measure(RenderCtx *rc)
 {
     int n;
     const LayoutBox *b = render_layout_boxes(rc, &n);
-    *area = 0;
-    *min_size = 1 << 20;
-    *max_size = 0;
+    FrameSizes m = {.least_cell = 1e9, .min_size = 1 << 20};
     for (int i = 0; i < n; i++) {
-        if (b[i].kind == LAYOUT_MATRIX) *area += (double)b[i].rect.w * b[i].rect.h;
+        if (b[i].kind == LAYOUT_MATRIX) {
+            m.area += (double)b[i].rect.w * b[i].rect.h;
+            m.cells += (long)b[i].vis_rows * b[i].vis_cols;
+            double w = (double)b[i].rect.w / b[i].vis_cols, h = (double)b[i].rect.h / b[i].vis_rows;
+            m.least_cell = fmin(m.least_cell, fmin(w, h));
+        }
         if (b[i].kind == LAYOUT_TEXT || b[i].kind == LAYOUT_NUMBER) {
-            *min_size = b[i].size < *min_size ? b[i].size : *min_size;
-            *max_size = b[i].size > *max_size ? b[i].size : *max_size;
+            m.min_size = b[i].size < m.min_size ? b[i].size : m.min_size;
+            m.max_size = b[i].size > m.max_size ? b[i].size : m.max_size;
         }
     }
+    return m;
 }
 
 /* + (text scale × 1.1, nine times) on every step of two lessons at two
- * sizes: the text never gets smaller, the matrices never shrink below
- * their size at scale 1, and − never takes text under the minimum. */
+ * sizes: the text never gets smaller; the matrices never shrink below
+ * their size at scale 1, unless they show fewer cells (elided further so
+ * that the larger numbers fit), each larger than at scale 1; and − never
+ * takes text under the minimum. */
 static void test_plus_only_enlarges(void **state)
 {
     (void)state;
@@ -404,34 +373,28 @@ static void test_plus_only_enlarges(void **state)
             for (int s = 0; s < view_trace(v)->n_steps; s += 3) {
                 view_goto(v, s);
                 view_finish(v);
-                double base = 0, prev_area = 0;
-                int prev_min = 0, prev_max = 0;
+                FrameSizes base = {0}, prev = {0};
                 float scale = 1.0f;
                 for (int press = 0; press <= 9; press++) {
                     view_set_text_scale(v, scale);
                     if (render_frame(rc, v, sizes[si].w, sizes[si].h) != 0) fail_msg("%s", SDL_GetError());
-                    double area;
-                    int mn, mx;
-                    frame_measure(rc, &area, &mn, &mx);
-                    if (press == 0) base = area;
-                    if (area < base * 0.999)
-                        fail_msg("%s step %d at %dx%d, text ×%.2f: the matrices shrank from %.0f to %.0f px²",
-                                 lessons[k], s, sizes[si].w, sizes[si].h, (double)scale, base, area);
-                    if (press > 0 && (mn < prev_min || mx < prev_max))
+                    FrameSizes m = frame_measure(rc);
+                    if (press == 0) base = m;
+                    if (m.area < base.area * 0.999 && !(m.cells < base.cells && m.least_cell > base.least_cell))
+                        fail_msg("%s step %d at %dx%d, text ×%.2f: the matrices shrank from %.0f to %.0f px² "
+                                 "(%ld cells, the smallest %.1f px; at ×1 %ld, %.1f px)",
+                                 lessons[k], s, sizes[si].w, sizes[si].h, (double)scale, base.area, m.area, m.cells,
+                                 m.least_cell, base.cells, base.least_cell);
+                    if (press > 0 && (m.min_size < prev.min_size || m.max_size < prev.max_size))
                         fail_msg("%s step %d at %dx%d, text ×%.2f: text got smaller (%d..%d px, was %d..%d)",
-                                 lessons[k], s, sizes[si].w, sizes[si].h, (double)scale, mn, mx, prev_min, prev_max);
-                    prev_area = area;
-                    prev_min = mn;
-                    prev_max = mx;
+                                 lessons[k], s, sizes[si].w, sizes[si].h, (double)scale, m.min_size, m.max_size,
+                                 prev.min_size, prev.max_size);
+                    prev = m;
                     scale *= 1.1f;
                 }
-                (void)prev_area;
                 view_set_text_scale(v, 0.5f); /* − as far as it goes */
                 if (render_frame(rc, v, sizes[si].w, sizes[si].h) != 0) fail_msg("%s", SDL_GetError());
-                double area;
-                int mn, mx;
-                frame_measure(rc, &area, &mn, &mx);
-                assert_true(mn >= render_min_text(sizes[si].w, sizes[si].h));
+                assert_true(frame_measure(rc).min_size >= render_min_text(sizes[si].w, sizes[si].h));
                 view_set_text_scale(v, 1.0f);
             }
         rig_close(&rig);

@@ -1033,7 +1033,8 @@ static int item_h(const Item *it)
  * side of at least ELIDE_FROM entries: elision then hides at least half of
  * it. Square data is elided both ways, so it stays square. When every
  * side that may be is elided and a matrix is still too small, the elided
- * sides keep ELIDE_KEEP_TIGHT at each end (panel_tighten), and concat shows
+ * sides keep ELIDE_KEEP_TIGHT at each end, then those not of tokens
+ * ELIDE_KEEP_TIGHTEST (panel_tighten), and concat shows
  * its first and last heads only (panel_show). The matrix is
  * drawn as up to four pieces, each a window of its cells like a zoom's, so
  * every kept cell has its own colour, number and hover (its derivation with
@@ -1043,10 +1044,11 @@ static int item_h(const Item *it)
  * lesson is the pattern across the whole sequence (a causal triangle, a
  * diagonal), drawn whole and max-pooled (heatmap.h), not six of its rows.
  * Such a matrix shows its numbers when hovered or zoomed, and says so. */
-#define ELIDE_KEEP       3
-#define ELIDE_KEEP_TIGHT 2
-#define ELIDE_FROM       12
-#define ELIDE_TOKENS_MAX 16
+#define ELIDE_KEEP          3
+#define ELIDE_KEEP_TIGHT    2
+#define ELIDE_KEEP_TIGHTEST 1
+#define ELIDE_FROM          12
+#define ELIDE_TOKENS_MAX    16
 
 enum { EDGE_LEFT = 1, EDGE_RIGHT = 2, EDGE_TOP = 4, EDGE_BOTTOM = 8 };
 
@@ -1072,6 +1074,12 @@ static void item_keep(Item *it, int keep_r, int keep_c)
     it->keep_c = keep_c;
     it->rows = lay_rows(it);
     it->cols = lay_cols(it);
+}
+
+/* Whether the item's rows (cols: columns) are tokens, each with its label. */
+static int item_token_side(const Item *it, int cols)
+{
+    return cols ? it->cl && !it->index_cols : it->rl != NULL;
 }
 
 /* The row (column) of n drawn after i: the next, or past an elided side's gap. */
@@ -1254,6 +1262,8 @@ static void item_draw_cells(RenderCtx *rc, const View *v, const Item *it, uint64
                                           .cols = it->full_cols,
                                           .vis_rows = it->rows,
                                           .vis_cols = it->cols,
+                                          .token_rows = item_token_side(it, 0),
+                                          .token_cols = item_token_side(it, 1),
                                           .what = it->result ? "result" : "matrix"});
 }
 
@@ -2839,8 +2849,12 @@ static void panel_restore_keeps(Panel *P, const int (*keep)[2])
 }
 
 /* Elided to ELIDE_KEEP at each end and still too small: the elided sides
- * keep ELIDE_KEEP_TIGHT entries at each end instead, as NumPy's edgeitems=2,
- * when that lets every matrix show its numbers. Returns whether it did. */
+ * keep ELIDE_KEEP_TIGHT entries at each end instead, as NumPy's edgeitems=2;
+ * and when that is still too small, the elided sides that are not tokens
+ * (d_model's, a weight matrix's) keep ELIDE_KEEP_TIGHTEST, the textbook's
+ * a₁₁ ⋯ a₁ₙ over aₘ₁ ⋯ aₘₙ, so that a token keeps its row or column. Square
+ * data stays square. Returns whether every matrix then shows its numbers;
+ * if not, the keeps are as they were. */
 static int panel_tighten(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t, const Fonts *f, SDL_Rect area)
 {
     int saved[MAX_ITEMS][2];
@@ -2850,6 +2864,17 @@ static int panel_tighten(Panel *P, RenderCtx *rc, const View *v, const AttnTrace
         item_keep(it, imin(it->keep_r, ELIDE_KEEP_TIGHT), imin(it->keep_c, ELIDE_KEEP_TIGHT));
     }
     if (panel_arrange(P, rc, v, t, f, area)) return 1;
+    int changed = 0;
+    for (int i = 0; i < P->n; i++) {
+        Item *it = P->shown[i];
+        int square = it->full_rows == it->full_cols;
+        int r = it->keep_r && !item_token_side(it, 0), c = it->keep_c && !item_token_side(it, 1);
+        if (square && r != c) continue; /* only both ways */
+        if (!r && !c) continue;
+        item_keep(it, r ? ELIDE_KEEP_TIGHTEST : it->keep_r, c ? ELIDE_KEEP_TIGHTEST : it->keep_c);
+        changed = 1;
+    }
+    if (changed && panel_arrange(P, rc, v, t, f, area)) return 1;
     panel_restore_keeps(P, (const int(*)[2])saved);
     panel_arrange(P, rc, v, t, f, area);
     return 0;

@@ -111,10 +111,12 @@ typedef struct LayoutBox {
     SDL_Rect rect;
     SDL_Rect within; /* the box it must stay inside */
     LayoutKind kind;
-    int size;         /* text and numbers: font size in pixels */
-    int rows, cols;   /* matrix: the data's shape (full, not zoomed) */
-    int vis_rows;     /* matrix: the rows and columns of cells drawn in the box (the */
-    int vis_cols;     /* window of a zoom, one kept end of an elided matrix) */
+    int size;       /* text and numbers: font size in pixels */
+    int rows, cols; /* matrix: the data's shape (full, not zoomed) */
+    int vis_rows;   /* matrix: the rows and columns of cells drawn in the box (the */
+    int vis_cols;   /* window of a zoom, one kept end of an elided matrix) */
+    int token_rows; /* matrix: its rows (columns) are tokens */
+    int token_cols;
     const char *what; /* static: what the box is, for messages */
     char text[96];    /* the start of the text, for messages */
 } LayoutBox;
