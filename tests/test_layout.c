@@ -254,9 +254,10 @@ static void check_lesson(const char *path, const char *name)
     rig_open(&rig, path, 1, 1);
     View *v = &rig.v;
     RenderCtx *rc = rig.rc;
-    /* the single-head and side-by-side views at the smallest size */
+    /* the single-head and side-by-side views (of two heads or more) at the smallest size */
     for (int mode = 0; mode < VIEW_MODE_COUNT; mode++)
         for (int lang = 0; lang < LESSON_LANG_COUNT && mode != VIEW_MULTI; lang++) {
+            if (mode == VIEW_COMPARE && !view_can_compare(v)) continue;
             view_set_mode(v, (ViewMode)mode);
             v->lang = (LessonLang)lang;
             v->theme = VIEW_THEME_PROJECTOR;

@@ -324,6 +324,20 @@ static void test_modes(void **state)
     assert_int_equal(v->mode, VIEW_MULTI);
     assert_int_equal(view_map_step(v->trace, -1, v->single, 1), -1);
     fixture_free(f);
+    /* one head: nothing to compare, and the screen would call one head "multi-head" */
+    f = fixture_make(LESSON_CAUSAL);
+    v = &f->view;
+    view_goto(v, step_of(v, "weights_1"));
+    assert_false(view_can_compare(v));
+    view_key(v, 'c');
+    assert_int_equal(v->mode, VIEW_MULTI);
+    assert_string_equal(view_current(v)->name, "weights_1");
+    char note[256];
+    view_notice_text(v, note, sizeof note);
+    assert_string_equal(note, "This lesson has one head: its single-head and multi-head views are the same");
+    view_set_mode(v, VIEW_SINGLE); /* single mode stays: one head, as the lesson has */
+    assert_int_equal(v->mode, VIEW_SINGLE);
+    fixture_free(f);
 }
 
 /* The highlighted part of the formula is the part this step computes. */

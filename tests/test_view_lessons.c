@@ -75,7 +75,9 @@ static void expect_same_operand(const char *id, const AttnStep *multi, const Att
 static void check_compare(Opened *o)
 {
     View *v = &o->view;
+    if (!view_can_compare(v)) return; /* one head: compare mode is refused (test_view) */
     view_set_mode(v, VIEW_COMPARE);
+    assert_int_equal(v->mode, VIEW_COMPARE);
     for (int i = 0; i < v->trace->n_steps; i++) {
         view_goto(v, i);
         const AttnStep *m = &v->trace->steps[i];
@@ -159,7 +161,7 @@ static void check_narration(Opened *o)
         }
         /* compare: the text of the multi-head step in the right-hand pane */
         view_set_mode(v, VIEW_COMPARE);
-        for (int i = 0; i < v->trace->n_steps; i++) {
+        for (int i = 0; i < v->trace->n_steps && view_can_compare(v); i++) {
             char cmp[4096], multi[4096];
             view_goto(v, i);
             view_narration(v, cmp, sizeof cmp);

@@ -86,6 +86,8 @@ int show_lesson_open(Show *s)
     s->se.edit = s->cur.edit;
     s->se.save_dir = o->save_dir ? o->save_dir : "attnviz-lessons";
     View *v = &s->cur.view;
+    if (o->mode == VIEW_COMPARE && view_compare_refused(v, s->cur.path, err, sizeof err))
+        return app_cmd_fail("show", APP_USAGE, "%s", err);
     if (o->lang >= 0) view_set_lang(v, (LessonLang)o->lang);
     view_set_theme(v, (ViewTheme)o->theme);
     view_set_speed(v, o->speed);

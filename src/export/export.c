@@ -1297,6 +1297,10 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
     int rc = -1;
     r.view.lang = opt->lang;
     r.view.theme = opt->theme;
+    if (opt->mode == VIEW_COMPARE && view_compare_refused(&r.view, lesson->path, msg, sizeof msg)) {
+        export__set_err(err, errlen, "%s", msg);
+        goto out;
+    }
     view_set_mode(&r.view, opt->mode);
     if (r.view.mode != opt->mode) { /* no single-head trace: its numbers overflow */
         export__set_err(err, errlen, "--view %s: the single-head view of %s is unavailable: %s",

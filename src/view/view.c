@@ -136,6 +136,8 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_NOTICE_SAVE_FAILED] = {"the frame was not saved: %s", "画面未能保存：%s"},
     [VS_NOTICE_RELOADED] = {"reloaded %s", "已重新载入：%s"},
     [VS_NOTICE_SINGLE_UNAVAILABLE] = {"single-head view unavailable: %s", "单头视图不可用：%s"},
+    [VS_NOTICE_COMPARE_ONE_HEAD] = {"This lesson has one head: its single-head and multi-head views are the same%s",
+                                    "本课只有一个头，单头视图与多头视图完全相同，无需对比%s"},
     [VS_OP_MASK] = {"mask →", "掩码 →"},
     [VS_DEFAULT_NARRATION] = {"%s (%d × %d): %s.", "%s（%d × %d）：%s。"},
     [VS_EXPLAIN_MORE_TERMS] = {" + …  (%d terms)", " + …（共 %d 项）"},
@@ -818,9 +820,28 @@ int view_compare_step(const View *v, int step)
     return m;
 }
 
+int view_can_compare(const View *v)
+{
+    return v->trace->cfg.heads > 1;
+}
+
+int view_compare_refused(const View *v, const char *path, char *msg, size_t len)
+{
+    if (view_can_compare(v)) return 0;
+    snprintf(msg, len,
+             "--view compare: %s has one head (heads = 1), so its single-head and multi-head views are the same; "
+             "compare needs a lesson of two heads or more",
+             path ? path : "the lesson");
+    return 1;
+}
+
 void view_set_mode(View *v, ViewMode mode)
 {
     if ((int)mode < 0 || mode >= VIEW_MODE_COUNT || mode == v->mode) return;
+    if (mode == VIEW_COMPARE && !view_can_compare(v)) {
+        view_set_notice(v, VS_NOTICE_COMPARE_ONE_HEAD, "", 1);
+        return;
+    }
     if (mode != VIEW_MULTI && ensure_single(v) != 0) return;
     if (mode != VIEW_MULTI && !v->single) {
         view_set_notice(v, VS_NOTICE_SINGLE_UNAVAILABLE, v->single_error, 1);

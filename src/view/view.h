@@ -251,8 +251,15 @@ int view_head_count(const View *v); /* heads of `trace` */
 /* The heads a View of this lesson has (view_head_count), without building one. */
 int view_lesson_head_count(const Lesson *lesson);
 /* Mode: keeps the equivalent step (same name, or same kind of the selected head).
- * Without a single-head trace, single and compare mode are refused with a notice. */
+ * Without a single-head trace, single and compare mode are refused with a
+ * notice; so is compare mode for a lesson of one head (view_can_compare). */
 void view_set_mode(View *v, ViewMode mode);
+/* Whether compare mode has two different pipelines to show: the lesson has
+ * more than one head. */
+int view_can_compare(const View *v);
+/* 1 with the line a command prints when asked for compare mode of a lesson
+ * (at path) that cannot compare, in msg; else 0. */
+int view_compare_refused(const View *v, const char *path, char *msg, size_t len);
 void view_toggle_single(View *v);  /* M: single ↔ multi (compare goes to single) */
 void view_toggle_compare(View *v); /* C: compare ↔ multi */
 /* The step of `single` equivalent to `step` of `trace` (compare mode's left side); -1 without `single`. */
@@ -449,6 +456,7 @@ typedef enum ViewString {
     VS_NOTICE_SAVE_FAILED,
     VS_NOTICE_RELOADED,
     VS_NOTICE_SINGLE_UNAVAILABLE,
+    VS_NOTICE_COMPARE_ONE_HEAD,
     /* the operator between a masked step's operands and its result */
     VS_OP_MASK,
     /* the default narration of a step: its title, rows, cols, kind text */

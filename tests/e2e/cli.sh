@@ -75,6 +75,11 @@ expect 2 "attnviz show: --step: expected a step from 1 to " "$app" show "$lesson
 expect 2 "attnviz show: --step: expected a whole number from 1, found '0'" "$app" show "$lesson" --step 0
 expect 2 "attnviz show: --weight-scale: expected unit, row or log, found 'rows'" "$app" show "$lesson" --weight-scale rows
 expect 2 "attnviz export: --notation: expected row or column, found 'col'" "$app" export "$lesson" -o "$tmp/x" --notation=col
+# Compare mode needs two heads: a lesson of one is refused, nothing written.
+one_head="$(dirname "$lesson")/../../lessons/self-attention-xihuan-paobu.json"
+expect 2 "--view compare: $one_head has one head (heads = 1)" "$app" export "$one_head" -o "$tmp/one" --view compare
+[ ! -e "$tmp/one" ] || fail "export --view compare of one head left $tmp/one behind"
+expect 2 "attnviz show: --view compare: $one_head has one head" "$app" show "$one_head" --view compare
 
 # Both spellings of a value do the same.
 "$app" export "$lesson" -o "$tmp/a" --lang zh --size 320x180 --steps 1 2>"$tmp/err" || fail "export --lang zh: $(cat "$tmp/err")"

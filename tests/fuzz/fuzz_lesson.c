@@ -183,6 +183,11 @@ static void check_views(const Lesson *lesson)
         for (int i = 0; i < v.trace->n_steps; i++) check_step_narration(&v, v.trace, i);
         for (int mode = VIEW_SINGLE; mode < VIEW_MODE_COUNT; mode++) {
             view_set_mode(&v, (ViewMode)mode);
+            if (mode == VIEW_COMPARE && !view_can_compare(&v)) {
+                if (v.mode != VIEW_MULTI || v.notice_what != VS_NOTICE_COMPARE_ONE_HEAD)
+                    fuzz_fail("compare mode of a lesson of one head was not refused", NULL);
+                continue;
+            }
             if (!v.single) {
                 if (v.mode != VIEW_MULTI || v.notice_what != VS_NOTICE_SINGLE_UNAVAILABLE)
                     fuzz_fail("a view without its trace was not refused", NULL);
