@@ -1504,11 +1504,11 @@ static void item_draw_caption(RenderCtx *rc, const View *v, const Item *it, cons
     int W = item_w(it), H = item_h(it);
     int sy =
         it->y + H + 6 + (it->block_w > 0 && !it->transposed ? text_h(rc, f->small) + 2 : 0) + rowsums_below(rc, it, f);
-    int room = W + it->leg_w + it->lab_w / 2;
-    if (render_text_width(rc, shape, f->body) > room)
+    /* centred under the cells, over the row labels' half and the legend */
+    int cx = it->x + W / 2, half = imin(cx - (it->x - it->lab_w / 2), it->x + W + it->leg_w - cx);
+    if (render_text_width(rc, shape, f->body) > 2 * half)
         snprintf(shape, sizeof shape, "%s%s", title, it->formula_t ? "ᵀ" : "");
     SDL_Color col = it->result ? th->text : th->dim;
-    int cx = it->x + W / 2, half = imin(cx - (it->x - it->lab_w / 2), it->x + W + it->leg_w - cx);
     draw_fit(rc, shape, f->body, 2 * half, col, cx, sy, 1);
 }
 
