@@ -3855,13 +3855,17 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     const char *title = rc->title;
     const AttnTrace *t = view_trace(v);
     render_within(rc, F.title, "title bar");
+    /* the title first: the status line gives up its least needed parts
+     * (status_text) while the title, at the smallest size it may shrink to
+     * (nine tenths of the body text, which grows with +), does not fit
+     * beside it; then the title is shrunk to fit, and at that size shortened */
+    int tfloor = imax(f.min, f.body * 9 / 10);
+    int smax = imin(width * 45 / 100, width - 3 * m - render_text_width(rc, title, tfloor));
     char status[320] = "";
-    int sw = v->slides ? 0 : status_text(v, rc, f.small, width * 45 / 100, status, sizeof status);
+    int sw = v->slides ? 0 : status_text(v, rc, f.small, smax, status, sizeof status);
     int stw = width - 3 * m - sw;
     int tsize = f.title;
-    /* shrunk to fit, down to nine tenths of the body text (which grows with +), then shortened */
-    while (render_text_width(rc, title, tsize) > stw && tsize * 9 / 10 >= imax(f.min, f.body * 9 / 10))
-        tsize = tsize * 9 / 10;
+    while (render_text_width(rc, title, tsize) > stw && tsize * 9 / 10 >= tfloor) tsize = tsize * 9 / 10;
     draw_label(rc, title, tsize, stw, th->text, m, m / 2, 0);
     if (status[0])
         render_text(rc, status, f.small, th->dim, width - m, m / 2 + (text_h(rc, f.title) - text_h(rc, f.small)) / 2,
