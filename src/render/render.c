@@ -2058,6 +2058,7 @@ typedef struct Panel {
     int numbers_hidden;       /* some matrix is too small for its numbers */
     int one_line;             /* every token's column label fits its column: one line of them */
     int shown_as;             /* SHOW_*: which of the matrices are drawn (panel_show) */
+    int ends_only;            /* elided sides not of tokens keep ELIDE_KEEP_TIGHTEST (panel_tighten) */
     Anim anim;
     uint64_t akey;
 } Panel;
@@ -2859,6 +2860,7 @@ static int panel_tighten(Panel *P, RenderCtx *rc, const View *v, const AttnTrace
 {
     int saved[MAX_ITEMS][2];
     panel_save_keeps(P, saved);
+    P->ends_only = 0;
     for (int i = 0; i < P->n; i++) {
         Item *it = P->shown[i];
         item_keep(it, imin(it->keep_r, ELIDE_KEEP_TIGHT), imin(it->keep_c, ELIDE_KEEP_TIGHT));
@@ -2874,7 +2876,7 @@ static int panel_tighten(Panel *P, RenderCtx *rc, const View *v, const AttnTrace
         item_keep(it, r ? ELIDE_KEEP_TIGHTEST : it->keep_r, c ? ELIDE_KEEP_TIGHTEST : it->keep_c);
         changed = 1;
     }
-    if (changed && panel_arrange(P, rc, v, t, f, area)) return 1;
+    if (changed && panel_arrange(P, rc, v, t, f, area)) return P->ends_only = 1;
     panel_restore_keeps(P, (const int(*)[2])saved);
     panel_arrange(P, rc, v, t, f, area);
     return 0;
@@ -3500,8 +3502,9 @@ static int status_text(const View *v, RenderCtx *rc, int size, int maxw, char *b
 
 /* How much of a laid-out panel shows its numbers: nothing, the result's
  * beside operands too small for theirs, the result's drawn alone (compare
- * mode), every matrix's. */
-enum { READ_NONE, READ_RESULT, READ_RESULT_ALONE, READ_ALL };
+ * mode), every matrix's with the sides not of tokens elided to their first
+ * and last entry (Panel.ends_only), every matrix's. */
+enum { READ_NONE, READ_RESULT, READ_RESULT_ALONE, READ_ENDS, READ_ALL };
 
 /* Step `step` of trace t laid out in area, not drawn: the area of its
  * matrices on screen; *readable (when not NULL): how much shows its
@@ -3523,6 +3526,7 @@ static double panel_probe_step(RenderCtx *rc, const View *v, const AttnTrace *t,
     if (readable)
         *readable = P->numbers_hidden            ? (P->res->nsize > 0 ? READ_RESULT : READ_NONE)
                     : P->shown_as == SHOW_RESULT ? READ_RESULT_ALONE
+                    : P->ends_only               ? READ_ENDS
                                                  : READ_ALL;
     free(P);
     return a;
@@ -3614,7 +3618,8 @@ static void frame_layout(RenderCtx *rc, const View *v, int width, int height, fl
  * for all its steps and text scales (at scale 1), so the screen does not
  * jump from one step to the next, nor at +. The strip stays unless it takes
  * the room that some step needs to show its numbers (more of them readable
- * without the strip than with it: every matrix's, or the result's). Kept
+ * without the strip than with it, READ_*: every matrix's, or with less
+ * elision, or the result's). Kept
  * for the last few view states asked (the light and dark themes lay out
  * alike, the projector's text is larger); while the trace is still being
  * computed, the strip stays. */
