@@ -452,6 +452,56 @@ static void test_elided_cells_are_true(void **state)
     rig_close(&rig);
 }
 
+/* Seed 001's W_O (512×512) beside the concat in column notation at
+ * 1024×768: elided to its four corners, the textbook's w₁₁ ⋯ w₁ₙ over
+ * wₙ₁ ⋯ wₙₙ, each a cell with its true number under the mouse, while the
+ * result's sides of tokens keep 2 + 2 with their labels. */
+static void test_first_and_last_entries(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/../lessons/seed001-shapes-512.json", ATTNVIZ_TESTS_DIR);
+    Rig rig;
+    rig_open(&rig, path, 1024, 768);
+    View *v = &rig.v;
+    RenderCtx *rc = rig.rc;
+    v->theme = VIEW_THEME_PROJECTOR;
+    view_set_notation(v, VIEW_NOTATION_COLUMN);
+    const AttnTrace *t = view_trace(v);
+    int wo = attn_trace_index(t, attn_trace_find_name(t, "W_O"));
+    int out = attn_trace_index(t, attn_trace_find_name(t, "output"));
+    view_goto(v, out);
+    view_finish(v);
+    assert_int_equal(render_frame(rc, v, 1024, 768), 0);
+    static const int corner[4][2] = {{0, 0}, {0, 511}, {511, 0}, {511, 511}};
+    int n;
+    const LayoutBox *bx = render_layout_boxes(rc, &n);
+    for (int k = 0; k < 4; k++) {
+        SDL_Rect cell;
+        assert_int_equal(render_cell_rect(rc, t, wo, corner[k][0], corner[k][1], &cell), 0);
+        RenderHit hit;
+        assert_int_equal(render_hit_test(rc, cell.x + cell.w / 2, cell.y + 2, &hit), RENDER_HIT_CELL);
+        assert_int_equal(hit.step, wo);
+        assert_int_equal(hit.row, corner[k][0]);
+        assert_int_equal(hit.col, corner[k][1]);
+        int numbers = 0;
+        for (int i = 0; i < n; i++)
+            numbers += bx[i].kind == LAYOUT_NUMBER && bx[i].rect.x >= cell.x &&
+                       bx[i].rect.x + bx[i].rect.w <= cell.x + cell.w && bx[i].rect.y >= cell.y &&
+                       bx[i].rect.y + bx[i].rect.h <= cell.y + cell.h;
+        assert_int_equal(numbers, 1);
+    }
+    SDL_Rect cell;
+    assert_int_equal(render_cell_rect(rc, t, wo, 1, 0, &cell), -1);
+    assert_int_equal(render_cell_rect(rc, t, wo, 0, 1, &cell), -1);
+    /* output (12×512), drawn 512×12: the first and last feature, the first two and last two tokens */
+    assert_int_equal(render_cell_rect(rc, t, out, 1, 0, &cell), 0);
+    assert_int_equal(render_cell_rect(rc, t, out, 10, 511, &cell), 0);
+    assert_int_equal(render_cell_rect(rc, t, out, 2, 0, &cell), -1);
+    assert_int_equal(render_cell_rect(rc, t, out, 0, 1, &cell), -1);
+    rig_close(&rig);
+}
+
 int main(void)
 {
     if (SDL_Init(0) != 0 || TTF_Init() != 0) {
@@ -462,6 +512,7 @@ int main(void)
         cmocka_unit_test(test_every_lesson),
         cmocka_unit_test(test_plus_only_enlarges),
         cmocka_unit_test(test_elided_cells_are_true),
+        cmocka_unit_test(test_first_and_last_entries),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     TTF_Quit();
