@@ -3539,13 +3539,51 @@ static double panel_probe(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect
 }
 
 /* How much of both pipelines of compare mode shows its numbers, each laid
- * out in area: the sum of their panel_probe_step readability (READ_*). */
-static int compare_readable(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect area)
+ * out in area: the sum of their panel_probe_step readability (READ_*); the
+ * area of their matrices in *matrices (may be NULL). */
+static int compare_readable(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect area, double *matrices)
 {
     int single, multi;
-    panel_probe_step(rc, v, v->single, view_compare_step(v, v->step), f, area, &single);
-    panel_probe_step(rc, v, v->trace, v->step, f, area, &multi);
+    double a = panel_probe_step(rc, v, v->single, view_compare_step(v, v->step), f, area, &single) +
+               panel_probe_step(rc, v, v->trace, v->step, f, area, &multi);
+    if (matrices) *matrices = a;
     return single + multi;
+}
+
+/* Whether compare mode stands the two pipelines side by side (areas sb)
+ * rather than stacked (st) on the steps where both show as many numbers:
+ * decided once for the lesson at this size and text scale, as the strip is,
+ * so the screen does not jump from one step to the next. Side by side when
+ * its matrices, summed over the steps, are GROW_FOR times the stacked
+ * ones'. While the traces are still being computed, stacked. */
+static int compare_side_by_side(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect st, SDL_Rect sb)
+{
+    const AttnTrace *t = view_trace(v);
+    uint64_t key = mix64(
+        mix64(mix64((uint64_t)v->id, (uint64_t)st.w << 32 | (uint64_t)st.h), (uint64_t)sb.w << 32 | (uint64_t)sb.h),
+        (uint64_t)v->lang << 12 | (uint64_t)(v->theme == VIEW_THEME_PROJECTOR) << 8 | (uint64_t)v->notation << 4 |
+            (uint64_t)v->weight_scale << 16 | (uint64_t)lrintf(v->text_scale * 1000) << 24);
+    for (int i = 0; i < RENDER_STRIP_CACHE; i++)
+        if (rc->side[i].key == key) return rc->side[i].kept;
+    for (int s = 0; s < t->n_steps; s++)
+        if (!view_step_ready(v, t, s) || !view_step_ready(v, v->single, view_compare_step(v, s))) return 0;
+    View w = *v; /* each step in its final state, unzoomed */
+    w.zoom = 1.0f;
+    w.pan_x = w.pan_y = 0.0f;
+    w.t = 1e9;
+    double a_st = 0, a_sb = 0;
+    for (int s = 0; s < t->n_steps; s++) {
+        double a;
+        w.step = s;
+        compare_readable(rc, &w, f, st, &a);
+        a_st += a;
+        compare_readable(rc, &w, f, sb, &a);
+        a_sb += a;
+    }
+    RenderStripEntry *e = &rc->side[rc->side_next++ % RENDER_STRIP_CACHE];
+    e->key = key;
+    e->kept = a_sb >= GROW_FOR * a_st;
+    return e->kept;
 }
 
 /* What a frame's layout depends on in the view, beyond the output's size
@@ -3899,15 +3937,16 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
          * pipelines stack, each with the full width; else, or when side by
          * side shows more numbers than stacked halves (every matrix's, the
          * result's drawn alone, or the result's, of each pipeline: READ_*),
-         * side by side */
+         * or as many, in larger matrices over the lesson
+         * (compare_side_by_side), side by side */
         int stacked = main.w * 2 >= main.h * 3;
         int lh = text_h(rc, f.body);
         if (stacked) {
             int half = main.h / 2;
             SDL_Rect st = {main.x, main.y, main.w, half - lh - 6},
                      sb = {main.x, main.y, main.w / 2 - m / 2, main.h - lh - 4};
-            int k_st = compare_readable(rc, v, &f, st);
-            if (k_st < 2 * READ_ALL) stacked = compare_readable(rc, v, &f, sb) <= k_st;
+            int k_st = compare_readable(rc, v, &f, st, NULL), k_sb = compare_readable(rc, v, &f, sb, NULL);
+            stacked = k_st > k_sb || (k_st == k_sb && !compare_side_by_side(rc, v, &f, st, sb));
         }
         char cap1[128], cap2[128];
         snprintf(cap1, sizeof cap1, "%s  (h = 1, d_k = %d)", view_string(VS_MODE_SINGLE, v->lang), v->single->cfg.d_k);

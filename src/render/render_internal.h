@@ -156,8 +156,10 @@ typedef struct PickMap {
 #define RENDER_RANGE_CACHE 256 /* a power of two */
 #define RENDER_STRIP_CACHE 8
 
-/* Whether a lesson shows the heads' strip, for one size, text scale,
- * language and theme (render.c: strip_for_lesson) */
+/* A choice made once for a whole lesson, for one size, text scale,
+ * language and theme (render.c): whether it shows the heads' strip
+ * (strip_for_lesson), whether compare mode stands its pipelines side by
+ * side (compare_side_by_side) */
 typedef struct RenderStripEntry {
     uint64_t key; /* 0: empty */
     int kept;
@@ -246,6 +248,8 @@ struct RenderCtx {
     float scale_drawn;
     RenderStripEntry strip[RENDER_STRIP_CACHE];
     unsigned strip_next;
+    RenderStripEntry side[RENDER_STRIP_CACHE];
+    unsigned side_next;
     /* the widest number of a matrix at a size, which laying a panel out asks
      * for again and again: keyed on the view (its id changes with the
      * trace's numbers), the step's matrix, weights or not, and the size */
