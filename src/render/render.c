@@ -2360,6 +2360,13 @@ static float panel_width(Panel *P, float s, float T)
     return fmaxf(w[0], w[1]);
 }
 
+/* The width a token's column label needs, with its margin: the widest of
+ * the matrix's, long ones counted at 4 em (they are shortened to that). */
+static int col_label_span_w(RenderCtx *rc, const Item *it)
+{
+    return imin(label_width(rc, it->cl, it->full_cols, it->lsize), 4 * it->lsize) + 8;
+}
+
 /* The height of a row that holds a token label. */
 static float label_row_h(RenderCtx *rc, const Fonts *f)
 {
@@ -2620,8 +2627,7 @@ static int row_width(const Panel *P, int row)
  * when each label fits its column. */
 static int col_label_span(RenderCtx *rc, const Item *it)
 {
-    int wmax = label_width(rc, it->cl, it->full_cols, it->lsize);
-    return imax(1, (int)ceilf((float)(imin(wmax, 4 * it->lsize) + 8) / it->cw));
+    return imax(1, (int)ceilf((float)col_label_span_w(rc, it) / it->cw));
 }
 
 /* Numbers and label strides for the cells' sizes: numbers at the one size
@@ -2762,6 +2768,20 @@ static int panel_readable(const Panel *P, RenderCtx *rc, const View *v, const Fo
     return 1;
 }
 
+/* Whether every token column label of the laid-out panel's matrices of up
+ * to 16 columns fits whole over two columns (panel_text staggers them on
+ * two lines); one of more than 4 em is always shortened to that. */
+static int panel_labels_whole(const Panel *P, RenderCtx *rc)
+{
+    for (int i = 0; i < P->n; i++) {
+        const Item *it = P->shown[i];
+        if (it->cl && !it->cl_off && (it->labels || !it->row_map) && !it->index_cols && lay_cols(it) <= 16 &&
+            (float)col_label_span_w(rc, it) > 2.0f * it->cw)
+            return 0;
+    }
+    return 1;
+}
+
 /* The smallest side of a cell of the laid-out panel. */
 static float panel_least_cell(const Panel *P)
 {
@@ -2783,23 +2803,33 @@ static float panel_least_cell(const Panel *P)
  * numbers laid out (panel_score). */
 static int panel_arrange(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *t, const Fonts *f, SDL_Rect area)
 {
-    int best = -1;
+    int best = -1, first = -1;
     float best_score = -1.0f;
     for (int attempt = 0; attempt < N_ATTEMPTS; attempt++) {
         if (!panel_try(P, rc, v, t, f, area, attempt)) continue;
         if (panel_readable(P, rc, v, f)) {
+            /* readable, but a column label would be shortened: a later
+             * arrangement may hold them whole */
+            if (!panel_labels_whole(P, rc)) {
+                if (first < 0) first = attempt;
+                continue;
+            }
             /* the first readable arrangement, or another with the legends
              * whose cells are at least GROW_FOR times as large */
             float cell = panel_least_cell(P);
             for (int other = attempt + 1; other < 3; other++)
                 if (panel_try(P, rc, v, t, f, area, other) && panel_readable(P, rc, v, f) &&
-                    panel_least_cell(P) >= GROW_FOR * cell)
+                    panel_labels_whole(P, rc) && panel_least_cell(P) >= GROW_FOR * cell)
                     return 1;
             panel_try(P, rc, v, t, f, area, attempt);
             return 1;
         }
         float score = panel_score(P, rc, v, f, area);
         if (score > best_score) best_score = score, best = attempt;
+    }
+    if (first >= 0) { /* every number, some column labels shortened */
+        panel_try(P, rc, v, t, f, area, first);
+        return 1;
     }
     panel_try(P, rc, v, t, f, area, best >= 0 ? best : 6); /* none fits: one row without the operands' legends */
     return 0;
