@@ -13,7 +13,7 @@
  *     columns of tokens, ELIDE_KEEP_FEATURES of the other sides, as the
  *     data has them); only the lessons at the
  *     format's limits may show none, and then a note says why;
- *   - the narration is whole, never shortened with "…";
+ *   - the narration and every token label are whole, never shortened with "…";
  *   - the matrices of a step span at least LAYOUT_SHARE of their panel's
  *     width or height: they fill the room the step does not otherwise need.
  * Frames are drawn onto a 1×1 surface: the layout is that of the full size,
@@ -166,6 +166,14 @@ static void check_frame(RenderCtx *rc, const char *lesson, const View *v, Size s
     for (int i = 0; i < n; i++)
         if (b[i].kind == LAYOUT_TEXT && b[i].what && strcmp(b[i].what, "text shortened") == 0)
             report(lesson, v, sz, "the narration is cut: '%s'", b[i].text);
+    /* a token's label is whole (the format's limits allow 64-byte ones,
+     * shortened to 4 em) */
+    for (int i = 0; i < n && !at_limits(lesson); i++) {
+        size_t len = strlen(b[i].text);
+        if (b[i].kind == LAYOUT_TEXT && b[i].what && len >= 3 && strcmp(b[i].text + len - 3, "…") == 0 &&
+            (strcmp(b[i].what, "matrix label") == 0 || strcmp(b[i].what, "matrix caption") == 0))
+            report(lesson, v, sz, "a %s is shortened to '%s'", b[i].what, b[i].text);
+    }
     /* a matrix without numbers comes with the note that says where they are */
     int silent = 0, noted = 0;
     for (int i = 0; i < n; i++) {

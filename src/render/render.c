@@ -1504,12 +1504,17 @@ static void item_draw_caption(RenderCtx *rc, const View *v, const Item *it, cons
     int W = item_w(it), H = item_h(it);
     int sy =
         it->y + H + 6 + (it->block_w > 0 && !it->transposed ? text_h(rc, f->small) + 2 : 0) + rowsums_below(rc, it, f);
-    /* centred under the cells, over the row labels' half and the legend */
-    int cx = it->x + W / 2, half = imin(cx - (it->x - it->lab_w / 2), it->x + W + it->leg_w - cx);
+    /* centred under the cells, over the row labels' half and the legend;
+     * a name wider than that (a matrix of one column) as near the centre
+     * as it fits under the row labels, the cells and the legend */
+    int lo = it->x - it->lab_w, hi = it->x + W + it->leg_w, cx = it->x + W / 2;
+    int half = imin(cx - (it->x - it->lab_w / 2), hi - cx);
     if (render_text_width(rc, shape, f->body) > 2 * half)
         snprintf(shape, sizeof shape, "%s%s", title, it->formula_t ? "ᵀ" : "");
+    int tw = imin(render_text_width(rc, shape, f->body), hi - lo);
     SDL_Color col = it->result ? th->text : th->dim;
-    draw_fit(rc, shape, f->body, 2 * half, col, cx, sy, 1);
+    render_within(rc, it->area, "matrix caption");
+    draw_fit(rc, shape, f->body, hi - lo, col, imax(lo, imin(cx - tw / 2, hi - tw)), sy, 0);
 }
 
 static void item_add_hitmat(RenderCtx *rc, const Item *it)
