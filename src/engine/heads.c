@@ -181,7 +181,10 @@ static void run_tasks(TaskFn fn, void *ctx, int n_tasks, int threads)
     if (helpers > 0) {
         atomic_store_explicit(&pool.pending, (unsigned)helpers, memory_order_relaxed);
         for (int i = 0; i < helpers; i++) {
-            atomic_store_explicit(&pool.worker[i].q, &q, memory_order_relaxed);
+            /* release: a worker may take the queue by its exchange before it
+             * sees `go` move (still awake from the last run), and must then
+             * see the queue as written above */
+            atomic_store_explicit(&pool.worker[i].q, &q, memory_order_release);
             atomic_fetch_add_explicit(&pool.worker[i].go, 1, memory_order_release);
         }
         /* under the lock, so that a worker between its last look at `go`
