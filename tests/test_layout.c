@@ -84,6 +84,14 @@ static int inside(SDL_Rect a, SDL_Rect in, int tol)
     return a.x >= in.x - tol && a.y >= in.y - tol && a.x + a.w <= in.x + in.w + tol && a.y + a.h <= in.y + in.h + tol;
 }
 
+/* How many numbers of the frame's boxes b (n) lie inside r. */
+static int numbers_inside(const LayoutBox *b, int n, SDL_Rect r)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) k += b[i].kind == LAYOUT_NUMBER && inside(b[i].rect, r, 0);
+    return k;
+}
+
 /* Overlap deeper than tol pixels in both directions. */
 static int overlap(SDL_Rect a, SDL_Rect b, int tol)
 {
@@ -150,8 +158,7 @@ static void check_frame(RenderCtx *rc, const char *lesson, const View *v, Size s
      * corners of an elided one; but at the format's limits */
     for (int i = 0; i < n; i++) {
         if (b[i].kind != LAYOUT_MATRIX || at_limits(lesson)) continue;
-        int k = 0;
-        for (int j = 0; j < n; j++) k += b[j].kind == LAYOUT_NUMBER && inside(b[j].rect, b[i].rect, 0);
+        int k = numbers_inside(b, n, b[i].rect);
         if (k < b[i].vis_rows * b[i].vis_cols)
             report(lesson, v, sz, "a %d×%d %s drawn as %d×%d cells shows %d numbers", b[i].rows, b[i].cols,
                    strcmp(b[i].what, "result") == 0 ? "result" : "operand", b[i].vis_rows, b[i].vis_cols, k);
@@ -234,6 +241,15 @@ static void rig_open(Rig *g, const char *path, int w, int h)
     g->rc = render_create(g->sdl, &opt, err, sizeof err);
     if (!g->rc) fail_msg("render_create: %s", err);
     render_layout_record(g->rc, 1);
+}
+
+/* A rig of a shipped lesson (lessons/name) on the projector theme. */
+static void rig_open_projector(Rig *g, const char *name, int w, int h)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/../lessons/%s", ATTNVIZ_TESTS_DIR, name);
+    rig_open(g, path, w, h);
+    g->v.theme = VIEW_THEME_PROJECTOR;
 }
 
 static void rig_close(Rig *g)
@@ -371,13 +387,10 @@ static void test_plus_only_enlarges(void **state)
     (void)state;
     static const char *const lessons[] = {"mhsa-wo-xihuan-paobu.json", "seed001-shapes-512.json"};
     for (int k = 0; k < 2; k++) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/../lessons/%s", ATTNVIZ_TESTS_DIR, lessons[k]);
         Rig rig;
-        rig_open(&rig, path, 1, 1);
+        rig_open_projector(&rig, lessons[k], 1, 1);
         View *v = &rig.v;
         RenderCtx *rc = rig.rc;
-        v->theme = VIEW_THEME_PROJECTOR;
         for (size_t si = 0; si < 2; si++)
             for (int s = 0; s < view_trace(v)->n_steps; s += 3) {
                 view_goto(v, s);
@@ -417,14 +430,11 @@ static void test_plus_only_enlarges(void **state)
 static void test_elided_cells_are_true(void **state)
 {
     (void)state;
-    char path[512];
-    snprintf(path, sizeof path, "%s/../lessons/seed001-shapes-512.json", ATTNVIZ_TESTS_DIR);
     Rig rig;
-    rig_open(&rig, path, 1024, 768);
+    rig_open_projector(&rig, "seed001-shapes-512.json", 1024, 768);
     View *v = &rig.v;
     RenderCtx *rc = rig.rc;
     SDL_Surface *surf = rig.surf;
-    v->theme = VIEW_THEME_PROJECTOR;
     const AttnTrace *t = view_trace(v);
     const AttnStep *X = attn_trace_find_name(t, "X");
     assert_non_null(X);
@@ -450,13 +460,9 @@ static void test_elided_cells_are_true(void **state)
     SDL_GetRGB(px, surf->format, &r, &g, &b);
     assert_true(abs(r - want.r) <= 1 && abs(g - want.g) <= 1 && abs(b - want.b) <= 1);
     /* and its number */
-    int n, numbers = 0;
+    int n;
     const LayoutBox *bx = render_layout_boxes(rc, &n);
-    for (int i = 0; i < n; i++)
-        numbers += bx[i].kind == LAYOUT_NUMBER && bx[i].rect.x >= cell.x &&
-                   bx[i].rect.x + bx[i].rect.w <= cell.x + cell.w && bx[i].rect.y >= cell.y &&
-                   bx[i].rect.y + bx[i].rect.h <= cell.y + cell.h;
-    assert_int_equal(numbers, 1);
+    assert_int_equal(numbers_inside(bx, n, cell), 1);
     rig_close(&rig);
 }
 
@@ -467,13 +473,10 @@ static void test_elided_cells_are_true(void **state)
 static void test_first_and_last_entries(void **state)
 {
     (void)state;
-    char path[512];
-    snprintf(path, sizeof path, "%s/../lessons/seed001-shapes-512.json", ATTNVIZ_TESTS_DIR);
     Rig rig;
-    rig_open(&rig, path, 1024, 768);
+    rig_open_projector(&rig, "seed001-shapes-512.json", 1024, 768);
     View *v = &rig.v;
     RenderCtx *rc = rig.rc;
-    v->theme = VIEW_THEME_PROJECTOR;
     view_set_notation(v, VIEW_NOTATION_COLUMN);
     const AttnTrace *t = view_trace(v);
     int wo = attn_trace_index(t, attn_trace_find_name(t, "W_O"));
@@ -492,12 +495,7 @@ static void test_first_and_last_entries(void **state)
         assert_int_equal(hit.step, wo);
         assert_int_equal(hit.row, corner[k][0]);
         assert_int_equal(hit.col, corner[k][1]);
-        int numbers = 0;
-        for (int i = 0; i < n; i++)
-            numbers += bx[i].kind == LAYOUT_NUMBER && bx[i].rect.x >= cell.x &&
-                       bx[i].rect.x + bx[i].rect.w <= cell.x + cell.w && bx[i].rect.y >= cell.y &&
-                       bx[i].rect.y + bx[i].rect.h <= cell.y + cell.h;
-        assert_int_equal(numbers, 1);
+        assert_int_equal(numbers_inside(bx, n, cell), 1);
     }
     SDL_Rect cell;
     assert_int_equal(render_cell_rect(rc, t, wo, 1, 0, &cell), -1);

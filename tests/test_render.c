@@ -73,6 +73,19 @@ static Canvas *canvas_make_json(int w, int h, int bundled_only, const char *json
     return c;
 }
 
+/* A canvas of w×h with the lesson of the file at path. */
+static Canvas *canvas_make_file(int w, int h, int bundled_only, const char *path)
+{
+    Canvas *c = canvas_make(w, h, bundled_only);
+    view_free(&c->view);
+    lesson_free(&c->lesson);
+    LessonError le;
+    char err[256];
+    if (lesson_load(&c->lesson, path, &le) != 0) fail_msg("%s", le.msg);
+    if (view_init(&c->view, &c->lesson, err, sizeof err) != 0) fail_msg("%s", err);
+    return c;
+}
+
 static void canvas_free(Canvas *c)
 {
     render_destroy(c->rc);
@@ -555,14 +568,7 @@ static void test_zoom(void **state)
 static void test_zoom_beside_elided(void **state)
 {
     (void)state;
-    Canvas *c = canvas_make(1024, 768, 1);
-    view_free(&c->view);
-    lesson_free(&c->lesson);
-    LessonError le;
-    char err[256];
-    if (lesson_load(&c->lesson, ATTNVIZ_TESTS_DIR "/../lessons/seed001-shapes-512.json", &le) != 0)
-        fail_msg("%s", le.msg);
-    if (view_init(&c->view, &c->lesson, err, sizeof err) != 0) fail_msg("%s", err);
+    Canvas *c = canvas_make_file(1024, 768, 1, ATTNVIZ_TESTS_DIR "/../lessons/seed001-shapes-512.json");
     view_set_theme(&c->view, VIEW_THEME_PROJECTOR);
     int w = goto_name(&c->view, "scores_1");
     view_set_zoom(&c->view, 2.0f, 6.0f, 6.0f);
@@ -732,14 +738,7 @@ static void test_no_inbetween_numbers(void **state)
 static void test_long_label_hover(void **state)
 {
     (void)state;
-    Canvas *c = canvas_make(1024, 768, 1);
-    view_free(&c->view);
-    lesson_free(&c->lesson);
-    LessonError le;
-    char err[256];
-    if (lesson_load(&c->lesson, ATTNVIZ_TESTS_DIR "/layout_lessons/limits-long-tokens.json", &le) != 0)
-        fail_msg("%s", le.msg);
-    if (view_init(&c->view, &c->lesson, err, sizeof err) != 0) fail_msg("%s", err);
+    Canvas *c = canvas_make_file(1024, 768, 1, ATTNVIZ_TESTS_DIR "/layout_lessons/limits-long-tokens.json");
     goto_name(&c->view, "weights_1");
     draw(c);
     const char *full = NULL;

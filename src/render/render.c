@@ -3585,6 +3585,48 @@ static int compare_readable(RenderCtx *rc, const View *v, const Fonts *f, SDL_Re
     return single + multi;
 }
 
+/* The key of a choice made once for the lesson (RenderChoices): its
+ * numbers (the view's id), `size` (the sizes it was made for), and what
+ * lays a step out differently: the language, the projector's larger text,
+ * the notation and the weight scale. */
+static uint64_t lesson_choice_key(const View *v, uint64_t size)
+{
+    return mix64(mix64((uint64_t)v->id, size), (uint64_t)v->lang << 12 |
+                                                   (uint64_t)(v->theme == VIEW_THEME_PROJECTOR) << 8 |
+                                                   (uint64_t)v->notation << 4 | (uint64_t)v->weight_scale << 16);
+}
+
+/* 1 with the choice made under key in *value, else 0. */
+static int choice_find(const RenderChoices *c, uint64_t key, int *value)
+{
+    for (int i = 0; i < RENDER_STRIP_CACHE; i++)
+        if (c->e[i].key == key) {
+            *value = c->e[i].value;
+            return 1;
+        }
+    return 0;
+}
+
+/* Keeps the choice under key, in place of the oldest one; returns it. */
+static int choice_put(RenderChoices *c, uint64_t key, int value)
+{
+    unsigned i = c->next++ % RENDER_STRIP_CACHE;
+    c->e[i].key = key;
+    c->e[i].value = value;
+    return value;
+}
+
+/* v at each of its steps in their final state, unzoomed, for deciding on
+ * the whole lesson: set .step. */
+static View view_for_lesson_choice(const View *v)
+{
+    View w = *v;
+    w.zoom = 1.0f;
+    w.pan_x = w.pan_y = 0.0f;
+    w.t = 1e9;
+    return w;
+}
+
 /* Whether compare mode stands the two pipelines side by side (areas sb)
  * rather than stacked (st) on the steps where both show as many numbers:
  * decided once for the lesson at this size and text scale, as the strip is,
@@ -3594,18 +3636,14 @@ static int compare_readable(RenderCtx *rc, const View *v, const Fonts *f, SDL_Re
 static int compare_side_by_side(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect st, SDL_Rect sb)
 {
     const AttnTrace *t = view_trace(v);
-    uint64_t key = mix64(
-        mix64(mix64((uint64_t)v->id, (uint64_t)st.w << 32 | (uint64_t)st.h), (uint64_t)sb.w << 32 | (uint64_t)sb.h),
-        (uint64_t)v->lang << 12 | (uint64_t)(v->theme == VIEW_THEME_PROJECTOR) << 8 | (uint64_t)v->notation << 4 |
-            (uint64_t)v->weight_scale << 16 | (uint64_t)lrintf(v->text_scale * 1000) << 24);
-    for (int i = 0; i < RENDER_STRIP_CACHE; i++)
-        if (rc->side[i].key == key) return rc->side[i].kept;
+    uint64_t key =
+        mix64(lesson_choice_key(v, mix64((uint64_t)st.w << 32 | (uint64_t)st.h, (uint64_t)sb.w << 32 | (uint64_t)sb.h)),
+              (uint64_t)lrintf(v->text_scale * 1000));
+    int side;
+    if (choice_find(&rc->side, key, &side)) return side;
     for (int s = 0; s < t->n_steps; s++)
         if (!view_step_ready(v, t, s) || !view_step_ready(v, v->single, view_compare_step(v, s))) return 0;
-    View w = *v; /* each step in its final state, unzoomed */
-    w.zoom = 1.0f;
-    w.pan_x = w.pan_y = 0.0f;
-    w.t = 1e9;
+    View w = view_for_lesson_choice(v);
     double a_st = 0, a_sb = 0;
     for (int s = 0; s < t->n_steps; s++) {
         double a;
@@ -3615,10 +3653,7 @@ static int compare_side_by_side(RenderCtx *rc, const View *v, const Fonts *f, SD
         compare_readable(rc, &w, f, sb, &a);
         a_sb += a;
     }
-    RenderStripEntry *e = &rc->side[rc->side_next++ % RENDER_STRIP_CACHE];
-    e->key = key;
-    e->kept = a_sb >= GROW_FOR * a_st;
-    return e->kept;
+    return choice_put(&rc->side, key, a_sb >= GROW_FOR * a_st);
 }
 
 /* What a frame's layout depends on in the view, beyond the output's size
@@ -3698,21 +3733,16 @@ static void frame_layout(RenderCtx *rc, const View *v, int width, int height, fl
  * computed, the strip stays. */
 static int strip_for_lesson(RenderCtx *rc, const View *v, int width, int height)
 {
-    uint64_t key = mix64(mix64((uint64_t)v->id, (uint64_t)width << 32 | (uint64_t)height),
-                         (uint64_t)v->lang << 12 | (uint64_t)(v->theme == VIEW_THEME_PROJECTOR) << 8 |
-                             (uint64_t)v->notation << 4 | (uint64_t)v->weight_scale << 16 | (uint64_t)v->slides << 20);
-    for (int i = 0; i < RENDER_STRIP_CACHE; i++)
-        if (rc->strip[i].key == key) return rc->strip[i].kept;
-    View w = *v; /* each step in its final state, unzoomed */
-    w.zoom = 1.0f;
-    w.pan_x = w.pan_y = 0.0f;
-    int kept = 1;
+    uint64_t key = mix64(lesson_choice_key(v, (uint64_t)width << 32 | (uint64_t)height), (uint64_t)v->slides);
+    int kept;
+    if (choice_find(&rc->strip, key, &kept)) return kept;
+    View w = view_for_lesson_choice(v);
+    kept = 1;
     char narr[NARRATE_MAX_STEP_TEXT];
     for (int s = 0; s < view_trace(v)->n_steps; s++)
         if (!view_step_ready(v, view_trace(v), s)) return 1; /* decided once the trace is whole */
     for (int s = 0; s < view_trace(v)->n_steps && kept; s++) {
         w.step = s;
-        w.t = 1e9;
         view_narration(&w, narr, sizeof narr);
         Frame F;
         frame_place(rc, &w, width, height, 1.0f, narr, &F, 0);
@@ -3723,10 +3753,7 @@ static int strip_for_lesson(RenderCtx *rc, const View *v, int width, int height)
         if (with < READ_ALL) panel_probe(rc, &w, &F.f, main, &without);
         kept = with >= without;
     }
-    RenderStripEntry *e = &rc->strip[rc->strip_next++ % RENDER_STRIP_CACHE];
-    e->key = key;
-    e->kept = kept;
-    return kept;
+    return choice_put(&rc->strip, key, kept);
 }
 
 /* The area of the current step's matrices in a frame laid out as F

@@ -156,14 +156,18 @@ typedef struct PickMap {
 #define RENDER_RANGE_CACHE 256 /* a power of two */
 #define RENDER_STRIP_CACHE 8
 
-/* A choice made once for a whole lesson, for one size, text scale,
+/* Choices made once for a whole lesson, for one size, text scale,
  * language and theme (render.c): whether it shows the heads' strip
  * (strip_for_lesson), whether compare mode stands its pipelines side by
- * side (compare_side_by_side) */
-typedef struct RenderStripEntry {
-    uint64_t key; /* 0: empty */
-    int kept;
-} RenderStripEntry;
+ * side (compare_side_by_side). The last RENDER_STRIP_CACHE asked for, each
+ * under its key (0: empty). */
+typedef struct RenderChoices {
+    struct {
+        uint64_t key;
+        int value;
+    } e[RENDER_STRIP_CACHE];
+    unsigned next;
+} RenderChoices;
 
 /* Widths measured once and asked for again and again, by key: a ring of
  * RENDER_NUM_WIDTHS, the oldest replaced first. */
@@ -246,10 +250,7 @@ struct RenderCtx {
     const char *within_what;
     uint64_t scale_key; /* the view state the text scale below was worked out for */
     float scale_drawn;
-    RenderStripEntry strip[RENDER_STRIP_CACHE];
-    unsigned strip_next;
-    RenderStripEntry side[RENDER_STRIP_CACHE];
-    unsigned side_next;
+    RenderChoices strip, side;
     /* the widest number of a matrix at a size, which laying a panel out asks
      * for again and again: keyed on the view (its id changes with the
      * trace's numbers), the step's matrix, weights or not, and the size */
