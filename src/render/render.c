@@ -2229,7 +2229,6 @@ static void panel_animate(Panel *P, RenderCtx *rc, const View *v, double p)
     res->rowsum = sum; /* for the rows animate() has finished (rowsum_on), or all */
 }
 
-/* The row item i is on: 0, or 1 for the result when the panel has two rows. */
 /* An item's cells as a share of the panel's (Item.shrink; 1 before a
  * layout has set it). */
 static float item_shrink(const Item *it)
@@ -2237,6 +2236,7 @@ static float item_shrink(const Item *it)
     return it->shrink > 0 ? it->shrink : 1.0f;
 }
 
+/* The row item i is on: 0, or 1 for the result when the panel has two rows. */
 static int row_of(const Panel *P, int i)
 {
     return P->split > 0 && i >= P->split;
@@ -2780,7 +2780,7 @@ static int panel_labels_whole(const Panel *P, RenderCtx *rc)
 {
     for (int i = 0; i < P->n; i++) {
         const Item *it = P->shown[i];
-        if (it->cl && !it->cl_off && (it->labels || !it->row_map) && !it->index_cols && lay_cols(it) <= 16 &&
+        if (item_token_side(it, 1) && !it->cl_off && (it->labels || !it->row_map) && lay_cols(it) <= 16 &&
             (float)col_label_span_w(rc, it) > 2.0f * it->cw)
             return 0;
     }
@@ -2852,8 +2852,8 @@ static int panel_elide_one(Panel *P)
         if (it->rows != lay_rows(it) || it->cols != lay_cols(it)) continue; /* zoomed */
         /* a long sequence's side: its pattern drawn whole (and the other
          * side elided alone would still leave every cell too small) */
-        if ((it->rl && it->full_rows > ELIDE_TOKENS_MAX) ||
-            (it->cl && !it->index_cols && it->full_cols > ELIDE_TOKENS_MAX))
+        if ((item_token_side(it, 0) && it->full_rows > ELIDE_TOKENS_MAX) ||
+            (item_token_side(it, 1) && it->full_cols > ELIDE_TOKENS_MAX))
             continue;
         if (!it->keep_c && it->full_cols > most) {
             best = it;
@@ -2986,7 +2986,7 @@ static void panel_layout(Panel *P, RenderCtx *rc, const View *v, const AttnTrace
         panel_save_keeps(P, keep);
         for (int i = 0; i < P->n; i++) {
             Item *it = P->shown[i];
-            int tok_r = it->keep_r && it->rl, tok_c = it->keep_c && it->cl && !it->index_cols;
+            int tok_r = it->keep_r && item_token_side(it, 0), tok_c = it->keep_c && item_token_side(it, 1);
             if (!tok_r && !tok_c) continue;
             /* square data whole both ways, so that it stays square */
             int square = it->full_rows == it->full_cols;
