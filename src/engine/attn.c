@@ -435,9 +435,9 @@ void attn__prepare_head(AttnTrace *t, const Plan *p, int h, int values, float *p
     split_key_or_value(t, p, h, values);
     /* scores = Q_h · K_hᵀ: B is K_h (n_k, d_k) read transposed; the weighted sum's B is V_h (n_k, d_v) */
     if (!values)
-        attn__pack_panels(pack, data_of(t, hp->K), 1, c->d_k, c->n_k);
+        attn__pack_panels(pack, data_of(t, hp->K), 1, c->d_k, c->n_k, 0, c->n_k);
     else if (pack)
-        attn__pack_panels(pack, data_of(t, hp->V), 0, c->n_k, c->d_v);
+        attn__pack_panels(pack, data_of(t, hp->V), 0, c->n_k, c->d_v, 0, c->d_v);
 }
 
 /* Rows [r0, r1) of head h (0-based) of dot attention: split, scores, scale,
@@ -454,7 +454,7 @@ void attn__prepare_head(AttnTrace *t, const Plan *p, int h, int values, float *p
  * the core's cache: head by head, each n_k-wide step was written to memory
  * and read back by the next, and two threads shared that bandwidth. */
 void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *mask, int h, int r0, int r1,
-                             const float *packK, const float *packV, unsigned char *found)
+                             const float *packK, const float *packV, float *scratch, unsigned char *found)
 {
     const AttnConfig *c = &t->cfg;
     const HeadPlan *hp = &p->head[h];
@@ -468,35 +468,38 @@ void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *m
         split_key_or_value(t, p, h, 0);
         split_key_or_value(t, p, h, 1);
     }
-    /* 2. scores = Q_h · K_hᵀ  (rows, n_k) */
+    /* 2. scores = Q_h · K_hᵀ  (rows, n_k); 3. scaled = scores / divisor */
     size_t nn = (size_t)rows * (size_t)nk;
     float *S = data_of(t, hp->scores) + (size_t)r0 * nk;
-    if (packK)
-        attn__matmul_packed(S, Qh, packK, rows, dk, nk);
-    else
-        attn_matmul_nt(S, Qh, data_of(t, hp->K), rows, dk, nk);
-    /* 3. scaled = scores / divisor, the scans of both in the same pass (a
-     *    kernel of kernels.c's, so that it runs in the widest vectors the
-     *    CPU has) */
     float *A = data_of(t, hp->scaled) + (size_t)r0 * nk;
+    const float *Kh = data_of(t, hp->K);
     unsigned bits_s, bits_a, bits_pre;
-    const float *pre = A;
+    const float *pre = A; /* the rows the softmax reads */
     AttnStep *w = &t->steps[hp->weights];
     if (hp->masked >= 0 && c->mask_order == ATTN_MASK_THEN_SCALE) {
         /* 3'. seed 003's order: masked = the raw scores with blocked cells
          *     set to the fill, then scaled = masked / divisor (a blocked
          *     cell becomes fill / divisor; -inf stays -inf) */
+        if (packK)
+            attn__matmul_packed(S, Qh, packK, NULL, rows, dk, nk, 0, rows);
+        else
+            attn_matmul_nt(S, Qh, Kh, rows, dk, nk);
         AttnStep *m = &t->steps[hp->masked];
-        attn__apply_mask(c, mask, m->data, m->row_flags, data_of(t, hp->scores), r0, r1);
+        float *M = m->data + (size_t)r0 * nk;
+        attn__apply_mask(c, mask, M, m->row_flags, S, r0, r1);
         unsigned bits_m;
-        attn__divide_scan(A, m->data + (size_t)r0 * nk, nn, t->divisor, &bits_m, &bits_a);
+        attn__divide_scan(A, M, nn, t->divisor, &bits_m, &bits_a);
         bits_s = attn__nonfinite_bits(S, nn);
         found_or(found, hp->scores, bits_s);
         found_or(found, hp->masked, bits_m);
         found_or(found, hp->scaled, bits_a);
         bits_pre = bits_a;
     } else {
-        attn__divide_scan(A, S, nn, t->divisor, &bits_s, &bits_a);
+        /* the product stores scores and scaled, and scans both, while the
+         * sums are in registers (a kernel of kernels.c's); with a scratch,
+         * scaled also there, where the next step reads it while it is in the
+         * core's cache, and the trace's copies go past the cache */
+        pre = attn__scores(S, A, scratch, Qh, Kh, packK, rows, dk, nk, t->divisor, &bits_s, &bits_a);
         found_or(found, hp->scores, bits_s);
         found_or(found, hp->scaled, bits_a);
         /* 4. masked: blocked cells become the fill. Not scanned: its cells are
@@ -505,10 +508,11 @@ void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *m
         bits_pre = bits_a;
         if (hp->masked >= 0) {
             AttnStep *m = &t->steps[hp->masked];
-            attn__apply_mask(c, mask, m->data, m->row_flags, data_of(t, hp->scaled), r0, r1);
+            float *M = m->data + (size_t)r0 * nk;
+            attn__apply_mask(c, mask, M, m->row_flags, pre, r0, r1);
             bits_pre = bits_a | (c->mask_fill == -INFINITY ? ATTN_SCAN_NINF : 0);
             found_or(found, hp->masked, bits_pre);
-            pre = m->data + (size_t)r0 * nk;
+            pre = M;
         }
     }
     /* 5. softmax along each row; 6. weighted sum of the values */
@@ -518,13 +522,14 @@ void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *m
      * path turns blocked rows into zeros): only input holding +inf or NaN
      * (an earlier step, which is named first) needs the scan of the 16 MiB
      * a head's weights are at n = 2048. */
-    if (found && (bits_pre & ATTN_SCAN_PINF_NAN)) found_or(found, hp->weights, attn__nonfinite_bits(W, nn));
+    if (found && (bits_pre & (ATTN_SCAN_PINF_NAN | ATTN_SCAN_PENDING)))
+        found_or(found, hp->weights, attn__nonfinite_bits(W, nn));
     if (hp->masked >= 0) /* a row flagged by the mask stays flagged even under a finite fill */
         for (int i = r0; i < r1; i++) w->row_flags[i] |= t->steps[hp->masked].row_flags[i];
     AttnStep *o = &t->steps[hp->out];
     float *O = o->data + (size_t)r0 * dv; /* (rows, d_v) */
     if (packV)
-        attn__matmul_packed(O, W, packV, rows, nk, dv);
+        attn__matmul_packed(O, W, packV, NULL, rows, nk, dv, 0, rows);
     else
         attn_matmul(O, W, data_of(t, hp->V), NULL, rows, nk, dv);
     if (found) found_or(found, hp->out, attn__nonfinite_bits(O, (size_t)rows * dv));
@@ -576,10 +581,31 @@ static int phase_done(AttnTrace *t, const unsigned char *found, int upto, char *
     return cancelled(t, err, errlen);
 }
 
-/* 0, or -1 from phase_done. */
-static int compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p, unsigned char *found, char *err, size_t errlen)
+/* The products of dot attention's three phases: the projections, and W_O
+ * (absent without it: m = 0). */
+static void dot_products(AttnTrace *t, const AttnConfig *c, const Plan *p, AttnMatmulJob proj[3], AttnMatmulJob *out)
 {
     int H = c->heads, nq = c->n_q, nk = c->n_k, dm = c->d_model, dk = c->d_k, dv = c->d_v;
+    const float *src = c->cross ? c->Y : c->X;
+    proj[0] = (AttnMatmulJob){data_of(t, p->Q), c->X, c->W_Q, c->b_Q, nq, dm, H * dk};
+    proj[1] = (AttnMatmulJob){data_of(t, p->K), src, c->W_K, c->b_K, nk, dm, H * dk};
+    proj[2] = (AttnMatmulJob){data_of(t, p->V), src, c->W_V, c->b_V, nk, dm, H * dv};
+    *out = p->output >= 0 ? (AttnMatmulJob){data_of(t, p->output),
+                                            data_of(t, p->concat),
+                                            data_of(t, p->W_O),
+                                            data_of(t, p->b_O),
+                                            nq,
+                                            H * dv,
+                                            dm}
+                          : (AttnMatmulJob){0};
+}
+
+/* 0, or -1 from phase_done. pack: room for packing the weights of either
+ * product phase and the heads' K_h and V_h (NULL: no packing ahead). */
+static int dot_phases(AttnTrace *t, const AttnConfig *c, const Plan *p, unsigned char *found, float *pack, char *err,
+                      size_t errlen)
+{
+    int H = c->heads;
     /* 1. one phase: the inputs' copies into the trace, and the projections,
      *    bias included: Q (n_q, H·d_k), K (n_k, H·d_k), V (n_k, H·d_v). The
      *    projections read the caller's inputs (the same numbers as their
@@ -589,14 +615,10 @@ static int compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p, unsigne
     input_copies(t, (const int[]){p->X, p->Y, p->W_Q, p->b_Q, p->W_K, p->b_K, p->W_V, p->b_V, p->W_O, p->b_O},
                  (const float *const[]){c->X, c->Y, c->W_Q, c->b_Q, c->W_K, c->b_K, c->W_V, c->b_V, c->W_O, c->b_O}, 10,
                  copies, copy_at, &n_copies);
-    const float *src = c->cross ? c->Y : c->X;
-    AttnMatmulJob proj[3] = {
-        {data_of(t, p->Q), c->X, c->W_Q, c->b_Q, nq, dm, H * dk},
-        {data_of(t, p->K), src, c->W_K, c->b_K, nk, dm, H * dk},
-        {data_of(t, p->V), src, c->W_V, c->b_V, nk, dm, H * dv},
-    };
+    AttnMatmulJob proj[3], out;
+    dot_products(t, c, p, proj, &out);
     unsigned char bits[3], copy_bits[ATTN_MAX_PHASE_JOBS];
-    attn__phase(proj, 3, found ? bits : NULL, copies, n_copies, found ? copy_bits : NULL, c->threads);
+    attn__phase(proj, 3, found ? bits : NULL, copies, n_copies, found ? copy_bits : NULL, pack, c->threads);
     if (found) {
         found[p->Q] = bits[0];
         found[p->K] = bits[1];
@@ -620,7 +642,7 @@ static int compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p, unsigne
             found[hp->K] = found[p->K];
             found[hp->V] = found[p->V];
         }
-    attn__run_heads(t, p, c->mask, H, found, c->threads);
+    attn__run_heads(t, p, c->mask, H, found, pack, c->threads);
     if (cancelled(t, err, errlen) != 0) return -1; /* the heads may have stopped part way: nothing to publish */
     /* concat holds exact copies of the heads' outputs: what their scans found */
     if (found) {
@@ -631,12 +653,26 @@ static int compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p, unsigne
 
     /* 3. the output projection */
     if (p->output >= 0) {
-        attn__phase(&(AttnMatmulJob){data_of(t, p->output), data_of(t, p->concat), data_of(t, p->W_O),
-                                     data_of(t, p->b_O), nq, H * dv, dm},
-                    1, found ? bits : NULL, NULL, 0, NULL, c->threads);
+        attn__phase(&out, 1, found ? bits : NULL, NULL, 0, NULL, pack, c->threads);
         if (found) found[p->output] = bits[0];
     }
     return 0;
+}
+
+/* 0, or -1 from phase_done. */
+static int compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p, unsigned char *found, char *err, size_t errlen)
+{
+    /* one block of room for the packing, the largest any phase asks */
+    AttnMatmulJob proj[3], out;
+    dot_products(t, c, p, proj, &out);
+    size_t floats = attn__phase_pack_floats(proj, 3), f;
+    if ((f = attn__phase_pack_floats(&out, out.m > 0)) > floats) floats = f;
+    if ((f = attn__heads_pack_floats(c, c->heads)) > floats) floats = f;
+    size_t bytes;
+    float *pack = attn__pack_take(floats, &bytes);
+    int rc = dot_phases(t, c, p, found, pack, err, errlen);
+    attn__pack_give(pack, bytes);
+    return rc;
 }
 
 static void compute_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)
@@ -647,7 +683,7 @@ static void compute_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)
     int n_copies;
     input_copies(t, (const int[]){p->X, p->Y, p->W_a, p->b_a, p->v_a},
                  (const float *const[]){c->X, c->Y, c->W_a, c->b_a, c->v_a}, 5, copies, NULL, &n_copies);
-    attn__phase(NULL, 0, NULL, copies, n_copies, NULL, 1);
+    attn__phase(NULL, 0, NULL, copies, n_copies, NULL, NULL, 1);
     const float *X = data_of(t, p->X), *Y = c->cross ? data_of(t, p->Y) : X;
     const float *Wa = data_of(t, p->W_a), *ba = data_of(t, p->b_a), *va = data_of(t, p->v_a);
 

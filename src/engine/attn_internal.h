@@ -66,16 +66,25 @@ void attn__prepare_head(AttnTrace *t, const Plan *p, int h, int values, float *p
 /* Computes rows [r0, r1) of head h (0-based) of dot attention into its
  * recorded steps and its columns of concat (when the plan has one): all its
  * rows, K_h and V_h included, when packK is NULL; else a block of them,
- * after attn__prepare_head. ORs what the scans of what it wrote find into
- * found[] (found may be NULL: no scans). */
+ * after attn__prepare_head, with scratch room for one block's scaled
+ * ((r1 - r0) · n_k floats, or NULL). ORs what the scans of what it wrote
+ * find into found[] (found may be NULL: no scans). */
 void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *mask, int h, int r0, int r1,
-                             const float *packK, const float *packV, unsigned char *found);
-/* heads.c's part of attn_shutdown: the pool's threads and the heads' spare block. */
+                             const float *packK, const float *packV, float *scratch, unsigned char *found);
+/* heads.c's part of attn_shutdown: the pool's threads and the packing's spare block. */
 void attn__heads_shutdown(void);
 /* Computes heads 0..heads-1, in blocks of rows, on up to `threads` threads;
- * found[] of the heads' steps must be 0 (or found NULL). */
+ * found[] of the heads' steps must be 0 (or found NULL). pack: room for
+ * attn__heads_pack_floats(&t->cfg, heads) floats (NULL: each head one
+ * block, which needs none). */
 void attn__run_heads(AttnTrace *t, const Plan *p, const unsigned char *mask, int heads, unsigned char *found,
-                     int threads);
+                     float *pack, int threads);
+size_t attn__heads_pack_floats(const AttnConfig *c, int heads);
+/* Room for packing, of at least `floats` floats (in *bytes bytes), kept
+ * between forwards; NULL when there is no memory (or floats is 0). Given
+ * back with attn__pack_give. */
+float *attn__pack_take(size_t floats, size_t *bytes);
+void attn__pack_give(float *pack, size_t bytes);
 /* One matrix product C (m, n) = A (m, k) · B (k, n) [+ bias (n)]. */
 typedef struct AttnMatmulJob {
     float *C;
@@ -90,25 +99,47 @@ typedef struct AttnCopyJob {
 } AttnCopyJob;
 enum { ATTN_MAX_PHASE_JOBS = 10 };
 /* B (k, n) packed whole into the product kernel's panels (B (n, k) read as
- * its transpose when transposed), in
- * attn__packed_floats(k, n) floats; then C (m, n) = A (m, k) · B from the
- * packed panels, the same bits as attn_matmul (or attn_matmul_nt). */
+ * its transpose when transposed), in attn__packed_floats(k, n) floats: the
+ * panels that start in columns [jfirst, jend), so that threads can share the
+ * packing (0, n: all of it). Then rows [i0, i1) of C (m, n) = A (m, k) · B
+ * [+ bias (n)] from the packed panels, the same bits as attn_matmul (or
+ * attn_matmul_nt). attn__matmul_panelled says whether attn_matmul takes
+ * the panels for that shape (not the paths for small products and for few
+ * columns): only then does packing B first pay. */
 size_t attn__packed_floats(int k, int n);
-void attn__pack_panels(float *dst, const float *B, int transposed, int k, int n);
-void attn__matmul_packed(float *C, const float *A, const float *packed, int m, int k, int n);
-/* Columns [j0, j0 + width) of attn_matmul(C, A, B, bias, m, k, n), the same bits. */
-void attn__matmul_cols(float *C, const float *A, const float *B, const float *bias, int m, int k, int n, int j0,
-                       int width);
+void attn__pack_panels(float *dst, const float *B, int transposed, int k, int n, int jfirst, int jend);
+void attn__matmul_packed(float *C, const float *A, const float *packed, const float *bias, int m, int k, int n, int i0,
+                         int i1);
+int attn__matmul_panelled(int m, int k, int n);
+/* Rows [i0, i1) and columns [j0, j1) of attn_matmul(C, A, B, bias, m, k, n), the same bits. */
+void attn__matmul_part(float *C, const float *A, const float *B, const float *bias, int m, int k, int n, int i0, int i1,
+                       int j0, int j1);
+/* A head's scores (rows, n_k) = Q_h (rows, d_k) · K_hᵀ, from K_h (n_k, d_k),
+ * or from packK (K_h packed by attn__pack_panels, transposed; K unused), and
+ * scaled = scores / divisor, each a float division as written: the same
+ * bits as attn_matmul_nt then attn__divide_scan. With copy (rows, n_k),
+ * scaled may also be put there, and the stores into S and scaled may go
+ * past the cache. Returns where to read scaled from: copy, or scaled.
+ * *bits_s and *bits_a get what the scans of the two found, or
+ * ATTN_SCAN_PENDING for both when a value that is not finite is somewhere
+ * in them (then check_finite scans them again to name it). */
+const float *attn__scores(float *S, float *scaled, float *copy, const float *Q, const float *K, const float *packK,
+                          int rows, int dk, int nk, float divisor, unsigned *bits_s, unsigned *bits_a);
 /* One phase of independent work on up to `threads` threads: up to
- * ATTN_MAX_PHASE_JOBS products (split by columns, or by rows when narrow;
- * the same bits as attn_matmul's, whatever the count) and as many copies
- * (in chunks). bits[j] gets the scan of product j's C, copy_bits[c] of copy
- * c's destination (NULL: no scans). Below PARALLEL_MIN_FLOPS of products
- * and 256 KiB of copies, all of it runs on the caller's thread. */
+ * ATTN_MAX_PHASE_JOBS products (split by rows, or by columns when they have
+ * few; the same bits as attn_matmul's, whatever the count) and as many
+ * copies (in chunks). bits[j] gets the scan of product j's C, copy_bits[c]
+ * of copy c's destination (NULL: no scans). pack: room for
+ * attn__phase_pack_floats(jobs, n_jobs) floats, where the products' B are
+ * packed first (NULL: each slice packs what it reads). Below
+ * PARALLEL_MIN_FLOPS of products and 256 KiB of copies, all of it runs on
+ * the caller's thread. */
+size_t attn__phase_pack_floats(const AttnMatmulJob *jobs, int n_jobs);
 void attn__phase(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, const AttnCopyJob *copies, int n_copies,
-                 unsigned char *copy_bits, int threads);
+                 unsigned char *copy_bits, float *pack, int threads);
 /* masked(i,j) = allowed(i,j) ? in(i,j) : cfg->mask_fill for the rows [r0, r1) of the
- * (n_q, n_k) matrices, rows with no allowed key flagged. */
+ * (n_q, n_k) matrices, rows with no allowed key flagged in flags[i]. out and
+ * in point at row r0 (they hold rows r1 - r0). */
 void attn__apply_mask(const AttnConfig *c, const unsigned char *mask, float *out, unsigned char *flags, const float *in,
                       int r0, int r1);
 

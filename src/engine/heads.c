@@ -73,7 +73,10 @@ static int spin_until(atomic_uint *v, unsigned value, int equal)
 
 /* ---- the pool ---------------------------------------------------------------- */
 
-typedef void (*TaskFn)(void *ctx, int task);
+/* Task `task` of a queue, run by worker `worker`: 0 for the caller's
+ * thread, i + 1 for the pool's thread i, so that no two tasks running at
+ * once share a worker number (and what a task borrows by it). */
+typedef void (*TaskFn)(void *ctx, int task, int worker);
 
 typedef struct TaskQueue {
     TaskFn fn;
@@ -82,12 +85,12 @@ typedef struct TaskQueue {
     atomic_int next; /* the next task to take */
 } TaskQueue;
 
-static void take_tasks(TaskQueue *q)
+static void take_tasks(TaskQueue *q, int worker)
 {
     for (;;) {
         int task = atomic_fetch_add_explicit(&q->next, 1, memory_order_relaxed);
         if (task >= q->n_tasks) break;
-        q->fn(q->ctx, task);
+        q->fn(q->ctx, task, worker);
     }
 }
 
@@ -142,7 +145,7 @@ static void *pool_worker(void *arg)
             if (atomic_load_explicit(&pool.stopping, memory_order_acquire)) break;
             continue;
         }
-        take_tasks(q);
+        take_tasks(q, (int)(w - pool.worker) + 1);
         if (atomic_fetch_sub_explicit(&pool.pending, 1, memory_order_acq_rel) == 1) {
             pthread_mutex_lock(&pool.m);
             pthread_cond_signal(&pool.done);
@@ -164,8 +167,8 @@ static int pool_grow(int n)
     return pool.n_workers;
 }
 
-/* Runs fn(ctx, 0..n_tasks-1) on up to `threads` threads, the caller's
- * included; returns when every task is done. */
+/* Runs fn(ctx, 0..n_tasks-1, worker) on up to `threads` threads, the
+ * caller's included (workers 0..threads-1); returns when every task is done. */
 static void run_tasks(TaskFn fn, void *ctx, int n_tasks, int threads)
 {
     TaskQueue q = {.fn = fn, .ctx = ctx, .n_tasks = n_tasks};
@@ -173,7 +176,7 @@ static void run_tasks(TaskFn fn, void *ctx, int n_tasks, int threads)
     if (threads > n_tasks) threads = n_tasks;
     if (threads > MAX_THREADS) threads = MAX_THREADS;
     if (threads <= 1 || pthread_mutex_trylock(&pool.use) != 0) { /* alone, or the pool is busy */
-        take_tasks(&q);
+        take_tasks(&q, 0);
         return;
     }
     int helpers = pool_grow(threads - 1);
@@ -193,7 +196,7 @@ static void run_tasks(TaskFn fn, void *ctx, int n_tasks, int threads)
         pthread_cond_broadcast(&pool.wake);
         pthread_mutex_unlock(&pool.m);
     }
-    take_tasks(&q);
+    take_tasks(&q, 0);
     if (helpers > 0) {
         /* Every task is taken. A helper that has not taken the queue yet
          * (asleep, or waiting for a CPU another process holds) is not waited
@@ -226,19 +229,27 @@ static int job_of(const int *first_task, int task)
  *
  * A phase is a set of independent copies and matrix products, cut into tasks:
  * products first (the long tasks, so that the short ones even out the end),
- * each in slices of columns, or of rows when it is too narrow for two wide
- * panels; then the copies, in chunks. The inputs' copies into the trace and
- * the projections (which read the caller's inputs, not the copies) are one
- * phase: one wake-up and one wait instead of two. */
+ * each in slices of rows, or of columns when it has too few rows for two
+ * slices per thread; then the copies, in chunks. A product that takes the
+ * kernel's panels has its B (a weight matrix) packed whole first, when the
+ * caller gave room for it, so that every slice of rows reads the same packed
+ * panels (itself a phase of tasks of a few panels each). The inputs' copies
+ * into the trace and the projections (which read the caller's inputs, not
+ * the copies) are one phase: one wake-up and one wait instead of two. */
 
+/* n floats rounded up to whole cache lines */
+#define ALIGN_FLOATS(n) (((n) + 15) / 16 * 16)
 /* Floats per copy task: a multiple of 64 floats, so tasks never share a
  * cache line of the destination. */
 #define COPY_CHUNK_FLOATS ((size_t)64 << 10)
-/* Rows per row task are a multiple of this, the kernels' row block. */
-enum { ROW_QUANTUM = 4 };
-/* Columns per column task: whole wide panels of the product kernel, or
- * narrow ones when there would be fewer than two tasks per thread. */
-enum { COL_WIDE = 64, COL_NARROW = 32 };
+/* Rows per row task (and per block of a head's rows) are a multiple of this:
+ * the product kernel's blocks of 6, 4 and 3 rows all divide it, so no slice
+ * ends in a block of 2 or 1 rows, which runs at a fraction of the speed. */
+enum { ROW_QUANTUM = 12 };
+/* Rows per row task at most: the kernel's MC. Columns per column task:
+ * whole wide panels of the product kernel, or narrow ones when there would
+ * be fewer than two tasks per thread. Columns per packing task. */
+enum { ROW_TASK_MAX = 192, COL_WIDE = 64, COL_NARROW = 32, PACK_TASK_COLS = 128 };
 
 typedef struct PhaseTasks {
     const AttnMatmulJob *jobs;
@@ -247,13 +258,15 @@ typedef struct PhaseTasks {
     int per_task; /* columns or rows per task */
     const AttnCopyJob *copies;
     int n_copies;
+    float *packed[MAX_JOBS];        /* product j's B packed whole, or NULL */
     int first[2 * MAX_JOBS + 1];    /* task where each product, then each copy, starts; the last is the total */
     int scan;                       /* scan what each task wrote */
     atomic_uint bits[2 * MAX_JOBS]; /* what the scans found, per product then per copy */
 } PhaseTasks;
 
-static void phase_task(void *ctx, int task)
+static void phase_task(void *ctx, int task, int worker)
 {
+    (void)worker;
     PhaseTasks *pt = ctx;
     int j = job_of(pt->first, task);
     int part = task - pt->first[j];
@@ -261,17 +274,20 @@ static void phase_task(void *ctx, int task)
     if (j < pt->n_jobs) {
         const AttnMatmulJob *job = &pt->jobs[j];
         if (pt->by_cols) {
-            int j0 = part * pt->per_task, w = job->n - j0 < pt->per_task ? job->n - j0 : pt->per_task;
-            attn__matmul_cols(job->C, job->A, job->B, job->bias, job->m, job->k, job->n, j0, w);
+            int j0 = part * pt->per_task, j1 = job->n - j0 < pt->per_task ? job->n : j0 + pt->per_task;
+            attn__matmul_part(job->C, job->A, job->B, job->bias, job->m, job->k, job->n, 0, job->m, j0, j1);
             if (pt->scan)
                 for (int i = 0; i < job->m; i++)
-                    found |= attn__nonfinite_bits(job->C + (size_t)i * job->n + j0, (size_t)w);
+                    found |= attn__nonfinite_bits(job->C + (size_t)i * job->n + j0, (size_t)(j1 - j0));
         } else {
-            /* rows r0..r0+rows-1 of C = A·B + bias: a product of their own */
-            int r0 = part * pt->per_task, rows = job->m - r0 < pt->per_task ? job->m - r0 : pt->per_task;
+            /* rows r0..r1-1 of C = A·B + bias */
+            int r0 = part * pt->per_task, r1 = job->m - r0 < pt->per_task ? job->m : r0 + pt->per_task;
             float *C = job->C + (size_t)r0 * job->n;
-            attn_matmul(C, job->A + (size_t)r0 * job->k, job->B, job->bias, rows, job->k, job->n);
-            if (pt->scan) found = attn__nonfinite_bits(C, (size_t)rows * (size_t)job->n);
+            if (pt->packed[j])
+                attn__matmul_packed(job->C, job->A, pt->packed[j], job->bias, job->m, job->k, job->n, r0, r1);
+            else /* a product of their own, which picks its path by its shape */
+                attn_matmul(C, job->A + (size_t)r0 * job->k, job->B, job->bias, r1 - r0, job->k, job->n);
+            if (pt->scan) found = attn__nonfinite_bits(C, (size_t)(r1 - r0) * (size_t)job->n);
         }
     } else {
         const AttnCopyJob *copy = &pt->copies[j - pt->n_jobs];
@@ -283,10 +299,36 @@ static void phase_task(void *ctx, int task)
     if (found) atomic_fetch_or_explicit(&pt->bits[j], found, memory_order_relaxed);
 }
 
+/* Task t packs the panels of columns [PACK_TASK_COLS·t', ...) of the product
+ * whose packing tasks it falls in. */
+static void pack_task(void *ctx, int task, int worker)
+{
+    (void)worker;
+    PhaseTasks *pt = ctx;
+    int j = job_of(pt->first, task);
+    const AttnMatmulJob *job = &pt->jobs[j];
+    int j0 = (task - pt->first[j]) * PACK_TASK_COLS;
+    attn__pack_panels(pt->packed[j], job->B, 0, job->k, job->n, j0, j0 + PACK_TASK_COLS);
+}
+
+size_t attn__phase_pack_floats(const AttnMatmulJob *jobs, int n_jobs)
+{
+    size_t floats = 0;
+    for (int j = 0; j < n_jobs; j++)
+        if (attn__matmul_panelled(jobs[j].m, jobs[j].k, jobs[j].n))
+            floats += ALIGN_FLOATS(attn__packed_floats(jobs[j].k, jobs[j].n));
+    return floats;
+}
+
 void attn__phase(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, const AttnCopyJob *copies, int n_copies,
-                 unsigned char *copy_bits, int threads)
+                 unsigned char *copy_bits, float *pack, int threads)
 {
     assert(n_jobs >= 0 && n_jobs <= MAX_JOBS && n_copies >= 0 && n_copies <= MAX_JOBS);
+    PhaseTasks pt = {.jobs = jobs,
+                     .n_jobs = n_jobs,
+                     .copies = copies,
+                     .n_copies = n_copies,
+                     .scan = bits != NULL || copy_bits != NULL};
     double flops = 0;
     size_t bytes = 0;
     int max_m = 0, min_n = INT_MAX, panels = 0;
@@ -295,14 +337,24 @@ void attn__phase(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, con
         if (jobs[j].m > max_m) max_m = jobs[j].m;
         if (jobs[j].n < min_n) min_n = jobs[j].n;
         panels += (jobs[j].n + COL_WIDE - 1) / COL_WIDE;
+        if (pack && attn__matmul_panelled(jobs[j].m, jobs[j].k, jobs[j].n)) {
+            pt.packed[j] = pack;
+            pack += ALIGN_FLOATS(attn__packed_floats(jobs[j].k, jobs[j].n));
+        }
     }
     for (int c = 0; c < n_copies; c++) bytes += sizeof(float) * copies[c].n;
     if (threads <= 1 || (flops < PARALLEL_MIN_FLOPS && bytes < PARALLEL_MIN_COPY_BYTES)) {
-        /* on the caller's thread, each product whole (attn_matmul picks its
-         * path by shape), without the task bookkeeping below */
+        /* on the caller's thread, each product whole, without the task
+         * bookkeeping below */
         for (int j = 0; j < n_jobs; j++) {
-            attn_matmul(jobs[j].C, jobs[j].A, jobs[j].B, jobs[j].bias, jobs[j].m, jobs[j].k, jobs[j].n);
-            if (bits) bits[j] = (unsigned char)attn__nonfinite_bits(jobs[j].C, (size_t)jobs[j].m * (size_t)jobs[j].n);
+            const AttnMatmulJob *job = &jobs[j];
+            if (pt.packed[j]) {
+                attn__pack_panels(pt.packed[j], job->B, 0, job->k, job->n, 0, job->n);
+                attn__matmul_packed(job->C, job->A, pt.packed[j], job->bias, job->m, job->k, job->n, 0, job->m);
+            } else {
+                attn_matmul(job->C, job->A, job->B, job->bias, job->m, job->k, job->n);
+            }
+            if (bits) bits[j] = (unsigned char)attn__nonfinite_bits(job->C, (size_t)job->m * (size_t)job->n);
         }
         for (int c = 0; c < n_copies; c++) {
             memcpy(copies[c].dst, copies[c].src, sizeof(float) * copies[c].n);
@@ -310,19 +362,21 @@ void attn__phase(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, con
         }
         return;
     }
-    PhaseTasks pt = {.jobs = jobs,
-                     .n_jobs = n_jobs,
-                     .copies = copies,
-                     .n_copies = n_copies,
-                     .scan = bits != NULL || copy_bits != NULL};
-    /* the products' slices */
-    pt.by_cols = min_n >= 2 * COL_NARROW;
+    /* the products' slices: rows, unless too few for two per thread */
+    pt.by_cols = min_n >= 2 * COL_NARROW && max_m < 2 * threads * ROW_QUANTUM;
     if (pt.by_cols) {
         pt.per_task = panels >= 2 * threads ? COL_WIDE : COL_NARROW;
+        for (int j = 0; j < n_jobs; j++) pt.packed[j] = NULL; /* each task packs its own panels */
     } else {
-        int per = (max_m + threads - 1) / threads;
-        pt.per_task = (per + ROW_QUANTUM - 1) / ROW_QUANTUM * ROW_QUANTUM; /* max_m ≥ 1: at least ROW_QUANTUM */
+        int per = (max_m + 2 * threads - 1) / (2 * threads);
+        per = (per + ROW_QUANTUM - 1) / ROW_QUANTUM * ROW_QUANTUM; /* max_m ≥ 1: at least ROW_QUANTUM */
+        pt.per_task = per < ROW_TASK_MAX ? per : ROW_TASK_MAX;
     }
+    /* B packed whole first, a few panels a task */
+    pt.first[0] = 0;
+    for (int j = 0; j < n_jobs; j++)
+        pt.first[j + 1] = pt.first[j] + (pt.packed[j] ? (jobs[j].n + PACK_TASK_COLS - 1) / PACK_TASK_COLS : 0);
+    if (pt.first[n_jobs] > 0) run_tasks(pack_task, &pt, pt.first[n_jobs], threads);
     pt.first[0] = 0;
     for (int j = 0; j < n_jobs; j++) {
         int extent = pt.by_cols ? jobs[j].n : jobs[j].m;
@@ -346,8 +400,8 @@ void attn__phase(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, con
 /* Query rows per head task: a block's scores, scaled and weights, each
  * (rows, n_k), are HEAD_BLOCK_FLOATS or less (256 KiB), so that the three
  * stay in the core's 2 MiB cache from the step that writes them to the one
- * that reads them. A multiple of the product kernel's 4 rows. The blocks do
- * not depend on the number of threads, and no result depends on the blocks. */
+ * that reads them. A multiple of ROW_QUANTUM. The blocks do not depend on
+ * the number of threads, and no result depends on the blocks. */
 #define HEAD_BLOCK_FLOATS (64 * 1024)
 
 static int head_block_rows(int nq, int nk)
@@ -365,55 +419,73 @@ typedef struct HeadTasks {
     int rows, blocks; /* rows per block, blocks per head */
     float *pack; /* per head: K_hᵀ packed (pack_k floats), then V_h (pack_v; 0: not packed); NULL: one block per head */
     size_t pack_k, pack_v;
+    float *scratch; /* per worker, after the packs: one block's scaled (scratch_floats), or NULL */
+    size_t scratch_floats;
 } HeadTasks;
 
 /* Task 2h: head h's K_h split and packed; 2h + 1: its V_h. */
-static void prepare_task(void *ctx, int task)
+static void prepare_task(void *ctx, int task, int worker)
 {
+    (void)worker;
     HeadTasks *ht = ctx;
     int h = task / 2, values = task % 2;
     float *pk = ht->pack + (size_t)h * (ht->pack_k + ht->pack_v);
     attn__prepare_head(ht->t, ht->p, h, values, !values ? pk : ht->pack_v ? pk + ht->pack_k : NULL);
 }
 
-static void head_task(void *ctx, int task)
+static void head_task(void *ctx, int task, int worker)
 {
     HeadTasks *ht = ctx;
     int h = task / ht->blocks, b = task % ht->blocks;
     int r0 = b * ht->rows, r1 = r0 + ht->rows < ht->t->cfg.n_q ? r0 + ht->rows : ht->t->cfg.n_q;
     const float *pk = ht->pack ? ht->pack + (size_t)h * (ht->pack_k + ht->pack_v) : NULL;
-    attn__compute_head_rows(ht->t, ht->p, ht->mask, h, r0, r1, pk, pk && ht->pack_v ? pk + ht->pack_k : NULL,
+    float *scratch = ht->scratch ? ht->scratch + (size_t)worker * ht->scratch_floats : NULL;
+    attn__compute_head_rows(ht->t, ht->p, ht->mask, h, r0, r1, pk, pk && ht->pack_v ? pk + ht->pack_k : NULL, scratch,
                             ht->found);
 }
 
-/* The packed K_hᵀ and V_h of the last forward that needed them, kept for the
- * next (as the trace's block is, attn.c): 8 MiB at n = 2048, which the
- * kernel would otherwise zero page by page on every forward. */
-static AttnSpare pack_spare = {.m = PTHREAD_MUTEX_INITIALIZER};
-
-static float *pack_get(size_t floats, size_t *bytes)
+/* The heads' blocks and packing for config c: rows per block, blocks per
+ * head, the floats of one head's packed K_hᵀ and V_h and of one worker's
+ * scratch (0 when a head is one block). */
+static void heads_layout(const AttnConfig *c, HeadTasks *ht)
 {
-    size_t want = (floats * sizeof(float) + 63) / 64 * 64;
-    float *b = attn__spare_take(&pack_spare, want, bytes);
-    if (b) return b;
-    *bytes = want;
-    return aligned_alloc(64, want);
-}
-
-void attn__run_heads(AttnTrace *t, const struct Plan *p, const unsigned char *mask, int heads, unsigned char *found,
-                     int threads)
-{
-    const AttnConfig *c = &t->cfg;
-    HeadTasks ht = {.t = t, .p = p, .mask = mask, .found = found, .rows = head_block_rows(c->n_q, c->n_k)};
-    ht.blocks = (c->n_q + ht.rows - 1) / ht.rows;
-    size_t pack_bytes = 0;
-    if (ht.blocks > 1) {
+    ht->rows = head_block_rows(c->n_q, c->n_k);
+    ht->blocks = (c->n_q + ht->rows - 1) / ht->rows;
+    ht->pack_k = ht->pack_v = ht->scratch_floats = 0;
+    if (ht->blocks > 1) {
         /* V_h is packed when it fills at least a narrow panel; a narrower
          * one goes through attn_matmul's paths for few columns */
-        ht.pack_k = attn__packed_floats(c->d_k, c->n_k);
-        ht.pack_v = c->d_v >= 32 ? attn__packed_floats(c->n_k, c->d_v) : 0;
-        ht.pack = pack_get((size_t)heads * (ht.pack_k + ht.pack_v), &pack_bytes);
-        if (!ht.pack) ht.rows = c->n_q, ht.blocks = 1; /* no memory: each head whole, as it always works */
+        ht->pack_k = attn__packed_floats(c->d_k, c->n_k);
+        ht->pack_v = c->d_v >= COL_NARROW ? attn__packed_floats(c->n_k, c->d_v) : 0;
+        ht->scratch_floats = ALIGN_FLOATS((size_t)ht->rows * (size_t)c->n_k);
+    }
+}
+
+/* Workers a run on `threads` threads uses. */
+static int workers_of(int threads)
+{
+    return threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
+}
+
+size_t attn__heads_pack_floats(const AttnConfig *c, int heads)
+{
+    HeadTasks ht;
+    heads_layout(c, &ht);
+    return (size_t)heads * (ht.pack_k + ht.pack_v) + (size_t)workers_of(c->threads) * ht.scratch_floats;
+}
+
+void attn__run_heads(AttnTrace *t, const Plan *p, const unsigned char *mask, int heads, unsigned char *found,
+                     float *pack, int threads)
+{
+    const AttnConfig *c = &t->cfg;
+    HeadTasks ht = {.t = t, .p = p, .mask = mask, .found = found};
+    heads_layout(c, &ht);
+    if (ht.blocks > 1) {
+        ht.pack = pack;
+        if (ht.pack)
+            ht.scratch = pack + (size_t)heads * (ht.pack_k + ht.pack_v);
+        else
+            ht.rows = c->n_q, ht.blocks = 1; /* no memory: each head whole, as it always works */
     }
     int n_tasks = heads * ht.blocks;
     /* scores and weighted sum: 2·n_q·n_k·(d_k + d_v) per head */
@@ -421,16 +493,36 @@ void attn__run_heads(AttnTrace *t, const struct Plan *p, const unsigned char *ma
     int alone = threads <= 1 || n_tasks == 1 || flops < PARALLEL_MIN_FLOPS;
     if (ht.pack) {
         if (alone)
-            for (int task = 0; task < 2 * heads; task++) prepare_task(&ht, task);
+            for (int task = 0; task < 2 * heads; task++) prepare_task(&ht, task, 0);
         else
             run_tasks(prepare_task, &ht, 2 * heads, threads);
     }
     if (alone) /* a cancelled trace (attn_trace_cancel) stops at the next block */
         for (int task = 0; task < n_tasks && !atomic_load_explicit(&t->cancel, memory_order_relaxed); task++)
-            head_task(&ht, task);
+            head_task(&ht, task, 0);
     else
         run_tasks(head_task, &ht, n_tasks, threads);
-    if (ht.pack) attn__spare_give(&pack_spare, ht.pack, pack_bytes);
+}
+
+/* The packed weights and heads of the last forward that needed them, kept
+ * for the next (as the trace's block is, attn.c): 8 MiB at n = 2048, which
+ * the kernel would otherwise zero page by page on every forward. */
+static AttnSpare pack_spare = {.m = PTHREAD_MUTEX_INITIALIZER};
+
+float *attn__pack_take(size_t floats, size_t *bytes)
+{
+    size_t want = (floats * sizeof(float) + 63) / 64 * 64;
+    *bytes = 0;
+    if (want == 0) return NULL;
+    float *b = attn__spare_take(&pack_spare, want, bytes);
+    if (b) return b;
+    *bytes = want;
+    return aligned_alloc(64, want);
+}
+
+void attn__pack_give(float *pack, size_t bytes)
+{
+    if (pack) attn__spare_give(&pack_spare, pack, bytes);
 }
 
 /* Stops and joins the pool's threads (waiting for a forward that is using

@@ -10,27 +10,33 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
 
 #include "attn.h"
 #include "attn_internal.h"
 
 /* ---- the fast products ----------------------------------------------------
  *
- * Both products run the same blocked loop nest (a simplified BLIS/GotoBLAS):
+ * Every large product runs one blocked loop nest (a simplified BLIS/GotoBLAS):
  *
- *   for each panel of NR columns of C                          (j0)
- *     for each slice of KC of the shared dimension              (p0)
- *       pack B's (kc, nr) block into bp, contiguous, zero-padded
- *       for each block of MR rows of C                          (i)
- *         C[i:i+MR, j0:j0+nr] += A[i:i+MR, p0:p0+kc] · bp        (the micro-kernel)
+ *   for each block of MC rows of C                               (ib)
+ *     for each panel of NR columns of C                          (jp)
+ *       the panel of B: (k, nr), contiguous, zero-padded; packed whole
+ *       beforehand (attn__pack_panels), or a slice of KC rows of it at a
+ *       time into bp                                             (p0)
+ *         for each block of MR rows in the MC                    (i)
+ *           C[i:i+MR, jp:jp+nr] += A[i:i+MR, p0:p0+kc] · panel    (the micro-kernel)
  *
  * The micro-kernel keeps its MR×NR block of C in local accumulators for the
  * whole kc loop, so C is read and written once per slice instead of once per
  * multiply-add, and its innermost loop runs over NR contiguous floats of the
- * packed panel, which the compiler turns into SIMD multiplies and adds. The
- * packed panel (KC·NR floats, 64 KiB) is reused by every row of A. For A·Bᵀ
- * the packing reads B's rows as the panel's columns, so no transposed copy of
- * B is ever made.
+ * panel, which the compiler turns into SIMD multiplies and adds. The MC rows
+ * of A (a few hundred KiB) stay in the core's second-level cache while every
+ * panel goes by, so A is read from memory once, not once per panel; the
+ * panel is read by every block of rows of the MC. For A·Bᵀ the packing reads
+ * B's rows as the panel's columns, so no transposed copy of B is ever made.
  *
  * Every element of C is bias + Σ_p a_ip·b_pj summed in order of p, in float,
  * each term added by a fused multiply-add (c = a·b + c rounded once): the
@@ -49,8 +55,10 @@
  * every panel is NR_NARROW wide, in blocks of MR_NARROW rows: 3×32
  * accumulators are 12 of AVX2's 16 registers, where a 4×64 block spilled
  * to the stack. Narrower panels than 32 columns are vectorised another way
- * by GCC, many times slower (docs/performance.md). */
-enum { MR_WIDE = 6, MR = 4, MR_NARROW = 3, NR_WIDE = 64, NR_NARROW = 32, KC = 256 };
+ * by GCC, many times slower (docs/performance.md). MC rows of A: 192 of
+ * d_model = 512 floats are 384 KiB, a fifth of the second-level cache. KC:
+ * a slice of an unpacked panel, 64 KiB on the stack. */
+enum { MR_WIDE = 6, MR = 4, MR_NARROW = 3, NR_WIDE = 64, NR_NARROW = 32, KC = 256, MC = 192 };
 
 /* No contraction anywhere else: a fused multiply-add is written out as
  * fmaf where one is meant (KERNEL_FMA), and every other product and sum is
@@ -141,79 +149,223 @@ const char *attn_kernels_isa(void)
 #define KERNEL_DISPATCH
 #endif
 
-/* C[0:mr, 0:NR] = I[0:mr, 0:NR] + A[0:mr, 0:kc] · bp[0:kc, 0:NR]. a is
- * row-major with row stride lda, c with row stride ldc; bp is the packed
- * (kc, NR) panel. I, where the sums start, is read with row stride ldi: C
- * itself (ldi = ldc), or one row for every row (ldi = 0: the bias, or
- * zeros), so that C needs no pass of its own to be set first. mr is a
- * constant at every call and every loop bound is one, so the loops unroll
- * and acc lives in vector registers. Written once as a macro for the two widths
- * because acc must have exactly NR columns: with unused ones, or with any
- * condition on its loads and stores, GCC keeps it on the stack, a load and a
- * store per multiply-add. */
-#define DEFINE_KERNEL_BLOCK(NR)                                                                                        \
-    KERNEL_INLINE void kernel_block_##NR(const int mr, int kc, const float *restrict a, size_t lda,                    \
-                                         const float *restrict bp, float *c, size_t ldc, const float *init,            \
-                                         size_t ldi)                                                                   \
+/* The scores' second output and their scan (attn__scores): with it, a
+ * product also stores C · scale into c2 (and into copy, when not NULL),
+ * scale being the exact reciprocal of a divisor that is a power of two (so
+ * C · scale is C / divisor to the bit), and folds every value of it into
+ * check, each multiplied by 0 and added: check stays 0 while they are finite
+ * and turns NaN at the first that is not (∞·0 and NaN·0 are NaN). C · scale
+ * is not finite exactly where C is not or where it overflows, so that is the
+ * scan of both steps, made while the sums are still in registers. NULL in
+ * every other product. */
+typedef struct Scaled {
+    float *c2;            /* (m, n), C's row stride: C · scale */
+    float *copy;          /* (m, n), C's row stride: C · scale again, or NULL */
+    float scale;          /* a power of two */
+    int stream;           /* C and c2 may be written past the cache (scores_block_stream) */
+    float check[NR_WIDE]; /* 0, or NaN once a value was not finite */
+} Scaled;
+
+/* C[0:MR, 0:NR] = I[0:MR, 0:NR] + A[0:MR, 0:kc] · bp[0:kc, 0:NR]. a is
+ * row-major with row stride lda, c with row stride ldc; bp is the (kc, NR)
+ * panel. I, where the sums start, is read with row stride ldi: C itself
+ * (ldi = ldc), or one row for every row (ldi = 0: the bias, or zeros), so
+ * that C needs no pass of its own to be set first. SCALED: also c2 (sc->c2
+ * + at, at being c's offset in C) = C · scale, folded into sc->check
+ * (otherwise sc is unused). Every loop bound is a constant, so the loops
+ * unroll and acc lives in vector registers: one function for each block
+ * shape, each compiled on its own (a call per block of MR·NR·kc
+ * multiply-adds costs nothing), because acc must have exactly NR columns
+ * and one way out, and must not share a function with other blocks: with
+ * unused columns, with any condition on its loads and stores, or inlined
+ * with the others into one large function, GCC keeps it on the stack, a
+ * load and a store per multiply-add. */
+#define DEFINE_KERNEL_BLOCK(MR_, NR_, SCALED)                                                                          \
+    KERNEL_DISPATCH __attribute__((noinline)) static void kernel_##MR_##x##NR_##_##SCALED(                             \
+        int kc, const float *restrict a, size_t lda, const float *restrict bp, float *c, size_t ldc,                   \
+        const float *init, size_t ldi, Scaled *sc, size_t at)                                                          \
     {                                                                                                                  \
-        float acc[MR_WIDE][NR]; /* (mr, NR) block of C */                                                              \
+        float acc[MR_][NR_]; /* (MR, NR) block of C */                                                                 \
         /* The lines of the next block of rows' C asked for now, to be owned                                           \
          * by the time that block stores its sums: a trace's steps are cold,                                           \
          * and a store that misses waits. (Past the last row the addresses,                                            \
          * computed as integers, are C's neighbours or nothing; a prefetch                                             \
          * never faults.) */                                                                                           \
-        for (int r = 0; r < mr; r++)                                                                                   \
-            for (int j = 0; j < NR; j += 16)                                                                           \
-                __builtin_prefetch((const void *)((uintptr_t)c + sizeof(float) * ((size_t)(mr + r) * ldc + j)), 1, 3); \
-        for (int r = 0; r < mr; r++)                                                                                   \
-            for (int j = 0; j < NR; j++) acc[r][j] = init[(size_t)r * ldi + j];                                        \
+        for (int r = 0; r < MR_; r++)                                                                                  \
+            for (int j = 0; j < NR_; j += 16) {                                                                        \
+                __builtin_prefetch((const void *)((uintptr_t)c + sizeof(float) * ((size_t)(MR_ + r) * ldc + j)), 1,    \
+                                   3);                                                                                 \
+                if (SCALED)                                                                                            \
+                    __builtin_prefetch(                                                                                \
+                        (const void *)((uintptr_t)(sc->c2 + at) + sizeof(float) * ((size_t)(MR_ + r) * ldc + j)), 1,   \
+                        3);                                                                                            \
+            }                                                                                                          \
+        for (int r = 0; r < MR_; r++)                                                                                  \
+            for (int j = 0; j < NR_; j++) acc[r][j] = init[(size_t)r * ldi + j];                                       \
         for (int p = 0; p < kc; p++) {                                                                                 \
-            const float *restrict b = bp + (size_t)p * NR; /* (NR) row p of the panel */                               \
-            for (int r = 0; r < mr; r++) {                                                                             \
+            const float *restrict b = bp + (size_t)p * NR_; /* (NR) row p of the panel */                              \
+            for (int r = 0; r < MR_; r++) {                                                                            \
                 float ar = a[(size_t)r * lda + p];                                                                     \
-                for (int j = 0; j < NR; j++) acc[r][j] = KERNEL_FMA(ar, b[j], acc[r][j]);                              \
+                for (int j = 0; j < NR_; j++) acc[r][j] = KERNEL_FMA(ar, b[j], acc[r][j]);                             \
             }                                                                                                          \
         }                                                                                                              \
-        for (int r = 0; r < mr; r++)                                                                                   \
-            for (int j = 0; j < NR; j++) c[(size_t)r * ldc + j] = acc[r][j];                                           \
+        if (!(SCALED)) {                                                                                               \
+            (void)sc, (void)at;                                                                                        \
+            for (int r = 0; r < MR_; r++)                                                                              \
+                for (int j = 0; j < NR_; j++) c[(size_t)r * ldc + j] = acc[r][j];                                      \
+        } else {                                                                                                       \
+            float *restrict c2 = sc->c2 + at, check[NR_], scale = sc->scale;                                           \
+            for (int j = 0; j < NR_; j++) check[j] = sc->check[j];                                                     \
+            for (int r = 0; r < MR_; r++)                                                                              \
+                for (int j = 0; j < NR_; j++) {                                                                        \
+                    float w = acc[r][j] * scale;                                                                       \
+                    c[(size_t)r * ldc + j] = acc[r][j];                                                                \
+                    c2[(size_t)r * ldc + j] = w;                                                                       \
+                    check[j] = KERNEL_FMA(w, 0.0f, check[j]);                                                          \
+                }                                                                                                      \
+            for (int j = 0; j < NR_; j++) sc->check[j] = check[j];                                                     \
+            if (sc->copy)                                                                                              \
+                for (int r = 0; r < MR_; r++)                                                                          \
+                    memcpy(sc->copy + at + (size_t)r * ldc, c2 + (size_t)r * ldc, sizeof(float) * NR_);                \
+        }                                                                                                              \
     }
-DEFINE_KERNEL_BLOCK(64) /* kernel_block_64: NR_WIDE */
-DEFINE_KERNEL_BLOCK(32) /* kernel_block_32: NR_NARROW */
-_Static_assert(NR_WIDE == 64 && NR_NARROW == 32, "the kernel_block_NR defined above must match the block sizes");
+/* every block shape gemm_panels uses: MR_WIDE, MR, 2 and 1 rows of a wide
+ * panel; those and MR_NARROW rows of a narrow one; each with and without sc */
+#define DEFINE_KERNEL_BLOCKS(SCALED)                                                                                   \
+    DEFINE_KERNEL_BLOCK(6, 64, SCALED)                                                                                 \
+    DEFINE_KERNEL_BLOCK(4, 64, SCALED)                                                                                 \
+    DEFINE_KERNEL_BLOCK(2, 64, SCALED)                                                                                 \
+    DEFINE_KERNEL_BLOCK(1, 64, SCALED)                                                                                 \
+    DEFINE_KERNEL_BLOCK(6, 32, SCALED)                                                                                 \
+    DEFINE_KERNEL_BLOCK(4, 32, SCALED)                                                                                 \
+    DEFINE_KERNEL_BLOCK(3, 32, SCALED)                                                                                 \
+    DEFINE_KERNEL_BLOCK(2, 32, SCALED)                                                                                 \
+    DEFINE_KERNEL_BLOCK(1, 32, SCALED)
+DEFINE_KERNEL_BLOCKS(0)
+DEFINE_KERNEL_BLOCKS(1)
+_Static_assert(MR_WIDE == 6 && MR == 4 && MR_NARROW == 3 && NR_WIDE == 64 && NR_NARROW == 32,
+               "the kernel blocks defined above must match the block sizes");
 
-KERNEL_INLINE void kernel_block(const int mr, const int nr, int kc, const float *restrict a, size_t lda,
-                                const float *restrict bp, float *c, size_t ldc, const float *init, size_t ldi)
+/* ---- the scores past the cache (AVX-512) ----------------------------------
+ *
+ * A large trace is written once and hardly read back during the forward:
+ * the scores not at all, scaled only by the next step, which reads the
+ * scratch copy. An ordinary store that misses the cache first reads the
+ * line from memory, so writing the trace costs twice its size in memory
+ * traffic; a non-temporal store writes whole lines without reading them.
+ * At n = 2048 a head's scores and scaled are 32 MiB. So on a CPU with
+ * AVX-512, the block of MR_WIDE × NR_WIDE scores streams both to the trace,
+ * the same arithmetic as kernel_6x64_1 in the same order: the same bits. It
+ * is written with the instructions themselves (immintrin.h), which only a
+ * function built for AVX-512 may use, and called only where the CPU has
+ * them (the wide blocks run only there). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define KERNEL_STREAMS 1
+__attribute__((target("avx512f"), noinline)) static void scores_block_stream(int kc, const float *restrict a,
+                                                                             size_t lda, const float *restrict bp,
+                                                                             float *c, size_t ldc, const float *init,
+                                                                             size_t ldi, Scaled *sc, size_t at)
 {
-    if (nr == NR_WIDE)
-        kernel_block_64(mr, kc, a, lda, bp, c, ldc, init, ldi);
-    else
-        kernel_block_32(mr, kc, a, lda, bp, c, ldc, init, ldi);
+    __m512 acc[MR_WIDE][NR_WIDE / 16]; /* (6, 64) block of C */
+    for (int r = 0; r < MR_WIDE; r++)
+        for (int v = 0; v < NR_WIDE / 16; v++) acc[r][v] = _mm512_loadu_ps(init + (size_t)r * ldi + 16 * v);
+    for (int p = 0; p < kc; p++) {
+        const float *b = bp + (size_t)p * NR_WIDE; /* (64) row p of the panel */
+        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), b2 = _mm512_loadu_ps(b + 32),
+               b3 = _mm512_loadu_ps(b + 48);
+        for (int r = 0; r < MR_WIDE; r++) {
+            __m512 ar = _mm512_set1_ps(a[(size_t)r * lda + p]);
+            acc[r][0] = _mm512_fmadd_ps(ar, b0, acc[r][0]);
+            acc[r][1] = _mm512_fmadd_ps(ar, b1, acc[r][1]);
+            acc[r][2] = _mm512_fmadd_ps(ar, b2, acc[r][2]);
+            acc[r][3] = _mm512_fmadd_ps(ar, b3, acc[r][3]);
+        }
+    }
+    const __m512 scale = _mm512_set1_ps(sc->scale), zero = _mm512_setzero_ps();
+    float *c2 = sc->c2 + at, *copy = sc->copy ? sc->copy + at : NULL;
+    __m512 check[NR_WIDE / 16];
+    for (int v = 0; v < NR_WIDE / 16; v++) check[v] = _mm512_loadu_ps(sc->check + 16 * v);
+    for (int r = 0; r < MR_WIDE; r++)
+        for (int v = 0; v < NR_WIDE / 16; v++) {
+            size_t o = (size_t)r * ldc + 16 * (size_t)v;
+            __m512 w = _mm512_mul_ps(acc[r][v], scale);
+            _mm512_stream_ps(c + o, acc[r][v]);
+            _mm512_stream_ps(c2 + o, w);
+            if (copy) _mm512_storeu_ps(copy + o, w);
+            check[v] = _mm512_fmadd_ps(w, zero, check[v]);
+        }
+    for (int v = 0; v < NR_WIDE / 16; v++) _mm512_storeu_ps(sc->check + 16 * v, check[v]);
+}
+#endif
+
+/* The kernel block for mr rows of a panel of nr columns (both constants at
+ * every call, so this folds to one call), with or without sc. */
+KERNEL_INLINE void kernel_block(const int mr, const int nr, int kc, const float *restrict a, size_t lda,
+                                const float *restrict bp, float *c, size_t ldc, const float *init, size_t ldi,
+                                Scaled *sc, size_t at)
+{
+#if KERNEL_STREAMS
+    if (mr == MR_WIDE && nr == NR_WIDE && sc && sc->stream) {
+        scores_block_stream(kc, a, lda, bp, c, ldc, init, ldi, sc, at);
+        return;
+    }
+#endif
+#define KERNEL_CASE(MR_, NR_)                                                                                          \
+    if (mr == MR_ && nr == NR_) {                                                                                      \
+        if (sc)                                                                                                        \
+            kernel_##MR_##x##NR_##_1(kc, a, lda, bp, c, ldc, init, ldi, sc, at);                                       \
+        else                                                                                                           \
+            kernel_##MR_##x##NR_##_0(kc, a, lda, bp, c, ldc, init, ldi, NULL, 0);                                      \
+        return;                                                                                                        \
+    }
+    KERNEL_CASE(6, 64)
+    KERNEL_CASE(4, 64)
+    KERNEL_CASE(2, 64)
+    KERNEL_CASE(1, 64)
+    KERNEL_CASE(6, 32)
+    KERNEL_CASE(4, 32)
+    KERNEL_CASE(3, 32)
+    KERNEL_CASE(2, 32)
+    KERNEL_CASE(1, 32)
+#undef KERNEL_CASE
+    assert(0 && "no kernel block of that shape");
 }
 
 /* The same for a panel with only ncols < nr columns in C: through a
- * zero-padded (mr, nr) copy, so that kernel_block stays branch-free. */
+ * zero-padded (mr, nr) copy, so that kernel_block stays branch-free; the
+ * scores' second output and check (sc) as kernel_block makes them, for the
+ * ncols columns. */
 KERNEL_INLINE void kernel_block_partial(const int mr, const int nr, int kc, const float *restrict a, size_t lda,
                                         const float *restrict bp, float *c, size_t ldc, const float *init, size_t ldi,
-                                        int ncols)
+                                        int ncols, Scaled *sc, size_t at)
 {
     float tile[MR_WIDE * NR_WIDE]; /* (mr, nr) C's block, padded */
     for (int r = 0; r < mr; r++) {
         memcpy(tile + r * nr, init + (size_t)r * ldi, sizeof(float) * (size_t)ncols);
         memset(tile + r * nr + ncols, 0, sizeof(float) * (size_t)(nr - ncols));
     }
-    kernel_block(mr, nr, kc, a, lda, bp, tile, (size_t)nr, tile, (size_t)nr);
+    kernel_block(mr, nr, kc, a, lda, bp, tile, (size_t)nr, tile, (size_t)nr, NULL, 0);
     for (int r = 0; r < mr; r++) memcpy(c + (size_t)r * ldc, tile + r * nr, sizeof(float) * (size_t)ncols);
+    if (!sc) return;
+    for (int r = 0; r < mr; r++)
+        for (int j = 0; j < ncols; j++) {
+            float w = tile[r * nr + j] * sc->scale;
+            sc->c2[at + (size_t)r * ldc + j] = w;
+            if (sc->copy) sc->copy[at + (size_t)r * ldc + j] = w;
+            sc->check[j] = KERNEL_FMA(w, 0.0f, sc->check[j]);
+        }
 }
 
 /* One block of mr rows: kernel_block, or kernel_block_partial for a
  * panel with ncols < nr columns. */
 KERNEL_INLINE void kernel_rows(const int mr, const int nr, int kc, const float *restrict a, size_t lda,
-                               const float *restrict bp, float *c, size_t ldc, const float *init, size_t ldi, int ncols)
+                               const float *restrict bp, float *c, size_t ldc, const float *init, size_t ldi, int ncols,
+                               Scaled *sc, size_t at)
 {
     if (ncols == nr)
-        kernel_block(mr, nr, kc, a, lda, bp, c, ldc, init, ldi);
+        kernel_block(mr, nr, kc, a, lda, bp, c, ldc, init, ldi, sc, at);
     else
-        kernel_block_partial(mr, nr, kc, a, lda, bp, c, ldc, init, ldi, ncols);
+        kernel_block_partial(mr, nr, kc, a, lda, bp, c, ldc, init, ldi, ncols, sc, at);
 }
 
 /* Packs the (kc, ncols) block of B at (p0, j0) into bp (kc, nr), zero-padding
@@ -241,12 +393,11 @@ KERNEL_INLINE void pack_panel(float *restrict bp, const float *restrict B, int t
     }
 }
 
-/* Where the packed (kc, nr) panel of columns jp.. and rows p0.. of B is in
- * B packed whole (attn__pack_panels): the panels before it hold jp columns
- * of k rows each. */
-static inline size_t packed_at(int jp, int p0, int k, int nr)
+/* Where the packed (k, nr) panel of columns jp.. is in B packed whole
+ * (attn__pack_panels): the panels before it hold jp columns of k rows each. */
+static inline size_t packed_at(int jp, int k)
 {
-    return (size_t)jp * (size_t)k + (size_t)p0 * (size_t)nr;
+    return (size_t)jp * (size_t)k;
 }
 
 /* Where C's sums start, for the columns [j0, j0 + width) of C (m, n): the
@@ -256,52 +407,70 @@ static const float c_accumulate_tag;
 #define C_ACCUMULATE (&c_accumulate_tag)
 static const float zero_row[NR_WIDE];
 
-/* C (m, n) = bias + A (m, k) · panels of B (C += when bias is C_ACCUMULATE),
- * for the columns [j0, j0 + width) in panels of nr (the last one partial):
- * each panel packed into bp, or read from `packed`, B packed whole
- * beforehand (then B is unused). The first slice of the shared dimension
- * starts its sums from the bias (or zeros, or C), the next ones from C. */
-KERNEL_INLINE void gemm_columns(float *restrict C, const float *restrict A, const float *restrict B, const float *bias,
-                                int transposed, int m, int k, int n, int j0, int width, const int nr,
-                                float *restrict bp, const float *restrict packed)
+/* Rows [ib, ie) and the panels of nr columns from ja to jb (the last one
+ * partial) of C (m, n) = bias + A (m, k) · B (C += when bias is
+ * C_ACCUMULATE; bias as above): each panel read from `packed`, B packed
+ * whole (then B is unused), or packed a slice at a time into bp. The first
+ * slice of the shared dimension starts its sums from the bias (or zeros, or
+ * C), the next ones from C; sc goes with the last slice. */
+KERNEL_INLINE void gemm_panels(float *restrict C, const float *restrict A, const float *restrict B, const float *bias,
+                               int transposed, int k, int n, int ib, int ie, int ja, int jb, const int nr,
+                               float *restrict bp, const float *restrict packed, Scaled *sc)
 {
-    assert(k > 0); /* k = 0 takes the small path (gemm_is_small) */
     const int wide = KERNEL_WIDE_REGISTERS();
-    for (int jp = j0; jp < j0 + width; jp += nr) {
-        int ncols = j0 + width - jp < nr ? j0 + width - jp : nr;
+    for (int jp = ja; jp < jb; jp += nr) {
+        int ncols = jb - jp < nr ? jb - jp : nr;
         for (int p0 = 0, kc; p0 < k; p0 += kc) {
-            /* B packed whole: its panel lies contiguous over all of k
-             * (packed_at), so it is read in one slice, and C is written once
-             * instead of stored and read back k / KC times. (A head's V_h:
-             * the panel is in L2 either way, 64 KiB slices being over L1.) */
-            kc = packed ? k : k - p0 < KC ? k - p0 : KC;
-            if (packed)
-                bp = (float *)(packed + packed_at(jp, p0, k, nr)); /* only read */
-            else
+            const float *panel = bp; /* (kc, nr) */
+            if (packed) {
+                kc = k; /* the panel lies contiguous over all of k */
+                panel = packed + packed_at(jp, k);
+            } else {
+                kc = k - p0 < KC ? k - p0 : KC;
                 pack_panel(bp, B, transposed, k, n, p0, kc, jp, ncols, nr);
-            const float *a = A + p0;
-            float *c = C + jp;
-            const float *init = c; /* (m, ncols) with row stride ldi */
+            }
+            const float *init = C + jp; /* with row stride ldi */
             size_t ldi = (size_t)n;
             if (p0 == 0 && bias != C_ACCUMULATE) {
                 init = bias ? bias + jp : zero_row;
                 ldi = 0;
             }
+            Scaled *last = p0 + kc == k ? sc : NULL;
             /* rows i.. of the slice: blocks of R rows */
 #define ROWS(R)                                                                                                        \
-    kernel_rows(R, nr, kc, a + (size_t)i * k, (size_t)k, bp, c + (size_t)i * n, (size_t)n, init + (size_t)i * ldi,     \
-                ldi, ncols)
-            int i = 0;
+    kernel_rows(R, nr, kc, A + (size_t)i * k + p0, (size_t)k, panel, C + (size_t)i * n + jp, (size_t)n,                \
+                init + (size_t)i * ldi, ldi, ncols, last, (size_t)i * n + jp)
+            int i = ib;
             if (wide) {
-                for (; i + MR_WIDE <= m; i += MR_WIDE) ROWS(MR_WIDE);
-                for (; i + MR <= m; i += MR) ROWS(MR);
+                for (; i + MR_WIDE <= ie; i += MR_WIDE) ROWS(MR_WIDE);
+                for (; i + MR <= ie; i += MR) ROWS(MR);
             } else {
-                for (; i + MR_NARROW <= m; i += MR_NARROW) ROWS(MR_NARROW);
+                for (; i + MR_NARROW <= ie; i += MR_NARROW) ROWS(MR_NARROW);
             }
-            for (; i + 2 <= m; i += 2) ROWS(2);
-            for (; i < m; i++) ROWS(1);
+            for (; i + 2 <= ie; i += 2) ROWS(2);
+            for (; i < ie; i++) ROWS(1);
 #undef ROWS
         }
+    }
+}
+
+/* Rows [i0, i1) and columns [j0, j1) of C (m, n) = bias + A (m, k) · B
+ * (k, n), or · Bᵀ with B (n, k) when transposed (bias as gemm_panels takes
+ * it), in blocks of MC rows: with AVX-512 in wide panels from j0, the rest
+ * in narrow ones (all of them narrow without). B is read from `packed`
+ * (attn__pack_panels; then j0 = 0 and j1 = n, the panels cut as it cut
+ * them), or packed a slice of a panel at a time. */
+KERNEL_INLINE void gemm_block(float *restrict C, const float *restrict A, const float *restrict B, const float *bias,
+                              int transposed, int k, int n, int i0, int i1, int j0, int j1,
+                              const float *restrict packed, Scaled *sc)
+{
+    assert(k > 0);                       /* k = 0 takes the small path (gemm_is_small) */
+    _Alignas(64) float bp[KC * NR_WIDE]; /* (KC, nr) a slice of a panel, when B is not packed: 64 KiB */
+    int wide_end = KERNEL_WIDE_REGISTERS() ? j0 + (j1 - j0) / NR_WIDE * NR_WIDE : j0;
+    for (int ib = i0; ib < i1; ib += MC) {
+        int ie = i1 - ib < MC ? i1 : ib + MC;
+        gemm_panels(C, A, B, bias, transposed, k, n, ib, ie, j0, wide_end, NR_WIDE, bp, packed, sc);
+        gemm_panels(C, A, B, bias, transposed, k, n, ib, ie, wide_end, j1, NR_NARROW, bp, packed, sc);
     }
 }
 
@@ -433,20 +602,6 @@ KERNEL_DISPATCH static void gemm_small(float *restrict C, const float *restrict 
 #undef SMALL_STORE
 }
 
-/* C (m, n) = bias + A (m, k) · B for the columns [j0, j0 + width) (bias as
- * gemm_columns takes it): in wide panels from j0, the rest in narrow ones
- * (all of them narrow without AVX-512);
- * B packed panel by panel, or read from `packed` (B packed whole by
- * attn__pack_panels, j0 = 0). */
-KERNEL_INLINE void gemm_range(float *restrict C, const float *restrict A, const float *restrict B, const float *bias,
-                              int transposed, int m, int k, int n, int j0, int width, const float *restrict packed)
-{
-    _Alignas(64) float bp[KC * NR_WIDE]; /* (KC, NR_WIDE) the packed panel, 64 KiB */
-    int wide = KERNEL_WIDE_REGISTERS() ? width - width % NR_WIDE : 0;
-    gemm_columns(C, A, B, bias, transposed, m, k, n, j0, wide, NR_WIDE, bp, packed);
-    gemm_columns(C, A, B, bias, transposed, m, k, n, j0 + wide, width - wide, NR_NARROW, bp, packed);
-}
-
 /* C (m, n) = bias + A (m, k) · B (k, n), or · Bᵀ with B (n, k) when
  * transposed; bias NULL: zeros, C_ACCUMULATE: C += A · B. */
 KERNEL_DISPATCH static void gemm_product(float *restrict C, const float *restrict A, const float *restrict B,
@@ -457,7 +612,7 @@ KERNEL_DISPATCH static void gemm_product(float *restrict C, const float *restric
         gemm_small(C, A, B, accumulate ? NULL : bias, accumulate, transposed, m, k, n);
         return;
     }
-    gemm_range(C, A, B, bias, transposed, m, k, n, 0, n, NULL);
+    gemm_block(C, A, B, bias, transposed, k, n, 0, m, 0, n, NULL, NULL);
 }
 
 /* A product with few columns and many rows (a head's weights · V_h with
@@ -482,6 +637,12 @@ static int matmul_transposed(float *restrict C, const float *restrict A, const f
     return 0;
 }
 
+/* attn_matmul's path for few columns and many rows (matmul_transposed). */
+static int matmul_goes_transposed(int m, int k, int n)
+{
+    return n < NR_NARROW && m >= NR_WIDE && (size_t)m * (size_t)k * (size_t)n > GEMM_SMALL;
+}
+
 void attn_matmul(float *restrict C, const float *restrict A, const float *restrict B, const float *restrict bias, int m,
                  int k, int n)
 {
@@ -489,69 +650,8 @@ void attn_matmul(float *restrict C, const float *restrict A, const float *restri
         gemm_small(C, A, B, bias, 0, 0, m, k, n);
         return;
     }
-    if (n < NR_NARROW && m >= NR_WIDE && (size_t)m * (size_t)k * (size_t)n > GEMM_SMALL &&
-        matmul_transposed(C, A, B, bias, m, k, n) == 0)
-        return;
+    if (matmul_goes_transposed(m, k, n) && matmul_transposed(C, A, B, bias, m, k, n) == 0) return;
     gemm_product(C, A, B, bias, 0, m, k, n);
-}
-
-/* Columns [j0, j0 + width) of C (m, n) = A (m, k) · B (k, n) [+ bias (n)]:
- * the product's panels for those columns only, so that threads splitting a
- * product by columns each pack only their own panels of B (split by rows,
- * every thread would pack all of B). Every element is the same sum, in the
- * same order, as attn_matmul's. */
-KERNEL_DISPATCH static void gemm_cols(float *restrict C, const float *restrict A, const float *restrict B,
-                                      const float *restrict bias, int m, int k, int n, int j0, int width)
-{
-    gemm_range(C, A, B, bias, 0, m, k, n, j0, width, NULL);
-}
-
-void attn__matmul_cols(float *C, const float *A, const float *B, const float *bias, int m, int k, int n, int j0,
-                       int width)
-{
-    assert(j0 >= 0 && width >= 0 && j0 + width <= n);
-    gemm_cols(C, A, B, bias, m, k, n, j0, width);
-}
-
-/* ---- B packed once, for many products ---------------------------------------
- *
- * A head's blocks of rows all multiply by the same K_hᵀ and V_h: packed once
- * per head instead of once per block (gathering K_h's columns costs about
- * as much as a 32-row block's product). */
-
-/* (The same count when every panel is narrow: n rounded up to NR_NARROW.) */
-size_t attn__packed_floats(int k, int n)
-{
-    int wide = n - n % NR_WIDE, narrow = (n - wide + NR_NARROW - 1) / NR_NARROW * NR_NARROW;
-    return (size_t)(wide + narrow) * (size_t)k;
-}
-
-KERNEL_DISPATCH static void pack_panels(float *restrict dst, const float *restrict B, int transposed, int k, int n)
-{
-    int wide = KERNEL_WIDE_REGISTERS() ? n - n % NR_WIDE : 0; /* as gemm_range cuts them */
-    for (int jp = 0; jp < n;) {
-        int nr = jp < wide ? NR_WIDE : NR_NARROW, ncols = n - jp < nr ? n - jp : nr;
-        for (int p0 = 0; p0 < k; p0 += KC)
-            pack_panel(dst + packed_at(jp, p0, k, nr), B, transposed, k, n, p0, k - p0 < KC ? k - p0 : KC, jp, ncols,
-                       nr);
-        jp += nr;
-    }
-}
-
-void attn__pack_panels(float *dst, const float *B, int transposed, int k, int n)
-{
-    pack_panels(dst, B, transposed, k, n);
-}
-
-KERNEL_DISPATCH static void gemm_packed(float *restrict C, const float *restrict A, const float *restrict packed, int m,
-                                        int k, int n)
-{
-    gemm_range(C, A, NULL, NULL, 0, m, k, n, 0, n, packed);
-}
-
-void attn__matmul_packed(float *C, const float *A, const float *packed, int m, int k, int n)
-{
-    gemm_packed(C, A, packed, m, k, n);
 }
 
 void attn_matmul_nt(float *restrict C, const float *restrict A, const float *restrict B, int m, int k, int n)
@@ -561,6 +661,117 @@ void attn_matmul_nt(float *restrict C, const float *restrict A, const float *res
         return;
     }
     gemm_product(C, A, B, NULL, 1, m, k, n);
+}
+
+int attn__matmul_panelled(int m, int k, int n)
+{
+    return !gemm_is_small(m, k, n) && !matmul_goes_transposed(m, k, n);
+}
+
+/* Rows [i0, i1) and columns [j0, j1) of attn_matmul(C, A, B, bias, m, k, n):
+ * the same sums in the same order, so the same bits. Threads splitting a
+ * product by columns each pack only their own panels of B. */
+KERNEL_DISPATCH static void gemm_part(float *restrict C, const float *restrict A, const float *restrict B,
+                                      const float *restrict bias, int k, int n, int i0, int i1, int j0, int j1)
+{
+    gemm_block(C, A, B, bias, 0, k, n, i0, i1, j0, j1, NULL, NULL);
+}
+
+void attn__matmul_part(float *C, const float *A, const float *B, const float *bias, int m, int k, int n, int i0, int i1,
+                       int j0, int j1)
+{
+    assert(0 <= i0 && i0 <= i1 && i1 <= m && 0 <= j0 && j0 <= j1 && j1 <= n);
+    (void)m;
+    if (i0 < i1 && j0 < j1) gemm_part(C, A, B, bias, k, n, i0, i1, j0, j1);
+}
+
+/* ---- B packed once, for many products ---------------------------------------
+ *
+ * A head's blocks of rows all multiply by the same K_hᵀ and V_h, and every
+ * block of MC rows of a projection by the same weights: B packed whole once
+ * instead of once per block of rows. */
+
+/* (The same count when every panel is narrow: n rounded up to NR_NARROW.) */
+size_t attn__packed_floats(int k, int n)
+{
+    int wide = n - n % NR_WIDE, narrow = (n - wide + NR_NARROW - 1) / NR_NARROW * NR_NARROW;
+    return (size_t)(wide + narrow) * (size_t)k;
+}
+
+/* Panels [jfirst, jend) of B packed whole: those that start there, cut as
+ * gemm_block cuts them (wide ones, then narrow; all narrow without AVX-512). */
+KERNEL_DISPATCH static void pack_panels(float *restrict dst, const float *restrict B, int transposed, int k, int n,
+                                        int jfirst, int jend)
+{
+    int wide = KERNEL_WIDE_REGISTERS() ? n - n % NR_WIDE : 0;
+    for (int jp = 0; jp < n && jp < jend;) {
+        int nr = jp < wide ? NR_WIDE : NR_NARROW, ncols = n - jp < nr ? n - jp : nr;
+        if (jp >= jfirst) pack_panel(dst + packed_at(jp, k), B, transposed, k, n, 0, k, jp, ncols, nr);
+        jp += nr;
+    }
+}
+
+void attn__pack_panels(float *dst, const float *B, int transposed, int k, int n, int jfirst, int jend)
+{
+    pack_panels(dst, B, transposed, k, n, jfirst, jend);
+}
+
+KERNEL_DISPATCH static void gemm_packed(float *restrict C, const float *restrict A, const float *restrict packed,
+                                        const float *bias, int k, int n, int i0, int i1, Scaled *sc)
+{
+    gemm_block(C, A, NULL, bias, 0, k, n, i0, i1, 0, n, packed, sc);
+}
+
+void attn__matmul_packed(float *C, const float *A, const float *packed, const float *bias, int m, int k, int n, int i0,
+                         int i1)
+{
+    assert(0 <= i0 && i0 <= i1 && i1 <= m);
+    (void)m;
+    if (i0 < i1) gemm_packed(C, A, packed, bias, k, n, i0, i1, NULL);
+}
+
+KERNEL_DISPATCH static void gemm_scores(float *restrict S, const float *restrict Q, const float *restrict K, int dk,
+                                        int nk, int rows, Scaled *sc)
+{
+    gemm_block(S, Q, K, NULL, 1, dk, nk, 0, rows, 0, nk, NULL, sc);
+}
+
+const float *attn__scores(float *S, float *scaled, float *copy, const float *Q, const float *K, const float *packK,
+                          int rows, int dk, int nk, float divisor, unsigned *bits_s, unsigned *bits_a)
+{
+    /* a divisor of 2^(e-1) (frexpf's mantissa 1/2), whose reciprocal 2^(1-e)
+     * is a float: x · 2^(1-e) and x / 2^(e-1) are the same real number, so
+     * they round to the same float */
+    int e = 0;
+    int exact = divisor >= 0x1p-126f && divisor <= 0x1p126f && frexpf(divisor, &e) == 0.5f;
+    if (!exact || (!packK && gemm_is_small(rows, dk, nk))) {
+        if (packK)
+            gemm_packed(S, Q, packK, NULL, dk, nk, 0, rows, NULL);
+        else
+            attn_matmul_nt(S, Q, K, rows, dk, nk);
+        attn__divide_scan(scaled, S, (size_t)rows * (size_t)nk, divisor, bits_s, bits_a);
+        return scaled;
+    }
+    Scaled sc = {.c2 = scaled, .copy = copy, .scale = ldexpf(1.0f, 1 - e)};
+#if KERNEL_STREAMS
+    /* whole cache lines: every block's rows start on one (64-byte steps,
+     * rows of a whole number of lines), and no one reads them here but
+     * from copy */
+    sc.stream = copy && (uintptr_t)S % 64 == 0 && (uintptr_t)scaled % 64 == 0 && nk % 16 == 0;
+#endif
+    if (packK)
+        gemm_packed(S, Q, packK, NULL, dk, nk, 0, rows, &sc);
+    else
+        gemm_scores(S, Q, K, dk, nk, rows, &sc);
+#if KERNEL_STREAMS
+    /* non-temporal stores are ordered by nothing else: before anyone may
+     * read them (the trace is published to other threads later) */
+    if (sc.stream) _mm_sfence();
+#endif
+    int finite = 1;
+    for (int j = 0; j < NR_WIDE; j++) finite &= sc.check[j] == 0.0f;
+    *bits_s = *bits_a = finite ? 0u : ATTN_SCAN_PENDING;
+    return copy ? copy : scaled;
 }
 
 /* ---- the row softmax -------------------------------------------------------

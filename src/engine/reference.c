@@ -88,7 +88,7 @@ void attn__apply_mask(const AttnConfig *c, const unsigned char *mask, float *out
     for (int i = r0; i < r1; i++) {
         int any = 0;
         for (int j = 0; j < c->n_k; j++) {
-            size_t at = (size_t)i * (size_t)c->n_k + (size_t)j;
+            size_t at = (size_t)(i - r0) * (size_t)c->n_k + (size_t)j;
             int ok = may_attend(c, mask, i, j);
             out[at] = ok ? in[at] : c->mask_fill;
             any |= ok;
