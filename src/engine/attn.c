@@ -517,7 +517,7 @@ void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *m
     }
     /* 5. softmax along each row; 6. weighted sum of the values */
     float *W = w->data + (size_t)r0 * nk;
-    attn_softmax_rows(W, w->row_flags + r0, pre, rows, nk);
+    const float *weights = attn__softmax_block(W, scratch ? scratch + nn : NULL, w->row_flags + r0, pre, rows, nk);
     /* Weights of rows of finite and -inf logits are in [0, 1] (the reference
      * path turns blocked rows into zeros): only input holding +inf or NaN
      * (an earlier step, which is named first) needs the scan of the 16 MiB
@@ -529,9 +529,9 @@ void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *m
     AttnStep *o = &t->steps[hp->out];
     float *O = o->data + (size_t)r0 * dv; /* (rows, d_v) */
     if (packV)
-        attn__matmul_packed(O, W, packV, NULL, rows, nk, dv, 0, rows);
+        attn__matmul_packed(O, weights, packV, NULL, rows, nk, dv, 0, rows);
     else
-        attn_matmul(O, W, data_of(t, hp->V), NULL, rows, nk, dv);
+        attn_matmul(O, weights, data_of(t, hp->V), NULL, rows, nk, dv);
     if (found) found_or(found, hp->out, attn__nonfinite_bits(O, (size_t)rows * dv));
     memcpy(o->row_flags + r0, w->row_flags + r0, (size_t)rows);
     /* 7. concat: this head's output goes to columns [h·d_v, (h+1)·d_v) */

@@ -457,7 +457,7 @@ static void heads_layout(const AttnConfig *c, HeadTasks *ht)
          * one goes through attn_matmul's paths for few columns */
         ht->pack_k = attn__packed_floats(c->d_k, c->n_k);
         ht->pack_v = c->d_v >= COL_NARROW ? attn__packed_floats(c->n_k, c->d_v) : 0;
-        ht->scratch_floats = ALIGN_FLOATS((size_t)ht->rows * (size_t)c->n_k);
+        ht->scratch_floats = 2 * ALIGN_FLOATS((size_t)ht->rows * (size_t)c->n_k);
     }
 }
 

@@ -891,23 +891,38 @@ KERNEL_INLINE float vf16_fold_max(vf16 m, const int wide)
 /* e^x for EXP_LOWEST ≤ x ≤ 0 on 16 lanes, and 0 for x == EXP_LOWEST (the
  * caller clamps to it). The Cephes method: x = n·ln2 + r with |r| ≤ ln2/2
  * (ln2 split in a high part exact in float and a low part), e^r by its
- * degree-7 minimax polynomial, 2^n built in the exponent bits. Within 2 ulp
- * of exp() in double over [-87, 0] (tests/test_perf_paths.c checks it). */
-KERNEL_INLINE vf16 exp_nonpositive_v(vf16 x, const int wide)
+ * degree-7 minimax polynomial in fused multiply-adds, 2^n built in the
+ * exponent bits. Within 2 ulp of exp() in double over [-87, 0]
+ * (tests/test_perf_paths.c checks it). Written as a loop over the lanes,
+ * not on the vector: GCC vectorises fmaf only in a loop, into the clone's
+ * FMA instructions (in the baseline clone, libm's fmaf: the same bits), and
+ * only a loop without the clamp in it. */
+KERNEL_INLINE vf16 exp_nonpositive_v(vf16 x)
 {
     const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
-    vi16 n = __builtin_convertvector(x * log2e - 0.5f, vi16); /* rounded to nearest (x ≤ 0): n ∈ [-126, 0] */
-    vf16 nf = __builtin_convertvector(n, vf16);
-    vf16 r = x - nf * ln2_hi - nf * ln2_lo;
-    vf16 p = vf16_splat(1.9875691500e-4f);
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    vi16 two_n = ((n + 127) << 23) & vf16_gt(x, vf16_splat(EXP_LOWEST), wide); /* 2^n, or 0 at the clamp */
-    return p * (vf16)two_n;
+    float in[16], out[16];
+    memcpy(in, &x, sizeof in);
+    for (int l = 0; l < 16; l++) {
+        float d = in[l];
+        int32_t n = (int32_t)(d * log2e - 0.5f); /* rounded to nearest (d ≤ 0): n ∈ [-126, 0] */
+        float nf = (float)n;
+        float r = KERNEL_FMA(nf, -ln2_hi, d);
+        r = KERNEL_FMA(nf, -ln2_lo, r);
+        float p = 1.9875691500e-4f;
+        p = KERNEL_FMA(p, r, 1.3981999507e-3f);
+        p = KERNEL_FMA(p, r, 8.3334519073e-3f);
+        p = KERNEL_FMA(p, r, 4.1665795894e-2f);
+        p = KERNEL_FMA(p, r, 1.6666665459e-1f);
+        p = KERNEL_FMA(p, r, 5.0000001201e-1f);
+        p = KERNEL_FMA(p, r * r, r) + 1.0f;
+        int32_t bits = EXP_LOWEST < d ? (n + 127) << 23 : 0; /* 2^n, or 0 at the clamp */
+        float two_n;
+        memcpy(&two_n, &bits, sizeof two_n);
+        out[l] = p * two_n;
+    }
+    vf16 y;
+    memcpy(&y, out, sizeof y);
+    return y;
 }
 
 /* Softmax of an ordinary row (only finite and -inf values, at least one
@@ -932,22 +947,21 @@ KERNEL_INLINE void softmax_row_exp(float *restrict yr, const float *restrict xr,
     int j = 0;
     for (; j + 64 <= cols; j += 64) {
         vf16 e[4];
-        for (int k = 0; k < 4; k++)
-            e[k] = exp_nonpositive_v(vf16_max(vf16_load(xr + j + 16 * k) - vmx, lowest, wide), wide);
+        for (int k = 0; k < 4; k++) e[k] = exp_nonpositive_v(vf16_max(vf16_load(xr + j + 16 * k) - vmx, lowest, wide));
         for (int k = 0; k < 4; k++) {
             vf16_store(yr + j + 16 * k, e[k]);
             acc[k] += e[k];
         }
     }
     for (; j + 16 <= cols; j += 16) {
-        vf16 e = exp_nonpositive_v(vf16_max(vf16_load(xr + j) - vmx, lowest, wide), wide);
+        vf16 e = exp_nonpositive_v(vf16_max(vf16_load(xr + j) - vmx, lowest, wide));
         vf16_store(yr + j, e);
         acc[0] += e;
     }
     if (j < cols) { /* the last cols - j < 16 cells, through a padded vector */
         float tail[16];
         for (int l = 0; l < 16; l++) tail[l] = j + l < cols ? xr[j + l] : mx; /* padding: e^0, dropped */
-        vf16_store(tail, exp_nonpositive_v(vf16_max(vf16_load(tail) - vmx, lowest, wide), wide));
+        vf16_store(tail, exp_nonpositive_v(vf16_max(vf16_load(tail) - vmx, lowest, wide)));
         for (int l = 0; j + l < cols; l++) yr[j + l] = tail[l];
     }
     *lanes = (acc[0] + acc[1]) + (acc[2] + acc[3]);
@@ -1022,10 +1036,10 @@ enum { SMALL_ROW = 16, SMALL_BLOCK = 64, EXP_CHUNK = 16 };
 
 /* e^x in place on n floats, n rounded up to whole chunks (the caller's
  * buffer has room), so that the loop vectorises at -O2 too. */
-KERNEL_INLINE void exp_chunks(float *restrict z, size_t n, const int wide)
+KERNEL_INLINE void exp_chunks(float *restrict z, size_t n)
 {
     for (size_t c = 0; c < (n + EXP_CHUNK - 1) / EXP_CHUNK; c++)
-        vf16_store(z + c * EXP_CHUNK, exp_nonpositive_v(vf16_load(z + c * EXP_CHUNK), wide));
+        vf16_store(z + c * EXP_CHUNK, exp_nonpositive_v(vf16_load(z + c * EXP_CHUNK)));
 }
 
 /* One block of rows of at most SMALL_ROW cells. Rows that are not ordinary
@@ -1046,7 +1060,7 @@ KERNEL_INLINE void softmax_block_small(float *restrict y, const float *restrict 
         }
     }
     for (int q = nz; q < nz + EXP_CHUNK; q++) z[q] = EXP_LOWEST; /* the last chunk's padding */
-    exp_chunks(z, (size_t)nz, wide);
+    exp_chunks(z, (size_t)nz);
     for (int i = 0; i < rows; i++) {
         if (!ordinary[i]) continue;
         const float *e = z + i * cols;
@@ -1058,8 +1072,28 @@ KERNEL_INLINE void softmax_block_small(float *restrict y, const float *restrict 
     }
 }
 
-KERNEL_INLINE void softmax_rows_for(float *restrict y, unsigned char *restrict flags, const float *restrict x, int rows,
-                                    int cols, const int wide)
+/* The last pass over a row in the stream mode of softmax_rows_for: w *= f
+ * (as softmax_row_scale), and the row written to y past the cache. y on 64
+ * bytes, cols a multiple of 16. */
+#if KERNEL_STREAMS
+__attribute__((target("avx512f"), noinline)) static void softmax_row_scale_stream(float *restrict y, float *restrict w,
+                                                                                  int cols, float f)
+{
+    const __m512 vf = _mm512_set1_ps(f);
+    for (int j = 0; j < cols; j += 16) {
+        __m512 v = _mm512_mul_ps(_mm512_loadu_ps(w + j), vf);
+        _mm512_storeu_ps(w + j, v);
+        _mm512_stream_ps(y + j, v);
+    }
+}
+#endif
+
+/* y = softmax of x's rows. With copy (stream mode, AVX-512 only: y on 64
+ * bytes, cols a multiple of 16), each block of rows is worked out in copy
+ * and written to y past the cache as its last pass makes it, copy keeping
+ * the values for whoever reads them next. */
+KERNEL_INLINE void softmax_rows_for(float *restrict y, float *restrict copy, unsigned char *restrict flags,
+                                    const float *restrict x, int rows, int cols, const int wide)
 {
     if (cols <= SMALL_ROW) {
         unsigned char ordinary[SMALL_BLOCK];
@@ -1084,37 +1118,62 @@ KERNEL_INLINE void softmax_rows_for(float *restrict y, unsigned char *restrict f
         int n = rows - i0 < block ? rows - i0 : block;
         const float *xb = x + (size_t)i0 * cols; /* (n, cols) */
         float *yb = y + (size_t)i0 * cols;
+        float *wb = copy ? copy + (size_t)i0 * cols : yb; /* where the block is worked out */
         for (int i = 0; i < n; i++)
             ordinary[i] = (unsigned char)row_max_ordinary(xb + (size_t)i * cols, cols, &mx[i], wide);
         for (int i = 0; i < n; i++)
             if (ordinary[i])
-                softmax_row_exp(yb + (size_t)i * cols, xb + (size_t)i * cols, cols, mx[i], &lanes[i], wide);
+                softmax_row_exp(wb + (size_t)i * cols, xb + (size_t)i * cols, cols, mx[i], &lanes[i], wide);
         for (int i = 0; i < n; i++)
-            if (ordinary[i]) inv[i] = (float)(1.0 / softmax_row_sum(&lanes[i], yb + (size_t)i * cols, cols, wide));
+            if (ordinary[i]) inv[i] = (float)(1.0 / softmax_row_sum(&lanes[i], wb + (size_t)i * cols, cols, wide));
         for (int i = 0; i < n; i++) {
-            if (ordinary[i])
-                softmax_row_scale(yb + (size_t)i * cols, cols, inv[i]); /* sum ≥ 1: the maximum's own e^0 */
-            else
-                attn_softmax_rows_reference(yb + (size_t)i * cols, flags ? flags + i0 + i : NULL, xb + (size_t)i * cols,
-                                            1, cols);
+            float *yr = yb + (size_t)i * cols, *wr = wb + (size_t)i * cols;
+            if (!ordinary[i]) {
+                attn_softmax_rows_reference(yr, flags ? flags + i0 + i : NULL, xb + (size_t)i * cols, 1, cols);
+                if (copy) memcpy(wr, yr, sizeof(float) * (size_t)cols);
+                continue;
+            }
+            /* sum ≥ 1: the maximum's own e^0 */
+#if KERNEL_STREAMS
+            if (copy) {
+                softmax_row_scale_stream(yr, wr, cols, inv[i]);
+                continue;
+            }
+#endif
+            softmax_row_scale(yr, cols, inv[i]);
         }
     }
 }
 
 /* The rows' softmax, compiled once for each value of `wide`, so that neither
  * tests it in its loops. */
-KERNEL_DISPATCH static void softmax_rows(float *restrict y, unsigned char *restrict flags, const float *restrict x,
-                                         int rows, int cols)
+KERNEL_DISPATCH static void softmax_rows(float *restrict y, float *restrict copy, unsigned char *restrict flags,
+                                         const float *restrict x, int rows, int cols)
 {
     if (KERNEL_WIDE_REGISTERS())
-        softmax_rows_for(y, flags, x, rows, cols, 1);
+        softmax_rows_for(y, copy, flags, x, rows, cols, 1);
     else
-        softmax_rows_for(y, flags, x, rows, cols, 0);
+        softmax_rows_for(y, copy, flags, x, rows, cols, 0);
 }
 
 void attn_softmax_rows(float *y, unsigned char *flags, const float *x, int rows, int cols)
 {
-    softmax_rows(y, flags, x, rows, cols);
+    softmax_rows(y, NULL, flags, x, rows, cols);
+}
+
+const float *attn__softmax_block(float *y, float *copy, unsigned char *flags, const float *x, int rows, int cols)
+{
+#if KERNEL_STREAMS
+    /* the wide blocks run exactly where the CPU has AVX-512 */
+    if (copy && KERNEL_WIDE_REGISTERS() && (uintptr_t)y % 64 == 0 && cols % 16 == 0 && cols > SMALL_ROW) {
+        softmax_rows(y, copy, flags, x, rows, cols);
+        _mm_sfence(); /* the stores past the cache, before anyone may read them */
+        return copy;
+    }
+#endif
+    (void)copy;
+    softmax_rows(y, NULL, flags, x, rows, cols);
+    return y;
 }
 
 /* ---- the scan for non-finite values ------------------------------------------ */
