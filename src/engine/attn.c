@@ -474,7 +474,9 @@ void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *m
     float *A = data_of(t, hp->scaled) + (size_t)r0 * nk;
     const float *Kh = data_of(t, hp->K);
     unsigned bits_s, bits_a, bits_pre;
-    const float *pre = A; /* the rows the softmax reads */
+    const float *pre = A;                               /* the rows the softmax reads */
+    float *row_max = scratch ? scratch + 2 * nn : NULL; /* (rows, 16) the rows' maxima, when attn__scores gives them */
+    int maxed = 0;
     AttnStep *w = &t->steps[hp->weights];
     if (hp->masked >= 0 && c->mask_order == ATTN_MASK_THEN_SCALE) {
         /* 3'. seed 003's order: masked = the raw scores with blocked cells
@@ -499,7 +501,8 @@ void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *m
          * sums are in registers (a kernel of kernels.c's); with a scratch,
          * scaled also there, where the next step reads it while it is in the
          * core's cache, and the trace's copies go past the cache */
-        pre = attn__scores(S, A, scratch, Qh, Kh, packK, rows, dk, nk, t->divisor, &bits_s, &bits_a);
+        pre = attn__scores(S, A, scratch, hp->masked >= 0 || !scratch ? NULL : row_max, &maxed, Qh, Kh, packK, rows, dk,
+                           nk, t->divisor, &bits_s, &bits_a);
         found_or(found, hp->scores, bits_s);
         found_or(found, hp->scaled, bits_a);
         /* 4. masked: blocked cells become the fill. Not scanned: its cells are
@@ -517,7 +520,8 @@ void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *m
     }
     /* 5. softmax along each row; 6. weighted sum of the values */
     float *W = w->data + (size_t)r0 * nk;
-    const float *weights = attn__softmax_block(W, scratch ? scratch + nn : NULL, w->row_flags + r0, pre, rows, nk);
+    const float *weights =
+        attn__softmax_block(W, scratch ? scratch + nn : NULL, w->row_flags + r0, pre, maxed ? row_max : NULL, rows, nk);
     /* Weights of rows of finite and -inf logits are in [0, 1] (the reference
      * path turns blocked rows into zeros): only input holding +inf or NaN
      * (an earlier step, which is named first) needs the scan of the 16 MiB

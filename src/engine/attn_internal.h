@@ -66,8 +66,8 @@ void attn__prepare_head(AttnTrace *t, const Plan *p, int h, int values, float *p
 /* Computes rows [r0, r1) of head h (0-based) of dot attention into its
  * recorded steps and its columns of concat (when the plan has one): all its
  * rows, K_h and V_h included, when packK is NULL; else a block of them,
- * after attn__prepare_head, with scratch room for one block's scaled and
- * weights (2 · (r1 - r0) · n_k floats, or NULL). ORs what the scans of what it wrote
+ * after attn__prepare_head, with scratch room for one block's scaled,
+ * weights and row maxima ((r1 - r0) · (2·n_k + 16) floats, or NULL). ORs what the scans of what it wrote
  * find into found[] (found may be NULL: no scans). */
 void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *mask, int h, int r0, int r1,
                              const float *packK, const float *packV, float *scratch, unsigned char *found);
@@ -119,17 +119,24 @@ void attn__matmul_part(float *C, const float *A, const float *B, const float *bi
  * scaled = scores / divisor, each a float division as written: the same
  * bits as attn_matmul_nt then attn__divide_scan. With copy (rows, n_k),
  * scaled may also be put there, and the stores into S and scaled may go
- * past the cache. Returns where to read scaled from: copy, or scaled.
- * *bits_s and *bits_a get what the scans of the two found, or
- * ATTN_SCAN_PENDING for both when a value that is not finite is somewhere
- * in them (then check_finite scans them again to name it). */
-const float *attn__scores(float *S, float *scaled, float *copy, const float *Q, const float *K, const float *packK,
-                          int rows, int dk, int nk, float divisor, unsigned *bits_s, unsigned *bits_a);
+ * past the cache; with row_max (rows, 16), each row's maximum of scaled may
+ * be put there too, as the maximum of its 16 floats (*maxed says whether it
+ * was: only when every value is finite). Returns where to read scaled from:
+ * copy, or scaled. *bits_s and *bits_a get what the scans of the two
+ * found, or ATTN_SCAN_PENDING for both when a value that is not finite is
+ * somewhere in them (then check_finite scans them again to name it). */
+const float *attn__scores(float *S, float *scaled, float *copy, float *row_max, int *maxed, const float *Q,
+                          const float *K, const float *packK, int rows, int dk, int nk, float divisor, unsigned *bits_s,
+                          unsigned *bits_a);
 /* y (rows, cols) = the softmax of x's rows, as attn_softmax_rows. With copy
  * (rows, cols), y may be written past the cache (whole lines, where the
- * CPU can), its values also put in copy. Returns where to read them: copy,
- * or y. */
-const float *attn__softmax_block(float *y, float *copy, unsigned char *flags, const float *x, int rows, int cols);
+ * CPU can), its values also put in copy. With row_max (rows, 16), every
+ * value of x is finite and each row's maximum is the largest of its 16
+ * floats there (attn__scores). Returns where to read them: copy, or y. */
+const float *attn__softmax_block(float *y, float *copy, unsigned char *flags, const float *x, const float *row_max,
+                                 int rows, int cols);
+/* dst = src, n floats, which do not overlap: a large copy goes past the cache. */
+void attn__copy_floats(float *dst, const float *src, size_t n);
 /* One phase of independent work on up to `threads` threads: up to
  * ATTN_MAX_PHASE_JOBS products (split by rows, or by columns when they have
  * few; the same bits as attn_matmul's, whatever the count) and as many

@@ -293,8 +293,8 @@ static void phase_task(void *ctx, int task, int worker)
         const AttnCopyJob *copy = &pt->copies[j - pt->n_jobs];
         size_t at = (size_t)part * COPY_CHUNK_FLOATS;
         size_t n = copy->n - at < COPY_CHUNK_FLOATS ? copy->n - at : COPY_CHUNK_FLOATS;
-        memcpy(copy->dst + at, copy->src + at, sizeof(float) * n);
-        if (pt->scan) found = attn__nonfinite_bits(copy->dst + at, n);
+        attn__copy_floats(copy->dst + at, copy->src + at, n);
+        if (pt->scan) found = attn__nonfinite_bits(copy->src + at, n); /* the same numbers, in cache */
     }
     if (found) atomic_fetch_or_explicit(&pt->bits[j], found, memory_order_relaxed);
 }
@@ -357,8 +357,8 @@ void attn__phase(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, con
             if (bits) bits[j] = (unsigned char)attn__nonfinite_bits(job->C, (size_t)job->m * (size_t)job->n);
         }
         for (int c = 0; c < n_copies; c++) {
-            memcpy(copies[c].dst, copies[c].src, sizeof(float) * copies[c].n);
-            if (copy_bits) copy_bits[c] = (unsigned char)attn__nonfinite_bits(copies[c].dst, copies[c].n);
+            attn__copy_floats(copies[c].dst, copies[c].src, copies[c].n);
+            if (copy_bits) copy_bits[c] = (unsigned char)attn__nonfinite_bits(copies[c].src, copies[c].n);
         }
         return;
     }
@@ -457,7 +457,7 @@ static void heads_layout(const AttnConfig *c, HeadTasks *ht)
          * one goes through attn_matmul's paths for few columns */
         ht->pack_k = attn__packed_floats(c->d_k, c->n_k);
         ht->pack_v = c->d_v >= COL_NARROW ? attn__packed_floats(c->n_k, c->d_v) : 0;
-        ht->scratch_floats = 2 * ALIGN_FLOATS((size_t)ht->rows * (size_t)c->n_k);
+        ht->scratch_floats = ALIGN_FLOATS((size_t)ht->rows * (2 * (size_t)c->n_k + 16));
     }
 }
 

@@ -164,6 +164,7 @@ typedef struct Scaled {
     float scale;          /* a power of two */
     int stream;           /* C and c2 may be written past the cache (scores_block_stream) */
     float check[NR_WIDE]; /* 0, or NaN once a value was not finite */
+    float *row_max;       /* (m, 16) for each row, the running maximum of c2's lanes (stream mode), or NULL */
 } Scaled;
 
 /* C[0:MR, 0:NR] = I[0:MR, 0:NR] + A[0:MR, 0:kc] · bp[0:kc, 0:NR]. a is
@@ -285,15 +286,22 @@ __attribute__((target("avx512f"), noinline)) static void scores_block_stream(int
     float *c2 = sc->c2 + at, *copy = sc->copy ? sc->copy + at : NULL;
     __m512 check[NR_WIDE / 16];
     for (int v = 0; v < NR_WIDE / 16; v++) check[v] = _mm512_loadu_ps(sc->check + 16 * v);
-    for (int r = 0; r < MR_WIDE; r++)
+    float *row_max = sc->row_max ? sc->row_max + 16 * (at / ldc) : NULL; /* the block's first row is at / ldc */
+    for (int r = 0; r < MR_WIDE; r++) {
+        __m512 w[NR_WIDE / 16];
         for (int v = 0; v < NR_WIDE / 16; v++) {
             size_t o = (size_t)r * ldc + 16 * (size_t)v;
-            __m512 w = _mm512_mul_ps(acc[r][v], scale);
+            w[v] = _mm512_mul_ps(acc[r][v], scale);
             _mm512_stream_ps(c + o, acc[r][v]);
-            _mm512_stream_ps(c2 + o, w);
-            if (copy) _mm512_storeu_ps(copy + o, w);
-            check[v] = _mm512_fmadd_ps(w, zero, check[v]);
+            _mm512_stream_ps(c2 + o, w[v]);
+            if (copy) _mm512_storeu_ps(copy + o, w[v]);
+            check[v] = _mm512_fmadd_ps(w[v], zero, check[v]);
         }
+        if (row_max) {
+            __m512 m = _mm512_max_ps(_mm512_max_ps(w[0], w[1]), _mm512_max_ps(w[2], w[3]));
+            _mm512_storeu_ps(row_max + 16 * r, _mm512_max_ps(_mm512_loadu_ps(row_max + 16 * r), m));
+        }
+    }
     for (int v = 0; v < NR_WIDE / 16; v++) _mm512_storeu_ps(sc->check + 16 * v, check[v]);
 }
 #endif
@@ -736,9 +744,11 @@ KERNEL_DISPATCH static void gemm_scores(float *restrict S, const float *restrict
     gemm_block(S, Q, K, NULL, 1, dk, nk, 0, rows, 0, nk, NULL, sc);
 }
 
-const float *attn__scores(float *S, float *scaled, float *copy, const float *Q, const float *K, const float *packK,
-                          int rows, int dk, int nk, float divisor, unsigned *bits_s, unsigned *bits_a)
+const float *attn__scores(float *S, float *scaled, float *copy, float *row_max, int *maxed, const float *Q,
+                          const float *K, const float *packK, int rows, int dk, int nk, float divisor, unsigned *bits_s,
+                          unsigned *bits_a)
 {
+    *maxed = 0;
     /* a divisor of 2^(e-1) (frexpf's mantissa 1/2), whose reciprocal 2^(1-e)
      * is a float: x · 2^(1-e) and x / 2^(e-1) are the same real number, so
      * they round to the same float */
@@ -758,6 +768,12 @@ const float *attn__scores(float *S, float *scaled, float *copy, const float *Q, 
      * rows of a whole number of lines), and no one reads them here but
      * from copy */
     sc.stream = copy && (uintptr_t)S % 64 == 0 && (uintptr_t)scaled % 64 == 0 && nk % 16 == 0;
+    /* the rows' maxima, where every block is a streamed one (whole blocks
+     * of rows and of columns, and AVX-512: wide panels) */
+    if (sc.stream && row_max && rows % MR_WIDE == 0 && nk % NR_WIDE == 0 && KERNEL_WIDE_REGISTERS()) {
+        for (size_t i = 0; i < 16 * (size_t)rows; i++) row_max[i] = -INFINITY;
+        sc.row_max = row_max;
+    }
 #endif
     if (packK)
         gemm_packed(S, Q, packK, NULL, dk, nk, 0, rows, &sc);
@@ -771,6 +787,7 @@ const float *attn__scores(float *S, float *scaled, float *copy, const float *Q, 
     int finite = 1;
     for (int j = 0; j < NR_WIDE; j++) finite &= sc.check[j] == 0.0f;
     *bits_s = *bits_a = finite ? 0u : ATTN_SCAN_PENDING;
+    *maxed = sc.row_max && finite;
     return copy ? copy : scaled;
 }
 
@@ -1093,7 +1110,8 @@ __attribute__((target("avx512f"), noinline)) static void softmax_row_scale_strea
  * and written to y past the cache as its last pass makes it, copy keeping
  * the values for whoever reads them next. */
 KERNEL_INLINE void softmax_rows_for(float *restrict y, float *restrict copy, unsigned char *restrict flags,
-                                    const float *restrict x, int rows, int cols, const int wide)
+                                    const float *restrict x, const float *restrict row_max, int rows, int cols,
+                                    const int wide)
 {
     if (cols <= SMALL_ROW) {
         unsigned char ordinary[SMALL_BLOCK];
@@ -1119,8 +1137,14 @@ KERNEL_INLINE void softmax_rows_for(float *restrict y, float *restrict copy, uns
         const float *xb = x + (size_t)i0 * cols; /* (n, cols) */
         float *yb = y + (size_t)i0 * cols;
         float *wb = copy ? copy + (size_t)i0 * cols : yb; /* where the block is worked out */
-        for (int i = 0; i < n; i++)
-            ordinary[i] = (unsigned char)row_max_ordinary(xb + (size_t)i * cols, cols, &mx[i], wide);
+        for (int i = 0; i < n; i++) {
+            if (row_max) { /* every value finite: every row ordinary */
+                mx[i] = vf16_fold_max(vf16_load(row_max + 16 * (size_t)(i0 + i)), wide);
+                ordinary[i] = 1;
+            } else {
+                ordinary[i] = (unsigned char)row_max_ordinary(xb + (size_t)i * cols, cols, &mx[i], wide);
+            }
+        }
         for (int i = 0; i < n; i++)
             if (ordinary[i])
                 softmax_row_exp(wb + (size_t)i * cols, xb + (size_t)i * cols, cols, mx[i], &lanes[i], wide);
@@ -1148,32 +1172,58 @@ KERNEL_INLINE void softmax_rows_for(float *restrict y, float *restrict copy, uns
 /* The rows' softmax, compiled once for each value of `wide`, so that neither
  * tests it in its loops. */
 KERNEL_DISPATCH static void softmax_rows(float *restrict y, float *restrict copy, unsigned char *restrict flags,
-                                         const float *restrict x, int rows, int cols)
+                                         const float *restrict x, const float *restrict row_max, int rows, int cols)
 {
     if (KERNEL_WIDE_REGISTERS())
-        softmax_rows_for(y, copy, flags, x, rows, cols, 1);
+        softmax_rows_for(y, copy, flags, x, row_max, rows, cols, 1);
     else
-        softmax_rows_for(y, copy, flags, x, rows, cols, 0);
+        softmax_rows_for(y, copy, flags, x, row_max, rows, cols, 0);
 }
 
 void attn_softmax_rows(float *y, unsigned char *flags, const float *x, int rows, int cols)
 {
-    softmax_rows(y, NULL, flags, x, rows, cols);
+    softmax_rows(y, NULL, flags, x, NULL, rows, cols);
 }
 
-const float *attn__softmax_block(float *y, float *copy, unsigned char *flags, const float *x, int rows, int cols)
+const float *attn__softmax_block(float *y, float *copy, unsigned char *flags, const float *x, const float *row_max,
+                                 int rows, int cols)
 {
+    if (cols <= SMALL_ROW) row_max = NULL; /* those rows take another path */
 #if KERNEL_STREAMS
     /* the wide blocks run exactly where the CPU has AVX-512 */
     if (copy && KERNEL_WIDE_REGISTERS() && (uintptr_t)y % 64 == 0 && cols % 16 == 0 && cols > SMALL_ROW) {
-        softmax_rows(y, copy, flags, x, rows, cols);
+        softmax_rows(y, copy, flags, x, row_max, rows, cols);
         _mm_sfence(); /* the stores past the cache, before anyone may read them */
         return copy;
     }
 #endif
     (void)copy;
-    softmax_rows(y, NULL, flags, x, rows, cols);
+    softmax_rows(y, NULL, flags, x, row_max, rows, cols);
     return y;
+}
+
+/* ---- copies into the trace ---------------------------------------------------- */
+
+/* Copies of at least this many floats (256 KiB) go past the cache: the
+ * forward does not read them back (it reads the caller's inputs), and an
+ * ordinary store that misses first reads its line from memory. */
+#define COPY_STREAM_FLOATS ((size_t)64 << 10)
+
+void attn__copy_floats(float *restrict dst, const float *restrict src, size_t n)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (n >= COPY_STREAM_FLOATS) {
+        /* SSE2's non-temporal stores, which every x86-64 CPU has, on 16
+         * bytes at a time: the CPU merges the four of each line */
+        size_t i = 0;
+        for (; i < n && (uintptr_t)(dst + i) % 16 != 0; i++) dst[i] = src[i];
+        for (; i + 4 <= n; i += 4) _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
+        for (; i < n; i++) dst[i] = src[i];
+        _mm_sfence(); /* before anyone may read them */
+        return;
+    }
+#endif
+    memcpy(dst, src, sizeof(float) * n);
 }
 
 /* ---- the scan for non-finite values ------------------------------------------ */
