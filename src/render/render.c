@@ -7,6 +7,7 @@
  * max-pool picks) and a 1024×1024 weight matrix costs one copy per frame.
  * Textures are cached by what they show; the animating one is redrawn only
  * where the animation changed it. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -555,9 +556,11 @@ static const unsigned char *step_blocked(RenderCtx *rc, const View *v, const Att
     keep->last_frame = rc->frame;
     unsigned char *b = step_scratch(keep, v, s, n, &filled);
     if (!b || filled) return b;
-    for (int r = 0; r < s->rows; r++)
-        for (int c = 0; c < s->cols; c++)
-            b[(size_t)r * (size_t)s->cols + (size_t)c] = view_cell_blocked(v, s, r, c) ? ST_BLOCKED : ST_VALUE;
+    for (int r = 0; r < s->rows; r++) {
+        unsigned char *row = b + (size_t)r * (size_t)s->cols;
+        view_row_blocked(v, s, r, 0, s->cols, row);
+        for (int c = 0; c < s->cols; c++) row[c] = row[c] ? ST_BLOCKED : ST_VALUE;
+    }
     return b;
 }
 
@@ -1611,22 +1614,59 @@ static int is_tenths(float x)
     return fabsf(t - rintf(t)) <= 1e-4f * fmaxf(1.0f, fabsf(t));
 }
 
+/* Whether every finite cell of x (n floats) is a whole number under 1e4,
+ * and whether every one is a number of tenths under 100; blocked cells
+ * (blocked[i] nonzero) do not count. Stops at the first cell that is
+ * neither, as almost every computed step has one among its first cells. */
+static void range_kinds(const float *x, size_t n, const unsigned char *blocked, int *integers, int *tenths)
+{
+    for (size_t i = 0; i < n && (*integers || *tenths); i++) {
+        if (!isfinite(x[i]) || (blocked && blocked[i])) continue;
+        if (*integers && (x[i] != floorf(x[i]) || fabsf(x[i]) >= 1e4f)) *integers = 0;
+        if (*tenths && (!is_tenths(x[i]) || fabsf(x[i]) >= 100.0f)) *tenths = 0;
+    }
+}
+
 /* Scans the step's unblocked finite cells into e: their max |value|, and
  * whether each is a whole number under 1e4 (or else a number of tenths
- * under 100). */
+ * under 100). A step no mask touches is scanned row by row with no branch
+ * in the loop, so that it runs in vectors: after an edit a 1024×1024 step
+ * is scanned again for every frame's first drawing of it. */
 static void range_scan(const View *v, const AttnStep *s, RangeEntry *e)
 {
     float m = 0.0f;
     int integers = 1, tenths = 1;
-    size_t n = (size_t)s->rows * (size_t)s->cols;
     int maskable = s->kind == ATTN_STEP_MASKED;
-    for (size_t i = 0; i < n; i++) {
-        float x = s->data[i];
-        if (!isfinite(x)) continue;
-        if (maskable && view_cell_blocked(v, s, (int)(i / (size_t)s->cols), (int)(i % (size_t)s->cols))) continue;
-        if (fabsf(x) > m) m = fabsf(x);
-        if (integers && (x != floorf(x) || fabsf(x) >= 1e4f)) integers = 0;
-        if (tenths && (!is_tenths(x) || fabsf(x) >= 100.0f)) tenths = 0;
+    unsigned char blocked[LESSON_MAX_TOKENS]; /* (cols) which cells of a masked step's row are blocked */
+    for (int r = 0; r < s->rows; r++) {
+        const float *x = s->data + (size_t)r * (size_t)s->cols;
+        if (!maskable) {
+            /* 16 running maxima: a loop of exactly 16 runs as one vector
+             * at -O2 too */
+            float lanes[16] = {0};
+            int c = 0;
+            for (; c + 16 <= s->cols; c += 16)
+                for (int l = 0; l < 16; l++) {
+                    float a = fabsf(x[c + l]);
+                    lanes[l] = a > lanes[l] && a <= FLT_MAX ? a : lanes[l]; /* NaN and ±inf are neither */
+                }
+            for (; c < s->cols; c++) {
+                float a = fabsf(x[c]);
+                m = a > m && a <= FLT_MAX ? a : m;
+            }
+            for (int l = 0; l < 16; l++) m = lanes[l] > m ? lanes[l] : m;
+            range_kinds(x, (size_t)s->cols, NULL, &integers, &tenths);
+            continue;
+        }
+        for (int c0 = 0; c0 < s->cols; c0 += LESSON_MAX_TOKENS) {
+            int n = s->cols - c0 < LESSON_MAX_TOKENS ? s->cols - c0 : LESSON_MAX_TOKENS;
+            view_row_blocked(v, s, r, c0, n, blocked);
+            for (int c = 0; c < n; c++) {
+                float a = fabsf(x[c0 + c]);
+                if (!blocked[c] && a <= FLT_MAX && a > m) m = a;
+            }
+            range_kinds(x + c0, (size_t)n, blocked, &integers, &tenths);
+        }
     }
     e->range = m > 0 ? m : 1.0f;
     e->integers = integers;
@@ -1664,9 +1704,14 @@ static void item_init(Item *it, RenderCtx *rc, const View *v, const AttnTrace *t
     it->formula_t = formula_t;
     it->weights = is_weights(it->s);
     it->wscale = v->weight_scale;
-    const RangeEntry *re = range_entry(rc, v, it->s);
-    it->range = it->weights ? 1.0f : re->range;
-    it->style = it->weights ? CELL_WEIGHTS : re->integers ? CELL_INTEGER : re->tenths ? CELL_TENTHS : CELL_PLAIN;
+    if (it->weights) { /* in [0, 1]: no scan */
+        it->range = 1.0f;
+        it->style = CELL_WEIGHTS;
+    } else {
+        const RangeEntry *re = range_entry(rc, v, it->s);
+        it->range = re->range;
+        it->style = re->integers ? CELL_INTEGER : re->tenths ? CELL_TENTHS : CELL_PLAIN;
+    }
     it->alpha = 1.0f;
     it->hl_srow = it->hl_scol = it->cur_r = it->cur_c = -1;
     it->blocked_mix = 1.0f;

@@ -1113,21 +1113,33 @@ const char *const *view_col_labels(const View *v, const AttnTrace *trace, const 
 
 int view_cell_blocked(const View *v, const AttnStep *step, int r, int c)
 {
+    unsigned char b;
+    view_row_blocked(v, step, r, c, 1, &b);
+    return b;
+}
+
+void view_row_blocked(const View *v, const AttnStep *step, int r, int c0, int n, unsigned char *out)
+{
     const AttnConfig *cfg = &v->lesson->cfg;
-    /* in seed 003's order the scaled step comes after the mask and holds the fill / divisor */
     int after_mask = step->kind == ATTN_STEP_MASKED || step->kind == ATTN_STEP_SOFTMAX ||
                      (step->kind == ATTN_STEP_SCALED && cfg->mask_order == ATTN_MASK_THEN_SCALE);
-    if (!after_mask) return 0;
-    if (r < 0 || c < 0 || r >= cfg->n_q || c >= cfg->n_k) return 0;
-    switch (cfg->mask_kind) {
-    case ATTN_MASK_CAUSAL:
-        return c > r;
-    case ATTN_MASK_PADDING:
-        return cfg->mask && cfg->mask[c] == 0;
-    case ATTN_MASK_MATRIX:
-        return cfg->mask && cfg->mask[(size_t)r * (size_t)cfg->n_k + (size_t)c] == 0;
-    default:
-        return 0;
+    int known = after_mask && r >= 0 && r < cfg->n_q;
+    for (int i = 0; i < n; i++) {
+        int c = c0 + i, b = 0;
+        if (known && c >= 0 && c < cfg->n_k) switch (cfg->mask_kind) {
+            case ATTN_MASK_CAUSAL:
+                b = c > r;
+                break;
+            case ATTN_MASK_PADDING:
+                b = cfg->mask && cfg->mask[c] == 0;
+                break;
+            case ATTN_MASK_MATRIX:
+                b = cfg->mask && cfg->mask[(size_t)r * (size_t)cfg->n_k + (size_t)c] == 0;
+                break;
+            default:
+                break;
+            }
+        out[i] = (unsigned char)b;
     }
 }
 

@@ -386,6 +386,8 @@ const char *const *view_row_labels(const View *v, const AttnTrace *trace, const 
 const char *const *view_col_labels(const View *v, const AttnTrace *trace, const AttnStep *step);
 /* 1 when cell (r, c) of the step is blocked by the lesson's mask (shown as −∞). */
 int view_cell_blocked(const View *v, const AttnStep *step, int r, int c);
+/* out[i] = view_cell_blocked(v, step, r, c0 + i) for i < n: a row's at once. */
+void view_row_blocked(const View *v, const AttnStep *step, int r, int c0, int n, unsigned char *out);
 
 /* Phases of the timeline: inputs, projections, one per head, concat & output. */
 int view_phase(const AttnTrace *trace, int step); /* a small id; equal ids are one group */
