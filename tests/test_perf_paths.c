@@ -365,6 +365,33 @@ static void test_overflow_named_alike_on_threads(void **state)
     perf_inputs_free(&in);
 }
 
+/* Q and K finite, their product not: the scores' own epilogue finds it
+ * (in blocks of rows, d_k = 64, written past the cache where the CPU can),
+ * and the error names the same cell as the reference, on 1 and 2 threads. */
+static void test_scores_overflow_named(void **state)
+{
+    (void)state;
+    PerfInputs in;
+    perf_inputs_init(&in, (PerfShape){512, 64, 1}, ATTN_MASK_NONE, 1);
+    size_t dm = (size_t)in.cfg.d_model;
+    for (size_t j = 0; j < dm; j++) in.X[300 * dm + j] = 2e19f; /* X[300] */
+    /* W_K = W_Q and b_K = b_Q: Q[300] = K[300], so every term of
+     * scores[300][300] is positive and its sums overflow to +inf in float
+     * as in the reference's double */
+    memcpy(in.W + dm * dm, in.W, sizeof(float) * dm * dm);
+    memcpy(in.b + dm, in.b, sizeof(float) * dm);
+    char err1[256] = "", err2[256] = "", err3[256] = "";
+    assert_null(attn_trace_create(&in.cfg, err1, sizeof err1));
+    in.cfg.threads = 2;
+    assert_null(attn_trace_create(&in.cfg, err2, sizeof err2));
+    assert_null(attn_reference_forward(&in.cfg, err3, sizeof err3));
+    printf("  1 thread: %s\n  2 threads: %s\n  reference: %s\n", err1, err2, err3);
+    assert_string_equal(err1, err3);
+    assert_string_equal(err2, err3);
+    assert_non_null(strstr(err1, "scores_1[300][300]"));
+    perf_inputs_free(&in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -374,6 +401,7 @@ int main(void)
         cmocka_unit_test(test_bench_shapes_match_naive),
         cmocka_unit_test(test_bench_shapes_causal_match_naive),
         cmocka_unit_test(test_overflow_named_alike_on_threads),
+        cmocka_unit_test(test_scores_overflow_named),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     attn_shutdown();

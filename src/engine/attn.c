@@ -418,7 +418,7 @@ static void found_or(unsigned char *found, int idx, unsigned bits)
 }
 
 /* Head h's split copy K_h (values: V_h) of its columns of K (V). Not
- * scanned: compute_dot gives a split step what its projection's scan found,
+ * scanned: dot_phases gives a split step what its projection's scan found,
  * all of its columns; a bad cell there is named in the projection first. */
 static void split_key_or_value(AttnTrace *t, const Plan *p, int h, int values)
 {

@@ -1,13 +1,17 @@
 /* heads.c: the engine's work on worker threads, when cfg.threads asks for it.
  *
  * Three kinds of work split well: the copies of the inputs into the trace,
- * the columns (or rows) of a matrix product, and the heads of dot attention,
+ * the rows (or columns) of a matrix product, and the heads of dot attention,
  * in blocks of query rows (independent once Q, K and V exist: each writes
  * only its own rows of its head's steps and of its columns of concat). Each
  * is handed out as numbered tasks from one atomic counter to `threads`
- * threads, the caller's included. A forward is four phases at most: copies
- * and projections; each head's K_h and V_h packed (only when the heads are
- * cut in blocks); the blocks of every head; the output projection.
+ * threads, the caller's included, each task knowing which of them runs it
+ * (its worker number, for the room it may use: a head block's scratch).
+ * A forward is at most: the projections' weights packed; copies and
+ * projections; each head's K_h and V_h packed (only when the heads are cut
+ * in blocks); the blocks of every head; W_O packed; the output projection.
+ * The packing goes into one block of room per forward (attn__pack_take),
+ * kept between forwards as the trace's block is.
  *
  * The other threads are a pool, started the first time a forward asks for
  * more than one thread and kept, asleep, until attn_shutdown, since starting

@@ -204,6 +204,7 @@ void render_destroy(RenderCtx *rc)
     free(rc->blocked_of[1].buf);
     for (int i = 0; i < RENDER_PICK_MAPS; i++) free(rc->pick_maps[i].pick);
     free(rc->exps_of.buf);
+    free(rc->rowsums_of.buf);
     free(rc->row_spans);
     free(rc->col_spans);
     free(rc->picks);
@@ -1762,7 +1763,6 @@ static const int *pair_map(RenderCtx *rc, int nq, int nk)
 typedef struct Anim {
     float *vals;                  /* (rows, cols) of the result */
     unsigned char *state;         /* (rows, cols) */
-    float *rowsum;                /* (rows) */
     unsigned char *rowsum_on;     /* (rows) */
     const unsigned char *blocked; /* (rows, cols) borrowed: ST_BLOCKED or ST_VALUE (step_blocked), or NULL */
     const float *exps;            /* (rows, cols) borrowed: softmax's exp(x − row max) (softmax_exps), or NULL */
@@ -1806,7 +1806,6 @@ static void anim_borrow(RenderCtx *rc, Anim *a, size_t n)
 
 static void anim_free(Anim *a)
 {
-    free(a->rowsum);
     free(a->rowsum_on);
     memset(a, 0, sizeof *a);
 }
@@ -2254,6 +2253,22 @@ static void draw_changed(RenderCtx *rc, const View *v, const Item *whole, const 
     }
 }
 
+/* Each row's sum of softmax step s (1, but for rounding), kept for the step
+ * shown: a 1024×1024 step's sums are a million additions, every frame. */
+static const float *softmax_rowsums(RenderCtx *rc, const View *v, const AttnStep *s)
+{
+    int filled;
+    float *sum = step_scratch(&rc->rowsums_of, v, s, (size_t)s->rows * sizeof *sum, &filled);
+    if (!sum || filled) return sum;
+    for (int r = 0; r < s->rows; r++) {
+        const float *x = s->data + (size_t)r * (size_t)s->cols;
+        float acc = 0.0f;
+        for (int c = 0; c < s->cols; c++) acc += x[c];
+        sum[r] = acc;
+    }
+    return sum;
+}
+
 /* The result's animation at progress p; a softmax shows its final row sums. */
 static void panel_animate(Panel *P, RenderCtx *rc, const View *v, double p)
 {
@@ -2265,13 +2280,7 @@ static void panel_animate(Panel *P, RenderCtx *rc, const View *v, double p)
     if (s->kind == ATTN_STEP_SOFTMAX && P->n_ops && p < 1.0) P->anim.exps = softmax_exps(rc, v, P->items[0].s);
     P->akey = animate(v, res, P->items, P->n_ops, p, &P->anim);
     if (s->kind != ATTN_STEP_SOFTMAX) return;
-    float *sum = calloc((size_t)s->rows, sizeof *sum);
-    if (!sum) return;
-    for (int r = 0; r < s->rows; r++)
-        for (int c = 0; c < s->cols; c++) sum[r] += s->data[(size_t)r * (size_t)s->cols + (size_t)c];
-    free(P->anim.rowsum);
-    P->anim.rowsum = sum;
-    res->rowsum = sum; /* for the rows animate() has finished (rowsum_on), or all */
+    res->rowsum = softmax_rowsums(rc, v, s); /* for the rows animate() has finished (rowsum_on), or all */
 }
 
 /* An item's cells as a share of the panel's (Item.shrink; 1 before a

@@ -131,7 +131,7 @@ void render_within(RenderCtx *rc, SDL_Rect within, const char *what);
 void render_layout_add(RenderCtx *rc, LayoutBox b);
 
 /* A buffer worked out from one step of one view (render.c's step_blocked,
- * softmax_exps), kept while that step is shown. */
+ * softmax_exps, softmax_rowsums), kept while that step is shown. */
 typedef struct StepScratch {
     unsigned long view_id;
     const AttnStep *step;
@@ -225,7 +225,7 @@ struct RenderCtx {
     float *anim_vals;
     unsigned char *anim_state;
     size_t anim_cap;
-    StepScratch blocked_of[2], exps_of;
+    StepScratch blocked_of[2], exps_of, rowsums_of;
     PickMap pick_maps[RENDER_PICK_MAPS];
     float *row_max; /* (row_max_cap) scratch: each row's largest weight, for the row scale */
     size_t row_max_cap;

@@ -60,6 +60,19 @@ static const DigestCase digest_cases[] = {
      .d_model = 64,
      .heads = 2,
      .mask = ATTN_MASK_PADDING},
+    /* d_k = 64: the scores' product scales and scans them itself (√d_k a
+     * power of two); with AVX-512, in blocks of rows whose scores and
+     * scaled are written past the cache and whose rows' maxima the softmax
+     * starts from (n_k a multiple of 64, 204 rows a block, then 116), and
+     * a block's weights likewise; masked; and n_k of no whole cache line */
+    {.name = "(320,128,2)-blocked-streamed", .n_q = 320, .n_k = 320, .d_model = 128, .heads = 2},
+    {.name = "(320,128,2)-blocked-streamed-causal",
+     .n_q = 320,
+     .n_k = 320,
+     .d_model = 128,
+     .heads = 2,
+     .mask = ATTN_MASK_CAUSAL},
+    {.name = "(330,128,2)-blocked-unaligned", .n_q = 330, .n_k = 330, .d_model = 128, .heads = 2},
     /* remainders of every block; a matrix mask with the seeds' finite fill */
     {.name = "(131,96,12)-matrix-fill",
      .n_q = 131,
