@@ -145,6 +145,16 @@ const char *attn_kernels_isa(void)
 #else
 #define KERNEL_WIDE_REGISTERS() 0
 #endif
+/* A function of its own, never inlined into its caller (the kernel blocks
+ * below): noinline, and the clones where there are. Clang refuses noinline
+ * beside target_clones, whose functions neither compiler inlines anyway. */
+#if defined(KERNEL_DISPATCH) && defined(__clang__)
+#define KERNEL_OWN_FUNCTION KERNEL_DISPATCH
+#elif defined(KERNEL_DISPATCH)
+#define KERNEL_OWN_FUNCTION KERNEL_DISPATCH __attribute__((noinline))
+#else
+#define KERNEL_OWN_FUNCTION __attribute__((noinline))
+#endif
 #ifndef KERNEL_DISPATCH
 #define KERNEL_DISPATCH
 #endif
@@ -182,7 +192,7 @@ typedef struct Scaled {
  * with the others into one large function, GCC keeps it on the stack, a
  * load and a store per multiply-add. */
 #define DEFINE_KERNEL_BLOCK(MR_, NR_, SCALED)                                                                          \
-    KERNEL_DISPATCH __attribute__((noinline)) static void kernel_##MR_##x##NR_##_##SCALED(                             \
+    KERNEL_OWN_FUNCTION static void kernel_##MR_##x##NR_##_##SCALED(                                                   \
         int kc, const float *restrict a, size_t lda, const float *restrict bp, float *c, size_t ldc,                   \
         const float *init, size_t ldi, Scaled *sc, size_t at)                                                          \
     {                                                                                                                  \
