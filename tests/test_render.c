@@ -17,6 +17,7 @@
 #include <SDL.h>
 #include <SDL_ttf.h>
 
+#include "edit.h"
 #include "render.h"
 #include "render_internal.h"
 
@@ -376,10 +377,44 @@ static void test_deterministic(void **state)
     check_partial_redraw();
 }
 
+static int follow_edit(void *user, char *err, size_t errlen)
+{
+    return view_recompute(user, err, errlen);
+}
+
+/* An edited number keeps the choices made once for the lesson (the heads'
+ * strip, compare mode's arrangement: keyed by the view's layout_id), which
+ * lay out every step and would move every panel if made again; a change of
+ * the lesson's shapes (a token removed) makes them again. */
+static void test_edit_keeps_lesson_choices(void **state)
+{
+    (void)state;
+    Canvas *c = canvas_make(640, 480, 1);
+    char err[512];
+    Edit e;
+    View v;
+    assert_int_equal(edit_init_copy(&e, &c->lesson, err, sizeof err), 0);
+    assert_int_equal(view_init(&v, edit_lesson(&e), err, sizeof err), 0);
+    e.recompute = follow_edit;
+    e.user = &v;
+    unsigned long id = v.id, layout = v.layout_id;
+    assert_int_equal(edit_set_cell(&e, LESSON_MAT_X, 0, 0, -1234.5, 0), 0);
+    assert_true(v.id != id);            /* new numbers: every measure of them again */
+    assert_true(v.layout_id == layout); /* the same shapes: the lesson's choices stay */
+    assert_int_equal(edit_remove_token(&e, 0, 2), 0);
+    assert_true(v.layout_id != layout);
+    view_free(&v);
+    edit_free(&e);
+    canvas_free(c);
+}
+
 /* A context that laid a matrix out keeps no stale measure of its numbers:
  * after the numbers change (here X[0][0] from wide to narrow, which lets
  * X's numbers grow), its frame is the frame of a context that never drew
- * the old numbers. */
+ * that step with the old numbers. Both made the choices made once for the
+ * lesson (the heads' strip, compare mode's arrangement) with the old
+ * numbers: those stay while the lesson's shapes do, so that an edited
+ * number does not move the panels (test_edit_keeps_lesson_choices). */
 static void test_numbers_change(void **state)
 {
     (void)state;
@@ -387,12 +422,19 @@ static void test_numbers_change(void **state)
     for (int k = 0; k < 3; k++) {
         Canvas *a = canvas_make(sizes[k][0], sizes[k][1], 1), *b = canvas_make(sizes[k][0], sizes[k][1], 1);
         char err[512];
-        /* the same views; only a draws before the second change */
+        /* the same views, both drawn at the last step and taken to step 0;
+         * only a draws step 0 before the second change */
         a->lesson.X[0] = b->lesson.X[0] = -1234.5f;
         assert_int_equal(view_recompute(&a->view, err, sizeof err), 0);
         assert_int_equal(view_recompute(&b->view, err, sizeof err), 0);
-        view_goto(&a->view, 0);
-        view_finish(&a->view);
+        Canvas *both[2] = {a, b};
+        for (int i = 0; i < 2; i++) {
+            view_goto(&both[i]->view, both[i]->view.trace->n_steps - 1);
+            view_finish(&both[i]->view);
+            draw(both[i]);
+            view_goto(&both[i]->view, 0);
+            view_finish(&both[i]->view);
+        }
         draw(a);
         a->lesson.X[0] = b->lesson.X[0] = 0.5f;
         assert_int_equal(view_recompute(&a->view, err, sizeof err), 0);
@@ -1375,6 +1417,7 @@ int main(void)
         cmocka_unit_test(test_chinese_glyphs),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_numbers_change),
+        cmocka_unit_test(test_edit_keeps_lesson_choices),
         cmocka_unit_test(test_number_styles),
         cmocka_unit_test(test_number_ink),
         cmocka_unit_test(test_all_states_draw),

@@ -3640,14 +3640,15 @@ static int compare_readable(RenderCtx *rc, const View *v, const Fonts *f, SDL_Re
 }
 
 /* The key of a choice made once for the lesson (RenderChoices): its
- * numbers (the view's id), `size` (the sizes it was made for), and what
+ * traces' shapes (the view's layout_id, which an edited number keeps),
+ * `size` (the sizes it was made for), and what
  * lays a step out differently: the language, the projector's larger text,
  * the notation and the weight scale. */
 static uint64_t lesson_choice_key(const View *v, uint64_t size)
 {
-    return mix64(mix64((uint64_t)v->id, size), (uint64_t)v->lang << 12 |
-                                                   (uint64_t)(v->theme == VIEW_THEME_PROJECTOR) << 8 |
-                                                   (uint64_t)v->notation << 4 | (uint64_t)v->weight_scale << 16);
+    return mix64(mix64((uint64_t)v->layout_id, size), (uint64_t)v->lang << 12 |
+                                                          (uint64_t)(v->theme == VIEW_THEME_PROJECTOR) << 8 |
+                                                          (uint64_t)v->notation << 4 | (uint64_t)v->weight_scale << 16);
 }
 
 /* 1 with the choice made under key in *value, else 0. */

@@ -315,6 +315,7 @@ static void view_start(View *v, const Lesson *lesson)
 {
     v->lesson = lesson;
     v->id = atomic_fetch_add(&next_view_id, 1);
+    v->layout_id = v->id;
     v->head = 1;
     v->lang = LESSON_EN;
     v->mode = VIEW_MULTI;
@@ -522,6 +523,9 @@ int view_recompute(View *v, char *err, size_t errlen)
     v->hover_trace = hov;
     if (v->sel_query >= t->cfg.n_q) v->sel_query = -1; /* a removed token */
     if (v->sel_key >= t->cfg.n_k) v->sel_key = -1;
+    int same_shape = t->n_steps == v->trace->n_steps;
+    for (int s = 0; same_shape && s < t->n_steps; s++)
+        same_shape = t->steps[s].rows == v->trace->steps[s].rows && t->steps[s].cols == v->trace->steps[s].cols;
     /* the single-head trace goes first, so that the engine keeps the larger
      * block as its spare for the next recompute */
     if (!lazy) attn_trace_destroy(v->single);
@@ -532,6 +536,7 @@ int view_recompute(View *v, char *err, size_t errlen)
     v->single = single;
     v->pair_labels = labels;
     v->id = atomic_fetch_add(&next_view_id, 1);
+    if (!same_shape) v->layout_id = v->id;
     const AttnTrace *now = view_trace(v);
     int to = same ? attn_trace_index(now, same) : clampi(step, 0, now->n_steps - 1);
     if (to != step) view_goto(v, to);

@@ -80,16 +80,19 @@ typedef enum ViewNotation { VIEW_NOTATION_ROW, VIEW_NOTATION_COLUMN, VIEW_NOTATI
 typedef struct ViewWorker ViewWorker;
 
 typedef struct View {
-    const Lesson *lesson;   /* borrowed */
-    AttnTrace *trace;       /* the lesson as written (multi-head), owned */
-    AttnTrace *single;      /* one head of width heads·d_k on the same X and weights, owned; NULL when
-                               its numbers overflow float32: single and compare mode are then disabled */
-    char single_error[256]; /* why `single` is NULL, "" otherwise */
-    unsigned long id;       /* unique to each view_init in the process: what render's caches key on,
-                               since a reloaded lesson's traces may reuse the old addresses */
-    unsigned long revision; /* new, unique in the process, after every visible change (see above) */
-    ViewWorker *worker;     /* the thread computing `trace` (view_init_background), owned; NULL when none */
-    int ready_seen;         /* attn_trace_ready(trace) when view_poll last looked */
+    const Lesson *lesson;    /* borrowed */
+    AttnTrace *trace;        /* the lesson as written (multi-head), owned */
+    AttnTrace *single;       /* one head of width heads·d_k on the same X and weights, owned; NULL when
+                                its numbers overflow float32: single and compare mode are then disabled */
+    char single_error[256];  /* why `single` is NULL, "" otherwise */
+    unsigned long id;        /* unique to each view_init in the process: what render's caches key on,
+                                since a reloaded lesson's traces may reuse the old addresses */
+    unsigned long layout_id; /* like id, but kept by a recompute whose trace has the same steps of the
+                                same shapes: what the layout decided once per lesson keys on, so that an
+                                edited number neither moves the panels nor costs the decision again */
+    unsigned long revision;  /* new, unique in the process, after every visible change (see above) */
+    ViewWorker *worker;      /* the thread computing `trace` (view_init_background), owned; NULL when none */
+    int ready_seen;          /* attn_trace_ready(trace) when view_poll last looked */
 
     int step;     /* index into view_trace(v)->steps */
     double t;     /* seconds into the current step's animation, in [0, duration] */
