@@ -408,6 +408,47 @@ static void test_edit_keeps_lesson_choices(void **state)
     canvas_free(c);
 }
 
+/* A lesson of n tokens "t0" .. "t<n-1>", causal, seeded matrices: its n×n
+ * steps are pooled (more cells than pixels) on a small canvas. */
+static Canvas *canvas_make_tokens(int w, int h, int n)
+{
+    size_t cap = 256 + (size_t)n * 16;
+    char *json = malloc(cap);
+    assert_non_null(json);
+    size_t at = (size_t)snprintf(json, cap,
+                                 "{\"format\": \"attnviz-lesson/1\", \"id\": \"test-pooled\","
+                                 " \"title\": {\"en\": \"Pooled\"}, \"d_model\": 8, \"heads\": 1,"
+                                 " \"seed\": 5, \"mask\": \"causal\", \"tokens\": [");
+    for (int i = 0; i < n; i++) at += (size_t)snprintf(json + at, cap - at, "%s\"t%d\"", i ? ", " : "", i);
+    snprintf(json + at, cap - at, "]}");
+    Canvas *c = canvas_make_json(w, h, 1, json);
+    free(json);
+    return c;
+}
+
+/* The mask's animation keeps the picks of its first pooled frame for the
+ * others (only the blocked cells' colour moves): each frame is the pixels a
+ * context that never drew the animation draws. */
+static void test_masked_animation_picks(void **state)
+{
+    (void)state;
+    Canvas *a = canvas_make_tokens(480, 360, 300);
+    int m = goto_name(&a->view, "masked_1");
+    double d = view_step_duration(&a->view, m);
+    for (int k = 1; k <= 4; k++) {
+        Canvas *b = canvas_make_tokens(480, 360, 300);
+        goto_name(&b->view, "masked_1");
+        a->view.t = b->view.t = d * k / 5.0;
+        draw(a);
+        draw(b);
+        size_t bytes = (size_t)a->surf->pitch * (size_t)a->h;
+        if (memcmp(a->surf->pixels, b->surf->pixels, bytes) != 0)
+            fail_msg("masked_1 at t = %.2f: the frame differs from a new context's", a->view.t);
+        canvas_free(b);
+    }
+    canvas_free(a);
+}
+
 /* A context that laid a matrix out keeps no stale measure of its numbers:
  * after the numbers change (here X[0][0] from wide to narrow, which lets
  * X's numbers grow), its frame is the frame of a context that never drew
@@ -1418,6 +1459,7 @@ int main(void)
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_numbers_change),
         cmocka_unit_test(test_edit_keeps_lesson_choices),
+        cmocka_unit_test(test_masked_animation_picks),
         cmocka_unit_test(test_number_styles),
         cmocka_unit_test(test_number_ink),
         cmocka_unit_test(test_all_states_draw),

@@ -411,6 +411,8 @@ typedef struct Item {
     const unsigned char *state; /* NULL: all values */
     long long anim_lo, anim_hi; /* the cells changing with the clock (HeatmapFrame's lo, hi) */
     float blocked_mix;          /* 0..1: blocked cells fade from their value to the −∞ style */
+    int picks_fixed;            /* every frame of this animation pools to the same cells (the mask's: only
+                                   blocked_mix moves), so its picks are kept as a settled matrix's are */
     float alpha;                /* 1: opaque */
     int hl_srow, hl_scol;       /* the step's row / column lit as an operand of the cell being computed */
     int cur_r, cur_c;           /* result cell being computed (step coordinates), -1 */
@@ -641,6 +643,7 @@ static int texture_scratch(RenderCtx *rc, int W, int H, int rows, int cols)
 static PickMap *pick_map(RenderCtx *rc, const View *v, const Item *it, int W, int H, int nr, int nc, int *hit)
 {
     uint64_t key = mix64(mix64((uint64_t)(uintptr_t)it->s, (uint64_t)(uintptr_t)it->s->data), (uint64_t)v->id);
+    key = mix64(key, (uint64_t)it->picks_fixed); /* an animation's picks, or the settled matrix's */
     key = mix64(mix64(key, (uint64_t)W << 32 | (uint64_t)H),
                 (uint64_t)it->r0 << 40 | (uint64_t)it->c0 << 20 | (uint64_t)(it->rows * 4099 + it->cols));
     key = mix64(mix64(key, (uint64_t)it->transposed << 2 | (uint64_t)it->weights << 1 | (it->row_max != NULL)),
@@ -695,7 +698,9 @@ static void texture_draw(RenderCtx *rc, const View *v, const Item *it, SDL_Textu
     HeatmapPick *best = rc->picks;
     /* (nr, nc) a settled matrix's picks, whole, when it is pooled */
     int whole = k0 == 0 && k1 == nr && m0 == 0 && m1 == nc, hit = 0;
-    PickMap *pm = settled && whole && (nr < it->rows || nc < it->cols) ? pick_map(rc, v, it, W, H, nr, nc, &hit) : NULL;
+    PickMap *pm = (settled || it->picks_fixed) && whole && (nr < it->rows || nc < it->cols)
+                      ? pick_map(rc, v, it, W, H, nr, nc, &hit)
+                      : NULL;
     for (int k = k0; k < k1; k++) {
         const HeatmapSpan *R = &rs[k];
         int pooled = R->c1 - R->c0 > 1 || nc < it->cols;
@@ -1867,10 +1872,11 @@ static int animate_softmax(Item *res, const AttnStep *src, double p, Anim *a)
         if (!a->exps)
             for (int c = 0; c < C; c++)
                 if (x[c] > mx) mx = x[c];
+        float e = f < 0.5f ? 0.0f : ease((f - 0.5f) * 2.0f); /* the row's blend, from e^x to the weight */
         for (int c = 0; c < C; c++) {
             size_t i = (size_t)r * C + c;
             float ex = a->exps ? a->exps[i] : isfinite(mx) ? expf(x[c] - mx) : 0.0f;
-            float shown = f < 0.5f ? ex : ex + (s->data[i] - ex) * ease((f - 0.5f) * 2.0f);
+            float shown = f < 0.5f ? ex : ex + (s->data[i] - ex) * e;
             a->vals[i] = f >= 1.0f ? s->data[i] : shown;
         }
         a->rowsum_on[r] = (unsigned char)(f >= 1.0f);
@@ -1969,6 +1975,7 @@ static uint64_t animate(const View *v, Item *res, Item *ops, int n_ops, double p
         for (size_t i = 0; i < n; i++)
             if (a->state[i] == ST_BLOCKED) a->vals[i] = src->data[i];
         res->blocked_mix = ease((float)p);
+        res->picks_fixed = 1; /* values and states the same in every frame */
     } break;
     case ATTN_STEP_SOFTMAX:
         if (n_ops && animate_softmax(res, ops[0].s, p, a)) {
