@@ -182,8 +182,8 @@ typedef struct Scaled {
  * panel. I, where the sums start, is read with row stride ldi: C itself
  * (ldi = ldc), or one row for every row (ldi = 0: the bias, or zeros), so
  * that C needs no pass of its own to be set first. SCALED: also c2 (sc->c2
- * + at, at being c's offset in C) = C · scale, folded into sc->check
- * (otherwise sc is unused). Every loop bound is a constant, so the loops
+ * + at, at being c's offset in C) = C · scale, into sc->copy too when it is
+ * there, and folded into sc->check (otherwise sc is unused). Every loop bound is a constant, so the loops
  * unroll and acc lives in vector registers: one function for each block
  * shape, each compiled on its own (a call per block of MR·NR·kc
  * multiply-adds costs nothing), because acc must have exactly NR columns
