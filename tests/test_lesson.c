@@ -20,6 +20,7 @@
 
 #include "attn.h"
 #include "lesson.h"
+#include "test_util.h"
 
 #define LESSONS ATTNVIZ_TESTS_DIR "/lessons"
 
@@ -635,14 +636,10 @@ static void test_positions(void **state)
 static void test_limits_accepted(void **state)
 {
     (void)state;
-    size_t cap = 64 * 1024;
-    char *text = malloc(cap);
+    char *text = test_tokens_json(
+        "{\"format\": \"attnviz-lesson/1\", \"id\": \"big\", \"title\": {\"en\": \"b\"}, \"tokens\": [",
+        LESSON_MAX_TOKENS, "], \"d_model\": 2}");
     assert_non_null(text);
-    size_t at = (size_t)snprintf(
-        text, cap, "{\"format\": \"attnviz-lesson/1\", \"id\": \"big\", \"title\": {\"en\": \"b\"}, \"tokens\": [");
-    for (int i = 0; i < LESSON_MAX_TOKENS; i++)
-        at += (size_t)snprintf(text + at, cap - at, "%s\"t%d\"", i ? ", " : "", i);
-    snprintf(text + at, cap - at, "], \"d_model\": 2}");
     Lesson L;
     parse_ok(&L, text);
     assert_int_equal(L.n_tokens, LESSON_MAX_TOKENS);

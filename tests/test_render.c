@@ -20,6 +20,7 @@
 #include "edit.h"
 #include "render.h"
 #include "render_internal.h"
+#include "test_util.h"
 
 static const char *LESSON_JSON =
     "{\"format\": \"attnviz-lesson/1\", \"id\": \"test-render\","
@@ -306,14 +307,11 @@ static void test_chinese_glyphs(void **state)
  * picks kept for it. */
 static void check_partial_redraw(void)
 {
-    enum { N = 150 };
-    char *json = malloc(N * 8 + 512);
+    char *json =
+        test_tokens_json("{\"format\": \"attnviz-lesson/1\", \"id\": \"test-partial\", \"title\": {\"en\": "
+                         "\"Partial\"}, \"d_model\": 8, \"heads\": 2, \"seed\": 5, \"mask\": \"causal\", \"tokens\": [",
+                         150, "]}");
     assert_non_null(json);
-    int at =
-        sprintf(json, "{\"format\": \"attnviz-lesson/1\", \"id\": \"test-partial\", \"title\": {\"en\": \"Partial\"},"
-                      " \"d_model\": 8, \"heads\": 2, \"seed\": 5, \"mask\": \"causal\", \"tokens\": [");
-    for (int i = 0; i < N; i++) at += sprintf(json + at, "%s\"t%d\"", i ? ", " : "", i);
-    sprintf(json + at, "]}");
     const char *steps[] = {"scores_1", "weights_1", "head_1"};
     const double seq[] = {0.1, 0.35, 0.6, 0.85, 0.4, 0.15};
     for (int k = 0; k < 3; k++)
@@ -412,15 +410,11 @@ static void test_edit_keeps_lesson_choices(void **state)
  * steps are pooled (more cells than pixels) on a small canvas. */
 static Canvas *canvas_make_tokens(int w, int h, int n)
 {
-    size_t cap = 256 + (size_t)n * 16;
-    char *json = malloc(cap);
+    char *json =
+        test_tokens_json("{\"format\": \"attnviz-lesson/1\", \"id\": \"test-pooled\", \"title\": {\"en\": "
+                         "\"Pooled\"}, \"d_model\": 8, \"heads\": 1, \"seed\": 5, \"mask\": \"causal\", \"tokens\": [",
+                         n, "]}");
     assert_non_null(json);
-    size_t at = (size_t)snprintf(json, cap,
-                                 "{\"format\": \"attnviz-lesson/1\", \"id\": \"test-pooled\","
-                                 " \"title\": {\"en\": \"Pooled\"}, \"d_model\": 8, \"heads\": 1,"
-                                 " \"seed\": 5, \"mask\": \"causal\", \"tokens\": [");
-    for (int i = 0; i < n; i++) at += (size_t)snprintf(json + at, cap - at, "%s\"t%d\"", i ? ", " : "", i);
-    snprintf(json + at, cap - at, "]}");
     Canvas *c = canvas_make_json(w, h, 1, json);
     free(json);
     return c;
@@ -1113,14 +1107,11 @@ static size_t mat_cache_bytes(const RenderCtx *rc, size_t *frame_bytes)
 static void test_texture_budget(void **state)
 {
     (void)state;
-    enum { N = 400 };
-    size_t len = 256 + (size_t)N * 8;
-    char *json = malloc(len), *at = json;
+    char *json =
+        test_tokens_json("{\"format\": \"attnviz-lesson/1\", \"id\": \"test-budget\", \"title\": {\"en\": "
+                         "\"Budget\"}, \"d_model\": 8, \"heads\": 2, \"seed\": 3, \"mask\": \"causal\", \"tokens\": [",
+                         400, "]}");
     assert_non_null(json);
-    at += sprintf(at, "{\"format\": \"attnviz-lesson/1\", \"id\": \"test-budget\", \"title\": {\"en\": \"Budget\"},"
-                      " \"d_model\": 8, \"heads\": 2, \"seed\": 3, \"mask\": \"causal\", \"tokens\": [");
-    for (int i = 0; i < N; i++) at += sprintf(at, "%s\"t%d\"", i ? "," : "", i);
-    strcpy(at, "]}");
     Canvas *c = canvas_make_json(1920, 1080, 1, json);
     free(json);
     const AttnTrace *t = view_trace(&c->view);

@@ -11,7 +11,8 @@
  *     TestDiff d = test_diff_floats(got, ref, n);   // just measure: max abs / rel
  *
  * Also the tests' shared file helpers: test_read_file (a whole file, NUL
- * terminated) and test_scratch_dir (a fresh folder under /tmp).
+ * terminated) and test_scratch_dir (a fresh folder under /tmp); and
+ * test_tokens_json, a lesson's text with many tokens.
  *
  * Special values: NaN matches only NaN, an infinity only the same infinity;
  * anything else against a NaN or an infinity differs. Header-only: every
@@ -28,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The engine's tolerance against PyTorch. */
 /* splitmix64: the tests' seeded generator, the same numbers on every machine. */
 static inline uint64_t test_splitmix64(uint64_t *state)
 {
@@ -38,6 +38,7 @@ static inline uint64_t test_splitmix64(uint64_t *state)
     return z ^ (z >> 31);
 }
 
+/* The engine's tolerance against PyTorch. */
 #define TEST_ABS_TOL 1e-5
 #define TEST_REL_TOL 1e-4
 
@@ -141,6 +142,21 @@ static inline char *test_read_file(const char *path, size_t *len)
     buf[n] = '\0';
     if (len) *len = n;
     return buf;
+}
+
+/* A lesson's JSON text: before, then the n tokens "t0", "t1", ...
+ * "t<n-1>" separated by ", ", then after (before ends where a token list
+ * starts, after closes it). Malloc'd, the caller frees; NULL without
+ * memory. */
+static inline char *test_tokens_json(const char *before, int n, const char *after)
+{
+    size_t cap = strlen(before) + strlen(after) + (size_t)n * 16 + 1, at;
+    char *json = malloc(cap);
+    if (!json) return NULL;
+    at = (size_t)snprintf(json, cap, "%s", before);
+    for (int i = 0; i < n; i++) at += (size_t)snprintf(json + at, cap - at, "%s\"t%d\"", i ? ", " : "", i);
+    snprintf(json + at, cap - at, "%s", after);
+    return json;
 }
 
 /* Makes a new folder /tmp/attnviz-test-TAG-XXXXXX and writes its path into

@@ -1099,16 +1099,13 @@ static void test_saving_and_names(void **state)
  * narration text when texts (which may quote any step), into *L. */
 static void large_lesson(Lesson *L, int n, int texts)
 {
-    size_t len = (size_t)n * 12 + 512;
-    char *json = malloc(len);
+    char before[512];
+    snprintf(before, sizeof before,
+             "{\"format\": \"attnviz-lesson/1\", \"id\": \"test-view-large\", \"title\": {\"en\": \"Large\"},"
+             " \"d_model\": 16, \"heads\": 4, \"seed\": 7, \"mask\": \"causal\",%s \"tokens\": [",
+             texts ? " \"narration\": {\"input\": {\"en\": \"X, {value:weights_4[1][0]}\"}}," : "");
+    char *json = test_tokens_json(before, n, "]}");
     assert_non_null(json);
-    size_t at = (size_t)snprintf(json, len,
-                                 "{\"format\": \"attnviz-lesson/1\", \"id\": \"test-view-large\","
-                                 " \"title\": {\"en\": \"Large\"}, \"d_model\": 16, \"heads\": 4, \"seed\": 7,"
-                                 " \"mask\": \"causal\",%s \"tokens\": [",
-                                 texts ? " \"narration\": {\"input\": {\"en\": \"X, {value:weights_4[1][0]}\"}}," : "");
-    for (int i = 0; i < n; i++) at += (size_t)snprintf(json + at, len - at, "%s\"t%d\"", i ? ", " : "", i);
-    snprintf(json + at, len - at, "]}");
     LessonError le;
     if (lesson_parse(L, json, strlen(json), "large.json", &le) != 0) fail_msg("lesson: %s", le.msg);
     free(json);
