@@ -604,10 +604,11 @@ static void dot_products(AttnTrace *t, const AttnConfig *c, const Plan *p, AttnM
                           : (AttnMatmulJob){0};
 }
 
-/* 0, or -1 from phase_done. pack: room for packing the weights of either
- * product phase and the heads' K_h and V_h (NULL: no packing ahead). */
-static int dot_phases(AttnTrace *t, const AttnConfig *c, const Plan *p, unsigned char *found, float *pack, char *err,
-                      size_t errlen)
+/* 0, or -1 from phase_done. proj, out: dot_products'. pack: room for
+ * packing the weights of either product phase and the heads' K_h and V_h
+ * (NULL: no packing ahead). */
+static int dot_phases(AttnTrace *t, const AttnConfig *c, const Plan *p, const AttnMatmulJob proj[3],
+                      const AttnMatmulJob *out, unsigned char *found, float *pack, char *err, size_t errlen)
 {
     int H = c->heads;
     /* 1. one phase: the inputs' copies into the trace, and the projections,
@@ -619,8 +620,6 @@ static int dot_phases(AttnTrace *t, const AttnConfig *c, const Plan *p, unsigned
     input_copies(t, (const int[]){p->X, p->Y, p->W_Q, p->b_Q, p->W_K, p->b_K, p->W_V, p->b_V, p->W_O, p->b_O},
                  (const float *const[]){c->X, c->Y, c->W_Q, c->b_Q, c->W_K, c->b_K, c->W_V, c->b_V, c->W_O, c->b_O}, 10,
                  copies, copy_at, &n_copies);
-    AttnMatmulJob proj[3], out;
-    dot_products(t, c, p, proj, &out);
     unsigned char bits[3], copy_bits[ATTN_MAX_PHASE_JOBS];
     attn__phase(proj, 3, found ? bits : NULL, copies, n_copies, found ? copy_bits : NULL, pack, c->threads);
     if (found) {
@@ -657,7 +656,7 @@ static int dot_phases(AttnTrace *t, const AttnConfig *c, const Plan *p, unsigned
 
     /* 3. the output projection */
     if (p->output >= 0) {
-        attn__phase(&out, 1, found ? bits : NULL, NULL, 0, NULL, pack, c->threads);
+        attn__phase(out, 1, found ? bits : NULL, NULL, 0, NULL, pack, c->threads);
         if (found) found[p->output] = bits[0];
     }
     return 0;
@@ -674,7 +673,7 @@ static int compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p, unsigne
     if ((f = attn__heads_pack_floats(c, c->heads)) > floats) floats = f;
     size_t bytes;
     float *pack = attn__pack_take(floats, &bytes);
-    int rc = dot_phases(t, c, p, found, pack, err, errlen);
+    int rc = dot_phases(t, c, p, proj, &out, found, pack, err, errlen);
     attn__pack_give(pack, bytes);
     return rc;
 }

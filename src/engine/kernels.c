@@ -735,9 +735,9 @@ void attn__pack_panels(float *dst, const float *B, int transposed, int k, int n,
 }
 
 KERNEL_DISPATCH static void gemm_packed(float *restrict C, const float *restrict A, const float *restrict packed,
-                                        const float *bias, int k, int n, int i0, int i1, Scaled *sc)
+                                        const float *bias, int k, int n, int i0, int i1)
 {
-    gemm_block(C, A, NULL, bias, 0, k, n, i0, i1, 0, n, packed, sc);
+    gemm_block(C, A, NULL, bias, 0, k, n, i0, i1, 0, n, packed, NULL);
 }
 
 void attn__matmul_packed(float *C, const float *A, const float *packed, const float *bias, int m, int k, int n, int i0,
@@ -745,13 +745,16 @@ void attn__matmul_packed(float *C, const float *A, const float *packed, const fl
 {
     assert(0 <= i0 && i0 <= i1 && i1 <= m);
     (void)m;
-    if (i0 < i1) gemm_packed(C, A, packed, bias, k, n, i0, i1, NULL);
+    if (i0 < i1) gemm_packed(C, A, packed, bias, k, n, i0, i1);
 }
 
-KERNEL_DISPATCH static void gemm_scores(float *restrict S, const float *restrict Q, const float *restrict K, int dk,
-                                        int nk, int rows, Scaled *sc)
+/* S (rows, nk) = Q (rows, dk) · Kᵀ, K (nk, dk) read transposed, or from
+ * packK (K packed by attn__pack_panels; then K is unused), with sc (or
+ * NULL). */
+KERNEL_DISPATCH static void gemm_scores(float *restrict S, const float *restrict Q, const float *restrict K,
+                                        const float *restrict packK, int dk, int nk, int rows, Scaled *sc)
 {
-    gemm_block(S, Q, K, NULL, 1, dk, nk, 0, rows, 0, nk, NULL, sc);
+    gemm_block(S, Q, K, NULL, 1, dk, nk, 0, rows, 0, nk, packK, sc);
 }
 
 const float *attn__scores(float *S, float *scaled, float *copy, float *row_max, int *maxed, const float *Q,
@@ -766,7 +769,7 @@ const float *attn__scores(float *S, float *scaled, float *copy, float *row_max, 
     int exact = divisor >= 0x1p-126f && divisor <= 0x1p126f && frexpf(divisor, &e) == 0.5f;
     if (!exact || (!packK && gemm_is_small(rows, dk, nk))) {
         if (packK)
-            gemm_packed(S, Q, packK, NULL, dk, nk, 0, rows, NULL);
+            gemm_scores(S, Q, K, packK, dk, nk, rows, NULL);
         else
             attn_matmul_nt(S, Q, K, rows, dk, nk);
         attn__divide_scan(scaled, S, (size_t)rows * (size_t)nk, divisor, bits_s, bits_a);
@@ -785,10 +788,7 @@ const float *attn__scores(float *S, float *scaled, float *copy, float *row_max, 
         sc.row_max = row_max;
     }
 #endif
-    if (packK)
-        gemm_packed(S, Q, packK, NULL, dk, nk, 0, rows, &sc);
-    else
-        gemm_scores(S, Q, K, dk, nk, rows, &sc);
+    gemm_scores(S, Q, K, packK, dk, nk, rows, &sc);
 #if KERNEL_STREAMS
     /* non-temporal stores are ordered by nothing else: before anyone may
      * read them (the trace is published to other threads later) */
