@@ -27,23 +27,45 @@
 
 #include "attn_internal.h"
 
-static const char *const kind_names[] = {
-    "input",  "weight",  "bias",         "projection", "split",  "scores",          "scaled",
-    "masked", "softmax", "weighted_sum", "concat",     "output", "additive_hidden",
+/* What the engine knows of each kind of step: its name in the trace format,
+ * narration keys, export file names and --steps, and its ATTN_KIND_* flags. */
+static const struct {
+    const char *name;
+    unsigned flags;
+} kinds[] = {
+    [ATTN_STEP_INPUT] = {"input", ATTN_KIND_GIVEN},
+    [ATTN_STEP_WEIGHT] = {"weight", ATTN_KIND_GIVEN},
+    [ATTN_STEP_BIAS] = {"bias", ATTN_KIND_GIVEN},
+    [ATTN_STEP_PROJECTION] = {"projection", 0},
+    [ATTN_STEP_SPLIT] = {"split", 0},
+    [ATTN_STEP_SCORES] = {"scores", 0},
+    [ATTN_STEP_SCALED] = {"scaled", ATTN_KIND_KEEPS_FILL},
+    [ATTN_STEP_MASKED] = {"masked", ATTN_KIND_ROW_FLAGS | ATTN_KIND_FILLS},
+    [ATTN_STEP_SOFTMAX] = {"softmax", ATTN_KIND_ROW_FLAGS},
+    [ATTN_STEP_WEIGHTED_SUM] = {"weighted_sum", ATTN_KIND_ROW_FLAGS},
+    [ATTN_STEP_CONCAT] = {"concat", 0},
+    [ATTN_STEP_OUTPUT] = {"output", 0},
+    [ATTN_STEP_ADDITIVE_HIDDEN] = {"additive_hidden", 0},
 };
-_Static_assert(sizeof kind_names / sizeof kind_names[0] == ATTN_STEP_KIND_COUNT,
-               "kind_names must name every AttnStepKind");
+_Static_assert(sizeof kinds / sizeof kinds[0] == ATTN_STEP_KIND_COUNT,
+               "kinds[] must have a row for every AttnStepKind");
 
 const char *attn_step_kind_name(AttnStepKind kind)
 {
     assert(kind >= 0 && kind < ATTN_STEP_KIND_COUNT);
-    return kind_names[kind];
+    return kinds[kind].name;
+}
+
+unsigned attn_step_kind_flags(AttnStepKind kind)
+{
+    assert(kind >= 0 && kind < ATTN_STEP_KIND_COUNT);
+    return kinds[kind].flags;
 }
 
 int attn_step_kind_from_name(const char *name)
 {
     for (int i = 0; i < ATTN_STEP_KIND_COUNT; i++)
-        if (strcmp(kind_names[i], name) == 0) return i;
+        if (strcmp(kinds[i].name, name) == 0) return i;
     return -1;
 }
 
@@ -234,10 +256,9 @@ static int builder_reserve(Builder *b, int n_from)
     return 0;
 }
 
-/* Masked, softmax and weighted-sum steps carry a flag per row (ATTN_ROW_*). */
 static int kind_has_row_flags(AttnStepKind kind)
 {
-    return kind == ATTN_STEP_MASKED || kind == ATTN_STEP_SOFTMAX || kind == ATTN_STEP_WEIGHTED_SUM;
+    return (kinds[kind].flags & ATTN_KIND_ROW_FLAGS) != 0;
 }
 
 /* The names of per-head steps, base_H (Q_2, weights_2), in static storage
@@ -737,6 +758,18 @@ static void compute_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)
     memcpy(o->row_flags, w->row_flags, (size_t)nq);
 }
 
+/* Whether step s may hold the mask's fill: it writes the fill (masked), or
+ * keeps its source's cells' values where its source may hold it (the
+ * scaled step that divides a masked one, in seed 003's order). */
+static int may_hold_fill(const AttnTrace *t, const AttnStep *s)
+{
+    if (kinds[s->kind].flags & ATTN_KIND_FILLS) return 1;
+    if (!(kinds[s->kind].flags & ATTN_KIND_KEEPS_FILL)) return 0;
+    for (int i = 0; i < s->n_from; i++)
+        if (may_hold_fill(t, &t->steps[s->from[i]])) return 1;
+    return 0;
+}
+
 /* No NaN or Inf reaches the screen or a file unless the lesson asked
  * for it, and the only one a lesson can ask for is the -inf fill of blocked
  * cells in a `masked` step. The loader lets in only finite float32 numbers,
@@ -759,19 +792,14 @@ static int check_finite(const AttnTrace *t, const unsigned char *found, int s0, 
         const AttnStep *st = &t->steps[s];
         size_t n = (size_t)st->rows * (size_t)st->cols;
         unsigned bits = !found || found[s] & ATTN_SCAN_PENDING ? attn__nonfinite_bits(st->data, n) : found[s];
-        /* -inf is the fill of a masked step, and of the scaled step that
-         * divides a masked one */
-        int ninf_allowed = t->cfg.mask_fill == -INFINITY &&
-                           (st->kind == ATTN_STEP_MASKED ||
-                            (st->kind == ATTN_STEP_SCALED && t->cfg.mask_order == ATTN_MASK_THEN_SCALE &&
-                             t->cfg.mask_kind != ATTN_MASK_NONE));
+        int ninf_allowed = t->cfg.mask_fill == -INFINITY && may_hold_fill(t, st);
         if (!(bits & ATTN_SCAN_PINF_NAN) && (!(bits & ATTN_SCAN_NINF) || ninf_allowed)) continue;
         for (size_t i = 0; i < n; i++) {
             float v = st->data[i];
             if (isfinite(v) || (ninf_allowed && v == -INFINITY)) continue;
             const char *what = isnan(v) ? "nan" : v > 0 ? "+inf" : "-inf";
             size_t r = i / (size_t)st->cols, col = i % (size_t)st->cols;
-            if (st->kind == ATTN_STEP_INPUT || st->kind == ATTN_STEP_WEIGHT || st->kind == ATTN_STEP_BIAS)
+            if (kinds[st->kind].flags & ATTN_KIND_GIVEN)
                 return fail(err, errlen, "%s[%zu][%zu] is %s: every input must be a finite float32 number", st->name, r,
                             col, what);
             return fail(err, errlen,

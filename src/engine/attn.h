@@ -87,6 +87,15 @@ const char *attn_step_kind_name(AttnStepKind kind);
 /* The kind for a name, or -1. */
 int attn_step_kind_from_name(const char *name);
 
+/* What a kind of step is, as attn_step_kind_flags says. */
+enum {
+    ATTN_KIND_GIVEN = 1,      /* copied from the config as given: an input, a weight, a bias */
+    ATTN_KIND_ROW_FLAGS = 2,  /* carries a flag per row (AttnStep.row_flags, ATTN_ROW_*) */
+    ATTN_KIND_FILLS = 4,      /* writes the mask's fill (cfg.mask_fill, −∞ by default) into blocked cells */
+    ATTN_KIND_KEEPS_FILL = 8, /* each cell from the same cell of its source alone, so a fill there stays: scaled */
+};
+unsigned attn_step_kind_flags(AttnStepKind kind);
+
 typedef enum AttnKind { ATTN_DOT, ATTN_ADDITIVE } AttnKind;
 
 typedef enum AttnMaskKind {
