@@ -14,8 +14,19 @@ int cmd_list(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 
-/* The lessons folder: $ATTNVIZ_LESSONS, else ./lessons, else the source tree's. */
+/* Where the lessons and fonts are. An installed attnviz reads them from
+ * PREFIX/share/attnviz (lessons/, fonts/) beside its PREFIX/bin, or from the
+ * folder $ATTNVIZ_DATA_DIR names, laid out the same; a build tree from the
+ * checkout it runs in (./lessons), else from the source tree it was built
+ * from. $ATTNVIZ_LESSONS and $ATTNVIZ_ASSETS name either folder alone.
+ * app_data_init looks once, at start-up (it may set $ATTNVIZ_ASSETS for the
+ * render layer); app_data_free forgets. */
+void app_data_init(const char *argv0);
+void app_data_free(void);
+/* The lessons folder. */
 const char *app_lessons_dir(void);
+/* The folder holding fonts/ (RenderOptions.assets_dir's meaning). */
+const char *app_assets_dir(void);
 /* A lesson argument as a path: an existing file as is, else an id or file name
  * looked up in the lessons folder. Returns a malloc'd path, or NULL with a
  * message printed. */

@@ -1,5 +1,6 @@
 /* common.c: what the subcommands share: finding lessons, reporting
  * failure, printing what came from outside safely. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -132,12 +133,75 @@ static int exists_not_dir(const char *p)
     return stat(p, &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
+static char *join(const char *a, const char *b, const char *c);
+
+/* The folder this program's file is in (malloc'd), or NULL when the system
+ * does not say: Linux's /proc/self/exe, else argv[0] when it holds a path. */
+static char *program_dir(const char *argv0)
+{
+    char *exe = realpath("/proc/self/exe", NULL);
+    if (!exe && argv0 && strchr(argv0, '/')) exe = realpath(argv0, NULL);
+    if (!exe) return NULL;
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = '\0';
+    return exe;
+}
+
+/* What app_data_init found; each a malloc'd path kept for the process's life. */
+static struct {
+    char *data;    /* an installed data folder (lessons/, fonts/), or NULL */
+    char *lessons; /* the lessons folder */
+    char *assets;  /* the folder holding fonts/ */
+} data_dirs;
+
+void app_data_init(const char *argv0)
+{
+    const char *env = getenv("ATTNVIZ_DATA_DIR");
+    if (env && *env) {
+        data_dirs.data = strdup(env);
+    } else {
+        char *bin = program_dir(argv0);
+        char *share = bin ? join(bin, "/../share/attnviz", "") : NULL;
+        char *probe = share ? join(share, "/lessons", "") : NULL;
+        if (probe && is_dir(probe)) data_dirs.data = realpath(share, NULL);
+        free(probe);
+        free(share);
+        free(bin);
+    }
+    const char *lessons = getenv("ATTNVIZ_LESSONS");
+    if (lessons && *lessons)
+        data_dirs.lessons = strdup(lessons);
+    else if (data_dirs.data)
+        data_dirs.lessons = join(data_dirs.data, "/lessons", "");
+    else if (is_dir("lessons") && is_file("lessons/FORMAT.md"))
+        data_dirs.lessons = strdup("lessons"); /* a checkout, from its top folder */
+    const char *assets = getenv("ATTNVIZ_ASSETS");
+    if (assets && *assets)
+        data_dirs.assets = strdup(assets);
+    else if (data_dirs.data)
+        data_dirs.assets = strdup(data_dirs.data);
+    /* render and export read the fonts' folder from $ATTNVIZ_ASSETS
+     * (render.h); without one found here they fall back to ./assets and the
+     * source tree's, as a build tree needs */
+    if (data_dirs.assets && !(assets && *assets)) setenv("ATTNVIZ_ASSETS", data_dirs.assets, 1);
+}
+
 const char *app_lessons_dir(void)
 {
-    const char *env = getenv("ATTNVIZ_LESSONS");
-    if (env && *env) return env;
-    if (is_dir("lessons") && is_file("lessons/FORMAT.md")) return "lessons";
-    return ATTNVIZ_SOURCE_DIR "/lessons";
+    return data_dirs.lessons ? data_dirs.lessons : ATTNVIZ_SOURCE_DIR "/lessons";
+}
+
+const char *app_assets_dir(void)
+{
+    return data_dirs.assets ? data_dirs.assets : ATTNVIZ_SOURCE_DIR "/assets";
+}
+
+void app_data_free(void)
+{
+    free(data_dirs.data);
+    free(data_dirs.lessons);
+    free(data_dirs.assets);
+    memset(&data_dirs, 0, sizeof data_dirs);
 }
 
 static char *join(const char *a, const char *b, const char *c)

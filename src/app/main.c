@@ -74,7 +74,9 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    app_data_init(argc > 0 ? argv[0] : NULL);
     int status = app_finish(run(argc, argv));
+    app_data_free();
     attn_shutdown(); /* the engine's threads and spare blocks: leak checkers see nothing left */
     return status;
 }

@@ -114,7 +114,7 @@ int show_window_open(ShowWindow *w, const ShowOptions *o, const ShowLesson *cur)
     SDL_StartTextInput(); /* numbers and token names typed in edit mode */
     w->xfd = x_connection(w->win);
     const char *font = render_font_count(w->rc) > 0 ? render_font_path(w->rc, 0) : "";
-    if (strstr(font, "/fonts/DejaVuSans.ttf") && strstr(font, "assets"))
+    if (strstr(font, "/fonts/DejaVuSans.ttf") && strncmp(font, app_assets_dir(), strlen(app_assets_dir())) == 0)
         app_fail(APP_OK, "fontconfig found neither DejaVu Sans nor Noto Sans CJK; using the bundled fonts in %s", font);
     return APP_OK;
 fail:
