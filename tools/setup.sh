@@ -30,7 +30,7 @@ esac
 
 # What the build, the program and the tests need, by Debian package name.
 debian_packages=(
-    build-essential cmake pkg-config
+    build-essential cmake pkg-config help2man
     libsdl2-dev libsdl2-ttf-dev libcjson-dev libpng-dev libfontconfig-dev libcairo2-dev
     libcmocka-dev
     fonts-dejavu-core fonts-noto-cjk
