@@ -8,7 +8,9 @@
 # Debian and Ubuntu: missing packages are installed with apt-get (through sudo
 # when not root). Elsewhere it prints the equivalent brew/dnf command and
 # builds with whatever pkg-config finds. The build goes to ./build (or
-# $ATTNVIZ_BUILD_DIR). With CI=true, warnings are errors.
+# $ATTNVIZ_BUILD_DIR).
+# With CI=true, warnings are errors. The build shows its percentage as it
+# goes; the first one takes a few minutes (README).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -19,7 +21,7 @@ mode=${1:-run}
 case "$mode" in
 run | test | build) ;;
 -h | --help)
-    sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
 *)
@@ -86,18 +88,75 @@ werror=OFF
 [ "${CI:-}" = "true" ] && werror=ON
 jobs=$(nproc 2>/dev/null || echo 2)
 
-say "configuring in $build"
-cmake -S "$here" -B "$build" -DATTNVIZ_WERROR=$werror >/dev/null
-say "building"
-cmake --build "$build" -j "$jobs"
+# "1 min 20 s" since the shell's start (bash's SECONDS) or $1
+elapsed() {
+    local s=$((SECONDS - ${1:-0}))
+    if [ $s -ge 60 ]; then echo "$((s / 60)) min $((s % 60)) s"; else echo "$s s"; fi
+}
+
+# Reads a build's output and shows its progress: on a terminal one line
+# rewritten in place ("building: 45%  src/engine/kernels.c"), elsewhere a
+# line at every tenth. Warnings and errors pass through whole.
+progress() {
+    local line pct=0 shown=-10 tty=0 what
+    [ -t 2 ] && tty=1
+    while IFS= read -r line; do
+        if [[ $line =~ ^\[\ *([0-9]+)%\]\ (.*)$ ]]; then # make: "[ 45%] Building C object ..."
+            pct=${BASH_REMATCH[1]}
+            what=${BASH_REMATCH[2]}
+        elif [[ $line =~ ^\[([0-9]+)/([0-9]+)\]\ (.*)$ ]]; then # ninja: "[12/345] ..."
+            pct=$((100 * BASH_REMATCH[1] / BASH_REMATCH[2]))
+            what=${BASH_REMATCH[3]}
+        elif [[ $line =~ (warning|error|Error|undefined reference|\*\*\*) ]]; then
+            [ $tty -eq 1 ] && printf '\r\033[K' >&2
+            printf '%s\n' "$line" >&2
+            continue
+        else
+            continue
+        fi
+        what=${what##* }
+        if [ $tty -eq 1 ]; then
+            printf '\r\033[K  building: %3d%%  %s' "$pct" "${what:0:60}" >&2
+        elif [ "$pct" -ge $((shown + 10)) ]; then
+            shown=$((pct - pct % 10))
+            printf '  building: %3d%% after %s\n' "$pct" "$(elapsed "$start")" >&2
+        fi
+    done
+    [ $tty -eq 1 ] && printf '\r\033[K' >&2
+    return 0
+}
+
+# build_native: configure and build ./build, with the progress shown and
+# the whole output kept in build/build.log.
+build_native() {
+    start=$SECONDS
+    say "configuring in $build"
+    cmake -S "$here" -B "$build" -DATTNVIZ_WERROR=$werror >/dev/null
+    say "building (the first build takes 1 to 5 minutes on two cores, as busy as they are; later ones only what changed)"
+    local rc
+    set +e
+    cmake --build "$build" -j "$jobs" 2>&1 | tee "$build/build.log" | progress
+    rc=${PIPESTATUS[0]}
+    set -e
+    if [ "$rc" -ne 0 ]; then
+        echo "setup.sh: the build failed after $(elapsed "$start"); its whole output is in $build/build.log" >&2
+        exit "$rc"
+    fi
+    say "built in $(elapsed "$start"): $build/attnviz"
+}
 
 case "$mode" in
-build) say "built $build/attnviz" ;;
+build)
+    build_native
+    say "done"
+    ;;
 run)
+    build_native
     say "opening attnviz"
     exec "$build/attnviz" show "$@"
     ;;
 test)
+    build_native
     say "running the tests"
     cd "$build"
     exec ctest --output-on-failure -j "$jobs"
