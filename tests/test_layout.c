@@ -508,6 +508,44 @@ static void test_first_and_last_entries(void **state)
     rig_close(&rig);
 }
 
+/* A shipped lesson's opening (the summary, the intro and the first step's
+ * text) takes at most four lines of narration at 1024×768 on the projector,
+ * in every language, at the body size: the class is not met by a wall of text. */
+static void test_openings_fit(void **state)
+{
+    (void)state;
+    DIR *d = opendir(ATTNVIZ_TESTS_DIR "/../lessons");
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t L = strlen(e->d_name);
+        if (L <= 5 || strcmp(e->d_name + L - 5, ".json") != 0) continue;
+        Rig rig;
+        rig_open_projector(&rig, e->d_name, 1024, 768);
+        for (int lang = 0; lang < LESSON_LANG_COUNT; lang++) {
+            rig.v.lang = (LessonLang)lang;
+            view_goto(&rig.v, 0);
+            view_finish(&rig.v);
+            if (render_frame(rig.rc, &rig.v, 1024, 768) != 0) fail_msg("%s", SDL_GetError());
+            int nb, lines = 0, size = 0;
+            const LayoutBox *b = render_layout_boxes(rig.rc, &nb);
+            for (int i = 0; i < nb; i++)
+                if (b[i].kind == LAYOUT_TEXT && b[i].what && strcmp(b[i].what, "narration") == 0) {
+                    lines++;
+                    size = b[i].size;
+                }
+            /* the body size at 1024×768 on the projector (render.c, fonts_for) */
+            if (lines == 0 || lines > 4 || size < 18)
+                fail_msg("%s (%s): the opening takes %d lines at %d px; at most 4 at 18 px", e->d_name,
+                         lesson_lang_names[lang], lines, size);
+        }
+        rig_close(&rig);
+        n++;
+    }
+    closedir(d);
+    assert_true(n >= 10);
+}
+
 int main(void)
 {
     if (SDL_Init(0) != 0 || TTF_Init() != 0) {
@@ -515,10 +553,9 @@ int main(void)
         return 1;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_lesson),
-        cmocka_unit_test(test_plus_only_enlarges),
-        cmocka_unit_test(test_elided_cells_are_true),
-        cmocka_unit_test(test_first_and_last_entries),
+        cmocka_unit_test(test_every_lesson),          cmocka_unit_test(test_plus_only_enlarges),
+        cmocka_unit_test(test_elided_cells_are_true), cmocka_unit_test(test_first_and_last_entries),
+        cmocka_unit_test(test_openings_fit),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     TTF_Quit();

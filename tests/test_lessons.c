@@ -184,8 +184,9 @@ static void check_zh_quotes(const Lesson *l, const char *path, const char *where
         if (utf8_chars(tok) == 1 && l->n_tokens > 5) continue;
         int depth = 0, brace = 0;
         for (const char *p = text; *p; p++) {
-            if (strncmp(p, "「", 3) == 0) depth++;
-            if (strncmp(p, "」", 3) == 0 && depth > 0) depth--;
+            /* inside 「」 (a token) or “” (a quoted sentence or document) */
+            if (strncmp(p, "「", 3) == 0 || strncmp(p, "“", 3) == 0) depth++;
+            if ((strncmp(p, "」", 3) == 0 || strncmp(p, "”", 3) == 0) && depth > 0) depth--;
             if (*p == '{') brace = 1;
             if (*p == '}') brace = 0;
             if (depth || brace || strncmp(p, tok, len) != 0) continue;
@@ -197,6 +198,49 @@ static void check_zh_quotes(const Lesson *l, const char *path, const char *where
             fail_msg("%s: %s: the token %s stands bare in the Chinese text at \"%.40s\"; write 「%s」", path, where,
                      tok, p, tok);
         }
+    }
+}
+
+/* What a student reads (a title, a summary, a narration) counts from 1, as
+ * the labels on screen do (the placeholders' indices are code and stay
+ * 0-based), cites another lesson by its title, never by its id, and names
+ * neither a file of the repository nor "seed 00N" (the documents are
+ * "document 00N", 文档 00N). */
+static void check_reader_text(const char *path, const char *where, const char *text, int zh)
+{
+    if (!text) return;
+    static const char *const zh_bad[] = {"第 0", "第0", "从 0 开始", "单元 0"};
+    static const char *const en_bad[] = {"column 0", "columns 0", "row 0",  "rows 0",  "head 0", "unit 0",
+                                         "0-based",  "feature 0", "word 0", "seed 00", "Seed 00"};
+    const char *const *bad = zh ? zh_bad : en_bad;
+    size_t n_bad = zh ? sizeof zh_bad / sizeof zh_bad[0] : sizeof en_bad / sizeof en_bad[0];
+    /* only the text outside placeholders: {value:X[0][1]} is code */
+    char plain[8192];
+    size_t at = 0;
+    int brace = 0;
+    for (const char *p = text; *p && at + 1 < sizeof plain; p++) {
+        if (*p == '{') brace++;
+        if (!brace) plain[at++] = *p;
+        if (*p == '}' && brace > 0) brace--;
+    }
+    plain[at] = '\0';
+    for (size_t i = 0; i < n_bad; i++)
+        if (strstr(plain, bad[i]))
+            fail_msg("%s: %s counts from 0 or says \"%s\": \"%.60s\"", path, where, bad[i], strstr(plain, bad[i]));
+    for (int r = 0; r < N_REQUIRED; r++)
+        if (strstr(plain, required[r]))
+            fail_msg("%s: %s names the lesson %s by its id; cite its title", path, where, required[r]);
+    if (strstr(plain, "tools/") || strstr(plain, "lessons/") || strstr(plain, ".py"))
+        fail_msg("%s: %s names a file of the repository: \"%.60s\"", path, where, plain);
+}
+
+static void check_reader_texts(const Lesson *l, const char *path)
+{
+    for (int lang = 0; lang < LESSON_LANG_COUNT; lang++) {
+        check_reader_text(path, "title", l->title.text[lang], lang == LESSON_ZH);
+        check_reader_text(path, "summary", l->summary.text[lang], lang == LESSON_ZH);
+        for (int k = 0; k < l->n_narration; k++)
+            check_reader_text(path, l->narration[k].key, l->narration[k].text.text[lang], lang == LESSON_ZH);
     }
 }
 
@@ -241,6 +285,7 @@ static void test_every_lesson(void **state)
         check_zh_quotes(l, path, "summary.zh", l->summary.text[LESSON_ZH]);
         for (int k = 0; k < l->n_narration; k++)
             check_zh_quotes(l, path, l->narration[k].key, l->narration[k].text.text[LESSON_ZH]);
+        check_reader_texts(l, path);
         /* every placeholder of every text fills, against every step it applies to */
         char err[512];
         if (narrate_check(l, L.trace, err, sizeof err) != 0) fail_msg("%s: %s", path, err);
