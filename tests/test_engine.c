@@ -326,7 +326,7 @@ typedef struct ExpStep {
 } ExpStep;
 
 typedef struct ExpList {
-    ExpStep s[4096];
+    ExpStep s[8 * 1024 + 16];
     int n;
 } ExpList;
 
@@ -431,6 +431,19 @@ static void check_structure(const AttnTrace *t, const AttnConfig *c)
             fail_msg("%s: step %d: got %s (%s, head %d, %d×%d), expected %s (%s, head %d, %d×%d)", g_ctx, i, s->name,
                      attn_step_kind_name(s->kind), s->head, s->rows, s->cols, e->name, attn_step_kind_name(e->kind),
                      e->head, e->rows, e->cols);
+        /* its shape is what its axes count, its name its role's with "_H" for head H */
+        if (s->rows != attn_axis_size(c, (AttnAxis)s->row_axis) || s->cols != attn_axis_size(c, (AttnAxis)s->col_axis))
+            fail_msg("%s: step %s is %d×%d, its axes %d and %d count %d×%d", g_ctx, s->name, s->rows, s->cols,
+                     s->row_axis, s->col_axis, attn_axis_size(c, (AttnAxis)s->row_axis),
+                     attn_axis_size(c, (AttnAxis)s->col_axis));
+        char named[ATTN_MAX_NAME + 16];
+        if (s->head)
+            snprintf(named, sizeof named, "%s_%d", attn_role_name((AttnRole)s->role), s->head);
+        else
+            snprintf(named, sizeof named, "%s", attn_role_name((AttnRole)s->role));
+        if (strcmp(named, s->name) != 0) fail_msg("%s: step %s has the role of %s", g_ctx, s->name, named);
+        if (attn_trace_find_role(t, (AttnRole)s->role, s->head) != s)
+            fail_msg("%s: step %s is not the one step of its role and head", g_ctx, s->name);
         assert_non_null(s->data);
         bytes += sizeof(float) * (size_t)s->rows * (size_t)s->cols;
         for (int k = 0; k < s->n_from; k++)
@@ -465,6 +478,19 @@ static void check_structure(const AttnTrace *t, const AttnConfig *c)
     }
     if (t->data_bytes != bytes)
         fail_msg("%s: data_bytes is %zu, the steps hold rows·cols·4 = %zu", g_ctx, t->data_bytes, bytes);
+    /* the outline lists the same steps, without numbers */
+    int n_outline = -1;
+    AttnStep *outline = attn_trace_outline(c, &n_outline);
+    assert_non_null(outline);
+    assert_int_equal(n_outline, t->n_steps);
+    for (int i = 0; i < t->n_steps; i++) {
+        const AttnStep *s = &t->steps[i], *o = &outline[i];
+        if (o->name != s->name || o->kind != s->kind || o->role != s->role || o->head != s->head ||
+            o->rows != s->rows || o->cols != s->cols || o->row_axis != s->row_axis || o->col_axis != s->col_axis ||
+            o->data || o->from || o->row_flags || o->n_from)
+            fail_msg("%s: the outline's step %d (%s) is not the trace's %s", g_ctx, i, o->name, s->name);
+    }
+    free(outline);
     if (t->alloc_bytes < t->data_bytes)
         fail_msg("%s: alloc_bytes %zu < data_bytes %zu", g_ctx, t->alloc_bytes, t->data_bytes);
     if (attn_trace_floats(c) * sizeof(float) != t->data_bytes)
@@ -902,7 +928,7 @@ static void test_random_dot_invariants(void **state)
 static void test_many_heads(void **state)
 {
     (void)state;
-    static const int heads[] = {15, 16, 17, 60, 300};
+    static const int heads[] = {15, 16, 17, 60, 300, 1024}; /* 1024: the most, four digits in every name */
     Rng r = {31337};
     char err[256];
     for (size_t n = 0; n < sizeof heads / sizeof heads[0]; n++) {

@@ -69,6 +69,78 @@ int attn_step_kind_from_name(const char *name)
     return -1;
 }
 
+static const char *const role_names[] = {
+    [ATTN_ROLE_X] = "X",
+    [ATTN_ROLE_Y] = "Y",
+    [ATTN_ROLE_W_Q] = "W_Q",
+    [ATTN_ROLE_B_Q] = "b_Q",
+    [ATTN_ROLE_W_K] = "W_K",
+    [ATTN_ROLE_B_K] = "b_K",
+    [ATTN_ROLE_W_V] = "W_V",
+    [ATTN_ROLE_B_V] = "b_V",
+    [ATTN_ROLE_W_O] = "W_O",
+    [ATTN_ROLE_B_O] = "b_O",
+    [ATTN_ROLE_Q] = "Q",
+    [ATTN_ROLE_K] = "K",
+    [ATTN_ROLE_V] = "V",
+    [ATTN_ROLE_SCORES] = "scores",
+    [ATTN_ROLE_SCALED] = "scaled",
+    [ATTN_ROLE_MASKED] = "masked",
+    [ATTN_ROLE_WEIGHTS] = "weights",
+    [ATTN_ROLE_HEAD] = "head",
+    [ATTN_ROLE_CONCAT] = "concat",
+    [ATTN_ROLE_OUTPUT] = "output",
+    [ATTN_ROLE_W_A] = "W_a",
+    [ATTN_ROLE_B_A] = "b_a",
+    [ATTN_ROLE_V_A] = "v_a",
+    [ATTN_ROLE_HIDDEN] = "hidden",
+    [ATTN_ROLE_CONTEXT] = "context",
+};
+_Static_assert(sizeof role_names / sizeof role_names[0] == ATTN_ROLE_COUNT, "role_names[] must name every AttnRole");
+
+const char *attn_role_name(AttnRole role)
+{
+    assert(role >= 0 && role < ATTN_ROLE_COUNT);
+    return role_names[role];
+}
+
+int attn_axis_size(const AttnConfig *c, AttnAxis axis)
+{
+    int dy = c->cross ? c->d_y : c->d_x;
+    switch (axis) {
+    case ATTN_AXIS_ONE:
+        return 1;
+    case ATTN_AXIS_QUERIES:
+        return c->n_q;
+    case ATTN_AXIS_KEYS:
+        return c->n_k;
+    case ATTN_AXIS_PAIRS:
+        return c->n_q * c->n_k;
+    case ATTN_AXIS_MODEL:
+        return c->d_model;
+    case ATTN_AXIS_DK:
+        return c->d_k;
+    case ATTN_AXIS_DV:
+        return c->d_v;
+    case ATTN_AXIS_HEADS_DK:
+        return c->heads * c->d_k;
+    case ATTN_AXIS_HEADS_DV:
+        return c->heads * c->d_v;
+    case ATTN_AXIS_DX:
+        return c->d_x;
+    case ATTN_AXIS_DY:
+        return dy;
+    case ATTN_AXIS_DXY:
+        return c->d_x + dy;
+    case ATTN_AXIS_DA:
+        return c->d_a;
+    case ATTN_AXIS_COUNT:
+        break;
+    }
+    assert(!"an AttnAxis");
+    return 0;
+}
+
 const char *attn_mask_kind_name(AttnMaskKind kind)
 {
     static const char *const names[] = {"none", "causal", "padding", "matrix"};
@@ -199,6 +271,7 @@ typedef struct Builder {
     size_t n_from, cap_from;
     size_t n_flags, n_floats; /* row flags and floats the listed steps need */
     int out_of_memory;        /* growing steps or from failed: the list is incomplete */
+    const AttnConfig *cfg;    /* the config planned: the axes' sizes */
     AttnStep steps_small[128];
     unsigned short from_small[512];
 } Builder;
@@ -261,16 +334,14 @@ static int kind_has_row_flags(AttnStepKind kind)
     return (kinds[kind].flags & ATTN_KIND_ROW_FLAGS) != 0;
 }
 
-/* The names of per-head steps, base_H (Q_2, weights_2), in static storage
+/* The names of per-head steps, ROLE_H (Q_2, weights_2), in static storage
  * so that a step holds a pointer, not a copy, and no forward formats names:
  * written once for heads 1..head_names_ready, under head_names_m, and only
  * read after that. */
-enum { HN_Q, HN_K, HN_V, HN_SCORES, HN_SCALED, HN_MASKED, HN_WEIGHTS, HN_HEAD, HN_COUNT };
-static const char *const head_bases[HN_COUNT] = {"Q", "K", "V", "scores", "scaled", "masked", "weights", "head"};
-static char head_names[HN_COUNT][ATTN_MAX_HEADS][16];
+static char head_names[ATTN_MAX_HEADS][ATTN_ROLE_COUNT][ATTN_MAX_NAME];
 static atomic_int head_names_ready;
 static pthread_mutex_t head_names_m = PTHREAD_MUTEX_INITIALIZER;
-_Static_assert(ATTN_MAX_NAME >= 16, "a head step's name must fit ATTN_MAX_NAME");
+_Static_assert(ATTN_MAX_HEADS <= 9999, "a head's number has at most four digits");
 
 /* Makes sure heads 1..heads have their names. */
 static void head_names_fill(int heads)
@@ -278,23 +349,22 @@ static void head_names_fill(int heads)
     if (atomic_load_explicit(&head_names_ready, memory_order_acquire) >= heads) return;
     pthread_mutex_lock(&head_names_m);
     for (int h = atomic_load_explicit(&head_names_ready, memory_order_relaxed) + 1; h <= heads; h++)
-        for (int k = 0; k < HN_COUNT; k++)
-            snprintf(head_names[k][h - 1], sizeof head_names[k][h - 1], "%s_%d", head_bases[k], h);
+        for (int r = 0; r < ATTN_ROLE_COUNT; r++) {
+            /* every role's name with "_9999" fits, whatever the head */
+            assert(strlen(role_names[r]) + sizeof "_9999" <= ATTN_MAX_NAME);
+            snprintf(head_names[h - 1][r], ATTN_MAX_NAME, "%s_%d", role_names[r], h);
+        }
     if (atomic_load_explicit(&head_names_ready, memory_order_relaxed) < heads)
         atomic_store_explicit(&head_names_ready, heads, memory_order_release);
     pthread_mutex_unlock(&head_names_m);
 }
 
-/* Head h's (1-based) step of base k, e.g. HN_SCORES, 2: "scores_2". */
-static const char *head_name(int k, int h)
-{
-    return head_names[k][h - 1];
-}
-
-/* Lists one step; returns its index. from: n_from indices, -1 entries
- * skipped. name: a string in static storage. */
-static inline int add_step(Builder *b, AttnStepKind kind, int head, int rows, int cols, const int *from, int n_from,
-                           const char *name)
+/* Lists one step of that kind, role and head (0: none), its rows and
+ * columns counting those axes; returns its index. Its name is its role's,
+ * with "_H" for head H (head_names_fill first). from: n_from indices, -1
+ * entries skipped. */
+static inline int add_step(Builder *b, AttnStepKind kind, AttnRole role, int head, AttnAxis row_axis, AttnAxis col_axis,
+                           const int *from, int n_from)
 {
     int idx = b->n_steps;
     if ((idx >= b->cap_steps || b->n_from + (size_t)n_from > b->cap_from) && builder_reserve(b, n_from) != 0) return -1;
@@ -303,91 +373,111 @@ static inline int add_step(Builder *b, AttnStepKind kind, int head, int rows, in
     s->from = NULL;
     s->row_flags = NULL;
     s->n_from = 0;
-    s->kind = kind;
+    s->kind = (unsigned char)kind;
+    s->role = (unsigned char)role;
+    s->row_axis = (unsigned char)row_axis;
+    s->col_axis = (unsigned char)col_axis;
     s->head = (unsigned short)head;
-    s->rows = rows;
-    s->cols = cols;
-    s->name = name;
+    s->rows = attn_axis_size(b->cfg, row_axis);
+    s->cols = attn_axis_size(b->cfg, col_axis);
+    s->name = head ? head_names[head - 1][role] : role_names[role];
     for (int i = 0; i < n_from; i++)
         if (from[i] >= 0) b->from[b->n_from + s->n_from++] = (unsigned short)from[i];
     b->n_steps++;
     b->n_from += s->n_from;
-    b->n_flags += kind_has_row_flags(kind) ? (size_t)rows : 0;
-    b->n_floats += (size_t)rows * (size_t)cols;
+    b->n_flags += kind_has_row_flags(kind) ? (size_t)s->rows : 0;
+    b->n_floats += (size_t)s->rows * (size_t)s->cols;
     return idx;
 }
 
 static void plan_dot(Builder *b, const AttnConfig *c, Plan *p)
 {
-    int H = c->heads, dm = c->d_model, nq = c->n_q, nk = c->n_k;
+    int H = c->heads;
     int has_mask = c->mask_kind != ATTN_MASK_NONE;
-    p->X = add_step(b, ATTN_STEP_INPUT, 0, nq, dm, NULL, 0, "X");
-    p->Y = c->cross ? add_step(b, ATTN_STEP_INPUT, 0, nk, dm, NULL, 0, "Y") : -1;
+    p->X = add_step(b, ATTN_STEP_INPUT, ATTN_ROLE_X, 0, ATTN_AXIS_QUERIES, ATTN_AXIS_MODEL, NULL, 0);
+    p->Y = c->cross ? add_step(b, ATTN_STEP_INPUT, ATTN_ROLE_Y, 0, ATTN_AXIS_KEYS, ATTN_AXIS_MODEL, NULL, 0) : -1;
     int src = c->cross ? p->Y : p->X;
-    p->W_Q = add_step(b, ATTN_STEP_WEIGHT, 0, dm, H * c->d_k, NULL, 0, "W_Q");
-    p->b_Q = c->b_Q ? add_step(b, ATTN_STEP_BIAS, 0, 1, H * c->d_k, NULL, 0, "b_Q") : -1;
-    p->W_K = add_step(b, ATTN_STEP_WEIGHT, 0, dm, H * c->d_k, NULL, 0, "W_K");
-    p->b_K = c->b_K ? add_step(b, ATTN_STEP_BIAS, 0, 1, H * c->d_k, NULL, 0, "b_K") : -1;
-    p->W_V = add_step(b, ATTN_STEP_WEIGHT, 0, dm, H * c->d_v, NULL, 0, "W_V");
-    p->b_V = c->b_V ? add_step(b, ATTN_STEP_BIAS, 0, 1, H * c->d_v, NULL, 0, "b_V") : -1;
-    p->W_O = c->W_O ? add_step(b, ATTN_STEP_WEIGHT, 0, H * c->d_v, dm, NULL, 0, "W_O") : -1;
-    p->b_O = c->b_O ? add_step(b, ATTN_STEP_BIAS, 0, 1, dm, NULL, 0, "b_O") : -1;
+    p->W_Q = add_step(b, ATTN_STEP_WEIGHT, ATTN_ROLE_W_Q, 0, ATTN_AXIS_MODEL, ATTN_AXIS_HEADS_DK, NULL, 0);
+    p->b_Q = c->b_Q ? add_step(b, ATTN_STEP_BIAS, ATTN_ROLE_B_Q, 0, ATTN_AXIS_ONE, ATTN_AXIS_HEADS_DK, NULL, 0) : -1;
+    p->W_K = add_step(b, ATTN_STEP_WEIGHT, ATTN_ROLE_W_K, 0, ATTN_AXIS_MODEL, ATTN_AXIS_HEADS_DK, NULL, 0);
+    p->b_K = c->b_K ? add_step(b, ATTN_STEP_BIAS, ATTN_ROLE_B_K, 0, ATTN_AXIS_ONE, ATTN_AXIS_HEADS_DK, NULL, 0) : -1;
+    p->W_V = add_step(b, ATTN_STEP_WEIGHT, ATTN_ROLE_W_V, 0, ATTN_AXIS_MODEL, ATTN_AXIS_HEADS_DV, NULL, 0);
+    p->b_V = c->b_V ? add_step(b, ATTN_STEP_BIAS, ATTN_ROLE_B_V, 0, ATTN_AXIS_ONE, ATTN_AXIS_HEADS_DV, NULL, 0) : -1;
+    p->W_O =
+        c->W_O ? add_step(b, ATTN_STEP_WEIGHT, ATTN_ROLE_W_O, 0, ATTN_AXIS_HEADS_DV, ATTN_AXIS_MODEL, NULL, 0) : -1;
+    p->b_O = c->b_O ? add_step(b, ATTN_STEP_BIAS, ATTN_ROLE_B_O, 0, ATTN_AXIS_ONE, ATTN_AXIS_MODEL, NULL, 0) : -1;
 
-    p->Q = add_step(b, ATTN_STEP_PROJECTION, 0, nq, H * c->d_k, (int[]){p->X, p->W_Q, p->b_Q}, 3, "Q");
-    p->K = add_step(b, ATTN_STEP_PROJECTION, 0, nk, H * c->d_k, (int[]){src, p->W_K, p->b_K}, 3, "K");
-    p->V = add_step(b, ATTN_STEP_PROJECTION, 0, nk, H * c->d_v, (int[]){src, p->W_V, p->b_V}, 3, "V");
+    p->Q = add_step(b, ATTN_STEP_PROJECTION, ATTN_ROLE_Q, 0, ATTN_AXIS_QUERIES, ATTN_AXIS_HEADS_DK,
+                    (int[]){p->X, p->W_Q, p->b_Q}, 3);
+    p->K = add_step(b, ATTN_STEP_PROJECTION, ATTN_ROLE_K, 0, ATTN_AXIS_KEYS, ATTN_AXIS_HEADS_DK,
+                    (int[]){src, p->W_K, p->b_K}, 3);
+    p->V = add_step(b, ATTN_STEP_PROJECTION, ATTN_ROLE_V, 0, ATTN_AXIS_KEYS, ATTN_AXIS_HEADS_DV,
+                    (int[]){src, p->W_V, p->b_V}, 3);
 
     for (int h = 0; h < H; h++) {
         HeadPlan *hp = &p->head[h];
         int n = h + 1;
-        hp->Q = add_step(b, ATTN_STEP_SPLIT, n, nq, c->d_k, &p->Q, 1, head_name(HN_Q, n));
-        hp->K = add_step(b, ATTN_STEP_SPLIT, n, nk, c->d_k, &p->K, 1, head_name(HN_K, n));
-        hp->V = add_step(b, ATTN_STEP_SPLIT, n, nk, c->d_v, &p->V, 1, head_name(HN_V, n));
-        hp->scores = add_step(b, ATTN_STEP_SCORES, n, nq, nk, (int[]){hp->Q, hp->K}, 2, head_name(HN_SCORES, n));
+        hp->Q = add_step(b, ATTN_STEP_SPLIT, ATTN_ROLE_Q, n, ATTN_AXIS_QUERIES, ATTN_AXIS_DK, &p->Q, 1);
+        hp->K = add_step(b, ATTN_STEP_SPLIT, ATTN_ROLE_K, n, ATTN_AXIS_KEYS, ATTN_AXIS_DK, &p->K, 1);
+        hp->V = add_step(b, ATTN_STEP_SPLIT, ATTN_ROLE_V, n, ATTN_AXIS_KEYS, ATTN_AXIS_DV, &p->V, 1);
+        hp->scores = add_step(b, ATTN_STEP_SCORES, ATTN_ROLE_SCORES, n, ATTN_AXIS_QUERIES, ATTN_AXIS_KEYS,
+                              (int[]){hp->Q, hp->K}, 2);
         int pre;
         if (has_mask && c->mask_order == ATTN_MASK_THEN_SCALE) {
             /* seed 003: the raw scores are masked, then divided */
-            hp->masked = add_step(b, ATTN_STEP_MASKED, n, nq, nk, &hp->scores, 1, head_name(HN_MASKED, n));
-            hp->scaled = add_step(b, ATTN_STEP_SCALED, n, nq, nk, &hp->masked, 1, head_name(HN_SCALED, n));
+            hp->masked =
+                add_step(b, ATTN_STEP_MASKED, ATTN_ROLE_MASKED, n, ATTN_AXIS_QUERIES, ATTN_AXIS_KEYS, &hp->scores, 1);
+            hp->scaled =
+                add_step(b, ATTN_STEP_SCALED, ATTN_ROLE_SCALED, n, ATTN_AXIS_QUERIES, ATTN_AXIS_KEYS, &hp->masked, 1);
             pre = hp->scaled;
         } else {
-            hp->scaled = add_step(b, ATTN_STEP_SCALED, n, nq, nk, &hp->scores, 1, head_name(HN_SCALED, n));
-            hp->masked =
-                has_mask ? add_step(b, ATTN_STEP_MASKED, n, nq, nk, &hp->scaled, 1, head_name(HN_MASKED, n)) : -1;
+            hp->scaled =
+                add_step(b, ATTN_STEP_SCALED, ATTN_ROLE_SCALED, n, ATTN_AXIS_QUERIES, ATTN_AXIS_KEYS, &hp->scores, 1);
+            hp->masked = has_mask ? add_step(b, ATTN_STEP_MASKED, ATTN_ROLE_MASKED, n, ATTN_AXIS_QUERIES,
+                                             ATTN_AXIS_KEYS, &hp->scaled, 1)
+                                  : -1;
             pre = has_mask ? hp->masked : hp->scaled;
         }
-        hp->weights = add_step(b, ATTN_STEP_SOFTMAX, n, nq, nk, &pre, 1, head_name(HN_WEIGHTS, n));
-        hp->out =
-            add_step(b, ATTN_STEP_WEIGHTED_SUM, n, nq, c->d_v, (int[]){hp->weights, hp->V}, 2, head_name(HN_HEAD, n));
+        hp->weights = add_step(b, ATTN_STEP_SOFTMAX, ATTN_ROLE_WEIGHTS, n, ATTN_AXIS_QUERIES, ATTN_AXIS_KEYS, &pre, 1);
+        hp->out = add_step(b, ATTN_STEP_WEIGHTED_SUM, ATTN_ROLE_HEAD, n, ATTN_AXIS_QUERIES, ATTN_AXIS_DV,
+                           (int[]){hp->weights, hp->V}, 2);
     }
     /* concat depends on every head's output */
     for (int h = 0; h < H; h++) p->concat_from[h] = p->head[h].out;
-    p->concat = add_step(b, ATTN_STEP_CONCAT, 0, nq, H * c->d_v, p->concat_from, H, "concat");
-    p->output = c->W_O ? add_step(b, ATTN_STEP_OUTPUT, 0, nq, dm, (int[]){p->concat, p->W_O, p->b_O}, 3, "output") : -1;
+    p->concat =
+        add_step(b, ATTN_STEP_CONCAT, ATTN_ROLE_CONCAT, 0, ATTN_AXIS_QUERIES, ATTN_AXIS_HEADS_DV, p->concat_from, H);
+    p->output = c->W_O ? add_step(b, ATTN_STEP_OUTPUT, ATTN_ROLE_OUTPUT, 0, ATTN_AXIS_QUERIES, ATTN_AXIS_MODEL,
+                                  (int[]){p->concat, p->W_O, p->b_O}, 3)
+                       : -1;
 }
 
 static void plan_additive(Builder *b, const AttnConfig *c, Plan *p)
 {
-    int nq = c->n_q, nk = c->n_k, dx = c->d_x, dy = c->cross ? c->d_y : c->d_x, da = c->d_a;
     int has_mask = c->mask_kind != ATTN_MASK_NONE;
     HeadPlan *hp = &p->head[0];
-    p->X = add_step(b, ATTN_STEP_INPUT, 0, nq, dx, NULL, 0, "X");
-    p->Y = c->cross ? add_step(b, ATTN_STEP_INPUT, 0, nk, dy, NULL, 0, "Y") : -1;
+    p->X = add_step(b, ATTN_STEP_INPUT, ATTN_ROLE_X, 0, ATTN_AXIS_QUERIES, ATTN_AXIS_DX, NULL, 0);
+    p->Y = c->cross ? add_step(b, ATTN_STEP_INPUT, ATTN_ROLE_Y, 0, ATTN_AXIS_KEYS, ATTN_AXIS_DY, NULL, 0) : -1;
     int src = c->cross ? p->Y : p->X;
-    p->W_a = add_step(b, ATTN_STEP_WEIGHT, 0, dx + dy, da, NULL, 0, "W_a");
-    p->b_a = c->b_a ? add_step(b, ATTN_STEP_BIAS, 0, 1, da, NULL, 0, "b_a") : -1;
-    p->v_a = add_step(b, ATTN_STEP_WEIGHT, 0, da, 1, NULL, 0, "v_a");
-    p->hidden = add_step(b, ATTN_STEP_ADDITIVE_HIDDEN, 0, nq * nk, da, (int[]){p->X, src, p->W_a, p->b_a}, 4, "hidden");
-    hp->scores = add_step(b, ATTN_STEP_SCORES, 0, nq, nk, (int[]){p->hidden, p->v_a}, 2, "scores");
+    p->W_a = add_step(b, ATTN_STEP_WEIGHT, ATTN_ROLE_W_A, 0, ATTN_AXIS_DXY, ATTN_AXIS_DA, NULL, 0);
+    p->b_a = c->b_a ? add_step(b, ATTN_STEP_BIAS, ATTN_ROLE_B_A, 0, ATTN_AXIS_ONE, ATTN_AXIS_DA, NULL, 0) : -1;
+    p->v_a = add_step(b, ATTN_STEP_WEIGHT, ATTN_ROLE_V_A, 0, ATTN_AXIS_DA, ATTN_AXIS_ONE, NULL, 0);
+    p->hidden = add_step(b, ATTN_STEP_ADDITIVE_HIDDEN, ATTN_ROLE_HIDDEN, 0, ATTN_AXIS_PAIRS, ATTN_AXIS_DA,
+                         (int[]){p->X, src, p->W_a, p->b_a}, 4);
+    hp->scores = add_step(b, ATTN_STEP_SCORES, ATTN_ROLE_SCORES, 0, ATTN_AXIS_QUERIES, ATTN_AXIS_KEYS,
+                          (int[]){p->hidden, p->v_a}, 2);
     hp->scaled = -1;
-    hp->masked = has_mask ? add_step(b, ATTN_STEP_MASKED, 0, nq, nk, &hp->scores, 1, "masked") : -1;
+    hp->masked =
+        has_mask ? add_step(b, ATTN_STEP_MASKED, ATTN_ROLE_MASKED, 0, ATTN_AXIS_QUERIES, ATTN_AXIS_KEYS, &hp->scores, 1)
+                 : -1;
     int pre = has_mask ? hp->masked : hp->scores;
-    hp->weights = add_step(b, ATTN_STEP_SOFTMAX, 0, nq, nk, &pre, 1, "weights");
-    hp->out = add_step(b, ATTN_STEP_WEIGHTED_SUM, 0, nq, dy, (int[]){hp->weights, src}, 2, "context");
+    hp->weights = add_step(b, ATTN_STEP_SOFTMAX, ATTN_ROLE_WEIGHTS, 0, ATTN_AXIS_QUERIES, ATTN_AXIS_KEYS, &pre, 1);
+    hp->out = add_step(b, ATTN_STEP_WEIGHTED_SUM, ATTN_ROLE_CONTEXT, 0, ATTN_AXIS_QUERIES, ATTN_AXIS_DY,
+                       (int[]){hp->weights, src}, 2);
 }
 
 static void plan(Builder *b, const AttnConfig *c, Plan *p)
 {
+    b->cfg = c;
     if (c->attention == ATTN_ADDITIVE)
         plan_additive(b, c, p);
     else
@@ -981,6 +1071,24 @@ size_t attn_trace_floats(const AttnConfig *cfg)
     return floats;
 }
 
+AttnStep *attn_trace_outline(const AttnConfig *cfg, int *n_steps)
+{
+    assert(cfg->n_q >= 1 && cfg->n_k >= 1 && cfg->heads >= 1 && cfg->heads <= ATTN_MAX_HEADS);
+    Plan p;
+    Builder b;
+    builder_init(&b);
+    if (plan_trace(cfg, &p, &b) != 0) return NULL;
+    AttnStep *steps = malloc(sizeof *steps * (size_t)b.n_steps);
+    for (int i = 0; steps && i < b.n_steps; i++) {
+        steps[i] = b.steps[i];
+        steps[i].n_from = 0;
+    }
+    if (steps) *n_steps = b.n_steps;
+    builder_free(&b);
+    plan_free(&p);
+    return steps;
+}
+
 AttnTrace *attn__trace_begin(const AttnConfig *cfg, Plan *p, char *err, size_t errlen)
 {
     memset(p, 0, offsetof(Plan, head_small));
@@ -1150,6 +1258,13 @@ const AttnStep *attn_trace_find(const AttnTrace *t, AttnStepKind kind, int head)
 {
     for (int i = 0; i < t->n_steps; i++)
         if (t->steps[i].kind == kind && t->steps[i].head == head) return &t->steps[i];
+    return NULL;
+}
+
+const AttnStep *attn_trace_find_role(const AttnTrace *t, AttnRole role, int head)
+{
+    for (int i = 0; i < t->n_steps; i++)
+        if (t->steps[i].role == role && t->steps[i].head == head) return &t->steps[i];
     return NULL;
 }
 

@@ -96,6 +96,63 @@ enum {
 };
 unsigned attn_step_kind_flags(AttnStepKind kind);
 
+/* Which matrix of the formula a step holds, heads aside. A step's name is
+ * its role's (attn_role_name), followed by "_H" for a step of head H: role
+ * Q is the projection Q (head 0) and the split Q_1, Q_2, ... (heads 1, 2,
+ * ...); role SCORES is additive attention's `scores` and dot attention's
+ * `scores_1`, ... The kind says how a step is computed, the role what it
+ * stands for. */
+typedef enum AttnRole {
+    ATTN_ROLE_X,   /* the input: the queries' tokens (and the keys' in self-attention) */
+    ATTN_ROLE_Y,   /* cross-attention: the keys' and values' tokens */
+    ATTN_ROLE_W_Q, /* the projections' weights and biases */
+    ATTN_ROLE_B_Q,
+    ATTN_ROLE_W_K,
+    ATTN_ROLE_B_K,
+    ATTN_ROLE_W_V,
+    ATTN_ROLE_B_V,
+    ATTN_ROLE_W_O,
+    ATTN_ROLE_B_O,
+    ATTN_ROLE_Q,       /* the queries: the projection Q, and a head's Q_h */
+    ATTN_ROLE_K,       /* the keys */
+    ATTN_ROLE_V,       /* the values */
+    ATTN_ROLE_SCORES,  /* how well each query matches each key */
+    ATTN_ROLE_SCALED,  /* the scores divided */
+    ATTN_ROLE_MASKED,  /* the scores with blocked cells filled */
+    ATTN_ROLE_WEIGHTS, /* the attention weights */
+    ATTN_ROLE_HEAD,    /* a head's output, weights · V_h */
+    ATTN_ROLE_CONCAT,  /* the heads' outputs side by side */
+    ATTN_ROLE_OUTPUT,  /* concat · W_O + b_O */
+    ATTN_ROLE_W_A,     /* additive attention's weights, bias and scoring vector */
+    ATTN_ROLE_B_A,
+    ATTN_ROLE_V_A,
+    ATTN_ROLE_HIDDEN,  /* additive: tanh([x_i ; y_j] · W_a + b_a) */
+    ATTN_ROLE_CONTEXT, /* additive: weights · Y */
+    ATTN_ROLE_COUNT
+} AttnRole;
+
+/* "X", "W_Q", "Q", "scores", ...: a step's name without its head. */
+const char *attn_role_name(AttnRole role);
+
+/* What the rows or the columns of a step count. attn_axis_size says how
+ * many there are for a config. */
+typedef enum AttnAxis {
+    ATTN_AXIS_ONE,      /* one: a bias's single row, v_a's single column */
+    ATTN_AXIS_QUERIES,  /* the query tokens, n_q */
+    ATTN_AXIS_KEYS,     /* the key (and value) tokens, n_k */
+    ATTN_AXIS_PAIRS,    /* (query i, key j) pairs, row i·n_k + j: n_q·n_k */
+    ATTN_AXIS_MODEL,    /* a token's features, d_model */
+    ATTN_AXIS_DK,       /* one head's query and key features, d_k */
+    ATTN_AXIS_DV,       /* one head's value features, d_v */
+    ATTN_AXIS_HEADS_DK, /* every head's query and key features side by side, heads·d_k */
+    ATTN_AXIS_HEADS_DV, /* every head's value features side by side, heads·d_v */
+    ATTN_AXIS_DX,       /* additive: a query's features, d_x */
+    ATTN_AXIS_DY,       /* additive: a key's features, d_y (d_x in self-attention) */
+    ATTN_AXIS_DXY,      /* additive: a query's and a key's features joined, d_x + d_y */
+    ATTN_AXIS_DA,       /* additive: the hidden layer's units, d_a */
+    ATTN_AXIS_COUNT
+} AttnAxis;
+
 typedef enum AttnKind { ATTN_DOT, ATTN_ADDITIVE } AttnKind;
 
 typedef enum AttnMaskKind {
@@ -160,6 +217,9 @@ typedef struct AttnConfig {
                   * The trace is the same, bit for bit, whatever the count. */
 } AttnConfig;
 
+/* How many rows or columns of that axis a trace of cfg has. */
+int attn_axis_size(const AttnConfig *cfg, AttnAxis axis);
+
 /* Fills the defaults: dot, self, one head, sqrt_dk, no mask, fill -INFINITY. */
 void attn_config_init(AttnConfig *cfg);
 /* Checks sizes and pointers. Returns 0, or -1 with a message in err. */
@@ -179,9 +239,12 @@ typedef struct AttnStep {
     const unsigned short *from; /* indices of the steps this one was computed from (a trace has < 65536 steps) */
     unsigned char *row_flags;   /* (rows) ATTN_ROW_* bits, or NULL when the step has none */
     int rows, cols;
-    AttnStepKind kind;
     unsigned short head; /* 1-based head, 0 when the step is not per-head */
     unsigned short n_from;
+    unsigned char kind;     /* AttnStepKind: how it is computed */
+    unsigned char role;     /* AttnRole: what it stands for */
+    unsigned char row_axis; /* AttnAxis: what its rows count (rows = attn_axis_size of it) */
+    unsigned char col_axis; /* AttnAxis: what its columns count */
 } AttnStep;
 
 typedef struct AttnTrace {
@@ -255,6 +318,12 @@ uint64_t attn_fnv1a64_bytes(uint64_t h, const void *p, size_t n);
  * engine keeps working: the next forward starts from nothing. */
 void attn_shutdown(void);
 
+/* The steps a trace of cfg has, in order, as attn_trace_plan would lay them
+ * out but without numbers: data, from and row_flags NULL, n_from 0. An
+ * array of *n_steps steps for the caller to free(); NULL when memory runs
+ * out. cfg as for attn_trace_floats. */
+AttnStep *attn_trace_outline(const AttnConfig *cfg, int *n_steps);
+
 /* How many floats a trace of cfg records (data_bytes / 4), counted from the
  * same plan attn_trace_create lays out, without allocating the trace or
  * computing anything; SIZE_MAX when memory runs out. cfg's sizes must be in
@@ -265,6 +334,8 @@ size_t attn_trace_floats(const AttnConfig *cfg);
 
 /* The first step of that kind and head (0: not per-head), or NULL. */
 const AttnStep *attn_trace_find(const AttnTrace *trace, AttnStepKind kind, int head);
+/* The step of that role and head (0: not per-head), or NULL. */
+const AttnStep *attn_trace_find_role(const AttnTrace *trace, AttnRole role, int head);
 /* The step with that name, or NULL. */
 const AttnStep *attn_trace_find_name(const AttnTrace *trace, const char *name);
 /* Index of a step in trace->steps. */

@@ -1888,7 +1888,7 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
     float val = s->data[(size_t)r * (size_t)s->cols + (size_t)c];
     at = cat(buf, len, at, " = ");
     at = cat_num(buf, len, at, val, 0);
-    if ((int)s->kind >= 0 && s->kind < ATTN_STEP_KIND_COUNT && explain_by_kind[s->kind])
+    if (s->kind < ATTN_STEP_KIND_COUNT && explain_by_kind[s->kind])
         explain_by_kind[s->kind](v, t, s, r, c, buf, len, at);
     return 0;
 }
