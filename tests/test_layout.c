@@ -447,7 +447,7 @@ static void test_elided_cells_are_true(void **state)
     assert_int_equal(render_cell_rect(rc, t, step, 0, 256, &mid), -1);
     /* the mouse over it */
     RenderHit hit;
-    assert_int_equal(render_hit_test(rc, cell.x + cell.w / 2, cell.y + 2, &hit), RENDER_HIT_CELL);
+    assert_int_equal(render_hit_test(rc, v, cell.x + cell.w / 2, cell.y + 2, &hit), RENDER_HIT_CELL);
     assert_int_equal(hit.step, step);
     assert_int_equal(hit.row, 0);
     assert_int_equal(hit.col, 511);
@@ -491,7 +491,7 @@ static void test_first_and_last_entries(void **state)
         SDL_Rect cell;
         assert_int_equal(render_cell_rect(rc, t, wo, corner[k][0], corner[k][1], &cell), 0);
         RenderHit hit;
-        assert_int_equal(render_hit_test(rc, cell.x + cell.w / 2, cell.y + 2, &hit), RENDER_HIT_CELL);
+        assert_int_equal(render_hit_test(rc, v, cell.x + cell.w / 2, cell.y + 2, &hit), RENDER_HIT_CELL);
         assert_int_equal(hit.step, wo);
         assert_int_equal(hit.row, corner[k][0]);
         assert_int_equal(hit.col, corner[k][1]);

@@ -198,6 +198,36 @@ static void test_blocked_cells(void **state)
     canvas_free(c);
 }
 
+/* The last frame's hits point into the view's traces: once those are
+ * replaced (a changed number recomputes them, a reload makes a new View),
+ * the old frame's pixels answer nothing until the next frame is drawn. */
+static void test_hits_outlive_no_trace(void **state)
+{
+    (void)state;
+    Canvas *c = canvas_make(1280, 720, 1);
+    int w = goto_name(&c->view, "weights_2");
+    draw(c);
+    SDL_Rect cell;
+    assert_int_equal(render_cell_rect(c->rc, view_trace(&c->view), w, 1, 2, &cell), 0);
+    int x = cell.x + cell.w / 2, y = cell.y + cell.h / 2;
+    RenderHit hit;
+    assert_int_equal(render_hit_test(c->rc, &c->view, x, y, &hit), RENDER_HIT_CELL);
+    assert_ptr_equal(hit.trace, view_trace(&c->view));
+    c->lesson.X[0] += 1.0f; /* as an edit does, in place */
+    char err[256];
+    assert_int_equal(view_recompute(&c->view, err, sizeof err), 0);
+    assert_int_equal(render_hit_test(c->rc, &c->view, x, y, &hit), RENDER_HIT_NONE);
+    assert_null(hit.trace);
+    assert_null(hit.label);
+    draw(c);
+    assert_int_equal(render_hit_test(c->rc, &c->view, x, y, &hit), RENDER_HIT_CELL);
+    assert_ptr_equal(hit.trace, view_trace(&c->view));
+    view_free(&c->view);
+    if (view_init(&c->view, &c->lesson, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_int_equal(render_hit_test(c->rc, &c->view, x, y, &hit), RENDER_HIT_NONE);
+    canvas_free(c);
+}
+
 /* The legend beside the result: a bar from the map's top to its bottom colour. */
 static void test_legend_and_labels(void **state)
 {
@@ -235,14 +265,14 @@ static void test_legend_and_labels(void **state)
             }
         if (ink < 2) fail_msg("no label ink left of row %d", r);
         RenderHit hit;
-        assert_int_equal(render_hit_test(c->rc, hit_x, y, &hit), RENDER_HIT_TOKEN);
+        assert_int_equal(render_hit_test(c->rc, &c->view, hit_x, y, &hit), RENDER_HIT_TOKEN);
         assert_int_equal(hit.row, r);
     }
     /* a cell answers the mouse with its own coordinates */
     SDL_Rect cell;
     assert_int_equal(render_cell_rect(c->rc, t, w, 1, 2, &cell), 0);
     RenderHit hit;
-    assert_int_equal(render_hit_test(c->rc, cell.x + cell.w / 2, cell.y + cell.h / 2, &hit), RENDER_HIT_CELL);
+    assert_int_equal(render_hit_test(c->rc, &c->view, cell.x + cell.w / 2, cell.y + cell.h / 2, &hit), RENDER_HIT_CELL);
     assert_int_equal(hit.step, w);
     assert_int_equal(hit.row, 1);
     assert_int_equal(hit.col, 2);
@@ -631,7 +661,8 @@ static void test_zoom(void **state)
     assert_int_equal(render_cell_rect(c->rc, t, w, 0, 0, &after), -1);
     RenderHit hit;
     assert_int_equal(render_cell_rect(c->rc, t, w, 1, 1, &after), 0);
-    assert_int_equal(render_hit_test(c->rc, after.x + after.w / 2, after.y + after.h / 2, &hit), RENDER_HIT_CELL);
+    assert_int_equal(render_hit_test(c->rc, &c->view, after.x + after.w / 2, after.y + after.h / 2, &hit),
+                     RENDER_HIT_CELL);
     assert_int_equal(hit.row, 1);
     assert_int_equal(hit.col, 1);
     assert_true(hit.zoomable);
@@ -737,7 +768,7 @@ static void test_heads_strip_labels(void **state)
         RenderHit hit;
         for (int y = 0; y < c->h; y += 2)
             for (int x = c->w / 2; x < c->w; x += 2)
-                if (render_hit_test(c->rc, x, y, &hit) == RENDER_HIT_HEAD && hit.head == 2) {
+                if (render_hit_test(c->rc, &c->view, x, y, &hit) == RENDER_HIT_HEAD && hit.head == 2) {
                     x0 = x < x0 ? x : x0;
                     y0 = y < y0 ? y : y0;
                     x1 = x > x1 ? x : x1;
@@ -822,7 +853,7 @@ static void test_long_label_hover(void **state)
     RenderHit hit;
     for (int y = 100; y < c->h && !full; y += 2) /* below the title, which is shortened too */
         for (int x = 0; x < c->w / 2 && !full; x += 2)
-            if (render_hit_test(c->rc, x, y, &hit) != RENDER_HIT_NONE || hit.label) full = hit.label;
+            if (render_hit_test(c->rc, &c->view, x, y, &hit) != RENDER_HIT_NONE || hit.label) full = hit.label;
     assert_non_null(full);
     assert_true(strlen(full) > 40); /* one of the long tokens */
     assert_true(strlen(full) <= 64);
@@ -844,7 +875,7 @@ static int hits_of(Canvas *c, RenderHitKind kind)
     int n = 0;
     RenderHit hit;
     for (int y = 0; y < c->h; y += 4)
-        for (int x = 0; x < c->w; x += 4) n += render_hit_test(c->rc, x, y, &hit) == kind;
+        for (int x = 0; x < c->w; x += 4) n += render_hit_test(c->rc, &c->view, x, y, &hit) == kind;
     return n;
 }
 
@@ -1014,7 +1045,7 @@ static void test_column_notation(void **state)
     assert_true(a.x > b.x && a.y < b.y);
     assert_true(row_a.y > a.y);
     RenderHit hit;
-    assert_int_equal(render_hit_test(c->rc, a.x + a.w / 2, a.y + a.h / 2, &hit), RENDER_HIT_CELL);
+    assert_int_equal(render_hit_test(c->rc, &c->view, a.x + a.w / 2, a.y + a.h / 2, &hit), RENDER_HIT_CELL);
     assert_int_equal(hit.row, 2);
     assert_int_equal(hit.col, 0);
     /* Σ = 1 under each column (query): accent ink below the matrix, none right of its rows */
@@ -1324,11 +1355,11 @@ static void test_additive_pairs(void **state)
             py.x += 4 * y0.w;
         }
         RenderHit hit;
-        assert_int_equal(render_hit_test(c->rc, px.x + px.w / 2, px.y + px.h / 2, &hit), RENDER_HIT_CELL);
+        assert_int_equal(render_hit_test(c->rc, &c->view, px.x + px.w / 2, px.y + px.h / 2, &hit), RENDER_HIT_CELL);
         assert_int_equal(hit.step, xi);
         assert_int_equal(hit.row, 1);
         assert_int_equal(hit.col, 0);
-        assert_int_equal(render_hit_test(c->rc, py.x + py.w / 2, py.y + py.h / 2, &hit), RENDER_HIT_CELL);
+        assert_int_equal(render_hit_test(c->rc, &c->view, py.x + py.w / 2, py.y + py.h / 2, &hit), RENDER_HIT_CELL);
         assert_int_equal(hit.step, yi);
         assert_int_equal(hit.row, 1);
         /* (a corner of the cell, clear of its number) */
@@ -1446,6 +1477,7 @@ int main(void)
         cmocka_unit_test(test_cell_colours),
         cmocka_unit_test(test_blocked_cells),
         cmocka_unit_test(test_legend_and_labels),
+        cmocka_unit_test(test_hits_outlive_no_trace),
         cmocka_unit_test(test_chinese_glyphs),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_numbers_change),

@@ -229,7 +229,7 @@ static void target_at(Show *s, int *x, int *y, ViewTarget *hit)
         *x = (int)((long)*x * s->w.scr.w / ww);
         *y = (int)((long)*y * s->w.scr.h / wh);
     }
-    render_hit_test(s->w.rc, *x, *y, hit);
+    render_hit_test(s->w.rc, &s->cur.view, *x, *y, hit);
 }
 
 static void on_mouse(Show *s, const SDL_Event *e)

@@ -3993,6 +3993,7 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     rc->frame++;
     render_text_trim(rc);
     rc->n_hitboxes = rc->n_hitmats = rc->n_shorts = 0;
+    rc->hits_view = v->id;
     rc->width = width;
     rc->height = height;
     const Theme *th = render_theme(v->theme);
@@ -4129,10 +4130,11 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     return 0;
 }
 
-RenderHitKind render_hit_test(const RenderCtx *rc, int x, int y, RenderHit *hit)
+RenderHitKind render_hit_test(const RenderCtx *rc, const View *v, int x, int y, RenderHit *hit)
 {
     memset(hit, 0, sizeof *hit);
     hit->step = hit->row = hit->col = -1;
+    if (!v || v->id != rc->hits_view) return RENDER_HIT_NONE;
     SDL_Point pt = {x, y};
     for (int i = 0; i < rc->n_shorts; i++)
         if (SDL_PointInRect(&pt, &rc->shorts[i].rect)) hit->label = rc->shorts[i].full;

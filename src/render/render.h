@@ -114,8 +114,12 @@ typedef ViewTarget RenderHit;
 #define RENDER_HIT_TIMELINE VIEW_TARGET_TIMELINE
 #define RENDER_HIT_HEAD     VIEW_TARGET_HEAD
 
-/* Fills hit for pixel (x, y) of the last frame; returns hit->kind. */
-RenderHitKind render_hit_test(const RenderCtx *rc, int x, int y, RenderHit *hit);
+/* Fills hit for pixel (x, y) of the last frame; returns hit->kind. The
+ * last frame's boxes point into the traces and labels of the view it drew:
+ * they answer only for that view with those traces (the same View.id), and
+ * for any other (the view recomputed since, or replaced) the answer is
+ * RENDER_HIT_NONE, so that no hit outlives what it points into. */
+RenderHitKind render_hit_test(const RenderCtx *rc, const View *v, int x, int y, RenderHit *hit);
 /* The rectangle cell (row, col) of step `step` of `trace` occupied in the
  * last frame (the first matrix showing that step). 0, or -1 when not drawn. */
 int render_cell_rect(const RenderCtx *rc, const AttnTrace *trace, int step, int row, int col, SDL_Rect *out);

@@ -238,6 +238,7 @@ struct RenderCtx {
     HitMat hitmats[RENDER_MAX_HITMATS];
     int n_hitboxes;
     HitBox hitboxes[RENDER_MAX_HITBOXES];
+    unsigned long hits_view; /* the View.id of the frame the hit boxes, hit matrices and shortened labels are of */
     int n_shorts;
     ShortLabel shorts[RENDER_MAX_SHORTS];
     int width, height; /* of the last frame */

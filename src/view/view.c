@@ -476,9 +476,11 @@ static int ensure_single(View *v)
     if (!v->single_stale) return 0;
     /* NULL when its numbers overflow: view_set_mode then says so (single_error) */
     AttnTrace *s = build_single(v->lesson, v->single_error, sizeof v->single_error);
+    if (v->hover_trace == v->single) v->hover_trace = NULL, v->hover_step = -1;
     attn_trace_destroy(v->single);
     v->single = s;
     v->single_stale = 0;
+    v->id = atomic_fetch_add(&next_view_id, 1); /* what pointed into the old trace (hit boxes, caches) goes */
     return 0;
 }
 
@@ -521,6 +523,7 @@ int view_recompute(View *v, char *err, size_t errlen)
         v->hover_step = -1;
     }
     v->hover_trace = hov;
+    v->hover_label = NULL; /* it pointed into the lesson's tokens or the pair labels, which the change replaced */
     if (v->sel_query >= t->cfg.n_q) v->sel_query = -1; /* a removed token */
     if (v->sel_key >= t->cfg.n_k) v->sel_key = -1;
     int same_shape = t->n_steps == v->trace->n_steps;

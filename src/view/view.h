@@ -85,8 +85,10 @@ typedef struct View {
     AttnTrace *single;       /* one head of width heads·d_k on the same X and weights, owned; NULL when
                                 its numbers overflow float32: single and compare mode are then disabled */
     char single_error[256];  /* why `single` is NULL, "" otherwise */
-    unsigned long id;        /* unique to each view_init in the process: what render's caches key on,
-                                since a reloaded lesson's traces may reuse the old addresses */
+    unsigned long id;        /* new, unique in the process, whenever `trace` or `single` is replaced
+                                (view_init, view_recompute, the single-head trace built when shown):
+                                what render's caches and the last frame's hit boxes key on, since a
+                                new trace may reuse a freed one's address */
     unsigned long layout_id; /* like id, but kept by a recompute whose trace has the same steps of the
                                 same shapes: what the layout decided once per lesson keys on, so that an
                                 edited number neither moves the panels nor costs the decision again */
