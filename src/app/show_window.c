@@ -24,17 +24,24 @@ static int open_sdl(ShowWindow *w)
     const char *drv = NULL;
     const char *asked = getenv("SDL_VIDEODRIVER");
     for (int attempt = 1;; attempt++) {
-        if (SDL_Init(SDL_INIT_VIDEO | SDL_INIT_EVENTS) != 0)
+        /* An X server can refuse a connection made just after another one
+         * closed (Xvfb here: 1 in 5 of back-to-back XOpenDisplay calls, and
+         * SDL makes three): SDL then falls back to an invisible driver, or,
+         * with SDL_VIDEODRIVER=x11, fails. Try again before calling the
+         * display unusable. */
+        int again = getenv("DISPLAY") && attempt < 5;
+        if (SDL_Init(SDL_INIT_VIDEO | SDL_INIT_EVENTS) != 0) {
+            if (again) {
+                SDL_Delay(20);
+                continue;
+            }
             return app_fail(APP_RUNTIME, "cannot open a window: %s (is there a display? `attnviz export` needs none)",
                             SDL_GetError());
+        }
         w->sdl = 1;
         drv = SDL_GetCurrentVideoDriver();
         int fell_back = is_invisible(drv) && !(asked && strcmp(asked, drv) == 0);
-        /* An X server can refuse a connection made just after another one
-         * closed (Xvfb here: 1 in 5 of back-to-back XOpenDisplay calls, and
-         * SDL makes three), and SDL then falls back to an invisible driver:
-         * try again before calling the display unusable. */
-        if (!fell_back || !getenv("DISPLAY") || attempt == 5) break;
+        if (!fell_back || !again) break;
         SDL_Quit();
         w->sdl = 0;
         SDL_Delay(20);
