@@ -814,32 +814,30 @@ static int read_scale(Ctx *c)
 }
 
 /* The names a narration key may take in this lesson: "intro", the step kinds,
- * and every step name its configuration can produce. */
+ * and every step name its configuration can produce: the steps of its plan
+ * with every optional matrix present (Y, the biases, W_O, a mask), those of
+ * no head first, then each head's. */
 static char **narration_keys(const AttnConfig *cfg, int *n_out)
 {
-    static const char *const dot_fixed[] = {"X",   "Y",   "W_Q", "b_Q", "W_K", "b_K",    "W_V",   "b_V",
-                                            "W_O", "b_O", "Q",   "K",   "V",   "concat", "output"};
-    static const char *const dot_head[] = {"Q_", "K_", "V_", "scores_", "scaled_", "masked_", "weights_", "head_"};
-    static const char *const add_fixed[] = {"X",      "Y",      "W_a",    "b_a",     "v_a",
-                                            "hidden", "scores", "masked", "weights", "context"};
-    int additive = cfg->attention == ATTN_ADDITIVE;
-    int n = 1 + ATTN_STEP_KIND_COUNT + (additive ? 10 : 15 + 8 * cfg->heads);
-    char **keys = calloc((size_t)n, sizeof *keys);
-    if (!keys) return NULL;
+    static const float present = 0;
+    AttnConfig all = *cfg;
+    all.cross = 1;
+    all.Y = all.b_Q = all.b_K = all.b_V = all.W_O = all.b_O = all.b_a = &present;
+    all.mask_kind = ATTN_MASK_MATRIX;
+    int n_steps = 0;
+    AttnStep *steps = attn_trace_outline(&all, &n_steps);
+    char **keys = steps ? calloc((size_t)(1 + ATTN_STEP_KIND_COUNT + n_steps), sizeof *keys) : NULL;
+    if (!keys) {
+        free(steps);
+        return NULL;
+    }
     int at = 0;
     keys[at++] = strdup("intro");
     for (int k = 0; k < ATTN_STEP_KIND_COUNT; k++) keys[at++] = strdup(attn_step_kind_name((AttnStepKind)k));
-    if (additive) {
-        for (int i = 0; i < 10; i++) keys[at++] = strdup(add_fixed[i]);
-    } else {
-        for (int i = 0; i < 15; i++) keys[at++] = strdup(dot_fixed[i]);
-        for (int h = 1; h <= cfg->heads; h++)
-            for (int i = 0; i < 8; i++) {
-                char buf[32];
-                snprintf(buf, sizeof buf, "%s%d", dot_head[i], h);
-                keys[at++] = strdup(buf);
-            }
-    }
+    for (int per_head = 0; per_head < 2; per_head++)
+        for (int i = 0; i < n_steps; i++)
+            if ((steps[i].head > 0) == per_head) keys[at++] = strdup(steps[i].name);
+    free(steps);
     for (int i = 0; i < at; i++)
         if (!keys[i]) {
             for (int j = 0; j < at; j++) free(keys[j]);
@@ -1550,45 +1548,20 @@ const char *lesson_narration(const Lesson *lesson, const AttnStep *step, LessonL
     return t ? lesson_text(t, lang) : NULL;
 }
 
-static const char *const *query_labels(const Lesson *L)
+/* The tokens an axis counts, or NULL when it counts no tokens. */
+static const char *const *axis_labels(const Lesson *L, int axis)
 {
-    return (const char *const *)L->tokens;
-}
-static const char *const *key_labels(const Lesson *L)
-{
-    return (const char *const *)(L->cfg.cross ? L->source_tokens : L->tokens);
+    if (axis == ATTN_AXIS_QUERIES) return (const char *const *)L->tokens;
+    if (axis == ATTN_AXIS_KEYS) return (const char *const *)(L->cfg.cross ? L->source_tokens : L->tokens);
+    return NULL;
 }
 
 const char *const *lesson_row_labels(const Lesson *L, const AttnStep *s)
 {
-    switch (s->kind) {
-    case ATTN_STEP_INPUT:
-        return strcmp(s->name, "Y") == 0 ? key_labels(L) : query_labels(L);
-    case ATTN_STEP_PROJECTION:
-    case ATTN_STEP_SPLIT:
-        return s->name[0] == 'Q' ? query_labels(L) : key_labels(L);
-    case ATTN_STEP_SCORES:
-    case ATTN_STEP_SCALED:
-    case ATTN_STEP_MASKED:
-    case ATTN_STEP_SOFTMAX:
-    case ATTN_STEP_WEIGHTED_SUM:
-    case ATTN_STEP_CONCAT:
-    case ATTN_STEP_OUTPUT:
-        return query_labels(L);
-    default:
-        return NULL; /* weights, biases, additive pairs */
-    }
+    return axis_labels(L, s->row_axis);
 }
 
 const char *const *lesson_col_labels(const Lesson *L, const AttnStep *s)
 {
-    switch (s->kind) {
-    case ATTN_STEP_SCORES:
-    case ATTN_STEP_SCALED:
-    case ATTN_STEP_MASKED:
-    case ATTN_STEP_SOFTMAX:
-        return key_labels(L);
-    default:
-        return NULL;
-    }
+    return axis_labels(L, s->col_axis);
 }

@@ -151,12 +151,12 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                                     "\n= 尚未缩放的分数（这里的掩码是 1）"},
     [VS_EXPLAIN_ROW_BLOCKED] = {"\nevery key of this row is blocked: all weights are 0",
                                 "\n这一行的键全部被屏蔽：权重全为 0"},
-    [VS_EXPLAIN_WEIGHT_COLUMN] = {"\nmultiplies feature %d of each token into %c's column %d (head %d's column %d)",
-                                  "\n与每个词元的第 %d 个特征相乘，计入 %c 的第 %d 列（头 %d 的第 %d 列）"},
+    [VS_EXPLAIN_WEIGHT_COLUMN] = {"\nmultiplies feature %d of each token into %s's column %d (head %d's column %d)",
+                                  "\n与每个词元的第 %d 个特征相乘，计入 %s 的第 %d 列（头 %d 的第 %d 列）"},
     /* the same two in column notation, where the projection is transposed */
     [VS_EXPLAIN_SPLIT_ROW] = {"  (head %d, its row %d of 0…%d)", "（头 %d 的第 %d 行，行号 0…%d）"},
-    [VS_EXPLAIN_WEIGHT_ROW] = {"\nmultiplies feature %d of each token into %c's row %d (head %d's row %d)",
-                               "\n与每个词元的第 %d 个特征相乘，计入 %c 的第 %d 行（头 %d 的第 %d 行）"},
+    [VS_EXPLAIN_WEIGHT_ROW] = {"\nmultiplies feature %d of each token into %s's row %d (head %d's row %d)",
+                               "\n与每个词元的第 %d 个特征相乘，计入 %s 的第 %d 行（头 %d 的第 %d 行）"},
     [VS_TOKEN] = {"%s", "「%s」"},
     [VS_ROW_SEES_NOTHING] = {"no token (the row is fully masked and sees nothing)",
                              "无（这一行被完全屏蔽，看不到任何词元）"},
@@ -513,7 +513,7 @@ int view_recompute(View *v, char *err, size_t errlen)
     float *before = malloc(sizeof(float) * (n ? n : 1)); /* (rows, cols) of the current step, before the change */
     if (before) memcpy(before, cur->data, sizeof(float) * n);
     int rows = cur->rows, cols = cur->cols, step = v->step, head = v->head;
-    const AttnStep *same = attn_trace_find_name(v->mode == VIEW_SINGLE ? single : t, cur->name);
+    const AttnStep *same = attn_trace_find_role(v->mode == VIEW_SINGLE ? single : t, (AttnRole)cur->role, cur->head);
     if (!same) same = attn_trace_find(v->mode == VIEW_SINGLE ? single : t, cur->kind, cur->head);
     /* the hovered cell is in one of the old traces: the same cell of the new one */
     const AttnTrace *hov = v->hover_trace == v->trace ? t : v->hover_trace == v->single ? single : NULL;
@@ -793,31 +793,14 @@ void view_next_head(View *v)
     view_set_head(v, v->head % n + 1);
 }
 
-/* Length of a per-head step's name without its "_H" suffix: "Q" of "Q_2",
- * "scores" of "scores_10"; the whole name for a step of no head. */
-static size_t base_name_len(const AttnStep *s)
-{
-    const char *us = strrchr(s->name, '_');
-    return s->head > 0 && us ? (size_t)(us - s->name) : strlen(s->name);
-}
-
 int view_map_step(const AttnTrace *from, int step, const AttnTrace *to, int head)
 {
     if (!from || !to || step < 0 || step >= from->n_steps) return -1;
     const AttnStep *s = &from->steps[step];
-    if (s->head == 0) {
-        const AttnStep *m = attn_trace_find_name(to, s->name);
-        return m ? attn_trace_index(to, m) : -1;
-    }
-    /* a head's step of the same kind and the same operand: split makes Q_h,
-     * K_h and V_h, all of one kind, told apart by name only */
-    int h = clampi(head, 1, to->cfg.heads > 0 ? to->cfg.heads : 1);
-    size_t bl = base_name_len(s);
-    for (int i = 0; i < to->n_steps; i++) {
-        const AttnStep *m = &to->steps[i];
-        if (m->kind == s->kind && m->head == h && base_name_len(m) == bl && memcmp(m->name, s->name, bl) == 0) return i;
-    }
-    return -1;
+    /* the step of the same role, of that head when it is a head's */
+    int h = s->head == 0 ? 0 : clampi(head, 1, to->cfg.heads > 0 ? to->cfg.heads : 1);
+    const AttnStep *m = attn_trace_find_role(to, (AttnRole)s->role, h);
+    return m ? attn_trace_index(to, m) : -1;
 }
 
 int view_compare_step(const View *v, int step)
@@ -1096,14 +1079,8 @@ static size_t cat_subscript(char *buf, size_t len, size_t at, int n)
 void view_step_title(const AttnStep *step, char *buf, size_t len)
 {
     if (!len) return;
-    const char *name = step->name;
-    const char *us = strrchr(name, '_');
-    if (step->head > 0 && us && us[1] >= '0' && us[1] <= '9') {
-        size_t at = cat(buf, len, 0, "%.*s", (int)(us - name), name);
-        cat_subscript(buf, len, at, atoi(us + 1));
-        return;
-    }
-    snprintf(buf, len, "%s", name);
+    size_t at = cat(buf, len, 0, "%s", attn_role_name((AttnRole)step->role));
+    if (step->head > 0) cat_subscript(buf, len, at, step->head);
 }
 
 const char *const *view_row_labels(const View *v, const AttnTrace *trace, const AttnStep *step)
@@ -1237,7 +1214,7 @@ static void fb_sub(FormulaBuilder *b, int highlight, int n)
 static void formula_additive(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col)
 {
     const char *y = t->cfg.cross ? "y" : "x";
-    const char *ba = attn_trace_find_name(t, "b_a") ? " + b_a" : "";
+    const char *ba = attn_trace_find_role(t, ATTN_ROLE_B_A, 0) ? " + b_a" : "";
     AttnStepKind k = s->kind;
     if (k == ATTN_STEP_INPUT || k == ATTN_STEP_WEIGHT || k == ATTN_STEP_BIAS) {
         fb_add(b, 1, "%s   (%d × %d)", s->name, col ? s->cols : s->rows, col ? s->rows : s->cols);
@@ -1256,43 +1233,50 @@ static void formula_additive(FormulaBuilder *b, const AttnTrace *t, const AttnSt
     fb_add(b, k == ATTN_STEP_WEIGHTED_SUM, "c_i = Σ_j α_ij · %s_j", y);
 }
 
+/* What an axis counts, as the formulas write it; n for the tokens of
+ * self-attention, whose queries are its keys. */
+static const char *axis_symbol(const AttnTrace *t, int axis)
+{
+    static const char *const symbols[] = {
+        [ATTN_AXIS_ONE] = "1",         [ATTN_AXIS_QUERIES] = "n_q",    [ATTN_AXIS_KEYS] = "n_k",
+        [ATTN_AXIS_PAIRS] = "n_q·n_k", [ATTN_AXIS_MODEL] = "d_model",  [ATTN_AXIS_DK] = "d_k",
+        [ATTN_AXIS_DV] = "d_v",        [ATTN_AXIS_HEADS_DK] = "h·d_k", [ATTN_AXIS_HEADS_DV] = "h·d_v",
+        [ATTN_AXIS_DX] = "d_x",        [ATTN_AXIS_DY] = "d_y",         [ATTN_AXIS_DXY] = "d_x + d_y",
+        [ATTN_AXIS_DA] = "d_a",
+    };
+    _Static_assert(sizeof symbols / sizeof symbols[0] == ATTN_AXIS_COUNT, "symbols[] must name every AttnAxis");
+    if (!t->cfg.cross && (axis == ATTN_AXIS_QUERIES || axis == ATTN_AXIS_KEYS)) return "n";
+    return symbols[axis];
+}
+
 /* An input, a weight or a bias: its name and shape, with what the sides are. */
 static void formula_operand(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col)
 {
     int R = col ? s->cols : s->rows, C = col ? s->rows : s->cols;
-    if (s->kind == ATTN_STEP_INPUT) {
-        /* n for self-attention; n_q and n_k when queries and keys differ */
-        const char *n = !t->cfg.cross ? "n" : strcmp(s->name, "Y") == 0 ? "n_k" : "n_q";
-        if (col)
-            fb_add(b, 1, "%s   (d_model × %s = %d × %d)", s->name, n, R, C);
-        else
-            fb_add(b, 1, "%s   (%s × d_model = %d × %d)", s->name, n, R, C);
-    } else if (s->kind == ATTN_STEP_WEIGHT) {
-        int wo = strcmp(s->name, "W_O") == 0;
-        const char *hd = wo || strcmp(s->name, "W_V") == 0 ? "h·d_v" : "h·d_k";
-        /* W_O maps h·d_v to d_model, the others d_model to h·d */
-        const char *a = wo != col ? hd : "d_model", *bb = wo != col ? "d_model" : hd;
-        fb_add(b, 1, "%s   (%s × %s = %d × %d)", s->name, a, bb, R, C);
-    } else if (col) {
+    if (s->kind == ATTN_STEP_BIAS && col)
         fb_add(b, 1, "%s   (%d × 1, added to every column)", s->name, R);
-    } else {
-        fb_add(b, 1, "%s   (1 × %d, added to every row)", s->name, s->cols);
-    }
+    else if (s->kind == ATTN_STEP_BIAS)
+        fb_add(b, 1, "%s   (1 × %d, added to every row)", s->name, C);
+    else
+        fb_add(b, 1, "%s   (%s × %s = %d × %d)", s->name, axis_symbol(t, col ? s->col_axis : s->row_axis),
+               axis_symbol(t, col ? s->row_axis : s->col_axis), R, C);
 }
 
 /* The three projections, the step's own highlighted. */
 static void formula_projection(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col)
 {
-    static const char *const names[3] = {"Q", "K", "V"}, *const biases[3] = {"b_Q", "b_K", "b_V"};
+    static const AttnRole roles[3] = {ATTN_ROLE_Q, ATTN_ROLE_K, ATTN_ROLE_V};
+    static const AttnRole biases[3] = {ATTN_ROLE_B_Q, ATTN_ROLE_B_K, ATTN_ROLE_B_V};
     for (int i = 0; i < 3; i++) {
-        int on = strcmp(s->name, names[i]) == 0;
+        const char *name = attn_role_name(roles[i]);
+        int on = s->role == roles[i];
         const char *src = (i > 0 && t->cfg.cross) ? "Y" : "X";
-        int bias = attn_trace_find_name(t, biases[i]) != NULL;
+        int bias = attn_trace_find_role(t, biases[i], 0) != NULL;
         if (i) fb_add(b, 0, "     ");
         if (col)
-            fb_add(b, on, "%s = W_%s·%s%s%s", names[i], names[i], src, bias ? " + b_" : "", bias ? names[i] : "");
+            fb_add(b, on, "%s = W_%s·%s%s%s", name, name, src, bias ? " + b_" : "", bias ? name : "");
         else
-            fb_add(b, on, "%s = %s·W_%s%s%s", names[i], src, names[i], bias ? " + b_" : "", bias ? names[i] : "");
+            fb_add(b, on, "%s = %s·W_%s%s%s", name, src, name, bias ? " + b_" : "", bias ? name : "");
     }
 }
 
@@ -1300,13 +1284,14 @@ static void formula_projection(FormulaBuilder *b, const AttnTrace *t, const Attn
 static void formula_split(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col)
 {
     int w = s->cols, h = s->head;
-    fb_add(b, 1, "%c", s->name[0]);
+    const char *name = attn_role_name((AttnRole)s->role);
+    fb_add(b, 1, "%s", name);
     fb_sub(b, 1, h);
     if (col)
-        fb_add(b, 1, " = %c[%d:%d, :]", s->name[0], (h - 1) * w, h * w);
+        fb_add(b, 1, " = %s[%d:%d, :]", name, (h - 1) * w, h * w);
     else
-        fb_add(b, 1, " = %c[:, %d:%d]", s->name[0], (h - 1) * w, h * w);
-    fb_add(b, 0, "   (h = %d, d_%c = %d)", t->cfg.heads, s->name[0] == 'V' ? 'v' : 'k', w);
+        fb_add(b, 1, " = %s[:, %d:%d]", name, (h - 1) * w, h * w);
+    fb_add(b, 0, "   (h = %d, %s = %d)", t->cfg.heads, axis_symbol(t, s->col_axis), w);
 }
 
 /* One head: head = softmax(Q·Kᵀ / scale + M) · V, the step's part highlighted;
@@ -1371,7 +1356,7 @@ static void formula_head(FormulaBuilder *b, const AttnTrace *t, const AttnStep *
 static void formula_multihead(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col)
 {
     int heads = t->cfg.heads;
-    int out = s->kind == ATTN_STEP_OUTPUT, wo = attn_trace_find_name(t, "W_O") != NULL;
+    int out = s->kind == ATTN_STEP_OUTPUT, wo = attn_trace_find_role(t, ATTN_ROLE_W_O, 0) != NULL;
     fb_add(b, 0, "MultiHead = ");
     if (col && wo) fb_add(b, out, "W_O · ");
     /* every head up to three (Concat(head₁, head₂)), else the first and the last */
@@ -1384,7 +1369,7 @@ static void formula_multihead(FormulaBuilder *b, const AttnTrace *t, const AttnS
     }
     fb_add(b, !out, ")");
     if (!col && wo) fb_add(b, out, " · W_O");
-    if (attn_trace_find_name(t, "b_O")) fb_add(b, out, " + b_O");
+    if (attn_trace_find_role(t, ATTN_ROLE_B_O, 0)) fb_add(b, out, " + b_O");
 }
 
 /* The formula of each kind of step of dot-product attention. */
@@ -1839,16 +1824,26 @@ static size_t explain_concat(const View *v, const AttnTrace *t, const AttnStep *
     return at;
 }
 
+/* The projection computed from weight w: Q from W_Q. */
+static const AttnStep *product_of(const AttnTrace *t, const AttnStep *w)
+{
+    int wi = attn_trace_index(t, w);
+    for (int i = wi + 1; i < t->n_steps; i++)
+        for (int k = 0; t->steps[i].kind == ATTN_STEP_PROJECTION && k < t->steps[i].n_from; k++)
+            if (t->steps[i].from[k] == wi) return &t->steps[i];
+    return NULL;
+}
+
 /* A projection weight of dot attention: which feature goes to which head's column. */
 static size_t explain_weight(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
                              size_t at)
 {
-    if (t->cfg.attention == ATTN_DOT && s->name[0] == 'W' && s->name[2] != 'O') {
-        int dk = s->name[2] == 'V' ? t->cfg.d_v : t->cfg.d_k;
-        /* in column notation Q's features are its rows */
-        ViewString how = v->notation == VIEW_NOTATION_COLUMN ? VS_EXPLAIN_WEIGHT_ROW : VS_EXPLAIN_WEIGHT_COLUMN;
-        if (dk > 0) at = cat(buf, len, at, view_string(how, v->lang), r, s->name[2], c, c / dk + 1, c % dk);
-    }
+    /* W_Q, W_K and W_V: their columns are every head's, side by side */
+    int dk = s->col_axis == ATTN_AXIS_HEADS_DK ? t->cfg.d_k : s->col_axis == ATTN_AXIS_HEADS_DV ? t->cfg.d_v : 0;
+    const AttnStep *P = product_of(t, s);
+    /* in column notation Q's features are its rows */
+    ViewString how = v->notation == VIEW_NOTATION_COLUMN ? VS_EXPLAIN_WEIGHT_ROW : VS_EXPLAIN_WEIGHT_COLUMN;
+    if (dk > 0 && P) at = cat(buf, len, at, view_string(how, v->lang), r, P->name, c, c / dk + 1, c % dk);
     return at;
 }
 
