@@ -68,6 +68,11 @@ static void check_chain(int bundled_only)
             snprintf(what, sizeof what, "UI string %d (%s)", id, l ? "zh" : "en");
             missing += missing_in(rc, what, view_string((ViewString)id, (LessonLang)l));
         }
+        for (int k = 0; k < ATTN_STEP_KIND_COUNT; k++)
+            for (int n = 0; n < VIEW_NOTATION_COUNT; n++, strings++) {
+                snprintf(what, sizeof what, "the text of kind %d (%s)", k, l ? "zh" : "en");
+                missing += missing_in(rc, what, view_kind_text((AttnStepKind)k, (ViewNotation)n, (LessonLang)l));
+            }
         char help[4096];
         view_help_text((LessonLang)l, help, sizeof help);
         snprintf(what, sizeof what, "the help's key table (%s)", l ? "zh" : "en");

@@ -599,34 +599,52 @@ static int han_at(const unsigned char *p)
     return p[0] >= 0xE3 && p[0] <= 0xE9 && !(p[0] == 0xE3 && p[1] < 0x81);
 }
 
+/* One text in every language: the same conversions, a translation, no
+ * ASCII punctuation beside Chinese. id: a ViewString, or -1. */
+static void check_translated(const char *what, int id, const char *const text[LESSON_LANG_COUNT])
+{
+    const char *en = text[LESSON_EN];
+    char want[64];
+    conversions(en, want, sizeof want);
+    if (!en[0]) fail_msg("%s has no English", what);
+    for (int l = 0; l < LESSON_LANG_COUNT; l++) {
+        const char *s = text[l];
+        /* Chinese puts nothing between quoted tokens: 「我」「喜欢」 */
+        if (!s[0] && !(id == VS_TOKEN_LIST_SEP && l == LESSON_ZH)) fail_msg("%s has no text in language %d", what, l);
+        char got[64];
+        conversions(s, got, sizeof got);
+        if (strcmp(got, want) != 0)
+            fail_msg("%s, language %d: conversions \"%s\", English has \"%s\"", what, l, got, want);
+    }
+    const char *zh = text[LESSON_ZH];
+    /* only the exponent's formula reads the same in both */
+    if (id != VS_EXP_PHASE && strcmp(zh, en) == 0) fail_msg("%s is not translated: \"%s\"", what, zh);
+    /* a Chinese character is never followed or preceded by ASCII , : ; ( ) */
+    for (const unsigned char *p = (const unsigned char *)zh; *p; p++) {
+        if (!strchr(",:;()", *p) || !*p) continue;
+        int before = (const char *)p >= zh + 3 && han_at(p - 3), after = han_at(p + 1);
+        if (before || after) fail_msg("%s: ASCII '%c' beside Chinese in \"%s\"", what, *p, zh);
+    }
+}
+
 static void test_every_entry_in_every_language(void **state)
 {
     (void)state;
+    char what[64];
+    const char *text[LESSON_LANG_COUNT];
     for (int id = 0; id < VS_STRING_COUNT; id++) {
-        const char *en = view_string((ViewString)id, LESSON_EN);
-        char want[64];
-        conversions(en, want, sizeof want);
-        if (!en[0]) fail_msg("string %d has no English", id);
-        for (int l = 0; l < LESSON_LANG_COUNT; l++) {
-            const char *s = view_string((ViewString)id, (LessonLang)l);
-            /* Chinese puts nothing between quoted tokens: 「我」「喜欢」 */
-            if (!s[0] && !(id == VS_TOKEN_LIST_SEP && l == LESSON_ZH))
-                fail_msg("string %d has no text in language %d", id, l);
-            char got[64];
-            conversions(s, got, sizeof got);
-            if (strcmp(got, want) != 0)
-                fail_msg("string %d, language %d: conversions \"%s\", English has \"%s\"", id, l, got, want);
-        }
-        const char *zh = view_string((ViewString)id, LESSON_ZH);
-        /* only the exponent's formula reads the same in both */
-        if (id != VS_EXP_PHASE && strcmp(zh, en) == 0) fail_msg("string %d is not translated: \"%s\"", id, zh);
-        /* a Chinese character is never followed or preceded by ASCII , : ; ( ) */
-        for (const unsigned char *p = (const unsigned char *)zh; *p; p++) {
-            if (!strchr(",:;()", *p) || !*p) continue;
-            int before = (const char *)p >= zh + 3 && han_at(p - 3), after = han_at(p + 1);
-            if (before || after) fail_msg("string %d: ASCII '%c' beside Chinese in \"%s\"", id, *p, zh);
-        }
+        for (int l = 0; l < LESSON_LANG_COUNT; l++) text[l] = view_string((ViewString)id, (LessonLang)l);
+        snprintf(what, sizeof what, "string %d", id);
+        check_translated(what, id, text);
     }
+    /* what each kind of step is, in both notations */
+    for (int k = 0; k < ATTN_STEP_KIND_COUNT; k++)
+        for (int n = 0; n < VIEW_NOTATION_COUNT; n++) {
+            for (int l = 0; l < LESSON_LANG_COUNT; l++)
+                text[l] = view_kind_text((AttnStepKind)k, (ViewNotation)n, (LessonLang)l);
+            snprintf(what, sizeof what, "the text of kind %s (notation %d)", attn_step_kind_name((AttnStepKind)k), n);
+            check_translated(what, -1, text);
+        }
 }
 
 static void test_default_narration_punctuation(void **state)
@@ -634,10 +652,10 @@ static void test_default_narration_punctuation(void **state)
     (void)state;
     char buf[256];
     snprintf(buf, sizeof buf, view_string(VS_DEFAULT_NARRATION, LESSON_ZH), "X", 3, 4,
-             view_kind_text(ATTN_STEP_INPUT, LESSON_ZH));
+             view_kind_text(ATTN_STEP_INPUT, VIEW_NOTATION_ROW, LESSON_ZH));
     assert_string_equal(buf, "X（3 × 4）：输入，每个词元占一行。");
     snprintf(buf, sizeof buf, view_string(VS_DEFAULT_NARRATION, LESSON_EN), "X", 3, 4,
-             view_kind_text(ATTN_STEP_INPUT, LESSON_EN));
+             view_kind_text(ATTN_STEP_INPUT, VIEW_NOTATION_ROW, LESSON_EN));
     assert_string_equal(buf, "X (3 × 4): the input, one row per token.");
 }
 

@@ -56,6 +56,63 @@ static size_t cat(char *buf, size_t len, size_t at, const char *fmt, ...)
     return at < len ? at : len - 1;
 }
 
+/* ---- what the view knows of each kind of step ---- */
+
+typedef struct FormulaBuilder FormulaBuilder;
+/* Writes step s's formula of dot attention, the part it computes highlighted
+ * (col: in column notation). */
+typedef void (*FormulaFn)(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col);
+/* Appends to buf at `at` the lines that say how cell (r, c) of step s of t
+ * was computed; returns the new length. */
+typedef size_t (*ExplainFn)(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                            size_t at);
+/* Appends to buf at `at` what the narration written from step s says after
+ * its first sentence; returns the new length. */
+typedef size_t (*DescribeFn)(const View *v, const AttnTrace *t, const AttnStep *s, char *buf, size_t len, size_t at);
+
+/* Which group of the timeline a kind of step joins. */
+typedef enum KindPhase {
+    PHASE_HEAD,        /* its head's (additive attention: weights and context) */
+    PHASE_INPUTS,      /* inputs and weights */
+    PHASE_PROJECTIONS, /* Q, K, V */
+    PHASE_SCORING,     /* additive attention's scores (dot attention: its head's) */
+    PHASE_OUTPUT,      /* concat and output */
+} KindPhase;
+
+/* The part of its formula a kind of step computes, highlighted in the bar. */
+typedef enum FormulaPart {
+    PART_NONE,
+    PART_SCORES,  /* Q·Kᵀ; additive: e_ij */
+    PART_SCALED,  /* ÷ the scale, with the divisor written out */
+    PART_MASKED,  /* + M */
+    PART_WEIGHTS, /* softmax(...) */
+    PART_HEAD,    /* softmax(...) · V; additive: the context */
+    PART_HIDDEN,  /* additive: tanh(...) */
+    PART_CONCAT,  /* Concat(head₁, ...) */
+    PART_OUTPUT,  /* · W_O + b_O */
+} FormulaPart;
+
+/* Whether a kind's cells show the mask (are drawn blocked where it blocks). */
+typedef enum KindMask {
+    MASK_NOT_SHOWN,
+    MASK_SHOWN,
+    MASK_SHOWN_AFTER_MASKING, /* when the lesson masks before this step (seed 003's order) */
+} KindMask;
+
+typedef struct ViewKind {
+    double seconds;                             /* its animation; 0: shown at once */
+    KindPhase phase;                            /* its group on the timeline */
+    const char *text[LESSON_LANG_COUNT];        /* what it is, in the narration written from the step */
+    const char *text_column[LESSON_LANG_COUNT]; /* the same in column notation where it differs; NULL: text */
+    FormulaFn formula;                          /* its formula in dot attention; NULL: its name */
+    FormulaPart part;                           /* what it computes of its formula */
+    ExplainFn explain;                          /* how a cell was computed; NULL: its value alone */
+    DescribeFn describe;                        /* what the narration written from it adds; NULL: nothing */
+    KindMask mask;
+} ViewKind;
+
+static const ViewKind *view_kind(int kind);
+
 /* ---- the user-interface strings ---- */
 
 static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
@@ -169,10 +226,6 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_LIST_SEP] = {", ", "，"},
     [VS_LIST_CUT] = {", …", "……"},
     [VS_FULL_STOP] = {".", "。"},
-    [VS_KIND_COLUMN_INPUT] = {"the input, one column per token", "输入，每个词元占一列"},
-    [VS_KIND_COLUMN_BIAS] = {"a learned bias, added to every column", "可学习的偏置，加到每一列上"},
-    [VS_KIND_COLUMN_SOFTMAX] = {"softmax, each column becomes weights that sum to 1",
-                                "softmax，把每一列变成和为 1 的权重"},
     [VS_NUMBERS_HIDDEN] = {"Cells too small for their numbers: hover a cell, or zoom with the wheel",
                            "单元格太小，放不下数值：把鼠标移到单元格上，或用滚轮放大"},
     [VS_NUMBERS_HIDDEN_PAPER] = {"Cells too small for their numbers at this size",
@@ -181,22 +234,6 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                          "只画出结果，以便显示数值；按 C 看参与运算的矩阵"},
     [VS_RESULT_ALONE_PAPER] = {"The result alone, so that its numbers show", "只画出结果，以便显示数值"},
     [VS_PREPARING] = {"Computing step %d…", "正在计算第 %d 步……"},
-    [VS_KIND + ATTN_STEP_INPUT] = {"the input, one row per token", "输入，每个词元占一行"},
-    [VS_KIND + ATTN_STEP_WEIGHT] = {"a learned weight matrix", "可学习的权重矩阵"},
-    [VS_KIND + ATTN_STEP_BIAS] = {"a learned bias, added to every row", "可学习的偏置，加到每一行上"},
-    [VS_KIND + ATTN_STEP_PROJECTION] = {"a projection, the input times a weight matrix", "投影，即输入乘以权重矩阵"},
-    [VS_KIND + ATTN_STEP_SPLIT] = {"one head's columns of the projection", "投影中属于这个头的那几列"},
-    [VS_KIND + ATTN_STEP_SCORES] = {"the scores, how well each query matches each key",
-                                    "注意力分数，即每个查询与每个键的匹配程度"},
-    [VS_KIND + ATTN_STEP_SCALED] = {"the scores divided by the scale", "除以缩放因子之后的分数"},
-    [VS_KIND + ATTN_STEP_MASKED] = {"the blocked positions set to the fill value", "被屏蔽的位置换成填充值"},
-    [VS_KIND +
-        ATTN_STEP_SOFTMAX] = {"softmax, each row becomes weights that sum to 1", "softmax，把每一行变成和为 1 的权重"},
-    [VS_KIND + ATTN_STEP_WEIGHTED_SUM] = {"the weighted sum of the values", "值向量的加权和"},
-    [VS_KIND + ATTN_STEP_CONCAT] = {"the heads' outputs side by side", "各个头的输出并排拼接"},
-    [VS_KIND + ATTN_STEP_OUTPUT] = {"the output projection", "输出投影"},
-    [VS_KIND + ATTN_STEP_ADDITIVE_HIDDEN] = {"tanh of the joined query and key, times W_a",
-                                             "查询与键拼接后乘以 W_a，再取 tanh"},
 };
 
 const char *const view_mode_names[VIEW_MODE_COUNT] = {"multi", "single", "compare"};
@@ -218,10 +255,12 @@ const char *view_string(ViewString id, LessonLang lang)
     return ui_strings[id][lang];
 }
 
-const char *view_kind_text(AttnStepKind kind, LessonLang lang)
+const char *view_kind_text(AttnStepKind kind, ViewNotation notation, LessonLang lang)
 {
-    if ((int)kind < 0 || kind >= ATTN_STEP_KIND_COUNT) return "";
-    return view_string((ViewString)(VS_KIND + (int)kind), lang);
+    if ((unsigned)kind >= ATTN_STEP_KIND_COUNT) return "";
+    if ((int)lang < 0 || lang >= LESSON_LANG_COUNT) lang = LESSON_EN;
+    const ViewKind *k = view_kind(kind);
+    return notation == VIEW_NOTATION_COLUMN && k->text_column[lang] ? k->text_column[lang] : k->text[lang];
 }
 
 /* ---- lifetime ---- */
@@ -597,29 +636,11 @@ int view_step_count(const View *v)
     return view_trace(v)->n_steps;
 }
 
-static double kind_duration(AttnStepKind k)
-{
-    switch (k) {
-    case ATTN_STEP_INPUT:
-    case ATTN_STEP_WEIGHT:
-    case ATTN_STEP_BIAS:
-        return 0.0;
-    case ATTN_STEP_SCALED:
-    case ATTN_STEP_MASKED:
-        return 0.8;
-    case ATTN_STEP_SPLIT:
-    case ATTN_STEP_CONCAT:
-        return 1.0;
-    default:
-        return 1.2;
-    }
-}
-
 double view_step_duration(const View *v, int step)
 {
     const AttnTrace *t = view_trace(v);
     if (step < 0 || step >= t->n_steps) return 0.0;
-    return kind_duration(t->steps[step].kind);
+    return view_kind(t->steps[step].kind)->seconds;
 }
 
 double view_progress(const View *v)
@@ -1086,7 +1107,7 @@ void view_step_title(const AttnStep *step, char *buf, size_t len)
 const char *const *view_row_labels(const View *v, const AttnTrace *trace, const AttnStep *step)
 {
     (void)trace;
-    if (step->kind == ATTN_STEP_ADDITIVE_HIDDEN && v->pair_labels) return (const char *const *)v->pair_labels;
+    if (step->row_axis == ATTN_AXIS_PAIRS && v->pair_labels) return (const char *const *)v->pair_labels;
     return lesson_row_labels(v->lesson, step);
 }
 
@@ -1106,9 +1127,9 @@ int view_cell_blocked(const View *v, const AttnStep *step, int r, int c)
 void view_row_blocked(const View *v, const AttnStep *step, int r, int c0, int n, unsigned char *out)
 {
     const AttnConfig *cfg = &v->lesson->cfg;
-    int after_mask = step->kind == ATTN_STEP_MASKED || step->kind == ATTN_STEP_SOFTMAX ||
-                     (step->kind == ATTN_STEP_SCALED && cfg->mask_order == ATTN_MASK_THEN_SCALE);
-    int known = after_mask && r >= 0 && r < cfg->n_q;
+    KindMask mask = view_kind(step->kind)->mask;
+    int known = (mask == MASK_SHOWN || (mask == MASK_SHOWN_AFTER_MASKING && cfg->mask_order == ATTN_MASK_THEN_SCALE)) &&
+                r >= 0 && r < cfg->n_q;
     for (int i = 0; i < n; i++) {
         int c = c0 + i, b = 0;
         if (known && c >= 0 && c < cfg->n_k) switch (cfg->mask_kind) {
@@ -1133,22 +1154,21 @@ int view_phase(const AttnTrace *trace, int step)
     if (step < 0 || step >= trace->n_steps) return -1;
     const AttnStep *s = &trace->steps[step];
     int additive = trace->cfg.attention == ATTN_ADDITIVE;
-    switch (s->kind) {
-    case ATTN_STEP_INPUT:
-    case ATTN_STEP_WEIGHT:
-    case ATTN_STEP_BIAS:
+    switch (view_kind(s->kind)->phase) {
+    case PHASE_INPUTS:
         return 0;
-    case ATTN_STEP_PROJECTION:
+    case PHASE_PROJECTIONS:
         return 1;
-    case ATTN_STEP_CONCAT:
-    case ATTN_STEP_OUTPUT:
+    case PHASE_OUTPUT:
         return 2;
-    case ATTN_STEP_ADDITIVE_HIDDEN:
-        return 3;
-    default:
-        if (additive) return s->kind == ATTN_STEP_SCORES ? 3 : 4;
-        return 10 + s->head;
+    case PHASE_SCORING:
+        if (additive) return 3;
+        break;
+    case PHASE_HEAD:
+        break;
     }
+    /* additive attention has no heads: its scores, then its weights and context */
+    return additive ? 4 : 10 + s->head;
 }
 
 void view_phase_label(const View *v, const AttnTrace *trace, int step, char *buf, size_t len)
@@ -1179,11 +1199,11 @@ void view_phase_label(const View *v, const AttnTrace *trace, int step, char *buf
 
 /* ---- formulas ---- */
 
-typedef struct FormulaBuilder {
+struct FormulaBuilder {
     char *buf;
     size_t len, at;
     int hl_start, hl_end;
-} FormulaBuilder;
+};
 
 static void fb_add(FormulaBuilder *b, int highlight, const char *fmt, ...)
 {
@@ -1215,22 +1235,22 @@ static void formula_additive(FormulaBuilder *b, const AttnTrace *t, const AttnSt
 {
     const char *y = t->cfg.cross ? "y" : "x";
     const char *ba = attn_trace_find_role(t, ATTN_ROLE_B_A, 0) ? " + b_a" : "";
-    AttnStepKind k = s->kind;
-    if (k == ATTN_STEP_INPUT || k == ATTN_STEP_WEIGHT || k == ATTN_STEP_BIAS) {
+    if (attn_step_kind_flags((AttnStepKind)s->kind) & ATTN_KIND_GIVEN) {
         fb_add(b, 1, "%s   (%d × %d)", s->name, col ? s->cols : s->rows, col ? s->rows : s->cols);
         return;
     }
-    int sc = k == ATTN_STEP_SCORES, hid = k == ATTN_STEP_ADDITIVE_HIDDEN;
+    FormulaPart part = view_kind(s->kind)->part;
+    int sc = part == PART_SCORES, hid = part == PART_HIDDEN;
     fb_add(b, sc, "e_ij = v_aᵀ · ");
     if (col)
         fb_add(b, sc || hid, "tanh(W_a · [x_i ; %s_j]%s)", y, ba);
     else
         fb_add(b, sc || hid, "tanh([x_i ; %s_j] · W_a%s)", y, ba);
-    if (k == ATTN_STEP_MASKED) fb_add(b, 1, ",  e_ij = −∞ where blocked");
+    if (part == PART_MASKED) fb_add(b, 1, ",  e_ij = −∞ where blocked");
     fb_add(b, 0, "     ");
-    fb_add(b, k == ATTN_STEP_SOFTMAX, "α_i = softmax(e_i)");
+    fb_add(b, part == PART_WEIGHTS, "α_i = softmax(e_i)");
     fb_add(b, 0, "     ");
-    fb_add(b, k == ATTN_STEP_WEIGHTED_SUM, "c_i = Σ_j α_ij · %s_j", y);
+    fb_add(b, part == PART_HEAD, "c_i = Σ_j α_ij · %s_j", y);
 }
 
 /* What an axis counts, as the formulas write it; n for the tokens of
@@ -1299,9 +1319,11 @@ static void formula_split(FormulaBuilder *b, const AttnTrace *t, const AttnStep 
 static void formula_head(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col)
 {
     const AttnConfig *c = &t->cfg;
-    AttnStepKind k = s->kind;
+    FormulaPart part = view_kind(s->kind)->part;
     int h = s->head;
-    int ws = k == ATTN_STEP_WEIGHTED_SUM, sm = ws || k == ATTN_STEP_SOFTMAX, qk = sm || k == ATTN_STEP_SCORES;
+    /* a part holds the parts inside it: the weighted sum all of them, softmax its argument */
+    int ws = part == PART_HEAD, sm = ws || part == PART_WEIGHTS, qk = sm || part == PART_SCORES;
+    int mk = sm || part == PART_MASKED;
     fb_add(b, ws, "head");
     fb_sub(b, ws, h);
     fb_add(b, ws, " = ");
@@ -1313,15 +1335,15 @@ static void formula_head(FormulaBuilder *b, const AttnTrace *t, const AttnStep *
     /* seed 003's order masks the raw scores: softmax((Q·Kᵀ + M) / √d) */
     int mask_first = c->mask_kind != ATTN_MASK_NONE && c->mask_order == ATTN_MASK_THEN_SCALE;
     fb_add(b, sm, "softmax(");
-    if (mask_first) fb_add(b, sm || k == ATTN_STEP_MASKED, "(");
+    if (mask_first) fb_add(b, mk, "(");
     /* Q·Kᵀ in rows; Kᵀ·Q in columns, one column per query */
     fb_add(b, qk, col ? "K" : "Q");
     fb_sub(b, qk, h);
     fb_add(b, qk, col ? "ᵀ·Q" : "·K");
     fb_sub(b, qk, h);
     if (!col) fb_add(b, qk, "ᵀ");
-    if (mask_first) fb_add(b, sm || k == ATTN_STEP_MASKED, " + M)");
-    int sc = sm || k == ATTN_STEP_SCALED;
+    if (mask_first) fb_add(b, mk, " + M)");
+    int sc = sm || part == PART_SCALED;
     switch (c->scale_kind) {
     case ATTN_SCALE_SQRT_DK:
         fb_add(b, sc, " / √d_k");
@@ -1336,13 +1358,13 @@ static void formula_head(FormulaBuilder *b, const AttnTrace *t, const AttnStep *
         fb_add(b, sc, " / %g", (double)c->scale_value);
         break;
     }
-    if (c->mask_kind != ATTN_MASK_NONE && !mask_first) fb_add(b, sm || k == ATTN_STEP_MASKED, " + M");
+    if (c->mask_kind != ATTN_MASK_NONE && !mask_first) fb_add(b, mk, " + M");
     fb_add(b, sm, ")");
     if (!col) {
         fb_add(b, ws, " · V");
         fb_sub(b, ws, h);
     }
-    if (k != ATTN_STEP_SCALED) return;
+    if (part != PART_SCALED) return;
     /* the divisor the step really uses */
     double d = (double)t->divisor;
     if (c->scale_kind == ATTN_SCALE_NONE || c->scale_kind == ATTN_SCALE_VALUE)
@@ -1356,7 +1378,7 @@ static void formula_head(FormulaBuilder *b, const AttnTrace *t, const AttnStep *
 static void formula_multihead(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col)
 {
     int heads = t->cfg.heads;
-    int out = s->kind == ATTN_STEP_OUTPUT, wo = attn_trace_find_role(t, ATTN_ROLE_W_O, 0) != NULL;
+    int out = view_kind(s->kind)->part == PART_OUTPUT, wo = attn_trace_find_role(t, ATTN_ROLE_W_O, 0) != NULL;
     fb_add(b, 0, "MultiHead = ");
     if (col && wo) fb_add(b, out, "W_O · ");
     /* every head up to three (Concat(head₁, head₂)), else the first and the last */
@@ -1372,17 +1394,6 @@ static void formula_multihead(FormulaBuilder *b, const AttnTrace *t, const AttnS
     if (attn_trace_find_role(t, ATTN_ROLE_B_O, 0)) fb_add(b, out, " + b_O");
 }
 
-/* The formula of each kind of step of dot-product attention. */
-typedef void (*FormulaFn)(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col);
-static const FormulaFn formula_by_kind[ATTN_STEP_KIND_COUNT] = {
-    [ATTN_STEP_INPUT] = formula_operand,    [ATTN_STEP_WEIGHT] = formula_operand,
-    [ATTN_STEP_BIAS] = formula_operand,     [ATTN_STEP_PROJECTION] = formula_projection,
-    [ATTN_STEP_SPLIT] = formula_split,      [ATTN_STEP_SCORES] = formula_head,
-    [ATTN_STEP_SCALED] = formula_head,      [ATTN_STEP_MASKED] = formula_head,
-    [ATTN_STEP_SOFTMAX] = formula_head,     [ATTN_STEP_WEIGHTED_SUM] = formula_head,
-    [ATTN_STEP_CONCAT] = formula_multihead, [ATTN_STEP_OUTPUT] = formula_multihead,
-};
-
 static void update_formula(View *v)
 {
     const AttnTrace *t = view_trace(v);
@@ -1392,7 +1403,7 @@ static void update_formula(View *v)
     /* column notation: every matrix is the transpose of row notation's, so
      * shapes swap and products turn round (Q = W_Q·X, head = V·softmax(Kᵀ·Q)) */
     int col = v->notation == VIEW_NOTATION_COLUMN;
-    FormulaFn f = (unsigned)s->kind < ATTN_STEP_KIND_COUNT ? formula_by_kind[s->kind] : NULL;
+    FormulaFn f = view_kind(s->kind)->formula;
     if (t->cfg.attention == ATTN_ADDITIVE)
         formula_additive(&b, t, s, col);
     else if (f)
@@ -1480,24 +1491,9 @@ void view_title(const View *v, char *buf, size_t len)
 
 static size_t cat_num(char *buf, size_t len, size_t at, float x, int paren);
 
-/* What a kind of step is in column notation, where it differs from row notation. */
-static const char *kind_text_column(AttnStepKind kind, LessonLang lang)
-{
-    switch (kind) {
-    case ATTN_STEP_INPUT:
-        return view_string(VS_KIND_COLUMN_INPUT, lang);
-    case ATTN_STEP_BIAS:
-        return view_string(VS_KIND_COLUMN_BIAS, lang);
-    case ATTN_STEP_SOFTMAX:
-        return view_string(VS_KIND_COLUMN_SOFTMAX, lang);
-    default:
-        return view_kind_text(kind, lang);
-    }
-}
-
 /* The narration written from the step itself, as it is on screen: its name,
- * its shape as drawn, what its kind is, and for weights each query's largest
- * weight. */
+ * its shape as drawn, what its kind is, and what its kind adds (for
+ * weights, each query's largest weight). */
 static void describe_step(const View *v, const AttnTrace *trace, const AttnStep *s, char *buf, size_t len)
 {
     LessonLang L = v->lang;
@@ -1505,9 +1501,18 @@ static void describe_step(const View *v, const AttnTrace *trace, const AttnStep 
     char title[64];
     view_step_title(s, title, sizeof title);
     size_t at = cat(buf, len, 0, view_string(VS_DEFAULT_NARRATION, L), title, col ? s->cols : s->rows,
-                    col ? s->rows : s->cols, col ? kind_text_column(s->kind, L) : view_kind_text(s->kind, L));
+                    col ? s->rows : s->cols, view_kind_text(s->kind, v->notation, L));
+    DescribeFn more = view_kind(s->kind)->describe;
+    if (more) more(v, trace, s, buf, len, at);
+}
+
+/* Softmax: each query's largest weight, for the first six queries that see a key. */
+static size_t describe_largest_weights(const View *v, const AttnTrace *trace, const AttnStep *s, char *buf, size_t len,
+                                       size_t at)
+{
+    LessonLang L = v->lang;
     const char *const *rl = view_row_labels(v, trace, s), *const *cl = view_col_labels(v, trace, s);
-    if (s->kind != ATTN_STEP_SOFTMAX || !rl || !cl) return;
+    if (!rl || !cl) return at;
     at = cat(buf, len, at, "%s", view_string(VS_LARGEST_WEIGHTS, L));
     int shown = 0;
     for (int r = 0; r < s->rows && shown < 6; r++) {
@@ -1521,7 +1526,7 @@ static void describe_step(const View *v, const AttnTrace *trace, const AttnStep 
         cat_num(num, sizeof num, 0, row[best], 0);
         at = cat(buf, len, at, view_string(VS_LARGEST_WEIGHT, L), rl[r], cl[best], num);
     }
-    cat(buf, len, at, "%s", view_string(s->rows > shown && shown == 6 ? VS_LIST_CUT : VS_FULL_STOP, L));
+    return cat(buf, len, at, "%s", view_string(s->rows > shown && shown == 6 ? VS_LIST_CUT : VS_FULL_STOP, L));
 }
 
 /* Appends a text of no step (the summary, the intro) with its placeholders
@@ -1858,23 +1863,6 @@ static size_t explain_additive_hidden(const View *v, const AttnTrace *t, const A
     return cat(buf, len, at, "\n= tanh([x_%d ; %s_%d] · W_a[:, %d]%s)", r / nk, y, r % nk, c, ba);
 }
 
-/* How each kind of step explains a cell; NULL: by its value alone (inputs, biases). */
-typedef size_t (*ExplainFn)(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
-                            size_t at);
-static const ExplainFn explain_by_kind[ATTN_STEP_KIND_COUNT] = {
-    [ATTN_STEP_PROJECTION] = explain_product,
-    [ATTN_STEP_OUTPUT] = explain_product,
-    [ATTN_STEP_SPLIT] = explain_split,
-    [ATTN_STEP_SCORES] = explain_scores,
-    [ATTN_STEP_SCALED] = explain_scaled,
-    [ATTN_STEP_MASKED] = explain_masked,
-    [ATTN_STEP_SOFTMAX] = explain_softmax,
-    [ATTN_STEP_WEIGHTED_SUM] = explain_weighted_sum,
-    [ATTN_STEP_CONCAT] = explain_concat,
-    [ATTN_STEP_WEIGHT] = explain_weight,
-    [ATTN_STEP_ADDITIVE_HIDDEN] = explain_additive_hidden,
-};
-
 int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c, char *buf, size_t len)
 {
     if (!len) return -1;
@@ -1886,7 +1874,92 @@ int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c,
     float val = s->data[(size_t)r * (size_t)s->cols + (size_t)c];
     at = cat(buf, len, at, " = ");
     at = cat_num(buf, len, at, val, 0);
-    if (s->kind < ATTN_STEP_KIND_COUNT && explain_by_kind[s->kind])
-        explain_by_kind[s->kind](v, t, s, r, c, buf, len, at);
+    ExplainFn explain = view_kind(s->kind)->explain;
+    if (explain) explain(v, t, s, r, c, buf, len, at);
     return 0;
+}
+
+/* ---- the table of kinds ---- */
+
+static const ViewKind kinds[] = {
+    [ATTN_STEP_INPUT] = {.phase = PHASE_INPUTS,
+                         .text = {"the input, one row per token", "输入，每个词元占一行"},
+                         .text_column = {"the input, one column per token", "输入，每个词元占一列"},
+                         .formula = formula_operand},
+    [ATTN_STEP_WEIGHT] = {.phase = PHASE_INPUTS,
+                          .text = {"a learned weight matrix", "可学习的权重矩阵"},
+                          .formula = formula_operand,
+                          .explain = explain_weight},
+    [ATTN_STEP_BIAS] = {.phase = PHASE_INPUTS,
+                        .text = {"a learned bias, added to every row", "可学习的偏置，加到每一行上"},
+                        .text_column = {"a learned bias, added to every column", "可学习的偏置，加到每一列上"},
+                        .formula = formula_operand},
+    [ATTN_STEP_PROJECTION] = {.seconds = 1.2,
+                              .phase = PHASE_PROJECTIONS,
+                              .text = {"a projection, the input times a weight matrix", "投影，即输入乘以权重矩阵"},
+                              .formula = formula_projection,
+                              .explain = explain_product},
+    [ATTN_STEP_SPLIT] = {.seconds = 1.0,
+                         .text = {"one head's columns of the projection", "投影中属于这个头的那几列"},
+                         .formula = formula_split,
+                         .explain = explain_split},
+    [ATTN_STEP_SCORES] = {.seconds = 1.2,
+                          .phase = PHASE_SCORING,
+                          .text = {"the scores, how well each query matches each key",
+                                   "注意力分数，即每个查询与每个键的匹配程度"},
+                          .formula = formula_head,
+                          .part = PART_SCORES,
+                          .explain = explain_scores},
+    [ATTN_STEP_SCALED] = {.seconds = 0.8,
+                          .text = {"the scores divided by the scale", "除以缩放因子之后的分数"},
+                          .formula = formula_head,
+                          .part = PART_SCALED,
+                          .explain = explain_scaled,
+                          .mask = MASK_SHOWN_AFTER_MASKING},
+    [ATTN_STEP_MASKED] = {.seconds = 0.8,
+                          .text = {"the blocked positions set to the fill value", "被屏蔽的位置换成填充值"},
+                          .formula = formula_head,
+                          .part = PART_MASKED,
+                          .explain = explain_masked,
+                          .mask = MASK_SHOWN},
+    [ATTN_STEP_SOFTMAX] = {.seconds = 1.2,
+                           .text = {"softmax, each row becomes weights that sum to 1",
+                                    "softmax，把每一行变成和为 1 的权重"},
+                           .text_column = {"softmax, each column becomes weights that sum to 1",
+                                           "softmax，把每一列变成和为 1 的权重"},
+                           .formula = formula_head,
+                           .part = PART_WEIGHTS,
+                           .explain = explain_softmax,
+                           .describe = describe_largest_weights,
+                           .mask = MASK_SHOWN},
+    [ATTN_STEP_WEIGHTED_SUM] = {.seconds = 1.2,
+                                .text = {"the weighted sum of the values", "值向量的加权和"},
+                                .formula = formula_head,
+                                .part = PART_HEAD,
+                                .explain = explain_weighted_sum},
+    [ATTN_STEP_CONCAT] = {.seconds = 1.0,
+                          .phase = PHASE_OUTPUT,
+                          .text = {"the heads' outputs side by side", "各个头的输出并排拼接"},
+                          .formula = formula_multihead,
+                          .part = PART_CONCAT,
+                          .explain = explain_concat},
+    [ATTN_STEP_OUTPUT] = {.seconds = 1.2,
+                          .phase = PHASE_OUTPUT,
+                          .text = {"the output projection", "输出投影"},
+                          .formula = formula_multihead,
+                          .part = PART_OUTPUT,
+                          .explain = explain_product},
+    [ATTN_STEP_ADDITIVE_HIDDEN] = {.seconds = 1.2,
+                                   .phase = PHASE_SCORING,
+                                   .text = {"tanh of the joined query and key, times W_a",
+                                            "查询与键拼接后乘以 W_a，再取 tanh"},
+                                   .part = PART_HIDDEN,
+                                   .explain = explain_additive_hidden},
+};
+_Static_assert(sizeof kinds / sizeof kinds[0] == ATTN_STEP_KIND_COUNT,
+               "kinds[] must have a row for every AttnStepKind");
+
+static const ViewKind *view_kind(int kind)
+{
+    return &kinds[(unsigned)kind < ATTN_STEP_KIND_COUNT ? kind : 0];
 }

@@ -493,10 +493,6 @@ typedef enum ViewString {
     VS_LIST_SEP,
     VS_LIST_CUT,
     VS_FULL_STOP,
-    /* what a kind of step is in column notation, where it differs */
-    VS_KIND_COLUMN_INPUT,
-    VS_KIND_COLUMN_BIAS,
-    VS_KIND_COLUMN_SOFTMAX,
     /* under a panel whose cells are too small for their numbers */
     VS_NUMBERS_HIDDEN,
     VS_NUMBERS_HIDDEN_PAPER,
@@ -504,13 +500,12 @@ typedef enum ViewString {
     VS_RESULT_ALONE_PAPER,
     /* a step whose numbers are still being computed: its 1-based number */
     VS_PREPARING,
-    /* what each kind of step is: VS_KIND + its AttnStepKind (view_kind_text) */
-    VS_KIND,
-    VS_STRING_COUNT = VS_KIND + ATTN_STEP_KIND_COUNT
+    VS_STRING_COUNT
 } ViewString;
 const char *view_string(ViewString id, LessonLang lang);
-/* What a kind of step is, one phrase per language (the default narration). */
-const char *view_kind_text(AttnStepKind kind, LessonLang lang);
+/* What a kind of step is, one phrase per language, as the narration written
+ * from a step says it in that notation ("" for no kind). */
+const char *view_kind_text(AttnStepKind kind, ViewNotation notation, LessonLang lang);
 
 #ifdef __cplusplus
 }
