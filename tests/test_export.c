@@ -155,8 +155,10 @@ static void test_steps_files_and_index(void **state)
         test_png_free(&png);
         i++;
     }
-    /* head 2's weights are the trace's 21st step (index 20) */
-    snprintf(path, sizeof path, "%s/021-softmax-h2.png", dir);
+    /* head 2's weights are named by their place in the trace, from 1 */
+    const AttnStep *w2 = attn_trace_find(t, ATTN_STEP_SOFTMAX, 2);
+    assert_non_null(w2);
+    snprintf(path, sizeof path, "%s/%03d-softmax-h2.png", dir, attn_trace_index(t, w2) + 1);
     assert_int_equal(access(path, F_OK), 0);
     cJSON_Delete(idx);
     free(json);

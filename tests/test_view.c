@@ -495,6 +495,28 @@ static void test_summary_opens_first_step(void **state)
     fixture_free(f);
 }
 
+/* A lesson need not narrate every step: a step without a text of its own
+ * (by name or kind) shows the narration written from the step, in every
+ * mode, and says so by returning -1. */
+static void test_step_without_text(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make(LESSON_MHSA); /* narrates softmax only */
+    View *v = &f->view;
+    char buf[2048];
+    view_goto(v, step_of(v, "scores_2"));
+    assert_int_equal(view_narration(v, buf, sizeof buf), -1);
+    assert_string_equal(buf, "scores₂ (3 × 3): the scores, how well each query matches each key.");
+    view_goto(v, step_of(v, "weights_2"));
+    assert_int_equal(view_narration(v, buf, sizeof buf), 0);
+    assert_string_equal(buf, "rows sum to 1, d_k = 2");
+    view_set_notation(v, VIEW_NOTATION_COLUMN);
+    view_goto(v, step_of(v, "X"));
+    assert_int_equal(view_narration(v, buf, sizeof buf), -1);
+    assert_string_equal(buf, "X (4 × 3): the input, one column per token.");
+    fixture_free(f);
+}
+
 /* Seed 003's order: the formula masks before it divides, and the scaled
  * step, which comes after the mask, shows its blocked cells as blocked. */
 static void test_mask_then_scale(void **state)
@@ -1268,6 +1290,7 @@ int main(void)
         cmocka_unit_test(test_formula),
         cmocka_unit_test(test_narration_and_explain),
         cmocka_unit_test(test_summary_opens_first_step),
+        cmocka_unit_test(test_step_without_text),
         cmocka_unit_test(test_mask_and_labels),
         cmocka_unit_test(test_mask_then_scale),
         cmocka_unit_test(test_selection_and_notice),
