@@ -8,6 +8,12 @@ set_tests_properties(set_vs_pytorch PROPERTIES SKIP_RETURN_CODE 77)
 add_test(NAME set_bad_exits_2
          COMMAND sh -c "for cmd in trace \"export -o $1\" show; do for s in 'W_Q[9][0]=1' 'W_Z[0][0]=1' 'X[0][0]=abc' 'X[0][0]=nan' 'X[0][0]=3e38'; do out=$(\"$0\" $cmd mhsa-wo-xihuan-paobu --set \"$s\" 2>&1 >/dev/null); rc=$?; echo \"$cmd: $out\"; [ $rc -eq 2 ] && [ $(printf '%s\\n' \"$out\" | wc -l) -eq 1 ] && printf '%s' \"$out\" | grep -qF -e \"--set '$s'\" || exit 1; done; done; [ ! -e \"$1\" ]"
                  $<TARGET_FILE:attnviz> ${CMAKE_CURRENT_BINARY_DIR}/set_bad_export)
+# --tokens refuses what a lesson file may not hold: bytes that are not UTF-8,
+# control characters (C0, DEL, C1 such as U+0085 and U+009B): exit 2, one
+# line naming --tokens, nothing written.
+add_test(NAME tokens_bad_exits_2
+         COMMAND sh -c "for cmd in trace \"export -o $1\" show; do for t in 'a\\377 b' 'a\\302\\205 b' 'a\\302\\233[31m b' 'a\\033[31m b' 'a\\177 b' 'a\\300\\200 b'; do tok=$(printf \"$t\"); out=$(\"$0\" $cmd mhsa-wo-xihuan-paobu --tokens \"$tok\" 2>&1 >/dev/null); rc=$?; echo \"$cmd $t: $out\"; [ $rc -eq 2 ] && [ $(printf '%s\\n' \"$out\" | wc -l) -eq 1 ] && printf '%s' \"$out\" | grep -q -e '--tokens: token 0' || exit 1; printf '%s' \"$out\" | LC_ALL=C grep -q \"$(printf '[\\033\\177\\205\\233\\377]')\" && exit 1; done; done; [ ! -e \"$1\" ]"
+                 $<TARGET_FILE:attnviz> ${CMAKE_CURRENT_BINARY_DIR}/tokens_bad_export)
 # Editing in the real window with keys alone (Xvfb, xdotool): E, arrows, a
 # typed value, Enter, Ctrl+S; the saved lesson passes check and its trace
 # carries the edit downstream. Skipped without xvfb-run.

@@ -573,6 +573,86 @@ static void test_text_copy(void **state)
     assert_string_equal(buf, ""); /* not even the mark fits */
 }
 
+/* Messages bounded by a buffer are cut as texts are: at a character, "…". */
+static void test_format_and_quote(void **state)
+{
+    (void)state;
+    char buf[12];
+    assert_int_equal(lesson_format(buf, sizeof buf, "%s=%d", "ab", 5), 0);
+    assert_string_equal(buf, "ab=5");
+    assert_int_equal(lesson_format(buf, sizeof buf, "--set '%s'", "喜欢喜欢"), 1);
+    assert_string_equal(buf, "--set '…"); /* 喜 would be cut: it goes whole */
+    assert_int_equal(lesson_format(buf, sizeof buf, "x%sy", "好好好好"), 1);
+    assert_string_equal(buf, "x好好…");
+    /* quoting a user's text: control characters and bytes that are not
+     * UTF-8 become '?', on one line, at most max bytes then "…" */
+    char q[64];
+    assert_string_equal(lesson_quote(q, sizeof q, "a\nb\tc\033[31m\xc2\x85\xc2\x9b\x7f\xff中", 100),
+                        "a?b?c?[31m????中");
+    assert_string_equal(lesson_quote(q, sizeof q, "喜欢跑步", 7), "喜欢…");
+    assert_string_equal(lesson_quote(q, 8, "abcdefghij", 100), "abcd…");
+    assert_string_equal(lesson_quote(q, sizeof q, "\xe5\x96", 100), "??"); /* a character cut short */
+}
+
+/* Tokens are UTF-8 of printable characters, from a file and from anywhere else. */
+static void test_check_token(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *token, *why;
+    } bad[] = {
+        {"a\xff", "expected UTF-8 text, found the byte 0xff, which is not UTF-8"},
+        {"\xc0\x80", "expected UTF-8 text, found the byte 0xc0, which is not UTF-8"},     /* an overlong NUL */
+        {"\xed\xa0\x80", "expected UTF-8 text, found the byte 0xed, which is not UTF-8"}, /* a surrogate */
+        {"\xe5\x96", "expected UTF-8 text, found the byte 0xe5, which is not UTF-8"},     /* cut short */
+        {"a\xc2\x85", "expected a token of printable characters, found the control character U+0085"},
+        {"\xc2\x9b[31m", "expected a token of printable characters, found the control character U+009B"},
+        {"a\x7f", "expected a token of printable characters, found the control character U+007F"},
+        {"a\033[31m", "expected a token on one line, found the control character 0x1b (escape)"},
+        {"a\nb", "expected a token on one line, found the control character 0x0a (a line break)"},
+    };
+    char why[200];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(lesson_check_token(bad[i].token, why, sizeof why), -1);
+        assert_string_equal(why, bad[i].why);
+    }
+    assert_int_equal(lesson_check_token("喜欢", why, sizeof why), 0);
+    assert_int_equal(lesson_check_token("\xc2\xa0x", why, sizeof why), 0); /* U+00A0 is printable */
+}
+
+/* The trace's JSON is JSON whatever a lesson built in memory holds: control
+ * characters escaped (C1 too), bytes that are not UTF-8 as U+FFFD. */
+static void test_trace_json_escapes(void **state)
+{
+    (void)state;
+    Lesson L;
+    static const char json[] = "{\"format\": \"attnviz-lesson/1\", \"id\": \"esc\", \"title\": {\"en\": \"e\"},"
+                               " \"tokens\": [\"a\", \"b\"], \"d_model\": 2}";
+    LessonError le;
+    if (lesson_parse(&L, json, strlen(json), "esc.json", &le) != 0) fail_msg("%s", le.msg);
+    free(L.tokens[0]);
+    L.tokens[0] = strdup("x\xc2\x9b[31m\033\x7f\xff\"\n中");
+    AttnTrace *t = trace_of(&L);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    assert_non_null(mem);
+    assert_int_equal(trace_write_json(mem, &L, t), 0);
+    fclose(mem);
+    assert_non_null(strstr(buf, "\"x\\u009b[31m\\u001b\\u007f\\ufffd\\\"\\n中\""));
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)buf[i];
+        if (ch == 0x1B || ch == 0x7F || ch == 0xFF) fail_msg("a raw 0x%02x in the trace", ch);
+        if (ch == 0xC2 && i + 1 < len && (unsigned char)buf[i + 1] < 0xA0) fail_msg("a raw C1 control in the trace");
+    }
+    cJSON *doc = cJSON_ParseWithLength(buf, len);
+    assert_non_null(doc);
+    cJSON_Delete(doc);
+    free(buf);
+    attn_trace_destroy(t);
+    lesson_free(&L);
+}
+
 /* Every size limit of FORMAT.md is reachable alone: at that limit, with the
  * other sizes small, the lesson loads (the trace limit does not refuse it). */
 static void test_each_limit_reachable(void **state)
@@ -717,12 +797,13 @@ static void test_values_from_cjson(void **state)
     (void)state;
     Lesson L;
     LessonError err;
-    parse_ok(&L, "{\"format\": \"attnviz-lesson/1\", \"id\": \"e\", \"title\": {\"en\": \"a\\/b\\n\\u6211\", "
-                 "\"\\u007ah\": \"\\ud83d\\ude00\"},"
+    parse_ok(&L, "{\"format\": \"attnviz-lesson/1\", \"id\": \"e\", \"title\": {\"en\": \"a\\/b \\u6211\", "
+                 "\"\\u007ah\": \"\\ud83d\\ude00\"}, \"summary\": {\"en\": \"x\\ny\\tz\"},"
                  " \"tokens\": [\"\\u6211\", \"\\u00e9t\\u00C9\"], \"d_model\": 1,"
                  " \"X\": [[0.1000000000000000055511151231257827021181583404541015625],"
                  " [-12345678901234567890123456789012345678901234567890123456789012345678901234567890e-80]]}");
-    assert_string_equal(L.title.text[LESSON_EN], "a/b\n我");
+    assert_string_equal(L.title.text[LESSON_EN], "a/b 我");
+    assert_string_equal(L.summary.text[LESSON_EN], "x\ny\tz");
     assert_string_equal(L.title.text[LESSON_ZH], "😀");
     assert_string_equal(L.tokens[0], "我");
     assert_string_equal(L.tokens[1], "étÉ");
@@ -781,6 +862,9 @@ int main(void)
         cmocka_unit_test(test_text_copy),
         cmocka_unit_test(test_each_limit_reachable),
         cmocka_unit_test(test_positions),
+        cmocka_unit_test(test_format_and_quote),
+        cmocka_unit_test(test_check_token),
+        cmocka_unit_test(test_trace_json_escapes),
         cmocka_unit_test(test_limits_accepted),
         cmocka_unit_test(test_float32_edge),
         cmocka_unit_test(test_duplicate_after_many_keys),

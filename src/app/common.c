@@ -13,31 +13,22 @@
 #include "app.h"
 #include "lesson.h"
 
-/* The length of the UTF-8 sequence at s (2..4), or 0 when it is not one. */
-static int utf8_length(const unsigned char *s)
-{
-    int n = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 && s[0] < 0xE0 ? 2 : 0;
-    if (s[0] >= 0xF5) n = 0;
-    for (int i = 1; i < n; i++)
-        if ((s[i] & 0xC0) != 0x80) return 0;
-    return n;
-}
-
 size_t app_escape(FILE *f, const char *text)
 {
     size_t out = 0;
-    const unsigned char *s = (const unsigned char *)(text ? text : "");
+    const char *s = text ? text : "";
     while (*s) {
         char esc[8] = "";
-        int n = 1;
-        if (*s == '\n' || *s == '\t' || *s == '\r')
-            snprintf(esc, sizeof esc, "\\%c", *s == '\n' ? 'n' : *s == '\t' ? 't' : 'r');
-        else if (*s < 0x20 || *s == 0x7F)
-            snprintf(esc, sizeof esc, "\\x%02x", *s);
-        else if (*s >= 0x80 && (n = utf8_length(s)) == 0)
-            snprintf(esc, sizeof esc, "\\x%02x", *s), n = 1;
-        else if (n == 2 && s[0] == 0xC2 && s[1] < 0xA0) /* C1 controls: U+0080..U+009F */
-            snprintf(esc, sizeof esc, "\\u%04x", s[1]);
+        uint32_t cp;
+        int n = lesson_utf8_decode(s, &cp);
+        if (n == 0) /* not UTF-8 */
+            snprintf(esc, sizeof esc, "\\x%02x", (unsigned char)*s), n = 1;
+        else if (cp == '\n' || cp == '\t' || cp == '\r')
+            snprintf(esc, sizeof esc, "\\%c", cp == '\n' ? 'n' : cp == '\t' ? 't' : 'r');
+        else if (cp < 0x80 && lesson_is_control(cp))
+            snprintf(esc, sizeof esc, "\\x%02x", (unsigned)cp);
+        else if (lesson_is_control(cp)) /* C1: U+0080..U+009F */
+            snprintf(esc, sizeof esc, "\\u%04x", (unsigned)cp);
         if (esc[0]) {
             fputs(esc, f);
             out += strlen(esc);

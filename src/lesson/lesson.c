@@ -96,29 +96,16 @@ static int lesson_fail(Ctx *c, const JsonNode *at, const char *fmt, ...)
     char body[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(body, sizeof body, fmt, ap);
+    lesson_vformat(body, sizeof body, fmt, ap);
     va_end(ap);
     if (at) {
         json_line_col(c->text, c->len, at->off, &c->err->line, &c->err->col);
-        snprintf(c->err->msg, sizeof c->err->msg, "%s:%d:%d: %s", c->name, c->err->line, c->err->col, body);
+        lesson_format(c->err->msg, sizeof c->err->msg, "%s:%d:%d: %s", c->name, c->err->line, c->err->col, body);
     } else {
         c->err->line = c->err->col = 0;
-        snprintf(c->err->msg, sizeof c->err->msg, "%s: %s", c->name, body);
+        lesson_format(c->err->msg, sizeof c->err->msg, "%s: %s", c->name, body);
     }
     return -1;
-}
-
-/* A user's string made safe for a one-line message: control characters
- * become '?', and it is cut at max bytes on a character boundary. */
-static void clean(const char *s, char *out, size_t outlen, size_t max)
-{
-    size_t n = 0, limit = max < outlen - 4 ? max : outlen - 4;
-    for (; s[n] && n < limit; n++) out[n] = (unsigned char)s[n] < 0x20 || s[n] == 0x7F ? '?' : s[n];
-    int cut = s[n] != 0;
-    if (cut) /* step back to the start of a partly copied character */
-        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
-    out[n] = 0;
-    if (cut) strcat(out, "...");
 }
 
 /* What a value is, for "found ...": 1e39, "abc", an array of 3, an object. */
@@ -133,7 +120,7 @@ static void found(const Ctx *c, const JsonNode *n, char *out, size_t outlen)
         break;
     }
     case JSON_STRING:
-        clean(json_str(n), tmp, sizeof tmp, 40);
+        lesson_quote(tmp, sizeof tmp, json_str(n), 40);
         snprintf(out, outlen, "the string \"%s\"", tmp);
         break;
     case JSON_ARRAY:
@@ -208,7 +195,7 @@ static int fail_unknown(Ctx *c, const JsonNode *key, const char *prefix, const c
 {
     char k[96];
     const char *s = json_str(key);
-    clean(s, k, sizeof k, 48);
+    lesson_quote(k, sizeof k, s, 48);
     const char *near = nearest(s, known, n_known);
     if (near) return lesson_fail(c, key, "%s%s: unknown %s; did you mean \"%s\"?", prefix, k, what, near);
     return lesson_fail(c, key, "%s%s: unknown %s (lessons/FORMAT.md lists them)", prefix, k, what);
@@ -323,10 +310,10 @@ static int text_fail(Ctx *c, const LessonText *t, int lang, size_t byte, const c
     char body[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(body, sizeof body, fmt, ap);
+    lesson_vformat(body, sizeof body, fmt, ap);
     va_end(ap);
     lesson_text_where(t, (LessonLang)lang, byte, &c->err->line, &c->err->col);
-    snprintf(c->err->msg, sizeof c->err->msg, "%s:%d:%d: %s", c->name, c->err->line, c->err->col, body);
+    lesson_format(c->err->msg, sizeof c->err->msg, "%s:%d:%d: %s", c->name, c->err->line, c->err->col, body);
     return -1;
 }
 
@@ -364,6 +351,40 @@ static int check_braces(Ctx *c, const LessonText *t, int lang, const char *path)
     return 0;
 }
 
+/* Text a lesson may hold: UTF-8 without control characters; `lines`
+ * allows line breaks and tabs (narration). 0, or -1 with *at the byte of
+ * the first character that is not allowed and what it is in why: "expected
+ * ..., found ...", the expectation named by `what` ("a token", "text"). */
+static int check_chars(const char *s, const char *what, int lines, size_t *at, char *why, size_t whylen)
+{
+    for (const char *p = s; *p;) {
+        uint32_t cp;
+        int k = lesson_utf8_decode(p, &cp);
+        *at = (size_t)(p - s);
+        if (!k) {
+            lesson_format(why, whylen, "expected UTF-8 text, found the byte 0x%02x, which is not UTF-8",
+                          (unsigned char)*p);
+            return -1;
+        }
+        if (lesson_is_control(cp) && !(lines && (cp == '\n' || cp == '\t'))) {
+            if (cp >= 0x7F) /* DEL and C1 */
+                lesson_format(why, whylen, "expected %s of printable characters, found the control character U+%04X",
+                              what, (unsigned)cp);
+            else
+                lesson_format(why, whylen, "expected %s %s, found the control character 0x%02x%s", what,
+                              lines ? "without control characters (line breaks and tabs are allowed)" : "on one line",
+                              (unsigned)cp,
+                              cp == '\n'   ? " (a line break)"
+                              : cp == '\t' ? " (a tab)"
+                              : cp == 0x1B ? " (escape)"
+                                           : "");
+            return -1;
+        }
+        p += k;
+    }
+    return 0;
+}
+
 const char *const lesson_lang_names[LESSON_LANG_COUNT] = {"en", "zh"};
 
 /* {"en": ..., "zh": ...}, en required; narration (braces) may also have
@@ -382,6 +403,10 @@ static int read_text(Ctx *c, const JsonNode *n, const char *path, int braces, Le
         /* its placeholders are checked where they are filled (attnviz check) */
         if (read_string(c, w, sub, LESSON_MAX_TEXT_BYTES, 0, &out->when) != 0) return -1;
         json_line_col(c->text, c->len, w->off, &out->when_line, &out->when_col);
+        size_t at;
+        char why[200];
+        if (check_chars(out->when, "a condition", 1, &at, why, sizeof why) != 0)
+            return lesson_fail(c, w, "%s: %s", sub, why);
     }
     for (int l = 0; l < LESSON_LANG_COUNT; l++) {
         const JsonNode *v = member(n, langs[l], NULL);
@@ -402,6 +427,11 @@ static int read_text(Ctx *c, const JsonNode *n, const char *path, int braces, Le
         memcpy(out->source[l], c->text + from, to - from);
         out->source[l][to - from] = '\0';
         json_line_col(c->text, c->len, v->off, &out->line[l], &out->col[l]);
+        /* a title is one line; narration and the summary may have several */
+        size_t at;
+        char why[200];
+        if (check_chars(out->text[l], "text", braces, &at, why, sizeof why) != 0)
+            return text_fail(c, out, l, at, "%s: %s", sub, why);
         if (braces && check_braces(c, out, l, sub) != 0) return -1;
     }
     return 0;
@@ -453,25 +483,17 @@ void lesson_text_where(const LessonText *t, LessonLang lang, size_t byte, int *l
 
 int lesson_check_token(const char *s, char *why, size_t whylen)
 {
-    size_t bytes = strlen(s);
+    size_t bytes = strlen(s), at;
     if (bytes == 0) {
-        snprintf(why, whylen, "expected a token, found an empty string");
+        lesson_format(why, whylen, "expected a token, found an empty string");
         return -1;
     }
     if (bytes > LESSON_MAX_TOKEN_BYTES) {
-        snprintf(why, whylen, "expected a token of at most %d bytes, found %u", LESSON_MAX_TOKEN_BYTES,
-                 (unsigned)bytes);
+        lesson_format(why, whylen, "expected a token of at most %d bytes, found %u", LESSON_MAX_TOKEN_BYTES,
+                      (unsigned)bytes);
         return -1;
     }
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        if (*p < 0x20 || *p == 0x7F) {
-            snprintf(why, whylen, "expected a token on one line, found the control character 0x%02x%s", *p,
-                     *p == '\n'   ? " (a line break)"
-                     : *p == '\t' ? " (a tab)"
-                                  : "");
-            return -1;
-        }
-    return 0;
+    return check_chars(s, "a token", 0, &at, why, whylen);
 }
 
 /* tokens / source_tokens: 1..LESSON_MAX_TOKENS non-empty strings. */
@@ -1265,6 +1287,19 @@ int lesson_load(Lesson *out, const char *path, LessonError *err)
     return rc;
 }
 
+/* The summary and narration of L, freed. */
+static void texts_free(Lesson *L)
+{
+    text_free(&L->summary);
+    for (int i = 0; i < L->n_narration; i++) {
+        free(L->narration[i].key);
+        text_free(&L->narration[i].text);
+    }
+    free(L->narration);
+    L->narration = NULL;
+    L->n_narration = 0;
+}
+
 void lesson_free(Lesson *L)
 {
     if (!L) return;
@@ -1272,7 +1307,6 @@ void lesson_free(Lesson *L)
     free(L->id);
     free(L->edited_from);
     text_free(&L->title);
-    text_free(&L->summary);
     for (int i = 0; i < L->n_tokens; i++) free(L->tokens ? L->tokens[i] : NULL);
     free(L->tokens);
     for (int i = 0; i < L->n_source_tokens; i++) free(L->source_tokens ? L->source_tokens[i] : NULL);
@@ -1281,11 +1315,7 @@ void lesson_free(Lesson *L)
                      L->b_K, L->b_V, L->b_O, L->W_a, L->b_a, L->v_a};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     free(L->mask);
-    for (int i = 0; i < L->n_narration; i++) {
-        free(L->narration[i].key);
-        text_free(&L->narration[i].text);
-    }
-    free(L->narration);
+    texts_free(L);
     memset(L, 0, sizeof *L);
 }
 
@@ -1355,6 +1385,36 @@ void lesson_tokens_free(char **tokens, int n)
     free(tokens);
 }
 
+/* dst's narration (empty) becomes a copy of src's. */
+static void narration_copy(Lesson *dst, const Lesson *src, int *fail)
+{
+    if (!src->n_narration) return;
+    dst->narration = calloc((size_t)src->n_narration, sizeof *dst->narration);
+    if (!dst->narration) *fail = 1;
+    for (int i = 0; dst->narration && i < src->n_narration; i++) {
+        dst->narration[i].key = dup_or_null(src->narration[i].key, fail);
+        text_copy(&dst->narration[i].text, &src->narration[i].text, fail);
+        dst->n_narration = i + 1;
+    }
+}
+
+int lesson_copy_texts(Lesson *dst, const Lesson *src)
+{
+    Lesson tmp = {0};
+    int fail = 0;
+    text_copy(&tmp.summary, &src->summary, &fail);
+    narration_copy(&tmp, src, &fail);
+    if (fail) {
+        texts_free(&tmp);
+        return -1;
+    }
+    texts_free(dst);
+    dst->summary = tmp.summary;
+    dst->narration = tmp.narration;
+    dst->n_narration = tmp.n_narration;
+    return 0;
+}
+
 int lesson_copy(Lesson *dst, const Lesson *src)
 {
     memset(dst, 0, sizeof *dst);
@@ -1380,15 +1440,7 @@ int lesson_copy(Lesson *dst, const Lesson *src)
         *d = dup_bytes(p, sizeof(float) * (size_t)rows * (size_t)cols, &fail);
     }
     dst->mask = dup_bytes(src->mask, lesson_mask_bytes(&src->cfg), &fail);
-    if (src->n_narration) {
-        dst->narration = calloc((size_t)src->n_narration, sizeof *dst->narration);
-        if (!dst->narration) fail = 1;
-        for (int i = 0; dst->narration && i < src->n_narration; i++) {
-            dst->narration[i].key = dup_or_null(src->narration[i].key, &fail);
-            text_copy(&dst->narration[i].text, &src->narration[i].text, &fail);
-            dst->n_narration = i + 1;
-        }
-    }
+    narration_copy(dst, src, &fail);
     lesson_bind(dst);
     if (fail) {
         lesson_free(dst);
@@ -1502,9 +1554,26 @@ const char *lesson_text(const LessonText *text, LessonLang lang)
     return text->text[LESSON_EN];
 }
 
+/* ---- bounded text ---------------------------------------------------------- */
+
+static const char ellipsis[] = "…";
+
+/* dst holds the first dstlen - 1 bytes of a longer text: cuts it at a
+ * character boundary (the byte at the cut is the start of a character,
+ * which goes) so that "…" and the NUL fit after it. */
+static void cut_with_ellipsis(char *dst, size_t dstlen)
+{
+    if (dstlen < sizeof ellipsis) { /* not even the mark fits */
+        dst[0] = '\0';
+        return;
+    }
+    size_t n = dstlen - sizeof ellipsis; /* bytes kept, the mark and the NUL after them */
+    while (n > 0 && ((unsigned char)dst[n] & 0xC0) == 0x80) n--;
+    memcpy(dst + n, ellipsis, sizeof ellipsis);
+}
+
 int lesson_text_copy(char *dst, size_t dstlen, const char *src)
 {
-    static const char ellipsis[] = "…";
     if (!dst || dstlen == 0) return src && *src;
     if (!src) src = "";
     size_t n = strlen(src);
@@ -1512,15 +1581,98 @@ int lesson_text_copy(char *dst, size_t dstlen, const char *src)
         memcpy(dst, src, n + 1);
         return 0;
     }
-    if (dstlen < sizeof ellipsis) { /* not even the mark fits */
+    memcpy(dst, src, dstlen - 1);
+    cut_with_ellipsis(dst, dstlen);
+    return 1;
+}
+
+int lesson_vformat(char *dst, size_t len, const char *fmt, va_list ap)
+{
+    if (!dst || len == 0) return 1;
+    int n = vsnprintf(dst, len, fmt, ap);
+    if (n < 0) {
         dst[0] = '\0';
         return 1;
     }
-    n = dstlen - sizeof ellipsis; /* bytes of src kept, the mark and the NUL after them */
-    while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80) n--;
-    memcpy(dst, src, n);
-    memcpy(dst + n, ellipsis, sizeof ellipsis);
+    if ((size_t)n < len) return 0;
+    cut_with_ellipsis(dst, len); /* dst holds the message's first len - 1 bytes */
     return 1;
+}
+
+int lesson_format(char *dst, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int cut = lesson_vformat(dst, len, fmt, ap);
+    va_end(ap);
+    return cut;
+}
+
+int lesson_utf8_decode(const char *str, uint32_t *cp)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    unsigned c = s[0];
+    int need;
+    uint32_t v, min;
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+        need = 2, v = c & 0x1F, min = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        need = 3, v = c & 0x0F, min = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        need = 4, v = c & 0x07, min = 0x10000;
+    } else {
+        return 0;
+    }
+    for (int i = 1; i < need; i++) { /* a NUL is no continuation byte: a cut sequence stops here */
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        v = (v << 6) | (s[i] & 0x3F);
+    }
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+    *cp = v;
+    return need;
+}
+
+int lesson_is_control(uint32_t cp)
+{
+    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F);
+}
+
+char *lesson_quote(char *out, size_t outlen, const char *s, size_t max)
+{
+    if (!out || outlen == 0) return out;
+    if (!s) s = "";
+    size_t room = outlen - 1, at = 0, took = 0;
+    int cut = 0;
+    while (*s) {
+        uint32_t cp;
+        int k = lesson_utf8_decode(s, &cp);
+        int bad = k == 0 || lesson_is_control(cp);
+        size_t w = bad ? 1 : (size_t)k;
+        if (took + (k ? (size_t)k : 1) > max || at + w > room) {
+            cut = 1;
+            break;
+        }
+        if (bad)
+            out[at] = '?';
+        else
+            memcpy(out + at, s, w);
+        at += w;
+        took += k ? (size_t)k : 1;
+        s += k ? k : 1;
+    }
+    out[at] = '\0';
+    if (cut) {
+        /* room for the mark: drop whole characters from the end */
+        while (at > 0 && at + sizeof ellipsis > outlen) {
+            at--;
+            while (at > 0 && ((unsigned char)out[at] & 0xC0) == 0x80) at--;
+        }
+        if (at + sizeof ellipsis <= outlen) memcpy(out + at, ellipsis, sizeof ellipsis);
+    }
+    return out;
 }
 
 const char *lesson_narration_key(const Lesson *lesson, const char *key, LessonLang lang)

@@ -22,6 +22,7 @@
 #ifndef LESSON_H
 #define LESSON_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -144,6 +145,10 @@ void lesson_bind(Lesson *lesson);
 /* A deep copy: dst owns copies of everything src owns. 0, or -1 when memory
  * runs out (dst then owns nothing). */
 int lesson_copy(Lesson *dst, const Lesson *src);
+/* Replaces dst's summary and narration by copies of src's (the rest of
+ * either lesson is not read). 0, or -1 when memory runs out (dst is then
+ * unchanged). */
+int lesson_copy_texts(Lesson *dst, const Lesson *src);
 /* Copies of a token list (NULL when memory runs out), and its release. */
 char **lesson_tokens_copy(char *const *tokens, int n);
 void lesson_tokens_free(char **tokens, int n);
@@ -184,11 +189,36 @@ const char *lesson_text(const LessonText *text, LessonLang lang);
  * (a lesson built in memory). */
 void lesson_text_where(const LessonText *text, LessonLang lang, size_t byte, int *line, int *col);
 
+/* ---- bounded text: every message and text cut to a buffer goes through these ---- */
+
 /* Copies the UTF-8 text src into dst (dstlen bytes, NUL included). When it
  * does not fit, it is cut at a character boundary and ends with "…", so a
  * cut is never silent and never splits a character. Returns 1 when cut, 0
  * when copied whole. */
 int lesson_text_copy(char *dst, size_t dstlen, const char *src);
+/* vsnprintf into dst (len bytes, NUL included), cut as lesson_text_copy
+ * cuts: at a character boundary, ending with "…". Returns 1 when cut. */
+int lesson_vformat(char *dst, size_t len, const char *fmt, va_list ap);
+int lesson_format(char *dst, size_t len, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* A user's text as a message quotes it, on one line: each control
+ * character (C0, DEL, C1) and each byte that is not UTF-8 becomes '?', and
+ * a text of more than max bytes is cut at a character boundary and ends
+ * with "…". Writes at most outlen bytes, NUL included; returns out. */
+char *lesson_quote(char *out, size_t outlen, const char *s, size_t max);
+
+/* The UTF-8 character at s (NUL-terminated): its length in bytes (1..4)
+ * and its code point in *cp; 0 when s does not start a valid one (a stray
+ * continuation byte, an overlong form, a surrogate, a code point above
+ * U+10FFFF, or a sequence cut short). */
+int lesson_utf8_decode(const char *s, uint32_t *cp);
+/* 1 when code point cp is a control character no text of a lesson holds
+ * (C0 but the line break and tab, DEL, C1: U+0080..U+009F); the line break
+ * and tab are allowed where a text may have several lines. */
+int lesson_is_control(uint32_t cp);
 
 /* What a file-system entry is, for messages: "a FIFO (named pipe)", "a
  * character device", "a symbolic link", "a folder", ... (st_mode bits). */

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lesson.h" /* lesson_utf8_decode, lesson_is_control */
+
 #define JSON_MAX_PATH 16
 /* Longer numbers are refused by the scanner. (Debian's cJSON 1.7.15 reads any
  * length since its CVE-2023-26819 fix; an unpatched 1.7.15 stops at 63
@@ -590,9 +592,11 @@ int json_parse(JsonDoc *doc, const char *text, size_t len, int max_depth, char *
     }
     /* 1. the scanner: strict syntax, UTF-8, nesting, and every position */
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) p.pos = 3; /* a UTF-8 byte order mark */
+    size_t start = p.pos;
     skip_ws(&p);
     if (p.pos >= len) {
-        fail_at(&p, p.pos, 0, "expected a JSON object, found an empty file");
+        fail_at(&p, start, 0, "expected a JSON object, found %s",
+                start == len ? "an empty file" : "a file of only white space");
     } else if (parse_value(&p) == 0) {
         skip_ws(&p);
         if (p.pos < len) expected(&p, "the end of the file after the top-level value");
@@ -638,4 +642,32 @@ void json_free(JsonDoc *doc)
     free(doc->nodes);
     cJSON_Delete(doc->tree);
     memset(doc, 0, sizeof *doc);
+}
+
+void json_put_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    while (*s) {
+        uint32_t cp;
+        int k = lesson_utf8_decode(s, &cp);
+        if (!k) {
+            fputs("\\ufffd", f);
+            s++;
+            continue;
+        }
+        if (cp == '"' || cp == '\\')
+            fprintf(f, "\\%c", (int)cp);
+        else if (cp == '\n')
+            fputs("\\n", f);
+        else if (cp == '\t')
+            fputs("\\t", f);
+        else if (cp == '\r')
+            fputs("\\r", f);
+        else if (lesson_is_control(cp))
+            fprintf(f, "\\u%04x", (unsigned)cp);
+        else
+            fwrite(s, 1, (size_t)k, f);
+        s += k;
+    }
+    fputc('"', f);
 }

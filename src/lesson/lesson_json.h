@@ -57,6 +57,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef enum JsonType { JSON_NULL, JSON_FALSE, JSON_TRUE, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSON_OBJECT } JsonType;
 
@@ -108,5 +109,12 @@ static inline const char *json_str(const JsonNode *n)
 void json_line_col(const char *text, size_t len, size_t off, int *line, int *col);
 /* "a string", "an array", "true", ... for messages. */
 const char *json_type_phrase(JsonType t);
+
+/* Writes s as a JSON string literal, for the writers (the trace, a saved
+ * lesson): '"' and '\\' escaped, a line break, tab or return as \n, \t,
+ * \r, every other control character (C0, DEL, C1) as \u00XX, so that the
+ * output is one line of printable text whatever s holds; a byte that is not
+ * UTF-8 is written as \uFFFD, so that the output is always JSON. */
+void json_put_string(FILE *f, const char *s);
 
 #endif

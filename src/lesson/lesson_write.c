@@ -19,22 +19,7 @@
 #include <unistd.h>
 
 #include "lesson.h"
-
-static void put_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p == '\n')
-            fputs("\\n", f);
-        else if (*p < 0x20 || *p == 0x7F)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
-}
+#include "lesson_json.h" /* json_put_string */
 
 static void put_float(FILE *f, float x)
 {
@@ -72,7 +57,7 @@ static void put_tokens(FILE *f, const char *name, char *const *t, int n)
     fprintf(f, ",\n  \"%s\": [", name);
     for (int i = 0; i < n; i++) {
         if (i) fputs(", ", f);
-        put_string(f, t[i]);
+        json_put_string(f, t[i]);
     }
     fputc(']', f);
 }
@@ -84,13 +69,13 @@ static void put_text(FILE *f, const LessonText *t)
     int first = 1;
     if (t->when) {
         fputs("\"when\": ", f);
-        put_string(f, t->when);
+        json_put_string(f, t->when);
         first = 0;
     }
     for (int l = 0; l < LESSON_LANG_COUNT; l++) {
         if (!t->text[l]) continue;
         fprintf(f, "%s\"%s\": ", first ? "" : ", ", langs[l]);
-        put_string(f, t->text[l]);
+        json_put_string(f, t->text[l]);
         first = 0;
     }
     fputc('}', f);
@@ -101,10 +86,10 @@ int lesson_write_json(FILE *f, const Lesson *L)
     const AttnConfig *g = &L->cfg;
     int additive = g->attention == ATTN_ADDITIVE;
     fputs("{\n  \"format\": \"" LESSON_FORMAT "\",\n  \"id\": ", f);
-    put_string(f, L->id);
+    json_put_string(f, L->id);
     if (L->edited_from) {
         fputs(",\n  \"edited_from\": ", f);
-        put_string(f, L->edited_from);
+        json_put_string(f, L->edited_from);
     }
     fputs(",\n  \"title\": ", f);
     put_text(f, &L->title);
@@ -177,7 +162,7 @@ int lesson_write_json(FILE *f, const Lesson *L)
         fputs(",\n  \"narration\": {", f);
         for (int i = 0; i < L->n_narration; i++) {
             fputs(i ? ",\n    " : "\n    ", f);
-            put_string(f, L->narration[i].key);
+            json_put_string(f, L->narration[i].key);
             fputs(": ", f);
             put_text(f, &L->narration[i].text);
         }

@@ -9,37 +9,7 @@
 #include <string.h>
 
 #include "lesson.h"
-
-/* A JSON string literal; the lesson's ids and tokens are valid UTF-8 already. */
-static void put_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"':
-            fputs("\\\"", out);
-            break;
-        case '\\':
-            fputs("\\\\", out);
-            break;
-        case '\n':
-            fputs("\\n", out);
-            break;
-        case '\t':
-            fputs("\\t", out);
-            break;
-        case '\r':
-            fputs("\\r", out);
-            break;
-        default:
-            if (*p < 0x20)
-                fprintf(out, "\\u%04x", *p);
-            else
-                fputc(*p, out);
-        }
-    }
-    fputc('"', out);
-}
+#include "lesson_json.h" /* json_put_string */
 
 static void put_number(FILE *out, float v)
 {
@@ -59,7 +29,7 @@ static void put_string_list(FILE *out, char *const *items, int n)
     fputc('[', out);
     for (int i = 0; i < n; i++) {
         if (i) fputs(", ", out);
-        put_string(out, items[i]);
+        json_put_string(out, items[i]);
     }
     fputc(']', out);
 }
@@ -70,7 +40,7 @@ int trace_write_json(FILE *out, const Lesson *lesson, const AttnTrace *t)
     int additive = c->attention == ATTN_ADDITIVE;
     errno = 0;
     fputs("{\"format\": \"attnviz-trace/1\", \"lesson\": ", out);
-    put_string(out, lesson->id);
+    json_put_string(out, lesson->id);
     fputs(",\n \"tokens\": ", out);
     put_string_list(out, lesson->tokens, lesson->n_tokens);
     if (c->cross) {
@@ -93,7 +63,7 @@ int trace_write_json(FILE *out, const Lesson *lesson, const AttnTrace *t)
         const AttnStep *s = &t->steps[i];
         fprintf(out, "%s\n  {\"index\": %d, \"kind\": \"%s\", \"name\": ", i ? "," : "", i,
                 attn_step_kind_name(s->kind));
-        put_string(out, s->name);
+        json_put_string(out, s->name);
         if (s->head > 0)
             fprintf(out, ", \"head\": %d", s->head);
         else

@@ -9,7 +9,8 @@
 #     "attnviz CMD: ...", with exit status 2, in each subcommand;
 #   - show refuses --head and --step beyond the lesson, as export does;
 #   - output into /dev/full (check, list, --help) exits 1 and says so;
-#   - titles and file names with control characters print escaped, one line;
+#   - titles with control characters are refused, naming the character on
+#     one line; file names with them print escaped, one line;
 #   - a dangling symbolic link as -o or --sheet is named as such.
 # Nothing here opens a window: show's refusals come before the display.
 #
@@ -113,16 +114,19 @@ for args in "check $lesson" "list" "--help" "show --help" "export --help" "trace
     fi
 done
 
-# Control characters from files and names print escaped, each message one line.
+# A title is one line of printable text: control characters (C0, DEL, C1)
+# are refused where the lesson is read, and the message names them.
 mkdir "$tmp/lessons"
-sed 's/"title": {"en": "[^"]*"/"title": {"en": "two\\nlines \\u001b[31mred\\ttab"/' "$lesson" >"$tmp/lessons/t.json"
-"$app" list "$tmp/lessons" >"$tmp/out" 2>"$tmp/err" || fail "list: $(cat "$tmp/err")"
-if [ "$(wc -l <"$tmp/out")" -ne 1 ] || grep -q "$(printf '\033')" "$tmp/out" ||
-    ! grep -qF 'two\nlines \x1b[31mred\ttab' "$tmp/out"; then
-    fail "list did not escape the title: $(od -c "$tmp/out" | head -5)"
-else
-    echo "ok: list: $(cat "$tmp/out")"
-fi
+sed 's/"title": {"en": "[^"]*"/"title": {"en": "red \\u001b[31m"/' "$lesson" >"$tmp/lessons/t.json"
+expect 2 'title.en: expected text on one line, found the control character 0x1b (escape)' \
+    "$app" list "$tmp/lessons"
+grep -q "$(printf '\033')" "$tmp/err" && fail "an ESC reached stderr"
+sed 's/"title": {"en": "[^"]*"/"title": {"en": "csi \\u009b31m"/' "$lesson" >"$tmp/lessons/t.json"
+expect 2 'title.en: expected text of printable characters, found the control character U+009B' \
+    "$app" check "$tmp/lessons/t.json"
+sed 's/"title": {"en": "[^"]*"/"title": {"en": "two\\nlines"/' "$lesson" >"$tmp/lessons/t.json"
+expect 2 'title.en: expected text on one line, found the control character 0x0a (a line break)' \
+    "$app" check "$tmp/lessons/t.json"
 expect 2 'no\nsuch\x1b[2J.json: no such lesson file' "$app" check "$(printf 'no\nsuch\033[2J.json')"
 grep -q "$(printf '\033')" "$tmp/err" && fail "an ESC reached stderr"
 # a C1 control (U+009B, a CSI on some terminals) and a byte that is not UTF-8; 中 stays as it is
