@@ -314,6 +314,73 @@ static void test_errors(void **state)
     assert_non_null(strstr(small, "longer than"));
 }
 
+/* narrate_when: 1, 0, or -1 (the message then in msg), asserted. */
+static void expect_when(const Fixture *f, const char *stepname, const char *cond, int want)
+{
+    char msg[512] = "";
+    const AttnStep *s = stepname ? step(f, stepname) : NULL;
+    int got = narrate_when(cond, &f->lesson, f->trace, s, msg, sizeof msg);
+    if (got != want) fail_msg("when \"%s\" gave %d, expected %d (%s)", cond, got, want, msg);
+}
+
+/* Conditions compare values: a placeholder's number, whatever sign it
+ * prints, and a token as text, which never becomes part of the expression. */
+static void test_when_values(void **state)
+{
+    (void)state;
+    Fixture f;
+    fixture_load(&f, "{\"format\": \"attnviz-lesson/1\", \"id\": \"w\", \"title\": {\"en\": \"w\"},"
+                     " \"tokens\": [\"我\", \"x!=y&&喜欢\", \"1e0\"], \"d_model\": 2,"
+                     " \"X\": [[-1, 2.5], [0, 1], [1, -0.125]], \"mask\": \"causal\", \"mask_fill\": -1e9}");
+    /* negative numbers: placeholders print a true minus sign (−1) */
+    expect_when(&f, NULL, "{value:X[0][0]} < 0", 1);
+    expect_when(&f, NULL, "{value:X[0][0]} != -1", 0);
+    expect_when(&f, NULL, "{value:X[0][0]} == -1", 1);
+    expect_when(&f, NULL, "{value:X[0][0]} == −1", 1);
+    expect_when(&f, NULL, "{value:X[2][1]} >= -0.125 && {value:X[2][1]} > -1", 1);
+    expect_when(&f, NULL, "{mask_fill} < 0", 1);
+    expect_when(&f, NULL, "{mask_fill} == -1e9", 1);
+    expect_when(&f, "masked_1", "{value:masked_1[0][1]} < -1e8", 1);
+    /* a token is text, spliced into nothing: "x!=y&&喜欢" is not "x" != "y" and 喜欢 */
+    expect_when(&f, NULL, "{token:1} == 喜欢", 0);
+    expect_when(&f, NULL, "{token:1} != 喜欢", 1);
+    expect_when(&f, NULL, "{token:0} == 我 && {token:1} != 我", 1);
+    /* a token that reads like a number is still a token: text "1e0", not 1 */
+    expect_when(&f, NULL, "{token:2} == 1", 0);
+    expect_when(&f, NULL, "{token:2} == 1e0", 1);
+    expect_when(&f, NULL, "{token:2} < 2", -1);
+    /* spaces, tabs and line breaks around a side are not part of it */
+    expect_when(&f, NULL, "{n} == 3\n", 1);
+    expect_when(&f, NULL, "\t{n}\t==\t3 ", 1);
+    /* each side needs a value, and the operator stands outside placeholders */
+    expect_when(&f, NULL, "== 3", -1);
+    expect_when(&f, NULL, "{n} ==", -1);
+    expect_when(&f, NULL, "{value:X[0][0]}", -1);
+    fixture_free(&f);
+}
+
+/* A long condition that cannot be evaluated: one line, cut at a character
+ * with "…", never in the middle of a UTF-8 sequence. */
+static void test_when_messages(void **state)
+{
+    const Fixture *f = *state;
+    char cond[1200] = "{d_kk} == ";
+    for (int i = 0; i < 100; i++) strcat(cond, "喜欢");
+    strcat(cond, "\n");
+    char msg[160];
+    assert_int_equal(narrate_when(cond, &f->lesson, f->trace, NULL, msg, sizeof msg), -1);
+    assert_null(strchr(msg, '\n'));
+    assert_true(strlen(msg) < sizeof msg);
+    assert_non_null(strstr(msg, "…"));
+    /* valid UTF-8 all through: every lead byte has its continuation bytes */
+    for (const unsigned char *p = (const unsigned char *)msg; *p;) {
+        int k = *p < 0x80 ? 1 : *p >= 0xF0 ? 4 : *p >= 0xE0 ? 3 : 2;
+        for (int j = 1; j < k; j++)
+            if ((p[j] & 0xC0) != 0x80) fail_msg("a character cut in \"%s\"", msg);
+        p += k;
+    }
+}
+
 /* narrate_check: every narration in both languages, and keys that match nothing. */
 static void test_check(void **state)
 {
@@ -512,6 +579,8 @@ int main(void)
         cmocka_unit_test(test_additive),
         cmocka_unit_test(test_row_sees_nothing),
         cmocka_unit_test(test_filled_limit),
+        cmocka_unit_test(test_when_values),
+        cmocka_unit_test_setup_teardown(test_when_messages, setup, teardown),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     attn_shutdown();

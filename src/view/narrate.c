@@ -102,14 +102,14 @@ static int ctx_fail(Ctx *c, const char *fmt, ...)
 static int ctx_fail(Ctx *c, const char *fmt, ...)
 {
     if (c->err && c->errlen) {
+        char msg[512];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(c->err, c->errlen, fmt, ap);
+        lesson_vformat(msg, sizeof msg, fmt, ap);
         va_end(ap);
         /* the message quotes the author's text, which may hold a line break
-         * or a tab: keep it one line, UTF-8 untouched */
-        for (char *q = c->err; *q; q++)
-            if ((unsigned char)*q < 0x20 || *q == 0x7F) *q = '?';
+         * or a tab: keep it one line */
+        lesson_quote(c->err, c->errlen, msg, sizeof msg);
     }
     return -1;
 }
@@ -548,97 +548,183 @@ int narrate_fill(char *out, size_t outlen, const char *text, const Lesson *lesso
     Ctx c = {lesson, trace, step, lang, msg, sizeof msg, 0, 0, text, NULL};
     size_t at;
     if (fill(out, outlen, &c, &at) != 0) {
-        snprintf(out, outlen, "%s", msg);
+        lesson_text_copy(out, outlen, msg);
         return -1;
     }
     return 0;
 }
 
-/* ---- conditions ---------------------------------------------------------------- */
+/* ---- conditions ---------------------------------------------------------------- *
+ *
+ * A condition is parsed as written, before anything is filled: the "&&"
+ * between comparisons and each comparison's operator are found outside the
+ * placeholders, so that nothing a placeholder fills in (a token such as
+ * "x!=y&&喜欢") can change what is compared. Then each side becomes a value:
+ *   - a side that is one placeholder is that placeholder's value: a token
+ *     placeholder's is text, any other's is the number it prints (as a
+ *     student reads it: 4 significant digits unless asked for more, a true
+ *     minus sign, ∞), or text when it prints none ({step}, {sqrt_expr});
+ *   - a side of plain text is a number when it reads as one (-1, −1, 1e-9,
+ *     −∞), else text;
+ *   - a side mixing text and placeholders is the text they fill.
+ * Two numbers compare as numbers; otherwise == and != compare the texts and
+ * the other operators are an error. */
 
-static char *trim(char *s)
+/* The longest part of a condition a message quotes, in bytes. */
+#define WHEN_QUOTE_MAX 120
+
+/* The first `what` in [s, end) outside placeholders, or NULL. An unclosed
+ * '{' hides the rest (filling the side then says it is never closed). */
+static const char *find_outside(const char *s, const char *end, const char *what)
 {
-    while (*s == ' ') s++;
-    size_t n = strlen(s);
-    while (n > 0 && s[n - 1] == ' ') s[--n] = '\0';
-    return s;
+    size_t n = strlen(what);
+    for (const char *p = s; p < end;) {
+        if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+            p += 2;
+        } else if (*p == '{') {
+            const char *close = strchr(p, '}');
+            if (!close || close >= end) return NULL;
+            p = close + 1;
+        } else if ((size_t)(end - p) >= n && memcmp(p, what, n) == 0) {
+            return p;
+        } else {
+            p++;
+        }
+    }
+    return NULL;
 }
 
-/* A whole number, as placeholders print them (−∞ too). */
-static int as_number(const char *s, double *out)
+/* All of s as a number, in the forms put_number prints and an author
+ * writes: an optional sign ('-' or the true minus '−'), then decimal digits
+ * with an optional fraction and exponent, or ∞. 1 when it is one. */
+static int read_number(const char *s, double *out)
 {
-    if (strcmp(s, "-∞") == 0 || strcmp(s, "−∞") == 0) {
-        *out = -INFINITY;
-        return 1;
+    int neg = 0;
+    if (strncmp(s, "−", strlen("−")) == 0)
+        neg = 1, s += strlen("−");
+    else if (*s == '-' || *s == '+')
+        neg = *s++ == '-';
+    double v;
+    if (strcmp(s, "∞") == 0) {
+        v = INFINITY;
+    } else {
+        /* decimal only: strtod would also read "inf", "nan" and hex */
+        if (!isdigit((unsigned char)*s) && !(*s == '.' && isdigit((unsigned char)s[1]))) return 0;
+        for (const char *p = s; *p; p++)
+            if (!strchr("0123456789.eE+-", *p)) return 0;
+        char *end = NULL;
+        v = strtod(s, &end);
+        if (end == s || *end) return 0;
     }
-    char *end = NULL;
-    double v = strtod(s, &end);
-    if (end == s || *end) return 0;
-    *out = v;
+    *out = neg ? -v : v;
     return 1;
 }
 
-/* One comparison "LEFT OP RIGHT", already filled. 1, 0, or -1 with msg. */
-static int compare_one(char *cmp, char *msg, size_t msglen)
+/* One side of a comparison as a value. */
+typedef struct Operand {
+    char text[NARRATE_MAX_FILLED + 1]; /* the side filled */
+    int number;                        /* 1: compared as num */
+    double num;
+} Operand;
+
+static int is_space(char ch)
 {
-    static const char *const ops[] = {"==", "!=", "<=", ">=", "<", ">"};
-    char *at = NULL;
-    int op = -1;
-    for (int i = 0; i < 6 && !at; i++)
-        if ((at = strstr(cmp, ops[i]))) op = i;
-    if (!at) {
-        snprintf(msg, msglen, "expected LEFT OP RIGHT with OP one of == != < <= > >=, found \"%s\"", cmp);
-        return -1;
-    }
-    char *right = trim(at + strlen(ops[op]));
-    *at = '\0';
-    char *left = trim(cmp);
-    double a, b;
-    if (as_number(left, &a) && as_number(right, &b)) {
-        switch (op) {
-        case 0:
-            return a == b;
-        case 1:
-            return a != b;
-        case 2:
-            return a <= b;
-        case 3:
-            return a >= b;
-        case 4:
-            return a < b;
-        default:
-            return a > b;
+    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
+
+/* The side [s, end) of a comparison (spaces around it dropped) as a value,
+ * filled for c's step. 0, or -1 with the message in c->err. */
+static int side_value(Ctx *c, const char *s, const char *end, Operand *o)
+{
+    while (s < end && is_space(*s)) s++;
+    while (end > s && is_space(end[-1])) end--;
+    size_t n = (size_t)(end - s);
+    char *side = malloc(n + 1);
+    if (!side) return ctx_fail(c, "out of memory");
+    memcpy(side, s, n);
+    side[n] = '\0';
+    c->text = side;
+    size_t at;
+    o->text[0] = '\0';
+    int rc = fill(o->text, sizeof o->text, c, &at);
+    if (rc == 0) {
+        const char *close = side[0] == '{' && side[1] != '{' ? strchr(side, '}') : NULL;
+        if (close && close == side + n - 1) { /* one placeholder: its value */
+            char name[NARRATE_MAX_NAME];
+            size_t k = strcspn(side + 1, ":}");
+            lesson_format(name, sizeof name, "%.*s", (int)k, side + 1);
+            o->number = !is_token_placeholder(name) && read_number(o->text, &o->num);
+        } else { /* plain text is a number when it reads as one; text mixed with placeholders is text */
+            o->number = !strchr(side, '{') && read_number(o->text, &o->num);
         }
     }
-    if (op <= 1) return (strcmp(left, right) == 0) == (op == 0);
-    snprintf(msg, msglen, "%s needs numbers on both sides, found \"%s\" and \"%s\"", ops[op], left, right);
-    return -1;
+    c->text = NULL;
+    free(side);
+    return rc;
+}
+
+/* One comparison [s, end) of a condition. 1, 0, or -1 with the message in c->err. */
+static int compare_one(Ctx *c, const char *s, const char *end)
+{
+    static const char *const ops[] = {"==", "!=", "<=", ">=", "<", ">"};
+    char q[WHEN_QUOTE_MAX + 8], part[WHEN_QUOTE_MAX + 2];
+    size_t k = (size_t)(end - s) < sizeof part - 1 ? (size_t)(end - s) : sizeof part - 1;
+    memcpy(part, s, k);
+    part[k] = '\0';
+    lesson_quote(q, sizeof q, part, WHEN_QUOTE_MAX); /* the comparison as messages quote it */
+    const char *at = NULL;
+    int op = -1;
+    for (int i = 0; i < 6 && !at; i++)
+        if ((at = find_outside(s, end, ops[i]))) op = i;
+    if (!at) return ctx_fail(c, "expected LEFT OP RIGHT with OP one of == != < <= > >=, found \"%s\"", q);
+    const char *right = at + strlen(ops[op]);
+    Operand *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    int rc = -1;
+    if (!a || !b)
+        rc = ctx_fail(c, "out of memory");
+    else if (side_value(c, s, at, a) == 0 && side_value(c, right, end, b) == 0) {
+        if (!a->text[0] || !b->text[0])
+            rc = ctx_fail(c, "expected a value on each side of %s, found \"%s\"", ops[op], q);
+        else if (a->number && b->number)
+            rc = op == 0   ? a->num == b->num
+                 : op == 1 ? a->num != b->num
+                 : op == 2 ? a->num <= b->num
+                 : op == 3 ? a->num >= b->num
+                 : op == 4 ? a->num < b->num
+                           : a->num > b->num;
+        else if (op <= 1)
+            rc = (strcmp(a->text, b->text) == 0) == (op == 0);
+        else {
+            char qa[64], qb[64];
+            rc = ctx_fail(c, "%s needs numbers on both sides, found \"%s\" and \"%s\"", ops[op],
+                          lesson_quote(qa, sizeof qa, a->text, 48), lesson_quote(qb, sizeof qb, b->text, 48));
+        }
+    }
+    free(a);
+    free(b);
+    return rc;
 }
 
 int narrate_when(const char *cond, const Lesson *lesson, const AttnTrace *trace, const AttnStep *step, char *msg,
                  size_t msglen)
 {
     if (!cond || strcmp(cond, "always") == 0) return 1;
-    char filled[LESSON_MAX_TEXT_BYTES * 2];
-    if (narrate_fill(filled, sizeof filled, cond, lesson, trace, step, LESSON_EN) != 0) {
-        snprintf(msg, msglen, "%s", filled);
-        return -1;
-    }
+    char why[512] = "";
+    Ctx c = {lesson, trace, step, LESSON_EN, why, sizeof why, 0, 0, NULL, NULL};
+    const char *end = cond + strlen(cond);
     int holds = 1;
-    for (char *part = filled, *next; part; part = next) {
-        next = strstr(part, "&&");
-        if (next) {
-            *next = '\0';
-            next += 2;
-        }
-        int r = compare_one(part, msg, msglen);
+    for (const char *part = cond;;) {
+        const char *amp = find_outside(part, end, "&&");
+        int r = compare_one(&c, part, amp ? amp : end);
         if (r < 0) {
-            char why[256];
-            snprintf(why, sizeof why, "%s", msg);
-            snprintf(msg, msglen, "%s (in \"%.120s\" as written)", why, cond);
+            char q[WHEN_QUOTE_MAX + 8];
+            lesson_format(msg, msglen, "%s (in \"%s\" as written)", why,
+                          lesson_quote(q, sizeof q, cond, WHEN_QUOTE_MAX));
             return -1;
         }
         holds = holds && r;
+        if (!amp) break;
+        part = amp + 2;
     }
     return holds;
 }
@@ -669,8 +755,8 @@ static void check_one(CheckState *st, const Lesson *lesson, const AttnTrace *tra
             char where[64] = "", which[64] = "";
             if (line > 0) snprintf(where, sizeof where, ":%d:%d", line, col);
             if (step) snprintf(which, sizeof which, " (step %s)", step->name);
-            snprintf(st->err, st->errlen, "%s%s: %s.%s%s: %s", lesson->path ? lesson->path : "lesson", where, field,
-                     lesson_lang_names[lang], which, msg);
+            lesson_format(st->err, st->errlen, "%s%s: %s.%s%s: %s", lesson->path ? lesson->path : "lesson", where,
+                          field, lesson_lang_names[lang], which, msg);
         }
     }
     if (text->when) {
@@ -678,14 +764,17 @@ static void check_one(CheckState *st, const Lesson *lesson, const AttnTrace *tra
         int r = narrate_when(text->when, lesson, trace, step, msg, sizeof msg);
         /* a lesson saved from an edited one may carry texts its numbers no
          * longer bear out: those are hidden when shown, not wrong */
-        if (r == 0 && !lesson->edited_from)
-            snprintf(msg, sizeof msg, "the condition \"%s\" is false for the lesson's own numbers", text->when);
+        if (r == 0 && !lesson->edited_from) {
+            char q[WHEN_QUOTE_MAX + 8];
+            lesson_format(msg, sizeof msg, "the condition \"%s\" is false for the lesson's own numbers",
+                          lesson_quote(q, sizeof q, text->when, WHEN_QUOTE_MAX));
+        }
         if ((r < 0 || (r == 0 && !lesson->edited_from)) && st->failures++ == 0 && st->err && st->errlen) {
             char which[64] = "", where[64] = "";
             if (step) snprintf(which, sizeof which, " (step %s)", step->name);
             if (text->when_line > 0) snprintf(where, sizeof where, ":%d:%d", text->when_line, text->when_col);
-            snprintf(st->err, st->errlen, "%s%s: %s.when%s: %s", lesson->path ? lesson->path : "lesson", where, field,
-                     which, msg);
+            lesson_format(st->err, st->errlen, "%s%s: %s.when%s: %s", lesson->path ? lesson->path : "lesson", where,
+                          field, which, msg);
         }
     }
 }
@@ -715,8 +804,8 @@ int narrate_check(const Lesson *lesson, const AttnTrace *trace, char *err, size_
         if (!used && st.failures++ == 0 && err && errlen) {
             char where[64] = "";
             if (n->line > 0) snprintf(where, sizeof where, ":%d:%d", n->line, n->col);
-            snprintf(err, errlen, "%s%s: %s: this lesson's trace has no step of that kind or name",
-                     lesson->path ? lesson->path : "lesson", where, field);
+            lesson_format(err, errlen, "%s%s: %s: this lesson's trace has no step of that kind or name",
+                          lesson->path ? lesson->path : "lesson", where, field);
         }
     }
     return st.failures;

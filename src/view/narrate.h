@@ -66,10 +66,12 @@ int narrate_fill(char *out, size_t outlen, const char *text, const Lesson *lesso
 
 /* Whether a narration's condition ("when", lessons/FORMAT.md) holds for
  * these numbers: one or more comparisons "LEFT OP RIGHT" joined by "&&",
- * each side text with placeholders filled for the step, OP one of == != <
- * <= > >= (numbers when both sides are numbers; == and != also compare
- * text). NULL and "always" always hold. Returns 1 (holds), 0 (does not), or
- * -1 with a message in msg. */
+ * OP one of == != < <= > >=. The condition is parsed as written, then each
+ * side is a value filled for the step: one placeholder is its value (a
+ * token's is text, another's the number it prints, −1 and −∞ included),
+ * plain text a number when it reads as one; numbers compare as numbers,
+ * else == and != compare text. NULL and "always" always hold. Returns 1
+ * (holds), 0 (does not), or -1 with a one-line message in msg. */
 int narrate_when(const char *cond, const Lesson *lesson, const AttnTrace *trace, const AttnStep *step, char *msg,
                  size_t msglen);
 

@@ -16,8 +16,11 @@
  *     ever reaches the screen or a file unless the lesson asked for it");
  *   - what `attnviz check` accepts, every view shows: view_init succeeds;
  *     every step's narration is its text filled whole (never raw, never
- *     cut), or in the single-head view of a lesson with several heads the
- *     step described from what is drawn; single and compare view either
+ *     cut; under the "about the lesson before" marker in a lesson saved
+ *     from an edited one), or, when its condition does not hold (which
+ *     check allows in such a lesson), the step described and a word that
+ *     the text does not hold; in the single-head view of a lesson with
+ *     several heads the step described from what is drawn; single and compare view either
  *     open, or, when the single-head trace overflows, are refused with a
  *     notice while the view stays in multi-head mode.
  *
@@ -122,28 +125,45 @@ static void check_finite(const AttnTrace *t)
     }
 }
 
-/* Appends text filled (no step) and a line break to want, as the view
- * opens step 0 with the summary and the intro. */
-static void want_paragraph(char *want, size_t cap, const View *v, const AttnTrace *trace, const char *text)
+/* How a view shows a text of the lesson (lessons/FORMAT.md, "When a text
+ * holds"): 1 as it is, 2 under "about the lesson before its numbers were
+ * changed" (no condition, in a lesson saved from an edited one), 0 not at
+ * all (its condition does not hold for these numbers). The harness's View
+ * is never edited, so only edited_from marks a text. */
+static int shown_as(const View *v, const LessonText *t, const AttnTrace *trace, const AttnStep *s)
+{
+    char msg[512];
+    if (t->when) return narrate_when(t->when, v->lesson, trace, s, msg, sizeof msg) == 1;
+    return v->lesson->edited_from ? 2 : 1;
+}
+
+/* Appends a text of no step (the summary, the intro) as the view opens
+ * step 0 with it: filled, after its marker, and a line break; nothing when
+ * its condition does not hold. */
+static void want_paragraph(char *want, size_t cap, const View *v, const AttnTrace *trace, const LessonText *t)
 {
     static char filled[NARRATE_MAX_FILLED + 1];
-    if (text && narrate_fill(filled, sizeof filled, text, v->lesson, trace, NULL, v->lang) == 0) {
-        strncat(want, filled, cap - strlen(want) - 1);
-        strncat(want, "\n", cap - strlen(want) - 1);
-    }
+    int as = t && t->text[LESSON_EN] ? shown_as(v, t, trace, NULL) : 0;
+    if (!as || narrate_fill(filled, sizeof filled, lesson_text(t, v->lang), v->lesson, trace, NULL, v->lang) != 0)
+        return;
+    if (as == 2) strncat(want, view_string(VS_ABOUT_ORIGINAL, v->lang), cap - strlen(want) - 1);
+    strncat(want, filled, cap - strlen(want) - 1);
+    strncat(want, "\n", cap - strlen(want) - 1);
 }
 
 /* The narration a view shows for step i of trace (view_step_narration):
- * where the lesson's texts apply, its text filled whole, after the filled
- * summary and intro on step 0; elsewhere (the single-head view of a lesson
- * with several heads) the step described from what is drawn, never a raw
- * lesson text. */
+ * where the lesson's texts apply, its text filled whole (after its marker),
+ * after the summary and intro on step 0; a text whose condition does not
+ * hold gives way to the step described and a word that the lesson's text
+ * does not hold; elsewhere (the single-head view of a lesson with several
+ * heads) the step described from what is drawn, never a raw lesson text. */
 static void check_step_narration(const View *v, const AttnTrace *trace, int i)
 {
     static char shown[NARRATE_MAX_STEP_TEXT], want[NARRATE_MAX_STEP_TEXT], filled[NARRATE_MAX_FILLED + 1];
     const AttnStep *s = &trace->steps[i];
     int rc = view_step_narration(v, trace, i, shown, sizeof shown);
-    const char *text = lesson_narration(v->lesson, s, v->lang);
+    const LessonText *lt = lesson_narration_for(v->lesson, s);
+    const char *text = lt ? lesson_text(lt, v->lang) : NULL;
     if (!view_lesson_texts_apply(v, trace)) {
         if (rc != -1 || !shown[0]) fuzz_fail("a step of the single-head view was not described", s->name);
         if (text && strchr(text, '{') && strstr(shown, text)) fuzz_fail("a lesson text shown raw", s->name);
@@ -151,16 +171,20 @@ static void check_step_narration(const View *v, const AttnTrace *trace, int i)
     }
     want[0] = '\0';
     if (i == 0) {
-        want_paragraph(want, sizeof want, v, trace, lesson_text(&v->lesson->summary, v->lang));
-        want_paragraph(want, sizeof want, v, trace, lesson_narration_key(v->lesson, "intro", v->lang));
+        want_paragraph(want, sizeof want, v, trace, &v->lesson->summary);
+        want_paragraph(want, sizeof want, v, trace, lesson_narration_text(v->lesson, "intro"));
     }
-    if (!text) {
+    int as = lt ? shown_as(v, lt, trace, s) : 0;
+    if (!as) {
         if (rc != -1 || strncmp(shown, want, strlen(want)) != 0) fuzz_fail("summary or intro not shown whole", s->name);
+        if (lt && !strstr(shown, view_string(VS_TEXT_NO_LONGER, v->lang)))
+            fuzz_fail("a text whose condition does not hold was not said to be left out", s->name);
         return;
     }
     if (narrate_fill(filled, sizeof filled, text, v->lesson, trace, s, v->lang) != 0)
         fuzz_fail("a narration check accepted does not fill in a view", s->name);
     if (rc != 0) fuzz_fail("a narration that fills was not shown", s->name);
+    if (as == 2) strncat(want, view_string(VS_ABOUT_ORIGINAL, v->lang), sizeof want - strlen(want) - 1);
     strncat(want, filled, sizeof want - strlen(want) - 1);
     if (strcmp(shown, want) != 0) fuzz_fail("the view's narration is not the filled text, whole", s->name);
 }
