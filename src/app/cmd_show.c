@@ -281,6 +281,7 @@ static int run(Show *s)
         for (; have && s->running; have = SDL_PollEvent(&e)) show_on_event(s, &e);
         if (!s->running) break;
         show_edit_flush(&s->se, &s->cur.view); /* a drag's motion since the last frame, as one change */
+        show_edit_tell(&s->se, &s->cur.view);
         char err[1200];
         if (view_poll(&s->cur.view, err, sizeof err) != 0) return app_fail(APP_USAGE, "%s", err);
 

@@ -8,6 +8,7 @@
 
 #include <SDL.h>
 
+#include "app.h"
 #include "edit.h"
 #include "editor.h"
 #include "lesson.h"
@@ -39,11 +40,12 @@ void show_edit_save(ShowEdit *se, View *v)
         lesson_save_new(&out, se->save_dir, path, sizeof path, err, sizeof err) != 0) {
         if (out.id) lesson_free(&out);
         view_set_notice(v, VS_NOTICE_REFUSED, err, 1);
-        fprintf(stderr, "attnviz: save as: %s\n", err);
+        app_fail(APP_OK, "save as: %s", err); /* escaped: the folder's name is the user's */
         return;
     }
     view_set_notice(v, dropped ? VS_SAVED_DROPPED : VS_SAVED_AS, path, 0);
-    printf("attnviz: saved as %s\n", path);
+    fputs("attnviz: saved as ", stdout);
+    app_print_line(stdout, path);
     fflush(stdout);
     lesson_free(&out);
 }
@@ -174,6 +176,16 @@ int show_edit_flush(ShowEdit *se, View *v)
     editor_scrub(v, se->edit, se->pending_dy, se->pending_fine);
     se->pending_dy = 0;
     return 1;
+}
+
+void show_edit_tell(ShowEdit *se, View *v)
+{
+    Edit *e = se->edit;
+    if (!e->forgotten) return;
+    char n[16];
+    snprintf(n, sizeof n, "%d", e->forgotten);
+    view_set_notice(v, VS_NOTICE_HISTORY_FULL, n, 0);
+    e->forgotten = 0;
 }
 
 int show_edit_mouse_up(ShowEdit *se, View *v)

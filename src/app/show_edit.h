@@ -44,6 +44,9 @@ int show_edit_mouse_down(ShowEdit *se, View *v, const RenderHit *hit, int clicks
 int show_edit_mouse_motion(ShowEdit *se, View *v, int y, int fine);
 /* Applies the drag's motion since the last call; 1 when there was some. */
 int show_edit_flush(ShowEdit *se, View *v);
+/* After a frame's events: a notice when the history of changes, full, let
+ * go of its oldest ones (Edit.forgotten). */
+void show_edit_tell(ShowEdit *se, View *v);
 int show_edit_mouse_up(ShowEdit *se, View *v);
 /* Ctrl+S: the edited lesson as a new file in save_dir; the notice says where. */
 void show_edit_save(ShowEdit *se, View *v);

@@ -1,19 +1,25 @@
 /* edit.c: the working copy of a lesson, its changes and their history.
  *
  * A history entry says how to go both ways between two states of the working
- * lesson:
+ * lesson, and holds only what differs between them:
  *   - CELL: one number of a matrix or the mask (before, after);
  *   - SCALE: the scale kind and value (before, after);
- *   - SHAPE: what a token or mask change touches: the token lists, X, Y and
- *     the mask, as two snapshots;
- *   - WHOLE: a return to the lesson as loaded; the state before it, whole.
+ *   - DIFF: any other change (a token renamed, added or removed, the mask,
+ *     a return to the lesson as loaded): for each list of tokens and each
+ *     matrix, the rows between the first and the last that differ, before
+ *     and after (a renamed token is one string each way, an added one a row
+ *     of X one way); the mask and the scale, before and after, when they
+ *     differ.
  * Every entry also records which matrices were the seed's (Lesson.generated),
- * so that a save writes out exactly the matrices that were changed.
+ * so that a save writes out exactly the matrices that were changed. The
+ * history's memory is bounded (Edit.hist_max): the oldest entries go first,
+ * counted in Edit.forgotten for the window to say so.
  */
 #include "edit.h"
 
 #include "narrate.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -22,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { E_CELL, E_SCALE, E_SHAPE, E_WHOLE };
+enum { E_CELL, E_SCALE, E_DIFF };
 
 /* What token and mask changes touch. */
 typedef struct Shape {
@@ -32,6 +38,26 @@ typedef struct Shape {
     AttnMaskKind mask_kind;
     unsigned char *mask;
 } Shape;
+
+/* Rows [at, at + n[0]) of a list before became rows [at, at + n[1]) after;
+ * the rows before `at` and after those are the same both ways. */
+typedef struct Rows {
+    int at, n[2];
+    int count[2];  /* rows in all, before and after */
+    void *rows[2]; /* (n[s] × width) the changed rows of each side: floats, or strings (char *) */
+} Rows;
+
+/* What differs between two states of the lesson (DIFF). */
+typedef struct Diff {
+    Rows tokens, src;            /* char * rows */
+    Rows mats[LESSON_MAT_COUNT]; /* float rows; count[0] == count[1] == 0 when the matrix is absent */
+    int mask_differs;            /* then: */
+    AttnMaskKind mask_kind[2];   /* before, after */
+    unsigned char *mask[2];      /* (lesson_mask_bytes) before, after; NULL for none and causal */
+    AttnScaleKind sk[2];
+    float sv[2];
+    size_t bytes; /* what the diff holds, for the history's bound */
+} Diff;
 
 struct EditEntry {
     int kind;
@@ -44,17 +70,15 @@ struct EditEntry {
     /* SCALE */
     AttnScaleKind sk[2];
     float sv[2];
-    /* SHAPE */
-    Shape *shape[2];
-    /* WHOLE: the state before; after it is the lesson as loaded */
-    Lesson *whole;
+    /* DIFF */
+    Diff *diff;
 };
 
 static int refuse(Edit *e, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    lesson_vformat(e->msg, sizeof e->msg, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -63,15 +87,30 @@ static int refuse(Edit *e, const char *fmt, ...)
  * engine's, or a lower check's). */
 static int refuse_before(Edit *e, const char *fmt, ...)
 {
-    char why[sizeof e->msg - 300], pre[300];
-    snprintf(why, sizeof why, "%.339s", e->msg);
+    char why[sizeof e->msg], pre[300];
+    lesson_text_copy(why, sizeof why, e->msg);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(pre, sizeof pre, fmt, ap);
+    lesson_vformat(pre, sizeof pre, fmt, ap);
     va_end(ap);
-    snprintf(e->msg, sizeof e->msg, "%s%s", pre, why);
+    lesson_format(e->msg, sizeof e->msg, "%s%s", pre, why);
     return -1;
 }
+
+/* The longest part of the user's text a refusal quotes, in bytes. */
+#define QUOTE_MAX 96
+
+/* s[0..n) as a refusal quotes it: on one line, at most QUOTE_MAX bytes,
+ * a longer one cut with "…" (lesson_quote). Returns out. */
+static const char *quoted(char *out, size_t outlen, const char *s, size_t n)
+{
+    char part[QUOTE_MAX + 2];
+    size_t k = n < QUOTE_MAX + 1 ? n : QUOTE_MAX + 1;
+    memcpy(part, s, k);
+    part[k] = '\0';
+    return lesson_quote(out, outlen, part, QUOTE_MAX);
+}
+#define QUOTED(s) quoted((char[QUOTE_MAX + 8]){0}, QUOTE_MAX + 8, (s), strlen(s))
 
 /* ---- shapes ---- */
 
@@ -126,6 +165,22 @@ static Shape *shape_capture(const Lesson *L)
     return s;
 }
 
+/* out: L with the token-shaped part of s, borrowed from both (for diff_make). */
+static void with_shape(Lesson *out, const Lesson *L, const Shape *s)
+{
+    *out = *L;
+    out->n_tokens = s->n_tokens;
+    out->n_source_tokens = s->n_src;
+    out->tokens = s->tokens;
+    out->source_tokens = s->src;
+    out->X = s->X;
+    out->Y = s->Y;
+    out->mask = s->mask;
+    out->cfg.mask_kind = s->mask_kind;
+    out->cfg.n_q = s->n_tokens;
+    out->cfg.n_k = L->cfg.cross ? s->n_src : s->n_tokens;
+}
+
 /* Makes the lesson's token-shaped part a copy of s. -1 when memory runs out
  * (the lesson is then unchanged). */
 static int shape_apply(Lesson *L, const Shape *s)
@@ -168,6 +223,213 @@ static int shape_apply(Lesson *L, const Shape *s)
     return 0;
 }
 
+/* ---- what differs between two states of the lesson ---- */
+
+static void rows_free(Rows *r, int strings)
+{
+    for (int s = 0; s < 2; s++) {
+        if (strings && r->rows[s])
+            for (int i = 0; i < r->n[s]; i++) free(((char **)r->rows[s])[i]);
+        free(r->rows[s]);
+    }
+    memset(r, 0, sizeof *r);
+}
+
+static void diff_free(Diff *d)
+{
+    if (!d) return;
+    rows_free(&d->tokens, 1);
+    rows_free(&d->src, 1);
+    for (int m = 0; m < LESSON_MAT_COUNT; m++) rows_free(&d->mats[m], 0);
+    free(d->mask[0]);
+    free(d->mask[1]);
+    free(d);
+}
+
+/* r: the rows of a (na rows of `width` floats) and b (nb rows) between
+ * their common first rows and their common last rows, copied. -1 when
+ * memory runs out. */
+static int float_rows(Rows *r, const float *a, int na, const float *b, int nb, int width, size_t *bytes)
+{
+    size_t w = (size_t)width, row = w * sizeof(float);
+    int pre = 0, suf = 0, lim = na < nb ? na : nb;
+    if (a != b) {
+        while (pre < lim && memcmp(a + (size_t)pre * w, b + (size_t)pre * w, row) == 0) pre++;
+        while (suf < lim - pre && memcmp(a + (size_t)(na - 1 - suf) * w, b + (size_t)(nb - 1 - suf) * w, row) == 0)
+            suf++;
+    } else {
+        pre = lim;
+    }
+    *r = (Rows){.at = pre, .n = {na - pre - suf, nb - pre - suf}, .count = {na, nb}};
+    const float *side[2] = {a, b};
+    for (int s = 0; s < 2; s++) {
+        if (!r->n[s]) continue;
+        if (!(r->rows[s] = malloc((size_t)r->n[s] * row))) return -1;
+        memcpy(r->rows[s], side[s] + (size_t)pre * w, (size_t)r->n[s] * row);
+        *bytes += (size_t)r->n[s] * row;
+    }
+    return 0;
+}
+
+/* The same for two lists of strings. */
+static int string_rows(Rows *r, char *const *a, int na, char *const *b, int nb, size_t *bytes)
+{
+    int pre = 0, suf = 0, lim = na < nb ? na : nb;
+    while (pre < lim && strcmp(a[pre], b[pre]) == 0) pre++;
+    while (suf < lim - pre && strcmp(a[na - 1 - suf], b[nb - 1 - suf]) == 0) suf++;
+    *r = (Rows){.at = pre, .n = {na - pre - suf, nb - pre - suf}, .count = {na, nb}};
+    char *const *side[2] = {a, b};
+    for (int s = 0; s < 2; s++) {
+        if (!r->n[s]) continue;
+        char **out = calloc((size_t)r->n[s], sizeof *out);
+        if (!(r->rows[s] = out)) return -1;
+        for (int i = 0; i < r->n[s]; i++) {
+            if (!(out[i] = strdup(side[s][pre + i]))) return -1;
+            *bytes += strlen(out[i]) + 1 + sizeof *out;
+        }
+    }
+    return 0;
+}
+
+static unsigned char *dup_mask(const Lesson *L)
+{
+    size_t n = lesson_mask_bytes(&L->cfg);
+    if (!n || !L->mask) return NULL;
+    unsigned char *m = malloc(n);
+    if (m) memcpy(m, L->mask, n);
+    return m;
+}
+
+/* What differs from a to b: a's and b's token lists, matrices (of the same
+ * widths: no edit changes d_model or the heads), mask and scale. NULL when
+ * memory runs out. */
+static Diff *diff_make(const Lesson *a, const Lesson *b)
+{
+    Diff *d = calloc(1, sizeof *d);
+    if (!d) return NULL;
+    size_t bytes = sizeof *d;
+    int fail =
+        string_rows(&d->tokens, a->tokens, a->n_tokens, b->tokens, b->n_tokens, &bytes) != 0 ||
+        string_rows(&d->src, a->source_tokens, a->n_source_tokens, b->source_tokens, b->n_source_tokens, &bytes) != 0;
+    for (int m = 0; !fail && m < LESSON_MAT_COUNT; m++) {
+        int ra, ca, rb, cb;
+        const float *pa = lesson_matrix(a, m, &ra, &ca), *pb = lesson_matrix(b, m, &rb, &cb);
+        assert(!pa == !pb && (!pa || ca == cb)); /* edits keep every matrix and its width */
+        if (pa) fail = float_rows(&d->mats[m], pa, ra, pb, rb, ca, &bytes) != 0;
+    }
+    size_t ma = lesson_mask_bytes(&a->cfg), mb = lesson_mask_bytes(&b->cfg);
+    d->mask_differs = a->cfg.mask_kind != b->cfg.mask_kind || ma != mb || (ma && memcmp(a->mask, b->mask, ma) != 0);
+    if (!fail && d->mask_differs) {
+        d->mask_kind[0] = a->cfg.mask_kind, d->mask_kind[1] = b->cfg.mask_kind;
+        d->mask[0] = dup_mask(a), d->mask[1] = dup_mask(b);
+        fail = (ma && !d->mask[0]) || (mb && !d->mask[1]);
+        bytes += ma + mb;
+    }
+    d->sk[0] = a->cfg.scale_kind, d->sk[1] = b->cfg.scale_kind;
+    d->sv[0] = a->cfg.scale_value, d->sv[1] = b->cfg.scale_value;
+    d->bytes = bytes;
+    if (fail) {
+        diff_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* Side `to` of r's list, built from cur, which holds side 1 - to (width
+ * floats a row); malloc'd, NULL when memory runs out. */
+static float *float_rows_side(const float *cur, const Rows *r, int to, int width)
+{
+    size_t w = (size_t)width, n = (size_t)r->count[to] * w;
+    float *out = malloc(sizeof(float) * (n ? n : 1));
+    if (!out) return NULL;
+    size_t head = (size_t)r->at * w, mid = (size_t)r->n[to] * w;
+    size_t tail = (size_t)(r->count[to] - r->at - r->n[to]) * w;
+    memcpy(out, cur, head * sizeof(float));
+    if (mid) memcpy(out + head, r->rows[to], mid * sizeof(float));
+    memcpy(out + head + mid, cur + head + (size_t)r->n[1 - to] * w, tail * sizeof(float));
+    return out;
+}
+
+static char **string_rows_side(char *const *cur, const Rows *r, int to)
+{
+    char **out = calloc((size_t)(r->count[to] ? r->count[to] : 1), sizeof *out);
+    if (!out) return NULL;
+    for (int i = 0; i < r->count[to]; i++) {
+        const char *s = i < r->at              ? cur[i]
+                        : i < r->at + r->n[to] ? ((char **)r->rows[to])[i - r->at]
+                                               : cur[i - r->n[to] + r->n[1 - to]];
+        if (!(out[i] = strdup(s))) {
+            lesson_tokens_free(out, i);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+/* Moves L, which is at side 1 - to of d, to side `to`. -1 when memory runs
+ * out (L is then unchanged). */
+static int diff_apply(Lesson *L, const Diff *d, int to)
+{
+    const Rows *rt = &d->tokens, *rs = &d->src;
+    int tok = rt->n[0] || rt->n[1], src = rs->n[0] || rs->n[1];
+    char **tokens = tok ? string_rows_side(L->tokens, rt, to) : NULL;
+    char **source = src ? string_rows_side(L->source_tokens, rs, to) : NULL;
+    float *mats[LESSON_MAT_COUNT] = {0};
+    int fail = (tok && !tokens) || (src && !source);
+    for (int m = 0; !fail && m < LESSON_MAT_COUNT; m++) {
+        const Rows *r = &d->mats[m];
+        if (!r->n[0] && !r->n[1]) continue;
+        int rows, cols;
+        const float *cur = lesson_matrix(L, m, &rows, &cols);
+        fail = !(mats[m] = float_rows_side(cur, r, to, cols));
+    }
+    unsigned char *mask = NULL;
+    size_t mask_n = 0;
+    if (!fail && d->mask_differs && d->mask[to]) {
+        AttnConfig g = L->cfg;
+        g.mask_kind = d->mask_kind[to];
+        g.n_q = d->tokens.count[to];
+        g.n_k = g.cross ? d->src.count[to] : g.n_q;
+        mask_n = lesson_mask_bytes(&g);
+        fail = !(mask = malloc(mask_n ? mask_n : 1));
+        if (mask) memcpy(mask, d->mask[to], mask_n);
+    }
+    if (fail) {
+        if (tokens) lesson_tokens_free(tokens, rt->count[to]);
+        if (source) lesson_tokens_free(source, rs->count[to]);
+        for (int m = 0; m < LESSON_MAT_COUNT; m++) free(mats[m]);
+        free(mask);
+        return -1;
+    }
+    if (tok) {
+        lesson_tokens_free(L->tokens, L->n_tokens);
+        L->tokens = tokens;
+    }
+    if (src) {
+        lesson_tokens_free(L->source_tokens, L->n_source_tokens);
+        L->source_tokens = source;
+    }
+    L->n_tokens = rt->count[to];
+    L->n_source_tokens = rs->count[to];
+    L->cfg.n_q = L->n_tokens;
+    L->cfg.n_k = L->cfg.cross ? L->n_source_tokens : L->n_tokens;
+    for (int m = 0; m < LESSON_MAT_COUNT; m++) {
+        if (!mats[m]) continue;
+        float **slot = lesson_matrix_slot(L, m);
+        free(*slot);
+        *slot = mats[m];
+    }
+    if (d->mask_differs) {
+        free(L->mask);
+        L->mask = mask;
+        L->cfg.mask_kind = d->mask_kind[to];
+    }
+    L->cfg.scale_kind = d->sk[to];
+    L->cfg.scale_value = d->sv[to];
+    lesson_bind(L);
+    return 0;
+}
+
 /* ---- recompute ---- */
 
 static int recompute(Edit *e)
@@ -193,6 +455,159 @@ int edit_init_copy(Edit *e, const Lesson *orig, char *err, size_t errlen)
     memset(e, 0, sizeof *e);
     e->work = *orig; /* shared until own_work */
     e->orig = orig;
+    e->hist_max = EDIT_HISTORY_MAX_BYTES;
+    return 0;
+}
+
+/* ---- the texts about the lesson as loaded ---- */
+
+/* Does a text hold a placeholder ({{ and }} are literal braces)? */
+static int has_placeholder(const char *s)
+{
+    for (; s && *s; s++) {
+        if (s[0] == '{' && s[1] == '{') {
+            s++;
+            continue;
+        }
+        if (*s == '{') return 1;
+    }
+    return 0;
+}
+
+/* s with its braces doubled, so that it fills to itself; malloc'd. */
+static char *literal(const char *s)
+{
+    size_t n = strlen(s), braces = 0;
+    for (const char *p = s; *p; p++) braces += *p == '{' || *p == '}';
+    char *out = malloc(n + braces + 1), *o = out;
+    if (!out) return NULL;
+    for (const char *p = s; *p; p++) {
+        if (*p == '{' || *p == '}') *o++ = *p;
+        *o++ = *p;
+    }
+    *o = '\0';
+    return out;
+}
+
+/* out: the text `in` filled for step s (NULL: no step) of the lesson as
+ * loaded, as plain text, in each language that fills. 1 when its English
+ * does not fill (nothing to show), -1 when memory runs out. */
+static int fill_text(const Lesson *L, const AttnTrace *t, const AttnStep *s, const LessonText *in, LessonText *out,
+                     char *buf)
+{
+    memset(out, 0, sizeof *out);
+    for (int l = 0; l < LESSON_LANG_COUNT; l++) {
+        if (!in->text[l]) continue;
+        if (narrate_fill(buf, NARRATE_MAX_FILLED + 1, in->text[l], L, t, s, (LessonLang)l) != 0) {
+            if (l == LESSON_EN) return 1;
+            continue;
+        }
+        if (!(out->text[l] = literal(buf))) return -1;
+    }
+    return 0;
+}
+
+/* Appends a narration entry to T (which owns it then). -1 when memory runs out. */
+static int add_entry(Lesson *T, const char *key, LessonText *text)
+{
+    LessonNarration *n = realloc(T->narration, sizeof *n * (size_t)(T->n_narration + 1));
+    char *k = strdup(key);
+    if (n) T->narration = n;
+    if (!n || !k) {
+        free(k);
+        Lesson gone = {0};
+        gone.summary = *text;
+        lesson_free(&gone);
+        return -1;
+    }
+    T->narration[T->n_narration++] = (LessonNarration){.key = k, .text = *text};
+    return 0;
+}
+
+/* out: a copy of in. -1 when memory runs out. */
+static int copy_text(const LessonText *in, LessonText *out)
+{
+    Lesson one = {0}, copy = {0};
+    one.summary = *in;
+    if (lesson_copy_texts(&copy, &one) != 0) return -1;
+    *out = copy.summary;
+    return 0;
+}
+
+/* out: in as the working copy carries it (see edit.h): filled for step s of
+ * the lesson as loaded when it has no condition, else as written. 1 when
+ * it does not fill (nothing to carry), -1 when memory runs out. */
+static int carried_text(const Lesson *L, const AttnTrace *t, const AttnStep *s, const LessonText *in, LessonText *out,
+                        char *buf)
+{
+    if (in->when) return copy_text(in, out);
+    return fill_text(L, t, s, in, out, buf);
+}
+
+/* e->texts: the lesson as loaded's summary and narration as the working
+ * copy carries them: the summary and the intro once, a text keyed by a
+ * step's name for that step, a text keyed by a kind for each step of that
+ * kind that has no text of its own, keyed by the step's name (a step of
+ * that kind that a change adds is then described from what it is), and a
+ * text with a condition as written. The trace of the lesson as loaded is
+ * computed here, once, when some text needs it. 0, or -1 with e.msg. */
+static int build_texts(Edit *e)
+{
+    if (e->have_texts) return 0;
+    const Lesson *L = e->orig;
+    Lesson *T = &e->texts;
+    memset(T, 0, sizeof *T);
+    int need = !L->summary.when &&
+               (has_placeholder(L->summary.text[LESSON_EN]) || has_placeholder(L->summary.text[LESSON_ZH]));
+    for (int i = 0; i < L->n_narration; i++) {
+        const LessonText *x = &L->narration[i].text;
+        need |= !x->when && (has_placeholder(x->text[LESSON_EN]) || has_placeholder(x->text[LESSON_ZH]));
+    }
+    if (!need) {
+        if (lesson_copy_texts(T, L) != 0) return refuse(e, "out of memory copying the lesson's texts");
+        e->have_texts = 1;
+        return 0;
+    }
+    char msg[512];
+    AttnTrace *t = attn_trace_create(&L->cfg, msg, sizeof msg);
+    if (!t) return refuse(e, "the lesson as loaded: %s", msg);
+    char *buf = malloc(NARRATE_MAX_FILLED + 1);
+    int rc = buf ? 0 : -1;
+    if (rc == 0 && L->summary.text[LESSON_EN] && carried_text(L, t, NULL, &L->summary, &T->summary, buf) < 0) rc = -1;
+    for (int i = 0; rc == 0 && i < L->n_narration; i++) {
+        const LessonNarration *n = &L->narration[i];
+        int kind = attn_step_kind_from_name(n->key), intro = strcmp(n->key, "intro") == 0;
+        LessonText out;
+        if (n->text.when || intro || kind < 0) {
+            const AttnStep *s = intro ? NULL : attn_trace_find_name(t, n->key);
+            if (!s && !intro && !n->text.when) continue; /* a key of no step: never shown */
+            int r = carried_text(L, t, s, &n->text, &out, buf);
+            rc = r < 0 ? -1 : r == 0 ? add_entry(T, n->key, &out) : 0;
+            continue;
+        }
+        for (int k = 0; rc == 0 && k < t->n_steps; k++) {
+            const AttnStep *s = &t->steps[k];
+            if ((int)s->kind != kind || lesson_narration_text(L, s->name)) continue;
+            int r = carried_text(L, t, s, &n->text, &out, buf);
+            rc = r < 0 ? -1 : r == 0 ? add_entry(T, s->name, &out) : 0;
+        }
+    }
+    free(buf);
+    attn_trace_destroy(t);
+    if (rc != 0) {
+        lesson_free(T);
+        return refuse(e, "out of memory filling the lesson's texts");
+    }
+    e->have_texts = 1;
+    return 0;
+}
+
+/* Makes the working lesson, just copied from the lesson as loaded, carry
+ * the texts about it (e->texts). 0, or -1 with e.msg. */
+static int take_texts(Edit *e)
+{
+    if (build_texts(e) != 0) return -1;
+    if (lesson_copy_texts(&e->work, &e->texts) != 0) return refuse(e, "out of memory copying the lesson's texts");
     return 0;
 }
 
@@ -206,6 +621,14 @@ static int own_work(Edit *e)
     e->work = copy;
     lesson_bind(&e->work);
     e->owned = 1;
+    if (take_texts(e) != 0) {
+        char why[sizeof e->msg];
+        lesson_text_copy(why, sizeof why, e->msg);
+        lesson_free(&e->work);
+        e->work = *e->orig;
+        e->owned = 0;
+        return refuse(e, "%s", why);
+    }
     return 0;
 }
 
@@ -220,19 +643,25 @@ int edit_init(Edit *e, const Lesson *orig, char *err, size_t errlen)
     return 0;
 }
 
-static void entry_free(EditEntry *x)
+static void diff_free(Diff *d);
+
+/* The memory an entry holds. */
+static size_t entry_bytes(const EditEntry *x)
 {
-    shape_free(x->shape[0]);
-    shape_free(x->shape[1]);
-    if (x->whole) lesson_free(x->whole);
-    free(x->whole);
+    return sizeof *x + (x->diff ? x->diff->bytes : 0);
+}
+
+static void entry_free(Edit *e, EditEntry *x)
+{
+    e->hist_bytes -= entry_bytes(x);
+    diff_free(x->diff);
     memset(x, 0, sizeof *x);
 }
 
 /* Drops the entries that could be redone (a new change forks the history). */
 static void drop_redo(Edit *e)
 {
-    for (int i = e->at; i < e->n_hist; i++) entry_free(&e->hist[i]);
+    for (int i = e->at; i < e->n_hist; i++) entry_free(e, &e->hist[i]);
     e->n_hist = e->at;
 }
 
@@ -243,6 +672,7 @@ void edit_free(Edit *e)
     drop_redo(e);
     free(e->hist);
     if (e->owned) lesson_free(&e->work);
+    lesson_free(&e->texts);
     attn_trace_destroy(e->trace);
     memset(e, 0, sizeof *e);
 }
@@ -285,6 +715,24 @@ int edit_modified(const Edit *e)
 }
 
 /* ---- the history ---- */
+
+/* Counts a new entry, filled, into the history's memory; when that passes
+ * e->hist_max, the oldest entries go (never the new one), counted in
+ * e->forgotten. */
+static void recorded(Edit *e, const EditEntry *x)
+{
+    e->hist_bytes += entry_bytes(x);
+    int gone = 0;
+    while (e->hist_bytes > e->hist_max && e->at - gone > 1) {
+        entry_free(e, &e->hist[gone]);
+        gone++;
+    }
+    if (!gone) return;
+    memmove(e->hist, e->hist + gone, sizeof *e->hist * (size_t)(e->n_hist - gone));
+    e->n_hist -= gone;
+    e->at -= gone;
+    e->forgotten += gone;
+}
 
 static EditEntry *push(Edit *e)
 {
@@ -414,6 +862,7 @@ int edit_set_cell(Edit *e, int mat, int r, int c, double value, int scrub)
     x->gen[1] = e->work.generated;
     x->scrub = scrub;
     e->scrub_open = scrub;
+    recorded(e, x);
     return 0;
 }
 
@@ -431,11 +880,11 @@ static int parse_value(Edit *e, const char *what, const char *text, double *out)
     while (*s == ' ') s++;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s) return refuse(e, "%s: expected a number, found \"%s\"", what, text);
+    if (end == s) return refuse(e, "%s: expected a number, found \"%s\"", what, QUOTED(text));
     while (*end == ' ') end++;
-    if (*end) return refuse(e, "%s: expected a number, found \"%s\"", what, text);
+    if (*end) return refuse(e, "%s: expected a number, found \"%s\"", what, QUOTED(text));
     if (isnan(v) || isinf(v) || (errno == ERANGE && fabs(v) > 1))
-        return refuse(e, "%s: expected a finite number that float32 can hold, found \"%s\"", what, text);
+        return refuse(e, "%s: expected a finite number that float32 can hold, found \"%s\"", what, QUOTED(text));
     *out = v;
     return 0;
 }
@@ -470,14 +919,15 @@ static int parse_index(const char **p, int *out)
 
 int edit_set(Edit *e, const char *spec)
 {
+    const char *q = QUOTED(spec); /* the spec as the messages quote it */
     const char *eq = strchr(spec, '=');
     const char *br = strchr(spec, '[');
     if (!eq || !br || br > eq)
-        return refuse(e, "--set '%s': expected NAME[i][j]=VALUE or NAME[i]=VALUE (NAME: X, W_Q, b_Q, mask, ...)", spec);
+        return refuse(e, "--set '%s': expected NAME[i][j]=VALUE or NAME[i]=VALUE (NAME: X, W_Q, b_Q, mask, ...)", q);
     char name[32];
     size_t n = (size_t)(br - spec);
     if (n == 0 || n >= sizeof name)
-        return refuse(e, "--set '%s': expected a matrix name before '[' (X, W_Q, b_Q, mask, ...)", spec);
+        return refuse(e, "--set '%s': expected a matrix name before '[' (X, W_Q, b_Q, mask, ...)", q);
     memcpy(name, spec, n);
     name[n] = '\0';
     int mat = strcmp(name, "mask") == 0 ? EDIT_MASK : lesson_matrix_from_name(name);
@@ -485,15 +935,16 @@ int edit_set(Edit *e, const char *spec)
         return refuse(e,
                       "--set '%s': %s: not a matrix of the lesson; expected one of X, Y, W_Q, W_K, W_V, W_O, b_Q, "
                       "b_K, b_V, b_O, W_a, b_a, v_a, mask (computed steps such as Q or weights_1 follow from these)",
-                      spec, name);
+                      q, name);
     const char *p = br;
     int idx[2], k = 0;
     while (*p == '[' && k < 2)
         if (parse_index(&p, &idx[k++]) != 0)
-            return refuse(e, "--set '%s': expected an index [0], [1], ... after %s, found \"%.*s\"", spec, name,
-                          (int)(eq - br), br);
+            return refuse(e, "--set '%s': expected an index [0], [1], ... after %s, found \"%s\"", q, name,
+                          quoted((char[QUOTE_MAX + 8]){0}, QUOTE_MAX + 8, br, (size_t)(eq - br)));
     if (p != eq)
-        return refuse(e, "--set '%s': expected '=' after %s's indices, found \"%.*s\"", spec, name, (int)(eq - p), p);
+        return refuse(e, "--set '%s': expected '=' after %s's indices, found \"%s\"", q, name,
+                      quoted((char[QUOTE_MAX + 8]){0}, QUOTE_MAX + 8, p, (size_t)(eq - p)));
     int rows, cols;
     int have = edit_shape(e, mat, &rows, &cols) == 0;
     int r = 0, c = 0;
@@ -504,14 +955,14 @@ int edit_set(Edit *e, const char *spec)
         char what[64];
         snprintf(what, sizeof what, "mask[%d][%d]", idx[0], idx[1]);
         if (idx[0] >= g->n_q || idx[1] >= g->n_k)
-            return refuse(e, "--set '%s': %s: expected a cell of the %d×%d mask (queries × keys)", spec, what, g->n_q,
+            return refuse(e, "--set '%s': %s: expected a cell of the %d×%d mask (queries × keys)", q, what, g->n_q,
                           g->n_k);
-        if (parse_value(e, what, eq + 1, &v) != 0) return refuse_before(e, "--set '%s': ", spec);
+        if (parse_value(e, what, eq + 1, &v) != 0) return refuse_before(e, "--set '%s': ", q);
         if (v != 0 && v != 1)
-            return refuse(e, "--set '%s': %s: expected 0 or 1 (1 = may attend, 0 = blocked), found %g", spec, what, v);
+            return refuse(e, "--set '%s': %s: expected 0 or 1 (1 = may attend, 0 = blocked), found %g", q, what, v);
         int now = g->mask_kind == ATTN_MASK_CAUSAL ? idx[1] <= idx[0] : 1;
         if ((int)v == now) return 0;
-        if (edit_toggle_mask(e, idx[0], idx[1]) != 0) return refuse_before(e, "--set '%s': ", spec);
+        if (edit_toggle_mask(e, idx[0], idx[1]) != 0) return refuse_before(e, "--set '%s': ", q);
         return 0;
     }
     if (k == 2) {
@@ -521,7 +972,7 @@ int edit_set(Edit *e, const char *spec)
     } else if (have && cols == 1) {
         r = idx[0];
     } else if (have) {
-        return refuse(e, "--set '%s': %s is %d×%d, a matrix: expected %s[i][j]=VALUE", spec, name, rows, cols, name);
+        return refuse(e, "--set '%s': %s is %d×%d, a matrix: expected %s[i][j]=VALUE", q, name, rows, cols, name);
     } else {
         c = idx[0];
     }
@@ -530,7 +981,7 @@ int edit_set(Edit *e, const char *spec)
     double v = 0;
     if (check_index(e, mat, r, c) != 0 || parse_value(e, what, eq + 1, &v) != 0 ||
         edit_set_cell(e, mat, r, c, v, 0) != 0)
-        return refuse_before(e, "--set '%s': ", spec);
+        return refuse_before(e, "--set '%s': ", q);
     return 0;
 }
 
@@ -584,6 +1035,7 @@ static int apply_scale(Edit *e, AttnScaleKind kind, float value)
     x->sk[1] = kind, x->sv[1] = value;
     x->gen[0] = x->gen[1] = e->work.generated;
     e->scrub_open = 0;
+    recorded(e, x);
     return 0;
 }
 
@@ -666,8 +1118,12 @@ static int commit_shape(Edit *e, Shape *before, Shape *after, unsigned gen_after
         shape_free(after);
         return refuse(e, "%s refused, the lesson kept as it was: %s", what, why);
     }
-    EditEntry *x = push(e);
+    Lesson was;
+    with_shape(&was, &e->work, before);
+    Diff *d = diff_make(&was, &e->work);
+    EditEntry *x = d ? push(e) : NULL;
     if (!x) {
+        diff_free(d);
         shape_apply(&e->work, before);
         e->work.generated = gen_before;
         recompute(e);
@@ -675,12 +1131,14 @@ static int commit_shape(Edit *e, Shape *before, Shape *after, unsigned gen_after
         shape_free(after);
         return refuse(e, "%s: out of memory", what);
     }
-    x->kind = E_SHAPE;
-    x->shape[0] = before;
-    x->shape[1] = after;
+    shape_free(before);
+    shape_free(after);
+    x->kind = E_DIFF;
+    x->diff = d;
     x->gen[0] = gen_before;
     x->gen[1] = gen_after;
     e->scrub_open = 0;
+    recorded(e, x);
     return 0;
 }
 
@@ -918,8 +1376,6 @@ int edit_add_token(Edit *e, int side, int at, const char *name)
     if (n >= LESSON_MAX_TOKENS)
         return refuse(e, "%s: expected at most %d tokens, found %d already; the new one is refused", field,
                       LESSON_MAX_TOKENS, n);
-    if (e->work.cfg.mask_kind == ATTN_MASK_CAUSAL && e->work.cfg.cross)
-        return refuse(e, "%s: a causal mask needs as many queries as keys", field);
     char why[200];
     if (lesson_check_token(name, why, sizeof why) != 0) return refuse(e, "%s[%d]: %s", field, at, why);
     int *keep = malloc(sizeof(int) * (size_t)(n + 1));
@@ -975,11 +1431,9 @@ int edit_set_tokens(Edit *e, const char *words)
     int rc = 0;
     char why[200];
     if (n == 0)
-        rc = refuse(e, "--tokens '%s': expected at least 1 token, found none", words);
+        rc = refuse(e, "--tokens '%s': expected at least 1 token, found none", QUOTED(words));
     else if (n > LESSON_MAX_TOKENS)
         rc = refuse(e, "--tokens: expected at most %d tokens, found more", LESSON_MAX_TOKENS);
-    else if (e->work.cfg.mask_kind == ATTN_MASK_CAUSAL && e->work.cfg.cross && n != e->work.cfg.n_k)
-        rc = refuse(e, "--tokens: a causal mask needs as many queries as keys (%d)", e->work.cfg.n_k);
     for (int i = 0; rc == 0 && i < n; i++)
         if (lesson_check_token(names[i], why, sizeof why) != 0) rc = refuse(e, "--tokens: token %d: %s", i, why);
     if (rc == 0) {
@@ -1017,17 +1471,9 @@ static int entry_apply(Edit *e, EditEntry *x, int to)
         e->work.cfg.scale_kind = x->sk[to];
         e->work.cfg.scale_value = x->sv[to];
         break;
-    case E_SHAPE:
-        if (shape_apply(&e->work, x->shape[to]) != 0) return refuse(e, "out of memory");
+    case E_DIFF:
+        if (diff_apply(&e->work, x->diff, to) != 0) return refuse(e, "out of memory");
         break;
-    case E_WHOLE: {
-        Lesson next;
-        if (lesson_copy(&next, to ? e->orig : x->whole) != 0) return refuse(e, "out of memory");
-        lesson_free(&e->work);
-        e->work = next;
-        lesson_bind(&e->work);
-        return recompute(e);
-    }
     }
     e->work.generated = x->gen[to];
     return recompute(e);
@@ -1066,45 +1512,70 @@ int edit_revert(Edit *e)
     e->scrub_open = 0;
     if (!edit_modified(e)) return refuse(e, "the lesson is as loaded already");
     if (own_work(e) != 0) return -1;
-    Lesson *whole = malloc(sizeof *whole);
-    if (!whole || lesson_copy(whole, &e->work) != 0) {
-        free(whole);
+    /* a change like any other: what differs from the lesson as loaded, both ways */
+    Diff *d = diff_make(&e->work, e->orig);
+    if (!d || diff_apply(&e->work, d, 1) != 0) {
+        diff_free(d);
         return refuse(e, "out of memory");
     }
-    Lesson next;
-    if (lesson_copy(&next, e->orig) != 0) {
-        lesson_free(whole);
-        free(whole);
-        return refuse(e, "out of memory");
-    }
-    lesson_free(&e->work);
-    e->work = next;
-    lesson_bind(&e->work);
+    unsigned gen_before = e->work.generated;
+    e->work.generated = e->orig->generated;
     if (recompute(e) != 0) { /* the lesson as loaded was computed once; only memory can fail here */
-        lesson_free(&e->work);
-        e->work = *whole;
-        lesson_bind(&e->work);
-        free(whole);
+        char why[sizeof e->msg];
+        lesson_text_copy(why, sizeof why, e->msg);
+        if (diff_apply(&e->work, d, 0) == 0) e->work.generated = gen_before;
         recompute(e);
-        return -1;
+        diff_free(d);
+        return refuse(e, "%s", why);
     }
     EditEntry *x = push(e);
     if (!x) {
-        lesson_free(whole);
-        free(whole);
+        diff_free(d);
         return refuse(e, "out of memory recording the change");
     }
-    x->kind = E_WHOLE;
-    x->whole = whole;
+    x->kind = E_DIFF;
+    x->diff = d;
+    x->gen[0] = gen_before;
+    x->gen[1] = e->orig->generated;
+    recorded(e, x);
     return 0;
 }
 
 /* ---- the lesson to save ---- */
 
+void edit_saved_id(const char *orig, char *out, size_t len)
+{
+    static const char suffix[] = "-edited";
+    const size_t sl = sizeof suffix - 1, max = EDIT_SAVED_ID_MAX;
+    /* what an earlier save added goes: abc-edited and abc-edited-3 are abc's */
+    size_t n = strlen(orig), k = n;
+    while (k > 0 && orig[k - 1] >= '0' && orig[k - 1] <= '9') k--;
+    if (k < n && k > sl + 1 && orig[k - 1] == '-' && memcmp(orig + k - 1 - sl, suffix, sl) == 0) n = k - 1;
+    if (n > sl && memcmp(orig + n - sl, suffix, sl) == 0) n -= sl;
+    if (n + sl <= max) {
+        lesson_format(out, len, "%.*s%s", (int)n, orig, suffix);
+        return;
+    }
+    /* too long: a readable start, cut after a word where one ends late
+     * enough, then a hash of the whole id, so that two ids that differ
+     * only past the cut still save apart */
+    uint32_t h = (uint32_t)lesson_fnv1a64(orig);
+    size_t keep = max - sl - 9; /* "-" and 8 hex digits */
+    size_t cut = keep;
+    while (cut > keep / 2 && orig[cut] != '-') cut--;
+    if (orig[cut] != '-') cut = keep;
+    while (cut > 0 && orig[cut - 1] == '-') cut--;
+    lesson_format(out, len, "%.*s-%08x%s", (int)cut, orig, (unsigned)h, suffix);
+}
+
 /* Does this part of the lesson (its narration, or its summary) fill against
- * the trace? */
+ * the trace, and fit the format's limit as written (a text filled from
+ * the lesson as loaded may be longer than the placeholders it replaced)? */
 static int texts_hold(const Lesson *L, const LessonNarration *entry, const LessonText *summary, const AttnTrace *t)
 {
+    const LessonText *x = entry ? &entry->text : summary;
+    for (int l = 0; l < LESSON_LANG_COUNT; l++)
+        if (x->text[l] && strlen(x->text[l]) > LESSON_MAX_TEXT_BYTES) return 0;
     Lesson one = *L;
     one.narration = (LessonNarration *)entry;
     one.n_narration = entry ? 1 : 0;
@@ -1120,17 +1591,8 @@ int edit_saveable(const Edit *e, Lesson *out, int *dropped, char *err, size_t er
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    /* the id: the original's with -edited (once), within the id limit */
-    static const char suffix[] = "-edited";
-    const char *base = e->orig->id;
-    size_t n = strlen(base), sl = sizeof suffix - 1;
-    int has = n >= sl && strcmp(base + n - sl, suffix) == 0;
     char id[LESSON_MAX_ID_BYTES + 1];
-    if (has)
-        snprintf(id, sizeof id, "%s", base);
-    else
-        snprintf(id, sizeof id, "%.*s%s", (int)(n + sl > LESSON_MAX_ID_BYTES ? LESSON_MAX_ID_BYTES - sl : n), base,
-                 suffix);
+    edit_saved_id(e->orig->id, id, sizeof id);
     const char *from = e->orig->edited_from ? e->orig->edited_from : edit_modified(e) ? e->orig->id : NULL;
     char *nid = strdup(id), *nfrom = from ? strdup(from) : NULL;
     if (!nid || (from && !nfrom)) {

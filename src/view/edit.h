@@ -1,7 +1,7 @@
 /* edit.h: changing a lesson's numbers, mask, scale and tokens, with undo.
  *
  * An Edit holds a working copy of a lesson. Every change is made to that copy,
- * recorded in a history as deep as the session, and followed by a recompute
+ * recorded in a history of bounded memory, and followed by a recompute
  * of the whole forward pass; a change the recompute refuses (a later step
  * overflows float32: the engine names the step and the cell) is taken back,
  * so the working lesson is always one the engine accepts. Pure state: no SDL,
@@ -26,6 +26,13 @@
  *
  * Every function returns 0, or -1 with one line in e.msg ("X[0][1]: expected
  * a number, found \"abc\""), and then the working lesson is as it was.
+ *
+ * Texts: a narration text without a condition is about the lesson as loaded
+ * (lessons/FORMAT.md, "When a text holds"). The working copy carries each
+ * such text filled from the lesson as loaded and its trace, as plain text,
+ * one per step it is shown on, so that after a change it still says what
+ * it said of the numbers it was written for; texts with a condition keep
+ * their placeholders and are judged against the numbers as they are.
  *
  * Ownership: the lesson given to edit_init is borrowed and must outlive the
  * Edit (it is "the lesson as loaded" that edit_revert returns to); the working
@@ -52,6 +59,11 @@ extern "C" {
 /* Steps of `<` and `>` per factor of 10. */
 #define EDIT_SCALE_STEPS_PER_DECADE 20
 
+/* The memory the history of changes may hold. An entry holds only what
+ * changed (one number, a token's name, a row of X, the mask); past this
+ * bound the oldest entries are dropped, never the newest. */
+#define EDIT_HISTORY_MAX_BYTES ((size_t)64 << 20)
+
 typedef struct EditEntry EditEntry;
 
 typedef struct Edit {
@@ -59,14 +71,20 @@ typedef struct Edit {
     Lesson work;        /* the lesson as edited; work.cfg points into its buffers */
     int owned;          /* work holds buffers of its own; until the first change it is
                          * *orig itself, shared, so that an unedited lesson is held once */
-    AttnTrace *trace;   /* owned: work's trace, when recompute is NULL */
+    Lesson texts;       /* only its summary and narration: the texts the working copy carries,
+                         * those without a condition filled from the lesson as loaded (edit.c) */
+    int have_texts;
+    AttnTrace *trace; /* owned: work's trace, when recompute is NULL */
     int (*recompute)(void *user, char *err, size_t errlen);
     void *user;
 
     EditEntry *hist; /* (n_hist): [0, at) are applied, [at, n_hist) can be redone */
     int n_hist, cap_hist, at;
-    int scrub_open; /* the last entry is a scrub that further scrubs of its cell extend */
-    char msg[640];  /* the last refusal, one line */
+    size_t hist_bytes; /* the memory the history holds */
+    size_t hist_max;   /* its bound (EDIT_HISTORY_MAX_BYTES): past it the oldest changes are forgotten */
+    int forgotten;     /* changes forgotten so, since the caller last set it to 0 (the window says so) */
+    int scrub_open;    /* the last entry is a scrub that further scrubs of its cell extend */
+    char msg[640];     /* the last refusal, one line */
 } Edit;
 
 /* Takes the lesson and computes its trace; the working copy is made on the
@@ -152,8 +170,18 @@ int edit_can_redo(const Edit *e);
 
 /* ---- saving ---- */
 
+/* The longest id edit_saved_id makes: room is left for lesson_save_new's
+ * "-2" .. "-999" when the name is taken, so that "-edited" is never cut. */
+#define EDIT_SAVED_ID_MAX (LESSON_MAX_ID_BYTES - 4)
+/* The id of a lesson saved from one whose id is orig: orig without what an
+ * earlier save added ("-edited", "-edited-2"), then "-edited"; an id too
+ * long for that keeps its start (cut where a word ends) and a hash of the
+ * whole of orig: "a-long-lesson-…-9f3a61c2-edited". At most
+ * EDIT_SAVED_ID_MAX bytes, written into out (len > EDIT_SAVED_ID_MAX). */
+void edit_saved_id(const char *orig, char *out, size_t len);
+
 /* The working lesson as a lesson of its own, ready for lesson_save_new: the
- * id of the lesson as loaded with "-edited", edited_from naming it (when its
+ * id of the lesson as loaded with "-edited" (edit_saved_id), edited_from naming it (when its
  * numbers were changed), its title and narration; a text that no longer fills
  * against the edited trace (its step is gone, an index is past the end) is
  * left out and counted in *dropped, so that `attnviz check` accepts the file.

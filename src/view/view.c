@@ -22,7 +22,7 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
     if (!err || !errlen) return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
+    lesson_vformat(err, errlen, fmt, ap);
     va_end(ap);
 }
 
@@ -43,17 +43,17 @@ void view_touch(View *v)
     touch(v);
 }
 
-/* Appends to a fixed buffer, always NUL-terminated; returns the new length. */
+/* Appends to a fixed buffer, always NUL-terminated; returns the new
+ * length, or len - 1 once the buffer is full (the text then ends in "…",
+ * cut at a character, and nothing more is appended). */
 static size_t cat(char *buf, size_t len, size_t at, const char *fmt, ...)
 {
     if (at >= len) return at;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(buf + at, len - at, fmt, ap);
+    int cut = lesson_vformat(buf + at, len - at, fmt, ap);
     va_end(ap);
-    if (n < 0) return at;
-    at += (size_t)n;
-    return at < len ? at : len - 1;
+    return cut ? len - 1 : at + strlen(buf + at);
 }
 
 /* ---- what the view knows of each kind of step ---- */
@@ -188,6 +188,8 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_ABOUT_ORIGINAL] = {"About the lesson before its numbers were changed: ", "以下说的是改动数字之前的原课程："},
     [VS_TEXT_NO_LONGER] = {"(The lesson's text for this step does not hold for these numbers.)",
                            "（课程对这一步的讲解不适用于现在的数字。）"},
+    [VS_NOTICE_HISTORY_FULL] = {"the undo history is full: the oldest %s change(s) can no longer be undone",
+                                "撤销记录已满：最早的 %s 步改动已无法撤销"},
     [VS_NOTICE_RELOAD_FAILED] = {"reload failed, keeping the old lesson: %s", "重新载入失败，仍使用原来的课程：%s"},
     [VS_NOTICE_SAVED] = {"saved %s", "已保存：%s"},
     [VS_NOTICE_SAVE_FAILED] = {"the frame was not saved: %s", "画面未能保存：%s"},
@@ -1064,7 +1066,7 @@ void view_select_token(View *v, int q, int k)
 void view_set_notice(View *v, int what, const char *detail, int is_error)
 {
     v->notice_what = what;
-    snprintf(v->notice_detail, sizeof v->notice_detail, "%s", detail ? detail : "");
+    lesson_text_copy(v->notice_detail, sizeof v->notice_detail, detail);
     v->notice_is_error = is_error;
     v->notice_left = is_error ? 15.0 : 3.0;
     touch(v);

@@ -457,6 +457,7 @@ typedef enum ViewString {
     VS_SAVED_DROPPED,
     VS_ABOUT_ORIGINAL,
     VS_TEXT_NO_LONGER,
+    VS_NOTICE_HISTORY_FULL, /* %s: how many of the oldest changes can no longer be undone */
     /* the notices: one %s each */
     VS_NOTICE_RELOAD_FAILED,
     VS_NOTICE_SAVED,

@@ -25,7 +25,9 @@ command -v python3 >/dev/null || skip "python3 is not installed (it reads the tr
 
 out=${ATTNVIZ_E2E_OUT:-$(mktemp -d /tmp/attnviz-edit-e2e.XXXXXX)}
 mkdir -p "$out"
-saved="$out/saved"
+# the save folder's name holds an escape sequence: what attnviz prints about
+# it must not reach the terminal raw
+saved="$out/saved$(printf '\033[31m')"
 rm -rf "$saved"
 cd "$out" || exit 1
 
@@ -58,6 +60,13 @@ for _ in $(seq 1 50); do
     sleep 0.1
 done
 [ -n "$file" ] || fail "Ctrl+S saved no lesson into $saved ($(cat "$out/stderr.log"))"
+for _ in $(seq 1 50); do
+    grep -q "saved as" "$out/stdout.log" && break
+    sleep 0.1
+done
+grep -qF 'saved\x1b[31m/' "$out/stdout.log" || fail "'saved as' does not name the folder escaped: $(cat -v "$out/stdout.log")"
+! grep -q "$(printf '\033')" "$out/stdout.log" "$out/stderr.log" || fail "a raw escape reached the terminal: $(cat -v "$out/stdout.log")"
+echo "ok: the save folder's name is printed escaped"
 shot 05-saved
 changed 04-set 05-saved "Ctrl+S says where the lesson went"
 press Escape
