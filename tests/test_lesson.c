@@ -788,6 +788,43 @@ static void test_duplicate_after_many_keys(void **state)
     lesson_free(&L);
 }
 
+/* Each step a lesson gives (X, Y, the weights, the biases) is the lesson
+ * matrix of its name; a computed step is none. */
+static void test_matrix_of_step(void **state)
+{
+    (void)state;
+    static const char *const lessons[] = {
+        "{\"format\": \"attnviz-lesson/1\", \"id\": \"mats\", \"title\": {\"en\": \"M\"},"
+        " \"tokens\": [\"a\", \"b\"], \"source_tokens\": [\"x\", \"y\", \"z\"], \"d_model\": 4, \"heads\": 2,"
+        " \"seed\": 1, \"Y\": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]],"
+        " \"b_Q\": [1, 2, 3, 4], \"b_K\": [1, 2, 3, 4], \"b_V\": [1, 2, 3, 4], \"b_O\": [1, 2, 3, 4]}",
+        "{\"format\": \"attnviz-lesson/1\", \"id\": \"mats-add\", \"title\": {\"en\": \"M\"},"
+        " \"attention\": \"additive\", \"tokens\": [\"a\", \"b\"], \"d_x\": 2, \"d_a\": 3, \"seed\": 1,"
+        " \"W_a\": [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]], \"b_a\": [1, 2, 3], \"v_a\": [1, 2, 3]}",
+    };
+    for (size_t k = 0; k < sizeof lessons / sizeof lessons[0]; k++) {
+        Lesson L;
+        parse_ok(&L, lessons[k]);
+        char err[256];
+        AttnTrace *t = attn_trace_create(&L.cfg, err, sizeof err);
+        assert_non_null(t);
+        int given = 0;
+        for (int i = 0; i < t->n_steps; i++) {
+            const AttnStep *s = &t->steps[i];
+            int m = lesson_matrix_of_step(s);
+            if (attn_step_kind_flags((AttnStepKind)s->kind) & ATTN_KIND_GIVEN) {
+                given++;
+                assert_string_equal(lesson_matrix_name(m), s->name);
+            } else {
+                assert_int_equal(m, -1);
+            }
+        }
+        assert_int_equal(given, k == 0 ? 10 : 4); /* X Y W_Q b_Q W_K b_K W_V b_V W_O b_O; X W_a b_a v_a */
+        attn_trace_destroy(t);
+        lesson_free(&L);
+    }
+}
+
 /* What cJSON reads and what the locator checks (src/lesson/lesson_json.h):
  * escapes and surrogate pairs come out as cJSON decodes them, numbers as its
  * strtod reads them, keys are compared decoded (so "h\u0065ads" repeats
@@ -869,6 +906,7 @@ int main(void)
         cmocka_unit_test(test_float32_edge),
         cmocka_unit_test(test_duplicate_after_many_keys),
         cmocka_unit_test(test_values_from_cjson),
+        cmocka_unit_test(test_matrix_of_step),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     attn_shutdown();

@@ -22,8 +22,7 @@ static int hit_matrix(const AttnTrace *t, int step)
 {
     const AttnStep *s = &t->steps[step];
     if (s->kind == ATTN_STEP_MASKED || s->kind == ATTN_STEP_SOFTMAX) return EDIT_MASK;
-    if (s->kind != ATTN_STEP_INPUT && s->kind != ATTN_STEP_WEIGHT && s->kind != ATTN_STEP_BIAS) return -1;
-    return lesson_matrix_from_name(s->name);
+    return lesson_matrix_of_step(s);
 }
 
 static void note_refusal(View *v, const Edit *e)

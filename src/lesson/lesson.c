@@ -1480,6 +1480,21 @@ int lesson_matrix_from_name(const char *name)
     return -1;
 }
 
+int lesson_matrix_of_step(const AttnStep *step)
+{
+    static const AttnRole roles[LESSON_MAT_COUNT] = {
+        [LESSON_MAT_X] = ATTN_ROLE_X,     [LESSON_MAT_Y] = ATTN_ROLE_Y,     [LESSON_MAT_W_Q] = ATTN_ROLE_W_Q,
+        [LESSON_MAT_W_K] = ATTN_ROLE_W_K, [LESSON_MAT_W_V] = ATTN_ROLE_W_V, [LESSON_MAT_W_O] = ATTN_ROLE_W_O,
+        [LESSON_MAT_b_Q] = ATTN_ROLE_B_Q, [LESSON_MAT_b_K] = ATTN_ROLE_B_K, [LESSON_MAT_b_V] = ATTN_ROLE_B_V,
+        [LESSON_MAT_b_O] = ATTN_ROLE_B_O, [LESSON_MAT_W_a] = ATTN_ROLE_W_A, [LESSON_MAT_b_a] = ATTN_ROLE_B_A,
+        [LESSON_MAT_v_a] = ATTN_ROLE_V_A,
+    };
+    if (!(attn_step_kind_flags((AttnStepKind)step->kind) & ATTN_KIND_GIVEN)) return -1;
+    for (int m = 0; m < LESSON_MAT_COUNT; m++)
+        if (roles[m] == step->role) return m;
+    return -1;
+}
+
 float **lesson_matrix_slot(Lesson *L, int mat)
 {
     float **slots[LESSON_MAT_COUNT] = {&L->X,   &L->Y,   &L->W_Q, &L->W_K, &L->W_V, &L->W_O, &L->b_Q,

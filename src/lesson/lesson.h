@@ -167,6 +167,9 @@ int lesson_matrix_from_name(const char *name);
 int lesson_matrix_shape(const AttnConfig *cfg, int mat, int *rows, int *cols);
 float *lesson_matrix(const Lesson *lesson, int mat, int *rows, int *cols);
 float **lesson_matrix_slot(Lesson *lesson, int mat);
+/* The matrix a step records as given (the trace's X, W_Q, b_Q, ...), or -1
+ * for a computed step. */
+int lesson_matrix_of_step(const AttnStep *step);
 /* Bytes of cfg->mask for its kind: n_k (padding), n_q·n_k (matrix), else 0. */
 size_t lesson_mask_bytes(const AttnConfig *cfg);
 

@@ -13,8 +13,7 @@ static int clampi(int x, int lo, int hi)
 /* The matrix a step shows, when it is one of the lesson's: X, W_Q, b_Q ... */
 static int step_matrix(const Edit *e, const AttnStep *s)
 {
-    if (s->kind != ATTN_STEP_INPUT && s->kind != ATTN_STEP_WEIGHT && s->kind != ATTN_STEP_BIAS) return -1;
-    int m = lesson_matrix_from_name(s->name);
+    int m = lesson_matrix_of_step(s);
     int r, c;
     return m >= 0 && edit_shape(e, m, &r, &c) == 0 ? m : -1;
 }
