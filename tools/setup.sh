@@ -4,11 +4,13 @@
 #   tools/setup.sh run [ARGS...]   install, build, open the default lesson (or ARGS: attnviz ARGS)
 #   tools/setup.sh test            install, build, run the whole test suite
 #   tools/setup.sh build           install and build only
+#   tools/setup.sh web             build attnviz for the browser into ./build-web (tools/web/build.sh)
+#   tools/setup.sh web-test        the web build, then its test in headless Chromium (tools/web/test.sh)
 #
 # Debian and Ubuntu: missing packages are installed with apt-get (through sudo
 # when not root). Elsewhere it prints the equivalent brew/dnf command and
 # builds with whatever pkg-config finds. The build goes to ./build (or
-# $ATTNVIZ_BUILD_DIR).
+# $ATTNVIZ_BUILD_DIR), the web build to ./build-web (or $ATTNVIZ_WEB_DIR).
 # With CI=true, warnings are errors. The build shows its percentage as it
 # goes; the first one takes a few minutes (README).
 set -euo pipefail
@@ -19,13 +21,13 @@ mode=${1:-run}
 [ $# -gt 0 ] && shift
 
 case "$mode" in
-run | test | build) ;;
+run | test | build | web | web-test) ;;
 -h | --help)
-    sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
 *)
-    echo "setup.sh: unknown mode '$mode' (run, test or build)" >&2
+    echo "setup.sh: unknown mode '$mode' (run, test, build, web or web-test)" >&2
     exit 2
     ;;
 esac
@@ -42,6 +44,13 @@ debian_packages=(
 if [ "${CI:-}" = "true" ]; then
     debian_packages+=(clang-format python3-torch python3-numpy)
 fi
+# The web build: Debian's emscripten and the tools that fetch and unpack
+# Debian's source packages of the libraries (tools/web/deps.sh); its test
+# drives Debian's Chromium through the DevTools protocol with node.
+case "$mode" in
+web) debian_packages=(cmake pkg-config dpkg-dev xz-utils emscripten node-acorn) ;;
+web-test) debian_packages=(cmake pkg-config dpkg-dev xz-utils emscripten node-acorn chromium nodejs "${debian_packages[@]}") ;;
+esac
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
@@ -160,5 +169,13 @@ test)
     say "running the tests"
     cd "$build"
     exec ctest --output-on-failure -j "$jobs"
+    ;;
+web)
+    exec "$here/tools/web/build.sh" "${ATTNVIZ_WEB_DIR:-$here/build-web}"
+    ;;
+web-test)
+    "$here/tools/web/build.sh" "${ATTNVIZ_WEB_DIR:-$here/build-web}"
+    build_native
+    exec "$here/tools/web/test.sh" "${ATTNVIZ_WEB_DIR:-$here/build-web}" "$build/attnviz"
     ;;
 esac

@@ -230,6 +230,9 @@ static void save_frame(Show *s)
     } else if (export_save_frame(s->w.scr.sdl, &clean, s->opt.frames_dir, saved, sizeof saved, err, sizeof err) == 0) {
         view_set_notice(v, VS_NOTICE_SAVED, saved, 0);
         app_fail(APP_OK, "saved %s", saved);
+#ifdef __EMSCRIPTEN__
+        show_web_download(saved);
+#endif
     } else {
         view_set_notice(v, VS_NOTICE_SAVE_FAILED, err, 1);
         app_fail(APP_OK, "%s", err);
@@ -250,6 +253,7 @@ static int draw_frame(Show *s, double t)
         return app_fail(APP_RUNTIME, "showing the frame failed: %s", SDL_GetError());
     show_stats_frame(&s->stats, &s->w, v, t, t_drawn, s->w.scr.sent_px - sent0);
     s->must_draw = 0;
+    s->frames_drawn++;
     s->drawn_revision = v->revision;
     SDL_GetWindowSizeInPixels(s->w.win, &s->drawn_w, &s->drawn_h);
     return APP_OK;
@@ -264,64 +268,72 @@ static void pace(const Show *s, double t)
         SDL_Delay((Uint32)((1.0 / 60.0 - spent) * 1000.0));
 }
 
-static int run(Show *s)
+int show_pass(Show *s, int may_wait)
 {
-    double last = attn_clock_seconds();
-    while (s->running) {
-        SDL_Event e;
-        int have;
-        if (!show_needs_frame(s) && !view_is_busy(&s->cur.view)) {
-            /* nothing moves: sleep until something happens, or, while the
-             * trace is computed, look at it every 20 ms */
-            have = show_wait_event(&s->w, &e, view_preparing(&s->cur.view) ? 20 : -1);
-            last = attn_clock_seconds();
-        } else {
-            have = SDL_PollEvent(&e);
-        }
-        for (; have && s->running; have = SDL_PollEvent(&e)) show_on_event(s, &e);
-        if (!s->running) break;
-        show_edit_flush(&s->se, &s->cur.view); /* a drag's motion since the last frame, as one change */
-        show_edit_tell(&s->se, &s->cur.view);
-        char err[1200];
-        if (view_poll(&s->cur.view, err, sizeof err) != 0) return app_fail(APP_USAGE, "%s", err);
+    View *v = &s->cur.view;
+    SDL_Event e;
+    int idle = !show_needs_frame(s) && !view_is_busy(v);
+    /* nothing moves: sleep until something happens, or, while the trace is
+     * computed, look at it every 20 ms */
+    int have = idle && may_wait ? show_wait_event(&s->w, &e, view_preparing(v) ? 20 : -1) : SDL_PollEvent(&e);
+    if (idle) s->last_t = attn_clock_seconds(); /* an animation that starts now starts from 0 */
+    for (; have && s->running; have = SDL_PollEvent(&e)) show_on_event(s, &e);
+    if (!s->running) return APP_OK;
+    show_edit_flush(&s->se, v); /* a drag's motion since the last frame, as one change */
+    show_edit_tell(&s->se, v);
+    char err[1200];
+    if (view_poll(v, err, sizeof err) != 0) return app_fail(APP_USAGE, "%s", err);
 
-        double t = attn_clock_seconds();
-        double dt = t - last > 0.25 ? 0.25 : t - last; /* after a stall, do not skip whole steps */
-        last = t;
-        if (view_is_busy(&s->cur.view)) view_advance(&s->cur.view, dt);
-        if (!show_needs_frame(s)) {
-            if (s->opt.quit_at_end && view_at_end(&s->cur.view)) break; /* the end has been shown */
-            /* autoplay's dwell changes nothing on screen: wait instead of
-             * drawing the same frame again (and wake for input at once) */
-            if (view_is_busy(&s->cur.view)) show_wait_event(&s->w, NULL, 20);
-            continue;
-        }
-        int st = draw_frame(s, t);
-        if (st != APP_OK) return st;
-        pace(s, t);
+    double t = attn_clock_seconds();
+    double dt = t - s->last_t > 0.25 ? 0.25 : t - s->last_t; /* after a stall, do not skip whole steps */
+    s->last_t = t;
+    if (view_is_busy(v)) view_advance(v, dt);
+    if (!show_needs_frame(s)) {
+        if (s->opt.quit_at_end && view_at_end(v)) s->running = 0; /* the end has been shown */
+        /* autoplay's dwell changes nothing on screen: wait instead of
+         * drawing the same frame again (and wake for input at once) */
+        else if (may_wait && view_is_busy(v))
+            show_wait_event(&s->w, NULL, 20);
+        return APP_OK;
     }
-    return APP_OK;
+    int st = draw_frame(s, t);
+    if (st == APP_OK && may_wait) pace(s, t);
+    return st;
+}
+
+int show_end(Show *s, int status)
+{
+    show_stats_close(&s->stats, s->running || status == APP_OK);
+    show_window_close(&s->w);
+    show_lesson_free(&s->cur);
+    free(s);
+    return status;
 }
 
 int cmd_show(int argc, char **argv)
 {
-    Show s = {0};
+    Show *s = calloc(1, sizeof *s); /* on the heap: in a browser the loop outlives this call */
+    if (!s) return app_fail(APP_RUNTIME, "out of memory");
     double t_start = attn_clock_seconds();
-    int st = parse_args(argc, argv, &s.opt);
-    if (st != 0) return st == 1 ? APP_OK : st;
-    show_stats_open(&s.stats, s.opt.frame_stats, t_start);
-    show_stats_mark(&s.stats, "options read");
-    st = show_lesson_open(&s);
-    show_stats_mark(&s.stats, "lesson open");
-    if (st == APP_OK) st = show_window_open(&s.w, &s.opt, &s.cur);
-    show_stats_mark(&s.stats, "window open");
-    if (st == APP_OK) {
-        s.running = 1;
-        s.must_draw = 1;
-        st = run(&s);
+    int st = parse_args(argc, argv, &s->opt);
+    if (st != 0) {
+        free(s);
+        return st == 1 ? APP_OK : st;
     }
-    show_stats_close(&s.stats, s.running || st == APP_OK);
-    show_window_close(&s.w);
-    show_lesson_free(&s.cur);
-    return st;
+    show_stats_open(&s->stats, s->opt.frame_stats, t_start);
+    show_stats_mark(&s->stats, "options read");
+    st = show_lesson_open(s);
+    show_stats_mark(&s->stats, "lesson open");
+    if (st == APP_OK) st = show_window_open(&s->w, &s->opt, &s->cur);
+    show_stats_mark(&s->stats, "window open");
+    if (st == APP_OK) {
+        s->running = 1;
+        s->must_draw = 1;
+        s->last_t = attn_clock_seconds();
+#ifdef __EMSCRIPTEN__
+        show_web_run(s); /* does not return: the browser runs the passes (src/app/web/show_web.c) */
+#endif
+        while (s->running && st == APP_OK) st = show_pass(s, 1);
+    }
+    return show_end(s, st);
 }

@@ -7,6 +7,9 @@
  *                  dropped file), each turning the event into View calls
  *                  (view_input.h holds the rules); loading and reloading
  *   show_stats.c   --frame-stats and ATTNVIZ_FRAME_LOG
+ *   web/show_web.c in a browser (Emscripten): the page runs the loop's
+ *                  passes, keeps its URL in step with the View, offers
+ *                  saved frames as downloads and opens dropped files
  *
  * The View is the state. A frame is drawn when its revision or the window's
  * pixels changed (show_needs_frame); nothing here decides what a key does.
@@ -106,6 +109,13 @@ void show_stats_mark(ShowStats *st, const char *what);
 /* Prints the two --frame-stats lines (when enabled and report) and closes the log. */
 void show_stats_close(ShowStats *st, int report);
 
+/* A finger on a touch screen, from its touch to its lift (show_events.c). */
+typedef struct ShowTap {
+    int down;
+    int x, y;  /* where it touched, window coordinates */
+    Uint32 ms; /* when, SDL's milliseconds */
+} ShowTap;
+
 /* Everything the window's loop holds. */
 typedef struct Show {
     ShowOptions opt;
@@ -118,6 +128,9 @@ typedef struct Show {
     int save_request; /* S: save the next frame */
     unsigned long drawn_revision;
     int drawn_w, drawn_h;
+    double last_t;              /* when the last pass advanced the animation */
+    unsigned long frames_drawn; /* frames shown so far */
+    ShowTap tap;
 } Show;
 
 /* One event, whatever its kind, to its handler. */
@@ -126,5 +139,23 @@ void show_on_event(Show *s, SDL_Event *e);
  * options to its View; --head and --step beyond the lesson are refused.
  * An APP_* status, the message printed. */
 int show_lesson_open(Show *s);
+/* One pass of the window's loop: the events, the animation, a frame when
+ * one is due. may_wait: when nothing moves, sleep until an event comes (a
+ * browser calls one pass per display frame instead, and never waits).
+ * APP_OK with s->running 0 when the window is to close, or an APP_* error. */
+int show_pass(Show *s, int may_wait);
+/* Closes the window, frees the lesson and s itself (cmd_show allocated it);
+ * returns status. */
+int show_end(Show *s, int status);
+
+#ifdef __EMSCRIPTEN__
+/* Hands the loop to the browser (emscripten_set_main_loop): never returns. */
+void show_web_run(Show *s);
+/* Offers the file at path (in the page's memory) to the user as a download. */
+void show_web_download(const char *path);
+/* Called by the page with the path of a lesson file it wrote into memory:
+ * opened as a file dropped on the window is. */
+void attnviz_web_open(const char *path);
+#endif
 
 #endif

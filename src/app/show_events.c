@@ -248,6 +248,7 @@ static void on_mouse(Show *s, const SDL_Event *e)
     case SDL_MOUSEBUTTONDOWN:
         if (e->button.button != SDL_BUTTON_LEFT) break;
         x = e->button.x, y = e->button.y;
+        if (e->button.which == SDL_TOUCH_MOUSEID) s->tap = (ShowTap){1, x, y, e->button.timestamp};
         target_at(s, &x, &y, &hit);
         if (show_edit_mouse_down(&s->se, v, &hit, e->button.clicks, y)) break;
         view_pointer_press(v, &hit, x, y);
@@ -255,6 +256,17 @@ static void on_mouse(Show *s, const SDL_Event *e)
     case SDL_MOUSEBUTTONUP:
         show_edit_mouse_up(&s->se, v);
         view_pointer_release(v);
+        /* a tap on a touch screen: on a cell it has shown the cell's
+         * derivation (the touch moved the pointer there), on a label, the
+         * timeline or a head it has done what a click does; anywhere else
+         * it steps forward, as → does */
+        if (e->button.which == SDL_TOUCH_MOUSEID && s->tap.down) {
+            x = e->button.x, y = e->button.y;
+            int still = abs(x - s->tap.x) < 16 && abs(y - s->tap.y) < 16 && e->button.timestamp - s->tap.ms < 500;
+            s->tap.down = 0;
+            target_at(s, &x, &y, &hit);
+            if (still && hit.kind == VIEW_TARGET_NONE) view_key(v, VIEW_KEY_RIGHT);
+        }
         break;
     case SDL_MOUSEWHEEL:
         SDL_GetMouseState(&x, &y);

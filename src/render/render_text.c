@@ -5,7 +5,9 @@
  * TTF_RenderUTF8_Blended and the runs joined on one baseline into a texture.
  * Textures are cached by (text, size, colour) so that a frame that repeats
  * the last one renders no glyphs at all. */
+#ifdef RENDER_HAVE_FONTCONFIG
 #include <fontconfig/fontconfig.h>
+#endif
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +60,10 @@ static TTF_Font *open_sized(const char *spec, int size)
  * font). malloc'd or NULL. */
 static char *fc_find(const char *pattern, const char *lang, const char *family_has)
 {
+#ifndef RENDER_HAVE_FONTCONFIG /* a build without fontconfig (the browser's): the bundled fonts alone */
+    (void)pattern, (void)lang, (void)family_has;
+    return NULL;
+#else
     if (!FcInit()) return NULL;
     FcPattern *pat = FcNameParse((const FcChar8 *)pattern);
     if (!pat) return NULL;
@@ -84,6 +90,7 @@ static char *fc_find(const char *pattern, const char *lang, const char *family_h
     }
     FcPatternDestroy(pat);
     return out;
+#endif
 }
 
 /* Appends the font "path" or "path#index" to the chain, unless it is there

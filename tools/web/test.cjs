@@ -1,0 +1,267 @@
+// test.cjs: attnviz's browser build in headless Chromium, through the DevTools
+// protocol (chrome-remote-interface). tools/web/test.sh sets it up and runs it.
+//
+// 1. Serves ATTNVIZ_WEB_DIR on 127.0.0.1 (a plain static server: it counts the
+//    bytes it sends) and opens the page at 1280 x 720 canvas pixels.
+// 2. Waits for the first frame, then sends →, L and C as key presses and checks
+//    that the canvas changes after each, and that the address follows
+//    (step, lang, view).
+// 3. Opens a link ?lesson=ID&lang=zh&step=N and checks that the page shows
+//    that step (its address and its canvas); the canvas and the frame S saves
+//    are compared with the native `attnviz export` of the same step
+//    (ATTNVIZ_NATIVE_PNG) within a small tolerance.
+// 4. Stops the server and checks that the page still steps (offline once loaded).
+// 5. Prints the budgets: first frame after opening, bytes sent, and the time of
+//    each pass that drew a frame while the lesson plays (p50, p99), with the
+//    browser's own frame intervals.
+// Screenshots go to ATTNVIZ_WEB_SHOTS when it is set.
+'use strict';
+const CDP = require('chrome-remote-interface');
+const http = require('http');
+const fs = require('fs');
+const path = require('path');
+const { spawn } = require('child_process');
+
+const env = (name) => {
+  const v = process.env[name];
+  if (!v) throw new Error(`test.cjs: ${name} is not set (run tools/web/test.sh)`);
+  return v;
+};
+const webDir = env('ATTNVIZ_WEB_DIR');
+const nativePng = env('ATTNVIZ_NATIVE_PNG');
+const lesson = env('ATTNVIZ_LESSON');
+const step = Number(env('ATTNVIZ_STEP'));
+const work = env('ATTNVIZ_WORK');
+const shots = process.env.ATTNVIZ_WEB_SHOTS || '';
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+let failures = 0;
+let passes = 0;
+function check(ok, what) {
+  if (ok) passes++;
+  else failures++;
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
+}
+
+// ---- the server ----
+const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.svg': 'image/svg+xml',
+                '.png': 'image/png', '.txt': 'text/plain; charset=utf-8', '.data': 'application/octet-stream' };
+let bytesSent = 0;
+const requests = [];
+const server = http.createServer((req, res) => {
+  const url = new URL(req.url, 'http://127.0.0.1');
+  let file = url.pathname === '/' ? '/index.html' : decodeURIComponent(url.pathname);
+  const full = file === '/__native.png' ? nativePng : path.join(webDir, path.normalize(file));
+  if (file !== '/__native.png' && !full.startsWith(webDir + path.sep)) { res.writeHead(403); res.end(); return; }
+  fs.readFile(full, (err, data) => {
+    if (err) { res.writeHead(404); res.end(); return; }
+    res.writeHead(200, { 'Content-Type': types[path.extname(full)] || 'application/octet-stream',
+                         'Content-Length': data.length });
+    res.end(data);
+    if (file !== '/__native.png') { bytesSent += data.length; requests.push(`${file} ${data.length}`); }
+  });
+});
+
+// ---- the browser ----
+function startChromium() {
+  const args = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+                '--disable-background-networking', '--disable-component-update', '--disable-sync',
+                '--enable-unsafe-swiftshader', `--user-data-dir=${path.join(work, 'profile')}`,
+                '--remote-debugging-port=0', '--window-size=1280,800', 'about:blank'];
+  const proc = spawn(process.env.ATTNVIZ_CHROMIUM || 'chromium', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => reject(new Error(`chromium did not start:\n${text}`)), 30000);
+    proc.stderr.on('data', (d) => {
+      text += d;
+      const m = /DevTools listening on ws:\/\/127\.0\.0\.1:(\d+)\//.exec(text);
+      if (m) { clearTimeout(timer); resolve({ proc, port: Number(m[1]) }); }
+    });
+    proc.on('exit', (code) => reject(new Error(`chromium exited (${code}):\n${text}`)));
+  });
+}
+
+async function main() {
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${server.address().port}/`;
+  const { proc, port } = await startChromium();
+  let client;
+  try {
+    client = await CDP({ port });
+    const { Page, Runtime, Input, Emulation } = client;
+    await Page.enable();
+    await Runtime.enable();
+    const consoleLines = [];
+    Runtime.consoleAPICalled(({ args }) => consoleLines.push(args.map((a) => a.value).join(' ')));
+
+    const evaluate = async (expression) => {
+      const r = await Runtime.evaluate({ expression, awaitPromise: true, returnByValue: true });
+      if (r.exceptionDetails) throw new Error(`${expression}: ${JSON.stringify(r.exceptionDetails)}`);
+      return r.result.value;
+    };
+    const waitFor = async (expression, what, ms = 20000) => {
+      const end = Date.now() + ms;
+      for (;;) {
+        const v = await evaluate(expression);
+        if (v) return v;
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${consoleLines.join('\n')}`);
+        await sleep(50);
+      }
+    };
+    const shot = async (name) => {
+      if (!shots) return;
+      const { data } = await Page.captureScreenshot({ format: 'png' });
+      fs.mkdirSync(shots, { recursive: true });
+      fs.writeFileSync(path.join(shots, name + '.png'), Buffer.from(data, 'base64'));
+    };
+    // a digest of the canvas's pixels, to see that it changed
+    const digest = () => evaluate(`(() => {
+      const c = document.getElementById('canvas');
+      const d = new Uint32Array(c.getContext('2d').getImageData(0, 0, c.width, c.height).data.buffer);
+      let h = 2166136261 >>> 0;
+      for (let i = 0; i < d.length; i++) h = Math.imul(h ^ d[i], 16777619) >>> 0;
+      return c.width + 'x' + c.height + ':' + h;
+    })()`);
+    const keys = {
+      ArrowRight: { key: 'ArrowRight', code: 'ArrowRight', windowsVirtualKeyCode: 39 },
+      l: { key: 'l', code: 'KeyL', windowsVirtualKeyCode: 76, text: 'l' },
+      c: { key: 'c', code: 'KeyC', windowsVirtualKeyCode: 67, text: 'c' },
+      s: { key: 's', code: 'KeyS', windowsVirtualKeyCode: 83, text: 's' },
+      p: { key: 'p', code: 'KeyP', windowsVirtualKeyCode: 80, text: 'p' },
+    };
+    const press = async (name) => {
+      const k = keys[name];
+      await Input.dispatchKeyEvent({ type: 'keyDown', ...k });
+      await Input.dispatchKeyEvent({ type: 'keyUp', key: k.key, code: k.code, windowsVirtualKeyCode: k.windowsVirtualKeyCode });
+    };
+    // after a key, the frame changes; an animation settles within 2 s
+    const settle = async () => {
+      let last = await digest();
+      for (let i = 0; i < 40; i++) {
+        await sleep(150);
+        const d = await digest();
+        if (d === last) return d;
+        last = d;
+      }
+      return last;
+    };
+    const state = () => evaluate('location.search');
+    // canvas 1280 x 720: the page's bar is below it
+    const fitCanvas = async () => {
+      await Emulation.setDeviceMetricsOverride({ width: 1280, height: 760, deviceScaleFactor: 1, mobile: false });
+      const bar = await evaluate(`document.getElementById('bar').getBoundingClientRect().height`);
+      await Emulation.setDeviceMetricsOverride({ width: 1280, height: 720 + Math.round(bar), deviceScaleFactor: 1,
+                                                 mobile: false });
+      await waitFor(`(() => { const c = document.getElementById('canvas'); return c.width === 1280 && c.height === 720; })()`,
+                    'the canvas to follow the window to 1280x720');
+    };
+
+    // 1, 2: open, first frame, keys
+    await Emulation.setDeviceMetricsOverride({ width: 1280, height: 760, deviceScaleFactor: 1, mobile: false });
+    await Page.navigate({ url: base });
+    const firstFrame = await waitFor('window.attnvizFirstFrame', 'the first frame');
+    const firstLoad = { bytes: bytesSent, requests: requests.slice() };
+    check(true, `first frame ${firstFrame.toFixed(0)} ms after opening ${base}`);
+    await fitCanvas();
+    let before = await settle();
+    await shot('1-opened');
+    const s0 = await state();
+    check(/lesson=mhsa-wo-xihuan-paobu/.test(s0) && /step=\d+/.test(s0), `the address holds the state: ${s0}`);
+    const stepOf = (s) => Number(/step=(\d+)/.exec(s)[1]);
+
+    await press('ArrowRight');
+    let after = await settle();
+    check(after !== before, '→ changes the canvas');
+    check(stepOf(await state()) === stepOf(s0) + 1, `→ moves the address one step on: ${await state()}`);
+    before = after;
+    await press('l');
+    after = await settle();
+    check(after !== before, 'L changes the canvas');
+    check(/lang=zh/.test(await state()), `L switches the address to Chinese: ${await state()}`);
+    await shot('2-chinese');
+    before = after;
+    await press('c');
+    after = await settle();
+    check(after !== before, 'C changes the canvas');
+    check(/view=compare/.test(await state()), `C shows single and multi-head side by side: ${await state()}`);
+    await shot('3-compare');
+
+    // 3: a link to a step, compared with the native export of that step
+    await Page.navigate({ url: `${base}?lesson=${lesson}&lang=zh&step=${step}` });
+    await waitFor(`window.attnvizFirstFrame && /step=${step}\\b/.test(location.search)`, `the link's step ${step}`);
+    await fitCanvas();
+    await settle();
+    await shot('4-link');
+    const s1 = await state();
+    check(new RegExp(`lesson=${lesson}&lang=zh&step=${step}&`).test(s1), `the link opens its step: ${s1}`);
+    // pixels of the canvas, or of a PNG file in the page's memory, against the native PNG
+    const compare = (source) => evaluate(`(async () => {
+      const pixels = async (blob) => {
+        const bmp = await createImageBitmap(blob);
+        const c = new OffscreenCanvas(bmp.width, bmp.height), x = c.getContext('2d');
+        x.drawImage(bmp, 0, 0);
+        return x.getImageData(0, 0, bmp.width, bmp.height);
+      };
+      const a = await pixels(await (await fetch('/__native.png')).blob());
+      let b;
+      if (${JSON.stringify(source)} === 'canvas') {
+        const c = document.getElementById('canvas');
+        b = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+      } else {
+        b = await pixels(new Blob([Module.attnvizReadFile(${JSON.stringify(source)})], { type: 'image/png' }));
+      }
+      if (a.width !== b.width || a.height !== b.height) return { size: b.width + 'x' + b.height };
+      let differ = 0, sum = 0;
+      for (let i = 0; i < a.data.length; i += 4) {
+        let m = 0;
+        for (let k = 0; k < 3; k++) { const d = Math.abs(a.data[i + k] - b.data[i + k]); sum += d; if (d > m) m = d; }
+        if (m > 48) differ++;
+      }
+      const n = a.width * a.height;
+      return { size: a.width + 'x' + a.height, differ: differ / n, mean: sum / (3 * n) };
+    })()`);
+    const onCanvas = await compare('canvas');
+    check(onCanvas.size === '1280x720' && onCanvas.differ < 0.03 && onCanvas.mean < 4,
+          `the canvas at step ${step} against the native export: ${(100 * onCanvas.differ).toFixed(2)}% of pixels ` +
+          `differ by more than 48, mean difference ${onCanvas.mean?.toFixed(2)} (the window's status line differs)`);
+    await evaluate(`Module.attnvizDownload = (p) => { window.attnvizSaved = p; }`);
+    await press('s');
+    const saved = await waitFor('window.attnvizSaved', 'S to save the frame');
+    const onSaved = await compare(saved);
+    check(onSaved.size === '1280x720' && onSaved.differ < 0.005 && onSaved.mean < 1,
+          `S's PNG (${saved}) against the native export: ${(100 * onSaved.differ).toFixed(3)}% of pixels differ ` +
+          `by more than 48, mean difference ${onSaved.mean?.toFixed(3)}`);
+
+    // 4: offline once loaded
+    await new Promise((r) => { server.close(r); server.closeAllConnections(); });
+    before = await settle();
+    await press('ArrowRight');
+    after = await settle();
+    check(after !== before, 'with the server stopped, → still changes the canvas');
+
+    // 5: the budgets: the default lesson played through at 1280 x 720
+    await evaluate('window.attnvizFrameTimes = []; window.attnvizRaf = [];' +
+                   '(function tick(t) { window.attnvizRaf.push(t); if (window.attnvizRaf.length < 100000) requestAnimationFrame(tick); })(performance.now())');
+    await press('p');
+    await sleep(Number(process.env.ATTNVIZ_WEB_PLAY_MS || 15000));
+    await press('p');
+    const times = await evaluate('window.attnvizFrameTimes.slice()');
+    const raf = await evaluate('window.attnvizRaf.slice(1).map((t, i) => t - window.attnvizRaf[i])');
+    const pct = (a, q) => { const s = [...a].sort((x, y) => x - y); return s.length ? s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] : NaN; };
+    check(times.length > 30, `frames drawn while playing: ${times.length}`);
+    console.log(`budget: first frame ${firstFrame.toFixed(0)} ms after opening the page (budget 3000 ms)`);
+    console.log(`budget: ${firstLoad.bytes} bytes sent to open the page, ${(firstLoad.bytes / 1e6).toFixed(2)} MB ` +
+                `(budget 20 MB): ${firstLoad.requests.join(', ')}`);
+    console.log(`budget: frame work p50 ${pct(times, 0.5).toFixed(2)} ms p99 ${pct(times, 0.99).toFixed(2)} ms ` +
+                `max ${Math.max(...times).toFixed(2)} ms over ${times.length} frames (budget p99 16.7 ms)`);
+    console.log(`budget: browser frame interval p50 ${pct(raf, 0.5).toFixed(2)} ms p99 ${pct(raf, 0.99).toFixed(2)} ms over ${raf.length} frames`);
+    await shot('5-played');
+  } finally {
+    if (client) await client.close().catch(() => {});
+    proc.kill();
+    server.close();
+  }
+  console.log(`${passes} passed, ${failures} failed`);
+  process.exit(failures ? 1 : 0);
+}
+
+main().catch((e) => { console.error(`FAIL ${e.stack || e}`); process.exit(1); });
