@@ -94,7 +94,7 @@ unpack() {
             rm -rf "$dir"
             dpkg-source --no-check -x "$dl"/*.dsc "$dir" >/dev/null
             touch "$dir/.attnviz-unpacked"
-            rm -rf "$dl"
+            rm -rf "$dl" "$out/src"/*.orig*.tar.* # dpkg-source copies the tarballs beside the folder
             say "source: $pkg $v"
             echo "$dir"
             return 0
@@ -106,14 +106,16 @@ unpack() {
 
 # ---- compiling ----
 
-# compile_one FILE: one source file of the library being built (the
-# variables below), for xargs.
-compile_one() {
-    local flags=()
+# compile_some FILE...: source files of the library being built (the
+# variables below) into objects named after them, for xargs: one emcc for
+# several files, since each emcc starts Python and reads its configuration.
+compile_some() {
+    local flags=() files=()
     [ -z "$DEPS_FLAGS" ] || mapfile -t flags <<<"$DEPS_FLAGS"
-    emcc -O2 -w -sUSE_SDL=0 -c "$DEPS_SRC/$1" -o "$DEPS_OBJ/$(echo "$1" | tr / _).o" "${flags[@]}"
+    for f in "$@"; do files+=("$DEPS_SRC/$f"); done
+    cd "$DEPS_OBJ" && emcc -O2 -w -sUSE_SDL=0 -c "${files[@]}" "${flags[@]}"
 }
-export -f compile_one
+export -f compile_some
 
 # build NAME SRCDIR FLAGS... -- FILES...: compiles FILES (relative to SRCDIR)
 # in parallel into lib NAME.a, unless it was built so already.
@@ -137,7 +139,11 @@ build() {
     export DEPS_FLAGS
     rm -rf "$DEPS_OBJ"
     mkdir -p "$DEPS_OBJ"
-    printf '%s\n' "$@" | xargs -P "$jobs" -n 1 bash -c 'compile_one "$1"' _
+    # one library's files have distinct names (emcc -c writes NAME.o)
+    local dup
+    dup=$(printf '%s\n' "$@" | xargs -n 1 basename | sort | uniq -d)
+    [ -z "$dup" ] || { echo "deps.sh: $name: two sources named $dup" >&2; exit 1; }
+    printf '%s\n' "$@" | xargs -P "$jobs" -n 12 bash -c 'compile_some "$@"' _
     rm -f "$prefix/lib/$name.a"
     emar rcs "$prefix/lib/$name.a" "$DEPS_OBJ"/*.o
     echo "$recipe" >"$stamp"
