@@ -70,7 +70,7 @@ apt_update() {
 # unpacked with Debian's patches. Prints the source folder.
 unpack() {
     local pkg=$1 v dir
-    for dir in "$out/src/$pkg"-*/; do
+    for dir in "$out/src/$pkg"-[0-9]*/; do # libsdl2-2.26.5, not libsdl2-ttf-2.20.1
         if [ -f "$dir/.attnviz-unpacked" ]; then
             echo "${dir%/}"
             return 0
