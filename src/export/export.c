@@ -239,14 +239,14 @@ static int ensure_dir(const char *dir, int *usage, char *err, size_t errlen)
  * can be created in dir. */
 static int probe_dir(const char *dir, char *err, size_t errlen)
 {
-    size_t n = strlen(dir) + 32;
-    char *probe = malloc(n);
+    char *name = export__path_join(dir, EXPORT_PROBE_NAME);
+    char *probe = name ? export__temporary_path(name) : NULL;
+    free(name);
     if (!probe) {
         export__set_err(err, errlen, "%s: out of memory", dir);
         return -1;
     }
-    snprintf(probe, n, "%s/.attnviz-probe.XXXXXX", dir);
-    int fd = mkstemp(probe);
+    int slot = -1, fd = export__open_temporary(probe, &slot);
     if (fd < 0) {
         export__set_err(err, errlen, "%s: cannot write files in this folder: %s", dir, strerror(errno));
         free(probe);
@@ -254,6 +254,7 @@ static int probe_dir(const char *dir, char *err, size_t errlen)
     }
     close(fd);
     unlink(probe);
+    export__temporary_done(slot);
     free(probe);
     return 0;
 }

@@ -46,7 +46,7 @@
  * again is removed, and only that: the files its index.json listed, and
  * frames continuing this export's sequence (ffmpeg would play them on)
  * whose PNG Software chunk says attnviz. Hidden temporaries of attnviz's
- * own naming (.NNN-kind.png.XXXXXX) older than this export, which a killed
+ * own naming (.NNN-kind.png.attnviz-XXXXXX) older than this export, which a killed
  * export left, are removed too. ExportResult counts both.
  *
  * Handout (opt.sheet): A4 portrait pages at 150 dpi, FILE.png, FILE-2.png,

@@ -5,8 +5,9 @@
  *   - a name the previous index.json (format attnviz-export/1) listed, that
  *     has attnviz's own spelling (NNN-kind[-hH].png or NNNNNN.png), or
  *   - a PNG whose Software text chunk says "attnviz ...",
- *   - or a hidden temporary of attnviz's own naming (.NAME.XXXXXX, NAME one
- *     of the above or index.json) last written before this export began.
+ *   - or a hidden temporary of attnviz's own naming (.NAME.attnviz-XXXXXX,
+ *     NAME one of the above or index.json) last written before this export
+ *     began.
  * Every one of them is a regular file (lstat): a FIFO, a device, a folder
  * or a symbolic link is never opened, written or removed.
  */
@@ -179,20 +180,22 @@ int export__remove_owned(const char *dir, const char *name, int listed)
     return gone;
 }
 
-/* ".NAME.XXXXXX" with NAME attnviz's own (or index.json, or the folder
- * probe's "attnviz-probe"): a temporary export_write_* or the probe made. */
+/* ".NAME.attnviz-XXXXXX" with NAME attnviz's own (or index.json, or the
+ * folder probe's "attnviz-probe"): a temporary export_write_* or the probe
+ * made (export__temporary_path). */
 static int is_own_temporary(const char *name)
 {
-    size_t n = strlen(name);
-    if (n < 9 || name[0] != '.' || name[n - 7] != '.') return 0;
+    size_t n = strlen(name), m = sizeof EXPORT_TEMP_MARKER - 1;
+    if (n < 1 + 1 + m + 6 || name[0] != '.') return 0;
+    const char *marker = name + n - 6 - m;
+    if (memcmp(marker, EXPORT_TEMP_MARKER, m) != 0) return 0;
     for (size_t i = n - 6; i < n; i++)
         if (!isalnum((unsigned char)name[i])) return 0;
-    char base[256];
-    size_t bn = n - 8;
-    if (bn >= sizeof base) return 0;
-    memcpy(base, name + 1, bn);
-    base[bn] = '\0';
-    return export__is_own_name(base) || strcmp(base, EXPORT_INDEX_NAME) == 0 || strcmp(base, "attnviz-probe") == 0;
+    char *base = strndup(name + 1, (size_t)(marker - name - 1));
+    int own = base && (export__is_own_name(base) || strcmp(base, EXPORT_INDEX_NAME) == 0 ||
+                       strcmp(base, EXPORT_PROBE_NAME) == 0);
+    free(base);
+    return own;
 }
 
 int export__remove_stale_temporaries(const char *dir, const struct timespec *before)

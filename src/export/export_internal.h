@@ -13,6 +13,21 @@ void export__set_err(char *err, size_t errlen, const char *fmt, ...)
 #endif
     ;
 
+/* ---- temporaries (png_write.c) ---- */
+
+/* What every temporary attnviz makes carries in its name, which no user
+ * would choose: "DIR/.NAME.attnviz-XXXXXX" for the final DIR/NAME. */
+#define EXPORT_TEMP_MARKER ".attnviz-"
+/* The temporary's template for the final path: "DIR/.NAME.attnviz-XXXXXX",
+ * malloc'd; NULL when memory runs out. */
+char *export__temporary_path(const char *path);
+/* Creates a new temporary from that template (its XXXXXX filled in): a new
+ * regular file, mode 0600, registered for export_remove_temporaries under
+ * *slot. The descriptor, or -1 with errno. */
+int export__open_temporary(char *tmp, int *slot);
+/* The temporary of *slot is gone (renamed or removed): unregisters it. */
+void export__temporary_done(int slot);
+
 /* ---- the output folder (export_dir.c) ---- */
 
 /* What the previous export into a folder listed in its index.json: the
@@ -37,7 +52,9 @@ int export__png_is_ours(const char *path);
 /* Removes dir/name when it is a regular file and either listed (the
  * previous index named it) or a PNG attnviz wrote. 1 when removed. */
 int export__remove_owned(const char *dir, const char *name, int listed);
-/* Removes attnviz's own hidden temporaries (.NAME.XXXXXX) last modified
+/* The name the folder probe's temporary stands for (never a final file). */
+#define EXPORT_PROBE_NAME "attnviz-probe"
+/* Removes attnviz's own hidden temporaries (.NAME.attnviz-XXXXXX) last modified
  * before `before`, which a killed export left. Returns how many. */
 int export__remove_stale_temporaries(const char *dir, const struct timespec *before);
 /* -1 with err when dir/name exists and is not a regular file (it will not

@@ -361,7 +361,7 @@ static void read_umask(void)
     umask(umask_value);
 }
 
-/* mkstemp makes 0600 files; give ours what open(..., 0666) would. umask can
+/* Temporaries are made 0600; give ours what open(..., 0666) would. umask can
  * only be read by setting it, so that is done once. */
 static mode_t file_mode(void)
 {
@@ -498,13 +498,33 @@ static int open_new_temporary(char *tmpl, int *slot)
     return -1;
 }
 
-/* Writes through a temporary beside path (".NAME.XXXXXX", created with
- * O_EXCL and O_NOFOLLOW: a new file, never an existing one), renamed over
- * path when every byte is written. */
+char *export__temporary_path(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+    size_t n = strlen(path) + 1 + sizeof EXPORT_TEMP_MARKER - 1 + 6 + 1;
+    char *tmp = malloc(n);
+    if (tmp) snprintf(tmp, n, "%.*s.%s" EXPORT_TEMP_MARKER "XXXXXX", (int)dirlen, path, path + dirlen);
+    return tmp;
+}
+
+int export__open_temporary(char *tmp, int *slot)
+{
+    return open_new_temporary(tmp, slot);
+}
+
+void export__temporary_done(int slot)
+{
+    temp_unregister(slot);
+}
+
+/* Writes through a temporary beside path (export__temporary_path, created
+ * with O_EXCL and O_NOFOLLOW: a new file, never an existing one), renamed
+ * over path when every byte is written. */
 static int write_via_temporary(const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
-    /* 1. The temporary file: ".NAME.XXXXXX" beside the final name, hidden
-     * so that a listing or a glob of *.png never picks it up. */
+    /* 1. The temporary file: ".NAME.attnviz-XXXXXX" beside the final name,
+     * hidden so that a listing or a glob of *.png never picks it up. */
     const char *slash = strrchr(path, '/');
     size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
     const char *base = path + dirlen;
@@ -512,13 +532,11 @@ static int write_via_temporary(const char *path, const void *data, size_t len, c
         export__set_err(err, errlen, "%s: expected a file name, not a folder", path);
         return -1;
     }
-    size_t tlen = dirlen + 1 + strlen(base) + 8;
-    char *tmp = malloc(tlen);
+    char *tmp = export__temporary_path(path);
     if (!tmp) {
         export__set_err(err, errlen, "%s: out of memory", path);
         return -1;
     }
-    snprintf(tmp, tlen, "%.*s.%s.XXXXXX", (int)dirlen, path, base);
     int slot = -1;
     int fd = open_new_temporary(tmp, &slot);
     if (fd < 0) {

@@ -1,8 +1,8 @@
 /* png_write.h: attnviz's PNG writer. Encodes an RGB/RGBA/RGBX pixel buffer
  * with libpng (text chunks included) into memory, and writes files so that a
  * final name never holds a half-written PNG: the bytes go to a temporary file
- * made with mkstemp in the target folder, which is renamed over the final
- * name only once every byte is written and the file is closed. On any error
+ * (.NAME.attnviz-XXXXXX) made in the target folder, which is renamed over the
+ * final name only once every byte is written and the file is closed. On any error
  * (unwritable folder, full disk, a libpng error) the temporary file is
  * removed and the call returns -1 with one line in err.
  *
@@ -146,8 +146,9 @@ int export_png_stream_rows(ExportPngStream *s, const unsigned char *pixels, size
 int export_png_stream_end(ExportPngStream *s, char *err, size_t errlen);
 void export_png_stream_abort(ExportPngStream *s);
 
-/* Writes len bytes to path, atomically for a regular file: through a
- * mkstemp file in path's folder, renamed when complete (mode 0666 & ~umask).
+/* Writes len bytes to path, atomically for a regular file: through a new
+ * temporary in path's folder (.NAME.attnviz-XXXXXX), renamed when complete
+ * (mode 0666 & ~umask).
  * When path already exists and is a device or a pipe (/dev/stdout,
  * /dev/full), the bytes are written to it directly. A folder is an error.
  * 0, or -1 with err = "PATH: reason" and no file left under any name. */

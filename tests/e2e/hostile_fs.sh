@@ -117,12 +117,16 @@ mkdir E
 "$app" export ok.json -o E --steps 1-6 --size 320x200 2>/dev/null
 echo mine >E/notes.png
 echo mine >E/007-my-own.png # attnviz's spelling, but neither listed nor written by attnviz
-touch -d '1 hour ago' E/.003-weight.png.Ab12Cd E/.index.json.Qw3rTy
-echo x >E/.other.png.Ab12Cd
-touch -d '1 hour ago' E/.other.png.Ab12Cd
+# a killed export's temporaries carry attnviz's marker (.NAME.attnviz-XXXXXX)
+touch -d '1 hour ago' E/.003-weight.png.attnviz-Ab12Cd E/.index.json.attnviz-Qw3rTy
+# the user's own hidden files, some named like attnviz's files plus a suffix
+for f in .other.png.Ab12Cd .index.json.backup .001-input.png.before .attnviz-probe.myfile .003-weight.png.Ab12Cd; do
+    echo mine >"E/$f"
+    touch -d '1 hour ago' "E/$f"
+done
 if run "re-export with other --steps" 60 "$app" export ok.json -o E --steps 2-3 --size 320x200; then
-    left=$(cd E && ls -A | sort | tr '\n' ' ')
-    want=".other.png.Ab12Cd 002-weight.png 003-weight.png 007-my-own.png index.json notes.png "
+    left=$(cd E && ls -A | LC_ALL=C sort | tr '\n' ' ')
+    want=".001-input.png.before .003-weight.png.Ab12Cd .attnviz-probe.myfile .index.json.backup .other.png.Ab12Cd 002-weight.png 003-weight.png 007-my-own.png index.json notes.png "
     if [ $st -eq 0 ] && [ "$left" = "$want" ] && grep -q "removed 4 files of an earlier export and 2 stale temporaries" err; then
         ok "a re-export removes the 4 files the earlier index listed and 2 stale temporaries, nothing else"
     else
