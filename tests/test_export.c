@@ -853,6 +853,13 @@ static void test_window_pixels(void **state)
     assert_int_equal(export_save_frame(r, &v, dir, p1, sizeof p1, err, sizeof err), 0);
     assert_int_equal(export_save_frame(r, &v, dir, p2, sizeof p2, err, sizeof err), 0);
     assert_string_not_equal(p1, p2);
+    /* a path the caller's buffer cannot take: refused before writing,
+     * never reported cut */
+    int before = test_dir_count(dir);
+    char small[16];
+    assert_int_equal(export_save_frame(r, &v, dir, small, sizeof small, err, sizeof err), -1);
+    assert_non_null(strstr(err, "too long"));
+    assert_int_equal(test_dir_count(dir), before);
     free(px);
     view_free(&v);
     render_destroy(rc);

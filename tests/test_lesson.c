@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
@@ -547,6 +549,43 @@ static void test_not_regular_files(void **state)
     rmdir(dir);
 }
 
+/* Names in dir other than . and .. */
+static int entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/* lesson_save_new writes a new file whole under the name it reports, or
+ * nothing: a path that does not fit the caller's buffer is refused before
+ * anything is written, never saved under a shortened name. */
+static void test_save_new_files(void **state)
+{
+    (void)state;
+    char dir[64], err[512], path[4096];
+    assert_int_equal(test_scratch_dir(dir, sizeof dir, "save"), 0);
+    Lesson L;
+    load_ok(&L, LESSONS "/mhsa-tiny.json");
+    /* the path needs strlen(dir) + 16 bytes and more: 24 is too few */
+    char small[24];
+    assert_int_equal(lesson_save_new(&L, dir, small, sizeof small, err, sizeof err), -1);
+    if (!strstr(err, "too long")) fail_msg("expected \"too long\", found \"%s\"", err);
+    assert_int_equal(entries(dir), 0);
+    assert_int_equal(lesson_save_new(&L, dir, path, sizeof path, err, sizeof err), 0);
+    assert_int_equal(entries(dir), 1);
+    Lesson back;
+    load_ok(&back, path);
+    lesson_free(&back);
+    unlink(path);
+    lesson_free(&L);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 /* A cut is at a character boundary and marked with "…"; a text that fits is
  * copied whole. */
 static void test_text_copy(void **state)
@@ -896,6 +935,7 @@ int main(void)
         cmocka_unit_test(test_trace_json),
         cmocka_unit_test(test_file_errors),
         cmocka_unit_test(test_not_regular_files),
+        cmocka_unit_test(test_save_new_files),
         cmocka_unit_test(test_text_copy),
         cmocka_unit_test(test_each_limit_reachable),
         cmocka_unit_test(test_positions),

@@ -337,7 +337,7 @@ int cmd_export(int argc, char **argv)
     signal(SIGINT, on_interrupt);
     signal(SIGTERM, on_interrupt);
     ExportResult res;
-    char err[1024];
+    char err[EXPORT_ERR_MAX];
     int rc = export_lesson(&lesson, dir, &opt, &res, err, sizeof err);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);

@@ -218,7 +218,7 @@ static void save_frame(Show *s)
     view_for_saving(v, &clean);
     clean.slides = s->opt.slides; /* --slides: S saves the state as a slide */
     int pw, ph;
-    char saved[1024], err[1200];
+    char saved[PATH_MAX], err[EXPORT_ERR_MAX];
     s->save_request = 0;
     render_set_paper(s->w.rc, 1); /* the same pixels as `attnviz export` */
     int drawn = show_screen_begin(&s->w.scr, s->w.rc, &pw, &ph) == 0 && render_frame(s->w.rc, &clean, pw, ph) == 0;

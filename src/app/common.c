@@ -58,10 +58,16 @@ void app_set_command(const char *name)
 static int vfail(const char *cmd, int status, const char *fmt, va_list ap)
 {
     if (!cmd) cmd = current_command;
-    char msg[4096];
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    /* the whole message, however long its paths: sized first, then written */
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *msg = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (msg) vsnprintf(msg, (size_t)n + 1, fmt, again);
+    va_end(again);
     fprintf(stderr, "attnviz%s%s: ", cmd ? " " : "", cmd ? cmd : "");
-    app_print_line(stderr, msg);
+    app_print_line(stderr, msg ? msg : fmt);
+    free(msg);
     return status;
 }
 

@@ -198,6 +198,19 @@ static int probe_dir(const char *dir, char *err, size_t errlen);
  * file can be created in it. */
 static int ensure_dir(const char *dir, int *usage, char *err, size_t errlen)
 {
+    /* a folder too long for the probe's path takes none of attnviz's files
+     * either: refused (bad input) before it is made */
+    char *probe = export__path_join(dir, EXPORT_PROBE_NAME);
+    if (!probe) {
+        export__set_err(err, errlen, "%s: out of memory", dir);
+        return -1;
+    }
+    int too_long = export__check_length(probe, err, errlen) != 0;
+    free(probe);
+    if (too_long) {
+        *usage = 1;
+        return -1;
+    }
     struct stat st;
     if (stat(dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode)) {
@@ -537,6 +550,12 @@ static int files_plan(Run *r, const char *dir, int *frames_total, char *err, siz
         else
             continue;
         rc = export__check_entry(dir, name, err, errlen);
+        char *path = rc == 0 ? export__path_join(dir, name) : NULL;
+        if (rc == 0 && (!path || export__check_length(path, err, errlen) != 0)) {
+            if (!path) export__set_err(err, errlen, "out of memory");
+            rc = -1;
+        }
+        free(path);
     }
     if (rc != 0) r->res->usage_error = 1;
     return rc;
@@ -767,7 +786,7 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
     }
     if (rc == 0) rc = files_draw(r, pool, dir, list, st, frames_total, &frames, err, errlen);
     /* A drawing failure is the first error; else a worker's, if any. */
-    char perr[512] = "";
+    char perr[EXPORT_ERR_MAX] = "";
     int prc = export_pool_finish(pool, perr, sizeof perr);
     if (rc == 0 && prc != 0) {
         export__set_err(err, errlen, "%s", perr);
@@ -802,43 +821,63 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
 #define SHEET_MARGIN 90   /* 15 mm */
 #define SHEET_GAP    40   /* between one step's caption and the next figure */
 
-/* Page `page` (1-based) of the handout whose first page is path: path
- * itself, then path with "-2", "-3", … before its ".png". */
-static void sheet_page_path(const char *path, int page, char *out, size_t len)
+/* Whether the handout is to be a PDF: its name ends in ".pdf". */
+static int sheet_is_pdf(const char *path)
 {
-    if (page == 1) {
-        snprintf(out, len, "%s", path);
-        return;
-    }
+    size_t n = strlen(path);
+    return n >= 4 && strcasecmp(path + n - 4, ".pdf") == 0;
+}
+
+/* Page `page` (1-based) of the handout whose first page is path: path
+ * itself, then path with "-2", "-3", … before its ".png". malloc'd; NULL
+ * when memory runs out. */
+static char *sheet_page_path(const char *path, int page)
+{
+    if (page == 1) return strdup(path);
     size_t n = strlen(path);
     size_t stem = n >= 4 && strcasecmp(path + n - 4, ".png") == 0 ? n - 4 : n;
-    snprintf(out, len, "%.*s-%d%s", (int)stem, path, page, path + stem);
+    size_t len = n + 16;
+    char *out = malloc(len);
+    if (out) snprintf(out, len, "%.*s-%d%s", (int)stem, path, page, path + stem);
+    return out;
 }
 
-/* Page `page` (≥ 2) of the handout at path as a folder and a name in it. */
-static void sheet_page_entry(const char *path, int page, char *dir, size_t dir_len, char *name, size_t name_len)
+/* Page `page` (≥ 2) of the handout at path as its folder and its name in
+ * it, both malloc'd. 0, or -1 when memory runs out. */
+static int sheet_page_entry(const char *path, int page, char **dir, char **name)
 {
-    char file[1100];
-    sheet_page_path(path, page, file, sizeof file);
-    const char *slash = strrchr(file, '/');
-    if (!slash)
-        snprintf(dir, dir_len, ".");
-    else if (slash == file)
-        snprintf(dir, dir_len, "/");
-    else
-        snprintf(dir, dir_len, "%.*s", (int)(slash - file), file);
-    snprintf(name, name_len, "%s", slash ? slash + 1 : file);
+    char *file = sheet_page_path(path, page);
+    const char *slash = file ? strrchr(file, '/') : NULL;
+    *dir = !file ? NULL : !slash ? strdup(".") : strndup(file, slash == file ? 1 : (size_t)(slash - file));
+    *name = file ? strdup(slash ? slash + 1 : file) : NULL;
+    free(file);
+    if (*dir && *name) return 0;
+    free(*dir);
+    free(*name);
+    *dir = *name = NULL;
+    return -1;
 }
 
-/* Before drawing: a refusal when a later page's name (there are at most as
- * many pages as steps) is taken by something that is not a regular file
- * (a FIFO, a device, a link), which is never opened or replaced. */
+/* Before drawing: a refusal when a page's name, or its temporary's, is
+ * too long for the file system, or when a later page's name (there are
+ * at most as many pages as steps) is taken by something that is not a
+ * regular file (a FIFO, a device, a link), which is never opened or
+ * replaced. */
 static int sheet_check_pages(Run *r, const char *path, char *err, size_t errlen)
 {
-    char dir[1100], name[1100];
-    for (int page = 2; page <= r->n_selected; page++) {
-        sheet_page_entry(path, page, dir, sizeof dir, name, sizeof name);
-        if (export__check_entry(dir, name, err, errlen) != 0) {
+    int pages = sheet_is_pdf(path) ? 1 : r->n_selected;
+    for (int page = 1; page <= pages; page++) {
+        char *file = sheet_page_path(path, page), *dir = NULL, *name = NULL;
+        int rc = -1;
+        if (!file || (page > 1 && sheet_page_entry(path, page, &dir, &name) != 0))
+            export__set_err(err, errlen, "out of memory");
+        else if (export__check_length(file, err, errlen) == 0 &&
+                 (page == 1 || export__check_entry(dir, name, err, errlen) == 0))
+            rc = 0;
+        free(file);
+        free(dir);
+        free(name);
+        if (rc != 0) {
             r->res->usage_error = 1;
             return -1;
         }
@@ -851,10 +890,13 @@ static int sheet_check_pages(Run *r, const char *path, char *err, size_t errlen)
  * are attnviz's PNGs. */
 static void sheet_remove_earlier(Run *r, const char *path, int pages)
 {
-    char dir[1100], name[1100];
     for (int page = pages + 1; page <= EXPORT_MAX_FRAMES; page++) {
-        sheet_page_entry(path, page, dir, sizeof dir, name, sizeof name);
-        if (!export__remove_owned(dir, name, 0)) break;
+        char *dir, *name;
+        if (sheet_page_entry(path, page, &dir, &name) != 0) break;
+        int gone = export__remove_owned(dir, name, 0);
+        free(dir);
+        free(name);
+        if (!gone) break;
         r->res->pages_removed++;
     }
 }
@@ -880,8 +922,12 @@ static void sheet_clear(unsigned char *page, SDL_Color bg)
 
 static int sheet_write_page(Run *r, const char *path, int page, const unsigned char *px, char *err, size_t errlen)
 {
-    char file[1100], title[LESSON_MAX_TEXT_BYTES + 1], software[64], msg[384];
-    sheet_page_path(path, page, file, sizeof file);
+    char title[LESSON_MAX_TEXT_BYTES + 1], software[64], msg[384];
+    char *file = sheet_page_path(path, page);
+    if (!file) {
+        export__set_err(err, errlen, "out of memory");
+        return -1;
+    }
     lesson_text_copy(title, sizeof title, lesson_text(&r->lesson->title, r->opt->lang));
     snprintf(software, sizeof software, "attnviz %s", ATTNVIZ_VERSION);
     ExportPngText text[] = {{"Title", title},
@@ -906,14 +952,8 @@ static int sheet_write_page(Run *r, const char *path, int page, const unsigned c
         rc = export_write_owned_file(file, out.data, out.len, err, errlen);
     if (rc == 0) r->res->bytes += out.len;
     export_buffer_free(&out);
+    free(file);
     return rc;
-}
-
-/* Whether the handout is to be a PDF: its name ends in ".pdf". */
-static int sheet_is_pdf(const char *path)
-{
-    size_t n = strlen(path);
-    return n >= 4 && strcasecmp(path + n - 4, ".pdf") == 0;
 }
 
 /* The handout being written. PNG pages: each page's pixels, figures and
@@ -1158,7 +1198,7 @@ static int sheet_close(Sheet *sh, int ok, char *err, size_t errlen)
 
 static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
 {
-    if (!sheet_is_pdf(path) && sheet_check_pages(r, path, err, errlen) != 0) return -1;
+    if (sheet_check_pages(r, path, err, errlen) != 0) return -1;
     const AttnTrace *t = r->trace;
     View *v = &r->view;
     int fw = SHEET_PAGE_W - 2 * SHEET_MARGIN;
@@ -1395,25 +1435,40 @@ int export_save_image(const ExportImage *img, const View *view, double dpi, cons
     int usage = 0;
     if (ensure_dir(dir, &usage, err, errlen) != 0) return -1;
     const AttnTrace *t = view_trace(view);
-    char name[128], file[256];
+    char name[64];
     export_step_filename(t, view->step, name, sizeof name);
     name[strlen(name) - 4] = 0; /* without ".png" */
     const char *id = view->lesson && view->lesson->id ? view->lesson->id : "attnviz";
-    char *path = NULL;
+    size_t file_len = strlen(id) + strlen(name) + 32;
+    char *file = malloc(file_len), *path = NULL;
+    if (!file) {
+        export__set_err(err, errlen, "out of memory");
+        return -1;
+    }
     /* the first free name: ID-NNN-kind[-hH].png, then -2, -3, ... */
     for (int k = 1; k < 10000; k++) {
         if (k == 1)
-            snprintf(file, sizeof file, "%s-%s.png", id, name);
+            snprintf(file, file_len, "%s-%s.png", id, name);
         else
-            snprintf(file, sizeof file, "%s-%s-%d.png", id, name, k);
+            snprintf(file, file_len, "%s-%s-%d.png", id, name, k);
         free(path);
         path = export__path_join(dir, file);
         if (!path) {
+            free(file);
             export__set_err(err, errlen, "out of memory");
             return -1;
         }
         struct stat st;
         if (lstat(path, &st) != 0) break; /* a name nothing, not even a dangling link, holds */
+    }
+    free(file);
+    /* refused rather than written under a name the caller cannot be told */
+    if (export__check_length(path, err, errlen) != 0 || (path_out && strlen(path) >= path_len)) {
+        if (path_out && strlen(path) >= path_len)
+            export__set_err(err, errlen, "%s: the path is too long to report (%zu bytes, at most %zu)", dir,
+                            strlen(path), path_len - 1);
+        free(path);
+        return -1;
     }
     StepText *st = malloc(sizeof *st);
     if (!st) {

@@ -206,7 +206,8 @@ int export_draw_view(RenderCtx *rc, SDL_Renderer *sdl, const View *view, int wid
  * LESSONID-NNN-kind[-hH].png, or with -2, -3 ... when that exists, with the
  * same text chunks as export_lesson and a pHYs chunk of EXPORT_SCREEN_DPI
  * times the window's pixels per point (192 dpi on a 2× high-DPI screen).
- * Writes the path into path_out. 0, or -1 with err. */
+ * Writes the path into path_out; a path longer than path_len - 1 bytes is
+ * refused before anything is written. 0, or -1 with err. */
 int export_save_frame(SDL_Renderer *sdl, const View *view, const char *dir, char *path_out, size_t path_len, char *err,
                       size_t errlen);
 /* The same from pixels the caller already has, saying `dpi` in pHYs. */

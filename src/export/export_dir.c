@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,5 +237,50 @@ int export__check_entry(const char *dir, const char *name, char *err, size_t err
         rc = -1;
     }
     free(path);
+    return rc;
+}
+
+/* path for a message: whole when it has at most 1024 bytes, else its first
+ * and last 480 bytes (cut between characters) around "…". malloc'd. */
+static char *shortened(const char *path)
+{
+    size_t n = strlen(path), keep = 480;
+    if (n <= 1024) return strdup(path);
+    size_t head = keep, tail = n - keep;
+    while (head > 0 && ((unsigned char)path[head] & 0xC0) == 0x80) head--;
+    while (tail < n && ((unsigned char)path[tail] & 0xC0) == 0x80) tail++;
+    size_t len = head + 3 + (n - tail) + 1;
+    char *s = malloc(len);
+    if (s) snprintf(s, len, "%.*s…%s", (int)head, path, path + tail);
+    return s;
+}
+
+int export__check_length(const char *path, char *err, size_t errlen)
+{
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    /* the temporary a file is written through: ".NAME.attnviz-XXXXXX" */
+    size_t extra = 1 + sizeof EXPORT_TEMP_MARKER - 1 + 6;
+    size_t name_len = strlen(name) + extra, path_len = strlen(path) + extra;
+    long name_max = -1;
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    if (dir && strlen(dir) < PATH_MAX) name_max = pathconf(dir, _PC_NAME_MAX);
+    free(dir);
+    if (name_max <= 0) name_max = NAME_MAX;
+    int rc = 0;
+    if (name_len > (size_t)name_max || path_len >= PATH_MAX) {
+        char *shown = shortened(path);
+        if (name_len > (size_t)name_max)
+            export__set_err(err, errlen,
+                            "%s: the file name is too long: writing it takes a temporary name of %zu bytes "
+                            "(.NAME" EXPORT_TEMP_MARKER "XXXXXX), and the folder takes at most %ld",
+                            shown ? shown : "", name_len, name_max);
+        else
+            export__set_err(err, errlen,
+                            "%s: the path is too long: with its temporary name it has %zu bytes, at most %d are taken",
+                            shown ? shown : "", path_len, PATH_MAX - 1);
+        free(shown);
+        rc = -1;
+    }
     return rc;
 }

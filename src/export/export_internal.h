@@ -57,6 +57,10 @@ int export__remove_owned(const char *dir, const char *name, int listed);
 /* Removes attnviz's own hidden temporaries (.NAME.attnviz-XXXXXX) last modified
  * before `before`, which a killed export left. Returns how many. */
 int export__remove_stale_temporaries(const char *dir, const struct timespec *before);
+/* -1 with err when path, or the temporary it is written through, is
+ * longer than the file system takes (NAME_MAX bytes a name, PATH_MAX a
+ * path): such a file is refused, never written under a shorter name. */
+int export__check_length(const char *path, char *err, size_t errlen);
 /* -1 with err when dir/name exists and is not a regular file (it will not
  * be replaced); 0 when it is free or a regular file. */
 int export__check_entry(const char *dir, const char *name, char *err, size_t errlen);

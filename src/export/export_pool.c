@@ -52,7 +52,7 @@ struct ExportPool {
 
     int stop; /* destroy: workers exit once the queue is empty */
     int failed;
-    char error[1024]; /* the first failure */
+    char error[EXPORT_ERR_MAX]; /* the first failure */
     ExportPoolStats stats;
 
     pthread_mutex_t mu;
@@ -120,7 +120,7 @@ static void *pool_worker(void *arg)
         if (j->slot < 0 && j->enc->state != 1) skip = 1;
         pthread_mutex_unlock(&p->mu);
 
-        char err[512] = "";
+        char err[EXPORT_ERR_MAX] = "";
         int rc = 0;
         double c0 = thread_cpu_seconds(), c1 = c0, t1 = attn_clock_seconds(), t2 = t1;
         const ExportBuffer *out = &buf;
@@ -312,7 +312,7 @@ int export_pool_submit(ExportPool *p, unsigned char *buffer, const char *path, c
     Encoded *e = calloc(1, sizeof *e);
     pthread_mutex_lock(&p->mu);
     if ((!j || !e) && !p->failed) {
-        char msg[600];
+        char msg[EXPORT_ERR_MAX];
         snprintf(msg, sizeof msg, "%s: out of memory", path);
         fail_locked(p, msg);
     }

@@ -417,9 +417,8 @@ static int write_direct(const char *path, const void *data, size_t len, char *er
 /* Each slot holds the path of one temporary file while it exists: state 0
  * free, 1 taken (being filled), 2 a path a signal handler may unlink. Only
  * lock-free atomics and unlink are used on the handler's side. */
-#define TEMP_SLOTS    64
-#define TEMP_PATH_MAX 1024
-static char temp_paths[TEMP_SLOTS][TEMP_PATH_MAX];
+#define TEMP_SLOTS 64
+static char temp_paths[TEMP_SLOTS][PATH_MAX]; /* a longer path is never opened (ENAMETOOLONG) */
 static atomic_int temp_state[TEMP_SLOTS];
 static atomic_int temp_closing; /* set by export_remove_temporaries: the process is ending */
 
@@ -430,7 +429,7 @@ static atomic_int temp_closing; /* set by export_remove_temporaries: the process
 static int temp_register(const char *path)
 {
     size_t n = strlen(path);
-    if (n >= TEMP_PATH_MAX) return -1;
+    if (n >= PATH_MAX) return -1;
     for (int i = 0; i < TEMP_SLOTS; i++) {
         int expect = 0;
         if (atomic_compare_exchange_strong(&temp_state[i], &expect, 1)) {

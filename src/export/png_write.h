@@ -35,11 +35,16 @@
 #ifndef EXPORT_PNG_WRITE_H
 #define EXPORT_PNG_WRITE_H
 
+#include <limits.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Room for any one-line error of this module: two paths and a reason. A
+ * path longer than PATH_MAX is refused with a message that shortens it. */
+#define EXPORT_ERR_MAX (2 * PATH_MAX + 512)
 
 typedef enum ExportPixelLayout {
     EXPORT_PIXELS_RGB24,  /* R,G,B */

@@ -248,8 +248,9 @@ int lesson_write_json(FILE *out, const Lesson *lesson);
 /* Saves the lesson as a new file DIR/ID.json, atomically (a temporary file
  * in DIR, then linked under its name), creating DIR when only it is missing.
  * Never replaces a file: when ID.json is taken the name and the lesson's id
- * become ID-2, ID-3, ... The file's path goes to path. 0, or -1 with one
- * line in err (nothing is left behind). */
+ * become ID-2, ID-3, ... The file's path goes to path; a path longer than
+ * pathlen - 1 bytes is refused before anything is written. 0, or -1 with
+ * one line in err (nothing is left behind). */
 int lesson_save_new(Lesson *lesson, const char *dir, char *path, size_t pathlen, char *err, size_t errlen);
 
 /* Writes the trace as "attnviz-trace/1" JSON (see README). 0, or -1 on a

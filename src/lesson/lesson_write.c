@@ -172,20 +172,32 @@ int lesson_write_json(FILE *f, const Lesson *L)
     return ferror(f) ? -1 : 0;
 }
 
-/* Writes the lesson into a new temporary file in dir; its name in tmp. */
-static int write_temp(const Lesson *L, const char *dir, char *tmp, size_t tmplen, char *err, size_t errlen)
+/* Writes the lesson into a new temporary file in dir, "DIR/.ID.json.attnviz-XXXXXX"
+ * (the marker attnviz's temporaries carry); its path in *tmp, malloc'd. */
+static int write_temp(const Lesson *L, const char *dir, char **tmp, char *err, size_t errlen)
 {
-    snprintf(tmp, tmplen, "%s/.%s.json.XXXXXX", dir, L->id);
-    int fd = mkstemp(tmp);
+    size_t len = strlen(dir) + strlen(L->id) + 32;
+    *tmp = malloc(len);
+    if (!*tmp) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    snprintf(*tmp, len, "%s/.%s.json.attnviz-XXXXXX", dir, L->id);
+    int fd = mkstemp(*tmp);
     if (fd < 0) {
         snprintf(err, errlen, "%s: cannot create a file there: %s", dir, strerror(errno));
+        free(*tmp);
+        *tmp = NULL;
         return -1;
     }
     FILE *f = fdopen(fd, "w");
     if (!f) {
+        int e = errno;
         close(fd);
-        unlink(tmp);
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        unlink(*tmp);
+        snprintf(err, errlen, "%s: %s", dir, strerror(e));
+        free(*tmp);
+        *tmp = NULL;
         return -1;
     }
     int rc = lesson_write_json(f, L);
@@ -194,8 +206,10 @@ static int write_temp(const Lesson *L, const char *dir, char *tmp, size_t tmplen
     int e = errno;
     if (fclose(f) != 0 && rc == 0) rc = -1, e = errno;
     if (rc != 0) {
-        unlink(tmp);
+        unlink(*tmp);
         snprintf(err, errlen, "%s: writing the lesson: %s", dir, strerror(e ? e : EIO));
+        free(*tmp);
+        *tmp = NULL;
         return -1;
     }
     return 0;
@@ -231,14 +245,19 @@ int lesson_save_new(Lesson *L, const char *dir, char *path, size_t pathlen, char
         }
         if (L->id != id) free(L->id);
         L->id = nid;
-        snprintf(path, pathlen, "%s/%s.json", dir, nid);
+        /* refused rather than saved under a name the caller cannot be told */
+        if ((size_t)snprintf(path, pathlen, "%s/%s.json", dir, nid) >= pathlen) {
+            snprintf(err, errlen, "%s: the path is too long to save a lesson in (at most %zu bytes)", dir, pathlen - 1);
+            break;
+        }
         if (lstat(path, &st) == 0) continue; /* taken: never replaced */
-        char tmp[4096];
-        if (write_temp(L, dir, tmp, sizeof tmp, err, errlen) != 0) break;
+        char *tmp;
+        if (write_temp(L, dir, &tmp, err, errlen) != 0) break;
         /* link() makes the file appear whole under its name, and fails when
          * the name was taken meanwhile */
         int rc = link(tmp, path), e = errno;
         unlink(tmp);
+        free(tmp);
         if (rc == 0) {
             free(id);
             return 0;

@@ -171,6 +171,42 @@ for sig in TERM INT; do
     fi
 done
 
+# ---- long paths: written whole or refused, never cut -------------------------------------
+# Folders of 200-byte names make --sheet's path 1,103 bytes long: cut at
+# 1,100 bytes it would read .../handout, where a foreign file waits.
+deep=$work/$(printf 'a%.0s' $(seq 200))/$(printf 'b%.0s' $(seq 200))/$(printf 'c%.0s' $(seq 200))/$(printf 'd%.0s' $(seq 200))/$(printf 'e%.0s' $(seq 200))
+deep=$deep/$(printf 'f%.0s' $(seq $((1103 - ${#deep} - 1 - 12))))
+mkdir -p "$deep"
+echo "not attnviz's" >"$deep/handout"
+if run "--sheet with a 1,103-byte path" 120 "$app" export ok.json --sheet "$deep/handout.png" --steps 1-3 --size 320x200; then
+    if [ $st -eq 0 ] && [ ${#deep} -eq 1091 ] && [ "$(cat "$deep/handout")" = "not attnviz's" ] &&
+        [ -f "$deep/handout.png" ] && ! grep -q removed err; then
+        ok "--sheet at a 1,103-byte path writes that file and leaves the foreign .../handout"
+    else
+        fail "--sheet at a long path: status $st, handout '$(cat "$deep/handout" 2>&1)', $(ls "$deep" | tr '\n' ' '), err '$(cat err)'"
+    fi
+fi
+# A name whose temporary (.NAME.attnviz-XXXXXX) would pass NAME_MAX, and a
+# path past PATH_MAX: refused before drawing, naming the limit.
+name=$(printf 'n%.0s' $(seq 236)).png
+if run "--sheet with a 240-byte name" 60 "$app" export ok.json --sheet "$name" --steps 1 --size 320x200; then
+    if [ $st -eq 2 ] && grep -q "too long" err && [ -z "$(ls -A | grep '^\.n\|^nnn')" ]; then
+        ok "--sheet with a 240-byte name: refused, nothing written"
+    else
+        fail "--sheet with a 240-byte name: status $st, err '$(cat err)'"
+    fi
+fi
+far=$deep
+while [ ${#far} -lt 4100 ]; do far=$far/$(printf 'g%.0s' $(seq 200)); done
+if run "-o past PATH_MAX" 60 "$app" export ok.json -o "$far" --steps 1 --size 320x200; then
+    if [ $st -ne 0 ] && grep -q "too long" err && [ "$(wc -l <err)" -eq 1 ]; then
+        ok "-o past PATH_MAX: refused with one line"
+    else
+        fail "-o past PATH_MAX: status $st, err '$(cat err)'"
+    fi
+fi
+rm -rf "$work/$(printf 'a%.0s' $(seq 200))"
+
 # ---- long texts: cut only at a character, never dropped ----------------------------------
 if ! command -v python3 >/dev/null 2>&1; then
     echo "skip: long texts (python3 reads index.json and the PNG chunks; not installed)"
