@@ -6,7 +6,9 @@
  * file, /proc, an invalid size, a full disk) gives its one-line message and
  * exit status and leaves no partial file; and export's pixels equal the
  * window's for the same view state and size. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -56,7 +59,8 @@ static void load(Lesson *l, const char *path)
     if (lesson_load(l, path, &e) != 0) fail_msg("%s", e.msg);
 }
 
-/* Every name in dir is a complete PNG of w × h, or index.json; returns the PNG count. */
+/* Every name in dir is a complete PNG of w × h, or index.json, or the
+ * journal of an export that did not finish; returns the PNG count. */
 static int check_dir_pngs(const char *dir, int w, int h)
 {
     char cmd[512];
@@ -67,7 +71,8 @@ static int check_dir_pngs(const char *dir, int w, int h)
     int n = 0;
     while (fgets(name, sizeof name, p)) {
         name[strcspn(name, "\n")] = 0;
-        if (strcmp(name, EXPORT_INDEX_NAME) == 0) continue;
+        if (strcmp(name, EXPORT_INDEX_NAME) == 0 || strcmp(name, "." EXPORT_INDEX_NAME EXPORT_JOURNAL_MARKER) == 0)
+            continue;
         if (name[0] == '.') fail_msg("%s/%s: a temporary or hidden file was left behind", dir, name);
         size_t len = strlen(name);
         if (len < 4 || strcmp(name + len - 4, ".png") != 0) fail_msg("%s/%s: not a PNG name", dir, name);
@@ -138,8 +143,15 @@ static void test_steps_files_and_index(void **state)
         char narr[4096];
         view_narration(&v, narr, sizeof narr);
         assert_string_equal(cJSON_GetObjectItem(e, "narration")->valuestring, narr);
-        /* the PNG says the same about itself */
+        /* the PNG says the same about itself, and is what index.json recorded */
         snprintf(path, sizeof path, "%s/%s", dir, file);
+        size_t bytes = 0;
+        char *data = test_read_file(path, &bytes), hex[EXPORT_SHA256_HEX];
+        assert_non_null(data);
+        export__sha256(data, bytes, hex);
+        free(data);
+        assert_int_equal(cJSON_GetObjectItem(e, "bytes")->valuedouble, (double)bytes);
+        assert_string_equal(cJSON_GetObjectItem(e, "sha256")->valuestring, hex);
         TestPng png;
         if (test_png_read(path, &png, err, sizeof err) != 0) fail_msg("%s", err);
         assert_string_equal(test_png_text(&png, "attnviz:step-kind"), attn_step_kind_name(s->kind));
@@ -483,6 +495,27 @@ static void test_sheet_earlier_pages(void **state)
     assert_true(res.usage_error);
     assert_non_null(strstr(err, "handout-2.png"));
     assert_int_equal(test_dir_count(scratch), 1); /* the FIFO alone */
+    assert_int_equal(unlink(path), 0);
+    /* copies of a step's PNG named like later pages are not pages: kept */
+    char dir[600], cmd[2048];
+    snprintf(dir, sizeof dir, "%s/steps", scratch);
+    opt.sheet = NULL;
+    opt.write_steps = 1;
+    opt.steps = "1";
+    if (export_lesson(&l, dir, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    snprintf(cmd, sizeof cmd, "cp '%s/001-input.png' '%s/notes-2.png' && cp '%s/001-input.png' '%s/notes-3.png'", dir,
+             scratch, dir, scratch);
+    assert_int_equal(system(cmd), 0);
+    snprintf(sheet, sizeof sheet, "%s/notes.png", scratch);
+    opt.sheet = sheet;
+    opt.write_steps = 0;
+    if (export_lesson(&l, NULL, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_int_equal(res.pages, 1);
+    assert_int_equal(res.pages_removed, 0);
+    snprintf(path, sizeof path, "%s/notes-2.png", scratch);
+    assert_int_equal(access(path, F_OK), 0);
+    snprintf(path, sizeof path, "%s/notes-3.png", scratch);
+    assert_int_equal(access(path, F_OK), 0);
     lesson_free(&l);
 }
 
@@ -946,6 +979,209 @@ static void test_scale(void **state)
     lesson_free(&l);
 }
 
+/* SHA-256 against FIPS 180-4's examples and a million 'a's. */
+static void test_sha256(void **state)
+{
+    (void)state;
+    char hex[EXPORT_SHA256_HEX];
+    export__sha256("", 0, hex);
+    assert_string_equal(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    export__sha256("abc", 3, hex);
+    assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"; /* 448 bits: two blocks */
+    export__sha256(two, strlen(two), hex);
+    assert_string_equal(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    char *a = malloc(1000000);
+    assert_non_null(a);
+    memset(a, 'a', 1000000);
+    export__sha256(a, 1000000, hex);
+    assert_string_equal(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+    free(a);
+}
+
+/* ---- an export's folder describes exactly one export ---- */
+
+/* Names in dir, sorted, one string "a b c " (hidden ones too). */
+static void dir_listing(const char *dir, char *out, size_t len)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | LC_ALL=C sort | tr '\\n' ' '", dir);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, len - 1, p);
+    out[n] = 0;
+    pclose(p);
+}
+
+/* The lesson id the PNG at dir/name says it shows. */
+static char *png_lesson(const char *dir, const char *name)
+{
+    char path[1024], err[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    TestPng png;
+    if (test_png_read(path, &png, err, sizeof err) != 0) fail_msg("%s", err);
+    char *id = strdup(test_png_text(&png, "attnviz:lesson"));
+    test_png_free(&png);
+    return id;
+}
+
+/* Every PNG in dir is lesson id's and is listed, with its size and hash, in
+ * the journal dir/.index.json.attnviz-journal; nothing else is in dir. */
+static void expect_journal_describes(const char *dir, const char *id)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/.%s" EXPORT_JOURNAL_MARKER, dir, EXPORT_INDEX_NAME);
+    char *journal = test_read_file(path, NULL);
+    if (!journal) fail_msg("%s: no journal of the export that did not finish", path);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *de;
+    int pngs = 0;
+    while ((de = readdir(d))) {
+        const char *name = de->d_name;
+        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || strcmp(path + strlen(dir) + 1, name) == 0) continue;
+        if (!export__is_own_name(name)) fail_msg("%s/%s: neither a PNG of the export nor its journal", dir, name);
+        char *lesson = png_lesson(dir, name);
+        if (strcmp(lesson, id) != 0) fail_msg("%s/%s: shows %s, the export was of %s", dir, name, lesson, id);
+        free(lesson);
+        char file[1024], hex[EXPORT_SHA256_HEX], line[1200];
+        snprintf(file, sizeof file, "%s/%s", dir, name);
+        size_t bytes = 0;
+        char *data = test_read_file(file, &bytes);
+        export__sha256(data, bytes, hex);
+        free(data);
+        snprintf(line, sizeof line, "\n%zu %s %s\n", bytes, hex, name);
+        if (!strstr(journal, line)) fail_msg("%s: the journal does not list %s as written", path, name);
+        pngs++;
+    }
+    closedir(d);
+    assert_true(pngs > 0);
+    free(journal);
+}
+
+/* An interrupted export into a folder that held another lesson's export:
+ * no index.json is left to describe the earlier lesson, the PNGs are the
+ * new export's alone, and the journal lists each of them; the next export
+ * (of two steps) removes them, and the folder then holds exactly what its
+ * index.json lists. */
+static void test_interrupted_folder(void **state)
+{
+    (void)state;
+    Lesson a, b;
+    load(&a, LESSON_A);
+    load(&b, LESSON_B);
+    ExportOptions opt;
+    export_options_init(&opt);
+    opt.width = 320;
+    opt.height = 180;
+    char dir[512], err[EXPORT_ERR_MAX] = "", listing[4096];
+    snprintf(dir, sizeof dir, "%s/two", scratch);
+    ExportResult res;
+    if (export_lesson(&b, dir, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    int calls = 0;
+    cancel_flag = 0;
+    opt.cancel = &cancel_flag;
+    opt.progress = cancel_after_ten;
+    opt.progress_user = &calls;
+    assert_int_equal(export_lesson(&a, dir, &opt, &res, err, sizeof err), -1);
+    assert_non_null(strstr(err, "interrupted"));
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, EXPORT_INDEX_NAME);
+    if (access(path, F_OK) == 0) fail_msg("%s: an index.json is left beside an export that did not finish", path);
+    expect_journal_describes(dir, a.id);
+    /* the next export finishes the clean-up */
+    opt.cancel = NULL;
+    opt.progress = NULL;
+    opt.steps = "1-2";
+    if (export_lesson(&a, dir, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    dir_listing(dir, listing, sizeof listing);
+    assert_string_equal(listing, "001-input.png 002-weight.png index.json ");
+    lesson_free(&a);
+    lesson_free(&b);
+}
+
+/* An interrupted handout leaves the earlier handout as it was, every page;
+ * a finished one replaces it whole. */
+static void test_interrupted_sheet(void **state)
+{
+    (void)state;
+    Lesson a, b;
+    load(&a, LESSON_A);
+    load(&b, LESSON_B);
+    ExportOptions opt;
+    export_options_init(&opt);
+    opt.width = 320;
+    opt.height = 180;
+    opt.write_steps = 0;
+    char sheet[512], err[EXPORT_ERR_MAX] = "", before[4096], after[4096];
+    snprintf(sheet, sizeof sheet, "%s/handout.png", scratch);
+    opt.sheet = sheet;
+    ExportResult res;
+    if (export_lesson(&a, NULL, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    int pages = res.pages;
+    assert_true(pages >= 3);
+    char sums[1024];
+    snprintf(sums, sizeof sums, "cd '%s' && ls -A | LC_ALL=C sort | xargs sha256sum | tr '\\n' ' '", scratch);
+    FILE *p = popen(sums, "r");
+    before[fread(before, 1, sizeof before - 1, p)] = 0;
+    pclose(p);
+    int calls = 0;
+    cancel_flag = 0;
+    opt.cancel = &cancel_flag;
+    opt.progress = cancel_after_ten;
+    opt.progress_user = &calls;
+    assert_int_equal(export_lesson(&b, NULL, &opt, &res, err, sizeof err), -1);
+    assert_non_null(strstr(err, "interrupted"));
+    p = popen(sums, "r");
+    after[fread(after, 1, sizeof after - 1, p)] = 0;
+    pclose(p);
+    assert_string_equal(after, before);
+    /* finished: the pages are all of lesson b */
+    opt.cancel = NULL;
+    opt.progress = NULL;
+    if (export_lesson(&b, NULL, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_int_equal(test_dir_count(scratch), res.pages);
+    for (int k = 1; k <= res.pages; k++) {
+        char name[64];
+        if (k == 1)
+            snprintf(name, sizeof name, "handout.png");
+        else
+            snprintf(name, sizeof name, "handout-%d.png", k);
+        char *id = png_lesson(scratch, name);
+        assert_string_equal(id, b.id);
+        free(id);
+    }
+    lesson_free(&a);
+    lesson_free(&b);
+}
+
+/* Two exports into one folder at once: the second is refused while the
+ * first holds it. */
+static void test_folder_locked(void **state)
+{
+    (void)state;
+    Lesson l;
+    load(&l, LESSON_A);
+    ExportOptions opt;
+    export_options_init(&opt);
+    opt.width = 320;
+    opt.height = 180;
+    opt.steps = "1";
+    char dir[512], err[EXPORT_ERR_MAX] = "";
+    snprintf(dir, sizeof dir, "%s/locked", scratch);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    assert_true(fd >= 0);
+    assert_int_equal(flock(fd, LOCK_EX), 0);
+    ExportResult res;
+    assert_int_equal(export_lesson(&l, dir, &opt, &res, err, sizeof err), -1);
+    assert_non_null(strstr(err, "another attnviz export is writing into this folder"));
+    assert_int_equal(test_dir_count(dir), 0);
+    close(fd);
+    if (export_lesson(&l, dir, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    lesson_free(&l);
+}
+
 /* attnviz's own file names, the only ones it removes from a folder even
  * when an edited index.json lists others. */
 static void test_own_names(void **state)
@@ -972,6 +1208,7 @@ int main(void)
         cmocka_unit_test(test_parse_size),
         cmocka_unit_test(test_select_steps),
         cmocka_unit_test(test_own_names),
+        cmocka_unit_test(test_sha256),
         cmocka_unit_test_setup_teardown(test_steps_files_and_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_frames_count, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sheet, setup, teardown),
@@ -982,6 +1219,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_full_disk_library, setup, teardown),
         cmocka_unit_test_setup_teardown(test_progress_only_on_a_terminal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_interrupted_folder, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_interrupted_sheet, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_folder_locked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_window_pixels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_on_paper, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scale, setup, teardown),

@@ -2,8 +2,9 @@
  * files, headless (src/export does the work; this parses and reports). */
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,9 +60,7 @@ static void export_usage(FILE *out)
             "  --frames           every animation frame instead: 000000.png, 000001.png\n"
             "                     ... (ffmpeg -framerate 30 -i DIR/%%06d.png out.mp4); a\n"
             "                     step animating d s gets ceil((d + dwell) * fps / speed)\n"
-            "                     frames, its final state held for the dwell; frames\n"
-            "                     of an earlier, longer export that would follow ours in\n"
-            "                     the sequence are removed\n"
+            "                     frames, its final state held for the dwell\n"
             "  --fps N            frames per second with --frames (default %g)\n"
             "  --dwell S          seconds a finished step is held, --frames (default %g)\n"
             "  --speed X          animation speed with --frames (default 1)\n"
@@ -78,8 +77,12 @@ static void export_usage(FILE *out)
             "\n"
             "Nothing is half-written: each file is written under a temporary name in\n"
             "its folder and renamed when complete; Ctrl-C stops after the files being\n"
-            "written. Exit status: 0 done, 1 a runtime failure (a folder that cannot be\n"
-            "created or written, a full disk), 2 bad input or usage.\n",
+            "written. Exporting again into DIR (or FILE.png) removes what the earlier\n"
+            "export wrote there, as its index.json (or first page) recorded it, and\n"
+            "only while each file is still what attnviz wrote; files attnviz did not\n"
+            "write are never replaced or removed. Exit status: 0 done, 1 a runtime\n"
+            "failure (a folder that cannot be created or written, a full disk), 2 bad\n"
+            "input or usage.\n",
             EXPORT_DEFAULT_WIDTH, EXPORT_DEFAULT_HEIGHT, EXPORT_DEFAULT_FPS, VIEW_DWELL_SECONDS,
             EXPORT_PNG_DEFAULT_LEVEL, EXPORT_PNG_DEFAULT_FILTER, EXPORT_PNG_DEFAULT_STRATEGY);
 }
@@ -109,6 +112,27 @@ static void on_interrupt(int sig)
     /* 0.4 s: the process, its memory unmapped, is gone within a second */
     struct itimerval deadline = {{0, 0}, {0, 400000}};
     setitimer(ITIMER_REAL, &deadline, NULL);
+}
+
+/* One line to stderr, whole however long its paths, escaped as every line
+ * from outside is. */
+static void export_note(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+static void export_note(const char *fmt, ...)
+{
+    va_list ap, again;
+    va_start(ap, fmt);
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *line = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (line) vsnprintf(line, (size_t)n + 1, fmt, again);
+    va_end(again);
+    va_end(ap);
+    if (line) app_print_line(stderr, line);
+    free(line);
 }
 
 typedef struct Progress {
@@ -346,19 +370,17 @@ int cmd_export(int argc, char **argv)
     if (pr.shown) fputc('\n', stderr);
     lesson_free(&lesson);
     if (rc != 0) return app_cmd_fail("export", res.usage_error ? APP_USAGE : APP_RUNTIME, "%s", err);
-    if (res.stale_removed || res.temps_removed) {
-        char line[1200];
-        snprintf(line, sizeof line, "export: removed %d file%s of an earlier export and %d stale temporar%s from %s",
-                 res.stale_removed, res.stale_removed == 1 ? "" : "s", res.temps_removed,
-                 res.temps_removed == 1 ? "y" : "ies", dir);
-        app_print_line(stderr, line);
-    }
-    if (res.pages_removed) {
-        char line[1200];
-        snprintf(line, sizeof line, "export: removed %d page%s of an earlier, longer handout after %s",
-                 res.pages_removed, res.pages_removed == 1 ? "" : "s", opt.sheet);
-        app_print_line(stderr, line);
-    }
+    if (res.stale_removed || res.temps_removed)
+        export_note("export: removed %d file%s of an earlier export and %d stale temporar%s from %s", res.stale_removed,
+                    res.stale_removed == 1 ? "" : "s", res.temps_removed, res.temps_removed == 1 ? "y" : "ies", dir);
+    if (res.earlier_left)
+        export_note("export: left %d file%s an earlier export listed in %s: %s no longer what attnviz wrote (changed "
+                    "since, or listed without a size and hash)",
+                    res.earlier_left, res.earlier_left == 1 ? "" : "s", dir,
+                    res.earlier_left == 1 ? "it is" : "they are");
+    if (res.pages_removed)
+        export_note("export: removed %d page%s of an earlier, longer handout after %s", res.pages_removed,
+                    res.pages_removed == 1 ? "" : "s", opt.sheet);
     if (x.stats && res.files == 0 && res.pages > 0) {
         fprintf(stderr, "export: a handout of %d page%s (%d steps) in %.3f s: draw %.2f ms/step, %.1f KiB/page\n",
                 res.pages, res.pages == 1 ? "" : "s", res.steps, res.seconds,

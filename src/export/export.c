@@ -8,6 +8,7 @@
 #include <fontconfig/fontconfig.h>
 #endif
 
+#include <assert.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
@@ -198,15 +199,15 @@ static int probe_dir(const char *dir, char *err, size_t errlen);
  * file can be created in it. */
 static int ensure_dir(const char *dir, int *usage, char *err, size_t errlen)
 {
-    /* a folder too long for the probe's path takes none of attnviz's files
-     * either: refused (bad input) before it is made */
-    char *probe = export__path_join(dir, EXPORT_PROBE_NAME);
-    if (!probe) {
+    /* a folder too long for the journal's path (the longest attnviz makes
+     * there) is refused (bad input) before it is made */
+    char *journal = export__journal_path(dir, EXPORT_INDEX_NAME);
+    if (!journal) {
         export__set_err(err, errlen, "%s: out of memory", dir);
         return -1;
     }
-    int too_long = export__check_length(probe, err, errlen) != 0;
-    free(probe);
+    int too_long = export__check_length(journal, err, errlen) != 0;
+    free(journal);
     if (too_long) {
         *usage = 1;
         return -1;
@@ -480,6 +481,12 @@ static void caption_draw(const Caption *c, RenderCtx *rc, SDL_Renderer *sdl, int
 
 /* ---- the export ---- */
 
+/* A file as written: its size and SHA-256, for index.json. */
+typedef struct FileHash {
+    long long bytes;
+    char sha256[EXPORT_SHA256_HEX];
+} FileHash;
+
 typedef struct Run {
     const Lesson *lesson;
     const ExportOptions *opt;
@@ -495,6 +502,10 @@ typedef struct Run {
     double part_t0;          /* start of the current part (files, sheet) */
     const char *what;        /* the current part, for progress */
     ExportResult *res;
+    /* the folder part: what each file written holds, by step index (one
+     * PNG per step) or frame number, and the journal that lists them */
+    FileHash *hashes; /* (n_steps or frames_total) */
+    ExportJournal journal;
 } Run;
 
 /* Tells the caller how far the export is: frames_done < 0 means "ask the pool". */
@@ -520,11 +531,24 @@ static void report(Run *r, ExportPool *pool, int steps_done, int frames_done, in
 
 /* ---- one PNG per step, or every frame ---- */
 
+/* The name this run gives file number k (a step index, or a frame number). */
+static void files_name(const Run *r, int k, char *name, size_t len)
+{
+    if (r->opt->frames)
+        snprintf(name, len, "%06d.png", k);
+    else
+        export_step_filename(r->trace, k, name, len);
+}
+
 /* The frames this run writes (1 per step, or export_step_frames per step),
- * and a refusal, before anything is drawn, when a name it would write is
- * taken by something that is not a regular file (a FIFO, a device, a link):
- * that entry is never opened or replaced. */
-static int files_plan(Run *r, const char *dir, int *frames_total, char *err, size_t errlen)
+ * and what the earlier export into dir recorded (its index.json and the
+ * journal of an export that did not finish) into prev. Before anything is
+ * drawn or touched, a refusal when a name this run writes is taken by
+ * something it does not replace: anything but a regular file (a FIFO, a
+ * device, a link: never opened), a file that is not attnviz's, or an
+ * index.json of anything else; or when a name is too long. */
+static int files_plan(Run *r, const char *dir, const char *journal, int *frames_total, ExportRecords *prev, char *err,
+                      size_t errlen)
 {
     const ExportOptions *opt = r->opt;
     const AttnTrace *t = r->trace;
@@ -540,25 +564,103 @@ static int files_plan(Run *r, const char *dir, int *frames_total, char *err, siz
             }
         }
     *frames_total = total;
-    char name[64];
     int rc = export__check_entry(dir, EXPORT_INDEX_NAME, err, errlen);
+    const char *slash = strrchr(journal, '/');
+    if (rc == 0) rc = export__check_entry(dir, slash ? slash + 1 : journal, err, errlen);
+    if (rc == 0 && export__previous_read(dir, prev) < 0) {
+        export__set_err(err, errlen,
+                        "%s/%s: exists and is not the index of an attnviz export; attnviz replaces only its own files",
+                        dir, EXPORT_INDEX_NAME);
+        rc = -1;
+    }
+    if (rc == 0) export__journal_read(journal, prev, export__accept_own_name, NULL);
+    char name[64];
     for (int i = 0; rc == 0 && i < (opt->frames ? total : t->n_steps); i++) {
-        if (opt->frames)
-            snprintf(name, sizeof name, "%06d.png", i);
-        else if (r->selected[i])
-            export_step_filename(t, i, name, sizeof name);
-        else
-            continue;
-        rc = export__check_entry(dir, name, err, errlen);
-        char *path = rc == 0 ? export__path_join(dir, name) : NULL;
-        if (rc == 0 && (!path || export__check_length(path, err, errlen) != 0)) {
-            if (!path) export__set_err(err, errlen, "out of memory");
+        if (!opt->frames && !r->selected[i]) continue;
+        files_name(r, i, name, sizeof name);
+        char *path = export__path_join(dir, name);
+        if (!path) export__set_err(err, errlen, "out of memory");
+        if (!path || export__check_length(path, err, errlen) != 0 ||
+            export__check_replaceable(dir, name, NULL, "a PNG attnviz wrote", err, errlen) != 0)
             rc = -1;
-        }
         free(path);
     }
     if (rc != 0) r->res->usage_error = 1;
     return rc;
+}
+
+/* Was `name` (one an earlier export recorded) written again by this run? */
+static int files_written_now(const Run *r, const char *name, int frames)
+{
+    int k;
+    if (export__is_frame_name(name, &k)) return r->opt->frames && k < frames;
+    if (r->opt->frames) return 0;
+    int i = view_step_index(atoi(name)); /* file names count steps from 1 */
+    if (i < 0 || i >= r->trace->n_steps || !r->selected[i]) return 0;
+    char mine[64];
+    export_step_filename(r->trace, i, mine, sizeof mine);
+    return strcmp(mine, name) == 0;
+}
+
+/* Before this run writes a file: the journal lists what the earlier
+ * export recorded, its index.json goes, and so do its files, each only
+ * while it is exactly what was recorded (export__remove_recorded); the
+ * folder then holds no export but this one's files as they are written.
+ * Files recorded but changed since (and those an older attnviz listed
+ * without a size and hash) stay, and are counted. Then a killed export's
+ * temporaries go. */
+static int files_begin(Run *r, const char *dir, const char *journal, const ExportRecords *prev, int frames, char *err,
+                       size_t errlen)
+{
+    if (export__journal_begin(&r->journal, journal, prev, err, errlen) != 0) return -1;
+    char *index = export__path_join(dir, EXPORT_INDEX_NAME);
+    struct stat st;
+    if (!index) {
+        export__set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    /* files_plan read it as attnviz's index; it describes files about to go */
+    if (lstat(index, &st) == 0 && S_ISREG(st.st_mode) && unlink(index) != 0) {
+        export__set_err(err, errlen, "%s: %s", index, strerror(errno));
+        free(index);
+        return -1;
+    }
+    free(index);
+    for (int i = 0; i < prev->n; i++)
+        if (export__remove_recorded(dir, &prev->rec[i], NULL, NULL))
+            r->res->stale_removed += !files_written_now(r, prev->rec[i].name, frames);
+    /* what is still there of what was recorded, each name once */
+    int left = prev->unverifiable;
+    for (int i = 0; i < prev->n; i++) {
+        const char *name = prev->rec[i].name;
+        if (export__records_find(prev, name) != i || files_written_now(r, name, frames)) continue;
+        char *path = export__path_join(dir, name);
+        left += path && lstat(path, &st) == 0;
+        free(path);
+    }
+    r->res->earlier_left = left;
+    r->res->temps_removed = export__remove_stale_temporaries(dir, &r->started, export__accept_folder_name, NULL);
+    return 0;
+}
+
+/* The pool's writer: the file's size and hash, recorded in the journal
+ * before the file appears, then the file. */
+static int files_write(void *user, const char *path, const void *data, size_t len, char *err, size_t errlen)
+{
+    Run *r = user;
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    int k = -1;
+    if (!r->opt->frames)
+        k = view_step_index(atoi(name));
+    else
+        export__is_frame_name(name, &k);
+    assert(k >= 0); /* a name this run made */
+    FileHash *h = &r->hashes[k];
+    h->bytes = (long long)len;
+    export__sha256(data, len, h->sha256);
+    if (export__journal_add(&r->journal, name, len, h->sha256, err, errlen) != 0) return -1;
+    return export_write_owned_file(path, data, len, err, errlen);
 }
 
 /* The index.json entry of step i. */
@@ -677,43 +779,40 @@ pool_failed:
     return rc;
 }
 
-/* Was `name` (one the previous index listed) written again by this run? */
-static int files_written_now(const Run *r, const char *name, int frames)
+/* What each file written holds, into index.json: "bytes" and "sha256" in
+ * each of "files", or, for frames, "frame_files": runs of consecutive
+ * frames of the same bytes (a held final state), each its first frame,
+ * count, bytes and SHA-256. */
+static void files_index_hashes(Run *r, cJSON *index, cJSON *list, int frames)
 {
-    int k;
-    if (export__is_frame_name(name, &k)) return r->opt->frames && k < frames;
-    if (r->opt->frames) return 0;
-    int i = view_step_index(atoi(name)); /* file names count steps from 1 */
-    if (i < 0 || i >= r->trace->n_steps || !r->selected[i]) return 0;
-    char mine[64];
-    export_step_filename(r->trace, i, mine, sizeof mine);
-    return strcmp(mine, name) == 0;
-}
-
-/* What an earlier export left that this one did not write again: the files
- * its index.json listed, and frames continuing this run's sequence (ffmpeg
- * would play them on) that are attnviz's PNGs. Nothing else is touched. */
-static void files_remove_earlier(Run *r, const char *dir, const ExportPrevious *prev, int frames)
-{
-    int removed = 0;
-    for (int i = 0; i < prev->n_files; i++)
-        if (!files_written_now(r, prev->files[i], frames)) removed += export__remove_owned(dir, prev->files[i], 1);
-    for (int k = r->opt->frames ? frames : 0; k < prev->frames; k++) {
-        char name[16];
-        snprintf(name, sizeof name, "%06d.png", k);
-        removed += export__remove_owned(dir, name, 1);
-    }
-    if (r->opt->frames)
-        for (int k = frames > prev->frames ? frames : prev->frames; k < EXPORT_MAX_FRAMES; k++) {
-            char name[16];
-            snprintf(name, sizeof name, "%06d.png", k);
-            if (!export__remove_owned(dir, name, 0)) break;
-            removed++;
+    if (!r->opt->frames) {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, list)
+        {
+            const FileHash *h = &r->hashes[view_step_index(cJSON_GetObjectItem(e, "step")->valueint)];
+            cJSON_AddNumberToObject((cJSON *)e, "bytes", (double)h->bytes);
+            cJSON_AddStringToObject((cJSON *)e, "sha256", h->sha256);
         }
-    r->res->stale_removed += removed;
+        return;
+    }
+    cJSON *runs = cJSON_AddArrayToObject(index, "frame_files");
+    for (int k = 0; k < frames;) {
+        const FileHash *h = &r->hashes[k];
+        int n = 1;
+        while (k + n < frames && r->hashes[k + n].bytes == h->bytes && strcmp(r->hashes[k + n].sha256, h->sha256) == 0)
+            n++;
+        cJSON *run = cJSON_CreateObject();
+        cJSON_AddNumberToObject(run, "first", k);
+        cJSON_AddNumberToObject(run, "count", n);
+        cJSON_AddNumberToObject(run, "bytes", (double)h->bytes);
+        cJSON_AddStringToObject(run, "sha256", h->sha256);
+        cJSON_AddItemToArray(runs, run);
+        k += n;
+    }
 }
 
-/* index.json, last: it lists only what exists. list is taken over. */
+/* index.json, last: it lists exactly the files written, with their sizes
+ * and hashes. list is taken over. */
 static int files_write_index(Run *r, const char *dir, cJSON *list, int frames, const StepText *st, char *err,
                              size_t errlen)
 {
@@ -741,6 +840,7 @@ static int files_write_index(Run *r, const char *dir, cJSON *list, int frames, c
         cJSON_AddNumberToObject(index, "frame_count", frames);
         cJSON_AddStringToObject(index, "frame_pattern", "%06d.png");
     }
+    files_index_hashes(r, index, list, frames);
     cJSON_AddItemToObject(index, opt->frames ? "steps" : "files", list);
     char *json = cJSON_Print(index);
     char *path = export__path_join(dir, EXPORT_INDEX_NAME);
@@ -759,27 +859,56 @@ static int files_write_index(Run *r, const char *dir, cJSON *list, int frames, c
     return rc;
 }
 
-/* One PNG per step, or every frame, through the pool; then what an earlier
- * export left is removed and index.json written. */
+/* One PNG per step, or every frame, into dir, which this process holds
+ * alone meanwhile: what an earlier export recorded goes first (with its
+ * index.json), then each file is recorded in the journal and written
+ * through the pool, then index.json is written and the journal removed.
+ * Stopped part-way (a failure, an interruption, a kill), the folder holds
+ * no index.json and the journal lists every file this export wrote; the
+ * next export into dir removes them. */
 static int export_files(Run *r, const char *dir, char *err, size_t errlen)
 {
     const ExportOptions *opt = r->opt;
-    int frames_total = 0;
-    if (files_plan(r, dir, &frames_total, err, errlen) != 0) return -1;
-    r->res->temps_removed = export__remove_stale_temporaries(dir, &r->started);
-    /* Screen images: the DPI a screen's layout pixel is taken for, times
-     * --scale, so a document places a --scale 2 PNG at the size of the
-     * --scale 1 one, with twice the detail. */
-    ExportPngOptions png = opt->png;
-    if (!png.px_per_metre) png.px_per_metre = export_png_px_per_metre(EXPORT_SCREEN_DPI * opt->scale);
-    ExportPool *pool = export_pool_create(opt->threads, r->width, r->height, EXPORT_PIXELS_BGRX32, &png, err, errlen);
-    if (!pool) return -1;
+    int lock = export__lock_folder(dir, err, errlen);
+    if (lock < 0) return -1;
+    char *journal = export__journal_path(dir, EXPORT_INDEX_NAME);
+    ExportRecords prev = {0};
+    int frames_total = 0, rc = 0;
+    if (!journal) {
+        export__set_err(err, errlen, "out of memory");
+        rc = -1;
+    }
+    if (rc == 0) rc = files_plan(r, dir, journal, &frames_total, &prev, err, errlen);
+    if (rc == 0) {
+        r->hashes = calloc((size_t)(opt->frames ? frames_total : r->trace->n_steps), sizeof *r->hashes);
+        if (!r->hashes) {
+            export__set_err(err, errlen, "out of memory");
+            rc = -1;
+        }
+    }
+    if (rc == 0) rc = files_begin(r, dir, journal, &prev, frames_total, err, errlen);
+    export__records_free(&prev);
+    free(journal);
+    ExportPool *pool = NULL;
+    if (rc == 0) {
+        /* Screen images: the DPI a screen's layout pixel is taken for, times
+         * --scale, so a document places a --scale 2 PNG at the size of the
+         * --scale 1 one, with twice the detail. */
+        ExportPngOptions png = opt->png;
+        if (!png.px_per_metre) png.px_per_metre = export_png_px_per_metre(EXPORT_SCREEN_DPI * opt->scale);
+        pool = export_pool_create(opt->threads, r->width, r->height, EXPORT_PIXELS_BGRX32, &png, err, errlen);
+        if (!pool) rc = -1;
+    }
+    if (rc != 0) {
+        export__journal_end(&r->journal, 0);
+        close(lock);
+        return -1;
+    }
+    export_pool_set_writer(pool, files_write, r);
     r->res->threads = export_pool_threads(pool);
-    ExportPrevious prev;
-    export__previous_read(dir, &prev);
     cJSON *list = cJSON_CreateArray();
     StepText *st = malloc(sizeof *st);
-    int rc = 0, frames = 0;
+    int frames = 0;
     if (!list || !st) {
         export__set_err(err, errlen, "out of memory");
         rc = -1;
@@ -800,13 +929,13 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
     r->res->bytes += ps.bytes;
     export_pool_destroy(pool);
     if (rc == 0) report(r, NULL, r->res->steps, ps.files, frames_total);
-    if (rc == 0) files_remove_earlier(r, dir, &prev, frames);
     if (rc == 0) {
         rc = files_write_index(r, dir, list, frames, st, err, errlen);
         list = NULL;
     }
+    export__journal_end(&r->journal, rc == 0);
+    close(lock);
     cJSON_Delete(list);
-    export__previous_free(&prev);
     free(st);
     return rc;
 }
@@ -858,22 +987,59 @@ static int sheet_page_entry(const char *path, int page, char **dir, char **name)
     return -1;
 }
 
+/* The page number of name as a later page of the handout whose first page
+ * is named first ("notes.png": "notes-2.png" is 2), or 0. */
+static int sheet_page_number(const char *first, const char *name)
+{
+    size_t n = strlen(first);
+    size_t stem = n >= 4 && strcasecmp(first + n - 4, ".png") == 0 ? n - 4 : n;
+    if (strncmp(name, first, stem) != 0 || name[stem] != '-' || name[stem + 1] < '1' || name[stem + 1] > '9') return 0;
+    const char *end;
+    long k = parse_digits(name + stem + 1, &end);
+    return k >= 2 && k <= EXPORT_MAX_FRAMES && strcmp(end, first + stem) == 0 ? (int)k : 0;
+}
+
+/* For records: a page of the handout whose first page is named *user (the
+ * first page included). */
+static int sheet_accept_page(const char *name, void *user)
+{
+    return strcmp(name, user) == 0 || sheet_page_number(user, name) > 0;
+}
+
+/* For temporaries: a page, or the journal, of that handout. */
+static int sheet_accept_name(const char *name, void *user)
+{
+    size_t n = strlen(user);
+    return sheet_accept_page(name, user) ||
+           (name[0] == '.' && strncmp(name + 1, user, n) == 0 && strcmp(name + 1 + n, EXPORT_JOURNAL_MARKER) == 0);
+}
+
 /* Before drawing: a refusal when a page's name, or its temporary's, is
  * too long for the file system, or when a later page's name (there are
- * at most as many pages as steps) is taken by something that is not a
- * regular file (a FIFO, a device, a link), which is never opened or
- * replaced. */
+ * at most as many pages as steps) or the handout's journal is taken by
+ * something that is not a regular file (a FIFO, a device, a link), which
+ * is never opened or replaced. */
 static int sheet_check_pages(Run *r, const char *path, char *err, size_t errlen)
 {
     int pages = sheet_is_pdf(path) ? 1 : r->n_selected;
     for (int page = 1; page <= pages; page++) {
         char *file = sheet_page_path(path, page), *dir = NULL, *name = NULL;
         int rc = -1;
-        if (!file || (page > 1 && sheet_page_entry(path, page, &dir, &name) != 0))
+        if (!file || sheet_page_entry(path, page, &dir, &name) != 0)
             export__set_err(err, errlen, "out of memory");
-        else if (export__check_length(file, err, errlen) == 0 &&
-                 (page == 1 || export__check_entry(dir, name, err, errlen) == 0))
+        else if (export__check_length(file, err, errlen) == 0)
             rc = 0;
+        if (rc == 0 && page > 1) rc = export__check_entry(dir, name, err, errlen);
+        if (rc == 0 && page == 1 && !sheet_is_pdf(path)) { /* the journal, the longest name of all */
+            char *journal = export__journal_path(dir, name);
+            const char *slash = journal ? strrchr(journal, '/') : NULL;
+            if (!journal) export__set_err(err, errlen, "out of memory");
+            rc = !journal || export__check_length(journal, err, errlen) != 0 ||
+                         export__check_entry(dir, slash + 1, err, errlen) != 0
+                     ? -1
+                     : 0;
+            free(journal);
+        }
         free(file);
         free(dir);
         free(name);
@@ -883,22 +1049,6 @@ static int sheet_check_pages(Run *r, const char *path, char *err, size_t errlen)
         }
     }
     return 0;
-}
-
-/* After a handout of `pages` PNG pages: the pages that follow them, which
- * an earlier, longer handout left and a printer would print on, when they
- * are attnviz's PNGs. */
-static void sheet_remove_earlier(Run *r, const char *path, int pages)
-{
-    for (int page = pages + 1; page <= EXPORT_MAX_FRAMES; page++) {
-        char *dir, *name;
-        if (sheet_page_entry(path, page, &dir, &name) != 0) break;
-        int gone = export__remove_owned(dir, name, 0);
-        free(dir);
-        free(name);
-        if (!gone) break;
-        r->res->pages_removed++;
-    }
 }
 
 /* Copies rows × w pixels from src into the page at (x, y), clipped to it. */
@@ -920,40 +1070,45 @@ static void sheet_clear(unsigned char *page, SDL_Color bg)
     }
 }
 
-static int sheet_write_page(Run *r, const char *path, int page, const unsigned char *px, char *err, size_t errlen)
+/* The text chunks every PNG page carries: what it is, and its number
+ * (SHEET_KEY_PAGE), by which a page is told from a step's PNG; the first
+ * page also lists the later pages as written (SHEET_KEY_PAGES: a line
+ * "BYTES SHA256 NAME" each), the record by which an export removes them
+ * once a shorter handout replaces them. */
+#define SHEET_KEY_PAGE  "attnviz:handout-page"
+#define SHEET_KEY_PAGES "attnviz:handout-pages"
+
+/* Encodes page `page` (px, the whole page) into out, its first page's
+ * record of the later pages `pages_record` (NULL on later pages). */
+static int sheet_encode_page(Run *r, const char *path, int page, const unsigned char *px, const char *pages_record,
+                             ExportBuffer *out, char *err, size_t errlen)
 {
-    char title[LESSON_MAX_TEXT_BYTES + 1], software[64], msg[384];
-    char *file = sheet_page_path(path, page);
-    if (!file) {
-        export__set_err(err, errlen, "out of memory");
-        return -1;
-    }
+    char title[LESSON_MAX_TEXT_BYTES + 1], software[64], number[16], msg[384];
     lesson_text_copy(title, sizeof title, lesson_text(&r->lesson->title, r->opt->lang));
     snprintf(software, sizeof software, "attnviz %s", ATTNVIZ_VERSION);
-    ExportPngText text[] = {{"Title", title},
-                            {"Software", software},
-                            {"attnviz:lesson", r->lesson->id ? r->lesson->id : ""},
-                            {"attnviz:lang", lesson_lang_names[r->opt->lang]}};
-    ExportBuffer out = {0};
+    snprintf(number, sizeof number, "%d", page);
+    /* Software and the page's markers first: export_dir.c looks for them
+     * in a page's first bytes */
+    ExportPngText text[6];
+    int n_text = 0;
+    text[n_text++] = (ExportPngText){"Software", software};
+    text[n_text++] = (ExportPngText){SHEET_KEY_PAGE, number};
+    if (pages_record) text[n_text++] = (ExportPngText){SHEET_KEY_PAGES, pages_record};
+    text[n_text++] = (ExportPngText){"Title", title};
+    text[n_text++] = (ExportPngText){"attnviz:lesson", r->lesson->id ? r->lesson->id : ""};
+    text[n_text++] = (ExportPngText){"attnviz:lang", lesson_lang_names[r->opt->lang]};
     ExportPngOptions png = r->opt->png; /* printed at A4: the page's DPI */
     png.px_per_metre = export_png_px_per_metre(SHEET_DPI);
-    ExportPngStream *s =
-        export_png_stream_begin(SHEET_PAGE_W, SHEET_PAGE_H, EXPORT_PIXELS_BGRX32, text, 4, &png, &out, msg, sizeof msg);
-    int rc = -1;
-    if (!s)
-        export__set_err(err, errlen, "%s: %s", file, msg);
-    else if (export_png_stream_rows(s, px, (size_t)SHEET_PAGE_W * 4, SHEET_PAGE_H, msg, sizeof msg) != 0)
-        export__set_err(err, errlen, "%s: %s", file, msg);
-    else if (export_png_stream_end(s, msg, sizeof msg) != 0)
-        export__set_err(err, errlen, "%s: %s", file, msg);
-    else if (page == 1) /* the name given, which may be a device: --sheet /dev/stdout */
-        rc = export_write_file(file, out.data, out.len, err, errlen);
-    else /* a name attnviz made up: only ever a regular file of its own */
-        rc = export_write_owned_file(file, out.data, out.len, err, errlen);
-    if (rc == 0) r->res->bytes += out.len;
-    export_buffer_free(&out);
-    free(file);
-    return rc;
+    ExportPngStream *s = export_png_stream_begin(SHEET_PAGE_W, SHEET_PAGE_H, EXPORT_PIXELS_BGRX32, text, n_text, &png,
+                                                 out, msg, sizeof msg);
+    if (!s || export_png_stream_rows(s, px, (size_t)SHEET_PAGE_W * 4, SHEET_PAGE_H, msg, sizeof msg) != 0 ||
+        export_png_stream_end(s, msg, sizeof msg) != 0) {
+        char *file = sheet_page_path(path, page);
+        export__set_err(err, errlen, "%s: %s", file ? file : path, msg);
+        free(file);
+        return -1;
+    }
+    return 0;
 }
 
 /* The handout being written. PNG pages: each page's pixels, figures and
@@ -966,8 +1121,10 @@ typedef struct Sheet {
     const char *path;
     RenderCtx *rc; /* the figure's renderer: its font chain and text runs */
     SDL_Renderer *sdl;
-    unsigned char *page; /* (SHEET_PAGE_H, SHEET_PAGE_W · 4) BGRX, PNG pages only */
-    int pages;           /* pages finished */
+    unsigned char *page;  /* (SHEET_PAGE_H, SHEET_PAGE_W · 4) BGRX, PNG pages only */
+    unsigned char *first; /* the same of the first page, encoded last (it lists the others) */
+    ExportBuffer *later;  /* (pages - 1) the later PNG pages, encoded */
+    int pages;            /* pages finished */
     SDL_Color bg;
     int pdf;
 #ifdef ATTNVIZ_HAVE_CAIRO
@@ -1162,13 +1319,148 @@ static int sheet_page_done(Sheet *sh, char *err, size_t errlen)
         return 0;
     }
 #endif
-    int rc = sheet_write_page(sh->r, sh->path, sh->pages, sh->page, err, errlen);
+    if (sh->pages == 1) { /* its pixels kept: it is encoded last */
+        sh->first = sh->page;
+        sh->page = malloc((size_t)SHEET_PAGE_W * SHEET_PAGE_H * 4);
+        if (!sh->page) {
+            export__set_err(err, errlen, "out of memory");
+            return -1;
+        }
+        sheet_clear(sh->page, sh->bg);
+        return 0;
+    }
+    ExportBuffer *grown = realloc(sh->later, sizeof *grown * (size_t)(sh->pages - 1));
+    if (!grown) {
+        sh->pages--;
+        export__set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    sh->later = grown;
+    memset(&sh->later[sh->pages - 2], 0, sizeof *grown);
+    int rc = sheet_encode_page(sh->r, sh->path, sh->pages, sh->page, NULL, &sh->later[sh->pages - 2], err, errlen);
     sheet_clear(sh->page, sh->bg);
     return rc;
 }
 
-/* Ends the handout: with ok, the PDF is written (PNG pages are written as
- * they are finished); either way everything is released. */
+/* Writes the PNG handout, whole, over the earlier one at the same name: its
+ * later pages, then the first page with its record of them; then what the
+ * earlier handout's record (or the journal of one that was not finished)
+ * lists after them goes, each page only while it is exactly what was
+ * recorded and carries its page number. Nothing is written before the
+ * handout is drawn whole; while it is written, the folder is this
+ * process's alone and the journal (.NAME.attnviz-journal) lists every page
+ * of both handouts, so that the next export finishes what a killed one
+ * began. */
+static int sheet_commit(Sheet *sh, char *err, size_t errlen)
+{
+    Run *r = sh->r;
+    const char *path = sh->path;
+    int pages = sh->pages;
+    ExportBuffer first = {0};
+    struct stat st;
+    /* a device or a FIFO the user named takes one page, written directly */
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (pages > 1) {
+            export__set_err(err, errlen, "%s: is %s, which takes one page; this handout has %d, give FILE.png", path,
+                            lesson_file_kind(st.st_mode), pages);
+            r->res->usage_error = 1;
+            return -1;
+        }
+        int rc = sheet_encode_page(r, path, 1, sh->first, "", &first, err, errlen);
+        if (rc == 0) rc = export_write_file(path, first.data, first.len, err, errlen);
+        if (rc == 0) r->res->bytes += first.len;
+        export_buffer_free(&first);
+        return rc;
+    }
+    char *dir = NULL, *name = NULL, *journal = NULL, *record = NULL;
+    const char *slash = strrchr(path, '/');
+    dir = !slash ? strdup(".") : strndup(path, slash == path ? 1 : (size_t)(slash - path));
+    name = strdup(slash ? slash + 1 : path);
+    journal = dir && name ? export__journal_path(dir, name) : NULL;
+    if (!journal) {
+        free(dir);
+        free(name);
+        export__set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    int lock = export__lock_folder(dir, err, errlen), rc = lock < 0 ? -1 : 0;
+    ExportRecords earlier = {0}, now = {0};
+    if (rc == 0) {
+        record = export__png_text_of(path, SHEET_KEY_PAGES);
+        if (record) export__records_parse(record, &earlier, sheet_accept_page, name);
+        export__journal_read(journal, &earlier, sheet_accept_page, name);
+    }
+    /* 1. A later page's name taken by anything but a page of attnviz's: refused. */
+    for (int k = 2; rc == 0 && k <= pages; k++) {
+        char *pdir, *pname;
+        rc = sheet_page_entry(path, k, &pdir, &pname);
+        if (rc == 0) {
+            char hex[EXPORT_SHA256_HEX];
+            export__sha256(sh->later[k - 2].data, sh->later[k - 2].len, hex);
+            rc = export__records_add(&now, pname, (long long)sh->later[k - 2].len, hex);
+            if (rc != 0) export__set_err(err, errlen, "out of memory");
+            if (rc == 0 && export__check_replaceable(pdir, pname, SHEET_KEY_PAGE, "a page of an attnviz handout", err,
+                                                     errlen) != 0)
+                r->res->usage_error = 1, rc = -1;
+            free(pdir);
+            free(pname);
+        } else {
+            export__set_err(err, errlen, "out of memory");
+        }
+    }
+    /* 2. The journal: both handouts' pages. */
+    ExportJournal j = {0};
+    int journaled = 0;
+    if (rc == 0) {
+        ExportRecords all = {0};
+        for (int i = 0; rc == 0 && i < earlier.n + now.n; i++) {
+            const ExportRecord *e = i < earlier.n ? &earlier.rec[i] : &now.rec[i - earlier.n];
+            rc = export__records_add(&all, e->name, e->bytes, e->sha256);
+        }
+        if (rc != 0) export__set_err(err, errlen, "out of memory");
+        if (rc == 0) rc = export__journal_begin(&j, journal, &all, err, errlen);
+        journaled = rc == 0;
+        export__records_free(&all);
+    }
+    /* 3. The later pages, then the first with its record of them. */
+    for (int k = 2; rc == 0 && k <= pages; k++) {
+        char *file = sheet_page_path(path, k);
+        rc = file ? export_write_owned_file(file, sh->later[k - 2].data, sh->later[k - 2].len, err, errlen) : -1;
+        if (!file) export__set_err(err, errlen, "out of memory");
+        if (rc == 0) r->res->bytes += sh->later[k - 2].len;
+        free(file);
+    }
+    char *listing = rc == 0 ? export__records_text(&now, NULL) : NULL;
+    if (rc == 0 && !listing) {
+        export__set_err(err, errlen, "out of memory");
+        rc = -1;
+    }
+    if (rc == 0) rc = sheet_encode_page(r, path, 1, sh->first, listing, &first, err, errlen);
+    if (rc == 0) rc = export_write_file(path, first.data, first.len, err, errlen);
+    if (rc == 0) r->res->bytes += first.len;
+    /* 4. What the earlier handout had after these pages. */
+    for (int i = 0; rc == 0 && i < earlier.n; i++) {
+        int k = sheet_page_number(name, earlier.rec[i].name);
+        char number[16];
+        snprintf(number, sizeof number, "%d", k);
+        if (k > pages && export__remove_recorded(dir, &earlier.rec[i], SHEET_KEY_PAGE, number)) r->res->pages_removed++;
+    }
+    if (rc == 0) export__remove_stale_temporaries(dir, &r->started, sheet_accept_name, name);
+    if (journaled) export__journal_end(&j, rc == 0);
+    if (lock >= 0) close(lock);
+    export__records_free(&earlier);
+    export__records_free(&now);
+    export_buffer_free(&first);
+    free(listing);
+    free(record);
+    free(journal);
+    free(dir);
+    free(name);
+    return rc;
+}
+
+/* Ends the handout: with ok, the PDF or the PNG pages are written; either
+ * way everything is released. */
 static int sheet_close(Sheet *sh, int ok, char *err, size_t errlen)
 {
     int rc = ok ? 0 : -1;
@@ -1191,6 +1483,10 @@ static int sheet_close(Sheet *sh, int ok, char *err, size_t errlen)
     (void)err;
     (void)errlen;
 #endif
+    if (rc == 0 && !sh->pdf && sh->pages > 0) rc = sheet_commit(sh, err, errlen);
+    for (int i = 0; i < sh->pages - 1 && sh->later; i++) export_buffer_free(&sh->later[i]);
+    free(sh->later);
+    free(sh->first);
     free(sh->page);
     memset(sh, 0, sizeof *sh);
     return rc;
@@ -1261,9 +1557,7 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         r->res->pages = sh.pages;
         if (!r->res->steps) r->res->steps = done_steps;
     }
-    int pdf = sh.pdf;
     if (opened) rc = sheet_close(&sh, rc == 0, err, errlen);
-    if (rc == 0 && !pdf) sheet_remove_earlier(r, path, r->res->pages);
     v->slides = 0;
     headless_free(&fr);
     free(px);
@@ -1420,6 +1714,7 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
     rc = 0;
 out:
     headless_free(&r.hl);
+    free(r.hashes);
     free(r.selected);
     if (r.view_ok) view_free(&r.view);
     res->seconds = attn_clock_seconds() - r.t0;

@@ -158,6 +158,7 @@ typedef struct ExportResult {
     size_t bytes;          /* PNG bytes written */
     int threads;
     int stale_removed; /* files of an earlier export into the folder removed (see above) */
+    int earlier_left;  /* files an earlier export recorded, no longer what it wrote: left in place (see above) */
     int temps_removed; /* stale temporaries of a killed export removed (see above) */
     int pages_removed; /* pages of an earlier, longer PNG handout removed: FILE-N.png after the last page */
     int usage_error;   /* on failure: 1 when the options or the input were wrong (exit 2) */

@@ -3,6 +3,7 @@
 #ifndef EXPORT_INTERNAL_H
 #define EXPORT_INTERNAL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <time.h>
 
@@ -28,41 +29,114 @@ int export__open_temporary(char *tmp, int *slot);
 /* The temporary of *slot is gone (renamed or removed): unregisters it. */
 void export__temporary_done(int slot);
 
+/* ---- SHA-256 (sha256.c) ---- */
+
+#define EXPORT_SHA256_HEX 65 /* 64 hexadecimal digits and a NUL */
+/* The SHA-256 of len bytes at data, as lower-case hexadecimal. */
+void export__sha256(const void *data, size_t len, char hex[EXPORT_SHA256_HEX]);
+
 /* ---- the output folder (export_dir.c) ---- */
 
-/* What the previous export into a folder listed in its index.json: the
- * step files (attnviz's own names only) and, for a frames export, how many
- * frames. Nothing when there is no index.json of format attnviz-export/1. */
-typedef struct ExportPrevious {
-    char **files; /* (n_files) owned */
-    int n_files;
-    int frames; /* NNNNNN.png from 000000 up to frames - 1 */
-} ExportPrevious;
-void export__previous_read(const char *dir, ExportPrevious *prev);
-void export__previous_free(ExportPrevious *prev);
+/* A file attnviz wrote, as its records (index.json, a journal, a
+ * handout's first page) list it. */
+typedef struct ExportRecord {
+    char *name; /* in its folder, no '/': attnviz's own spelling or a handout page's; owned */
+    long long bytes;
+    char sha256[EXPORT_SHA256_HEX];
+} ExportRecord;
+typedef struct ExportRecords {
+    ExportRecord *rec; /* (n) owned */
+    int n, cap;
+    int unverifiable; /* entries listed without a size and hash (an older attnviz's): never removed */
+} ExportRecords;
+/* Appends a copy of the record. 0, or -1 when memory runs out. */
+int export__records_add(ExportRecords *r, const char *name, long long bytes, const char *sha256);
+void export__records_free(ExportRecords *r);
+/* The index of the record named name, or -1. */
+int export__records_find(const ExportRecords *r, const char *name);
+/* The records as text, a line "BYTES SHA256 NAME" each, after first_line
+ * (when not NULL). malloc'd. */
+char *export__records_text(const ExportRecords *r, const char *first_line);
+/* The lines of such a text into out: each whole line (ending in '\n') with
+ * a size, a SHA-256 and a name without '/' that accept takes. */
+void export__records_parse(const char *text, ExportRecords *out, int (*accept)(const char *name, void *user),
+                           void *user);
+
+/* What the previous export into dir recorded in its index.json: its files
+ * with their sizes and hashes. 1 when dir holds an index.json of format
+ * attnviz-export/1, 0 when it holds none, -1 when index.json is something
+ * else (not replaced: not attnviz's). prev is filled (or left empty). */
+int export__previous_read(const char *dir, ExportRecords *prev);
 
 /* "dir/name" (one '/' between them), malloc'd; NULL when memory runs out. */
 char *export__path_join(const char *dir, const char *name);
 /* attnviz's own spelling of a file name: NNN-kind[-hH].png or NNNNNN.png. */
 int export__is_own_name(const char *name);
+/* The same as an accept function for records. */
+int export__accept_own_name(const char *name, void *user);
+/* Every name attnviz writes into an export's folder: its own names,
+ * index.json and the journal; an accept function for temporaries. */
+int export__accept_folder_name(const char *name, void *user);
 /* NNNNNN.png, with its number in *index (index may be NULL). */
 int export__is_frame_name(const char *name, int *index);
-/* A regular PNG file whose Software text chunk says "attnviz ...". */
-int export__png_is_ours(const char *path);
-/* Removes dir/name when it is a regular file and either listed (the
- * previous index named it) or a PNG attnviz wrote. 1 when removed. */
-int export__remove_owned(const char *dir, const char *name, int listed);
+/* A regular PNG file whose Software text chunk says "attnviz ..." and,
+ * when marker_key is not NULL, which has a text chunk of that key. */
+int export__png_is_ours(const char *path, const char *marker_key);
+/* The text chunk key of an attnviz PNG (as above), malloc'd, or NULL. */
+char *export__png_text_of(const char *path, const char *key);
+/* Removes dir/rec->name when it is exactly what rec recorded: a regular
+ * file of rec->bytes bytes whose SHA-256 is rec->sha256, a PNG whose
+ * Software chunk says attnviz and, when marker_key is not NULL, whose text
+ * chunk marker_key is marker_value. 1 when removed, else 0. */
+int export__remove_recorded(const char *dir, const ExportRecord *rec, const char *marker_key, const char *marker_value);
+
+/* The journal of what an export is writing into a folder: the earlier
+ * export's files and each file of this one, recorded before it appears,
+ * so that an export killed part-way leaves a record of every file it
+ * wrote; the next export into the folder removes them. Lines as
+ * export__records_text after "attnviz-journal/1". Its name beside the file
+ * it stands for: ".NAME.attnviz-journal". */
+#define EXPORT_JOURNAL_MARKER ".attnviz-journal"
+typedef struct ExportJournal {
+    int fd; /* appending; -1 when closed */
+    char *path;
+    pthread_mutex_t mu; /* one line at a time */
+} ExportJournal;
+/* "dir/.NAME.attnviz-journal", malloc'd. */
+char *export__journal_path(const char *dir, const char *name);
+/* The records of the journal at path (when it is a regular file of that
+ * format) into out. 1 when there was one, else 0. */
+int export__journal_read(const char *path, ExportRecords *out, int (*accept)(const char *name, void *user), void *user);
+/* Writes the journal at path, whole, listing records, and opens it to
+ * append to. 0, or -1 with err. */
+int export__journal_begin(ExportJournal *j, const char *path, const ExportRecords *records, char *err, size_t errlen);
+/* Appends a file about to be written (thread-safe). 0, or -1 with err. */
+int export__journal_add(ExportJournal *j, const char *name, size_t bytes, const char *sha256, char *err, size_t errlen);
+/* Closes the journal; with remove, it is removed (the export finished). */
+void export__journal_end(ExportJournal *j, int remove);
+
+/* Takes the folder for this process alone (flock on the folder): a
+ * descriptor to close when done, or -1 with err (another export holds it). */
+int export__lock_folder(const char *dir, char *err, size_t errlen);
+
 /* The name the folder probe's temporary stands for (never a final file). */
 #define EXPORT_PROBE_NAME "attnviz-probe"
-/* Removes attnviz's own hidden temporaries (.NAME.attnviz-XXXXXX) last modified
- * before `before`, which a killed export left. Returns how many. */
-int export__remove_stale_temporaries(const char *dir, const struct timespec *before);
+/* Removes attnviz's own hidden temporaries (.NAME.attnviz-XXXXXX, NAME one
+ * accept takes) last modified before `before`, which a killed export
+ * left. Returns how many. */
+int export__remove_stale_temporaries(const char *dir, const struct timespec *before,
+                                     int (*accept)(const char *name, void *user), void *user);
+/* -1 with err when dir/name exists and is not a regular file (it will not
+ * be replaced); 0 when it is free or a regular file. */
+int export__check_entry(const char *dir, const char *name, char *err, size_t errlen);
+/* -1 with err when dir/name exists and is not a PNG of attnviz's (with a
+ * text chunk marker_key, when not NULL), named `what` in the message: it
+ * will not be replaced. 0 when it is free or attnviz's. */
+int export__check_replaceable(const char *dir, const char *name, const char *marker_key, const char *what, char *err,
+                              size_t errlen);
 /* -1 with err when path, or the temporary it is written through, is
  * longer than the file system takes (NAME_MAX bytes a name, PATH_MAX a
  * path): such a file is refused, never written under a shorter name. */
 int export__check_length(const char *path, char *err, size_t errlen);
-/* -1 with err when dir/name exists and is not a regular file (it will not
- * be replaced); 0 when it is free or a regular file. */
-int export__check_entry(const char *dir, const char *name, char *err, size_t errlen);
 
 #endif

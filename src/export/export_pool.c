@@ -37,6 +37,9 @@ struct ExportPool {
     ExportPixelLayout layout;
     ExportPngOptions png;
 
+    ExportPoolWriter write; /* NULL: export_write_owned_file */
+    void *write_user;
+
     int n_threads;
     pthread_t threads[POOL_MAX_THREADS];
     int n_started;
@@ -135,7 +138,9 @@ static void *pool_worker(void *arg)
         } else if (!skip) {
             out = &j->enc->bytes; /* ready, so immutable */
         }
-        if (!skip && rc == 0) rc = export_write_owned_file(j->path, out->data, out->len, err, sizeof err);
+        if (!skip && rc == 0)
+            rc = p->write ? p->write(p->write_user, j->path, out->data, out->len, err, sizeof err)
+                          : export_write_owned_file(j->path, out->data, out->len, err, sizeof err);
         t2 = attn_clock_seconds();
         size_t bytes = out->len;
 
@@ -242,6 +247,12 @@ oom:;
 int export_pool_threads(const ExportPool *pool)
 {
     return pool->n_threads;
+}
+
+void export_pool_set_writer(ExportPool *p, ExportPoolWriter write, void *user)
+{
+    p->write = write;
+    p->write_user = user;
 }
 
 unsigned char *export_pool_acquire(ExportPool *p, size_t *pitch)

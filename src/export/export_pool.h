@@ -62,6 +62,11 @@ ExportPool *export_pool_create(int threads, int width, int height, ExportPixelLa
                                const ExportPngOptions *opt, char *err, size_t errlen);
 /* The number of worker threads. */
 int export_pool_threads(const ExportPool *pool);
+/* What writes a file's PNG bytes: export_write_owned_file unless set (call
+ * before the first submit). A writer runs on the workers, several at once,
+ * and returns 0, or -1 with err. */
+typedef int (*ExportPoolWriter)(void *user, const char *path, const void *data, size_t len, char *err, size_t errlen);
+void export_pool_set_writer(ExportPool *pool, ExportPoolWriter write, void *user);
 /* A free buffer of (height, *pitch) bytes, waiting for one if all are
  * queued; NULL once a worker has failed. */
 unsigned char *export_pool_acquire(ExportPool *pool, size_t *pitch);

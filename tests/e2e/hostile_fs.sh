@@ -100,16 +100,25 @@ if run "--frames over foreign NNNNNN.png" 120 "$app" export ok.json -o P --frame
         fail "--frames: status $st, $n of 3 foreign files left, err '$(cat err)'"
     fi
 fi
-mkdir F
+mkdir F G
 "$app" export ok.json -o F --frames --fps 2 --dwell 0.5 --steps 1-4 --size 320x200 2>/dev/null
+cp -p F/??????.png G/
 long=$(ls F/??????.png | wc -l)
-rm F/index.json # frames attnviz wrote are still known by their Software chunk
 if run "a shorter --frames export" 120 "$app" export ok.json -o F --frames --fps 2 --dwell 0.5 --steps 1 --size 320x200; then
     short=$(ls F/??????.png | wc -l)
     if [ $st -eq 0 ] && [ "$short" -lt "$long" ] && grep -q "removed $((long - short)) files of an earlier export" err; then
         ok "a shorter --frames export removes the $((long - short)) frames attnviz wrote after its own, and says so"
     else
         fail "shorter frames: status $st, $long then $short frames, err '$(cat err)'"
+    fi
+fi
+# attnviz's frames with no record of attnviz's listing them (copied in, or
+# their index.json gone): not known as this folder's, so kept
+if run "--frames over unrecorded frames" 120 "$app" export ok.json -o G --frames --fps 2 --dwell 0.5 --steps 1 --size 320x200; then
+    if [ $st -eq 0 ] && [ "$(ls G/??????.png | wc -l)" -eq "$long" ] && ! grep -q removed err; then
+        ok "frames of attnviz's that no record lists are kept"
+    else
+        fail "unrecorded frames: status $st, $(ls G/??????.png | wc -l) of $long frames, err '$(cat err)'"
     fi
 fi
 
@@ -131,6 +140,51 @@ if run "re-export with other --steps" 60 "$app" export ok.json -o E --steps 2-3 
         ok "a re-export removes the 4 files the earlier index listed and 2 stale temporaries, nothing else"
     else
         fail "re-export: status $st, left '$left', err '$(cat err)'"
+    fi
+fi
+
+# ---- what an earlier export recorded goes only while it is what attnviz wrote ---------------
+# The user's own frames over attnviz's (ffmpeg's, say; here text, and PNGs
+# of another attnviz export), then an export of one step into the folder.
+mkdir V W
+"$app" export ok.json -o V --frames --fps 2 --dwell 0.5 --steps 1-4 --size 320x200 2>/dev/null
+"$app" export ok.json -o W --frames --fps 2 --dwell 0 --steps 5-6 --size 320x200 2>/dev/null
+n=$(ls V/??????.png | wc -l)
+for f in V/??????.png; do echo "my frame" >"$f"; done
+cp W/000000.png V/000000.png
+cp W/000001.png V/000001.png
+if run "export over frames the user replaced" 60 "$app" export ok.json -o V --steps 1 --size 320x200; then
+    mine=$(grep -l "my frame" V/??????.png | wc -l)
+    if [ $st -eq 0 ] && [ "$(ls V/??????.png | wc -l)" -eq "$n" ] && [ "$mine" -eq $((n - 2)) ] &&
+        cmp -s W/000000.png V/000000.png && grep -q "left $n files an earlier export listed" err; then
+        ok "an export keeps the $n frames the user put over attnviz's, and says so"
+    else
+        fail "frames replaced by the user: status $st, $(ls V | wc -l) files, $mine of $((n - 2)) texts, err '$(cat err)'"
+    fi
+fi
+# A hand-written index.json: its frames and files are not attnviz's.
+mkdir H
+echo "my notes" >H/000001.png
+echo "my notes" >H/000004.png
+echo "my notes" >H/007-softmax.png
+sum=$(sha256sum H/007-softmax.png | cut -d' ' -f1)
+printf '{"format": "attnviz-export/1", "frame_count": 5, "files": [{"file": "007-softmax.png", "bytes": 9, "sha256": "%s"}]}\n' "$sum" >H/index.json
+if run "export beside a hand-written index.json" 60 "$app" export ok.json -o H --steps 1 --size 320x200; then
+    if [ $st -eq 0 ] && [ "$(cat H/000001.png H/000004.png H/007-softmax.png | grep -c 'my notes')" -eq 3 ]; then
+        ok "a hand-written index.json removes nothing of the user's"
+    else
+        fail "hand-written index.json: status $st, $(ls H | tr '\n' ' '), err '$(cat err)'"
+    fi
+fi
+# A name the export writes, taken by a file that is not attnviz's: refused, kept.
+mkdir X
+echo "my picture" >X/001-input.png
+if run "export over a foreign 001-input.png" 60 "$app" export ok.json -o X --steps 1-2 --size 320x200; then
+    if [ $st -eq 2 ] && grep -q "X/001-input.png: exists and is not a PNG attnviz wrote" err &&
+        [ "$(cat X/001-input.png)" = "my picture" ] && [ "$(ls -A X)" = "001-input.png" ]; then
+        ok "export refuses to replace a file attnviz did not write, before writing anything"
+    else
+        fail "foreign 001-input.png: status $st, $(ls -A X | tr '\n' ' '), err '$(cat err)'"
     fi
 fi
 
@@ -162,11 +216,16 @@ for sig in TERM INT; do
     else
         wait $pid
         st=$?
-        temps=$(ls -A S | grep -c '^\.' || true)
-        if [ $st -ne 0 ] && [ "$temps" -eq 0 ]; then
-            ok "SIG$sig ends the export (status $st) and leaves no temporary"
+        # left: the PNGs written, each listed in the journal; no index.json
+        temps=$(ls -A S | grep '^\.' | grep -vc '^\.index\.json\.attnviz-journal$' || true)
+        unlisted=0
+        for f in S/*.png; do
+            [ -e "$f" ] && ! grep -q " ${f#S/}$" S/.index.json.attnviz-journal && unlisted=$((unlisted + 1))
+        done
+        if [ $st -ne 0 ] && [ "$temps" -eq 0 ] && [ ! -e S/index.json ] && [ $unlisted -eq 0 ]; then
+            ok "SIG$sig ends the export (status $st), leaves no temporary, and its journal lists what it wrote"
         else
-            fail "SIG$sig: status $st, $temps temporaries left: $(ls -A S | tr '\n' ' ')"
+            fail "SIG$sig: status $st, $temps temporaries, $unlisted PNGs unlisted: $(ls -A S | tr '\n' ' ')"
         fi
     fi
 done
@@ -188,12 +247,12 @@ if run "--sheet with a 1,103-byte path" 120 "$app" export ok.json --sheet "$deep
 fi
 # A name whose temporary (.NAME.attnviz-XXXXXX) would pass NAME_MAX, and a
 # path past PATH_MAX: refused before drawing, naming the limit.
-name=$(printf 'n%.0s' $(seq 236)).png
-if run "--sheet with a 240-byte name" 60 "$app" export ok.json --sheet "$name" --steps 1 --size 320x200; then
+name=$(printf 'n%.0s' $(seq 246)).png
+if run "--sheet with a 250-byte name" 60 "$app" export ok.json --sheet "$name" --steps 1 --size 320x200; then
     if [ $st -eq 2 ] && grep -q "too long" err && [ -z "$(ls -A | grep '^\.n\|^nnn')" ]; then
-        ok "--sheet with a 240-byte name: refused, nothing written"
+        ok "--sheet with a 250-byte name: refused, nothing written"
     else
-        fail "--sheet with a 240-byte name: status $st, err '$(cat err)'"
+        fail "--sheet with a 250-byte name: status $st, err '$(cat err)'"
     fi
 fi
 far=$deep
