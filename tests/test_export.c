@@ -630,6 +630,70 @@ static void test_sheet_pdf(void **state)
     lesson_free(&l);
 }
 
+/* A caption longer than the page (128 lines of zh narration, a lesson
+ * check accepts) is continued on the next pages: every line is in the
+ * PDF's text, and no PNG page has ink in its margins. */
+static void test_sheet_long_caption(void **state)
+{
+    (void)state;
+    char path[600], err[EXPORT_ERR_MAX] = "";
+    snprintf(path, sizeof path, "%s/long.json", scratch);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"format\": \"attnviz-lesson/1\", \"id\": \"long-caption\", \"title\": {\"en\": \"L\", \"zh\": \"长\"},"
+          " \"tokens\": [\"我\", \"喜欢\", \"跑步\"], \"d_model\": 4, \"seed\": 7,"
+          " \"narration\": {\"input\": {\"en\": \"x\", \"zh\": \"",
+          f);
+    for (int i = 1; i <= 128; i++) fprintf(f, "%s行%03d注意力权重", i > 1 ? "\\n" : "", i);
+    fputs("\"}}}\n", f);
+    fclose(f);
+    Lesson l;
+    load(&l, path);
+    ExportOptions opt;
+    export_options_init(&opt);
+    opt.write_steps = 0;
+    opt.lang = LESSON_ZH;
+    opt.steps = "1";
+    opt.width = 640;
+    opt.height = 360;
+    char sheet[600];
+    snprintf(sheet, sizeof sheet, "%s/long.png", scratch);
+    opt.sheet = sheet;
+    ExportResult res;
+    if (export_lesson(&l, NULL, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_true(res.pages >= 2);
+    for (int k = 1; k <= res.pages; k++) {
+        char page[640];
+        if (k == 1)
+            snprintf(page, sizeof page, "%s", sheet);
+        else
+            snprintf(page, sizeof page, "%s/long-%d.png", scratch, k);
+        TestPng png;
+        if (test_png_read(page, &png, err, sizeof err) != 0) fail_msg("%s", err);
+        if (page_has_ink(&png, 0, 85) || page_has_ink(&png, png.height - 85, png.height))
+            fail_msg("%s: ink in the top or bottom margin", page);
+        test_png_free(&png);
+    }
+    snprintf(sheet, sizeof sheet, "%s/long.pdf", scratch);
+    if (export_lesson(&l, NULL, &opt, &res, err, sizeof err) != 0) {
+        if (strstr(err, "without cairo")) {
+            lesson_free(&l);
+            skip();
+        }
+        fail_msg("%s", err);
+    }
+    char *text = pdf_text_squeezed(sheet);
+    if (text) {
+        for (int i = 1; i <= 128; i++) {
+            char line[64];
+            snprintf(line, sizeof line, "行%03d注意力权重", i);
+            if (!strstr(text, line)) fail_msg("%s: line %d of the narration is not in the PDF's text", sheet, i);
+        }
+        free(text);
+    }
+    lesson_free(&l);
+}
+
 /* ---- failures ---- */
 
 /* Runs the real program; returns its exit status and its stderr in out. */
@@ -1215,6 +1279,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sheet_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sheet_earlier_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sheet_pdf, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sheet_long_caption, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_disk_library, setup, teardown),
         cmocka_unit_test_setup_teardown(test_progress_only_on_a_terminal, setup, teardown),

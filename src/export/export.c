@@ -394,17 +394,23 @@ typedef struct CaptionLine {
     int x, y; /* its top-left, pixels from the caption's */
 } CaptionLine;
 
-#define CAPTION_MAX_LINES 48
-
 typedef struct Caption {
     char header[256]; /* "7 · weights₂ · softmax · head 2" */
     char formula[VIEW_MAX_FORMULA];
     char narration[NARRATE_MAX_STEP_TEXT];
-    CaptionLine lines[CAPTION_MAX_LINES];
-    int n_lines;
+    CaptionLine *lines; /* (n_lines) of room for cap_lines, owned */
+    int n_lines, cap_lines;
+    int pad;    /* around the text: pixels */
     int rule;   /* the rule across its top: pixels high */
     int height; /* pixels, padding included */
 } Caption;
+
+static void caption_free(Caption *c)
+{
+    free(c->lines);
+    c->lines = NULL;
+    c->n_lines = c->cap_lines = 0;
+}
 
 /* The caption's two text sizes, in pixels. */
 typedef struct CaptionSizes {
@@ -418,14 +424,32 @@ static int caption_line_skip(RenderCtx *rc, int size)
     return render_line_height(rc, size) + size / 4;
 }
 
-static void caption_add(Caption *c, RenderCtx *rc, int size, const char *text, int width)
+/* Appends text's lines, wrapped to width, however many. 0, or -1 when
+ * memory runs out. */
+static int caption_add(Caption *c, RenderCtx *rc, int size, const char *text, int width)
 {
-    size_t starts[CAPTION_MAX_LINES], lens[CAPTION_MAX_LINES];
-    int n = render_wrap(rc, text, size, width, starts, lens, CAPTION_MAX_LINES - c->n_lines);
-    for (int i = 0; i < n; i++) c->lines[c->n_lines++] = (CaptionLine){text + starts[i], lens[i], size, 0, 0};
+    for (int room = 64;; room *= 2) {
+        size_t *starts = malloc(sizeof *starts * (size_t)room), *lens = malloc(sizeof *lens * (size_t)room);
+        int n = starts && lens ? render_wrap(rc, text, size, width, starts, lens, room) : -1;
+        if (n >= 0 && n < room && c->n_lines + n > c->cap_lines) {
+            CaptionLine *grown = realloc(c->lines, sizeof *grown * (size_t)(c->n_lines + n));
+            if (grown) {
+                c->lines = grown;
+                c->cap_lines = c->n_lines + n;
+            } else {
+                n = -1;
+            }
+        }
+        if (n >= 0 && n < room)
+            for (int i = 0; i < n; i++) c->lines[c->n_lines++] = (CaptionLine){text + starts[i], lens[i], size, 0, 0};
+        free(starts);
+        free(lens);
+        if (n < 0) return -1;
+        if (n < room) return 0; /* room to spare: every line was wrapped */
+    }
 }
 
-static void caption_layout(Caption *c, const View *v, RenderCtx *rc, CaptionSizes cs, int width)
+static int caption_layout(Caption *c, const View *v, RenderCtx *rc, CaptionSizes cs, int width)
 {
     const AttnStep *s = view_current(v);
     char title[64];
@@ -436,11 +460,12 @@ static void caption_layout(Caption *c, const View *v, RenderCtx *rc, CaptionSize
     snprintf(c->header, sizeof c->header, "%d · %s · %s", view_step_ordinal(idx), title, phase);
     snprintf(c->formula, sizeof c->formula, "%s", view_formula(v));
     view_narration(v, c->narration, sizeof c->narration);
-    int pad = cs.body;
+    int pad = c->pad = cs.body;
     c->n_lines = 0;
-    caption_add(c, rc, cs.header, c->header, width - 2 * pad);
-    if (c->formula[0]) caption_add(c, rc, cs.body, c->formula, width - 2 * pad);
-    caption_add(c, rc, cs.body, c->narration, width - 2 * pad);
+    if (caption_add(c, rc, cs.header, c->header, width - 2 * pad) != 0 ||
+        (c->formula[0] && caption_add(c, rc, cs.body, c->formula, width - 2 * pad) != 0) ||
+        caption_add(c, rc, cs.body, c->narration, width - 2 * pad) != 0)
+        return -1;
     c->rule = cs.body / 8 > 1 ? cs.body / 8 : 1;
     int y = pad;
     for (int i = 0; i < c->n_lines; i++) {
@@ -449,6 +474,21 @@ static void caption_layout(Caption *c, const View *v, RenderCtx *rc, CaptionSize
         y += caption_line_skip(rc, c->lines[i].size);
     }
     c->height = y + pad + pad / 2;
+    return 0;
+}
+
+/* A caption too long for the rest of a page is continued on the next: its
+ * lines [a, b) are caption rows [caption_top(a), caption_bottom(b)), the
+ * first with the rule and the padding above the text, the last with the
+ * padding below it, a continuation with half a padding above. */
+static int caption_top(const Caption *c, int a)
+{
+    return a == 0 ? 0 : c->lines[a].y - c->pad / 2;
+}
+
+static int caption_bottom(const Caption *c, int b)
+{
+    return b >= c->n_lines ? c->height : c->lines[b].y;
 }
 
 /* The caption's text colour on a background. */
@@ -458,9 +498,11 @@ static SDL_Color caption_ink(SDL_Color bg)
     return lum > 128 ? (SDL_Color){25, 25, 30, 255} : (SDL_Color){235, 235, 240, 255};
 }
 
-/* Draws rows [y0, y0 + the renderer's height) of the caption at the top of
- * the renderer, on the background bg. */
-static void caption_draw(const Caption *c, RenderCtx *rc, SDL_Renderer *sdl, int width, int y0, SDL_Color bg)
+/* Draws rows [y0, y0 + the renderer's height) of the caption's lines [a, b)
+ * (and its rule with the first) at the top of the renderer, on the
+ * background bg. */
+static void caption_draw(const Caption *c, RenderCtx *rc, SDL_Renderer *sdl, int width, int y0, SDL_Color bg, int a,
+                         int b)
 {
     SDL_RenderSetClipRect(sdl, NULL);
     SDL_SetRenderDrawBlendMode(sdl, SDL_BLENDMODE_NONE);
@@ -470,8 +512,8 @@ static void caption_draw(const Caption *c, RenderCtx *rc, SDL_Renderer *sdl, int
     /* a rule above the caption separates it from the frame */
     SDL_Rect rule = {0, -y0, width, c->rule};
     SDL_SetRenderDrawColor(sdl, fg.r, fg.g, fg.b, 255);
-    SDL_RenderFillRect(sdl, &rule);
-    for (int i = 0; i < c->n_lines; i++) {
+    if (a == 0) SDL_RenderFillRect(sdl, &rule);
+    for (int i = a; i < b; i++) {
         const CaptionLine *ln = &c->lines[i];
         char text[sizeof c->narration];
         snprintf(text, sizeof text, "%.*s", (int)ln->len, ln->text);
@@ -1175,19 +1217,20 @@ static void pdf_figure(Sheet *sh, unsigned char *px, size_t pitch, int w, int h,
     cairo_surface_destroy(img);
 }
 
-/* The caption's text at (x, y), under the caption's pixels, which
+/* The text of the caption's lines [a, b) with the caption's top at (x, y),
+ * under the caption's pixels, which
  * sheet_caption paints over it: each line run by run with the font render
  * uses for it, on render's baseline and at its x, so a reader selects and
  * searches the words where they are seen. Hidden rather than shown: in
  * cairo 1.16's subset of Noto Sans CJK SC, as poppler (pdftoppm, Evince)
  * draws it, some glyphs are blank (如, U+5982), and a handout must not
  * print with holes. */
-static void pdf_caption_text(Sheet *sh, const Caption *c, int x, int y)
+static void pdf_caption_text(Sheet *sh, const Caption *c, int a, int b, int x, int y)
 {
     cairo_t *cr = sh->cr;
     cairo_save(cr);
     cairo_set_source_rgb(cr, 0, 0, 0);
-    for (int i = 0; i < c->n_lines; i++) {
+    for (int i = a; i < b; i++) {
         const CaptionLine *ln = &c->lines[i];
         char text[sizeof c->narration];
         snprintf(text, sizeof text, "%.*s", (int)ln->len, ln->text);
@@ -1284,28 +1327,31 @@ static void sheet_figure(Sheet *sh, unsigned char *px, size_t pitch, int fw, int
     sheet_blit(sh->page, px, pitch, fw, fh, x, y);
 }
 
-/* A step's caption at (x, y) of the page, drawn a band of px's rows (fh of
- * them) at a time; in the PDF over its text. */
-static int sheet_caption(Sheet *sh, const Caption *cap, unsigned char *px, size_t pitch, int fw, int fh, int x, int y,
-                         char *err, size_t errlen)
+/* The caption's lines [a, b) at (x, y) of the page (caption_top(a) there),
+ * drawn a band of px's rows (fh of them) at a time; in the PDF over their
+ * text. */
+static int sheet_caption(Sheet *sh, const Caption *cap, int a, int b, unsigned char *px, size_t pitch, int fw, int fh,
+                         int x, int y, char *err, size_t errlen)
 {
+    int top = caption_top(cap, a), bottom = caption_bottom(cap, b);
 #ifdef ATTNVIZ_HAVE_CAIRO
-    if (sh->pdf) pdf_caption_text(sh, cap, x, y);
+    if (sh->pdf) pdf_caption_text(sh, cap, a, b, x, y - top);
 #endif
-    for (int y0 = 0; y0 < cap->height; y0 += fh) {
-        int rows = cap->height - y0 < fh ? cap->height - y0 : fh;
-        caption_draw(cap, sh->rc, sh->sdl, fw, y0, sh->bg);
+    for (int y0 = top; y0 < bottom; y0 += fh) {
+        int rows = bottom - y0 < fh ? bottom - y0 : fh;
+        caption_draw(cap, sh->rc, sh->sdl, fw, y0, sh->bg, a, b);
         SDL_Rect area = {0, 0, fw, rows};
         if (SDL_RenderReadPixels(sh->sdl, &area, SDL_PIXELFORMAT_XRGB8888, px, (int)pitch) != 0) {
             export__set_err(err, errlen, "reading a caption's pixels: %s", SDL_GetError());
             return -1;
         }
-        sheet_figure(sh, px, pitch, fw, rows, x, y + y0);
+        sheet_figure(sh, px, pitch, fw, rows, x, y + y0 - top);
     }
     return 0;
 }
 
-/* Finishes the current page: the next PNG, or the next page of the PDF. */
+/* Finishes the current page: the next PNG page, kept in memory until the
+ * handout is whole, or the next page of the PDF. */
 static int sheet_page_done(Sheet *sh, char *err, size_t errlen)
 {
     sh->pages++;
@@ -1529,9 +1575,14 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         }
         view_goto(v, i);
         view_finish(v);
-        caption_layout(cap, v, fr.rc, cs, fw);
-        int need = fh + cap->height;
-        if (on_page && y + need > SHEET_PAGE_H - SHEET_MARGIN) {
+        if (caption_layout(cap, v, fr.rc, cs, fw) != 0) {
+            export__set_err(err, errlen, "out of memory");
+            rc = -1;
+            break;
+        }
+        /* a step starts a new page unless it fits whole on this one */
+        const int bottom = SHEET_PAGE_H - SHEET_MARGIN;
+        if (on_page && y + fh + cap->height > bottom) {
             if (sheet_page_done(&sh, err, errlen) != 0) {
                 rc = -1;
                 break;
@@ -1546,8 +1597,21 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         sheet_mark(&sh, cap->header, SHEET_MARGIN, y);
         sheet_figure(&sh, px, pitch, fw, fh, SHEET_MARGIN, y);
         y += fh;
-        rc = sheet_caption(&sh, cap, px, pitch, fw, fh, SHEET_MARGIN, y, err, errlen);
-        y += cap->height + SHEET_GAP;
+        /* the caption, as many lines as the page takes, the rest continued
+         * at the top of the next pages */
+        for (int a = 0; rc == 0;) {
+            int b = a;
+            while (b < cap->n_lines && y + caption_bottom(cap, b + 1) - caption_top(cap, a) <= bottom) b++;
+            if (b == a) b = a + 1; /* a line taller than what is left: drawn, clipped */
+            rc = sheet_caption(&sh, cap, a, b, px, pitch, fw, fh, SHEET_MARGIN, y, err, errlen);
+            y += caption_bottom(cap, b) - caption_top(cap, a);
+            if (b >= cap->n_lines || rc != 0) break;
+            if (sheet_page_done(&sh, err, errlen) != 0) rc = -1;
+            y = SHEET_MARGIN;
+            a = b;
+        }
+        if (rc != 0) break;
+        y += SHEET_GAP;
         on_page++;
         done_steps++;
         report(r, NULL, done_steps, done_steps, r->n_selected);
@@ -1561,6 +1625,7 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
     v->slides = 0;
     headless_free(&fr);
     free(px);
+    if (cap) caption_free(cap);
     free(cap);
     return rc;
 }
