@@ -563,7 +563,9 @@ static int entries(const char *dir)
 
 /* lesson_save_new writes a new file whole under the name it reports, or
  * nothing: a path that does not fit the caller's buffer is refused before
- * anything is written, never saved under a shortened name. */
+ * anything is written, never saved under a shortened name. The file has
+ * the mode every file attnviz writes has (0666 less the umask), and a
+ * save folder that is not one is named for what it is. */
 static void test_save_new_files(void **state)
 {
     (void)state;
@@ -576,12 +578,25 @@ static void test_save_new_files(void **state)
     assert_int_equal(lesson_save_new(&L, dir, small, sizeof small, err, sizeof err), -1);
     if (!strstr(err, "too long")) fail_msg("expected \"too long\", found \"%s\"", err);
     assert_int_equal(entries(dir), 0);
+    mode_t old = umask(002);
     assert_int_equal(lesson_save_new(&L, dir, path, sizeof path, err, sizeof err), 0);
+    umask(old);
     assert_int_equal(entries(dir), 1);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0664);
     Lesson back;
     load_ok(&back, path);
     lesson_free(&back);
     unlink(path);
+    /* a FIFO as the folder */
+    char fifo[96];
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(lesson_save_new(&L, fifo, path, sizeof path, err, sizeof err), -1);
+    if (!strstr(err, "expected a folder to save lessons in, found a FIFO (named pipe)"))
+        fail_msg("a FIFO as the folder: \"%s\"", err);
+    unlink(fifo);
     lesson_free(&L);
     assert_int_equal(rmdir(dir), 0);
 }

@@ -60,9 +60,13 @@ size_t app_escape(FILE *f, const char *s);
 /* app_escape(f, line) and a newline: a message from a library (a lesson's
  * error) as one line. */
 void app_print_line(FILE *f, const char *line);
+/* Flushes standard output, keeping the reason of its first failed write
+ * for app_finish. 0, or -1 with errno. */
+int app_flush_stdout(void);
 /* A subcommand's end: status, or, when the command succeeded but standard
  * output could not be written (a full disk, /dev/full, a closed pipe),
- * APP_RUNTIME after saying so. */
+ * APP_RUNTIME after saying so, with the reason of the first failed write
+ * (app_flush_stdout) or of the last flush. */
 int app_finish(int status);
 
 /* An output path given as OPT: -1 after "attnviz CMD: OPT: expected

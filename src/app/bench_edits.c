@@ -132,7 +132,7 @@ int bench_edits(int n, const char *lesson_arg, int threads)
     printf("edits: %d p50: %.3f ms p99: %.3f ms\n", n, quantile(ms, n, 0.5), quantile(ms, n, 0.99));
     /* CPU time is what a busy machine's other processes do not add to */
     printf("cpu per edit: p50: %.3f ms p99: %.3f ms\n", quantile(cpu, n, 0.5), quantile(cpu, n, 0.99));
-    fflush(stdout);
+    app_flush_stdout();
 done:
     render_destroy(rc);
     if (sdl) SDL_DestroyRenderer(sdl);

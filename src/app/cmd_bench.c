@@ -210,7 +210,7 @@ static int bench_run(BenchShape s, int reps, int threads)
     double median = done_reps % 2 ? ms[done_reps / 2] : 0.5 * (ms[done_reps / 2 - 1] + ms[done_reps / 2]);
     printf("n=%d d_model=%d heads=%d threads=%d median: %.*f ms min: %.*f ms trace: %zu bytes data: %zu bytes\n", n, dm,
            H, threads, bench_decimals(median), median, bench_decimals(ms[0]), ms[0], alloc_bytes, data_bytes);
-    fflush(stdout);
+    app_flush_stdout();
 done:
     free(X), free(W), free(b), free(ms);
     return status;

@@ -89,13 +89,25 @@ int app_cmd_fail(const char *cmd, int status, const char *fmt, ...)
     return status;
 }
 
-int app_finish(int status)
+/* The errno of the first failed write to standard output: a stream that
+ * failed once keeps its error flag, and a later flush has nothing to
+ * write and no reason to give. */
+static int stdout_errno;
+
+int app_flush_stdout(void)
 {
     errno = 0;
-    if (fflush(stdout) == 0 && !ferror(stdout)) return status;
+    if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
+    if (!stdout_errno) stdout_errno = errno ? errno : EIO;
+    errno = stdout_errno;
+    return -1;
+}
+
+int app_finish(int status)
+{
+    if (app_flush_stdout() == 0) return status;
     if (status != APP_OK) return status; /* the command has failed and said why */
-    int e = errno ? errno : EIO;
-    return app_fail(APP_RUNTIME, "writing to standard output: %s", strerror(e));
+    return app_fail(APP_RUNTIME, "writing to standard output: %s", strerror(stdout_errno));
 }
 
 int app_check_output_path(const char *cmd, const char *opt, const char *expected, const char *path)

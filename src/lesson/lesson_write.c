@@ -184,6 +184,18 @@ static int write_temp(const Lesson *L, const char *dir, char **tmp, char *err, s
     }
     snprintf(*tmp, len, "%s/.%s.json.attnviz-XXXXXX", dir, L->id);
     int fd = mkstemp(*tmp);
+    /* mkstemp makes 0600 files; a lesson gets the mode every file attnviz
+     * writes has, what open(..., 0666) would give (umask is read by setting
+     * it: the window's thread is the only one making files meanwhile) */
+    mode_t mask = umask(022);
+    umask(mask);
+    if (fd >= 0 && fchmod(fd, 0666 & ~mask) != 0) {
+        int e = errno;
+        close(fd);
+        unlink(*tmp);
+        fd = -1;
+        errno = e;
+    }
     if (fd < 0) {
         snprintf(err, errlen, "%s: cannot create a file there: %s", dir, strerror(errno));
         free(*tmp);
@@ -225,7 +237,7 @@ int lesson_save_new(Lesson *L, const char *dir, char *path, size_t pathlen, char
             return -1;
         }
     } else if (!S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "%s: expected a folder to save lessons in, found a file", dir);
+        snprintf(err, errlen, "%s: expected a folder to save lessons in, found %s", dir, lesson_file_kind(st.st_mode));
         return -1;
     }
     char base[LESSON_MAX_ID_BYTES + 1];

@@ -8,7 +8,7 @@
 #   - every complaint about an option or an operand is one line,
 #     "attnviz CMD: ...", with exit status 2, in each subcommand;
 #   - show refuses --head and --step beyond the lesson, as export does;
-#   - output into /dev/full (check, list, --help) exits 1 and says so;
+#   - output into /dev/full (check, list, --help, bench) exits 1 and says why;
 #   - titles with control characters are refused, naming the character on
 #     one line; file names with them print escaped, one line;
 #   - a dangling symbolic link as -o or --sheet is named as such.
@@ -102,12 +102,14 @@ else
     fail "-qo DIR / --: $(cat "$tmp/err")"
 fi
 
-# Standard output that cannot be written is a failure (exit 1), said on stderr.
-for args in "check $lesson" "list" "--help" "show --help" "export --help" "trace $lesson"; do
+# Standard output that cannot be written is a failure (exit 1), said on
+# stderr with the reason of the write that failed.
+for args in "check $lesson" "list" "--help" "show --help" "export --help" "trace $lesson" \
+    "bench --n 8 --d-model 8 --heads 1 --reps 1" "bench --edits 2"; do
     # shellcheck disable=SC2086
     "$app" $args >/dev/full 2>"$tmp/err"
     st=$?
-    if [ "$st" -ne 1 ] || ! grep -q "writing" "$tmp/err" || [ "$(wc -l <"$tmp/err")" -ne 1 ]; then
+    if [ "$st" -ne 1 ] || ! grep -q "writing.*No space left on device" "$tmp/err" || [ "$(wc -l <"$tmp/err")" -ne 1 ]; then
         fail "attnviz $args >/dev/full exited $st: $(cat "$tmp/err")"
     else
         echo "ok: attnviz $args >/dev/full -> 1"
