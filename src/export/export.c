@@ -644,45 +644,65 @@ static int files_written_now(const Run *r, const char *name, int frames)
     return strcmp(mine, name) == 0;
 }
 
-/* Before this run writes a file: the journal lists what the earlier
- * export recorded, its index.json goes, and so do its files, each only
- * while it is exactly what was recorded (export__remove_recorded); the
- * folder then holds no export but this one's files as they are written.
- * Files recorded but changed since (and those an older attnviz listed
- * without a size and hash) stay, and are counted. Then a killed export's
- * temporaries go. */
+static int names_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Before this run writes a file: the journal lists what is there of what
+ * the earlier export recorded, its index.json goes, and so do its files,
+ * each only while it is exactly what was recorded (export__remove_recorded);
+ * the folder then holds no export but this one's files as they are
+ * written. Files recorded but changed since (and those an older attnviz
+ * listed without a size and hash) stay, and are counted. Then a killed
+ * export's temporaries go. */
 static int files_begin(Run *r, const char *dir, const char *journal, const ExportRecords *prev, int frames, char *err,
                        size_t errlen)
 {
-    if (export__journal_begin(&r->journal, journal, prev, err, errlen) != 0) return -1;
-    char *index = export__path_join(dir, EXPORT_INDEX_NAME);
+    /* what is there of what was recorded: in the journal before it goes */
+    ExportRecords there = {0};
     struct stat st;
-    if (!index) {
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < prev->n; i++) {
+        char *path = export__path_join(dir, prev->rec[i].name);
+        if (!path)
+            rc = -1;
+        else if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+            rc = export__records_add(&there, prev->rec[i].name, prev->rec[i].bytes, prev->rec[i].sha256);
+        free(path);
+    }
+    const char **names = there.n ? malloc(sizeof *names * (size_t)there.n) : NULL;
+    char *index = export__path_join(dir, EXPORT_INDEX_NAME);
+    if (rc != 0 || (there.n && !names) || !index) {
         export__set_err(err, errlen, "out of memory");
-        return -1;
+        rc = -1;
     }
+    if (rc == 0) rc = export__journal_begin(&r->journal, journal, &there, err, errlen);
     /* files_plan read it as attnviz's index; it describes files about to go */
-    if (lstat(index, &st) == 0 && S_ISREG(st.st_mode) && unlink(index) != 0) {
+    if (rc == 0 && lstat(index, &st) == 0 && S_ISREG(st.st_mode) && unlink(index) != 0) {
         export__set_err(err, errlen, "%s: %s", index, strerror(errno));
-        free(index);
-        return -1;
+        rc = -1;
     }
-    free(index);
-    for (int i = 0; i < prev->n; i++)
-        if (export__remove_recorded(dir, &prev->rec[i], NULL, NULL))
-            r->res->stale_removed += !files_written_now(r, prev->rec[i].name, frames);
+    for (int i = 0; rc == 0 && i < there.n; i++)
+        if (export__remove_recorded(dir, &there.rec[i], NULL, NULL))
+            r->res->stale_removed += !files_written_now(r, there.rec[i].name, frames);
     /* what is still there of what was recorded, each name once */
     int left = prev->unverifiable;
-    for (int i = 0; i < prev->n; i++) {
-        const char *name = prev->rec[i].name;
-        if (export__records_find(prev, name) != i || files_written_now(r, name, frames)) continue;
-        char *path = export__path_join(dir, name);
+    for (int i = 0; rc == 0 && i < there.n; i++) names[i] = there.rec[i].name;
+    if (rc == 0 && there.n) qsort(names, (size_t)there.n, sizeof *names, names_cmp);
+    for (int i = 0; rc == 0 && i < there.n; i++) {
+        if ((i > 0 && strcmp(names[i], names[i - 1]) == 0) || files_written_now(r, names[i], frames)) continue;
+        char *path = export__path_join(dir, names[i]);
         left += path && lstat(path, &st) == 0;
         free(path);
     }
     r->res->earlier_left = left;
-    r->res->temps_removed = export__remove_stale_temporaries(dir, &r->started, export__accept_folder_name, NULL);
-    return 0;
+    if (rc == 0)
+        r->res->temps_removed = export__remove_stale_temporaries(dir, &r->started, export__accept_folder_name, NULL);
+    free(names);
+    free(index);
+    export__records_free(&there);
+    return rc;
 }
 
 /* The pool's writer: the file's size and hash, recorded in the journal

@@ -41,24 +41,38 @@
  *
  * The folder: attnviz writes only its own names there, each through a new
  * temporary renamed into place; a name taken by anything but a regular file
- * (a FIFO, a device, a symbolic link) is refused before drawing, never
- * opened. What an earlier export into DIR left and this one does not write
- * again is removed, and only that: the files its index.json listed, and
- * frames continuing this export's sequence (ffmpeg would play them on)
- * whose PNG Software chunk says attnviz. Hidden temporaries of attnviz's
- * own naming (.NNN-kind.png.attnviz-XXXXXX) older than this export, which a killed
- * export left, are removed too. ExportResult counts both.
+ * (a FIFO, a device, a symbolic link), by a file that is not attnviz's PNG,
+ * or an index.json that is not an export's, is refused before drawing,
+ * never opened or replaced. index.json records each file's size and
+ * SHA-256 ("bytes", "sha256"; for frames, "frame_files": runs of identical
+ * frames). An export removes what the earlier export into DIR recorded,
+ * each file only while it is still exactly that and says attnviz in its
+ * Software chunk (ExportResult.stale_removed counts those not written
+ * again; earlier_left those recorded but changed since); and hidden
+ * temporaries of attnviz's own naming (.NNN-kind.png.attnviz-XXXXXX) older
+ * than this export, which a killed export left (temps_removed). The folder
+ * is this process's alone meanwhile (flock), and always describes one
+ * export: the earlier export's files and index.json go first, each new
+ * file is listed in the journal (.index.json.attnviz-journal) before it
+ * appears, and index.json is written last, the journal then removed. An
+ * export stopped part-way leaves no index.json and the journal listing
+ * what it wrote; the next export into DIR removes those files.
  *
  * Handout (opt.sheet): A4 portrait pages at 150 dpi, FILE.png, FILE-2.png,
  * ..., each selected step's final state (without status line, timeline or
  * narration, at the --size's aspect ratio) followed by its caption (step
  * number, title, kind and head, formula, narration, each once), wrapped by
  * render's text layer (render_wrap) as the window's text is; as many steps
- * to a page as fit. The PNG pages carry a pHYs chunk of 150 dpi, so they
- * print at A4. FILE.pdf (with cairo): the same pages, laid out by the same
- * code, as images, each caption over its text in render's fonts
- * (render_text_runs), which a PDF reader selects and searches, and a
- * bookmark for each step.
+ * to a page as fit; a caption longer than the rest of its page continues
+ * on the next. The PNG pages carry a pHYs chunk of 150 dpi, so they print
+ * at A4, and their number (attnviz:handout-page); the first page records
+ * the later pages' sizes and SHA-256 (attnviz:handout-pages). The pages are
+ * drawn whole before any is written; then an earlier handout's later pages
+ * that this one does not replace are removed, as its first page recorded
+ * them and only while each is still that page (pages_removed). FILE.pdf
+ * (with cairo): the same pages, laid out by the same code, as images,
+ * each caption over its text in render's fonts (render_text_runs), which
+ * a PDF reader selects and searches, and a bookmark for each step.
  *
  * DPI: step PNGs and frames say EXPORT_SCREEN_DPI × opt.scale (pHYs).
  *
@@ -160,7 +174,7 @@ typedef struct ExportResult {
     int stale_removed; /* files of an earlier export into the folder removed (see above) */
     int earlier_left;  /* files an earlier export recorded, no longer what it wrote: left in place (see above) */
     int temps_removed; /* stale temporaries of a killed export removed (see above) */
-    int pages_removed; /* pages of an earlier, longer PNG handout removed: FILE-N.png after the last page */
+    int pages_removed; /* pages of an earlier, longer PNG handout removed: FILE-N.png after the last page (above) */
     int usage_error;   /* on failure: 1 when the options or the input were wrong (exit 2) */
 } ExportResult;
 

@@ -204,13 +204,6 @@ void export__records_parse(const char *text, ExportRecords *out, int (*accept)(c
     }
 }
 
-int export__records_find(const ExportRecords *r, const char *name)
-{
-    for (int i = 0; i < r->n; i++)
-        if (strcmp(r->rec[i].name, name) == 0) return i;
-    return -1;
-}
-
 /* ---- the earlier export's index.json ---- */
 
 /* A run of identical frames of index.json's "frame_files" into records. */

@@ -52,8 +52,6 @@ typedef struct ExportRecords {
 /* Appends a copy of the record. 0, or -1 when memory runs out. */
 int export__records_add(ExportRecords *r, const char *name, long long bytes, const char *sha256);
 void export__records_free(ExportRecords *r);
-/* The index of the record named name, or -1. */
-int export__records_find(const ExportRecords *r, const char *name);
 /* The records as text, a line "BYTES SHA256 NAME" each, after first_line
  * (when not NULL). malloc'd. */
 char *export__records_text(const ExportRecords *r, const char *first_line);
