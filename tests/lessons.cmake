@@ -13,6 +13,11 @@ add_test(NAME lessons_vs_pytorch
          COMMAND sh -c "if /usr/bin/python3 -c 'import torch' 2>/dev/null; then exec /usr/bin/python3 \"$0\" --attnviz \"$1\"; else exit 77; fi"
                  ${PROJECT_SOURCE_DIR}/tools/lesson_tools/verify_lessons.py $<TARGET_FILE:attnviz>)
 set_tests_properties(lessons_vs_pytorch PROPERTIES SKIP_RETURN_CODE 77)
+# The test lessons, which use the options of today's models (tests/lessons/)
+add_test(NAME test_lessons_vs_pytorch
+         COMMAND sh -c "if /usr/bin/python3 -c 'import torch' 2>/dev/null; then exec /usr/bin/python3 \"$0\" --attnviz \"$1\" \"$2\"/*.json; else exit 77; fi"
+                 ${PROJECT_SOURCE_DIR}/tools/lesson_tools/verify_lessons.py $<TARGET_FILE:attnviz> ${ATTNVIZ_TESTS_DIR}/lessons)
+set_tests_properties(test_lessons_vs_pytorch PROPERTIES SKIP_RETURN_CODE 77)
 add_test(NAME lesson_designs
          COMMAND sh -c "if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then exec /usr/bin/python3 \"$0\"; else exit 77; fi"
                  ${PROJECT_SOURCE_DIR}/tools/lesson_tools/design_weights.py)

@@ -40,6 +40,15 @@ How it checks itself, failing loudly (exit 1) on any disagreement:
     agree within half the C test's tolerance (1e-5 + 1e-4·|ref|): that proves
     the fixture is well-conditioned, so a correct float32 engine must pass.
 
+The options of today's models, each checked against an independent
+computation besides float64:
+  * incremental decoding ("decode": "incremental"): after the whole causal
+    forward, token by token, each token's rows of Q, K, V, per head its
+    columns, the K/V caches with its row appended, one row of scores,
+    scaled, weights and output, its rows of concat and output (names "@t"),
+    then `decoded`, the rows stacked; checked against the whole causal
+    forward's output.
+
 A fully blocked row with the fill -inf is NaN in torch (softmax of all -inf).
 The fixture keeps torch's NaN; the C test asserts that the engine gives exact
 zeros there (and b_O in the output) and flags the row.
@@ -47,7 +56,7 @@ zeros there (and b_O in the output) and flags the row.
 File format (little-endian), one file per configuration:
 
     char[8]  magic "ATVZFIX1"
-    u32      version (1, or 2 for a configuration that needs mask_order)
+    u32      version (1; 2 for a configuration that needs mask_order; 3 for one with options)
     str      name                       str = u32 length + bytes, no NUL
     i32      attention                  0 dot, 1 additive
     i32      cross                      0 self, 1 cross
@@ -58,7 +67,9 @@ File format (little-endian), one file per configuration:
     f32      divisor                    what the scores were divided by
     i32      mask_kind                  0 none, 1 causal, 2 padding, 3 matrix
     f32      mask_fill                  -inf, -1e9, -1e20
-    i32      mask_order                 version 2 only: 0 scale then mask, 1 mask then scale
+    i32      mask_order                 version 2 and 3: 0 scale then mask, 1 mask then scale
+    u32      n_options                  version 3 only: the options of OPTIONS below, then
+             (str key; f64 value) × n_options
     u32      mask_len; u8[mask_len]     0, n_k (padding) or n_q·n_k (matrix); 1 attend, 0 blocked
     u32      n_inputs;  tensor × n_inputs   X, Y, W_*, b_*, v_a: what the engine is given
     u32      n_steps;   tensor × n_steps    every computed step, in the engine's order
@@ -86,6 +97,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "fixtures")
 
 SCALE_KINDS = {"sqrt_dk": 0, "sqrt_dmodel": 1, "none": 2, "value": 3}
+# a configuration's options and their values in the file (version 3): "decode" 1 = incremental
+OPTIONS = {"decode": lambda v: {"incremental": 1.0}[v]}
 MASK_KINDS = {"none": 0, "causal": 1, "padding": 2, "matrix": 3}
 
 torch.set_num_threads(1)
@@ -244,7 +257,42 @@ def reference(c, t, allow):
     if c["W_O"]:
         out = cat @ t["W_O"] + t["b_O"] if "b_O" in t else cat @ t["W_O"]
         add("output", "output", 0, out)
+    if c.get("decode") == "incremental":
+        decode(c, t, X, div, add)
     return steps
+
+
+def decode(c, t, X, div, add):
+    """Incremental decoding: the steps of each token t ("@t"), then decoded."""
+    H, dk, dv = c["heads"], c["d_k"], c["d_v"]
+
+    def row(x, name):
+        return x @ t["W_" + name] + t["b_" + name] if "b_" + name in t else x @ t["W_" + name]
+
+    K_cache, V_cache, last = [None] * H, [None] * H, []
+    for s in range(X.shape[0]):
+        at = f"@{s + 1}"
+        x = X[s:s + 1]
+        q = add(f"Q{at}", "projection", 0, row(x, "Q"))
+        k = add(f"K{at}", "projection", 0, row(x, "K"))
+        v = add(f"V{at}", "projection", 0, row(x, "V"))
+        heads = []
+        for h in range(H):
+            n = h + 1
+            qh = add(f"Q_{n}{at}", "split", n, q[:, h * dk:(h + 1) * dk])
+            kh = add(f"K_{n}{at}", "split", n, k[:, h * dk:(h + 1) * dk])
+            vh = add(f"V_{n}{at}", "split", n, v[:, h * dv:(h + 1) * dv])
+            K_cache[h] = add(f"K_cache_{n}{at}", "kv_append", n, kh if s == 0 else torch.cat((K_cache[h], kh)))
+            V_cache[h] = add(f"V_cache_{n}{at}", "kv_append", n, vh if s == 0 else torch.cat((V_cache[h], vh)))
+            sc = add(f"scores_{n}{at}", "scores", n, qh @ K_cache[h].T)
+            sc = add(f"scaled_{n}{at}", "scaled", n, sc / div)
+            w = add(f"weights_{n}{at}", "softmax", n, torch.softmax(sc, dim=-1))
+            heads.append(add(f"head_{n}{at}", "weighted_sum", n, w @ V_cache[h]))
+        cat = add(f"concat{at}", "concat", 0, torch.cat(heads, dim=1))
+        if c["W_O"]:
+            cat = add(f"output{at}", "output", 0, cat @ t["W_O"] + t["b_O"] if "b_O" in t else cat @ t["W_O"])
+        last.append(cat)
+    add("decoded", "decode_check", 0, torch.cat(last))
 
 
 # ---- independent checks -------------------------------------------------------
@@ -306,6 +354,13 @@ def check_mha(c, t, allow, steps):
     last = by["output"] if c["W_O"] else by["concat"]
     worst = max(worst, close("output", last[live], out[live], 1.0, "vs MHA"))
     return worst
+
+
+def check_decode(c, steps):
+    """Incremental decoding: the decoded rows are the whole causal forward's output."""
+    by = {s[0]: s[3] for s in steps}
+    last = by["output"] if c["W_O"] else by["concat"]
+    return close("decoded", by["decoded"], last, 1.0, "decoded vs the whole forward")
 
 
 class SeedAttention(nn.Module):
@@ -440,6 +495,13 @@ CONFIGS = [
     # larger: d_model 64, 8 heads, 16 tokens, causal; seed 001's 512 / 8 / 12
     dot("large_64x8_n16", 140, 16, 64, 8, mask="causal", int8_exp=10),
     dot("seed001_512x8_n12", 141, 12, 512, 8, int8_exp=11),
+    # incremental decoding with a K/V cache: one head with every bias, two heads without W_O,
+    # seed 003's order and fill, and a long one
+    dot("decode_1head", 150, 4, 4, 1, mask="causal", decode="incremental"),
+    dot("decode_2head_noWO", 151, 5, 6, 2, mask="causal", decode="incremental", W_O=False, bias="QK"),
+    dot("decode_mask_then_scale", 152, 3, 4, 2, mask="causal", decode="incremental", fill=-1e20,
+        mask_order="mask_then_scale", scale="sqrt_dmodel"),
+    dot("decode_16_tokens", 153, 16, 8, 2, mask="causal", decode="incremental", d_k=3, d_v=5),
 ]
 
 
@@ -472,9 +534,10 @@ INPUT_ORDER = ["X", "Y", "W_Q", "b_Q", "W_K", "b_K", "W_V", "b_V", "W_O", "b_O",
 
 def serialise(c, t, enc, mask_list, steps):
     b = bytearray(MAGIC)
-    # version 2 only where it is needed, so version-1 files stay as they were written
+    # version 2 or 3 only where it is needed, so older files stay as they were written
+    options = [(k, OPTIONS[k](c[k])) for k in OPTIONS if k in c]
     v2 = c["mask_order"] != "scale_then_mask"
-    b += struct.pack("<I", 2 if v2 else VERSION)
+    b += struct.pack("<I", 3 if options else 2 if v2 else VERSION)
     b += pack_str(c["name"])
     add = c["attention"] == "additive"
     b += struct.pack("<ii", 1 if add else 0, 1 if c["cross"] else 0)
@@ -484,7 +547,11 @@ def serialise(c, t, enc, mask_list, steps):
     b += struct.pack("<i", 1 if c["W_O"] else 0)
     b += struct.pack("<iff", SCALE_KINDS[c["scale"]], c["scale_value"], divisor_of(c))
     b += struct.pack("<if", MASK_KINDS[c["mask"]], c["fill"])
-    if v2:
+    if options:
+        b += struct.pack("<iI", 1 if v2 else 0, len(options))
+        for k, v in options:
+            b += pack_str(k) + struct.pack("<d", v)
+    elif v2:
         b += struct.pack("<i", 1)
     b += struct.pack("<I", len(mask_list)) + bytes(mask_list)
     names = [n for n in INPUT_ORDER if n in t]
@@ -589,6 +656,8 @@ def build(c):
         report.append(f"MHA {check_mha(c, t, allow, steps):.3f}")
     else:
         report.append("MHA n/a")
+    if c.get("decode") == "incremental":
+        report.append(f"decoded {check_decode(c, steps):.3f}")
     # 3. what the C test relies on: NaN only in rows with no allowed key, and only with fill -inf
     dead = ~allow.any(dim=1)
     for n, _, _, x in steps:

@@ -34,7 +34,7 @@
 /* ---- fixtures: the file format of tests/make_fixtures.py ------------------ */
 
 #define FIX_MAGIC   "ATVZFIX1"
-#define FIX_VERSION 2u /* 2 adds mask_order; a version-1 file is read as scale_then_mask */
+#define FIX_VERSION 3u /* 2 adds mask_order (a version-1 file is read as scale_then_mask), 3 the options */
 
 typedef struct FixTensor {
     char name[ATTN_MAX_NAME];
@@ -43,10 +43,18 @@ typedef struct FixTensor {
     float *data; /* (rows, cols), owned */
 } FixTensor;
 
+/* The options of version 3, by key, with their values. */
+typedef struct FixOption {
+    char key[32];
+    double value;
+} FixOption;
+
 typedef struct Fixture {
     char name[96];
     int attention, cross, n_q, n_k, d_model, heads, d_k, d_v, d_x, d_y, d_a, has_W_O;
     int scale_kind, mask_kind, mask_order;
+    int n_options;
+    FixOption options[16];
     float scale_value, divisor, mask_fill;
     uint32_t mask_len;
     unsigned char *mask; /* (mask_len), owned */
@@ -104,6 +112,15 @@ static float rd_f32(Reader *r, const char *what)
     uint32_t u = rd_u32(r, what);
     float v;
     memcpy(&v, &u, 4);
+    return v;
+}
+
+static double rd_f64(Reader *r, const char *what)
+{
+    uint64_t lo = rd_u32(r, what), hi = rd_u32(r, what);
+    uint64_t u = lo | hi << 32;
+    double v;
+    memcpy(&v, &u, 8);
     return v;
 }
 
@@ -202,6 +219,13 @@ static int fixture_parse(Fixture *f, const unsigned char *buf, size_t len, char 
     f->mask_order = version >= 2 ? rd_i32(&r, "mask_order") : 0;
     if (!r.failed && (f->mask_order < 0 || f->mask_order > 1))
         rd_fail(&r, "mask_order must be 0 (scale then mask) or 1 (mask then scale), got %d", f->mask_order);
+    f->n_options = version >= 3 ? (int)rd_u32(&r, "n_options") : 0;
+    if (!r.failed && (f->n_options < 0 || f->n_options > (int)(sizeof f->options / sizeof f->options[0])))
+        rd_fail(&r, "n_options must be 0..16, got %d", f->n_options);
+    for (int i = 0; i < f->n_options && !r.failed; i++) {
+        rd_str(&r, f->options[i].key, sizeof f->options[i].key, "an option's key");
+        f->options[i].value = rd_f64(&r, f->options[i].key);
+    }
     f->mask_len = rd_u32(&r, "mask_len");
     if (!r.failed && (f->scale_kind < 0 || f->scale_kind > 3 || f->mask_kind < 0 || f->mask_kind > 3))
         rd_fail(&r, "scale_kind must be 0..3 and mask_kind 0..3, got %d and %d", f->scale_kind, f->mask_kind);
@@ -249,7 +273,8 @@ static const float *input_data(const Fixture *f, const char *name)
     return t ? t->data : NULL;
 }
 
-/* The engine config a fixture describes; pointers borrowed from f. */
+/* The engine config a fixture describes; pointers borrowed from f. An
+ * option the test does not know fails the test. */
 static void fixture_config(const Fixture *f, AttnConfig *c)
 {
     static const AttnScaleKind scales[] = {ATTN_SCALE_SQRT_DK, ATTN_SCALE_SQRT_DMODEL, ATTN_SCALE_NONE,
@@ -287,6 +312,13 @@ static void fixture_config(const Fixture *f, AttnConfig *c)
     c->b_a = input_data(f, "b_a");
     c->v_a = input_data(f, "v_a");
     c->threads = 1;
+    for (int i = 0; i < f->n_options; i++) {
+        const FixOption *o = &f->options[i];
+        if (strcmp(o->key, "decode") == 0 && o->value == 1)
+            c->decode = ATTN_DECODE_INCREMENTAL;
+        else
+            fail_msg("%s: unknown option %s = %g (tests/make_fixtures.py, OPTIONS)", f->name, o->key, o->value);
+    }
 }
 
 /* ---- what a trace is, written from its definition ---------------------------- */
@@ -317,10 +349,25 @@ static int row_dead(const AttnConfig *c, int i)
     return 1;
 }
 
+/* May row r of step s attend its key column j? Is the row fully blocked?
+ * A step of decoding's token t is one query, t - 1, against keys 0..t-1. */
+static int allow_step(const AttnConfig *c, const AttnStep *s, int r, int j)
+{
+    return allow_at(c, s->at ? s->at - 1 : r, j);
+}
+
+static int row_dead_at(const AttnConfig *c, const AttnStep *s, int r)
+{
+    if (!s->at) return row_dead(c, r);
+    for (int j = 0; j < s->at; j++)
+        if (allow_step(c, s, r, j)) return 0;
+    return 1;
+}
+
 typedef struct ExpStep {
     char name[ATTN_MAX_NAME];
     AttnStepKind kind;
-    int head, rows, cols;
+    int head, at, rows, cols;
     int n_from;
     char from[4][ATTN_MAX_NAME];
 } ExpStep;
@@ -330,6 +377,19 @@ typedef struct ExpList {
     int n;
 } ExpList;
 
+/* The position of the steps exp_add lists next (decoding's token; 0: none). */
+static int g_exp_at;
+
+/* NAME, or NAME@AT for a step with a position */
+static const char *at_name(char *buf, size_t cap, const char *name, int at)
+{
+    if (at)
+        snprintf(buf, cap, "%s@%d", name, at);
+    else
+        snprintf(buf, cap, "%s", name);
+    return buf;
+}
+
 static void exp_add(ExpList *L, AttnStepKind kind, int head, int rows, int cols, const char *name, int n_from, ...)
 {
     assert_true(L->n < (int)(sizeof L->s / sizeof L->s[0]));
@@ -338,6 +398,7 @@ static void exp_add(ExpList *L, AttnStepKind kind, int head, int rows, int cols,
     snprintf(s->name, sizeof s->name, "%s", name);
     s->kind = kind;
     s->head = head;
+    s->at = g_exp_at;
     s->rows = rows;
     s->cols = cols;
     va_list ap;
@@ -413,6 +474,59 @@ static void expected_steps(const AttnConfig *c, ExpList *L)
     }
     exp_add(L, ATTN_STEP_CONCAT, 0, nq, H * dv, "concat", 0); /* its sources: every head, checked below */
     if (c->W_O) exp_add(L, ATTN_STEP_OUTPUT, 0, nq, dm, "output", 3, "concat", "W_O", c->b_O ? "b_O" : NULL);
+    if (c->decode != ATTN_DECODE_INCREMENTAL) return;
+    /* decoding: token t's rows, each head's columns and caches, one row of attention per head */
+    int row_mask = c->mask_kind != ATTN_MASK_CAUSAL; /* a cache of tokens 1..t holds no key the causal mask blocks */
+    for (int at = 1; at <= nq; at++) {
+        char q[40], k[40], v[40], qh[40], kh[40], vh[40], kc[40], vc[40], pk[40], pv[40], s[40], a[40], m[40], w[40],
+            o[40], cat[40], out[40], b[24];
+        g_exp_at = at;
+        exp_add(L, ATTN_STEP_PROJECTION, 0, 1, H * dk, at_name(q, sizeof q, "Q", at), 3, "X", "W_Q",
+                c->b_Q ? "b_Q" : NULL);
+        exp_add(L, ATTN_STEP_PROJECTION, 0, 1, H * dk, at_name(k, sizeof k, "K", at), 3, "X", "W_K",
+                c->b_K ? "b_K" : NULL);
+        exp_add(L, ATTN_STEP_PROJECTION, 0, 1, H * dv, at_name(v, sizeof v, "V", at), 3, "X", "W_V",
+                c->b_V ? "b_V" : NULL);
+        for (int h = 1; h <= H; h++) {
+            snprintf(b, sizeof b, "Q_%d", h);
+            exp_add(L, ATTN_STEP_SPLIT, h, 1, dk, at_name(qh, sizeof qh, b, at), 1, q);
+            snprintf(b, sizeof b, "K_%d", h);
+            exp_add(L, ATTN_STEP_SPLIT, h, 1, dk, at_name(kh, sizeof kh, b, at), 1, k);
+            snprintf(b, sizeof b, "V_%d", h);
+            exp_add(L, ATTN_STEP_SPLIT, h, 1, dv, at_name(vh, sizeof vh, b, at), 1, v);
+            snprintf(b, sizeof b, "K_cache_%d", h);
+            at_name(pk, sizeof pk, b, at - 1);
+            exp_add(L, ATTN_STEP_KV_APPEND, h, at, dk, at_name(kc, sizeof kc, b, at), 2, at > 1 ? pk : NULL, kh);
+            snprintf(b, sizeof b, "V_cache_%d", h);
+            at_name(pv, sizeof pv, b, at - 1);
+            exp_add(L, ATTN_STEP_KV_APPEND, h, at, dv, at_name(vc, sizeof vc, b, at), 2, at > 1 ? pv : NULL, vh);
+            snprintf(b, sizeof b, "scores_%d", h);
+            exp_add(L, ATTN_STEP_SCORES, h, 1, at, at_name(s, sizeof s, b, at), 2, qh, kc);
+            snprintf(b, sizeof b, "scaled_%d", h);
+            at_name(a, sizeof a, b, at);
+            snprintf(b, sizeof b, "masked_%d", h);
+            at_name(m, sizeof m, b, at);
+            snprintf(b, sizeof b, "weights_%d", h);
+            at_name(w, sizeof w, b, at);
+            if (row_mask && c->mask_order == ATTN_MASK_THEN_SCALE) {
+                exp_add(L, ATTN_STEP_MASKED, h, 1, at, m, 1, s);
+                exp_add(L, ATTN_STEP_SCALED, h, 1, at, a, 1, m);
+                exp_add(L, ATTN_STEP_SOFTMAX, h, 1, at, w, 1, a);
+            } else {
+                exp_add(L, ATTN_STEP_SCALED, h, 1, at, a, 1, s);
+                if (row_mask) exp_add(L, ATTN_STEP_MASKED, h, 1, at, m, 1, a);
+                exp_add(L, ATTN_STEP_SOFTMAX, h, 1, at, w, 1, row_mask ? m : a);
+            }
+            snprintf(b, sizeof b, "head_%d", h);
+            exp_add(L, ATTN_STEP_WEIGHTED_SUM, h, 1, dv, at_name(o, sizeof o, b, at), 2, w, vc);
+        }
+        exp_add(L, ATTN_STEP_CONCAT, 0, 1, H * dv, at_name(cat, sizeof cat, "concat", at), 0);
+        if (c->W_O)
+            exp_add(L, ATTN_STEP_OUTPUT, 0, 1, dm, at_name(out, sizeof out, "output", at), 3, cat, "W_O",
+                    c->b_O ? "b_O" : NULL);
+    }
+    g_exp_at = 0;
+    exp_add(L, ATTN_STEP_DECODE_CHECK, 0, nq, c->W_O ? dm : H * dv, "decoded", 0); /* sources checked below */
 }
 
 /* The trace's steps are exactly the expected ones: order, names, kinds,
@@ -426,24 +540,26 @@ static void check_structure(const AttnTrace *t, const AttnConfig *c)
     for (int i = 0; i < L.n; i++) {
         const AttnStep *s = &t->steps[i];
         const ExpStep *e = &L.s[i];
-        if (strcmp(s->name, e->name) != 0 || s->kind != e->kind || s->head != e->head || s->rows != e->rows ||
-            s->cols != e->cols)
-            fail_msg("%s: step %d: got %s (%s, head %d, %d×%d), expected %s (%s, head %d, %d×%d)", g_ctx, i, s->name,
-                     attn_step_kind_name(s->kind), s->head, s->rows, s->cols, e->name, attn_step_kind_name(e->kind),
-                     e->head, e->rows, e->cols);
-        /* its shape is what its axes count, its name its role's with "_H" for head H */
-        if (s->rows != attn_axis_size(c, (AttnAxis)s->row_axis) || s->cols != attn_axis_size(c, (AttnAxis)s->col_axis))
+        if (strcmp(s->name, e->name) != 0 || s->kind != e->kind || s->head != e->head || s->at != e->at ||
+            s->rows != e->rows || s->cols != e->cols)
+            fail_msg("%s: step %d: got %s (%s, head %d, at %d, %d×%d), expected %s (%s, head %d, at %d, %d×%d)", g_ctx,
+                     i, s->name, attn_step_kind_name(s->kind), s->head, s->at, s->rows, s->cols, e->name,
+                     attn_step_kind_name(e->kind), e->head, e->at, e->rows, e->cols);
+        /* its shape is what its axes count, its name its role's with "_H" for head H and "@T" for position T */
+        int rows = attn_step_axis_size(c, (AttnAxis)s->row_axis, s->at);
+        int cols = attn_step_axis_size(c, (AttnAxis)s->col_axis, s->at);
+        if (s->rows != rows || s->cols != cols)
             fail_msg("%s: step %s is %d×%d, its axes %d and %d count %d×%d", g_ctx, s->name, s->rows, s->cols,
-                     s->row_axis, s->col_axis, attn_axis_size(c, (AttnAxis)s->row_axis),
-                     attn_axis_size(c, (AttnAxis)s->col_axis));
-        char named[ATTN_MAX_NAME + 16];
-        if (s->head)
-            snprintf(named, sizeof named, "%s_%d", attn_role_name((AttnRole)s->role), s->head);
-        else
-            snprintf(named, sizeof named, "%s", attn_role_name((AttnRole)s->role));
+                     s->row_axis, s->col_axis, rows, cols);
+        char named[ATTN_MAX_NAME + 32];
+        int len = snprintf(named, sizeof named, "%s", attn_role_name((AttnRole)s->role));
+        if (s->head) len += snprintf(named + len, sizeof named - (size_t)len, "_%d", s->head);
+        if (s->at) snprintf(named + len, sizeof named - (size_t)len, "@%d", s->at);
         if (strcmp(named, s->name) != 0) fail_msg("%s: step %s has the role of %s", g_ctx, s->name, named);
-        if (attn_trace_find_role(t, (AttnRole)s->role, s->head) != s)
-            fail_msg("%s: step %s is not the one step of its role and head", g_ctx, s->name);
+        if (attn_trace_find_at(t, (AttnRole)s->role, s->head, s->at) != s)
+            fail_msg("%s: step %s is not the one step of its role, head and position", g_ctx, s->name);
+        if (!s->at && attn_trace_find_role(t, (AttnRole)s->role, s->head) != s)
+            fail_msg("%s: attn_trace_find_role does not find step %s", g_ctx, s->name);
         assert_non_null(s->data);
         bytes += sizeof(float) * (size_t)s->rows * (size_t)s->cols;
         for (int k = 0; k < s->n_from; k++)
@@ -452,9 +568,19 @@ static void check_structure(const AttnTrace *t, const AttnConfig *c)
         if (s->kind == ATTN_STEP_CONCAT) {
             assert_int_equal(s->n_from, c->heads);
             for (int k = 0; k < s->n_from; k++) {
-                char want[ATTN_MAX_NAME];
-                snprintf(want, sizeof want, "head_%d", k + 1);
-                assert_string_equal(t->steps[s->from[k]].name, want);
+                char want[ATTN_MAX_NAME + 16], head[24];
+                snprintf(head, sizeof head, "head_%d", k + 1);
+                assert_string_equal(t->steps[s->from[k]].name, at_name(want, sizeof want, head, s->at));
+            }
+            continue;
+        }
+        if (s->kind == ATTN_STEP_DECODE_CHECK) { /* every token's last row, then the whole forward's */
+            const char *last = c->W_O ? "output" : "concat";
+            assert_int_equal(s->n_from, c->n_q + 1);
+            for (int k = 0; k <= c->n_q; k++) {
+                char want[ATTN_MAX_NAME + 16];
+                assert_string_equal(t->steps[s->from[k]].name,
+                                    at_name(want, sizeof want, last, k < c->n_q ? k + 1 : 0));
             }
             continue;
         }
@@ -471,10 +597,10 @@ static void check_structure(const AttnTrace *t, const AttnConfig *c)
             fail_msg("%s: step %s: row_flags %s", g_ctx, s->name, flagged ? "missing" : "unexpected");
         if (s->row_flags)
             for (int r = 0; r < s->rows; r++)
-                if (!!(s->row_flags[r] & ATTN_ROW_ALL_BLOCKED) != row_dead(c, r))
+                if (!!(s->row_flags[r] & ATTN_ROW_ALL_BLOCKED) != row_dead_at(c, s, r))
                     fail_msg("%s: step %s row %d: ATTN_ROW_ALL_BLOCKED is %s, but the row is %s", g_ctx, s->name, r,
                              (s->row_flags[r] & ATTN_ROW_ALL_BLOCKED) ? "set" : "clear",
-                             row_dead(c, r) ? "fully blocked" : "not fully blocked");
+                             row_dead_at(c, s, r) ? "fully blocked" : "not fully blocked");
     }
     if (t->data_bytes != bytes)
         fail_msg("%s: data_bytes is %zu, the steps hold rows·cols·4 = %zu", g_ctx, t->data_bytes, bytes);
@@ -485,9 +611,10 @@ static void check_structure(const AttnTrace *t, const AttnConfig *c)
     assert_int_equal(n_outline, t->n_steps);
     for (int i = 0; i < t->n_steps; i++) {
         const AttnStep *s = &t->steps[i], *o = &outline[i];
-        if (o->name != s->name || o->kind != s->kind || o->role != s->role || o->head != s->head ||
-            o->rows != s->rows || o->cols != s->cols || o->row_axis != s->row_axis || o->col_axis != s->col_axis ||
-            o->data || o->from || o->row_flags || o->n_from)
+        /* a name in static storage is the same pointer; one with a position, the same text */
+        if ((s->at ? strcmp(o->name, s->name) != 0 : o->name != s->name) || o->kind != s->kind || o->role != s->role ||
+            o->head != s->head || o->at != s->at || o->rows != s->rows || o->cols != s->cols ||
+            o->row_axis != s->row_axis || o->col_axis != s->col_axis || o->data || o->from || o->row_flags || o->n_from)
             fail_msg("%s: the outline's step %d (%s) is not the trace's %s", g_ctx, i, o->name, s->name);
     }
     free(outline);
@@ -581,7 +708,7 @@ static void test_fixture(void **state)
             int has_nan = 0;
             for (int col = 0; col < s->cols; col++) has_nan |= isnan(want[(size_t)row * s->cols + col]);
             if (!has_nan) continue;
-            if (s->kind == ATTN_STEP_ADDITIVE_HIDDEN || !row_dead(&c, row) || c.mask_fill != -INFINITY)
+            if (s->kind == ATTN_STEP_ADDITIVE_HIDDEN || !row_dead_at(&c, s, row) || c.mask_fill != -INFINITY)
                 fail_msg("%s %s row %d: NaN in torch's result outside a fully blocked row", file, s->name, row);
             for (int col = 0; col < s->cols; col++) {
                 float v = s->kind == ATTN_STEP_OUTPUT && b_O ? b_O[col] : 0.0f;
@@ -599,7 +726,7 @@ static void test_fixture(void **state)
         if (s->kind == ATTN_STEP_SOFTMAX)
             for (int row = 0; row < s->rows; row++)
                 for (int col = 0; col < s->cols; col++)
-                    if (!allow_at(&c, row, col) && (c.mask_fill == -INFINITY || !row_dead(&c, row)) &&
+                    if (!allow_step(&c, s, row, col) && (c.mask_fill == -INFINITY || !row_dead_at(&c, s, row)) &&
                         s->data[(size_t)row * s->cols + col] != 0.0f)
                         fail_msg("%s %s[%d,%d]: blocked weight %.9g, expected exactly 0", file, s->name, row, col,
                                  (double)s->data[(size_t)row * s->cols + col]);
@@ -654,9 +781,9 @@ static void test_fixture_header_errors(void **state)
     assert_int_equal(fixture_parse(&f, buf, len, err, sizeof err), -1);
     assert_non_null(strstr(err, "bad magic"));
     buf[3] = 'Z';
-    buf[8] = 3; /* version 3 */
+    buf[8] = 4; /* version 4 */
     assert_int_equal(fixture_parse(&f, buf, len, err, sizeof err), -1);
-    assert_non_null(strstr(err, "version: expected 1..2, found 3"));
+    assert_non_null(strstr(err, "version: expected 1..3, found 4"));
     buf[8] = 1;
     assert_int_equal(fixture_parse(&f, buf, len - 5, err, sizeof err), -1);
     assert_non_null(strstr(err, "truncated"));
@@ -745,10 +872,10 @@ static void case_describe(const Case *k, const char *label, int n)
                  attn_mask_kind_name(c->mask_kind), (double)c->mask_fill);
     else
         snprintf(g_ctx, sizeof g_ctx,
-                 "%s case %d (%s, n_q %d n_k %d d_model %d heads %d d_k %d d_v %d, %s, mask %s, fill %g%s)", label, n,
+                 "%s case %d (%s, n_q %d n_k %d d_model %d heads %d d_k %d d_v %d, %s, mask %s, fill %g%s%s)", label, n,
                  c->cross ? "cross" : "self", c->n_q, c->n_k, c->d_model, c->heads, c->d_k, c->d_v,
                  attn_scale_kind_name(c->scale_kind), attn_mask_kind_name(c->mask_kind), (double)c->mask_fill,
-                 c->W_O ? ", W_O" : "");
+                 c->W_O ? ", W_O" : "", c->decode ? ", decoding" : "");
 }
 
 static void case_free(Case *k)
@@ -807,6 +934,37 @@ static void case_random(Case *k, Rng *r, int additive, int allow_cross)
     }
 }
 
+/* The options of today's models on a random dot config, where they apply
+ * (drawn after case_random's, so its cases stay those of its seed). */
+static void case_options(Case *k, Rng *r)
+{
+    AttnConfig *c = &k->c;
+    if (!c->cross && c->mask_kind == ATTN_MASK_CAUSAL && rng_int(r, 0, 1)) c->decode = ATTN_DECODE_INCREMENTAL;
+}
+
+/* What the options promise: decoding's rows are the whole forward's, and
+ * its last caches hold every token's keys and values. */
+static void check_options(const AttnTrace *t, const AttnConfig *c)
+{
+    char what[256];
+    if (c->decode == ATTN_DECODE_INCREMENTAL) {
+        const AttnStep *d = attn_trace_find_role(t, ATTN_ROLE_DECODED, 0);
+        const AttnStep *o = attn_trace_find_role(t, c->W_O ? ATTN_ROLE_OUTPUT : ATTN_ROLE_CONCAT, 0);
+        snprintf(what, sizeof what, "%s: decoded against the whole forward", g_ctx);
+        assert_floats_close(what, d->data, o->data, d->rows, d->cols, TEST_ABS_TOL, TEST_REL_TOL);
+        for (int h = 1; h <= c->heads; h++) {
+            const AttnStep *kc = attn_trace_find_at(t, ATTN_ROLE_K_CACHE, h, c->n_q);
+            const AttnStep *vc = attn_trace_find_at(t, ATTN_ROLE_V_CACHE, h, c->n_q);
+            snprintf(what, sizeof what, "%s: the last K cache of head %d against K_%d", g_ctx, h, h);
+            assert_floats_close(what, kc->data, attn_trace_find_role(t, ATTN_ROLE_K, h)->data, kc->rows, kc->cols,
+                                TEST_ABS_TOL, TEST_REL_TOL);
+            snprintf(what, sizeof what, "%s: the last V cache of head %d against V_%d", g_ctx, h, h);
+            assert_floats_close(what, vc->data, attn_trace_find_role(t, ATTN_ROLE_V, h)->data, vc->rows, vc->cols,
+                                TEST_ABS_TOL, TEST_REL_TOL);
+        }
+    }
+}
+
 /* Every softmax row sums to 1 or, fully blocked under -inf, is all zero;
  * blocked weights are exactly 0. */
 static void check_softmax_rows(const AttnTrace *t, const AttnConfig *c)
@@ -816,7 +974,7 @@ static void check_softmax_rows(const AttnTrace *t, const AttnConfig *c)
         if (w->kind != ATTN_STEP_SOFTMAX) continue;
         for (int i = 0; i < w->rows; i++) {
             const float *r = w->data + (size_t)i * w->cols;
-            int dead = row_dead(c, i);
+            int dead = row_dead_at(c, w, i);
             if (dead && c->mask_fill == -INFINITY) {
                 for (int j = 0; j < w->cols; j++)
                     if (r[j] != 0.0f)
@@ -829,7 +987,7 @@ static void check_softmax_rows(const AttnTrace *t, const AttnConfig *c)
             for (int j = 0; j < w->cols; j++) {
                 if (!(r[j] >= 0.0f && r[j] <= 1.0f))
                     fail_msg("%s: %s[%d,%d] = %.9g is not a weight", g_ctx, w->name, i, j, (double)r[j]);
-                if (!dead && !allow_at(c, i, j) && r[j] != 0.0f)
+                if (!dead && !allow_step(c, w, i, j) && r[j] != 0.0f)
                     fail_msg("%s: %s[%d,%d]: blocked weight %.9g, expected exactly 0", g_ctx, w->name, i, j,
                              (double)r[j]);
                 sum += r[j];
@@ -864,12 +1022,14 @@ static void test_random_dot_invariants(void **state)
     for (int n = 0; n < N_RANDOM; n++) {
         Case k;
         case_random(&k, &r, 0, 1);
+        case_options(&k, &r);
         case_describe(&k, "dot", n);
         AttnConfig *c = &k.c;
         AttnTrace *t = attn_trace_create(c, err, sizeof err);
         if (!t) fail_msg("case %d: %s", n, err);
         check_structure(t, c);
         check_softmax_rows(t, c);
+        check_options(t, c);
 
         /* every step equals the reference's (reference.c) ... */
         assert_trace_matches_reference(g_ctx, t, c, TEST_ABS_TOL, TEST_REL_TOL);
@@ -906,8 +1066,8 @@ static void test_random_dot_invariants(void **state)
             attn_trace_destroy(t1);
             case_free(&one);
         }
-        /* self-attention equals cross-attention with Y = X */
-        if (!c->cross) {
+        /* self-attention equals cross-attention with Y = X (which does not decode) */
+        if (!c->cross && c->decode == ATTN_DECODE_FULL) {
             AttnConfig x = *c;
             x.cross = 1;
             x.Y = c->X;
@@ -1269,9 +1429,9 @@ static void test_compute_overflow(void **state)
 static void test_names(void **state)
 {
     (void)state;
-    static const char *const kinds[] = {"input",  "weight", "bias",           "projection", "split",
-                                        "scores", "scaled", "masked",         "softmax",    "weighted_sum",
-                                        "concat", "output", "additive_hidden"};
+    static const char *const kinds[] = {
+        "input",   "weight",       "bias",   "projection", "split",           "scores",    "scaled",      "masked",
+        "softmax", "weighted_sum", "concat", "output",     "additive_hidden", "kv_append", "decode_check"};
     assert_int_equal(sizeof kinds / sizeof kinds[0], ATTN_STEP_KIND_COUNT);
     for (int k = 0; k < ATTN_STEP_KIND_COUNT; k++) {
         assert_string_equal(attn_step_kind_name((AttnStepKind)k), kinds[k]);
@@ -1336,6 +1496,30 @@ static void test_config_errors(void **state)
     assert_non_null(strstr(err, "n_q·n_k"));
     b.n_k = 32767; /* 65536·32767 < 2^31: the size itself is fine */
     assert_int_equal(attn_config_check(&b, err, sizeof err), 0);
+
+    /* incremental decoding: causal self-attention of dot products, its steps within a trace's */
+    b = c;
+    b.decode = ATTN_DECODE_INCREMENTAL;
+    assert_int_equal(attn_config_check(&b, err, sizeof err), -1);
+    assert_string_equal(err,
+                        "incremental decoding needs the causal mask (a token sees no token after it), got mask 'none'");
+    b.mask_kind = ATTN_MASK_CAUSAL;
+    assert_int_equal(attn_config_check(&b, err, sizeof err), 0);
+    b.cross = 1;
+    b.Y = one;
+    assert_int_equal(attn_config_check(&b, err, sizeof err), -1);
+    assert_non_null(strstr(err, "needs self-attention"));
+    b = c;
+    b.decode = ATTN_DECODE_INCREMENTAL;
+    b.mask_kind = ATTN_MASK_CAUSAL;
+    b.n_q = b.n_k = 6000; /* 17 steps, then 13 a token: 78017 */
+    assert_int_equal(attn_config_check(&b, err, sizeof err), -1);
+    assert_string_equal(err, "incremental decoding of 6000 tokens with 1 head records 78017 steps, more than a trace "
+                             "holds (65535)");
+    b.n_q = b.n_k = (65535 - 17) / 13;
+    assert_int_equal(attn_config_check(&b, err, sizeof err), 0);
+    b.decode = (AttnDecode)2;
+    assert_int_equal(attn_config_check(&b, err, sizeof err), -1);
 }
 
 /* ---- main: the fixed tests, then one test per fixture in MANIFEST ---------------- */

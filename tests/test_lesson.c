@@ -429,6 +429,20 @@ static void check_trace_json(const char *path)
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(cfg, "scale")));
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(cfg, "mask")->valuestring,
                         attn_mask_kind_name(L.cfg.mask_kind));
+    /* the options, each only when the lesson has it */
+    const cJSON *decode = cJSON_GetObjectItemCaseSensitive(cfg, "decode");
+    if (L.cfg.decode == ATTN_DECODE_INCREMENTAL) {
+        AttnDecodeMacs m;
+        attn_decode_macs(t, &m);
+        assert_string_equal(decode->valuestring, "incremental");
+        const cJSON *macs = cJSON_GetObjectItemCaseSensitive(cfg, "macs");
+        assert_true(cJSON_GetObjectItemCaseSensitive(macs, "incremental")->valuedouble == (double)m.incremental);
+        assert_true(cJSON_GetObjectItemCaseSensitive(macs, "full")->valuedouble == (double)m.full);
+        assert_true(cJSON_GetObjectItemCaseSensitive(macs, "recompute")->valuedouble == (double)m.recompute);
+        assert_true(m.incremental < m.recompute);
+    } else {
+        assert_null(decode);
+    }
     const cJSON *steps = cJSON_GetObjectItemCaseSensitive(doc, "steps");
     assert_int_equal(cJSON_GetArraySize(steps), t->n_steps);
     int i = 0, saw_minus_inf = 0;
@@ -445,6 +459,11 @@ static void check_trace_json(const char *path)
             assert_int_equal(head->valueint, st->head);
         else
             assert_true(cJSON_IsNull(head));
+        const cJSON *at = cJSON_GetObjectItemCaseSensitive(s, "at"); /* only on a step with a position */
+        if (st->at > 0)
+            assert_int_equal(at->valueint, st->at);
+        else
+            assert_null(at);
         const cJSON *shape = cJSON_GetObjectItemCaseSensitive(s, "shape");
         assert_int_equal(cJSON_GetArrayItem(shape, 0)->valueint, st->rows);
         assert_int_equal(cJSON_GetArrayItem(shape, 1)->valueint, st->cols);
@@ -487,6 +506,38 @@ static void test_trace_json(void **state)
     (void)state;
     check_trace_json(LESSONS "/mhsa-tiny.json");
     check_trace_json(LESSONS "/additive-cross.json");
+    check_trace_json(LESSONS "/kv-cache.json");
+}
+
+/* The options of today's models survive lesson_write_json: the lesson read
+ * back has the same config and gives the same trace. */
+static void test_options_round_trip(void **state)
+{
+    (void)state;
+    static const char *const paths[] = {LESSONS "/kv-cache.json"};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        Lesson L, back;
+        load_ok(&L, paths[i]);
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&buf, &len);
+        assert_non_null(mem);
+        assert_int_equal(lesson_write_json(mem, &L), 0);
+        fclose(mem);
+        LessonError err;
+        if (lesson_parse(&back, buf, len, "written", &err) != 0) fail_msg("%s written back: %s", paths[i], err.msg);
+        assert_int_equal(back.cfg.decode, L.cfg.decode);
+        AttnTrace *a = trace_of(&L), *b = trace_of(&back);
+        assert_int_equal(a->n_steps, b->n_steps);
+        for (int s = 0; s < a->n_steps; s++)
+            assert_memory_equal(a->steps[s].data, b->steps[s].data,
+                                sizeof(float) * (size_t)a->steps[s].rows * (size_t)a->steps[s].cols);
+        attn_trace_destroy(a);
+        attn_trace_destroy(b);
+        lesson_free(&back);
+        lesson_free(&L);
+        free(buf);
+    }
 }
 
 static void expect_fail(const char *path, const char *want_suffix)
@@ -944,6 +995,7 @@ int main(void)
         cmocka_unit_test(test_generated_defaults),
         cmocka_unit_test(test_additive_cross_config),
         cmocka_unit_test(test_config_variants),
+        cmocka_unit_test(test_options_round_trip),
         cmocka_unit_test(test_narration),
         cmocka_unit_test(test_labels),
         cmocka_unit_test(test_trace_floats_exact),

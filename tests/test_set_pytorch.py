@@ -77,6 +77,9 @@ def lesson_of(c, t):
     L["mask_fill"] = "-inf" if c["fill"] == -math.inf else c["fill"]
     if c["mask"] != "none" and c.get("mask_order", "scale_then_mask") != "scale_then_mask":
         L["mask_order"] = c["mask_order"]
+    # the options of today's models, as the lesson format writes them
+    if "decode" in c:
+        L["decode"] = c["decode"]
     return L
 
 

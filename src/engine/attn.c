@@ -46,6 +46,8 @@ static const struct {
     [ATTN_STEP_CONCAT] = {"concat", 0},
     [ATTN_STEP_OUTPUT] = {"output", 0},
     [ATTN_STEP_ADDITIVE_HIDDEN] = {"additive_hidden", 0},
+    [ATTN_STEP_KV_APPEND] = {"kv_append", 0},
+    [ATTN_STEP_DECODE_CHECK] = {"decode_check", 0},
 };
 _Static_assert(sizeof kinds / sizeof kinds[0] == ATTN_STEP_KIND_COUNT,
                "kinds[] must have a row for every AttnStepKind");
@@ -95,6 +97,9 @@ static const char *const role_names[] = {
     [ATTN_ROLE_V_A] = "v_a",
     [ATTN_ROLE_HIDDEN] = "hidden",
     [ATTN_ROLE_CONTEXT] = "context",
+    [ATTN_ROLE_K_CACHE] = "K_cache",
+    [ATTN_ROLE_V_CACHE] = "V_cache",
+    [ATTN_ROLE_DECODED] = "decoded",
 };
 _Static_assert(sizeof role_names / sizeof role_names[0] == ATTN_ROLE_COUNT, "role_names[] must name every AttnRole");
 
@@ -102,6 +107,11 @@ const char *attn_role_name(AttnRole role)
 {
     assert(role >= 0 && role < ATTN_ROLE_COUNT);
     return role_names[role];
+}
+
+int attn_step_axis_size(const AttnConfig *c, AttnAxis axis, int at)
+{
+    return axis == ATTN_AXIS_PREFIX && at > 0 ? at : attn_axis_size(c, axis);
 }
 
 int attn_axis_size(const AttnConfig *c, AttnAxis axis)
@@ -134,6 +144,10 @@ int attn_axis_size(const AttnConfig *c, AttnAxis axis)
         return c->d_x + dy;
     case ATTN_AXIS_DA:
         return c->d_a;
+    case ATTN_AXIS_TOKEN:
+        return 1;
+    case ATTN_AXIS_PREFIX:
+        return c->n_k;
     case ATTN_AXIS_COUNT:
         break;
     }
@@ -160,6 +174,34 @@ const char *attn_mask_order_name(AttnMaskOrder order)
     static const char *const names[] = {"scale_then_mask", "mask_then_scale"};
     assert(order >= 0 && order <= ATTN_MASK_THEN_SCALE);
     return names[order];
+}
+
+const char *attn_decode_name(AttnDecode decode)
+{
+    static const char *const names[] = {"full", "incremental"};
+    assert(decode >= 0 && decode <= ATTN_DECODE_INCREMENTAL);
+    return names[decode];
+}
+
+int attn_allowed(const AttnConfig *cfg, int i, int j)
+{
+    return attn__allowed(cfg, cfg->mask, i, j);
+}
+
+void attn_decode_macs(const AttnTrace *trace, AttnDecodeMacs *m)
+{
+    const AttnConfig *c = &trace->cfg;
+    uint64_t H = (uint64_t)c->heads, dm = (uint64_t)c->d_model, dk = (uint64_t)c->d_k, dv = (uint64_t)c->d_v;
+    uint64_t qkv = dm * (H * dk + H * dk + H * dv); /* one token's rows of Q, K and V */
+    uint64_t out = attn_trace_find_role(trace, ATTN_ROLE_OUTPUT, 0) ? H * dv * dm : 0; /* one token's output row */
+    uint64_t pair = H * (dk + dv); /* one query and one key in every head: a score, a term of the weighted sum */
+    uint64_t n = (uint64_t)c->n_q;
+    m->full = n * (qkv + out) + n * n * pair;
+    m->incremental = m->recompute = 0;
+    for (uint64_t t = 1; t <= n; t++) {
+        m->incremental += qkv + out + t * pair;         /* token t against the t keys of the cache */
+        m->recompute += t * (qkv + out) + t * t * pair; /* the forward over tokens 1..t */
+    }
 }
 
 void attn_config_init(AttnConfig *cfg)
@@ -230,6 +272,18 @@ int attn_config_check(const AttnConfig *c, char *err, size_t errlen)
     if (isnan(c->mask_fill) || c->mask_fill == INFINITY) return fail(err, errlen, "mask fill must be a number or -inf");
     if (c->mask_order != ATTN_SCALE_THEN_MASK && c->mask_order != ATTN_MASK_THEN_SCALE)
         return fail(err, errlen, "mask order must be scale_then_mask or mask_then_scale, got %d", (int)c->mask_order);
+    if (c->decode != ATTN_DECODE_FULL && c->decode != ATTN_DECODE_INCREMENTAL)
+        return fail(err, errlen, "decode must be full or incremental, got %d", (int)c->decode);
+    if (c->decode == ATTN_DECODE_INCREMENTAL) {
+        if (c->attention != ATTN_DOT) return fail(err, errlen, "incremental decoding needs dot-product attention");
+        if (c->cross)
+            return fail(err, errlen,
+                        "incremental decoding needs self-attention (a decoder attends to the tokens it generated)");
+        if (c->mask_kind != ATTN_MASK_CAUSAL)
+            return fail(err, errlen,
+                        "incremental decoding needs the causal mask (a token sees no token after it), got mask '%s'",
+                        attn_mask_kind_name(c->mask_kind));
+    }
 
     if (c->attention == ATTN_ADDITIVE) {
         if (c->d_x < 1 || c->d_x > ATTN_MAX_DIM)
@@ -254,6 +308,14 @@ int attn_config_check(const AttnConfig *c, char *err, size_t errlen)
     if (c->b_O && !c->W_O) return fail(err, errlen, "b_O needs W_O");
     if (c->scale_kind == ATTN_SCALE_VALUE && !(c->scale_value > 0 && isfinite(c->scale_value)))
         return fail(err, errlen, "scale must be a positive finite number, got %g", (double)c->scale_value);
+    if (c->decode == ATTN_DECODE_INCREMENTAL) {
+        long steps = attn_trace_steps(c);
+        if (steps > ATTN_MAX_STEPS)
+            return fail(err, errlen,
+                        "incremental decoding of %d tokens with %d head%s records %ld steps, more than a trace "
+                        "holds (%d)",
+                        c->n_q, c->heads, c->heads == 1 ? "" : "s", steps, ATTN_MAX_STEPS);
+    }
     return 0;
 }
 
@@ -265,11 +327,14 @@ int attn_config_check(const AttnConfig *c, char *err, size_t errlen)
  * place_steps lays the listed steps out in the block. */
 
 typedef struct Builder {
-    AttnStep *steps;      /* (cap_steps) the steps listed so far; data, from and row_flags not yet set */
+    AttnStep *steps;      /* (cap_steps) the steps listed so far; data, from and row_flags not yet set; a step
+                           * with a position has no name yet */
     unsigned short *from; /* (cap_from) their `from` links, step after step */
     int n_steps, cap_steps;
     size_t n_from, cap_from;
     size_t n_flags, n_floats; /* row flags and floats the listed steps need */
+    size_t n_name_bytes;      /* the names of the steps with a position, NUL included */
+    int count_only;           /* only count steps and floats: steps and from are not written */
     int out_of_memory;        /* growing steps or from failed: the list is incomplete */
     const AttnConfig *cfg;    /* the config planned: the axes' sizes */
     AttnStep steps_small[128];
@@ -278,6 +343,8 @@ typedef struct Builder {
 
 static void builder_init(Builder *b)
 {
+    b->count_only = 0;
+    b->n_name_bytes = 0;
     b->steps = b->steps_small;
     b->cap_steps = (int)(sizeof b->steps_small / sizeof b->steps_small[0]);
     b->from = b->from_small;
@@ -308,9 +375,11 @@ static void *grow(void *arr, const void *small, size_t *cap, size_t used, size_t
 }
 
 /* Room in b for one more step with up to n_from links. Returns 0, or -1
- * (b->out_of_memory set) when memory runs out. */
+ * (b->out_of_memory set) when memory runs out, or 1 when b only counts
+ * (its capacity 0, so that every step comes here). */
 static int builder_reserve(Builder *b, int n_from)
 {
+    if (b->count_only) return 1;
     size_t cap_steps = (size_t)b->cap_steps;
     AttnStep *steps =
         grow(b->steps, b->steps_small, &cap_steps, (size_t)b->n_steps, (size_t)b->n_steps + 1, sizeof *b->steps);
@@ -359,6 +428,14 @@ static void head_names_fill(int heads)
     pthread_mutex_unlock(&head_names_m);
 }
 
+/* The name of a step with a position: ROLE[_H]@AT, into dst (cap bytes);
+ * its length. */
+static int positioned_name(char *dst, size_t cap, AttnRole role, int head, int at)
+{
+    return head ? snprintf(dst, cap, "%s_%d@%d", role_names[role], head, at)
+                : snprintf(dst, cap, "%s@%d", role_names[role], at);
+}
+
 /* Lists one step of that kind, role and head (0: none), its rows and
  * columns counting those axes; returns its index. Its name is its role's,
  * with "_H" for head H (head_names_fill first). from: n_from indices, -1
@@ -366,8 +443,14 @@ static void head_names_fill(int heads)
 static inline int add_step(Builder *b, AttnStepKind kind, AttnRole role, int head, AttnAxis row_axis, AttnAxis col_axis,
                            const int *from, int n_from)
 {
-    int idx = b->n_steps;
-    if ((idx >= b->cap_steps || b->n_from + (size_t)n_from > b->cap_from) && builder_reserve(b, n_from) != 0) return -1;
+    int idx = b->n_steps, rc;
+    if ((idx >= b->cap_steps || b->n_from + (size_t)n_from > b->cap_from) && (rc = builder_reserve(b, n_from)) != 0) {
+        if (rc < 0) return -1;
+        /* counting only */
+        b->n_steps++;
+        b->n_floats += (size_t)attn_axis_size(b->cfg, row_axis) * (size_t)attn_axis_size(b->cfg, col_axis);
+        return idx;
+    }
     AttnStep *s = &b->steps[idx];
     s->data = NULL;
     s->from = NULL;
@@ -378,6 +461,7 @@ static inline int add_step(Builder *b, AttnStepKind kind, AttnRole role, int hea
     s->row_axis = (unsigned char)row_axis;
     s->col_axis = (unsigned char)col_axis;
     s->head = (unsigned short)head;
+    s->at = 0;
     s->rows = attn_axis_size(b->cfg, row_axis);
     s->cols = attn_axis_size(b->cfg, col_axis);
     s->name = head ? head_names[head - 1][role] : role_names[role];
@@ -388,6 +472,110 @@ static inline int add_step(Builder *b, AttnStepKind kind, AttnRole role, int hea
     b->n_flags += kind_has_row_flags(kind) ? (size_t)s->rows : 0;
     b->n_floats += (size_t)s->rows * (size_t)s->cols;
     return idx;
+}
+
+/* add_step for a step at position `at` (decoding's token): its axes sized
+ * for it, its name ROLE[_H]@AT written when the steps are placed. */
+static int add_step_at(Builder *b, AttnStepKind kind, AttnRole role, int head, int at, AttnAxis row_axis,
+                       AttnAxis col_axis, const int *from, int n_from)
+{
+    int idx = add_step(b, kind, role, head, row_axis, col_axis, from, n_from);
+    if (idx < 0) return -1;
+    int rows = attn_step_axis_size(b->cfg, row_axis, at), cols = attn_step_axis_size(b->cfg, col_axis, at);
+    size_t listed = (size_t)attn_axis_size(b->cfg, row_axis) * (size_t)attn_axis_size(b->cfg, col_axis);
+    b->n_floats = b->n_floats - listed + (size_t)rows * (size_t)cols;
+    if (b->count_only) return idx;
+    AttnStep *s = &b->steps[idx];
+    if (kind_has_row_flags(kind)) b->n_flags = b->n_flags - (size_t)s->rows + (size_t)rows;
+    s->rows = rows;
+    s->cols = cols;
+    s->at = (unsigned short)at;
+    s->name = NULL;
+    int len = positioned_name(NULL, 0, role, head, at);
+    assert(len < ATTN_MAX_NAME);
+    b->n_name_bytes += (size_t)len + 1;
+    return idx;
+}
+
+/* Incremental decoding, after the whole forward: for each token t, its
+ * rows of Q, K, V; per head its query columns, per K/V head its key and
+ * value columns and the caches they are appended to; per head one row of
+ * scores (scaled, masked, weights) and output; its rows of concat and
+ * output. Then `decoded`. In count mode p->decode is NULL and the indices
+ * go to stand-ins. */
+__attribute__((noinline)) /* off the plan of every other trace */
+static void
+plan_decode(Builder *b, const AttnConfig *c, Plan *p)
+{
+    int H = c->heads, n = c->n_q;
+    /* the causal mask alone blocks nothing in a cache of tokens 1..t */
+    int has_mask = c->mask_kind != ATTN_MASK_CAUSAL;
+    HeadPlan one_head;
+    DecodeKvPlan one_kv;
+    for (int s = 0; s < n; s++) {
+        int at = s + 1;
+        DecodePlan *dp = p->decode ? &p->decode[s] : NULL;
+        int Q = add_step_at(b, ATTN_STEP_PROJECTION, ATTN_ROLE_Q, 0, at, ATTN_AXIS_TOKEN, ATTN_AXIS_HEADS_DK,
+                            (int[]){p->X, p->W_Q, p->b_Q}, 3);
+        int K = add_step_at(b, ATTN_STEP_PROJECTION, ATTN_ROLE_K, 0, at, ATTN_AXIS_TOKEN, ATTN_AXIS_HEADS_DK,
+                            (int[]){p->X, p->W_K, p->b_K}, 3);
+        int V = add_step_at(b, ATTN_STEP_PROJECTION, ATTN_ROLE_V, 0, at, ATTN_AXIS_TOKEN, ATTN_AXIS_HEADS_DV,
+                            (int[]){p->X, p->W_V, p->b_V}, 3);
+        for (int h = 0; h < H; h++) {
+            HeadPlan *hp = dp ? &dp->head[h] : &one_head;
+            DecodeKvPlan *kp = dp ? &dp->kv[h] : &one_kv;
+            int n_h = h + 1;
+            int prev_K = dp && s > 0 ? p->decode[s - 1].kv[h].K_cache : -1;
+            int prev_V = dp && s > 0 ? p->decode[s - 1].kv[h].V_cache : -1;
+            hp->Q = add_step_at(b, ATTN_STEP_SPLIT, ATTN_ROLE_Q, n_h, at, ATTN_AXIS_TOKEN, ATTN_AXIS_DK, &Q, 1);
+            kp->K = add_step_at(b, ATTN_STEP_SPLIT, ATTN_ROLE_K, n_h, at, ATTN_AXIS_TOKEN, ATTN_AXIS_DK, &K, 1);
+            kp->V = add_step_at(b, ATTN_STEP_SPLIT, ATTN_ROLE_V, n_h, at, ATTN_AXIS_TOKEN, ATTN_AXIS_DV, &V, 1);
+            kp->K_cache = add_step_at(b, ATTN_STEP_KV_APPEND, ATTN_ROLE_K_CACHE, n_h, at, ATTN_AXIS_PREFIX,
+                                      ATTN_AXIS_DK, (int[]){prev_K, kp->K}, 2);
+            kp->V_cache = add_step_at(b, ATTN_STEP_KV_APPEND, ATTN_ROLE_V_CACHE, n_h, at, ATTN_AXIS_PREFIX,
+                                      ATTN_AXIS_DV, (int[]){prev_V, kp->V}, 2);
+            hp->K = kp->K_cache;
+            hp->V = kp->V_cache;
+            hp->scores = add_step_at(b, ATTN_STEP_SCORES, ATTN_ROLE_SCORES, n_h, at, ATTN_AXIS_TOKEN, ATTN_AXIS_PREFIX,
+                                     (int[]){hp->Q, hp->K}, 2);
+            int pre;
+            if (has_mask && c->mask_order == ATTN_MASK_THEN_SCALE) {
+                hp->masked = add_step_at(b, ATTN_STEP_MASKED, ATTN_ROLE_MASKED, n_h, at, ATTN_AXIS_TOKEN,
+                                         ATTN_AXIS_PREFIX, &hp->scores, 1);
+                hp->scaled = add_step_at(b, ATTN_STEP_SCALED, ATTN_ROLE_SCALED, n_h, at, ATTN_AXIS_TOKEN,
+                                         ATTN_AXIS_PREFIX, &hp->masked, 1);
+                pre = hp->scaled;
+            } else {
+                hp->scaled = add_step_at(b, ATTN_STEP_SCALED, ATTN_ROLE_SCALED, n_h, at, ATTN_AXIS_TOKEN,
+                                         ATTN_AXIS_PREFIX, &hp->scores, 1);
+                hp->masked = has_mask ? add_step_at(b, ATTN_STEP_MASKED, ATTN_ROLE_MASKED, n_h, at, ATTN_AXIS_TOKEN,
+                                                    ATTN_AXIS_PREFIX, &hp->scaled, 1)
+                                      : -1;
+                pre = has_mask ? hp->masked : hp->scaled;
+            }
+            hp->weights = add_step_at(b, ATTN_STEP_SOFTMAX, ATTN_ROLE_WEIGHTS, n_h, at, ATTN_AXIS_TOKEN,
+                                      ATTN_AXIS_PREFIX, &pre, 1);
+            hp->out = add_step_at(b, ATTN_STEP_WEIGHTED_SUM, ATTN_ROLE_HEAD, n_h, at, ATTN_AXIS_TOKEN, ATTN_AXIS_DV,
+                                  (int[]){hp->weights, hp->V}, 2);
+            p->concat_from[h] = hp->out;
+        }
+        int concat = add_step_at(b, ATTN_STEP_CONCAT, ATTN_ROLE_CONCAT, 0, at, ATTN_AXIS_TOKEN, ATTN_AXIS_HEADS_DV,
+                                 p->concat_from, H);
+        int output = c->W_O ? add_step_at(b, ATTN_STEP_OUTPUT, ATTN_ROLE_OUTPUT, 0, at, ATTN_AXIS_TOKEN,
+                                          ATTN_AXIS_MODEL, (int[]){concat, p->W_O, p->b_O}, 3)
+                            : -1;
+        if (dp) *dp = (DecodePlan){Q, K, V, concat, output, dp->head, dp->kv};
+    }
+    /* decoded: every token's last row, then the whole forward's result, which it equals */
+    int last = p->output >= 0 ? p->output : p->concat;
+    int n_from = 0;
+    if (p->decode) {
+        for (int s = 0; s < n; s++) p->concat_from[s] = p->output >= 0 ? p->decode[s].output : p->decode[s].concat;
+        p->concat_from[n] = last;
+        n_from = n + 1;
+    }
+    p->decoded = add_step(b, ATTN_STEP_DECODE_CHECK, ATTN_ROLE_DECODED, 0, ATTN_AXIS_QUERIES,
+                          p->output >= 0 ? ATTN_AXIS_MODEL : ATTN_AXIS_HEADS_DV, p->concat_from, n_from);
 }
 
 static void plan_dot(Builder *b, const AttnConfig *c, Plan *p)
@@ -449,6 +637,8 @@ static void plan_dot(Builder *b, const AttnConfig *c, Plan *p)
     p->output = c->W_O ? add_step(b, ATTN_STEP_OUTPUT, ATTN_ROLE_OUTPUT, 0, ATTN_AXIS_QUERIES, ATTN_AXIS_MODEL,
                                   (int[]){p->concat, p->W_O, p->b_O}, 3)
                        : -1;
+    p->decoded = -1;
+    if (c->decode == ATTN_DECODE_INCREMENTAL) plan_decode(b, c, p);
 }
 
 static void plan_additive(Builder *b, const AttnConfig *c, Plan *p)
@@ -473,6 +663,7 @@ static void plan_additive(Builder *b, const AttnConfig *c, Plan *p)
     hp->weights = add_step(b, ATTN_STEP_SOFTMAX, ATTN_ROLE_WEIGHTS, 0, ATTN_AXIS_QUERIES, ATTN_AXIS_KEYS, &pre, 1);
     hp->out = add_step(b, ATTN_STEP_WEIGHTED_SUM, ATTN_ROLE_CONTEXT, 0, ATTN_AXIS_QUERIES, ATTN_AXIS_DY,
                        (int[]){hp->weights, src}, 2);
+    p->decoded = -1;
 }
 
 static void plan(Builder *b, const AttnConfig *c, Plan *p)
@@ -599,7 +790,7 @@ void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *m
             attn_matmul_nt(S, Qh, Kh, rows, dk, nk);
         AttnStep *m = &t->steps[hp->masked];
         float *M = m->data + (size_t)r0 * nk;
-        attn__apply_mask(c, mask, M, m->row_flags, S, r0, r1);
+        attn__apply_mask(c, mask, M, m->row_flags + r0, S, r0, r1, nk);
         unsigned bits_m;
         attn__divide_scan(A, M, nn, t->divisor, &bits_m, &bits_a);
         bits_s = attn__nonfinite_bits(S, nn);
@@ -623,7 +814,7 @@ void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *m
         if (hp->masked >= 0) {
             AttnStep *m = &t->steps[hp->masked];
             float *M = m->data + (size_t)r0 * nk;
-            attn__apply_mask(c, mask, M, m->row_flags, pre, r0, r1);
+            attn__apply_mask(c, mask, M, m->row_flags + r0, pre, r0, r1, nk);
             bits_pre = bits_a | (c->mask_fill == -INFINITY ? ATTN_SCAN_NINF : 0);
             found_or(found, hp->masked, bits_pre);
             pre = M;
@@ -773,6 +964,76 @@ static int dot_phases(AttnTrace *t, const AttnConfig *c, const Plan *p, const At
     return 0;
 }
 
+/* One head's row of decoding, for query position q (its only row) against
+ * the nk keys and values of its caches: scores, scaled, masked, weights,
+ * head (the untiled head's computation on one row, unblocked). */
+static void decode_head_row(AttnTrace *t, const AttnConfig *c, const unsigned char *mask, const HeadPlan *hp, int q,
+                            int nk)
+{
+    float *S = data_of(t, hp->scores), *A = data_of(t, hp->scaled); /* (1, nk) */
+    unsigned bits_x, bits_y;
+    attn_matmul_nt(S, data_of(t, hp->Q), data_of(t, hp->K), 1, c->d_k, nk);
+    const float *pre = A;
+    if (hp->masked >= 0) {
+        AttnStep *m = &t->steps[hp->masked];
+        if (c->mask_order == ATTN_MASK_THEN_SCALE) {
+            attn__apply_mask(c, mask, m->data, m->row_flags, S, q, q + 1, nk);
+            attn__divide_scan(A, m->data, (size_t)nk, t->divisor, &bits_x, &bits_y);
+        } else {
+            attn__divide_scan(A, S, (size_t)nk, t->divisor, &bits_x, &bits_y);
+            attn__apply_mask(c, mask, m->data, m->row_flags, A, q, q + 1, nk);
+            pre = m->data;
+        }
+    } else {
+        attn__divide_scan(A, S, (size_t)nk, t->divisor, &bits_x, &bits_y);
+    }
+    AttnStep *w = &t->steps[hp->weights], *o = &t->steps[hp->out];
+    attn_softmax_rows(w->data, w->row_flags, pre, 1, nk);
+    if (hp->masked >= 0) w->row_flags[0] |= t->steps[hp->masked].row_flags[0];
+    attn_matmul(o->data, w->data, data_of(t, hp->V), NULL, 1, nk, c->d_v);
+    o->row_flags[0] = w->row_flags[0];
+}
+
+/* Incremental decoding, token by token (reference.c's pass 10 says what
+ * each step is), then `decoded`. Rows of a few dozen numbers: on the
+ * caller's thread, each product by the kernels. */
+static void compute_decode(AttnTrace *t, const AttnConfig *c, const unsigned char *mask, const Plan *p)
+{
+    int H = c->heads, n = c->n_q, dm = c->d_model, dk = c->d_k, dv = c->d_v;
+    const float *X = data_of(t, p->X); /* (n, d_model) */
+    for (int s = 0; s < n; s++) {
+        const DecodePlan *dp = &p->decode[s];
+        const float *x = X + (size_t)s * dm;
+        float *q = data_of(t, dp->Q), *k = data_of(t, dp->K), *v = data_of(t, dp->V);
+        attn_matmul(q, x, data_of(t, p->W_Q), data_of(t, p->b_Q), 1, dm, H * dk);
+        attn_matmul(k, x, data_of(t, p->W_K), data_of(t, p->b_K), 1, dm, H * dk);
+        attn_matmul(v, x, data_of(t, p->W_V), data_of(t, p->b_V), 1, dm, H * dv);
+        for (int h = 0; h < H; h++) {
+            const DecodeKvPlan *kp = &dp->kv[h];
+            const HeadPlan *hp = &dp->head[h];
+            memcpy(data_of(t, hp->Q), q + (size_t)h * dk, sizeof(float) * (size_t)dk);
+            memcpy(data_of(t, kp->K), k + (size_t)h * dk, sizeof(float) * (size_t)dk);
+            memcpy(data_of(t, kp->V), v + (size_t)h * dv, sizeof(float) * (size_t)dv);
+            float *Kc = data_of(t, kp->K_cache), *Vc = data_of(t, kp->V_cache);
+            if (s > 0) {
+                memcpy(Kc, data_of(t, p->decode[s - 1].kv[h].K_cache), sizeof(float) * (size_t)s * dk);
+                memcpy(Vc, data_of(t, p->decode[s - 1].kv[h].V_cache), sizeof(float) * (size_t)s * dv);
+            }
+            memcpy(Kc + (size_t)s * dk, data_of(t, kp->K), sizeof(float) * (size_t)dk);
+            memcpy(Vc + (size_t)s * dv, data_of(t, kp->V), sizeof(float) * (size_t)dv);
+            decode_head_row(t, c, mask, hp, s, s + 1);
+            memcpy(data_of(t, dp->concat) + (size_t)h * dv, data_of(t, hp->out), sizeof(float) * (size_t)dv);
+        }
+        if (dp->output >= 0)
+            attn_matmul(data_of(t, dp->output), data_of(t, dp->concat), data_of(t, p->W_O), data_of(t, p->b_O), 1,
+                        H * dv, dm);
+    }
+    const AttnStep *d = &t->steps[p->decoded];
+    for (int s = 0; s < n; s++)
+        memcpy(d->data + (size_t)s * d->cols, data_of(t, p->output >= 0 ? p->decode[s].output : p->decode[s].concat),
+               sizeof(float) * (size_t)d->cols);
+}
+
 /* 0, or -1 from phase_done. */
 static int compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p, unsigned char *found, char *err, size_t errlen)
 {
@@ -786,6 +1047,7 @@ static int compute_dot(AttnTrace *t, const AttnConfig *c, const Plan *p, unsigne
     float *pack = attn__pack_take(floats, &bytes);
     int rc = dot_phases(t, c, p, proj, &out, found, pack, err, errlen);
     attn__pack_give(pack, bytes);
+    if (rc == 0 && p->decode) compute_decode(t, c, c->mask, p);
     return rc;
 }
 
@@ -836,7 +1098,7 @@ static void compute_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)
     const float *pre = S;
     if (hp->masked >= 0) {
         AttnStep *m = &t->steps[hp->masked];
-        attn__apply_mask(c, c->mask, m->data, m->row_flags, S, 0, nq);
+        attn__apply_mask(c, c->mask, m->data, m->row_flags, S, 0, nq, nk);
         pre = m->data;
     }
     AttnStep *w = &t->steps[hp->weights];
@@ -1008,13 +1270,29 @@ static void plan_free(Plan *p)
 {
     if (p->head != p->head_small) free(p->head);
     if (p->concat_from != p->concat_from_small) free(p->concat_from);
+    if (p->decode) free(p->decode);
     p->head = NULL;
     p->concat_from = NULL;
+    p->decode = NULL;
+}
+
+/* The names of the steps b listed with a position, written into names
+ * (b->n_name_bytes), each step of dst (a copy of b's) pointing at its own. */
+static void name_steps(AttnStep *dst, const Builder *b, char *names)
+{
+    if (b->n_name_bytes == 0) return;
+    for (int i = 0; i < b->n_steps; i++)
+        if (dst[i].at) {
+            dst[i].name = names;
+            names += positioned_name(names, ATTN_MAX_NAME, (AttnRole)dst[i].role, dst[i].head, dst[i].at) + 1;
+        }
 }
 
 /* Lays the steps b listed out in the block: the `from` links at from, the
- * row flags (cleared) at flags, the numbers at floats, in the listed order. */
-static void place_steps(AttnTrace *t, const Builder *b, unsigned short *from, unsigned char *flags, float *floats)
+ * row flags (cleared) at flags, the names of steps with a position at
+ * names, the numbers at floats, in the listed order. */
+static void place_steps(AttnTrace *t, const Builder *b, unsigned short *from, unsigned char *flags, char *names,
+                        float *floats)
 {
     memcpy(from, b->from, sizeof(unsigned short) * b->n_from);
     for (int i = 0; i < b->n_steps; i++) {
@@ -1030,6 +1308,7 @@ static void place_steps(AttnTrace *t, const Builder *b, unsigned short *from, un
             flags += s->rows;
         }
     }
+    name_steps(t->steps, b, names);
 }
 
 /* Lists the steps of cfg's trace into b (builder_init'd) and their indices
@@ -1040,17 +1319,30 @@ static int plan_trace(const AttnConfig *cfg, Plan *p, Builder *b)
 {
     memset(p, 0, offsetof(Plan, head_small));
     int heads = cfg->attention == ATTN_ADDITIVE ? 1 : cfg->heads;
+    int decoding = cfg->attention == ATTN_DOT && cfg->decode == ATTN_DECODE_INCREMENTAL;
+    int n_from = decoding && cfg->n_q + 1 > heads ? cfg->n_q + 1 : heads; /* concat's links, or decoded's */
     p->head = p->head_small;
     p->concat_from = p->concat_from_small;
-    if (heads > (int)(sizeof p->head_small / sizeof p->head_small[0])) {
-        p->head = calloc((size_t)heads, sizeof *p->head);
-        p->concat_from = calloc((size_t)heads, sizeof *p->concat_from);
+    if (heads > (int)(sizeof p->head_small / sizeof p->head_small[0])) p->head = calloc((size_t)heads, sizeof *p->head);
+    if (n_from > (int)(sizeof p->concat_from_small / sizeof p->concat_from_small[0]))
+        p->concat_from = calloc((size_t)n_from, sizeof *p->concat_from);
+    int ok = p->head && p->concat_from;
+    if (ok && decoding && !b->count_only) {
+        /* one block: the tokens' plans, then every token's heads, then its K/V heads */
+        size_t n = (size_t)cfg->n_q, per = (size_t)heads;
+        p->decode = malloc(n * (sizeof(DecodePlan) + per * (sizeof(HeadPlan) + sizeof(DecodeKvPlan))));
+        ok = p->decode != NULL;
+        for (size_t s = 0; ok && s < n; s++) {
+            HeadPlan *hp = (HeadPlan *)(p->decode + n) + s * per;
+            DecodeKvPlan *kv = (DecodeKvPlan *)((HeadPlan *)(p->decode + n) + n * per) + s * per;
+            p->decode[s] = (DecodePlan){-1, -1, -1, -1, -1, hp, kv};
+        }
     }
-    if (p->head && p->concat_from) {
-        if (cfg->attention == ATTN_DOT) head_names_fill(cfg->heads);
+    if (ok) {
+        if (cfg->attention == ATTN_DOT && !b->count_only) head_names_fill(cfg->heads);
         plan(b, cfg, p);
     }
-    if (!p->head || !p->concat_from || b->out_of_memory) {
+    if (!ok || b->out_of_memory) {
         builder_free(b);
         plan_free(p);
         return -1;
@@ -1058,17 +1350,36 @@ static int plan_trace(const AttnConfig *cfg, Plan *p, Builder *b)
     return 0;
 }
 
-size_t attn_trace_floats(const AttnConfig *cfg)
+/* The steps and floats of a trace of cfg, counted from its plan (nothing
+ * listed). -1 when memory runs out. */
+static int count_trace(const AttnConfig *cfg, long *steps, size_t *floats)
 {
     assert(cfg->n_q >= 1 && cfg->n_k >= 1 && cfg->heads >= 1 && cfg->heads <= ATTN_MAX_HEADS);
     Plan p;
     Builder b;
     builder_init(&b);
-    if (plan_trace(cfg, &p, &b) != 0) return SIZE_MAX;
-    size_t floats = b.n_floats;
+    b.count_only = 1;
+    b.cap_steps = 0; /* every step to builder_reserve, which counts */
+    if (plan_trace(cfg, &p, &b) != 0) return -1;
+    *steps = b.n_steps;
+    *floats = b.n_floats;
     builder_free(&b);
     plan_free(&p);
-    return floats;
+    return 0;
+}
+
+size_t attn_trace_floats(const AttnConfig *cfg)
+{
+    long steps;
+    size_t floats;
+    return count_trace(cfg, &steps, &floats) == 0 ? floats : SIZE_MAX;
+}
+
+long attn_trace_steps(const AttnConfig *cfg)
+{
+    long steps;
+    size_t floats;
+    return count_trace(cfg, &steps, &floats) == 0 ? steps : LONG_MAX;
 }
 
 AttnStep *attn_trace_outline(const AttnConfig *cfg, int *n_steps)
@@ -1078,12 +1389,16 @@ AttnStep *attn_trace_outline(const AttnConfig *cfg, int *n_steps)
     Builder b;
     builder_init(&b);
     if (plan_trace(cfg, &p, &b) != 0) return NULL;
-    AttnStep *steps = malloc(sizeof *steps * (size_t)b.n_steps);
+    /* the steps, then the names of those with a position */
+    AttnStep *steps = malloc(sizeof *steps * (size_t)b.n_steps + b.n_name_bytes);
     for (int i = 0; steps && i < b.n_steps; i++) {
         steps[i] = b.steps[i];
         steps[i].n_from = 0;
     }
-    if (steps) *n_steps = b.n_steps;
+    if (steps) {
+        name_steps(steps, &b, (char *)(steps + b.n_steps));
+        *n_steps = b.n_steps;
+    }
     builder_free(&b);
     plan_free(&p);
     return steps;
@@ -1104,16 +1419,17 @@ AttnTrace *attn__trace_begin(const AttnConfig *cfg, Plan *p, char *err, size_t e
         return NULL;
     }
 
-    /* one block: [AttnTrace][steps][from][flags][pad][floats] */
+    /* one block: [AttnTrace][steps][from][flags][names][pad][floats] */
     /* (the floats on a cache line; in a block under 64 KiB, which malloc
      * aligns to 16 bytes only, on 16 bytes) */
     size_t off_steps = ALIGN_UP(sizeof(AttnTrace), _Alignof(AttnStep));
     size_t off_from = off_steps + sizeof(AttnStep) * (size_t)b.n_steps;
     size_t off_flags = off_from + sizeof(unsigned short) * b.n_from;
-    size_t off_floats = ALIGN_UP(off_flags + b.n_flags, 64);
+    size_t off_names = off_flags + b.n_flags;
+    size_t off_floats = ALIGN_UP(off_names + b.n_name_bytes, 64);
     if (b.n_floats < (SIZE_MAX - off_floats) / sizeof(float) &&
         off_floats + sizeof(float) * b.n_floats < BLOCK_SMALL_BYTES)
-        off_floats = ALIGN_UP(off_flags + b.n_flags, 16);
+        off_floats = ALIGN_UP(off_names + b.n_name_bytes, 16);
     size_t total = off_floats + sizeof(float) * b.n_floats;
     size_t block_bytes = 0;
     unsigned char *block =
@@ -1137,7 +1453,8 @@ AttnTrace *attn__trace_begin(const AttnConfig *cfg, Plan *p, char *err, size_t e
     t->alloc_bytes = block_bytes;
     atomic_init(&t->ready, 0);
     atomic_init(&t->cancel, 0);
-    place_steps(t, &b, (unsigned short *)(block + off_from), block + off_flags, (float *)(block + off_floats));
+    place_steps(t, &b, (unsigned short *)(block + off_from), block + off_flags, (char *)(block + off_names),
+                (float *)(block + off_floats));
     builder_free(&b);
     return t;
 }
@@ -1263,8 +1580,13 @@ const AttnStep *attn_trace_find(const AttnTrace *t, AttnStepKind kind, int head)
 
 const AttnStep *attn_trace_find_role(const AttnTrace *t, AttnRole role, int head)
 {
+    return attn_trace_find_at(t, role, head, 0);
+}
+
+const AttnStep *attn_trace_find_at(const AttnTrace *t, AttnRole role, int head, int at)
+{
     for (int i = 0; i < t->n_steps; i++)
-        if (t->steps[i].role == role && t->steps[i].head == head) return &t->steps[i];
+        if (t->steps[i].role == role && t->steps[i].head == head && t->steps[i].at == at) return &t->steps[i];
     return NULL;
 }
 

@@ -61,8 +61,12 @@
 extern "C" {
 #endif
 
-/* The longest step name, NUL included ("weights_1024"), with room to spare. */
+/* The longest step name, NUL included ("weights_1024", "K_cache_1024@65535"), with room to spare. */
 #define ATTN_MAX_NAME 32
+/* The most steps a trace may have (AttnStep.from holds 16-bit indices).
+ * Only incremental decoding records steps per token; a config whose trace
+ * would have more is refused by attn_config_check. */
+#define ATTN_MAX_STEPS 65535
 
 /* What a step of the trace is. The order is the order of a forward pass. */
 typedef enum AttnStepKind {
@@ -79,6 +83,8 @@ typedef enum AttnStepKind {
     ATTN_STEP_CONCAT,          /* [head_1 | ... | head_h] */
     ATTN_STEP_OUTPUT,          /* concat · W_O + b_O */
     ATTN_STEP_ADDITIVE_HIDDEN, /* tanh([x_i ; y_j] · W_a + b_a), (n_q·n_k) × d_a */
+    ATTN_STEP_KV_APPEND,       /* decoding, token t: the K (or V) cache of a K/V head with t's row appended, t rows */
+    ATTN_STEP_DECODE_CHECK,    /* decoding: every token's output row, stacked, beside the whole forward's output */
     ATTN_STEP_KIND_COUNT
 } AttnStepKind;
 
@@ -97,11 +103,12 @@ enum {
 unsigned attn_step_kind_flags(AttnStepKind kind);
 
 /* Which matrix of the formula a step holds, heads aside. A step's name is
- * its role's (attn_role_name), followed by "_H" for a step of head H: role
- * Q is the projection Q (head 0) and the split Q_1, Q_2, ... (heads 1, 2,
- * ...); role SCORES is additive attention's `scores` and dot attention's
- * `scores_1`, ... The kind says how a step is computed, the role what it
- * stands for. */
+ * its role's (attn_role_name), followed by "_H" for a step of head H and
+ * "@T" for a step of decoding's token T (AttnStep.at): role Q is the
+ * projection Q (head 0), the split Q_1, Q_2, ... (heads 1, 2, ...) and,
+ * decoding, token 3's query row Q@3 and its head-1 columns Q_1@3; role
+ * SCORES is additive attention's `scores` and dot attention's `scores_1`,
+ * ... The kind says how a step is computed, the role what it stands for. */
 typedef enum AttnRole {
     ATTN_ROLE_X,   /* the input: the queries' tokens (and the keys' in self-attention) */
     ATTN_ROLE_Y,   /* cross-attention: the keys' and values' tokens */
@@ -128,6 +135,9 @@ typedef enum AttnRole {
     ATTN_ROLE_V_A,
     ATTN_ROLE_HIDDEN,  /* additive: tanh([x_i ; y_j] · W_a + b_a) */
     ATTN_ROLE_CONTEXT, /* additive: weights · Y */
+    ATTN_ROLE_K_CACHE, /* decoding: the keys of tokens 1..t, kept from step to step */
+    ATTN_ROLE_V_CACHE, /* decoding: the values of tokens 1..t */
+    ATTN_ROLE_DECODED, /* decoding: the output rows of every token, stacked */
     ATTN_ROLE_COUNT
 } AttnRole;
 
@@ -135,7 +145,8 @@ typedef enum AttnRole {
 const char *attn_role_name(AttnRole role);
 
 /* What the rows or the columns of a step count. attn_axis_size says how
- * many there are for a config. */
+ * many there are for a config; attn_step_axis_size for a step, whose
+ * position (AttnStep.at) sizes TOKEN and PREFIX. */
 typedef enum AttnAxis {
     ATTN_AXIS_ONE,      /* one: a bias's single row, v_a's single column */
     ATTN_AXIS_QUERIES,  /* the query tokens, n_q */
@@ -150,6 +161,8 @@ typedef enum AttnAxis {
     ATTN_AXIS_DY,       /* additive: a key's features, d_y (d_x in self-attention) */
     ATTN_AXIS_DXY,      /* additive: a query's and a key's features joined, d_x + d_y */
     ATTN_AXIS_DA,       /* additive: the hidden layer's units, d_a */
+    ATTN_AXIS_TOKEN,    /* decoding: the one token t being decoded (the step's at), 1 */
+    ATTN_AXIS_PREFIX,   /* decoding: the tokens 1..t decoded so far (the step's at), t; n_k for a config */
     ATTN_AXIS_COUNT
 } AttnAxis;
 
@@ -180,6 +193,21 @@ typedef enum AttnMaskOrder {
     ATTN_MASK_THEN_SCALE  /* scores → masked → scaled → softmax (seed 003) */
 } AttnMaskOrder;
 const char *attn_mask_order_name(AttnMaskOrder order); /* "scale_then_mask", "mask_then_scale" */
+
+/* How the forward runs. ATTN_DECODE_INCREMENTAL (causal self-attention
+ * only) records the whole causal forward, then the same forward token by
+ * token, as a decoder generates: at token t only t's rows of Q, K and V
+ * are computed (Q@t, K@t, V@t), each K/V head's keys and values are
+ * appended to its cache (K_cache_G@t, V_cache_G@t, t rows), and head h
+ * computes one row of scores, weights and output against the cache
+ * (scores_h@t ... head_h@t, then concat@t, output@t). The last step,
+ * `decoded`, stacks every token's output row beside the whole forward's
+ * output: the two are equal (within float rounding). */
+typedef enum AttnDecode {
+    ATTN_DECODE_FULL,       /* the whole sequence at once (the default) */
+    ATTN_DECODE_INCREMENTAL /* then token by token, with a K/V cache */
+} AttnDecode;
+const char *attn_decode_name(AttnDecode decode); /* "full", "incremental" */
 
 /* Everything one forward pass needs. Pointers are borrowed, row-major. */
 typedef struct AttnConfig {
@@ -213,12 +241,17 @@ typedef struct AttnConfig {
     const float *b_a; /* (d_a) or NULL */
     const float *v_a; /* (d_a) */
 
+    AttnDecode decode; /* ATTN_DECODE_INCREMENTAL: then token by token with a K/V cache (dot, self, causal) */
+
     int threads; /* worker threads for the heads and the projections' rows; ≤ 1: the caller's thread only.
                   * The trace is the same, bit for bit, whatever the count. */
 } AttnConfig;
 
-/* How many rows or columns of that axis a trace of cfg has. */
+/* How many rows or columns of that axis a trace of cfg has (PREFIX: n_k,
+ * the most it counts; TOKEN: 1), and a step at position `at` (its
+ * AttnStep.at: PREFIX counts at). */
 int attn_axis_size(const AttnConfig *cfg, AttnAxis axis);
+int attn_step_axis_size(const AttnConfig *cfg, AttnAxis axis, int at);
 
 /* Fills the defaults: dot, self, one head, sqrt_dk, no mask, fill -INFINITY. */
 void attn_config_init(AttnConfig *cfg);
@@ -226,20 +259,27 @@ void attn_config_init(AttnConfig *cfg);
 int attn_config_check(const AttnConfig *cfg, char *err, size_t errlen);
 /* The divisor the `scaled` step uses, for this config. */
 float attn_config_divisor(const AttnConfig *cfg);
+/* May query i (0-based) attend key j under cfg's mask? cfg->mask must hold
+ * the mask's values when its kind has any (a lesson's config does; a
+ * trace's copy keeps none). */
+int attn_allowed(const AttnConfig *cfg, int i, int j);
 
 /* Row flags of masked, softmax and weighted_sum steps. */
 enum { ATTN_ROW_ALL_BLOCKED = 1 };
 
-/* 48 bytes: at a lesson's size (5 tokens, 28 steps) the steps' own fields
+/* 56 bytes: at a lesson's size (5 tokens, 28 steps) the steps' own fields
  * weigh about as much as the numbers they describe. */
 typedef struct AttnStep {
     float *data;                /* (rows, cols), owned by the trace */
     const char *name;           /* "X", "W_Q", "Q", "Q_2", "scores_2", "weights_2", "head_2", "concat", "output":
-                                 * static storage, valid for the life of the process (at most ATTN_MAX_NAME bytes) */
+                                 * static storage, valid for the life of the process (at most ATTN_MAX_NAME bytes);
+                                 * a step with a position ("scores_2@3") is named in its trace's block (or its
+                                 * outline's), valid as long as that */
     const unsigned short *from; /* indices of the steps this one was computed from (a trace has < 65536 steps) */
     unsigned char *row_flags;   /* (rows) ATTN_ROW_* bits, or NULL when the step has none */
     int rows, cols;
     unsigned short head; /* 1-based head, 0 when the step is not per-head */
+    unsigned short at;   /* decoding: the 1-based token t the step belongs to (its name ends "@t"); 0: none */
     unsigned short n_from;
     unsigned char kind;     /* AttnStepKind: how it is computed */
     unsigned char role;     /* AttnRole: what it stands for */
@@ -257,6 +297,22 @@ typedef struct AttnTrace {
     atomic_int ready;   /* steps [0, ready) are computed and checked: read it with attn_trace_ready */
     atomic_int cancel;  /* set by attn_trace_cancel */
 } AttnTrace;
+
+/* Multiply-adds of the matrix products of incremental decoding, for a
+ * narration that counts what the K/V cache saves. A forward over t tokens
+ * costs t·d_model·(heads·d_k + heads·d_k + heads·d_v) for Q, K, V,
+ * heads·t·t·(d_k + d_v) for the scores and the weighted sums (every cell,
+ * the blocked ones too, as the trace computes them) and, with W_O,
+ * t·heads·d_v·d_model for the output. Filled by attn_decode_macs from a
+ * trace's config and steps (its output step says whether there is a W_O);
+ * for any trace of dot attention, decoding or not. */
+typedef struct AttnDecodeMacs {
+    uint64_t incremental; /* Σ over tokens t of the steps @t: one row of Q, K, V; per head a row of t scores and the
+                           * weighted sum over t values; one output row */
+    uint64_t full;        /* one forward over all n tokens: the trace's first part */
+    uint64_t recompute;   /* without a cache: at each token t the forward over tokens 1..t again, Σ_t full(t) */
+} AttnDecodeMacs;
+void attn_decode_macs(const AttnTrace *trace, AttnDecodeMacs *macs);
 
 /* Runs the forward pass and records it, the fast way: the same steps as
  * attn_reference_forward, each number within float rounding of it (the
@@ -331,11 +387,17 @@ AttnStep *attn_trace_outline(const AttnConfig *cfg, int *n_steps);
  * optional ones are present (b_Q, b_K, b_V, W_O, b_O, b_a) and mask_kind
  * matter. */
 size_t attn_trace_floats(const AttnConfig *cfg);
+/* How many steps a trace of cfg has (may exceed ATTN_MAX_STEPS, which
+ * attn_config_check refuses), from the same plan, allocating nothing. cfg as
+ * for attn_trace_floats. */
+long attn_trace_steps(const AttnConfig *cfg);
 
 /* The first step of that kind and head (0: not per-head), or NULL. */
 const AttnStep *attn_trace_find(const AttnTrace *trace, AttnStepKind kind, int head);
-/* The step of that role and head (0: not per-head), or NULL. */
+/* The step of that role and head (0: not per-head) with no position, or NULL. */
 const AttnStep *attn_trace_find_role(const AttnTrace *trace, AttnRole role, int head);
+/* The step of that role, head and position (AttnStep.at, 0: none), or NULL. */
+const AttnStep *attn_trace_find_at(const AttnTrace *trace, AttnRole role, int head, int at);
 /* The step with that name, or NULL. */
 const AttnStep *attn_trace_find_name(const AttnTrace *trace, const char *name);
 /* Index of a step in trace->steps. */

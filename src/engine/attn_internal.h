@@ -8,18 +8,33 @@
 
 #include "attn.h"
 
-/* Indices of one head's steps in the trace, -1 where absent. */
+/* Indices of one head's steps in the trace, -1 where absent: its queries,
+ * the keys and values it reads, and what it computes from them. */
 typedef struct HeadPlan {
     int Q, K, V, scores, scaled, masked, weights, out;
 } HeadPlan;
+
+/* Decoding, token t: the indices of its steps. head[h]'s K and V are the
+ * caches head h reads; kv[g] are K/V head g's rows of the token (split from
+ * K@t and V@t) and its caches. */
+typedef struct DecodeKvPlan {
+    int K, V, K_cache, V_cache;
+} DecodeKvPlan;
+typedef struct DecodePlan {
+    int Q, K, V, concat, output;
+    HeadPlan *head;   /* (heads) */
+    DecodeKvPlan *kv; /* (heads) */
+} DecodePlan;
 
 /* Indices of a trace's steps, -1 where a step is absent: what
  * attn__trace_begin laid out, for the code that computes into it. */
 typedef struct Plan {
     int X, Y, W_Q, b_Q, W_K, b_K, W_V, b_V, W_O, b_O, Q, K, V, concat, output;
     int W_a, b_a, v_a, hidden;
-    HeadPlan *head;   /* (heads): head_small, or allocated beyond 16 heads */
-    int *concat_from; /* (heads) scratch for concat's links */
+    HeadPlan *head;     /* (heads): head_small, or allocated beyond 16 heads */
+    int *concat_from;   /* (heads) scratch for concat's links; (n_q + 1) when decoding */
+    DecodePlan *decode; /* (n_q) decoding's steps per token, one allocation with their head and kv arrays; or NULL */
+    int decoded;        /* decoding's last step, or -1 */
     HeadPlan head_small[16];
     int concat_from_small[16];
 } Plan;
@@ -149,10 +164,13 @@ void attn__copy_floats(float *dst, const float *src, size_t n);
 size_t attn__phase_pack_floats(const AttnMatmulJob *jobs, int n_jobs);
 void attn__phase(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, const AttnCopyJob *copies, int n_copies,
                  unsigned char *copy_bits, float *pack, int threads);
-/* masked(i,j) = allowed(i,j) ? in(i,j) : cfg->mask_fill for the rows [r0, r1) of the
- * (n_q, n_k) matrices, rows with no allowed key flagged in flags[i]. out and
- * in point at row r0 (they hold rows r1 - r0). */
+/* May query i attend key j (0-based), under c's mask whose values are mask? */
+int attn__allowed(const AttnConfig *c, const unsigned char *mask, int i, int j);
+/* masked(i,j) = allowed(i,j) ? in(i,j) : cfg->mask_fill for the queries
+ * [r0, r1) and keys [0, nk) (n_k, or decoding's t), rows with no allowed
+ * key flagged. out and in point at row r0 (they hold r1 - r0 rows of nk),
+ * flags at its flag (NULL: none). */
 void attn__apply_mask(const AttnConfig *c, const unsigned char *mask, float *out, unsigned char *flags, const float *in,
-                      int r0, int r1);
+                      int r0, int r1, int nk);
 
 #endif

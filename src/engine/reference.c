@@ -67,7 +67,7 @@ void attn_softmax_rows_reference(float *y, unsigned char *flags, const float *x,
 }
 
 /* May query i attend key j? (cfg.mask: 1 attend, 0 blocked) */
-static int may_attend(const AttnConfig *c, const unsigned char *mask, int i, int j)
+int attn__allowed(const AttnConfig *c, const unsigned char *mask, int i, int j)
 {
     switch (c->mask_kind) {
     case ATTN_MASK_NONE:
@@ -83,17 +83,17 @@ static int may_attend(const AttnConfig *c, const unsigned char *mask, int i, int
 }
 
 void attn__apply_mask(const AttnConfig *c, const unsigned char *mask, float *out, unsigned char *flags, const float *in,
-                      int r0, int r1)
+                      int r0, int r1, int nk)
 {
     for (int i = r0; i < r1; i++) {
         int any = 0;
-        for (int j = 0; j < c->n_k; j++) {
-            size_t at = (size_t)(i - r0) * (size_t)c->n_k + (size_t)j;
-            int ok = may_attend(c, mask, i, j);
+        for (int j = 0; j < nk; j++) {
+            size_t at = (size_t)(i - r0) * (size_t)nk + (size_t)j;
+            int ok = attn__allowed(c, mask, i, j);
             out[at] = ok ? in[at] : c->mask_fill;
             any |= ok;
         }
-        if (!any && flags) flags[i] |= ATTN_ROW_ALL_BLOCKED;
+        if (!any && flags) flags[i - r0] |= ATTN_ROW_ALL_BLOCKED;
     }
 }
 
@@ -109,24 +109,111 @@ static void record(AttnTrace *t, int idx, const float *src)
     if (idx >= 0) memcpy(t->steps[idx].data, src, sizeof(float) * (size_t)t->steps[idx].rows * t->steps[idx].cols);
 }
 
-/* masked (n_q, n_k) from the logits `pre` when there is a mask (and it
- * was not applied before the scaling, seed 003's order), then weights
- * (n_q, n_k) = softmax of each row. A row whose keys are all blocked is
- * flagged in both, and in the weighted sum (hp->out) after them. */
-static const float *attend(AttnTrace *t, const AttnConfig *c, const HeadPlan *hp, const float *pre)
+/* masked (nq, nk) from the logits `pre` of queries [q0, q0 + nq) when
+ * there is a mask (and it was not applied before the scaling, seed 003's
+ * order), then weights (nq, nk) = softmax of each row. A row whose keys are
+ * all blocked is flagged in both, and in the weighted sum (hp->out) after
+ * them. */
+static const float *attend(AttnTrace *t, const AttnConfig *c, const HeadPlan *hp, const float *pre, int q0, int nq,
+                           int nk)
 {
     AttnStep *w = &t->steps[hp->weights], *o = &t->steps[hp->out];
     if (hp->masked >= 0) {
         AttnStep *m = &t->steps[hp->masked];
         if (c->mask_order == ATTN_SCALE_THEN_MASK) {
-            attn__apply_mask(c, c->mask, m->data, m->row_flags, pre, 0, c->n_q);
+            attn__apply_mask(c, c->mask, m->data, m->row_flags, pre, q0, q0 + nq, nk);
             pre = m->data;
         }
-        memcpy(w->row_flags, m->row_flags, (size_t)c->n_q); /* a blocked row stays flagged under a finite fill */
+        memcpy(w->row_flags, m->row_flags, (size_t)nq); /* a blocked row stays flagged under a finite fill */
     }
-    attn_softmax_rows_reference(w->data, w->row_flags, pre, c->n_q, c->n_k);
-    memcpy(o->row_flags, w->row_flags, (size_t)c->n_q);
+    attn_softmax_rows_reference(w->data, w->row_flags, pre, nq, nk);
+    memcpy(o->row_flags, w->row_flags, (size_t)nq);
     return w->data;
+}
+
+/* One head of dot attention, from its queries Q_h (nq, d_k), the positions
+ * [q0, q0 + nq) of the sequence, and its keys K_h (nk, d_k) and values V_h
+ * (nk, d_v), all already in their steps: hp's scores, scaled, masked,
+ * weights and head. */
+static void attend_head(AttnTrace *t, const AttnConfig *c, const HeadPlan *hp, int q0, int nq, int nk)
+{
+    const float *Qh = data(t, hp->Q), *Kh = data(t, hp->K), *Vh = data(t, hp->V);
+    /* a. scores = Q_h · K_hᵀ: query i against key j */
+    float *S = data(t, hp->scores); /* (nq, nk) */
+    attn_matmul_nt_naive(S, Qh, Kh, nq, c->d_k, nk);
+    /* b. scaled = scores / divisor (√d_k by default, so the softmax does not saturate as d_k grows).
+     *    Seed 003 masks the raw scores first: masked = scores with the blocked cells set to the
+     *    fill, then scaled = masked / divisor, so a blocked cell becomes fill / divisor. */
+    const float *in = S;
+    if (hp->masked >= 0 && c->mask_order == ATTN_MASK_THEN_SCALE) {
+        AttnStep *m = &t->steps[hp->masked];
+        attn__apply_mask(c, c->mask, m->data, m->row_flags, S, q0, q0 + nq, nk);
+        in = m->data;
+    }
+    float *A = data(t, hp->scaled); /* (nq, nk) */
+    for (size_t e = 0; e < (size_t)nq * nk; e++) A[e] = in[e] / t->divisor;
+    /* c. masked, d. weights = softmax along each row */
+    const float *W = attend(t, c, hp, A, q0, nq, nk); /* (nq, nk) each row sums to 1 */
+    /* e. head_h = weights · V_h: each query's weighted average of the values */
+    attn_matmul_naive(data(t, hp->out), W, Vh, NULL, nq, nk, c->d_v); /* (nq, d_v) */
+}
+
+/* dst (rows, w) = columns [c0, c0 + w) of src (rows, stride): a head's columns */
+static void columns(float *dst, const float *src, int rows, int stride, int c0, int w)
+{
+    for (int i = 0; i < rows; i++)
+        for (int d = 0; d < w; d++) dst[(size_t)i * w + d] = src[(size_t)i * stride + c0 + d];
+}
+
+/* 10. Incremental decoding: the forward again, one token at a time, as a
+ *     decoder generates text. At token t only t's own rows of Q, K and V
+ *     are computed. Each head keeps the keys and values of tokens 1..t-1 in
+ *     a cache and appends t's: the cache is all a query may see (the causal
+ *     mask, by construction), so one row of scores, weights and output per
+ *     head is all that is new. */
+static void forward_decode(AttnTrace *t, const AttnConfig *c, const Plan *p)
+{
+    int H = c->heads, n = c->n_q, dm = c->d_model, dk = c->d_k, dv = c->d_v;
+    const float *X = data(t, p->X); /* (n, d_model) the tokens' inputs */
+    for (int s = 0; s < n; s++) {   /* token t = s + 1, at position s */
+        const DecodePlan *dp = &p->decode[s];
+        const float *x = X + (size_t)s * dm; /* (1, d_model) */
+        /* 10a. the token's query, key and value rows */
+        float *q = data(t, dp->Q); /* (1, H·d_k) */
+        float *k = data(t, dp->K); /* (1, H·d_k) */
+        float *v = data(t, dp->V); /* (1, H·d_v) */
+        attn_matmul_naive(q, x, c->W_Q, c->b_Q, 1, dm, H * dk);
+        attn_matmul_naive(k, x, c->W_K, c->b_K, 1, dm, H * dk);
+        attn_matmul_naive(v, x, c->W_V, c->b_V, 1, dm, H * dv);
+        for (int h = 0; h < H; h++) {
+            const DecodeKvPlan *kp = &dp->kv[h];
+            const HeadPlan *hp = &dp->head[h];
+            /* 10b. the head's columns of the rows */
+            columns(data(t, hp->Q), q, 1, H * dk, h * dk, dk); /* (1, d_k) */
+            columns(data(t, kp->K), k, 1, H * dk, h * dk, dk); /* (1, d_k) */
+            columns(data(t, kp->V), v, 1, H * dv, h * dv, dv); /* (1, d_v) */
+            /* 10c. the caches: tokens 1..t-1 as they were, then t's row */
+            float *Kc = data(t, kp->K_cache); /* (t, d_k) */
+            float *Vc = data(t, kp->V_cache); /* (t, d_v) */
+            if (s > 0) {
+                memcpy(Kc, data(t, p->decode[s - 1].kv[h].K_cache), sizeof(float) * (size_t)s * dk);
+                memcpy(Vc, data(t, p->decode[s - 1].kv[h].V_cache), sizeof(float) * (size_t)s * dv);
+            }
+            memcpy(Kc + (size_t)s * dk, data(t, kp->K), sizeof(float) * (size_t)dk);
+            memcpy(Vc + (size_t)s * dv, data(t, kp->V), sizeof(float) * (size_t)dv);
+            /* 10d. one row of scores, weights and output, against the t cached keys */
+            attend_head(t, c, hp, s, 1, s + 1);
+            /* 10e. its columns of the concat row */
+            memcpy(data(t, dp->concat) + (size_t)h * dv, data(t, hp->out), sizeof(float) * (size_t)dv);
+        }
+        /* 10f. the output row */
+        if (dp->output >= 0) attn_matmul_naive(data(t, dp->output), data(t, dp->concat), c->W_O, c->b_O, 1, H * dv, dm);
+    }
+    /* 11. decoded: the tokens' rows stacked, to set beside the whole forward's */
+    const AttnStep *d = &t->steps[p->decoded];
+    for (int s = 0; s < n; s++)
+        memcpy(d->data + (size_t)s * d->cols, data(t, p->output >= 0 ? p->decode[s].output : p->decode[s].concat),
+               sizeof(float) * (size_t)d->cols);
 }
 
 static void forward_dot(AttnTrace *t, const AttnConfig *c, const Plan *p)
@@ -152,41 +239,21 @@ static void forward_dot(AttnTrace *t, const AttnConfig *c, const Plan *p)
     for (int h = 0; h < H; h++) {
         const HeadPlan *hp = &p->head[h];
         /* 2. split: head h takes columns [h·d_k, (h+1)·d_k) of Q and K, [h·d_v, (h+1)·d_v) of V */
-        float *Qh = data(t, hp->Q); /* (n_q, d_k) */
-        float *Kh = data(t, hp->K); /* (n_k, d_k) */
-        float *Vh = data(t, hp->V); /* (n_k, d_v) */
-        for (int i = 0; i < nq; i++)
-            for (int d = 0; d < dk; d++) Qh[(size_t)i * dk + d] = Q[(size_t)i * H * dk + h * dk + d];
-        for (int j = 0; j < nk; j++) {
-            for (int d = 0; d < dk; d++) Kh[(size_t)j * dk + d] = K[(size_t)j * H * dk + h * dk + d];
-            for (int d = 0; d < dv; d++) Vh[(size_t)j * dv + d] = V[(size_t)j * H * dv + h * dv + d];
-        }
-        /* 3. scores = Q_h · K_hᵀ: query i against key j */
-        float *S = data(t, hp->scores); /* (n_q, n_k) */
-        attn_matmul_nt_naive(S, Qh, Kh, nq, dk, nk);
-        /* 4. scaled = scores / divisor (√d_k by default, so the softmax does not saturate as d_k grows).
-         *    Seed 003 masks the raw scores first: masked = scores with the blocked cells set to the
-         *    fill, then scaled = masked / divisor, so a blocked cell becomes fill / divisor. */
-        const float *in = S;
-        if (hp->masked >= 0 && c->mask_order == ATTN_MASK_THEN_SCALE) {
-            AttnStep *m = &t->steps[hp->masked];
-            attn__apply_mask(c, c->mask, m->data, m->row_flags, S, 0, nq);
-            in = m->data;
-        }
-        float *A = data(t, hp->scaled); /* (n_q, n_k) */
-        for (size_t e = 0; e < (size_t)nq * nk; e++) A[e] = in[e] / t->divisor;
-        /* 5. masked, 6. weights = softmax along each row */
-        const float *W = attend(t, c, hp, A); /* (n_q, n_k) each row sums to 1 */
-        /* 7. head_h = weights · V_h: each query's weighted average of the values */
-        float *O = data(t, hp->out); /* (n_q, d_v) */
-        attn_matmul_naive(O, W, Vh, NULL, nq, nk, dv);
+        columns(data(t, hp->Q), Q, nq, H * dk, h * dk, dk); /* (n_q, d_k) */
+        columns(data(t, hp->K), K, nk, H * dk, h * dk, dk); /* (n_k, d_k) */
+        columns(data(t, hp->V), V, nk, H * dv, h * dv, dv); /* (n_k, d_v) */
+        /* 3-7. scores, scaled, masked, weights and head_h (attend_head) */
+        attend_head(t, c, hp, 0, nq, nk);
         /* 8. concat: head h's output into columns [h·d_v, (h+1)·d_v) */
+        const float *O = data(t, hp->out); /* (n_q, d_v) */
         for (int i = 0; i < nq; i++)
             for (int d = 0; d < dv; d++) concat[(size_t)i * H * dv + h * dv + d] = O[(size_t)i * dv + d];
     }
     /* 9. output = concat · W_O + b_O: the heads mixed back to d_model columns */
     if (p->output >= 0)
         attn_matmul_naive(data(t, p->output), concat, c->W_O, c->b_O, nq, H * dv, dm); /* (n_q, d_model) */
+    /* 10, 11: token by token */
+    if (p->decode) forward_decode(t, c, p);
 }
 
 static void forward_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)
@@ -212,7 +279,7 @@ static void forward_additive(AttnTrace *t, const AttnConfig *c, const Plan *p)
     float *S = data(t, hp->scores); /* (n_q, n_k) */
     attn_matmul_naive(S, hidden, c->v_a, NULL, nq * nk, da, 1);
     /* 3. masked, 4. weights = softmax along each row (no scaling step) */
-    const float *W = attend(t, c, hp, S); /* (n_q, n_k) */
+    const float *W = attend(t, c, hp, S, 0, nq, nk); /* (n_q, n_k) */
     /* 5. context = weights · Y */
     attn_matmul_naive(data(t, hp->out), W, Y, NULL, nq, nk, dy); /* (n_q, d_y) */
 }

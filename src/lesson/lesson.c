@@ -67,13 +67,15 @@ enum {
     F_SCALE,
     F_NARRATION,
     F_EDITED_FROM,
+    F_DECODE,
     F_COUNT
 };
 static const char *const field_names[F_COUNT] = {
-    "format",    "id",      "title", "summary", "order",     "comment",    "tokens", "source_tokens", "seed",
-    "attention", "d_model", "heads", "d_k",     "d_v",       "X",          "Y",      "W_Q",           "W_K",
-    "W_V",       "W_O",     "b_Q",   "b_K",     "b_V",       "b_O",        "d_x",    "d_y",           "d_a",
-    "W_a",       "b_a",     "v_a",   "mask",    "mask_fill", "mask_order", "scale",  "narration",     "edited_from",
+    "format",     "id",        "title",     "summary",     "order",  "comment", "tokens", "source_tokens",
+    "seed",       "attention", "d_model",   "heads",       "d_k",    "d_v",     "X",      "Y",
+    "W_Q",        "W_K",       "W_V",       "W_O",         "b_Q",    "b_K",     "b_V",    "b_O",
+    "d_x",        "d_y",       "d_a",       "W_a",         "b_a",    "v_a",     "mask",   "mask_fill",
+    "mask_order", "scale",     "narration", "edited_from", "decode",
 };
 
 typedef struct Ctx {
@@ -902,21 +904,33 @@ static int read_narration(Ctx *c)
     return 0;
 }
 
-/* The trace limit, checked before any matrix is allocated: the config has no
- * buffers yet, so stand-ins mark what the lesson will have (a mask counts as
- * present when the field is there at all: an upper bound). */
+/* The trace limits, checked before any matrix is allocated: the config has
+ * no buffers yet, so stand-ins mark what the lesson will have (a mask other
+ * than "causal" counts as a matrix when the field is there at all: an upper
+ * bound). */
 static int check_trace_size(Ctx *c)
 {
     static const float present = 0;
     AttnConfig g = c->L->cfg;
     int no_wo = c->val[F_W_O] && cJSON_IsNull(c->val[F_W_O]->item);
+    const JsonNode *mask = c->val[F_MASK];
     g.W_O = no_wo ? NULL : &present;
     g.b_Q = c->val[F_B_Q] ? &present : NULL;
     g.b_K = c->val[F_B_K] ? &present : NULL;
     g.b_V = c->val[F_B_V] ? &present : NULL;
     g.b_O = c->val[F_B_O] ? &present : NULL;
     g.b_a = c->val[F_B_A] ? &present : NULL;
-    g.mask_kind = c->val[F_MASK] ? ATTN_MASK_MATRIX : ATTN_MASK_NONE;
+    g.mask_kind = !mask                                                                 ? ATTN_MASK_NONE
+                  : cJSON_IsString(mask->item) && strcmp(json_str(mask), "causal") == 0 ? ATTN_MASK_CAUSAL
+                                                                                        : ATTN_MASK_MATRIX;
+    if (g.decode == ATTN_DECODE_INCREMENTAL) {
+        long steps = attn_trace_steps(&g);
+        if (steps > ATTN_MAX_STEPS)
+            return lesson_fail(c, c->val[F_DECODE],
+                               "decode: expected a trace of at most %d steps, found %ld (incremental decoding records "
+                               "steps for each of the %d tokens in each of the %d heads)",
+                               ATTN_MAX_STEPS, steps, g.n_q, g.heads);
+    }
     double floats = (double)attn_trace_floats(&g);
     if (floats <= LESSON_MAX_TRACE_FLOATS) return 0;
     if (g.attention == ATTN_ADDITIVE)
@@ -928,6 +942,50 @@ static int check_trace_size(Ctx *c)
                        "lesson: expected a trace of at most %u numbers (256 MiB), found %.0f (n_q=%d, n_k=%d, "
                        "d_model=%d, heads=%d, d_k=%d, d_v=%d)",
                        LESSON_MAX_TRACE_FLOATS, floats, g.n_q, g.n_k, g.d_model, g.heads, g.d_k, g.d_v);
+}
+
+/* decode: "full" (the default) or "incremental", which generates the
+ * sequence token by token and so needs self-attention; its causal mask is
+ * checked once the mask is read (check_decode). */
+static int read_decode(Ctx *c)
+{
+    const JsonNode *n = c->val[F_DECODE];
+    if (!n) return 0;
+    static const char *const words[] = {"full", "incremental"};
+    int w = 0;
+    if (read_word(c, n, "decode", words, 2, "\"full\" or \"incremental\"", &w) != 0) return -1;
+    c->L->cfg.decode = w ? ATTN_DECODE_INCREMENTAL : ATTN_DECODE_FULL;
+    if (w && c->L->cfg.cross)
+        return lesson_fail(c, n,
+                           "decode: expected a lesson of self-attention for \"incremental\" (a decoder attends to the "
+                           "tokens it generated itself), found source_tokens and Y");
+    return 0;
+}
+
+/* What a lesson's mask is, for messages: "no mask", "a padding mask", ... */
+static const char *mask_phrase(const AttnConfig *g)
+{
+    switch (g->mask_kind) {
+    case ATTN_MASK_NONE:
+        return "no mask";
+    case ATTN_MASK_CAUSAL:
+        return "\"causal\"";
+    case ATTN_MASK_PADDING:
+        return "a padding mask";
+    case ATTN_MASK_MATRIX:
+        return "a 0/1 matrix";
+    }
+    return "a mask";
+}
+
+static int check_decode(Ctx *c)
+{
+    const AttnConfig *g = &c->L->cfg;
+    if (g->decode != ATTN_DECODE_INCREMENTAL || g->mask_kind == ATTN_MASK_CAUSAL) return 0;
+    return lesson_fail(c, c->val[F_DECODE],
+                       "decode: \"incremental\" needs \"mask\": \"causal\" (a token sees no token after it, as when "
+                       "it is generated), found %s",
+                       mask_phrase(g));
 }
 
 static int load_dot(Ctx *c)
@@ -959,7 +1017,7 @@ static int load_dot(Ctx *c)
             *dst = g->d_model / g->heads;
         }
     }
-    if (check_trace_size(c) != 0) return -1;
+    if (read_decode(c) != 0 || check_trace_size(c) != 0) return -1;
 
     char why[128];
     int H = g->heads, dm = g->d_model;
@@ -1003,6 +1061,8 @@ static int load_additive(Ctx *c)
                                    F_B_Q,   F_B_K, F_B_V, F_B_O, F_SCALE, F_MASK_ORDER};
     if (refuse_fields(c, dot_only, 13, "additive attention uses W_a, b_a and v_a, one head and no scaling") != 0)
         return -1;
+    static const int dot_options[] = {F_DECODE};
+    if (refuse_fields(c, dot_options, 1, "it is an option of dot-product attention") != 0) return -1;
     if (required(c, F_W_A, "W_a, the (d_x + d_y) × d_a matrix of additive attention") != 0) return -1;
     if (required(c, F_V_A, "v_a, the d_a vector that turns tanh(...) into a score") != 0) return -1;
     int dm = 0;
@@ -1133,7 +1193,7 @@ static int load(Ctx *c)
 
     /* 4. sizes, the trace limit, then the matrices */
     if ((g->attention == ATTN_ADDITIVE ? load_additive(c) : load_dot(c)) != 0) return -1;
-    if (read_mask(c) != 0 || read_mask_fill(c) != 0 || read_mask_order(c) != 0) return -1;
+    if (read_mask(c) != 0 || read_mask_fill(c) != 0 || read_mask_order(c) != 0 || check_decode(c) != 0) return -1;
     if (read_narration(c) != 0) return -1;
 
     lesson_bind(L);

@@ -58,6 +58,14 @@ int trace_write_json(FILE *out, const Lesson *lesson, const AttnTrace *t)
     if (!additive && c->mask_kind != ATTN_MASK_NONE)
         fprintf(out, ", \"mask_order\": \"%s\"", attn_mask_order_name(c->mask_order));
     if (additive) fprintf(out, ", \"d_x\": %d, \"d_y\": %d, \"d_a\": %d", c->d_x, c->cross ? c->d_y : c->d_x, c->d_a);
+    if (c->decode == ATTN_DECODE_INCREMENTAL) {
+        AttnDecodeMacs m;
+        attn_decode_macs(t, &m);
+        fprintf(out,
+                ", \"decode\": \"incremental\", \"macs\": {\"incremental\": %llu, \"full\": %llu, \"recompute\": "
+                "%llu}",
+                (unsigned long long)m.incremental, (unsigned long long)m.full, (unsigned long long)m.recompute);
+    }
     fputs("},\n \"steps\": [", out);
     for (int i = 0; i < t->n_steps; i++) {
         const AttnStep *s = &t->steps[i];
@@ -68,6 +76,7 @@ int trace_write_json(FILE *out, const Lesson *lesson, const AttnTrace *t)
             fprintf(out, ", \"head\": %d", s->head);
         else
             fputs(", \"head\": null", out);
+        if (s->at > 0) fprintf(out, ", \"at\": %d", s->at);
         fprintf(out, ", \"shape\": [%d, %d], \"from\": [", s->rows, s->cols);
         for (int f = 0; f < s->n_from; f++) fprintf(out, "%s%d", f ? ", " : "", s->from[f]);
         fputc(']', out);

@@ -1264,7 +1264,7 @@ static const char *axis_symbol(const AttnTrace *t, int axis)
         [ATTN_AXIS_PAIRS] = "n_q·n_k", [ATTN_AXIS_MODEL] = "d_model",  [ATTN_AXIS_DK] = "d_k",
         [ATTN_AXIS_DV] = "d_v",        [ATTN_AXIS_HEADS_DK] = "h·d_k", [ATTN_AXIS_HEADS_DV] = "h·d_v",
         [ATTN_AXIS_DX] = "d_x",        [ATTN_AXIS_DY] = "d_y",         [ATTN_AXIS_DXY] = "d_x + d_y",
-        [ATTN_AXIS_DA] = "d_a",
+        [ATTN_AXIS_DA] = "d_a",        [ATTN_AXIS_TOKEN] = "1",        [ATTN_AXIS_PREFIX] = "t",
     };
     _Static_assert(sizeof symbols / sizeof symbols[0] == ATTN_AXIS_COUNT, "symbols[] must name every AttnAxis");
     if (!t->cfg.cross && (axis == ATTN_AXIS_QUERIES || axis == ATTN_AXIS_KEYS)) return "n";
@@ -1957,6 +1957,13 @@ static const ViewKind kinds[] = {
                                             "查询与键拼接后乘以 W_a，再取 tanh"},
                                    .part = PART_HIDDEN,
                                    .explain = explain_additive_hidden},
+    [ATTN_STEP_KV_APPEND] = {.seconds = 1.0,
+                             .text = {"the cache: the keys or values so far, with this token's row added",
+                                      "缓存：此前各词元的键或值，末尾添上当前词元的一行"}},
+    [ATTN_STEP_DECODE_CHECK] = {.seconds = 1.0,
+                                .phase = PHASE_OUTPUT,
+                                .text = {"the rows decoded one token at a time, stacked: the same as the whole output",
+                                         "逐个词元解码得到的各行叠在一起，与一次算出的输出相同"}},
 };
 _Static_assert(sizeof kinds / sizeof kinds[0] == ATTN_STEP_KIND_COUNT,
                "kinds[] must have a row for every AttnStepKind");

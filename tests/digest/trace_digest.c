@@ -45,6 +45,7 @@ typedef struct DigestCase {
     AttnScaleKind scale;
     float mask_fill; /* 0: -INFINITY */
     int no_biases, no_wo;
+    AttnDecode decode; /* the options of today's models */
 } DigestCase;
 
 static const DigestCase digest_cases[] = {
@@ -97,6 +98,14 @@ static const DigestCase digest_cases[] = {
      .d_a = 8,
      .mask = ATTN_MASK_PADDING},
     {.name = "additive-(40,48,32)", .attention = ATTN_ADDITIVE, .n_q = 40, .n_k = 40, .d_x = 48, .d_a = 32},
+    /* the options: decoding token by token */
+    {.name = "decode-(9,16,2)",
+     .n_q = 9,
+     .n_k = 9,
+     .d_model = 16,
+     .heads = 2,
+     .mask = ATTN_MASK_CAUSAL,
+     .decode = ATTN_DECODE_INCREMENTAL},
 };
 enum { N_DIGEST_CASES = sizeof digest_cases / sizeof digest_cases[0] };
 
@@ -130,6 +139,7 @@ static int digest_case(const DigestCase *dc, int threads)
     c.mask_kind = dc->mask;
     c.scale_kind = dc->scale;
     if (dc->mask_fill != 0.0f) c.mask_fill = dc->mask_fill;
+    c.decode = dc->decode;
     c.threads = threads;
     unsigned char *mask = NULL;
     if (dc->mask == ATTN_MASK_PADDING || dc->mask == ATTN_MASK_MATRIX) {

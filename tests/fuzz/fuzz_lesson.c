@@ -69,9 +69,11 @@ static double work_of(const AttnConfig *c)
         return (double)c->n_q * c->n_k * (c->d_a + dy) + (double)(c->n_q + c->n_k) * (c->d_x + dy) * c->d_a;
     }
     double width = (double)c->heads * (2.0 * c->d_k + c->d_v);
-    return (double)(c->n_q + c->n_k) * c->d_model * width                 /* projections */
-           + (double)c->heads * c->n_q * c->n_k * (c->d_k + c->d_v + 4.0) /* heads */
-           + (double)c->n_q * c->heads * c->d_v * c->d_model;             /* W_O */
+    double work = (double)(c->n_q + c->n_k) * c->d_model * width                 /* projections */
+                  + (double)c->heads * c->n_q * c->n_k * (c->d_k + c->d_v + 4.0) /* heads */
+                  + (double)c->n_q * c->heads * c->d_v * c->d_model;             /* W_O */
+    /* decoding token by token is about the whole forward again, with a step per row */
+    return c->decode == ATTN_DECODE_INCREMENTAL ? 2 * work + 64.0 * c->n_q * c->heads : work;
 }
 
 static int is_zero(const void *p, size_t n)

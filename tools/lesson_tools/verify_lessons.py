@@ -14,6 +14,11 @@ torch.nn.MultiheadAttention (need_weights=True, average_attn_weights=False).
 It prints the largest difference per lesson and overall, and exits 1 when any
 difference exceeds 1e-5 + 1e-4·|ref| (the engine's tolerance against PyTorch).
 
+The options of today's models are recomputed too: incremental decoding
+("decode": "incremental") token by token with the K/V caches growing, each
+step by its name ("scores_1@3"), and its `decoded` rows against the whole
+forward.
+
 Rows whose keys are all blocked under a -inf fill are NaN in torch; attnviz
 defines them as zeros. Those rows are compared as zeros and counted.
 """
@@ -97,7 +102,49 @@ def reference_dot(trace, lesson):
     ref["concat"] = concat
     if "W_O" in inp:
         ref["output"] = concat @ inp["W_O"] + (inp["b_O"][0] if "b_O" in inp else 0)
+    if cfg.get("decode") == "incremental":
+        reference_decode(cfg, inp, X, divisor, ref)
     return ref, nan_rows, inp
+
+
+def reference_decode(cfg, inp, X, divisor, ref):
+    """Incremental decoding: for each token t its rows ("Q@t"), each head's columns, the K/V
+    caches grown by one row, one row of attention per head; then the rows stacked (decoded),
+    which must equal the whole forward's output."""
+    H, dk, dv = cfg["heads"], cfg["d_k"], cfg["d_v"]
+
+    def proj(x, m):
+        return x @ inp["W_" + m] + (inp["b_" + m][0] if "b_" + m in inp else 0)
+
+    caches = {}
+    rows = []
+    for s in range(X.shape[0]):
+        at = f"@{s + 1}"
+        x = X[s:s + 1]
+        q, k, v = ref[f"Q{at}"], ref[f"K{at}"], ref[f"V{at}"] = proj(x, "Q"), proj(x, "K"), proj(x, "V")
+        heads = []
+        for h in range(H):
+            n = h + 1
+            qh = ref[f"Q_{n}{at}"] = q[:, h * dk:(h + 1) * dk]
+            kh = ref[f"K_{n}{at}"] = k[:, h * dk:(h + 1) * dk]
+            vh = ref[f"V_{n}{at}"] = v[:, h * dv:(h + 1) * dv]
+            K = caches[("K", n)] = kh if s == 0 else torch.cat((caches[("K", n)], kh))
+            V = caches[("V", n)] = vh if s == 0 else torch.cat((caches[("V", n)], vh))
+            ref[f"K_cache_{n}{at}"], ref[f"V_cache_{n}{at}"] = K, V
+            sc = ref[f"scores_{n}{at}"] = qh @ K.T
+            a = ref[f"scaled_{n}{at}"] = sc / divisor
+            w = ref[f"weights_{n}{at}"] = torch.softmax(a, dim=-1)
+            heads.append(w @ V)
+            ref[f"head_{n}{at}"] = heads[-1]
+        row = ref[f"concat{at}"] = torch.cat(heads, dim=1)
+        if "W_O" in inp:
+            row = ref[f"output{at}"] = row @ inp["W_O"] + (inp["b_O"][0] if "b_O" in inp else 0)
+        rows.append(row)
+    ref["decoded"] = torch.cat(rows)
+    # the check the step stands for: the rows are the whole forward's
+    last = ref["output"] if "W_O" in inp else ref["concat"]
+    if not torch.allclose(ref["decoded"], last, rtol=REL_TOL, atol=ABS_TOL):
+        raise SystemExit("decoded rows differ from the whole forward in torch itself")
 
 
 def reference_mha(trace, lesson, inp):
