@@ -780,7 +780,8 @@ static void test_each_limit_reachable(void **state)
     lesson_free(&L);
     /* additive attention's widths at their limit (W_a is required, so the
      * config is built here rather than written out: 2 × 2048² numbers) */
-    AttnConfig add = {0};
+    AttnConfig add;
+    attn_config_init(&add); /* one head, as attn_trace_floats asserts */
     add.attention = ATTN_ADDITIVE;
     add.n_q = add.n_k = 1;
     add.d_x = add.d_a = LESSON_MAX_D_MODEL;
