@@ -78,7 +78,7 @@ int cmd_list(int argc, char **argv)
         free(path);
     }
     closedir(d);
-    qsort(list, (size_t)n, sizeof *list, by_order);
+    if (n > 1) qsort(list, (size_t)n, sizeof *list, by_order);
     for (int i = 0; i < n; i++) {
         /* titles and ids come from the files: escaped, so each lesson stays one line */
         printf("%2d  ", i + 1);
