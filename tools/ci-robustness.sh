@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # ci-robustness.sh: the robustness half of CI. .ci/run calls it after
-# the README's test command. Four stages, each in its own build folder:
+# the README's test command. Four stages; the sanitizers, the fuzzer and
+# ThreadSanitizer each build in a folder of their own, valgrind runs the
+# ordinary build (./build or $ATTNVIZ_BUILD_DIR) when there is one:
 #
 #   1. sanitizers  build the whole tree with -DATTNVIZ_SANITIZE=address,undefined
 #                  (gcc, -Werror) and run the whole ctest suite under it, leak
@@ -113,10 +115,17 @@ stage_fuzz() {
 
 # ---- 3. attnviz under valgrind memcheck ---------------------------------------
 stage_valgrind() {
-    local b=$prefix-valgrind
+    # the ordinary build (tools/setup.sh's, RelWithDebInfo: no sanitizers, with
+    # debug information) when there is one, as in CI after the test command;
+    # otherwise a build of its own
+    local b=${ATTNVIZ_BUILD_DIR:-$here/build}
     command -v valgrind >/dev/null 2>&1 || die "valgrind is needed"
-    say "3/4 valgrind: configuring $b (no sanitizers)"
-    cmake -S "$here" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNVIZ_WERROR=ON >/dev/null
+    if [ ! -f "$b/CMakeCache.txt" ]; then
+        b=$prefix-valgrind
+        say "3/4 valgrind: configuring $b (no sanitizers)"
+        cmake -S "$here" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNVIZ_WERROR=ON >/dev/null
+    fi
+    say "3/4 valgrind: attnviz of $b"
     cmake --build "$b" -j "$jobs" --target attnviz
     local app=$b/attnviz out
     out=$(mktemp -d)
