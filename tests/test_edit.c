@@ -767,6 +767,20 @@ static void test_bad_edits(void **state)
         assert_false(edit_can_undo(&e));
         assert_traces_identical("after a refused edit", e.trace, before);
     }
+    /* a value of 400 characters: quoted in part, cut at a character with "…",
+     * the whole line valid UTF-8 with nothing replaced */
+    char spec[1300] = "X[0][0]=";
+    for (int i = 0; i < 400; i++) strcat(spec, i % 2 ? "喜" : "9");
+    assert_int_equal(edit_set(&e, spec), -1);
+    assert_null(strchr(e.msg, '?'));
+    assert_non_null(strstr(e.msg, "…': X[0][0]: expected a number, found \"9喜"));
+    assert_true(strlen(e.msg) < 400);
+    for (const char *p = e.msg; *p;) {
+        uint32_t cp;
+        int k = lesson_utf8_decode(p, &cp);
+        if (!k) fail_msg("a character cut in \"%s\"", e.msg);
+        p += k;
+    }
     /* typed text in the window */
     assert_int_equal(edit_set_cell_text(&e, LESSON_MAT_W_K, 0, 0, "1,5"), -1);
     assert_string_equal(e.msg, "W_K[0][0]: expected a number, found \"1,5\"");

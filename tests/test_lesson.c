@@ -697,6 +697,9 @@ static void test_format_and_quote(void **state)
     assert_string_equal(lesson_quote(q, sizeof q, "喜欢跑步", 7), "喜欢…");
     assert_string_equal(lesson_quote(q, 8, "abcdefghij", 100), "abcd…");
     assert_string_equal(lesson_quote(q, sizeof q, "\xe5\x96", 100), "??"); /* a character cut short */
+    /* a part of a text: no '?' where the limit falls inside a character */
+    assert_string_equal(lesson_quote_part(q, sizeof q, "x=喜喜喜喜", 14, 9), "x=喜喜…");
+    assert_string_equal(lesson_quote_part(q, sizeof q, "x=喜喜喜喜", 8, 100), "x=喜喜");
 }
 
 /* Tokens are UTF-8 of printable characters, from a file and from anywhere else. */

@@ -1717,13 +1717,19 @@ int lesson_is_control(uint32_t cp)
 
 char *lesson_quote(char *out, size_t outlen, const char *s, size_t max)
 {
+    return lesson_quote_part(out, outlen, s, s ? strlen(s) : 0, max);
+}
+
+char *lesson_quote_part(char *out, size_t outlen, const char *s, size_t n, size_t max)
+{
     if (!out || outlen == 0) return out;
     if (!s) s = "";
     size_t room = outlen - 1, at = 0, took = 0;
     int cut = 0;
-    while (*s) {
+    while (took < n && *s) {
         uint32_t cp;
         int k = lesson_utf8_decode(s, &cp);
+        if (took + (size_t)k > n) k = 0; /* a character the part ends inside */
         int bad = k == 0 || lesson_is_control(cp);
         size_t w = bad ? 1 : (size_t)k;
         if (took + (k ? (size_t)k : 1) > max || at + w > room) {

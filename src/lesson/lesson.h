@@ -212,6 +212,8 @@ int lesson_format(char *dst, size_t len, const char *fmt, ...)
  * a text of more than max bytes is cut at a character boundary and ends
  * with "…". Writes at most outlen bytes, NUL included; returns out. */
 char *lesson_quote(char *out, size_t outlen, const char *s, size_t max);
+/* The same for the first n bytes of s (a part of a longer text). */
+char *lesson_quote_part(char *out, size_t outlen, const char *s, size_t n, size_t max);
 
 /* The UTF-8 character at s (NUL-terminated): its length in bytes (1..4)
  * and its code point in *cp; 0 when s does not start a valid one (a stray

@@ -101,14 +101,10 @@ static int refuse_before(Edit *e, const char *fmt, ...)
 #define QUOTE_MAX 96
 
 /* s[0..n) as a refusal quotes it: on one line, at most QUOTE_MAX bytes,
- * a longer one cut with "…" (lesson_quote). Returns out. */
+ * a longer one cut with "…" (lesson_quote_part). Returns out. */
 static const char *quoted(char *out, size_t outlen, const char *s, size_t n)
 {
-    char part[QUOTE_MAX + 2];
-    size_t k = n < QUOTE_MAX + 1 ? n : QUOTE_MAX + 1;
-    memcpy(part, s, k);
-    part[k] = '\0';
-    return lesson_quote(out, outlen, part, QUOTE_MAX);
+    return lesson_quote_part(out, outlen, s, n, QUOTE_MAX);
 }
 #define QUOTED(s) quoted((char[QUOTE_MAX + 8]){0}, QUOTE_MAX + 8, (s), strlen(s))
 

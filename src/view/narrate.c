@@ -667,11 +667,8 @@ static int side_value(Ctx *c, const char *s, const char *end, Operand *o)
 static int compare_one(Ctx *c, const char *s, const char *end)
 {
     static const char *const ops[] = {"==", "!=", "<=", ">=", "<", ">"};
-    char q[WHEN_QUOTE_MAX + 8], part[WHEN_QUOTE_MAX + 2];
-    size_t k = (size_t)(end - s) < sizeof part - 1 ? (size_t)(end - s) : sizeof part - 1;
-    memcpy(part, s, k);
-    part[k] = '\0';
-    lesson_quote(q, sizeof q, part, WHEN_QUOTE_MAX); /* the comparison as messages quote it */
+    char q[WHEN_QUOTE_MAX + 8];
+    lesson_quote_part(q, sizeof q, s, (size_t)(end - s), WHEN_QUOTE_MAX); /* the comparison as messages quote it */
     const char *at = NULL;
     int op = -1;
     for (int i = 0; i < 6 && !at; i++)
