@@ -21,14 +21,14 @@
 #include <zlib.h>
 
 #include "export_internal.h"
-#include "lesson.h" /* lesson_file_kind */
+#include "lesson.h" /* lesson_file_kind, lesson_vformat */
 
 void export__set_err(char *err, size_t errlen, const char *fmt, ...)
 {
     if (!err || errlen == 0) return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
+    lesson_vformat(err, errlen, fmt, ap); /* cut at a character, with "…" */
     va_end(ap);
 }
 

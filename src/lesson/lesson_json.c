@@ -119,21 +119,14 @@ static void path_format(const Parser *p, char *out, size_t outlen)
         const PathPart *part = &p->path[i];
         if (part->kind != PATH_INDEX) { /* a key as the user wrote it: one line, at most 48 bytes */
             char k[64];
-            size_t n = 0;
             cJSON *decoded = NULL;
             const char *src = "(key)";
             if (part->kind == PATH_KEY) {
                 decoded = cJSON_ParseWithLength(p->s + part->key, part->key_end - part->key);
                 src = cJSON_IsString(decoded) ? decoded->valuestring : "(key)"; /* only out of memory fails */
             }
-            while (src[n] && n < 48) {
-                k[n] = (unsigned char)src[n] < 0x20 || src[n] == 0x7F ? '?' : src[n];
-                n++;
-            }
-            if (src[n]) /* cut: not inside a character */
-                while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80) n--;
-            k[n] = 0;
-            w = snprintf(out + at, outlen - at, "%s%s%s", at ? "." : "", k, src[n] ? "..." : "");
+            lesson_quote(k, sizeof k, src, 48);
+            w = snprintf(out + at, outlen - at, "%s%s", at ? "." : "", k);
             cJSON_Delete(decoded);
         } else
             w = snprintf(out + at, outlen - at, "[%u]", (unsigned)part->index);
@@ -152,13 +145,13 @@ static int fail_at(Parser *p, size_t at, int with_path, const char *fmt, ...)
     char path[256], body[384];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(body, sizeof body, fmt, ap);
+    lesson_vformat(body, sizeof body, fmt, ap);
     va_end(ap);
     path_format(p, path, sizeof path);
     if (with_path && path[0])
-        snprintf(p->msg, p->msglen, "%s: %s", path, body);
+        lesson_format(p->msg, p->msglen, "%s: %s", path, body);
     else
-        snprintf(p->msg, p->msglen, "not JSON: %s", body);
+        lesson_format(p->msg, p->msglen, "not JSON: %s", body);
     return -1;
 }
 
