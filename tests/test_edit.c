@@ -1025,6 +1025,42 @@ static void test_texts_about_the_lesson_before(void **state)
     lesson_free(&L);
 }
 
+static int recompute_later(void *user, char *err, size_t errlen)
+{
+    (void)user, (void)err, (void)errlen;
+    return 0;
+}
+
+/* A lesson whose numbers overflow float32 can be mended by a change (as
+ * --set does): its texts about its own numbers cannot be filled and are
+ * left out; the others stay. */
+static void test_mend_an_overflow(void **state)
+{
+    (void)state;
+    static const char json[] =
+        "{\"format\": \"attnviz-lesson/1\", \"id\": \"over\", \"title\": {\"en\": \"Over\"},"
+        " \"tokens\": [\"a\", \"b\"], \"d_model\": 2, \"X\": [[1, 1], [1, 2]],"
+        " \"W_Q\": [[1e30, 0], [0, 1e30]], \"W_K\": [[1e30, 0], [0, 1e30]],"
+        " \"narration\": {\"Q\": {\"en\": \"Q[0][0] is {value:Q[0][0]}\"}, \"K\": {\"en\": \"plain\"},"
+        " \"V\": {\"when\": \"always\", \"en\": \"V[0][0] is {value:V[0][0]}\"}}}";
+    Lesson L;
+    parse(&L, json);
+    char err[512];
+    Edit e;
+    /* as --set: the changes are made together, then computed once */
+    assert_int_equal(edit_init_copy(&e, &L, err, sizeof err), 0);
+    e.recompute = recompute_later;
+    if (edit_set(&e, "W_Q[0][0]=1") != 0 || edit_set(&e, "W_Q[1][1]=1") != 0) fail_msg("%s", e.msg);
+    e.recompute = NULL;
+    if (edit_refresh(&e) != 0) fail_msg("%s", e.msg);
+    const Lesson *W = edit_lesson(&e);
+    assert_null(lesson_narration_text(W, "Q"));
+    assert_string_equal(lesson_narration_key(W, "K", LESSON_EN), "plain");
+    assert_string_equal(lesson_narration_key(W, "V", LESSON_EN), "V[0][0] is {value:V[0][0]}");
+    edit_free(&e);
+    lesson_free(&L);
+}
+
 static void test_when_conditions(void **state)
 {
     (void)state;
@@ -1366,6 +1402,7 @@ int main(void)
         cmocka_unit_test(test_narration_stays_true),
         cmocka_unit_test(test_when_conditions),
         cmocka_unit_test(test_texts_about_the_lesson_before),
+        cmocka_unit_test(test_mend_an_overflow),
         cmocka_unit_test(test_save_round_trip),
         cmocka_unit_test(test_write_read_fields),
         cmocka_unit_test(test_editor_keys),

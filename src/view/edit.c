@@ -566,7 +566,27 @@ static int build_texts(Edit *e)
     }
     char msg[512];
     AttnTrace *t = attn_trace_create(&L->cfg, msg, sizeof msg);
-    if (!t) return refuse(e, "the lesson as loaded: %s", msg);
+    if (!t && errno == ENOMEM) return refuse(e, "out of memory: %s", msg);
+    if (!t) {
+        /* the lesson as loaded overflows float32 (a change may be what mends
+         * it): what it says of its own numbers cannot be filled, and goes */
+        int rc = 0;
+        if (L->summary.text[LESSON_EN] && (L->summary.when || !has_placeholder(L->summary.text[LESSON_EN])))
+            rc = copy_text(&L->summary, &T->summary);
+        for (int i = 0; rc == 0 && i < L->n_narration; i++) {
+            const LessonNarration *n = &L->narration[i];
+            LessonText out;
+            if (!n->text.when && (has_placeholder(n->text.text[LESSON_EN]) || has_placeholder(n->text.text[LESSON_ZH])))
+                continue;
+            rc = copy_text(&n->text, &out) != 0 ? -1 : add_entry(T, n->key, &out);
+        }
+        if (rc != 0) {
+            lesson_free(T);
+            return refuse(e, "out of memory copying the lesson's texts");
+        }
+        e->have_texts = 1;
+        return 0;
+    }
     char *buf = malloc(NARRATE_MAX_FILLED + 1);
     int rc = buf ? 0 : -1;
     if (rc == 0 && L->summary.text[LESSON_EN] && carried_text(L, t, NULL, &L->summary, &T->summary, buf) < 0) rc = -1;
