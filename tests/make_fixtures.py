@@ -48,6 +48,12 @@ computation besides float64:
     scaled, weights and output, its rows of concat and output (names "@t"),
     then `decoded`, the rows stacked; checked against the whole causal
     forward's output.
+  * grouped-query attention ("kv_heads": G): W_K and W_V have G heads'
+    columns; query head h (0-based) reads K/V head h·G/heads, split as
+    K_g, V_g (1-based g) with the first query head of its group; checked
+    against ordinary attention on W_K, b_K, W_V, b_V with each K/V head's
+    columns repeated (repeat_interleave), and nn.MultiheadAttention on those
+    where its layout applies.
 
 A fully blocked row with the fill -inf is NaN in torch (softmax of all -inf).
 The fixture keeps torch's NaN; the C test asserts that the engine gives exact
@@ -97,8 +103,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "fixtures")
 
 SCALE_KINDS = {"sqrt_dk": 0, "sqrt_dmodel": 1, "none": 2, "value": 3}
-# a configuration's options and their values in the file (version 3): "decode" 1 = incremental
-OPTIONS = {"decode": lambda v: {"incremental": 1.0}[v]}
+# a configuration's options and their values in the file (version 3): "decode" 1 = incremental,
+# "kv_heads" G: grouped-query attention's K/V heads
+OPTIONS = {"decode": lambda v: {"incremental": 1.0}[v], "kv_heads": float}
 MASK_KINDS = {"none": 0, "causal": 1, "padding": 2, "matrix": 3}
 
 torch.set_num_threads(1)
@@ -153,12 +160,13 @@ def make_inputs(c):
     weight("W_Q", dm, H * dk)
     if "Q" in bias:
         t["b_Q"] = uniform(g, 1, H * dk, 1 / math.sqrt(dm))
-    weight("W_K", dm, H * dk)
+    G = c.get("kv_heads", H)  # grouped-query attention: G K/V heads
+    weight("W_K", dm, G * dk)
     if "K" in bias:
-        t["b_K"] = uniform(g, 1, H * dk, 1 / math.sqrt(dm))
-    weight("W_V", dm, H * dv)
+        t["b_K"] = uniform(g, 1, G * dk, 1 / math.sqrt(dm))
+    weight("W_V", dm, G * dv)
     if "V" in bias:
-        t["b_V"] = uniform(g, 1, H * dv, 1 / math.sqrt(dm))
+        t["b_V"] = uniform(g, 1, G * dv, 1 / math.sqrt(dm))
     if c["W_O"]:
         weight("W_O", H * dv, dm)
         if "O" in bias:
@@ -236,12 +244,15 @@ def reference(c, t, allow):
     add("K", "projection", 0, K)
     add("V", "projection", 0, V)
     div = divisor_of(c)
+    G = c.get("kv_heads", H)
     heads = []
     for h in range(H):
         n = h + 1
         Qh = add(f"Q_{n}", "split", n, Q[:, h * dk:(h + 1) * dk])
-        Kh = add(f"K_{n}", "split", n, K[:, h * dk:(h + 1) * dk])
-        Vh = add(f"V_{n}", "split", n, V[:, h * dv:(h + 1) * dv])
+        g = h * G // H  # the K/V head query head h reads, split with the first head of its group
+        if h == 0 or (h - 1) * G // H != g:
+            Kh = add(f"K_{g + 1}", "split", g + 1, K[:, g * dk:(g + 1) * dk])
+            Vh = add(f"V_{g + 1}", "split", g + 1, V[:, g * dv:(g + 1) * dv])
         s = add(f"scores_{n}", "scores", n, Qh @ Kh.T)
         if has_mask and c["mask_order"] == "mask_then_scale":
             # seed 003: energy.masked_fill(mask == 0, -1e20), then / sqrt(embed_size)
@@ -265,11 +276,12 @@ def reference(c, t, allow):
 def decode(c, t, X, div, add):
     """Incremental decoding: the steps of each token t ("@t"), then decoded."""
     H, dk, dv = c["heads"], c["d_k"], c["d_v"]
+    G = c.get("kv_heads", H)
 
     def row(x, name):
         return x @ t["W_" + name] + t["b_" + name] if "b_" + name in t else x @ t["W_" + name]
 
-    K_cache, V_cache, last = [None] * H, [None] * H, []
+    K_cache, V_cache, last = [None] * G, [None] * G, []
     for s in range(X.shape[0]):
         at = f"@{s + 1}"
         x = X[s:s + 1]
@@ -280,14 +292,17 @@ def decode(c, t, X, div, add):
         for h in range(H):
             n = h + 1
             qh = add(f"Q_{n}{at}", "split", n, q[:, h * dk:(h + 1) * dk])
-            kh = add(f"K_{n}{at}", "split", n, k[:, h * dk:(h + 1) * dk])
-            vh = add(f"V_{n}{at}", "split", n, v[:, h * dv:(h + 1) * dv])
-            K_cache[h] = add(f"K_cache_{n}{at}", "kv_append", n, kh if s == 0 else torch.cat((K_cache[h], kh)))
-            V_cache[h] = add(f"V_cache_{n}{at}", "kv_append", n, vh if s == 0 else torch.cat((V_cache[h], vh)))
-            sc = add(f"scores_{n}{at}", "scores", n, qh @ K_cache[h].T)
+            g = h * G // H
+            if h == 0 or (h - 1) * G // H != g:  # K/V head g's row and caches, with its group's first head
+                m = g + 1
+                kh = add(f"K_{m}{at}", "split", m, k[:, g * dk:(g + 1) * dk])
+                vh = add(f"V_{m}{at}", "split", m, v[:, g * dv:(g + 1) * dv])
+                K_cache[g] = add(f"K_cache_{m}{at}", "kv_append", m, kh if s == 0 else torch.cat((K_cache[g], kh)))
+                V_cache[g] = add(f"V_cache_{m}{at}", "kv_append", m, vh if s == 0 else torch.cat((V_cache[g], vh)))
+            sc = add(f"scores_{n}{at}", "scores", n, qh @ K_cache[g].T)
             sc = add(f"scaled_{n}{at}", "scaled", n, sc / div)
             w = add(f"weights_{n}{at}", "softmax", n, torch.softmax(sc, dim=-1))
-            heads.append(add(f"head_{n}{at}", "weighted_sum", n, w @ V_cache[h]))
+            heads.append(add(f"head_{n}{at}", "weighted_sum", n, w @ V_cache[g]))
         cat = add(f"concat{at}", "concat", 0, torch.cat(heads, dim=1))
         if c["W_O"]:
             cat = add(f"output{at}", "output", 0, cat @ t["W_O"] + t["b_O"] if "b_O" in t else cat @ t["W_O"])
@@ -353,6 +368,44 @@ def check_mha(c, t, allow, steps):
             raise Fail(f"vs MHA: expected NaN weights in fully blocked rows of head {h + 1}")
     last = by["output"] if c["W_O"] else by["concat"]
     worst = max(worst, close("output", last[live], out[live], 1.0, "vs MHA"))
+    return worst
+
+
+def repeat_kv(c, t):
+    """Grouped-query attention's inputs as ordinary multi-head attention's: each K/V head's block
+    of columns of W_K, b_K, W_V and b_V repeated for the heads / kv_heads query heads that read it
+    (torch.repeat_interleave, as grouped-query implementations expand K and V)."""
+    H, G = c["heads"], c["kv_heads"]
+    out = dict(t)
+    for name, w in (("K", c["d_k"]), ("V", c["d_v"])):
+        for m in ("W_" + name, "b_" + name):
+            if m in t:
+                x = t[m]
+                out[m] = x.reshape(x.shape[0], G, w).repeat_interleave(H // G, dim=1).reshape(x.shape[0], H * w)
+    return out
+
+
+def check_gqa(c, t, allow, steps):
+    """Grouped-query attention against ordinary attention on K and V repeated: every query head's
+    steps, concat and output are the same computation (then MHA on the repeated weights, where its
+    layout applies)."""
+    plain = {k: v for k, v in c.items() if k != "kv_heads"}
+    t_rep = repeat_kv(c, t)
+    rep_steps = reference(plain, t_rep, allow)
+    by = {s[0]: s[3] for s in rep_steps}
+    H, G = c["heads"], c["kv_heads"]
+    worst = 0.0
+    for name, _, head, x in steps:
+        base = name.split("@")[0]
+        if base.startswith(("K", "V")):  # K_g, V_g and the caches are numbered by K/V head
+            g = head - 1
+            h = g * H // G + 1  # the first query head reading it
+            name = name.replace(f"_{head}", f"_{h}", 1)
+            if base in ("K", "V"):
+                continue
+        worst = max(worst, close(name, x, by[name], 1.0, "vs K/V repeated"))
+    if c["d_k"] == c["d_v"] == c["d_model"] // H and c["d_model"] % H == 0 and c["scale"] == "sqrt_dk":
+        worst = max(worst, check_mha(plain, t_rep, allow, steps))
     return worst
 
 
@@ -502,6 +555,14 @@ CONFIGS = [
     dot("decode_mask_then_scale", 152, 3, 4, 2, mask="causal", decode="incremental", fill=-1e20,
         mask_order="mask_then_scale", scale="sqrt_dmodel"),
     dot("decode_16_tokens", 153, 16, 8, 2, mask="causal", decode="incremental", d_k=3, d_v=5),
+    # grouped-query attention: 4 query heads on 2 K/V heads with every bias; multi-query (one K/V
+    # head) with d_k ≠ d_v and no W_O; cross-attention with a padding mask; decoding with a K/V cache
+    dot("gqa_4q_2kv", 160, 5, 8, 4, kv_heads=2),
+    dot("mqa_3q_noWO", 161, 4, 6, 3, kv_heads=1, d_k=3, d_v=2, W_O=False, bias="QV"),
+    dot("gqa_cross_padding", 162, 3, 8, 4, kv_heads=2, cross=True, n_k=5, mask="padding",
+        mask_values=[1, 1, 0, 1, 1]),
+    dot("gqa_decode", 163, 5, 8, 4, kv_heads=2, mask="causal", decode="incremental"),
+    dot("mqa_decode_causal", 164, 4, 6, 2, kv_heads=1, mask="causal", decode="incremental", d_k=2, d_v=3),
 ]
 
 
@@ -598,6 +659,11 @@ def split_fixture(data):
     take("<ii9iiiffif")
     if version == 2:
         take("<i")  # mask_order
+    elif version == 3:
+        (_, n_options) = take("<iI")  # mask_order, the options
+        for _ in range(n_options):
+            take_str()
+            take("<d")
     (n_mask,) = take("<I")
     at[0] += n_mask
     (n_inputs,) = take("<I")
@@ -652,12 +718,14 @@ def build(c):
     if c["attention"] == "additive":
         report.append(f"seed004 {check_seed004(c, t, allow, steps):.3f}")
     elif (c["d_k"] == c["d_v"] == c["d_model"] // c["heads"] and c["d_model"] % c["heads"] == 0
-          and c["scale"] == "sqrt_dk"):
+          and c["scale"] == "sqrt_dk" and "kv_heads" not in c):
         report.append(f"MHA {check_mha(c, t, allow, steps):.3f}")
     else:
         report.append("MHA n/a")
     if c.get("decode") == "incremental":
         report.append(f"decoded {check_decode(c, steps):.3f}")
+    if "kv_heads" in c:
+        report.append(f"K/V repeated {check_gqa(c, t, allow, steps):.3f}")
     # 3. what the C test relies on: NaN only in rows with no allowed key, and only with fill -inf
     dead = ~allow.any(dim=1)
     for n, _, _, x in steps:

@@ -316,6 +316,8 @@ static void fixture_config(const Fixture *f, AttnConfig *c)
         const FixOption *o = &f->options[i];
         if (strcmp(o->key, "decode") == 0 && o->value == 1)
             c->decode = ATTN_DECODE_INCREMENTAL;
+        else if (strcmp(o->key, "kv_heads") == 0 && o->value >= 1 && o->value <= c->heads)
+            c->kv_heads = (int)o->value;
         else
             fail_msg("%s: unknown option %s = %g (tests/make_fixtures.py, OPTIONS)", f->name, o->key, o->value);
     }
@@ -433,33 +435,39 @@ static void expected_steps(const AttnConfig *c, ExpList *L)
         return;
     }
     int H = c->heads, dm = c->d_model, dk = c->d_k, dv = c->d_v, nq = c->n_q, nk = c->n_k;
+    /* grouped-query attention: G K/V heads, query head h reading K/V head (h - 1)·G/H + 1, the
+     * first of the group listing its split */
+    int G = c->kv_heads ? c->kv_heads : H;
     const char *src = c->cross ? "Y" : "X";
     exp_add(L, ATTN_STEP_INPUT, 0, nq, dm, "X", 0);
     if (c->cross) exp_add(L, ATTN_STEP_INPUT, 0, nk, dm, "Y", 0);
     exp_add(L, ATTN_STEP_WEIGHT, 0, dm, H * dk, "W_Q", 0);
     if (c->b_Q) exp_add(L, ATTN_STEP_BIAS, 0, 1, H * dk, "b_Q", 0);
-    exp_add(L, ATTN_STEP_WEIGHT, 0, dm, H * dk, "W_K", 0);
-    if (c->b_K) exp_add(L, ATTN_STEP_BIAS, 0, 1, H * dk, "b_K", 0);
-    exp_add(L, ATTN_STEP_WEIGHT, 0, dm, H * dv, "W_V", 0);
-    if (c->b_V) exp_add(L, ATTN_STEP_BIAS, 0, 1, H * dv, "b_V", 0);
+    exp_add(L, ATTN_STEP_WEIGHT, 0, dm, G * dk, "W_K", 0);
+    if (c->b_K) exp_add(L, ATTN_STEP_BIAS, 0, 1, G * dk, "b_K", 0);
+    exp_add(L, ATTN_STEP_WEIGHT, 0, dm, G * dv, "W_V", 0);
+    if (c->b_V) exp_add(L, ATTN_STEP_BIAS, 0, 1, G * dv, "b_V", 0);
     if (c->W_O) exp_add(L, ATTN_STEP_WEIGHT, 0, H * dv, dm, "W_O", 0);
     if (c->b_O) exp_add(L, ATTN_STEP_BIAS, 0, 1, dm, "b_O", 0);
     exp_add(L, ATTN_STEP_PROJECTION, 0, nq, H * dk, "Q", 3, "X", "W_Q", c->b_Q ? "b_Q" : NULL);
-    exp_add(L, ATTN_STEP_PROJECTION, 0, nk, H * dk, "K", 3, src, "W_K", c->b_K ? "b_K" : NULL);
-    exp_add(L, ATTN_STEP_PROJECTION, 0, nk, H * dv, "V", 3, src, "W_V", c->b_V ? "b_V" : NULL);
+    exp_add(L, ATTN_STEP_PROJECTION, 0, nk, G * dk, "K", 3, src, "W_K", c->b_K ? "b_K" : NULL);
+    exp_add(L, ATTN_STEP_PROJECTION, 0, nk, G * dv, "V", 3, src, "W_V", c->b_V ? "b_V" : NULL);
     for (int h = 1; h <= H; h++) {
         char q[16], k[16], v[16], s[24], a[24], m[24], w[24], o[24];
+        int g = (h - 1) * G / H + 1, first = h == 1 || (h - 2) * G / H + 1 != g;
         snprintf(q, sizeof q, "Q_%d", h);
-        snprintf(k, sizeof k, "K_%d", h);
-        snprintf(v, sizeof v, "V_%d", h);
+        snprintf(k, sizeof k, "K_%d", g);
+        snprintf(v, sizeof v, "V_%d", g);
         snprintf(s, sizeof s, "scores_%d", h);
         snprintf(a, sizeof a, "scaled_%d", h);
         snprintf(m, sizeof m, "masked_%d", h);
         snprintf(w, sizeof w, "weights_%d", h);
         snprintf(o, sizeof o, "head_%d", h);
         exp_add(L, ATTN_STEP_SPLIT, h, nq, dk, q, 1, "Q");
-        exp_add(L, ATTN_STEP_SPLIT, h, nk, dk, k, 1, "K");
-        exp_add(L, ATTN_STEP_SPLIT, h, nk, dv, v, 1, "V");
+        if (first) {
+            exp_add(L, ATTN_STEP_SPLIT, g, nk, dk, k, 1, "K");
+            exp_add(L, ATTN_STEP_SPLIT, g, nk, dv, v, 1, "V");
+        }
         exp_add(L, ATTN_STEP_SCORES, h, nq, nk, s, 2, q, k);
         if (mask && c->mask_order == ATTN_MASK_THEN_SCALE) { /* seed 003: mask the raw scores, then divide */
             exp_add(L, ATTN_STEP_MASKED, h, nq, nk, m, 1, s);
@@ -483,23 +491,28 @@ static void expected_steps(const AttnConfig *c, ExpList *L)
         g_exp_at = at;
         exp_add(L, ATTN_STEP_PROJECTION, 0, 1, H * dk, at_name(q, sizeof q, "Q", at), 3, "X", "W_Q",
                 c->b_Q ? "b_Q" : NULL);
-        exp_add(L, ATTN_STEP_PROJECTION, 0, 1, H * dk, at_name(k, sizeof k, "K", at), 3, "X", "W_K",
+        exp_add(L, ATTN_STEP_PROJECTION, 0, 1, G * dk, at_name(k, sizeof k, "K", at), 3, "X", "W_K",
                 c->b_K ? "b_K" : NULL);
-        exp_add(L, ATTN_STEP_PROJECTION, 0, 1, H * dv, at_name(v, sizeof v, "V", at), 3, "X", "W_V",
+        exp_add(L, ATTN_STEP_PROJECTION, 0, 1, G * dv, at_name(v, sizeof v, "V", at), 3, "X", "W_V",
                 c->b_V ? "b_V" : NULL);
         for (int h = 1; h <= H; h++) {
+            int g = (h - 1) * G / H + 1, first = h == 1 || (h - 2) * G / H + 1 != g;
             snprintf(b, sizeof b, "Q_%d", h);
             exp_add(L, ATTN_STEP_SPLIT, h, 1, dk, at_name(qh, sizeof qh, b, at), 1, q);
-            snprintf(b, sizeof b, "K_%d", h);
-            exp_add(L, ATTN_STEP_SPLIT, h, 1, dk, at_name(kh, sizeof kh, b, at), 1, k);
-            snprintf(b, sizeof b, "V_%d", h);
-            exp_add(L, ATTN_STEP_SPLIT, h, 1, dv, at_name(vh, sizeof vh, b, at), 1, v);
-            snprintf(b, sizeof b, "K_cache_%d", h);
+            snprintf(b, sizeof b, "K_%d", g);
+            at_name(kh, sizeof kh, b, at);
+            snprintf(b, sizeof b, "V_%d", g);
+            at_name(vh, sizeof vh, b, at);
+            if (first) exp_add(L, ATTN_STEP_SPLIT, g, 1, dk, kh, 1, k);
+            if (first) exp_add(L, ATTN_STEP_SPLIT, g, 1, dv, vh, 1, v);
+            snprintf(b, sizeof b, "K_cache_%d", g);
             at_name(pk, sizeof pk, b, at - 1);
-            exp_add(L, ATTN_STEP_KV_APPEND, h, at, dk, at_name(kc, sizeof kc, b, at), 2, at > 1 ? pk : NULL, kh);
-            snprintf(b, sizeof b, "V_cache_%d", h);
+            at_name(kc, sizeof kc, b, at);
+            if (first) exp_add(L, ATTN_STEP_KV_APPEND, g, at, dk, kc, 2, at > 1 ? pk : NULL, kh);
+            snprintf(b, sizeof b, "V_cache_%d", g);
             at_name(pv, sizeof pv, b, at - 1);
-            exp_add(L, ATTN_STEP_KV_APPEND, h, at, dv, at_name(vc, sizeof vc, b, at), 2, at > 1 ? pv : NULL, vh);
+            at_name(vc, sizeof vc, b, at);
+            if (first) exp_add(L, ATTN_STEP_KV_APPEND, g, at, dv, vc, 2, at > 1 ? pv : NULL, vh);
             snprintf(b, sizeof b, "scores_%d", h);
             exp_add(L, ATTN_STEP_SCORES, h, 1, at, at_name(s, sizeof s, b, at), 2, qh, kc);
             snprintf(b, sizeof b, "scaled_%d", h);
@@ -871,11 +884,12 @@ static void case_describe(const Case *k, const char *label, int n)
                  label, n, c->cross ? "cross" : "self", c->n_q, c->n_k, c->d_x, c->d_y, c->d_a,
                  attn_mask_kind_name(c->mask_kind), (double)c->mask_fill);
     else
-        snprintf(g_ctx, sizeof g_ctx,
-                 "%s case %d (%s, n_q %d n_k %d d_model %d heads %d d_k %d d_v %d, %s, mask %s, fill %g%s%s)", label, n,
-                 c->cross ? "cross" : "self", c->n_q, c->n_k, c->d_model, c->heads, c->d_k, c->d_v,
-                 attn_scale_kind_name(c->scale_kind), attn_mask_kind_name(c->mask_kind), (double)c->mask_fill,
-                 c->W_O ? ", W_O" : "", c->decode ? ", decoding" : "");
+        snprintf(
+            g_ctx, sizeof g_ctx,
+            "%s case %d (%s, n_q %d n_k %d d_model %d heads %d kv_heads %d d_k %d d_v %d, %s, mask %s, fill %g%s%s)",
+            label, n, c->cross ? "cross" : "self", c->n_q, c->n_k, c->d_model, c->heads, c->kv_heads, c->d_k, c->d_v,
+            attn_scale_kind_name(c->scale_kind), attn_mask_kind_name(c->mask_kind), (double)c->mask_fill,
+            c->W_O ? ", W_O" : "", c->decode ? ", decoding" : "");
 }
 
 static void case_free(Case *k)
@@ -940,6 +954,65 @@ static void case_options(Case *k, Rng *r)
 {
     AttnConfig *c = &k->c;
     if (!c->cross && c->mask_kind == ATTN_MASK_CAUSAL && rng_int(r, 0, 1)) c->decode = ATTN_DECODE_INCREMENTAL;
+    /* grouped K/V heads: a divisor of heads, half of the time (W_K, W_V, b_K and b_V were drawn for
+     * heads, so they hold enough numbers for fewer) */
+    if (c->heads > 1 && rng_int(r, 0, 1)) {
+        int divisors[4], n = 0;
+        for (int g = 1; g <= c->heads; g++)
+            if (c->heads % g == 0) divisors[n++] = g;
+        c->kv_heads = divisors[rng_int(r, 0, n - 1)];
+    }
+}
+
+/* Grouped-query attention is ordinary multi-head attention whose K/V head g
+ * is repeated for each query head of its group (torch's repeat_interleave):
+ * W_K's, W_V's, b_K's and b_V's blocks of columns repeated H/G times. */
+static void check_gqa_as_repeated(const AttnTrace *t, const AttnConfig *c)
+{
+    int H = c->heads, G = c->kv_heads, dm = c->d_model, dk = c->d_k, dv = c->d_v;
+    float *wk = malloc(sizeof(float) * (size_t)dm * H * dk), *wv = malloc(sizeof(float) * (size_t)dm * H * dv);
+    float *bk = malloc(sizeof(float) * (size_t)H * dk), *bv = malloc(sizeof(float) * (size_t)H * dv);
+    assert_true(wk && wv && bk && bv);
+    for (int h = 0; h < H; h++) {
+        int g = h * G / H;
+        for (int p = 0; p < dm; p++) {
+            memcpy(wk + (size_t)p * H * dk + (size_t)h * dk, c->W_K + (size_t)p * G * dk + (size_t)g * dk,
+                   sizeof(float) * (size_t)dk);
+            memcpy(wv + (size_t)p * H * dv + (size_t)h * dv, c->W_V + (size_t)p * G * dv + (size_t)g * dv,
+                   sizeof(float) * (size_t)dv);
+        }
+        if (c->b_K) memcpy(bk + (size_t)h * dk, c->b_K + (size_t)g * dk, sizeof(float) * (size_t)dk);
+        if (c->b_V) memcpy(bv + (size_t)h * dv, c->b_V + (size_t)g * dv, sizeof(float) * (size_t)dv);
+    }
+    AttnConfig x = *c;
+    x.kv_heads = 0;
+    x.W_K = wk, x.W_V = wv;
+    x.b_K = c->b_K ? bk : NULL, x.b_V = c->b_V ? bv : NULL;
+    char err[256], what[320];
+    AttnTrace *tx = attn_trace_create(&x, err, sizeof err);
+    if (!tx) fail_msg("%s with K/V heads repeated: %s", g_ctx, err);
+    /* every query head's steps, the concat and the output (K_h and V_h are numbered differently) */
+    for (int i = 0; i < t->n_steps; i++) {
+        const AttnStep *s = &t->steps[i];
+        if (s->role == ATTN_ROLE_K || s->role == ATTN_ROLE_V || s->role == ATTN_ROLE_K_CACHE ||
+            s->role == ATTN_ROLE_V_CACHE || s->role == ATTN_ROLE_W_K || s->role == ATTN_ROLE_W_V ||
+            s->role == ATTN_ROLE_B_K || s->role == ATTN_ROLE_B_V)
+            continue;
+        const AttnStep *y = attn_trace_find_name(tx, s->name);
+        if (!y || y->rows != s->rows || y->cols != s->cols)
+            fail_msg("%s: no step %s of the same shape", g_ctx, s->name);
+        snprintf(what, sizeof what, "%s: %s against K/V heads repeated", g_ctx, s->name);
+        assert_floats_close(what, s->data, y->data, s->rows, s->cols, TEST_ABS_TOL, TEST_REL_TOL);
+    }
+    /* and each query head's keys are its K/V head's */
+    for (int h = 1; h <= H; h++) {
+        const AttnStep *k = attn_trace_find_role(t, ATTN_ROLE_K, attn_kv_head(c, h));
+        const AttnStep *kx = attn_trace_find_role(tx, ATTN_ROLE_K, h);
+        snprintf(what, sizeof what, "%s: K_%d against head %d's repeated keys", g_ctx, attn_kv_head(c, h), h);
+        assert_floats_close(what, k->data, kx->data, k->rows, k->cols, TEST_ABS_TOL, TEST_REL_TOL);
+    }
+    attn_trace_destroy(tx);
+    free(wk), free(wv), free(bk), free(bv);
 }
 
 /* What the options promise: decoding's rows are the whole forward's, and
@@ -952,7 +1025,7 @@ static void check_options(const AttnTrace *t, const AttnConfig *c)
         const AttnStep *o = attn_trace_find_role(t, c->W_O ? ATTN_ROLE_OUTPUT : ATTN_ROLE_CONCAT, 0);
         snprintf(what, sizeof what, "%s: decoded against the whole forward", g_ctx);
         assert_floats_close(what, d->data, o->data, d->rows, d->cols, TEST_ABS_TOL, TEST_REL_TOL);
-        for (int h = 1; h <= c->heads; h++) {
+        for (int h = 1; h <= (c->kv_heads ? c->kv_heads : c->heads); h++) {
             const AttnStep *kc = attn_trace_find_at(t, ATTN_ROLE_K_CACHE, h, c->n_q);
             const AttnStep *vc = attn_trace_find_at(t, ATTN_ROLE_V_CACHE, h, c->n_q);
             snprintf(what, sizeof what, "%s: the last K cache of head %d against K_%d", g_ctx, h, h);
@@ -963,6 +1036,7 @@ static void check_options(const AttnTrace *t, const AttnConfig *c)
                                 TEST_ABS_TOL, TEST_REL_TOL);
         }
     }
+    if (c->kv_heads > 0) check_gqa_as_repeated(t, c);
 }
 
 /* Every softmax row sums to 1 or, fully blocked under -inf, is all zero;
@@ -1036,6 +1110,7 @@ static void test_random_dot_invariants(void **state)
         /* ... and as the engine's own one-head run on that head's columns */
         if (c->heads > 1) {
             int h = rng_int(&r, 1, c->heads), H = c->heads, dm = c->d_model, dk = c->d_k, dv = c->d_v;
+            int G = c->kv_heads ? c->kv_heads : H, g = (h - 1) * G / H + 1; /* the K/V head h reads */
             Case one = k;
             one.nbuf = 0;
             AttnConfig *o = &one.c;
@@ -1045,15 +1120,16 @@ static void test_random_dot_invariants(void **state)
             float *wv = case_floats(&one, &r, dm, dv, 0);
             for (int p = 0; p < dm; p++) {
                 memcpy(wq + (size_t)p * dk, c->W_Q + (size_t)p * H * dk + (size_t)(h - 1) * dk, sizeof(float) * dk);
-                memcpy(wk + (size_t)p * dk, c->W_K + (size_t)p * H * dk + (size_t)(h - 1) * dk, sizeof(float) * dk);
-                memcpy(wv + (size_t)p * dv, c->W_V + (size_t)p * H * dv + (size_t)(h - 1) * dv, sizeof(float) * dv);
+                memcpy(wk + (size_t)p * dk, c->W_K + (size_t)p * G * dk + (size_t)(g - 1) * dk, sizeof(float) * dk);
+                memcpy(wv + (size_t)p * dv, c->W_V + (size_t)p * G * dv + (size_t)(g - 1) * dv, sizeof(float) * dv);
             }
             o->W_Q = wq;
             o->W_K = wk;
             o->W_V = wv;
             o->b_Q = c->b_Q ? c->b_Q + (size_t)(h - 1) * dk : NULL;
-            o->b_K = c->b_K ? c->b_K + (size_t)(h - 1) * dk : NULL;
-            o->b_V = c->b_V ? c->b_V + (size_t)(h - 1) * dv : NULL;
+            o->kv_heads = 0;
+            o->b_K = c->b_K ? c->b_K + (size_t)(g - 1) * dk : NULL;
+            o->b_V = c->b_V ? c->b_V + (size_t)(g - 1) * dv : NULL;
             o->W_O = o->b_O = NULL;
             AttnTrace *t1 = attn_trace_create(o, err, sizeof err);
             if (!t1) fail_msg("case %d one head: %s", n, err);

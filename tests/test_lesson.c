@@ -443,6 +443,18 @@ static void check_trace_json(const char *path)
     } else {
         assert_null(decode);
     }
+    /* grouped K/V heads: their number, and the K/V head (1-based) each query head reads */
+    const cJSON *kv = cJSON_GetObjectItemCaseSensitive(cfg, "kv_heads");
+    const cJSON *kv_of = cJSON_GetObjectItemCaseSensitive(cfg, "kv_head_of");
+    if (L.cfg.kv_heads > 0) {
+        assert_int_equal(kv->valueint, L.cfg.kv_heads);
+        assert_int_equal(cJSON_GetArraySize(kv_of), L.cfg.heads);
+        int per = L.cfg.heads / L.cfg.kv_heads;
+        for (int h = 0; h < L.cfg.heads; h++) assert_int_equal(cJSON_GetArrayItem(kv_of, h)->valueint, h / per + 1);
+    } else {
+        assert_null(kv);
+        assert_null(kv_of);
+    }
     const cJSON *steps = cJSON_GetObjectItemCaseSensitive(doc, "steps");
     assert_int_equal(cJSON_GetArraySize(steps), t->n_steps);
     int i = 0, saw_minus_inf = 0;
@@ -507,6 +519,7 @@ static void test_trace_json(void **state)
     check_trace_json(LESSONS "/mhsa-tiny.json");
     check_trace_json(LESSONS "/additive-cross.json");
     check_trace_json(LESSONS "/kv-cache.json");
+    check_trace_json(LESSONS "/gqa-decode.json");
 }
 
 /* The options of today's models survive lesson_write_json: the lesson read
@@ -514,7 +527,7 @@ static void test_trace_json(void **state)
 static void test_options_round_trip(void **state)
 {
     (void)state;
-    static const char *const paths[] = {LESSONS "/kv-cache.json"};
+    static const char *const paths[] = {LESSONS "/kv-cache.json", LESSONS "/gqa-decode.json"};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         Lesson L, back;
         load_ok(&L, paths[i]);
@@ -527,6 +540,7 @@ static void test_options_round_trip(void **state)
         LessonError err;
         if (lesson_parse(&back, buf, len, "written", &err) != 0) fail_msg("%s written back: %s", paths[i], err.msg);
         assert_int_equal(back.cfg.decode, L.cfg.decode);
+        assert_int_equal(back.cfg.kv_heads, L.cfg.kv_heads);
         AttnTrace *a = trace_of(&L), *b = trace_of(&back);
         assert_int_equal(a->n_steps, b->n_steps);
         for (int s = 0; s < a->n_steps; s++)

@@ -143,6 +143,28 @@ static void test_step_fields(void **state)
     expect_error(f, NULL, "{rows}", "needs a step");
 }
 
+/* Grouped K/V heads: {kv_heads}, and which K/V head a step is or reads, with its query heads. */
+static void test_kv_groups(void **state)
+{
+    (void)state;
+    Fixture f;
+    fixture_load(&f, "{\"format\": \"attnviz-lesson/1\", \"id\": \"t\", \"title\": {\"en\": \"t\"},"
+                     " \"tokens\": [\"a\", \"b\"], \"d_model\": 8, \"heads\": 4, \"kv_heads\": 2}");
+    expect_fill(&f, NULL, LESSON_EN, "{heads} {kv_heads}", "4 2");
+    expect_fill(&f, "K_2", LESSON_EN, "{head} {kv_head} {kv_group}", "2 2 3–4");
+    expect_fill(&f, "V_1", LESSON_EN, "{kv_head} {kv_group}", "1 1–2");
+    expect_fill(&f, "scores_3", LESSON_EN, "{head} {kv_head} {kv_group}", "3 2 3–4");
+    expect_fill(&f, "weights_2", LESSON_EN, "{kv_head}", "1");
+    expect_error(&f, "K", "{kv_head}", "belongs to no head");
+    expect_error(&f, NULL, "{kv_group}", "needs a step");
+    expect_error(&f, NULL, "{value_heads:2:weights_1[0][0]}", "grouped K/V heads");
+    fixture_free(&f);
+    /* without kv_heads every head has its own */
+    fixture_load(&f, LESSON_HEAD "}");
+    expect_fill(&f, "scores_2", LESSON_EN, "{kv_heads} {kv_head} {kv_group}", "2 2 2");
+    fixture_free(&f);
+}
+
 static void test_tokens(void **state)
 {
     const Fixture *f = *state;
@@ -566,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_scale_kinds),
         cmocka_unit_test_setup_teardown(test_step_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tokens, setup, teardown),
+        cmocka_unit_test(test_kv_groups),
         cmocka_unit_test_setup_teardown(test_weights, setup, teardown),
         cmocka_unit_test_setup_teardown(test_max_weight_if, setup, teardown),
         cmocka_unit_test_setup_teardown(test_value, setup, teardown),

@@ -80,6 +80,8 @@ def lesson_of(c, t):
     # the options of today's models, as the lesson format writes them
     if "decode" in c:
         L["decode"] = c["decode"]
+    if "kv_heads" in c:
+        L["kv_heads"] = c["kv_heads"]
     return L
 
 

@@ -293,6 +293,53 @@ static void test_heads(void **state)
     fixture_free(f);
 }
 
+/* Grouped K/V heads: four query heads read two K/V heads. The formula
+ * names the K/V head a query head reads, K_g's narration which query heads
+ * share it, a K/V step keeps the query head that reads it selected, and
+ * the single-head view is refused with a reason. */
+static void test_kv_groups(void **state)
+{
+    (void)state;
+    Fixture *f =
+        fixture_make("{\"format\": \"attnviz-lesson/1\", \"id\": \"test-view-gqa\", \"title\": {\"en\": \"G\"},"
+                     " \"tokens\": [\"a\", \"b\", \"c\"], \"d_model\": 8, \"heads\": 4, \"kv_heads\": 2,"
+                     " \"seed\": 5, \"mask\": \"causal\"}");
+    View *v = &f->view;
+    assert_null(attn_trace_find_name(v->trace, "K_3")); /* two K/V heads: K_1 and K_2 */
+    view_goto(v, step_of(v, "scores_4"));
+    assert_int_equal(v->head, 4);
+    assert_string_equal(view_formula(v), "head₄ = softmax(Q₄·K₂ᵀ / √d_k + M) · V₂");
+    view_goto(v, step_of(v, "W_K"));
+    assert_non_null(strstr(view_formula(v), "d_model × g·d_k = 8 × 4"));
+    /* K_2 is read by heads 3 and 4: from head 4 it stays head 4, from head 1 it becomes head 3 */
+    view_set_head(v, 4);
+    view_goto(v, step_of(v, "K_2"));
+    assert_int_equal(v->head, 4);
+    assert_non_null(strstr(view_formula(v), "g = 2 K/V heads"));
+    char buf[1024];
+    view_narration(v, buf, sizeof buf);
+    assert_non_null(strstr(buf, "K/V head 2: query heads 3–4 read it (2 K/V heads for 4 query heads)."));
+    v->lang = LESSON_ZH;
+    view_narration(v, buf, sizeof buf);
+    assert_non_null(strstr(buf, "K/V 头 2 由查询头 3–4 共用（2 个 K/V 头供 4 个查询头使用）。"));
+    v->lang = LESSON_EN;
+    view_set_head(v, 1); /* head 1 reads K_1 */
+    assert_string_equal(view_current(v)->name, "K_1");
+    assert_int_equal(v->head, 1);
+    view_goto(v, step_of(v, "K_2"));
+    assert_int_equal(v->head, 3);
+    view_set_head(v, 4); /* head 4 reads the same K_2: the step stays */
+    assert_string_equal(view_current(v)->name, "K_2");
+    /* hovering W_K names the K/V head whose column a weight feeds */
+    char cell[1024];
+    assert_int_equal(view_explain_cell(v, v->trace, step_of(v, "W_K"), 0, 3, cell, sizeof cell), 0);
+    assert_non_null(strstr(cell, "(K/V head 2's column 1)"));
+    view_set_mode(v, VIEW_SINGLE);
+    assert_int_equal(v->mode, VIEW_MULTI);
+    assert_non_null(strstr(v->single_error, "kv_heads"));
+    fixture_free(f);
+}
+
 static void test_modes(void **state)
 {
     (void)state;
@@ -1286,6 +1333,7 @@ int main(void)
         cmocka_unit_test(test_stepping_and_clamping),
         cmocka_unit_test(test_clock_and_autoplay),
         cmocka_unit_test(test_heads),
+        cmocka_unit_test(test_kv_groups),
         cmocka_unit_test(test_modes),
         cmocka_unit_test(test_formula),
         cmocka_unit_test(test_narration_and_explain),

@@ -16,7 +16,7 @@
 static void check_single_view(const char *path, const Lesson *lesson)
 {
     AttnConfig one;
-    view_single_config(&lesson->cfg, &one);
+    if (view_single_config(&lesson->cfg, &one) != 0) return; /* none to build */
     char err[512];
     AttnTrace *s = attn_trace_create(&one, err, sizeof err);
     if (!s) {

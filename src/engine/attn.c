@@ -144,6 +144,10 @@ int attn_axis_size(const AttnConfig *c, AttnAxis axis)
         return c->d_x + dy;
     case ATTN_AXIS_DA:
         return c->d_a;
+    case ATTN_AXIS_KV_DK:
+        return attn_kv_heads(c) * c->d_k;
+    case ATTN_AXIS_KV_DV:
+        return attn_kv_heads(c) * c->d_v;
     case ATTN_AXIS_TOKEN:
         return 1;
     case ATTN_AXIS_PREFIX:
@@ -183,6 +187,17 @@ const char *attn_decode_name(AttnDecode decode)
     return names[decode];
 }
 
+int attn_kv_heads(const AttnConfig *cfg)
+{
+    return cfg->kv_heads > 0 ? cfg->kv_heads : cfg->heads;
+}
+
+int attn_kv_head(const AttnConfig *cfg, int h)
+{
+    int G = attn_kv_heads(cfg);
+    return (h * G + cfg->heads - 1) / cfg->heads;
+}
+
 int attn_allowed(const AttnConfig *cfg, int i, int j)
 {
     return attn__allowed(cfg, cfg->mask, i, j);
@@ -191,8 +206,9 @@ int attn_allowed(const AttnConfig *cfg, int i, int j)
 void attn_decode_macs(const AttnTrace *trace, AttnDecodeMacs *m)
 {
     const AttnConfig *c = &trace->cfg;
-    uint64_t H = (uint64_t)c->heads, dm = (uint64_t)c->d_model, dk = (uint64_t)c->d_k, dv = (uint64_t)c->d_v;
-    uint64_t qkv = dm * (H * dk + H * dk + H * dv); /* one token's rows of Q, K and V */
+    uint64_t H = (uint64_t)c->heads, G = (uint64_t)attn_kv_heads(c);
+    uint64_t dm = (uint64_t)c->d_model, dk = (uint64_t)c->d_k, dv = (uint64_t)c->d_v;
+    uint64_t qkv = dm * (H * dk + G * dk + G * dv); /* one token's rows of Q, K and V */
     uint64_t out = attn_trace_find_role(trace, ATTN_ROLE_OUTPUT, 0) ? H * dv * dm : 0; /* one token's output row */
     uint64_t pair = H * (dk + dv); /* one query and one key in every head: a score, a term of the weighted sum */
     uint64_t n = (uint64_t)c->n_q;
@@ -304,6 +320,8 @@ int attn_config_check(const AttnConfig *c, char *err, size_t errlen)
         return fail(err, errlen, "d_k must be ≥ 1 with heads·d_k ≤ %d, got d_k=%d", ATTN_MAX_DIM, c->d_k);
     if (c->d_v < 1 || (long)c->d_v * c->heads > ATTN_MAX_DIM)
         return fail(err, errlen, "d_v must be ≥ 1 with heads·d_v ≤ %d, got d_v=%d", ATTN_MAX_DIM, c->d_v);
+    if (c->kv_heads < 0 || c->kv_heads > c->heads || (c->kv_heads > 0 && c->heads % c->kv_heads != 0))
+        return fail(err, errlen, "kv_heads must be 0 or a divisor of heads = %d, got %d", c->heads, c->kv_heads);
     if (!c->W_Q || !c->W_K || !c->W_V) return fail(err, errlen, "W_Q, W_K and W_V are required");
     if (c->b_O && !c->W_O) return fail(err, errlen, "b_O needs W_O");
     if (c->scale_kind == ATTN_SCALE_VALUE && !(c->scale_value > 0 && isfinite(c->scale_value)))
@@ -503,11 +521,11 @@ static int add_step_at(Builder *b, AttnStepKind kind, AttnRole role, int head, i
  * scores (scaled, masked, weights) and output; its rows of concat and
  * output. Then `decoded`. In count mode p->decode is NULL and the indices
  * go to stand-ins. */
-__attribute__((noinline)) /* off the plan of every other trace */
-static void
-plan_decode(Builder *b, const AttnConfig *c, Plan *p)
+static __attribute__((noinline)) void plan_decode(Builder *b, const AttnConfig *c, Plan *p)
 {
     int H = c->heads, n = c->n_q;
+    AttnAxis kdk = c->kv_heads ? ATTN_AXIS_KV_DK : ATTN_AXIS_HEADS_DK;
+    AttnAxis kdv = c->kv_heads ? ATTN_AXIS_KV_DV : ATTN_AXIS_HEADS_DV;
     /* the causal mask alone blocks nothing in a cache of tokens 1..t */
     int has_mask = c->mask_kind != ATTN_MASK_CAUSAL;
     HeadPlan one_head;
@@ -517,23 +535,26 @@ plan_decode(Builder *b, const AttnConfig *c, Plan *p)
         DecodePlan *dp = p->decode ? &p->decode[s] : NULL;
         int Q = add_step_at(b, ATTN_STEP_PROJECTION, ATTN_ROLE_Q, 0, at, ATTN_AXIS_TOKEN, ATTN_AXIS_HEADS_DK,
                             (int[]){p->X, p->W_Q, p->b_Q}, 3);
-        int K = add_step_at(b, ATTN_STEP_PROJECTION, ATTN_ROLE_K, 0, at, ATTN_AXIS_TOKEN, ATTN_AXIS_HEADS_DK,
+        int K = add_step_at(b, ATTN_STEP_PROJECTION, ATTN_ROLE_K, 0, at, ATTN_AXIS_TOKEN, kdk,
                             (int[]){p->X, p->W_K, p->b_K}, 3);
-        int V = add_step_at(b, ATTN_STEP_PROJECTION, ATTN_ROLE_V, 0, at, ATTN_AXIS_TOKEN, ATTN_AXIS_HEADS_DV,
+        int V = add_step_at(b, ATTN_STEP_PROJECTION, ATTN_ROLE_V, 0, at, ATTN_AXIS_TOKEN, kdv,
                             (int[]){p->X, p->W_V, p->b_V}, 3);
         for (int h = 0; h < H; h++) {
             HeadPlan *hp = dp ? &dp->head[h] : &one_head;
-            DecodeKvPlan *kp = dp ? &dp->kv[h] : &one_kv;
-            int n_h = h + 1;
-            int prev_K = dp && s > 0 ? p->decode[s - 1].kv[h].K_cache : -1;
-            int prev_V = dp && s > 0 ? p->decode[s - 1].kv[h].V_cache : -1;
+            int n_h = h + 1, g = p->head[h].kv; /* its K/V head, whose caches it reads */
+            hp->kv = g;
             hp->Q = add_step_at(b, ATTN_STEP_SPLIT, ATTN_ROLE_Q, n_h, at, ATTN_AXIS_TOKEN, ATTN_AXIS_DK, &Q, 1);
-            kp->K = add_step_at(b, ATTN_STEP_SPLIT, ATTN_ROLE_K, n_h, at, ATTN_AXIS_TOKEN, ATTN_AXIS_DK, &K, 1);
-            kp->V = add_step_at(b, ATTN_STEP_SPLIT, ATTN_ROLE_V, n_h, at, ATTN_AXIS_TOKEN, ATTN_AXIS_DV, &V, 1);
-            kp->K_cache = add_step_at(b, ATTN_STEP_KV_APPEND, ATTN_ROLE_K_CACHE, n_h, at, ATTN_AXIS_PREFIX,
-                                      ATTN_AXIS_DK, (int[]){prev_K, kp->K}, 2);
-            kp->V_cache = add_step_at(b, ATTN_STEP_KV_APPEND, ATTN_ROLE_V_CACHE, n_h, at, ATTN_AXIS_PREFIX,
-                                      ATTN_AXIS_DV, (int[]){prev_V, kp->V}, 2);
+            DecodeKvPlan *kp = dp ? &dp->kv[g] : &one_kv;
+            if (h == 0 || g != p->head[h - 1].kv) { /* the group's first head: K/V head g's rows and caches */
+                int prev_K = dp && s > 0 ? p->decode[s - 1].kv[g].K_cache : -1;
+                int prev_V = dp && s > 0 ? p->decode[s - 1].kv[g].V_cache : -1;
+                kp->K = add_step_at(b, ATTN_STEP_SPLIT, ATTN_ROLE_K, g + 1, at, ATTN_AXIS_TOKEN, ATTN_AXIS_DK, &K, 1);
+                kp->V = add_step_at(b, ATTN_STEP_SPLIT, ATTN_ROLE_V, g + 1, at, ATTN_AXIS_TOKEN, ATTN_AXIS_DV, &V, 1);
+                kp->K_cache = add_step_at(b, ATTN_STEP_KV_APPEND, ATTN_ROLE_K_CACHE, g + 1, at, ATTN_AXIS_PREFIX,
+                                          ATTN_AXIS_DK, (int[]){prev_K, kp->K}, 2);
+                kp->V_cache = add_step_at(b, ATTN_STEP_KV_APPEND, ATTN_ROLE_V_CACHE, g + 1, at, ATTN_AXIS_PREFIX,
+                                          ATTN_AXIS_DV, (int[]){prev_V, kp->V}, 2);
+            }
             hp->K = kp->K_cache;
             hp->V = kp->V_cache;
             hp->scores = add_step_at(b, ATTN_STEP_SCORES, ATTN_ROLE_SCORES, n_h, at, ATTN_AXIS_TOKEN, ATTN_AXIS_PREFIX,
@@ -587,27 +608,38 @@ static void plan_dot(Builder *b, const AttnConfig *c, Plan *p)
     int src = c->cross ? p->Y : p->X;
     p->W_Q = add_step(b, ATTN_STEP_WEIGHT, ATTN_ROLE_W_Q, 0, ATTN_AXIS_MODEL, ATTN_AXIS_HEADS_DK, NULL, 0);
     p->b_Q = c->b_Q ? add_step(b, ATTN_STEP_BIAS, ATTN_ROLE_B_Q, 0, ATTN_AXIS_ONE, ATTN_AXIS_HEADS_DK, NULL, 0) : -1;
-    p->W_K = add_step(b, ATTN_STEP_WEIGHT, ATTN_ROLE_W_K, 0, ATTN_AXIS_MODEL, ATTN_AXIS_HEADS_DK, NULL, 0);
-    p->b_K = c->b_K ? add_step(b, ATTN_STEP_BIAS, ATTN_ROLE_B_K, 0, ATTN_AXIS_ONE, ATTN_AXIS_HEADS_DK, NULL, 0) : -1;
-    p->W_V = add_step(b, ATTN_STEP_WEIGHT, ATTN_ROLE_W_V, 0, ATTN_AXIS_MODEL, ATTN_AXIS_HEADS_DV, NULL, 0);
-    p->b_V = c->b_V ? add_step(b, ATTN_STEP_BIAS, ATTN_ROLE_B_V, 0, ATTN_AXIS_ONE, ATTN_AXIS_HEADS_DV, NULL, 0) : -1;
+    /* the keys' and values' columns: every head's, or every K/V head's when they are grouped */
+    AttnAxis kdk = c->kv_heads ? ATTN_AXIS_KV_DK : ATTN_AXIS_HEADS_DK;
+    AttnAxis kdv = c->kv_heads ? ATTN_AXIS_KV_DV : ATTN_AXIS_HEADS_DV;
+    p->W_K = add_step(b, ATTN_STEP_WEIGHT, ATTN_ROLE_W_K, 0, ATTN_AXIS_MODEL, kdk, NULL, 0);
+    p->b_K = c->b_K ? add_step(b, ATTN_STEP_BIAS, ATTN_ROLE_B_K, 0, ATTN_AXIS_ONE, kdk, NULL, 0) : -1;
+    p->W_V = add_step(b, ATTN_STEP_WEIGHT, ATTN_ROLE_W_V, 0, ATTN_AXIS_MODEL, kdv, NULL, 0);
+    p->b_V = c->b_V ? add_step(b, ATTN_STEP_BIAS, ATTN_ROLE_B_V, 0, ATTN_AXIS_ONE, kdv, NULL, 0) : -1;
     p->W_O =
         c->W_O ? add_step(b, ATTN_STEP_WEIGHT, ATTN_ROLE_W_O, 0, ATTN_AXIS_HEADS_DV, ATTN_AXIS_MODEL, NULL, 0) : -1;
     p->b_O = c->b_O ? add_step(b, ATTN_STEP_BIAS, ATTN_ROLE_B_O, 0, ATTN_AXIS_ONE, ATTN_AXIS_MODEL, NULL, 0) : -1;
 
     p->Q = add_step(b, ATTN_STEP_PROJECTION, ATTN_ROLE_Q, 0, ATTN_AXIS_QUERIES, ATTN_AXIS_HEADS_DK,
                     (int[]){p->X, p->W_Q, p->b_Q}, 3);
-    p->K = add_step(b, ATTN_STEP_PROJECTION, ATTN_ROLE_K, 0, ATTN_AXIS_KEYS, ATTN_AXIS_HEADS_DK,
-                    (int[]){src, p->W_K, p->b_K}, 3);
-    p->V = add_step(b, ATTN_STEP_PROJECTION, ATTN_ROLE_V, 0, ATTN_AXIS_KEYS, ATTN_AXIS_HEADS_DV,
-                    (int[]){src, p->W_V, p->b_V}, 3);
+    p->K = add_step(b, ATTN_STEP_PROJECTION, ATTN_ROLE_K, 0, ATTN_AXIS_KEYS, kdk, (int[]){src, p->W_K, p->b_K}, 3);
+    p->V = add_step(b, ATTN_STEP_PROJECTION, ATTN_ROLE_V, 0, ATTN_AXIS_KEYS, kdv, (int[]){src, p->W_V, p->b_V}, 3);
 
+    /* the query heads of one group (h·G/H the same) read one K/V head's
+     * split, listed with the group's first */
+    int G = attn_kv_heads(c);
+    p->kv_first = G < H;
     for (int h = 0; h < H; h++) {
         HeadPlan *hp = &p->head[h];
         int n = h + 1;
+        hp->kv = G == H ? h : h * G / H;
         hp->Q = add_step(b, ATTN_STEP_SPLIT, ATTN_ROLE_Q, n, ATTN_AXIS_QUERIES, ATTN_AXIS_DK, &p->Q, 1);
-        hp->K = add_step(b, ATTN_STEP_SPLIT, ATTN_ROLE_K, n, ATTN_AXIS_KEYS, ATTN_AXIS_DK, &p->K, 1);
-        hp->V = add_step(b, ATTN_STEP_SPLIT, ATTN_ROLE_V, n, ATTN_AXIS_KEYS, ATTN_AXIS_DV, &p->V, 1);
+        if (h == 0 || hp->kv != hp[-1].kv) {
+            hp->K = add_step(b, ATTN_STEP_SPLIT, ATTN_ROLE_K, hp->kv + 1, ATTN_AXIS_KEYS, ATTN_AXIS_DK, &p->K, 1);
+            hp->V = add_step(b, ATTN_STEP_SPLIT, ATTN_ROLE_V, hp->kv + 1, ATTN_AXIS_KEYS, ATTN_AXIS_DV, &p->V, 1);
+        } else {
+            hp->K = hp[-1].K;
+            hp->V = hp[-1].V;
+        }
         hp->scores = add_step(b, ATTN_STEP_SCORES, ATTN_ROLE_SCORES, n, ATTN_AXIS_QUERIES, ATTN_AXIS_KEYS,
                               (int[]){hp->Q, hp->K}, 2);
         int pre;
@@ -656,6 +688,7 @@ static void plan_additive(Builder *b, const AttnConfig *c, Plan *p)
     hp->scores = add_step(b, ATTN_STEP_SCORES, ATTN_ROLE_SCORES, 0, ATTN_AXIS_QUERIES, ATTN_AXIS_KEYS,
                           (int[]){p->hidden, p->v_a}, 2);
     hp->scaled = -1;
+    hp->kv = 0;
     hp->masked =
         has_mask ? add_step(b, ATTN_STEP_MASKED, ATTN_ROLE_MASKED, 0, ATTN_AXIS_QUERIES, ATTN_AXIS_KEYS, &hp->scores, 1)
                  : -1;
@@ -719,22 +752,23 @@ static void found_or(unsigned char *found, int idx, unsigned bits)
     if (found && idx >= 0 && bits) __atomic_fetch_or(&found[idx], (unsigned char)bits, __ATOMIC_RELAXED);
 }
 
-/* Head h's split copy K_h (values: V_h) of its columns of K (V). Not
- * scanned: dot_phases gives a split step what its projection's scan found,
- * all of its columns; a bad cell there is named in the projection first. */
+/* Head h's split copy K_h (values: V_h) of its K/V head's columns of K
+ * (V). Not scanned: dot_phases gives a split step what its projection's scan
+ * found, all of its columns; a bad cell there is named in the projection
+ * first. */
 static void split_key_or_value(AttnTrace *t, const Plan *p, int h, int values)
 {
     const AttnConfig *c = &t->cfg;
-    int w = values ? c->d_v : c->d_k, nk = c->n_k;
+    int w = values ? c->d_v : c->d_k, nk = c->n_k, g = p->head[h].kv;
     copy_block(data_of(t, values ? p->head[h].V : p->head[h].K), (size_t)w,
-               data_of(t, values ? p->V : p->K) + (size_t)h * w, (size_t)c->heads * w, nk, w);
+               data_of(t, values ? p->V : p->K) + (size_t)g * w, (size_t)attn_kv_heads(c) * w, nk, w);
 }
 
 void attn__prepare_head(AttnTrace *t, const Plan *p, int h, int values, float *pack)
 {
     const AttnConfig *c = &t->cfg;
     const HeadPlan *hp = &p->head[h];
-    split_key_or_value(t, p, h, values);
+    if (!p->kv_first) split_key_or_value(t, p, h, values);
     /* scores = Q_h · K_hᵀ: B is K_h (n_k, d_k) read transposed; the weighted sum's B is V_h (n_k, d_v) */
     if (!values)
         attn__pack_panels(pack, data_of(t, hp->K), 1, c->d_k, c->n_k, 0, c->n_k);
@@ -766,7 +800,7 @@ void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *m
 
     /* 1. split: head h takes columns [h·d_k, (h+1)·d_k) of Q and K, [h·d_v, (h+1)·d_v) of V */
     copy_block(Qh, (size_t)dk, data_of(t, p->Q) + (size_t)r0 * ldk + (size_t)h * dk, ldk, rows, dk);
-    if (!packK) {
+    if (!packK && !p->kv_first) {
         split_key_or_value(t, p, h, 0);
         split_key_or_value(t, p, h, 1);
     }
@@ -891,11 +925,11 @@ static int phase_done(AttnTrace *t, const unsigned char *found, int upto, char *
  * (absent without it: m = 0). */
 static void dot_products(AttnTrace *t, const AttnConfig *c, const Plan *p, AttnMatmulJob proj[3], AttnMatmulJob *out)
 {
-    int H = c->heads, nq = c->n_q, nk = c->n_k, dm = c->d_model, dk = c->d_k, dv = c->d_v;
+    int H = c->heads, G = attn_kv_heads(c), nq = c->n_q, nk = c->n_k, dm = c->d_model, dk = c->d_k, dv = c->d_v;
     const float *src = c->cross ? c->Y : c->X;
     proj[0] = (AttnMatmulJob){data_of(t, p->Q), c->X, c->W_Q, c->b_Q, nq, dm, H * dk};
-    proj[1] = (AttnMatmulJob){data_of(t, p->K), src, c->W_K, c->b_K, nk, dm, H * dk};
-    proj[2] = (AttnMatmulJob){data_of(t, p->V), src, c->W_V, c->b_V, nk, dm, H * dv};
+    proj[1] = (AttnMatmulJob){data_of(t, p->K), src, c->W_K, c->b_K, nk, dm, G * dk};
+    proj[2] = (AttnMatmulJob){data_of(t, p->V), src, c->W_V, c->b_V, nk, dm, G * dv};
     *out = p->output >= 0 ? (AttnMatmulJob){data_of(t, p->output),
                                             data_of(t, p->concat),
                                             data_of(t, p->W_O),
@@ -947,6 +981,13 @@ static int dot_phases(AttnTrace *t, const AttnConfig *c, const Plan *p, const At
             found[hp->K] = found[p->K];
             found[hp->V] = found[p->V];
         }
+    /* K/V heads shared by query heads are split once, before any head reads them */
+    if (p->kv_first)
+        for (int h = 0; h < H; h++)
+            if (h == 0 || p->head[h].kv != p->head[h - 1].kv) {
+                split_key_or_value(t, p, h, 0);
+                split_key_or_value(t, p, h, 1);
+            }
     attn__run_heads(t, p, c->mask, H, found, pack, c->threads);
     if (cancelled(t, err, errlen) != 0) return -1; /* the heads may have stopped part way: nothing to publish */
     /* concat holds exact copies of the heads' outputs: what their scans found */
@@ -999,28 +1040,30 @@ static void decode_head_row(AttnTrace *t, const AttnConfig *c, const unsigned ch
  * caller's thread, each product by the kernels. */
 static void compute_decode(AttnTrace *t, const AttnConfig *c, const unsigned char *mask, const Plan *p)
 {
-    int H = c->heads, n = c->n_q, dm = c->d_model, dk = c->d_k, dv = c->d_v;
+    int H = c->heads, G = attn_kv_heads(c), n = c->n_q, dm = c->d_model, dk = c->d_k, dv = c->d_v;
     const float *X = data_of(t, p->X); /* (n, d_model) */
     for (int s = 0; s < n; s++) {
         const DecodePlan *dp = &p->decode[s];
         const float *x = X + (size_t)s * dm;
         float *q = data_of(t, dp->Q), *k = data_of(t, dp->K), *v = data_of(t, dp->V);
         attn_matmul(q, x, data_of(t, p->W_Q), data_of(t, p->b_Q), 1, dm, H * dk);
-        attn_matmul(k, x, data_of(t, p->W_K), data_of(t, p->b_K), 1, dm, H * dk);
-        attn_matmul(v, x, data_of(t, p->W_V), data_of(t, p->b_V), 1, dm, H * dv);
-        for (int h = 0; h < H; h++) {
-            const DecodeKvPlan *kp = &dp->kv[h];
-            const HeadPlan *hp = &dp->head[h];
-            memcpy(data_of(t, hp->Q), q + (size_t)h * dk, sizeof(float) * (size_t)dk);
-            memcpy(data_of(t, kp->K), k + (size_t)h * dk, sizeof(float) * (size_t)dk);
-            memcpy(data_of(t, kp->V), v + (size_t)h * dv, sizeof(float) * (size_t)dv);
+        attn_matmul(k, x, data_of(t, p->W_K), data_of(t, p->b_K), 1, dm, G * dk);
+        attn_matmul(v, x, data_of(t, p->W_V), data_of(t, p->b_V), 1, dm, G * dv);
+        for (int g = 0; g < G; g++) {
+            const DecodeKvPlan *kp = &dp->kv[g];
+            memcpy(data_of(t, kp->K), k + (size_t)g * dk, sizeof(float) * (size_t)dk);
+            memcpy(data_of(t, kp->V), v + (size_t)g * dv, sizeof(float) * (size_t)dv);
             float *Kc = data_of(t, kp->K_cache), *Vc = data_of(t, kp->V_cache);
             if (s > 0) {
-                memcpy(Kc, data_of(t, p->decode[s - 1].kv[h].K_cache), sizeof(float) * (size_t)s * dk);
-                memcpy(Vc, data_of(t, p->decode[s - 1].kv[h].V_cache), sizeof(float) * (size_t)s * dv);
+                memcpy(Kc, data_of(t, p->decode[s - 1].kv[g].K_cache), sizeof(float) * (size_t)s * dk);
+                memcpy(Vc, data_of(t, p->decode[s - 1].kv[g].V_cache), sizeof(float) * (size_t)s * dv);
             }
             memcpy(Kc + (size_t)s * dk, data_of(t, kp->K), sizeof(float) * (size_t)dk);
             memcpy(Vc + (size_t)s * dv, data_of(t, kp->V), sizeof(float) * (size_t)dv);
+        }
+        for (int h = 0; h < H; h++) {
+            const HeadPlan *hp = &dp->head[h];
+            memcpy(data_of(t, hp->Q), q + (size_t)h * dk, sizeof(float) * (size_t)dk);
             decode_head_row(t, c, mask, hp, s, s + 1);
             memcpy(data_of(t, dp->concat) + (size_t)h * dv, data_of(t, hp->out), sizeof(float) * (size_t)dv);
         }
@@ -1329,12 +1372,12 @@ static int plan_trace(const AttnConfig *cfg, Plan *p, Builder *b)
     int ok = p->head && p->concat_from;
     if (ok && decoding && !b->count_only) {
         /* one block: the tokens' plans, then every token's heads, then its K/V heads */
-        size_t n = (size_t)cfg->n_q, per = (size_t)heads;
-        p->decode = malloc(n * (sizeof(DecodePlan) + per * (sizeof(HeadPlan) + sizeof(DecodeKvPlan))));
+        size_t n = (size_t)cfg->n_q, per = (size_t)heads, G = (size_t)attn_kv_heads(cfg);
+        p->decode = malloc(n * (sizeof(DecodePlan) + per * sizeof(HeadPlan) + G * sizeof(DecodeKvPlan)));
         ok = p->decode != NULL;
         for (size_t s = 0; ok && s < n; s++) {
             HeadPlan *hp = (HeadPlan *)(p->decode + n) + s * per;
-            DecodeKvPlan *kv = (DecodeKvPlan *)((HeadPlan *)(p->decode + n) + n * per) + s * per;
+            DecodeKvPlan *kv = (DecodeKvPlan *)((HeadPlan *)(p->decode + n) + n * per) + s * G;
             p->decode[s] = (DecodePlan){-1, -1, -1, -1, -1, hp, kv};
         }
     }

@@ -161,6 +161,8 @@ typedef enum AttnAxis {
     ATTN_AXIS_DY,       /* additive: a key's features, d_y (d_x in self-attention) */
     ATTN_AXIS_DXY,      /* additive: a query's and a key's features joined, d_x + d_y */
     ATTN_AXIS_DA,       /* additive: the hidden layer's units, d_a */
+    ATTN_AXIS_KV_DK,    /* grouped K/V heads (kv_heads): every K head's features side by side, kv_heads·d_k */
+    ATTN_AXIS_KV_DV,    /* grouped K/V heads: every V head's features side by side, kv_heads·d_v */
     ATTN_AXIS_TOKEN,    /* decoding: the one token t being decoded (the step's at), 1 */
     ATTN_AXIS_PREFIX,   /* decoding: the tokens 1..t decoded so far (the step's at), t; n_k for a config */
     ATTN_AXIS_COUNT
@@ -217,6 +219,11 @@ typedef struct AttnConfig {
     int d_model;  /* width of X and Y for dot attention */
     int heads;    /* ≥ 1 */
     int d_k, d_v; /* per-head widths */
+    int kv_heads; /* grouped-query attention: G K/V heads, 1 ≤ G ≤ heads, G dividing heads; 0: heads (each query
+                   * head its own). Consecutive query heads share one: head h (1-based) reads K/V head
+                   * ⌈h·G/heads⌉ (attn_kv_head). W_K, b_K are d_model × G·d_k and G·d_k wide, W_V, b_V G·d_v,
+                   * and the steps of roles K, V, K_CACHE and V_CACHE are numbered by K/V head 1..G. G = 1
+                   * is multi-query attention. */
     AttnScaleKind scale_kind;
     float scale_value; /* the divisor when scale_kind == ATTN_SCALE_VALUE */
     AttnMaskKind mask_kind;
@@ -227,12 +234,12 @@ typedef struct AttnConfig {
     const float *X;   /* (n_q, d_model), or (n_q, d_x) for additive */
     const float *Y;   /* (n_k, d_model), or (n_k, d_y); NULL unless cross */
     const float *W_Q; /* (d_model, heads·d_k) */
-    const float *W_K; /* (d_model, heads·d_k) */
-    const float *W_V; /* (d_model, heads·d_v) */
+    const float *W_K; /* (d_model, G·d_k), G = kv_heads or heads */
+    const float *W_V; /* (d_model, G·d_v) */
     const float *W_O; /* (heads·d_v, d_model), NULL: no output projection */
     const float *b_Q; /* (heads·d_k) or NULL */
-    const float *b_K; /* (heads·d_k) or NULL */
-    const float *b_V; /* (heads·d_v) or NULL */
+    const float *b_K; /* (G·d_k) or NULL */
+    const float *b_V; /* (G·d_v) or NULL */
     const float *b_O; /* (d_model) or NULL; only with W_O */
 
     /* additive attention */
@@ -252,6 +259,11 @@ typedef struct AttnConfig {
  * AttnStep.at: PREFIX counts at). */
 int attn_axis_size(const AttnConfig *cfg, AttnAxis axis);
 int attn_step_axis_size(const AttnConfig *cfg, AttnAxis axis, int at);
+
+/* The K/V heads of cfg: kv_heads, or heads when it is 0. */
+int attn_kv_heads(const AttnConfig *cfg);
+/* The K/V head (1-based) that query head h (1-based) reads: ⌈h·G/heads⌉. */
+int attn_kv_head(const AttnConfig *cfg, int h);
 
 /* Fills the defaults: dot, self, one head, sqrt_dk, no mask, fill -INFINITY. */
 void attn_config_init(AttnConfig *cfg);
@@ -300,7 +312,7 @@ typedef struct AttnTrace {
 
 /* Multiply-adds of the matrix products of incremental decoding, for a
  * narration that counts what the K/V cache saves. A forward over t tokens
- * costs t·d_model·(heads·d_k + heads·d_k + heads·d_v) for Q, K, V,
+ * costs t·d_model·(heads·d_k + G·d_k + G·d_v) for Q, K, V (G = the K/V heads),
  * heads·t·t·(d_k + d_v) for the scores and the weighted sums (every cell,
  * the blocked ones too, as the trace computes them) and, with W_O,
  * t·heads·d_v·d_model for the output. Filled by attn_decode_macs from a

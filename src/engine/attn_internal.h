@@ -9,21 +9,23 @@
 #include "attn.h"
 
 /* Indices of one head's steps in the trace, -1 where absent: its queries,
- * the keys and values it reads, and what it computes from them. */
+ * the keys and values it reads (its K/V head's, kv, 0-based), and what it
+ * computes from them. */
 typedef struct HeadPlan {
     int Q, K, V, scores, scaled, masked, weights, out;
+    int kv;
 } HeadPlan;
 
 /* Decoding, token t: the indices of its steps. head[h]'s K and V are the
  * caches head h reads; kv[g] are K/V head g's rows of the token (split from
- * K@t and V@t) and its caches. */
+ * K@t and V@t) and its caches (kv_heads of them). */
 typedef struct DecodeKvPlan {
     int K, V, K_cache, V_cache;
 } DecodeKvPlan;
 typedef struct DecodePlan {
     int Q, K, V, concat, output;
     HeadPlan *head;   /* (heads) */
-    DecodeKvPlan *kv; /* (heads) */
+    DecodeKvPlan *kv; /* (kv_heads) */
 } DecodePlan;
 
 /* Indices of a trace's steps, -1 where a step is absent: what
@@ -35,6 +37,7 @@ typedef struct Plan {
     int *concat_from;   /* (heads) scratch for concat's links; (n_q + 1) when decoding */
     DecodePlan *decode; /* (n_q) decoding's steps per token, one allocation with their head and kv arrays; or NULL */
     int decoded;        /* decoding's last step, or -1 */
+    int kv_first;       /* K/V heads shared by query heads: their splits are made before the heads run */
     HeadPlan head_small[16];
     int concat_from_small[16];
 } Plan;

@@ -173,35 +173,38 @@ static void columns(float *dst, const float *src, int rows, int stride, int c0, 
  *     head is all that is new. */
 static void forward_decode(AttnTrace *t, const AttnConfig *c, const Plan *p)
 {
-    int H = c->heads, n = c->n_q, dm = c->d_model, dk = c->d_k, dv = c->d_v;
+    int H = c->heads, G = attn_kv_heads(c), n = c->n_q, dm = c->d_model, dk = c->d_k, dv = c->d_v;
     const float *X = data(t, p->X); /* (n, d_model) the tokens' inputs */
     for (int s = 0; s < n; s++) {   /* token t = s + 1, at position s */
         const DecodePlan *dp = &p->decode[s];
         const float *x = X + (size_t)s * dm; /* (1, d_model) */
         /* 10a. the token's query, key and value rows */
         float *q = data(t, dp->Q); /* (1, H·d_k) */
-        float *k = data(t, dp->K); /* (1, H·d_k) */
-        float *v = data(t, dp->V); /* (1, H·d_v) */
+        float *k = data(t, dp->K); /* (1, G·d_k) */
+        float *v = data(t, dp->V); /* (1, G·d_v) */
         attn_matmul_naive(q, x, c->W_Q, c->b_Q, 1, dm, H * dk);
-        attn_matmul_naive(k, x, c->W_K, c->b_K, 1, dm, H * dk);
-        attn_matmul_naive(v, x, c->W_V, c->b_V, 1, dm, H * dv);
-        for (int h = 0; h < H; h++) {
-            const DecodeKvPlan *kp = &dp->kv[h];
-            const HeadPlan *hp = &dp->head[h];
-            /* 10b. the head's columns of the rows */
-            columns(data(t, hp->Q), q, 1, H * dk, h * dk, dk); /* (1, d_k) */
-            columns(data(t, kp->K), k, 1, H * dk, h * dk, dk); /* (1, d_k) */
-            columns(data(t, kp->V), v, 1, H * dv, h * dv, dv); /* (1, d_v) */
-            /* 10c. the caches: tokens 1..t-1 as they were, then t's row */
+        attn_matmul_naive(k, x, c->W_K, c->b_K, 1, dm, G * dk);
+        attn_matmul_naive(v, x, c->W_V, c->b_V, 1, dm, G * dv);
+        for (int g = 0; g < G; g++) {
+            const DecodeKvPlan *kp = &dp->kv[g];
+            /* 10b. each K/V head's columns of the rows */
+            columns(data(t, kp->K), k, 1, G * dk, g * dk, dk); /* (1, d_k) */
+            columns(data(t, kp->V), v, 1, G * dv, g * dv, dv); /* (1, d_v) */
+            /* 10c. its caches: tokens 1..t-1 as they were, then t's row */
             float *Kc = data(t, kp->K_cache); /* (t, d_k) */
             float *Vc = data(t, kp->V_cache); /* (t, d_v) */
             if (s > 0) {
-                memcpy(Kc, data(t, p->decode[s - 1].kv[h].K_cache), sizeof(float) * (size_t)s * dk);
-                memcpy(Vc, data(t, p->decode[s - 1].kv[h].V_cache), sizeof(float) * (size_t)s * dv);
+                memcpy(Kc, data(t, p->decode[s - 1].kv[g].K_cache), sizeof(float) * (size_t)s * dk);
+                memcpy(Vc, data(t, p->decode[s - 1].kv[g].V_cache), sizeof(float) * (size_t)s * dv);
             }
             memcpy(Kc + (size_t)s * dk, data(t, kp->K), sizeof(float) * (size_t)dk);
             memcpy(Vc + (size_t)s * dv, data(t, kp->V), sizeof(float) * (size_t)dv);
-            /* 10d. one row of scores, weights and output, against the t cached keys */
+        }
+        for (int h = 0; h < H; h++) {
+            const HeadPlan *hp = &dp->head[h];
+            /* 10d. the head's query columns; one row of scores, weights and output, against the t keys
+             *      and values its K/V head has cached */
+            columns(data(t, hp->Q), q, 1, H * dk, h * dk, dk); /* (1, d_k) */
             attend_head(t, c, hp, s, 1, s + 1);
             /* 10e. its columns of the concat row */
             memcpy(data(t, dp->concat) + (size_t)h * dv, data(t, hp->out), sizeof(float) * (size_t)dv);
@@ -227,21 +230,27 @@ static void forward_dot(AttnTrace *t, const AttnConfig *c, const Plan *p)
     record(t, p->W_V, c->W_V), record(t, p->b_V, c->b_V);
     record(t, p->W_O, c->W_O), record(t, p->b_O, c->b_O);
 
-    /* 1. projections: every token's query, key and value, all heads side by side */
+    /* 1. projections: every token's query, key and value, all heads side by side
+     *    (G = H; with grouped-query attention, fewer K/V heads, each read by H/G query heads) */
+    int G = attn_kv_heads(c);
     float *Q = data(t, p->Q); /* (n_q, H·d_k) = X · W_Q + b_Q */
-    float *K = data(t, p->K); /* (n_k, H·d_k) = src · W_K + b_K */
-    float *V = data(t, p->V); /* (n_k, H·d_v) = src · W_V + b_V */
+    float *K = data(t, p->K); /* (n_k, G·d_k) = src · W_K + b_K */
+    float *V = data(t, p->V); /* (n_k, G·d_v) = src · W_V + b_V */
     attn_matmul_naive(Q, c->X, c->W_Q, c->b_Q, nq, dm, H * dk);
-    attn_matmul_naive(K, src, c->W_K, c->b_K, nk, dm, H * dk);
-    attn_matmul_naive(V, src, c->W_V, c->b_V, nk, dm, H * dv);
+    attn_matmul_naive(K, src, c->W_K, c->b_K, nk, dm, G * dk);
+    attn_matmul_naive(V, src, c->W_V, c->b_V, nk, dm, G * dv);
 
     float *concat = data(t, p->concat); /* (n_q, H·d_v) */
     for (int h = 0; h < H; h++) {
         const HeadPlan *hp = &p->head[h];
-        /* 2. split: head h takes columns [h·d_k, (h+1)·d_k) of Q and K, [h·d_v, (h+1)·d_v) of V */
+        /* 2. split: head h takes columns [h·d_k, (h+1)·d_k) of Q; K/V head g = h·G/H (h itself when
+         *    G = H) columns [g·d_k, (g+1)·d_k) of K and [g·d_v, (g+1)·d_v) of V, split once for its group */
+        int g = hp->kv;
         columns(data(t, hp->Q), Q, nq, H * dk, h * dk, dk); /* (n_q, d_k) */
-        columns(data(t, hp->K), K, nk, H * dk, h * dk, dk); /* (n_k, d_k) */
-        columns(data(t, hp->V), V, nk, H * dv, h * dv, dv); /* (n_k, d_v) */
+        if (h == 0 || g != p->head[h - 1].kv) {
+            columns(data(t, hp->K), K, nk, G * dk, g * dk, dk); /* (n_k, d_k) */
+            columns(data(t, hp->V), V, nk, G * dv, g * dv, dv); /* (n_k, d_v) */
+        }
         /* 3-7. scores, scaled, masked, weights and head_h (attend_head) */
         attend_head(t, c, hp, 0, nq, nk);
         /* 8. concat: head h's output into columns [h·d_v, (h+1)·d_v) */

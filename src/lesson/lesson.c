@@ -68,14 +68,15 @@ enum {
     F_NARRATION,
     F_EDITED_FROM,
     F_DECODE,
+    F_KV_HEADS,
     F_COUNT
 };
 static const char *const field_names[F_COUNT] = {
-    "format",     "id",        "title",     "summary",     "order",  "comment", "tokens", "source_tokens",
-    "seed",       "attention", "d_model",   "heads",       "d_k",    "d_v",     "X",      "Y",
-    "W_Q",        "W_K",       "W_V",       "W_O",         "b_Q",    "b_K",     "b_V",    "b_O",
-    "d_x",        "d_y",       "d_a",       "W_a",         "b_a",    "v_a",     "mask",   "mask_fill",
-    "mask_order", "scale",     "narration", "edited_from", "decode",
+    "format",     "id",        "title",     "summary",     "order",  "comment",  "tokens", "source_tokens",
+    "seed",       "attention", "d_model",   "heads",       "d_k",    "d_v",      "X",      "Y",
+    "W_Q",        "W_K",       "W_V",       "W_O",         "b_Q",    "b_K",      "b_V",    "b_O",
+    "d_x",        "d_y",       "d_a",       "W_a",         "b_a",    "v_a",      "mask",   "mask_fill",
+    "mask_order", "scale",     "narration", "edited_from", "decode", "kv_heads",
 };
 
 typedef struct Ctx {
@@ -944,6 +945,26 @@ static int check_trace_size(Ctx *c)
                        LESSON_MAX_TRACE_FLOATS, floats, g.n_q, g.n_k, g.d_model, g.heads, g.d_k, g.d_v);
 }
 
+/* kv_heads: grouped-query attention's K/V heads, a divisor of heads (1:
+ * multi-query attention). */
+static int read_kv_heads(Ctx *c)
+{
+    AttnConfig *g = &c->L->cfg;
+    const JsonNode *n = c->val[F_KV_HEADS];
+    if (!n) return 0;
+    char what[96];
+    snprintf(what, sizeof what, "the number of K/V heads, a divisor of heads = %d", g->heads);
+    double v = 0;
+    if (read_int(c, n, "kv_heads", 1, g->heads, what, &v) != 0) return -1;
+    if (g->heads % (int)v != 0)
+        return lesson_fail(c, n,
+                           "kv_heads: expected a divisor of heads = %d (each K/V head serves heads / kv_heads query "
+                           "heads), found %d",
+                           g->heads, (int)v);
+    g->kv_heads = (int)v;
+    return 0;
+}
+
 /* decode: "full" (the default) or "incremental", which generates the
  * sequence token by token and so needs self-attention; its causal mask is
  * checked once the mask is read (check_decode). */
@@ -1017,10 +1038,13 @@ static int load_dot(Ctx *c)
             *dst = g->d_model / g->heads;
         }
     }
-    if (read_decode(c) != 0 || check_trace_size(c) != 0) return -1;
+    if (read_kv_heads(c) != 0 || read_decode(c) != 0 || check_trace_size(c) != 0) return -1;
 
     char why[128];
     int H = g->heads, dm = g->d_model;
+    /* the keys' and values' widths: every head's, or every K/V head's (kv_heads) */
+    int G = attn_kv_heads(g);
+    const char *kv = g->kv_heads ? "kv_heads" : "heads";
     snprintf(why, sizeof why, "tokens × d_model = %d × %d", g->n_q, dm);
     if (matrix_or_random(c, F_X, LESSON_MAT_X, g->n_q, dm, why, 1.0, &L->X) != 0) return -1;
     if (g->cross) {
@@ -1030,9 +1054,10 @@ static int load_dot(Ctx *c)
     double wb = 1.0 / sqrt((double)dm);
     snprintf(why, sizeof why, "d_model × heads·d_k = %d × %d·%d", dm, H, g->d_k);
     if (matrix_or_random(c, F_W_Q, LESSON_MAT_W_Q, dm, H * g->d_k, why, wb, &L->W_Q) != 0) return -1;
-    if (matrix_or_random(c, F_W_K, LESSON_MAT_W_K, dm, H * g->d_k, why, wb, &L->W_K) != 0) return -1;
-    snprintf(why, sizeof why, "d_model × heads·d_v = %d × %d·%d", dm, H, g->d_v);
-    if (matrix_or_random(c, F_W_V, LESSON_MAT_W_V, dm, H * g->d_v, why, wb, &L->W_V) != 0) return -1;
+    snprintf(why, sizeof why, "d_model × %s·d_k = %d × %d·%d", kv, dm, G, g->d_k);
+    if (matrix_or_random(c, F_W_K, LESSON_MAT_W_K, dm, G * g->d_k, why, wb, &L->W_K) != 0) return -1;
+    snprintf(why, sizeof why, "d_model × %s·d_v = %d × %d·%d", kv, dm, G, g->d_v);
+    if (matrix_or_random(c, F_W_V, LESSON_MAT_W_V, dm, G * g->d_v, why, wb, &L->W_V) != 0) return -1;
     if (c->val[F_W_O] && cJSON_IsNull(c->val[F_W_O]->item)) {
         if (c->val[F_B_O])
             return lesson_fail(c, c->key[F_B_O],
@@ -1045,9 +1070,10 @@ static int load_dot(Ctx *c)
     }
     snprintf(why, sizeof why, "heads·d_k = %d·%d", H, g->d_k);
     if (c->val[F_B_Q] && read_vector(c, c->val[F_B_Q], "b_Q", H * g->d_k, why, &L->b_Q) != 0) return -1;
-    if (c->val[F_B_K] && read_vector(c, c->val[F_B_K], "b_K", H * g->d_k, why, &L->b_K) != 0) return -1;
-    snprintf(why, sizeof why, "heads·d_v = %d·%d", H, g->d_v);
-    if (c->val[F_B_V] && read_vector(c, c->val[F_B_V], "b_V", H * g->d_v, why, &L->b_V) != 0) return -1;
+    snprintf(why, sizeof why, "%s·d_k = %d·%d", kv, G, g->d_k);
+    if (c->val[F_B_K] && read_vector(c, c->val[F_B_K], "b_K", G * g->d_k, why, &L->b_K) != 0) return -1;
+    snprintf(why, sizeof why, "%s·d_v = %d·%d", kv, G, g->d_v);
+    if (c->val[F_B_V] && read_vector(c, c->val[F_B_V], "b_V", G * g->d_v, why, &L->b_V) != 0) return -1;
     snprintf(why, sizeof why, "d_model = %d", dm);
     if (c->val[F_B_O] && read_vector(c, c->val[F_B_O], "b_O", dm, why, &L->b_O) != 0) return -1;
     return read_scale(c);
@@ -1061,8 +1087,8 @@ static int load_additive(Ctx *c)
                                    F_B_Q,   F_B_K, F_B_V, F_B_O, F_SCALE, F_MASK_ORDER};
     if (refuse_fields(c, dot_only, 13, "additive attention uses W_a, b_a and v_a, one head and no scaling") != 0)
         return -1;
-    static const int dot_options[] = {F_DECODE};
-    if (refuse_fields(c, dot_options, 1, "it is an option of dot-product attention") != 0) return -1;
+    static const int dot_options[] = {F_DECODE, F_KV_HEADS};
+    if (refuse_fields(c, dot_options, 2, "it is an option of dot-product attention") != 0) return -1;
     if (required(c, F_W_A, "W_a, the (d_x + d_y) × d_a matrix of additive attention") != 0) return -1;
     if (required(c, F_V_A, "v_a, the d_a vector that turns tanh(...) into a score") != 0) return -1;
     int dm = 0;
@@ -1565,6 +1591,7 @@ float **lesson_matrix_slot(Lesson *L, int mat)
 int lesson_matrix_shape(const AttnConfig *g, int mat, int *rows, int *cols)
 {
     int add = g->attention == ATTN_ADDITIVE, dm = g->d_model, hk = g->heads * g->d_k, hv = g->heads * g->d_v;
+    int gk = attn_kv_heads(g) * g->d_k, gv = attn_kv_heads(g) * g->d_v; /* K and V: every K/V head's */
     int r = 1, c = 0;
     switch (mat) {
     case LESSON_MAT_X:
@@ -1574,21 +1601,25 @@ int lesson_matrix_shape(const AttnConfig *g, int mat, int *rows, int *cols)
         r = g->n_k, c = add ? g->d_y : dm;
         break;
     case LESSON_MAT_W_Q:
-    case LESSON_MAT_W_K:
         r = dm, c = hk;
         break;
+    case LESSON_MAT_W_K:
+        r = dm, c = gk;
+        break;
     case LESSON_MAT_W_V:
-        r = dm, c = hv;
+        r = dm, c = gv;
         break;
     case LESSON_MAT_W_O:
         r = hv, c = dm;
         break;
     case LESSON_MAT_b_Q:
-    case LESSON_MAT_b_K:
         c = hk;
         break;
+    case LESSON_MAT_b_K:
+        c = gk;
+        break;
     case LESSON_MAT_b_V:
-        c = hv;
+        c = gv;
         break;
     case LESSON_MAT_b_O:
         c = dm;

@@ -151,6 +151,7 @@ int lesson_write_json(FILE *f, const Lesson *L)
         else
             put_float(f, g->mask_fill);
     }
+    if (!additive && g->kv_heads > 0) fprintf(f, ",\n  \"kv_heads\": %d", g->kv_heads);
     if (g->decode != ATTN_DECODE_FULL) fprintf(f, ",\n  \"decode\": \"%s\"", attn_decode_name(g->decode));
     if (!additive) {
         fputs(",\n  \"scale\": ", f);

@@ -58,6 +58,11 @@ int trace_write_json(FILE *out, const Lesson *lesson, const AttnTrace *t)
     if (!additive && c->mask_kind != ATTN_MASK_NONE)
         fprintf(out, ", \"mask_order\": \"%s\"", attn_mask_order_name(c->mask_order));
     if (additive) fprintf(out, ", \"d_x\": %d, \"d_y\": %d, \"d_a\": %d", c->d_x, c->cross ? c->d_y : c->d_x, c->d_a);
+    if (!additive && c->kv_heads > 0) { /* grouped K/V heads, and which each query head reads */
+        fprintf(out, ", \"kv_heads\": %d, \"kv_head_of\": [", c->kv_heads);
+        for (int h = 1; h <= c->heads; h++) fprintf(out, "%s%d", h > 1 ? ", " : "", attn_kv_head(c, h));
+        fputc(']', out);
+    }
     if (c->decode == ATTN_DECODE_INCREMENTAL) {
         AttnDecodeMacs m;
         attn_decode_macs(t, &m);

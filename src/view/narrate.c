@@ -249,6 +249,9 @@ static int put_value_heads(Ctx *c, Sink *s, const char *arg)
                         "{value_heads:2:weights_1[1][2]}",
                         arg ? arg : "");
     AttnConfig cfg = c->lesson->cfg;
+    if (cfg.attention == ATTN_DOT && cfg.kv_heads > 0)
+        return ctx_fail(
+            c, "{value_heads:%s}: a lesson with grouped K/V heads (kv_heads) cannot be cut into other heads", arg);
     int wk = cfg.heads * cfg.d_k, wv = cfg.heads * cfg.d_v;
     if (cfg.attention != ATTN_DOT || wk % h || wv % h)
         return ctx_fail(c, "{value_heads:%s}: %ld heads must divide heads·d_k = %d and heads·d_v = %d (dot attention)",
@@ -406,6 +409,25 @@ static int put_placeholder(Ctx *c, Sink *s, const char *name, const char *arg)
         if (need_step(c, name)) return -1;
         if (c->step->head < 1) return ctx_fail(c, "{head}: step '%s' belongs to no head", c->step->name);
         sink_printf(s, "%d", c->step->head);
+    } else if (strcmp(name, "kv_heads") == 0) {
+        if (arg) return ctx_fail(c, "{%s} takes no argument, found ':%s'", name, arg);
+        if (add) return ctx_fail(c, "{%s} is not defined for additive attention", name);
+        sink_printf(s, "%d", attn_kv_heads(cfg));
+    } else if (strcmp(name, "kv_head") == 0 || strcmp(name, "kv_group") == 0) {
+        /* the K/V head of the narrated step (a K/V step's own, a query head's the one it reads), and
+         * the query heads that read it: "3–4", or "3" alone */
+        if (need_step(c, name)) return -1;
+        if (c->step->head < 1 || add)
+            return ctx_fail(c, "{%s}: step '%s' belongs to no head of dot attention", name, c->step->name);
+        AttnRole r = (AttnRole)c->step->role;
+        int kv = r == ATTN_ROLE_K || r == ATTN_ROLE_V || r == ATTN_ROLE_K_CACHE || r == ATTN_ROLE_V_CACHE;
+        int g = kv ? c->step->head : attn_kv_head(cfg, c->step->head), per = cfg->heads / attn_kv_heads(cfg);
+        if (name[3] == 'h')
+            sink_printf(s, "%d", g);
+        else if (per == 1)
+            sink_printf(s, "%d", g);
+        else
+            sink_printf(s, "%d–%d", (g - 1) * per + 1, g * per);
     } else if (strcmp(name, "col_from") == 0 || strcmp(name, "col_to") == 0) {
         /* the columns of the projection (or of concat) that this head's step covers */
         if (need_step(c, name)) return -1;

@@ -216,6 +216,13 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_EXPLAIN_SPLIT_ROW] = {"  (head %d, its row %d of 0…%d)", "（头 %d 的第 %d 行，行号 0…%d）"},
     [VS_EXPLAIN_WEIGHT_ROW] = {"\nmultiplies feature %d of each token into %s's row %d (head %d's row %d)",
                                "\n与每个词元的第 %d 个特征相乘，计入 %s 的第 %d 行（头 %d 的第 %d 行）"},
+    [VS_EXPLAIN_WEIGHT_KV_COLUMN] =
+        {"\nmultiplies feature %d of each token into %s's column %d (K/V head %d's column %d)",
+         "\n与每个词元的第 %d 个特征相乘，计入 %s 的第 %d 列（K/V 头 %d 的第 %d 列）"},
+    [VS_EXPLAIN_WEIGHT_KV_ROW] = {"\nmultiplies feature %d of each token into %s's row %d (K/V head %d's row %d)",
+                                  "\n与每个词元的第 %d 个特征相乘，计入 %s 的第 %d 行（K/V 头 %d 的第 %d 行）"},
+    [VS_KV_SHARED] = {" K/V head %d: query heads %s read it (%d K/V heads for %d query heads).",
+                      "K/V 头 %d 由查询头 %s 共用（%d 个 K/V 头供 %d 个查询头使用）。"},
     [VS_TOKEN] = {"%s", "「%s」"},
     [VS_ROW_SEES_NOTHING] = {"no token (the row is fully masked and sees nothing)",
                              "无（这一行被完全屏蔽，看不到任何词元）"},
@@ -275,7 +282,10 @@ static AttnTrace *build_single(const Lesson *lesson, char *err, size_t errlen)
 {
     char msg[400];
     AttnConfig one;
-    view_single_config(&lesson->cfg, &one);
+    if (view_single_config(&lesson->cfg, &one) != 0) {
+        set_err(err, errlen, "grouped K/V heads (kv_heads) have no one-head form: K and V are narrower than Q");
+        return NULL;
+    }
     AttnTrace *s = attn_trace_create(&one, msg, sizeof msg);
     if (!s) set_err(err, errlen, "%s", msg);
     return s;
@@ -610,14 +620,17 @@ double view_edit_progress(const View *v)
     return p < 0 ? 0 : p > 1 ? 1 : p;
 }
 
-void view_single_config(const AttnConfig *cfg, AttnConfig *one)
+int view_single_config(const AttnConfig *cfg, AttnConfig *one)
 {
+    if (cfg->attention == ATTN_DOT && attn_kv_heads(cfg) != cfg->heads) return -1;
     *one = *cfg;
     if (one->attention == ATTN_DOT) {
         one->d_k = one->heads * one->d_k;
         one->d_v = one->heads * one->d_v;
         one->heads = 1;
+        one->kv_heads = 0;
     }
+    return 0;
 }
 
 /* ---- the timeline ---- */
@@ -671,6 +684,15 @@ int view_is_busy(const View *v)
     return v->notice_left > 0;
 }
 
+/* A step numbered by K/V head rather than query head: the keys and values
+ * of grouped K/V heads (kv_heads), which several query heads read. */
+static int is_kv_step(const AttnConfig *c, const AttnStep *s)
+{
+    AttnRole r = (AttnRole)s->role;
+    return c->attention == ATTN_DOT && c->kv_heads > 0 && s->head > 0 &&
+           (r == ATTN_ROLE_K || r == ATTN_ROLE_V || r == ATTN_ROLE_K_CACHE || r == ATTN_ROLE_V_CACHE);
+}
+
 void view_goto(View *v, int step)
 {
     const AttnTrace *t = view_trace(v);
@@ -684,7 +706,12 @@ void view_goto(View *v, int step)
     v->dwell = 0.0;
     v->rewinding = 0;
     const AttnStep *s = &t->steps[v->step];
-    if (s->head > 0 && t == v->trace) v->head = s->head;
+    /* a grouped K/V head's step keeps the selected query head when it reads it, else selects its first */
+    if (s->head > 0 && t == v->trace)
+        v->head = !is_kv_step(&t->cfg, s) ? s->head
+                  : attn_kv_head(&t->cfg, v->head) == s->head
+                      ? v->head
+                      : (s->head - 1) * (t->cfg.heads / attn_kv_heads(&t->cfg)) + 1;
     v->zoom = 1.0f;
     v->pan_x = v->pan_y = 0.0f;
     v->dragging = 0;
@@ -801,7 +828,8 @@ void view_set_head(View *v, int head)
     touch(v);
     const AttnTrace *t = view_trace(v);
     const AttnStep *s = view_current(v);
-    if (t == v->trace && s->head > 0 && s->head != v->head) {
+    int mine = is_kv_step(&t->cfg, s) ? attn_kv_head(&t->cfg, v->head) : v->head; /* the head's own step */
+    if (t == v->trace && s->head > 0 && s->head != mine) {
         int to = view_map_step(t, v->step, t, v->head);
         if (to >= 0) {
             view_goto(v, to);
@@ -820,8 +848,10 @@ int view_map_step(const AttnTrace *from, int step, const AttnTrace *to, int head
 {
     if (!from || !to || step < 0 || step >= from->n_steps) return -1;
     const AttnStep *s = &from->steps[step];
-    /* the step of the same role, of that head when it is a head's */
+    /* the step of the same role, of that head when it is a head's (of the K/V head it reads when
+     * the step is a grouped K/V head's) */
     int h = s->head == 0 ? 0 : clampi(head, 1, to->cfg.heads > 0 ? to->cfg.heads : 1);
+    if (h > 0 && is_kv_step(&to->cfg, s)) h = attn_kv_head(&to->cfg, h);
     const AttnStep *m = attn_trace_find_role(to, (AttnRole)s->role, h);
     return m ? attn_trace_index(to, m) : -1;
 }
@@ -1265,6 +1295,7 @@ static const char *axis_symbol(const AttnTrace *t, int axis)
         [ATTN_AXIS_DV] = "d_v",        [ATTN_AXIS_HEADS_DK] = "h·d_k", [ATTN_AXIS_HEADS_DV] = "h·d_v",
         [ATTN_AXIS_DX] = "d_x",        [ATTN_AXIS_DY] = "d_y",         [ATTN_AXIS_DXY] = "d_x + d_y",
         [ATTN_AXIS_DA] = "d_a",        [ATTN_AXIS_TOKEN] = "1",        [ATTN_AXIS_PREFIX] = "t",
+        [ATTN_AXIS_KV_DK] = "g·d_k",   [ATTN_AXIS_KV_DV] = "g·d_v",
     };
     _Static_assert(sizeof symbols / sizeof symbols[0] == ATTN_AXIS_COUNT, "symbols[] must name every AttnAxis");
     if (!t->cfg.cross && (axis == ATTN_AXIS_QUERIES || axis == ATTN_AXIS_KEYS)) return "n";
@@ -1313,7 +1344,10 @@ static void formula_split(FormulaBuilder *b, const AttnTrace *t, const AttnStep 
         fb_add(b, 1, " = %s[%d:%d, :]", name, (h - 1) * w, h * w);
     else
         fb_add(b, 1, " = %s[:, %d:%d]", name, (h - 1) * w, h * w);
-    fb_add(b, 0, "   (h = %d, %s = %d)", t->cfg.heads, axis_symbol(t, s->col_axis), w);
+    if (is_kv_step(&t->cfg, s))
+        fb_add(b, 0, "   (g = %d K/V heads, %s = %d)", attn_kv_heads(&t->cfg), axis_symbol(t, s->col_axis), w);
+    else
+        fb_add(b, 0, "   (h = %d, %s = %d)", t->cfg.heads, axis_symbol(t, s->col_axis), w);
 }
 
 /* One head: head = softmax(Q·Kᵀ / scale + M) · V, the step's part highlighted;
@@ -1322,7 +1356,7 @@ static void formula_head(FormulaBuilder *b, const AttnTrace *t, const AttnStep *
 {
     const AttnConfig *c = &t->cfg;
     FormulaPart part = view_kind(s->kind)->part;
-    int h = s->head;
+    int h = s->head, g = attn_kv_head(c, h); /* g: the K/V head it reads, h itself unless grouped */
     /* a part holds the parts inside it: the weighted sum all of them, softmax its argument */
     int ws = part == PART_HEAD, sm = ws || part == PART_WEIGHTS, qk = sm || part == PART_SCORES;
     int mk = sm || part == PART_MASKED;
@@ -1331,7 +1365,7 @@ static void formula_head(FormulaBuilder *b, const AttnTrace *t, const AttnStep *
     fb_add(b, ws, " = ");
     if (col) {
         fb_add(b, ws, "V");
-        fb_sub(b, ws, h);
+        fb_sub(b, ws, g);
         fb_add(b, ws, " · ");
     }
     /* seed 003's order masks the raw scores: softmax((Q·Kᵀ + M) / √d) */
@@ -1340,9 +1374,9 @@ static void formula_head(FormulaBuilder *b, const AttnTrace *t, const AttnStep *
     if (mask_first) fb_add(b, mk, "(");
     /* Q·Kᵀ in rows; Kᵀ·Q in columns, one column per query */
     fb_add(b, qk, col ? "K" : "Q");
-    fb_sub(b, qk, h);
+    fb_sub(b, qk, col ? g : h);
     fb_add(b, qk, col ? "ᵀ·Q" : "·K");
-    fb_sub(b, qk, h);
+    fb_sub(b, qk, col ? h : g);
     if (!col) fb_add(b, qk, "ᵀ");
     if (mask_first) fb_add(b, mk, " + M)");
     int sc = sm || part == PART_SCALED;
@@ -1364,7 +1398,7 @@ static void formula_head(FormulaBuilder *b, const AttnTrace *t, const AttnStep *
     fb_add(b, sm, ")");
     if (!col) {
         fb_add(b, ws, " · V");
-        fb_sub(b, ws, h);
+        fb_sub(b, ws, g);
     }
     if (part != PART_SCALED) return;
     /* the divisor the step really uses */
@@ -1506,6 +1540,21 @@ static void describe_step(const View *v, const AttnTrace *trace, const AttnStep 
                     col ? s->rows : s->cols, view_kind_text(s->kind, v->notation, L));
     DescribeFn more = view_kind(s->kind)->describe;
     if (more) more(v, trace, s, buf, len, at);
+}
+
+/* Grouped K/V heads: which query heads read this K/V head's keys or values. */
+static size_t describe_kv_shared(const View *v, const AttnTrace *trace, const AttnStep *s, char *buf, size_t len,
+                                 size_t at)
+{
+    const AttnConfig *c = &trace->cfg;
+    if (!is_kv_step(c, s)) return at;
+    int G = attn_kv_heads(c), per = c->heads / G, g = s->head;
+    char group[32];
+    if (per == 1)
+        snprintf(group, sizeof group, "%d", g);
+    else
+        snprintf(group, sizeof group, "%d–%d", (g - 1) * per + 1, g * per);
+    return cat(buf, len, at, view_string(VS_KV_SHARED, v->lang), g, group, G, c->heads);
 }
 
 /* Softmax: each query's largest weight, for the first six queries that see a key. */
@@ -1846,10 +1895,15 @@ static size_t explain_weight(const View *v, const AttnTrace *t, const AttnStep *
                              size_t at)
 {
     /* W_Q, W_K and W_V: their columns are every head's, side by side */
-    int dk = s->col_axis == ATTN_AXIS_HEADS_DK ? t->cfg.d_k : s->col_axis == ATTN_AXIS_HEADS_DV ? t->cfg.d_v : 0;
+    int a = s->col_axis, kv = a == ATTN_AXIS_KV_DK || a == ATTN_AXIS_KV_DV; /* kv: grouped K/V heads' columns */
+    int dk = a == ATTN_AXIS_HEADS_DK || a == ATTN_AXIS_KV_DK   ? t->cfg.d_k
+             : a == ATTN_AXIS_HEADS_DV || a == ATTN_AXIS_KV_DV ? t->cfg.d_v
+                                                               : 0;
     const AttnStep *P = product_of(t, s);
     /* in column notation Q's features are its rows */
-    ViewString how = v->notation == VIEW_NOTATION_COLUMN ? VS_EXPLAIN_WEIGHT_ROW : VS_EXPLAIN_WEIGHT_COLUMN;
+    int col = v->notation == VIEW_NOTATION_COLUMN;
+    ViewString how = kv ? (col ? VS_EXPLAIN_WEIGHT_KV_ROW : VS_EXPLAIN_WEIGHT_KV_COLUMN)
+                        : (col ? VS_EXPLAIN_WEIGHT_ROW : VS_EXPLAIN_WEIGHT_COLUMN);
     if (dk > 0 && P) at = cat(buf, len, at, view_string(how, v->lang), r, P->name, c, c / dk + 1, c % dk);
     return at;
 }
@@ -1904,7 +1958,8 @@ static const ViewKind kinds[] = {
     [ATTN_STEP_SPLIT] = {.seconds = 1.0,
                          .text = {"one head's columns of the projection", "投影中属于这个头的那几列"},
                          .formula = formula_split,
-                         .explain = explain_split},
+                         .explain = explain_split,
+                         .describe = describe_kv_shared},
     [ATTN_STEP_SCORES] = {.seconds = 1.2,
                           .phase = PHASE_SCORING,
                           .text = {"the scores, how well each query matches each key",
@@ -1959,7 +2014,8 @@ static const ViewKind kinds[] = {
                                    .explain = explain_additive_hidden},
     [ATTN_STEP_KV_APPEND] = {.seconds = 1.0,
                              .text = {"the cache: the keys or values so far, with this token's row added",
-                                      "缓存：此前各词元的键或值，末尾添上当前词元的一行"}},
+                                      "缓存：此前各词元的键或值，末尾添上当前词元的一行"},
+                             .describe = describe_kv_shared},
     [ATTN_STEP_DECODE_CHECK] = {.seconds = 1.0,
                                 .phase = PHASE_OUTPUT,
                                 .text = {"the rows decoded one token at a time, stacked: the same as the whole output",

@@ -193,8 +193,10 @@ int view_step_ready(const View *v, const AttnTrace *trace, int step);
 void view_free(View *v);
 
 /* The config of the single-head trace: the lesson's, with one head of width
- * heads·d_k (and heads·d_v) for dot attention; additive attention as is. */
-void view_single_config(const AttnConfig *cfg, AttnConfig *one);
+ * heads·d_k (and heads·d_v) for dot attention; additive attention as is.
+ * 0, or -1 when the lesson has no such one-head form (grouped K/V heads,
+ * kv_heads: its W_K and W_V are narrower than W_Q); *one is then unset. */
+int view_single_config(const AttnConfig *cfg, AttnConfig *one);
 /* Rebuilds both traces from the lesson, which the caller has changed in
  * place (src/view/edit.h), keeping the step (the same name, else the same
  * kind and head), the head and the mode; the step is shown in its final
@@ -480,6 +482,11 @@ typedef enum ViewString {
     VS_EXPLAIN_WEIGHT_COLUMN,
     VS_EXPLAIN_SPLIT_ROW,
     VS_EXPLAIN_WEIGHT_ROW,
+    /* the same two for W_K and W_V of grouped K/V heads (kv_heads), whose columns are K/V heads' */
+    VS_EXPLAIN_WEIGHT_KV_COLUMN,
+    VS_EXPLAIN_WEIGHT_KV_ROW,
+    /* grouped K/V heads: which query heads read a K/V head's keys or values */
+    VS_KV_SHARED,
     /* a token in running text: bare, or 「喜欢」 in Chinese, where a bare 我
      * would read as part of the sentence; then a list of tokens */
     VS_TOKEN,

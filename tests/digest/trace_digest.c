@@ -46,6 +46,7 @@ typedef struct DigestCase {
     float mask_fill; /* 0: -INFINITY */
     int no_biases, no_wo;
     AttnDecode decode; /* the options of today's models */
+    int kv_heads;
 } DigestCase;
 
 static const DigestCase digest_cases[] = {
@@ -106,6 +107,16 @@ static const DigestCase digest_cases[] = {
      .heads = 2,
      .mask = ATTN_MASK_CAUSAL,
      .decode = ATTN_DECODE_INCREMENTAL},
+    /* grouped K/V heads (W_K and W_V are generated d_model wide; the first kv_heads·d_k columns are read) */
+    {.name = "gqa-(24,64,8,2)", .n_q = 24, .n_k = 24, .d_model = 64, .heads = 8, .kv_heads = 2},
+    {.name = "mqa-decode-(7,16,4,1)",
+     .n_q = 7,
+     .n_k = 7,
+     .d_model = 16,
+     .heads = 4,
+     .kv_heads = 1,
+     .mask = ATTN_MASK_CAUSAL,
+     .decode = ATTN_DECODE_INCREMENTAL},
 };
 enum { N_DIGEST_CASES = sizeof digest_cases / sizeof digest_cases[0] };
 
@@ -140,6 +151,7 @@ static int digest_case(const DigestCase *dc, int threads)
     c.scale_kind = dc->scale;
     if (dc->mask_fill != 0.0f) c.mask_fill = dc->mask_fill;
     c.decode = dc->decode;
+    c.kv_heads = dc->kv_heads;
     c.threads = threads;
     unsigned char *mask = NULL;
     if (dc->mask == ATTN_MASK_PADDING || dc->mask == ATTN_MASK_MATRIX) {

@@ -17,7 +17,8 @@ difference exceeds 1e-5 + 1e-4·|ref| (the engine's tolerance against PyTorch).
 The options of today's models are recomputed too: incremental decoding
 ("decode": "incremental") token by token with the K/V caches growing, each
 step by its name ("scores_1@3"), and its `decoded` rows against the whole
-forward.
+forward; grouped-query attention ("kv_heads") with each K/V head repeated for
+its query heads (repeat_interleave), also through nn.MultiheadAttention.
 
 Rows whose keys are all blocked under a -inf fill are NaN in torch; attnviz
 defines them as zeros. Those rows are compared as zeros and counted.
@@ -70,10 +71,14 @@ def reference_dot(trace, lesson):
     K = src @ inp["W_K"] + (inp["b_K"][0] if "b_K" in inp else 0)
     V = src @ inp["W_V"] + (inp["b_V"][0] if "b_V" in inp else 0)
     ref["Q"], ref["K"], ref["V"] = Q, K, V
-    # split_heads: view(seq, heads, d).transpose(0, 1), as seed 000
+    # split_heads: view(seq, heads, d).transpose(0, 1), as seed 000; grouped-query attention's
+    # G K/V heads repeated for the heads / G query heads of each group (repeat_interleave)
+    G = cfg.get("kv_heads", H)
     Qh = Q.view(nq, H, dk).transpose(0, 1)
-    Kh = K.view(nk, H, dk).transpose(0, 1)
-    Vh = V.view(nk, H, dv).transpose(0, 1)
+    Kg = K.view(nk, G, dk).transpose(0, 1)
+    Vg = V.view(nk, G, dv).transpose(0, 1)
+    Kh = Kg.repeat_interleave(H // G, dim=0)
+    Vh = Vg.repeat_interleave(H // G, dim=0)
     scores = torch.matmul(Qh, Kh.transpose(-2, -1))
     divisor = torch.tensor(float(cfg["scale"]), dtype=torch.float32)
     mask = mask_matrix(lesson, nq, nk)
@@ -93,7 +98,9 @@ def reference_dot(trace, lesson):
     out = torch.matmul(weights, Vh)
     for h in range(H):
         n = h + 1
-        ref[f"Q_{n}"], ref[f"K_{n}"], ref[f"V_{n}"] = Qh[h], Kh[h], Vh[h]
+        ref[f"Q_{n}"] = Qh[h]
+        if h < G:
+            ref[f"K_{n}"], ref[f"V_{n}"] = Kg[h], Vg[h]
         ref[f"scores_{n}"], ref[f"scaled_{n}"] = scores[h], scaled[h]
         if mask is not None:
             ref[f"masked_{n}"] = masked[h]
@@ -112,6 +119,7 @@ def reference_decode(cfg, inp, X, divisor, ref):
     caches grown by one row, one row of attention per head; then the rows stacked (decoded),
     which must equal the whole forward's output."""
     H, dk, dv = cfg["heads"], cfg["d_k"], cfg["d_v"]
+    G = cfg.get("kv_heads", H)
 
     def proj(x, m):
         return x @ inp["W_" + m] + (inp["b_" + m][0] if "b_" + m in inp else 0)
@@ -126,11 +134,15 @@ def reference_decode(cfg, inp, X, divisor, ref):
         for h in range(H):
             n = h + 1
             qh = ref[f"Q_{n}{at}"] = q[:, h * dk:(h + 1) * dk]
-            kh = ref[f"K_{n}{at}"] = k[:, h * dk:(h + 1) * dk]
-            vh = ref[f"V_{n}{at}"] = v[:, h * dv:(h + 1) * dv]
-            K = caches[("K", n)] = kh if s == 0 else torch.cat((caches[("K", n)], kh))
-            V = caches[("V", n)] = vh if s == 0 else torch.cat((caches[("V", n)], vh))
-            ref[f"K_cache_{n}{at}"], ref[f"V_cache_{n}{at}"] = K, V
+            g = h * G // H  # its K/V head, whose row and caches the group's first head adds
+            m = g + 1
+            if h == 0 or (h - 1) * G // H != g:
+                kh = ref[f"K_{m}{at}"] = k[:, g * dk:(g + 1) * dk]
+                vh = ref[f"V_{m}{at}"] = v[:, g * dv:(g + 1) * dv]
+                caches[("K", m)] = kh if s == 0 else torch.cat((caches[("K", m)], kh))
+                caches[("V", m)] = vh if s == 0 else torch.cat((caches[("V", m)], vh))
+            K, V = caches[("K", m)], caches[("V", m)]
+            ref[f"K_cache_{m}{at}"], ref[f"V_cache_{m}{at}"] = K, V
             sc = ref[f"scores_{n}{at}"] = qh @ K.T
             a = ref[f"scaled_{n}{at}"] = sc / divisor
             w = ref[f"weights_{n}{at}"] = torch.softmax(a, dim=-1)
@@ -156,11 +168,18 @@ def reference_mha(trace, lesson, inp):
         return None
     mha = torch.nn.MultiheadAttention(d, H, bias=True, batch_first=True)
     zeros = lambda n: torch.zeros(n)
+    # grouped-query attention: each K/V head's columns repeated for the query heads of its group
+    G, dk = cfg.get("kv_heads", H), cfg["d_k"]
+
+    def repeated(m):
+        x = inp[m]
+        return x.reshape(x.shape[0], G, dk).repeat_interleave(H // G, dim=1).reshape(x.shape[0], H * dk)
+
     with torch.no_grad():
-        mha.in_proj_weight.copy_(torch.cat([inp["W_Q"].T, inp["W_K"].T, inp["W_V"].T]))
+        mha.in_proj_weight.copy_(torch.cat([inp["W_Q"].T, repeated("W_K").T, repeated("W_V").T]))
         mha.in_proj_bias.copy_(torch.cat([inp["b_Q"][0] if "b_Q" in inp else zeros(d),
-                                          inp["b_K"][0] if "b_K" in inp else zeros(d),
-                                          inp["b_V"][0] if "b_V" in inp else zeros(d)]))
+                                          repeated("b_K")[0] if "b_K" in inp else zeros(d),
+                                          repeated("b_V")[0] if "b_V" in inp else zeros(d)]))
         mha.out_proj.weight.copy_(inp["W_O"].T)
         mha.out_proj.bias.copy_(inp["b_O"][0] if "b_O" in inp else zeros(d))
     X = inp["X"][None]
