@@ -282,6 +282,8 @@ static void check_lesson(const char *path, const char *name)
     for (int mode = 0; mode < VIEW_MODE_COUNT; mode++)
         for (int lang = 0; lang < LESSON_LANG_COUNT && mode != VIEW_MULTI; lang++) {
             if (mode == VIEW_COMPARE && !view_can_compare(v)) continue;
+            AttnConfig one; /* grouped K/V heads have no one-head form: both modes are refused (test_view_lessons) */
+            if (view_single_config(&v->lesson->cfg, &one) != 0) continue;
             view_set_mode(v, (ViewMode)mode);
             v->lang = (LessonLang)lang;
             v->theme = VIEW_THEME_PROJECTOR;

@@ -133,6 +133,9 @@ static const char *const required[] = {
     "seed004-dk-dv-no-wo",
     "key-padding",
     "seed000-projection-biases",
+    /* the attention of today's models */
+    "kv-cache-xihuan-paobu",
+    "mqa-xihuan-paobu",
 };
 #define N_REQUIRED ((int)(sizeof required / sizeof required[0]))
 
@@ -412,21 +415,24 @@ static void heads_by_projection(const char *path, void *user)
     const AttnConfig *c = &L.lesson.cfg;
     for (int h = 1; c->attention == ATTN_DOT && h <= c->heads; h++) {
         AttnConfig one = *c;
-        int hk = c->heads * c->d_k, hv = c->heads * c->d_v;
+        /* grouped K/V heads: head h's keys and values are its K/V head g's */
+        int G = attn_kv_heads(c), g = attn_kv_head(c, h);
+        int hk = c->heads * c->d_k, gk = G * c->d_k, gv = G * c->d_v;
         one.heads = 1;
+        one.kv_heads = 0;
         one.W_Q = column_block(c->W_Q, c->d_model, hk, h, c->d_k);
-        one.W_K = column_block(c->W_K, c->d_model, hk, h, c->d_k);
-        one.W_V = column_block(c->W_V, c->d_model, hv, h, c->d_v);
+        one.W_K = column_block(c->W_K, c->d_model, gk, g, c->d_k);
+        one.W_V = column_block(c->W_V, c->d_model, gv, g, c->d_v);
         one.b_Q = column_block(c->b_Q, 1, hk, h, c->d_k);
-        one.b_K = column_block(c->b_K, 1, hk, h, c->d_k);
-        one.b_V = column_block(c->b_V, 1, hv, h, c->d_v);
+        one.b_K = column_block(c->b_K, 1, gk, g, c->d_k);
+        one.b_V = column_block(c->b_V, 1, gv, g, c->d_v);
         one.W_O = NULL, one.b_O = NULL;
         AttnTrace *t = retrace(&one);
         static const char *const names[] = {"Q_", "K_", "V_", "head_"};
         for (int k = 0; k < 4; k++) {
             char mine[32], cut[32];
             snprintf(mine, sizeof mine, "%s1", names[k]);
-            snprintf(cut, sizeof cut, "%s%d", names[k], h);
+            snprintf(cut, sizeof cut, "%s%d", names[k], k == 1 || k == 2 ? g : h);
             const AttnStep *a = step(t, mine), *b = step(L.trace, cut);
             assert_shape(a, b->rows, b->cols);
             for (int i = 0; i < a->rows * a->cols; i++)
@@ -939,6 +945,95 @@ static void test_biases(void **state)
     unload(&L);
 }
 
+/* ---- today's models: the K/V cache ------------------------------------------------------- */
+
+/* The causal lesson's numbers decoded token by token: each token's weights
+ * are the first t of row t of the whole forward's, the last caches are K_1
+ * and V_1, the stacked rows are the concat, and the counts the narration
+ * quotes order as it says (with the cache fewer than one forward, which
+ * also scores the blocked pairs; without a cache more). */
+static void test_kv_cache(void **state)
+{
+    (void)state;
+    Loaded L, C;
+    load_id(&L, "kv-cache-xihuan-paobu");
+    load_id(&C, "causal-mask-decoder");
+    const AttnTrace *t = L.trace;
+    int n = L.lesson.cfg.n_q;
+    assert_int_equal(L.lesson.cfg.decode, ATTN_DECODE_INCREMENTAL);
+    /* the same numbers as the lesson it cites */
+    assert_floats_close("concat as the causal lesson's", step(t, "concat")->data, step(C.trace, "concat")->data, n, 2,
+                        0, 0);
+    const AttnStep *w = step(t, "weights_1");
+    for (int at_t = 1; at_t <= n; at_t++) {
+        const AttnStep *wt = attn_trace_find_at(t, ATTN_ROLE_WEIGHTS, 1, at_t);
+        assert_non_null(wt);
+        assert_int_equal(wt->cols, at_t);
+        for (int j = 0; j < at_t; j++) assert_float_equal(at(wt, 0, j), at(w, at_t - 1, j), 1e-6);
+        const AttnStep *kc = attn_trace_find_at(t, ATTN_ROLE_K_CACHE, 1, at_t);
+        assert_int_equal(kc->rows, at_t);
+    }
+    assert_floats_close("the last K cache", attn_trace_find_at(t, ATTN_ROLE_K_CACHE, 1, n)->data, step(t, "K_1")->data,
+                        n, 2, 0, 0);
+    assert_floats_close("decoded", step(t, "decoded")->data, step(t, "concat")->data, n, 2, 1e-6, 1e-6);
+    AttnDecodeMacs m;
+    attn_decode_macs(t, &m);
+    assert_true(m.incremental < m.full && m.full < m.recompute);
+    unload(&C);
+    unload(&L);
+}
+
+/* ---- today's models: multi-query attention ---------------------------------------------- */
+
+/* Two query heads read one K and one V, and still find the two relations of
+ * the two-head lesson; K is half as wide as Q, and the lesson equals
+ * ordinary two-head attention with its one K/V head repeated. */
+static void test_mqa(void **state)
+{
+    (void)state;
+    Loaded L;
+    load_id(&L, "mqa-xihuan-paobu");
+    const AttnTrace *t = L.trace;
+    const AttnConfig *c = &L.lesson.cfg;
+    assert_int_equal(c->heads, 2);
+    assert_int_equal(c->kv_heads, 1);
+    assert_string_equal(L.lesson.tokens[WO], "我");
+    assert_string_equal(L.lesson.tokens[XIHUAN], "喜欢");
+    assert_string_equal(L.lesson.tokens[PAOBU], "跑步");
+    /* the K/V cache a decoder keeps: kv_heads/heads of the width */
+    assert_int_equal(step(t, "K")->cols * c->heads, step(t, "Q")->cols * c->kv_heads);
+    assert_int_equal(step(t, "V")->cols, c->d_v);
+    assert_null(attn_trace_find_name(t, "K_2"));
+    const AttnStep *w1 = step(t, "weights_1"), *w2 = step(t, "weights_2");
+    assert_int_equal(row_argmax(w1, XIHUAN), PAOBU); /* head 1, verb–object */
+    assert_int_equal(row_argmax(w1, PAOBU), XIHUAN);
+    assert_int_equal(row_argmax(w2, WO), XIHUAN); /* head 2, subject–verb */
+    assert_int_equal(row_argmax(w2, XIHUAN), WO);
+    /* both heads' scores use K_1 */
+    const AttnStep *s2 = step(t, "scores_2");
+    assert_string_equal(t->steps[s2->from[1]].name, "K_1");
+    /* ordinary attention with W_K and W_V repeated for both heads gives the same */
+    int dm = c->d_model, dk = c->d_k, dv = c->d_v;
+    float *wk = malloc(sizeof(float) * (size_t)dm * 2 * dk), *wv = malloc(sizeof(float) * (size_t)dm * 2 * dv);
+    assert_true(wk && wv);
+    for (int p = 0; p < dm; p++)
+        for (int h = 0; h < 2; h++) {
+            memcpy(wk + (size_t)p * 2 * dk + (size_t)h * dk, c->W_K + (size_t)p * dk, sizeof(float) * (size_t)dk);
+            memcpy(wv + (size_t)p * 2 * dv + (size_t)h * dv, c->W_V + (size_t)p * dv, sizeof(float) * (size_t)dv);
+        }
+    AttnConfig rep = *c;
+    rep.kv_heads = 0;
+    rep.W_K = wk;
+    rep.W_V = wv;
+    AttnTrace *r = retrace(&rep);
+    assert_floats_close("concat against K/V repeated", step(r, "concat")->data, step(t, "concat")->data, 3, 2 * dv,
+                        1e-6, 1e-6);
+    attn_trace_destroy(r);
+    free(wk);
+    free(wv);
+    unload(&L);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -963,6 +1058,8 @@ int main(void)
         cmocka_unit_test(test_seed004),
         cmocka_unit_test(test_key_padding),
         cmocka_unit_test(test_biases),
+        cmocka_unit_test(test_kv_cache),
+        cmocka_unit_test(test_mqa),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     attn_shutdown();

@@ -165,6 +165,26 @@ static void test_kv_groups(void **state)
     fixture_free(&f);
 }
 
+/* Incremental decoding's multiply-adds, as attn_decode_macs counts them. */
+static void test_macs(void **state)
+{
+    const Fixture *f = *state;
+    expect_error(f, NULL, "{macs:full}", "does not decode token by token");
+    Fixture d;
+    fixture_load(&d, LESSON_HEAD ", \"mask\": \"causal\", \"decode\": \"incremental\"}");
+    AttnDecodeMacs m;
+    attn_decode_macs(d.trace, &m);
+    char want[96];
+    snprintf(want, sizeof want, "%llu %llu %llu", (unsigned long long)m.incremental, (unsigned long long)m.full,
+             (unsigned long long)m.recompute);
+    expect_fill(&d, NULL, LESSON_EN, "{macs:incremental} {macs:full} {macs:recompute}", want);
+    /* 3 tokens, d_model 4, two heads of 2, W_O: Q, K, V 3·4·12 = 144, scores and sums 2·9·4 = 72, W_O 3·4·4 = 48 */
+    expect_fill(&d, NULL, LESSON_EN, "{macs:full}", "264");
+    expect_error(&d, NULL, "{macs:all}", "expected {macs:incremental}");
+    expect_error(&d, NULL, "{macs}", "expected {macs:incremental}");
+    fixture_free(&d);
+}
+
 static void test_tokens(void **state)
 {
     const Fixture *f = *state;
@@ -589,6 +609,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_step_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tokens, setup, teardown),
         cmocka_unit_test(test_kv_groups),
+        cmocka_unit_test_setup_teardown(test_macs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_weights, setup, teardown),
         cmocka_unit_test_setup_teardown(test_max_weight_if, setup, teardown),
         cmocka_unit_test_setup_teardown(test_value, setup, teardown),

@@ -315,7 +315,7 @@ static void test_kv_groups(void **state)
     view_set_head(v, 4);
     view_goto(v, step_of(v, "K_2"));
     assert_int_equal(v->head, 4);
-    assert_non_null(strstr(view_formula(v), "g = 2 K/V heads"));
+    assert_string_equal(view_formula(v), "K₂ = K[:, 2:4]   (kv_heads = 2, d_k = 2)");
     char buf[1024];
     view_narration(v, buf, sizeof buf);
     assert_non_null(strstr(buf, "K/V head 2: query heads 3–4 read it (2 K/V heads for 4 query heads)."));

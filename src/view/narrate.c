@@ -428,6 +428,22 @@ static int put_placeholder(Ctx *c, Sink *s, const char *name, const char *arg)
             sink_printf(s, "%d", g);
         else
             sink_printf(s, "%d–%d", (g - 1) * per + 1, g * per);
+    } else if (strcmp(name, "macs") == 0) {
+        /* incremental decoding's multiply-adds: with the cache, one whole forward, without a cache */
+        if (cfg->decode != ATTN_DECODE_INCREMENTAL)
+            return ctx_fail(c, "{macs:%s}: the lesson does not decode token by token (\"decode\": \"incremental\")",
+                            arg ? arg : "");
+        AttnDecodeMacs m;
+        attn_decode_macs(c->trace, &m);
+        if (arg && strcmp(arg, "incremental") == 0)
+            sink_printf(s, "%llu", (unsigned long long)m.incremental);
+        else if (arg && strcmp(arg, "full") == 0)
+            sink_printf(s, "%llu", (unsigned long long)m.full);
+        else if (arg && strcmp(arg, "recompute") == 0)
+            sink_printf(s, "%llu", (unsigned long long)m.recompute);
+        else
+            return ctx_fail(c, "{macs:%s}: expected {macs:incremental}, {macs:full} or {macs:recompute}",
+                            arg ? arg : "");
     } else if (strcmp(name, "col_from") == 0 || strcmp(name, "col_to") == 0) {
         /* the columns of the projection (or of concat) that this head's step covers */
         if (need_step(c, name)) return -1;

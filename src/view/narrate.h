@@ -21,6 +21,8 @@
  *   {head} {step} {rows} {cols}: the step being narrated
  *   {col_from} {col_to}: the columns [from, to) of Q, K (d_k) or V, concat (d_v) its head covers
  *   {kv_heads}; {kv_head} {kv_group}: the step's K/V head, and the query heads that read it ("3–4")
+ *   {macs:incremental|full|recompute}: decoding's multiply-adds with the K/V cache, of one whole
+ *     forward, and without a cache (attn_decode_macs)
  *   {tokens} {key_tokens}; {token:I} {key_token:J}
  *   {row_max_token} {row_max_token:I} {row_max_weight} {row_max_weight:I}
  *   {max_weight} {min_weight} {max_weight_if:none|sqrt_dk|sqrt_dmodel}

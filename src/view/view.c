@@ -1345,7 +1345,7 @@ static void formula_split(FormulaBuilder *b, const AttnTrace *t, const AttnStep 
     else
         fb_add(b, 1, " = %s[:, %d:%d]", name, (h - 1) * w, h * w);
     if (is_kv_step(&t->cfg, s))
-        fb_add(b, 0, "   (g = %d K/V heads, %s = %d)", attn_kv_heads(&t->cfg), axis_symbol(t, s->col_axis), w);
+        fb_add(b, 0, "   (kv_heads = %d, %s = %d)", attn_kv_heads(&t->cfg), axis_symbol(t, s->col_axis), w);
     else
         fb_add(b, 0, "   (h = %d, %s = %d)", t->cfg.heads, axis_symbol(t, s->col_axis), w);
 }
