@@ -787,6 +787,8 @@ const float *attn__scores(float *S, float *scaled, float *copy, float *row_max, 
         for (size_t i = 0; i < 16 * (size_t)rows; i++) row_max[i] = -INFINITY;
         sc.row_max = row_max;
     }
+#else
+    (void)row_max; /* without streamed stores the softmax finds the rows' maxima itself */
 #endif
     gemm_scores(S, Q, K, packK, dk, nk, rows, &sc);
 #if KERNEL_STREAMS

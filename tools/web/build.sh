@@ -29,7 +29,10 @@ web_env "$out"
 
 say "configuring attnviz for the browser in $out"
 export PKG_CONFIG_LIBDIR=$out/deps/prefix/lib/pkgconfig PKG_CONFIG_PATH=
-emcmake cmake -S "$here" -B "$out" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
+# with CI=true (or ATTNVIZ_WERROR=ON) warnings are errors, as in the native build
+werror=${ATTNVIZ_WERROR:-OFF}
+[ "${CI:-}" = "true" ] && werror=ON
+emcmake cmake -S "$here" -B "$out" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF "-DATTNVIZ_WERROR=$werror" \
     "-DCMAKE_FIND_ROOT_PATH=$out/deps/prefix" >"$out/configure.log" 2>&1 || {
     cat "$out/configure.log" >&2
     exit 1

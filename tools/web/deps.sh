@@ -55,13 +55,28 @@ deb_src_list() {
     done
 }
 
+# retry COMMAND...: a network step, tried three times (10 s, then 30 s
+# apart), so that one dropped connection does not fail a build from nothing
+retry() {
+    local wait
+    for wait in 10 30 0; do
+        "$@" && return 0
+        [ "$wait" -eq 0 ] && return 1
+        echo "deps.sh: '$*' failed; again in $wait s" >&2
+        sleep "$wait"
+    done
+}
+
 # once a run (unpack runs in a subshell: the mark is a file)
 rm -f "$apt_dir/.updated"
 apt_update() {
     [ -f "$apt_dir/.updated" ] && return 0
     deb_src_list
     say "reading Debian's source package lists"
-    apt-get "${apt_opts[@]}" -qq update
+    retry apt-get "${apt_opts[@]}" -qq update || {
+        echo "deps.sh: cannot read Debian's source package lists (apt-get update, above)" >&2
+        exit 1
+    }
     touch "$apt_dir/.updated"
 }
 
@@ -83,11 +98,17 @@ unpack() {
         echo "deps.sh: Debian has no source package '$pkg'" >&2
         exit 1
     }
-    local dl=$out/src/.download
-    for v in $versions; do
-        rm -rf "$dl"
-        mkdir -p "$dl"
-        if (cd "$dl" && apt-get "${apt_opts[@]}" -qq source --download-only "$pkg=$v" >/dev/null 2>&1); then
+    local dl=$out/src/.download wait
+    # the newest version first; when none can be fetched, all again twice
+    for wait in 0 10 30; do
+        [ "$wait" -eq 0 ] || {
+            echo "deps.sh: no version of '$pkg' could be fetched; again in $wait s" >&2
+            sleep "$wait"
+        }
+        for v in $versions; do
+            rm -rf "$dl"
+            mkdir -p "$dl"
+            (cd "$dl" && apt-get "${apt_opts[@]}" -qq source --download-only "$pkg=$v" >/dev/null 2>&1) || continue
             local upstream=${v#*:}
             upstream=${upstream%-*}
             dir=$out/src/$pkg-$upstream
@@ -98,7 +119,7 @@ unpack() {
             say "source: $pkg $v"
             echo "$dir"
             return 0
-        fi
+        done
     done
     echo "deps.sh: none of the versions of '$pkg' ($(echo $versions)) could be fetched" >&2
     exit 1
@@ -128,8 +149,10 @@ build() {
         shift
     done
     shift
+    # the recipe names the source folder relative to DIR, so that a copied or
+    # moved DIR keeps its libraries
     local stamp=$prefix/lib/.$name.from recipe
-    recipe="$src ${flags[*]} $*"
+    recipe="${src#"$out"/} ${flags[*]//"$out"/DIR} $*"
     if [ -f "$prefix/lib/$name.a" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$recipe" ]; then
         return 0
     fi
