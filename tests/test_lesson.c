@@ -527,7 +527,8 @@ static void test_trace_json(void **state)
 static void test_options_round_trip(void **state)
 {
     (void)state;
-    static const char *const paths[] = {LESSONS "/kv-cache.json", LESSONS "/gqa-decode.json"};
+    static const char *const paths[] = {LESSONS "/kv-cache.json", LESSONS "/gqa-decode.json",
+                                        LESSONS "/gqa-window.json"};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         Lesson L, back;
         load_ok(&L, paths[i]);
@@ -541,6 +542,9 @@ static void test_options_round_trip(void **state)
         if (lesson_parse(&back, buf, len, "written", &err) != 0) fail_msg("%s written back: %s", paths[i], err.msg);
         assert_int_equal(back.cfg.decode, L.cfg.decode);
         assert_int_equal(back.cfg.kv_heads, L.cfg.kv_heads);
+        assert_int_equal(back.cfg.mask_kind, L.cfg.mask_kind); /* a window is written as its matrix */
+        if (L.cfg.mask_kind == ATTN_MASK_MATRIX)
+            assert_memory_equal(back.cfg.mask, L.cfg.mask, (size_t)L.cfg.n_q * (size_t)L.cfg.n_k);
         AttnTrace *a = trace_of(&L), *b = trace_of(&back);
         assert_int_equal(a->n_steps, b->n_steps);
         for (int s = 0; s < a->n_steps; s++)
@@ -552,6 +556,49 @@ static void test_options_round_trip(void **state)
         lesson_free(&L);
         free(buf);
     }
+}
+
+/* A sliding window is loaded as the matrix it means, written from its
+ * definition here: causal i − w < j ≤ i, else |i − j| < w, and the key
+ * padding on top; cross-attention counts positions the same way. */
+static void test_window_mask(void **state)
+{
+    (void)state;
+    static const char *const masks[] = {
+        "{\"window\": 2}",
+        "{\"window\": 3, \"causal\": false}",
+        "{\"window\": 1}",
+        "{\"window\": 2, \"padding\": [1, 1, 0, 1, 1]}",
+        "{\"window\": 2, \"causal\": false, \"padding\": [0, 1, 1, 1, 0]}",
+        "{\"window\": 99, \"causal\": true}",
+    };
+    static const int w[] = {2, 3, 1, 2, 2, 99}, causal[] = {1, 0, 1, 1, 0, 1};
+    static const int pad[][5] = {{1, 1, 1, 1, 1}, {1, 1, 1, 1, 1}, {1, 1, 1, 1, 1},
+                                 {1, 1, 0, 1, 1}, {0, 1, 1, 1, 0}, {1, 1, 1, 1, 1}};
+    for (int k = 0; k < 6; k++)
+        for (int cross = 0; cross < 2; cross++) {
+            char text[1024];
+            snprintf(
+                text, sizeof text,
+                "{\"format\": \"attnviz-lesson/1\", \"id\": \"w\", \"title\": {\"en\": \"w\"},"
+                " \"tokens\": [\"a\", \"b\", \"c\", \"d\"%s], %s \"d_model\": 2, \"mask\": %s}",
+                cross ? "" : ", \"e\"",
+                cross
+                    ? "\"source_tokens\": [\"v\", \"w\", \"x\", \"y\", \"z\"], \"Y\": [[1,0],[0,1],[1,1],[0,0],[2,1]],"
+                    : "",
+                masks[k]);
+            Lesson L;
+            parse_ok(&L, text);
+            assert_int_equal(L.cfg.mask_kind, ATTN_MASK_MATRIX);
+            for (int i = 0; i < L.cfg.n_q; i++)
+                for (int j = 0; j < L.cfg.n_k; j++) {
+                    int want = (causal[k] ? i - w[k] < j && j <= i : abs(i - j) < w[k]) && pad[k][j];
+                    if (attn_allowed(&L.cfg, i, j) != want)
+                        fail_msg("%s%s: query %d, key %d: allowed %d, expected %d", masks[k], cross ? " (cross)" : "",
+                                 i, j, attn_allowed(&L.cfg, i, j), want);
+                }
+            lesson_free(&L);
+        }
 }
 
 static void expect_fail(const char *path, const char *want_suffix)
@@ -1014,6 +1061,7 @@ int main(void)
         cmocka_unit_test(test_additive_cross_config),
         cmocka_unit_test(test_config_variants),
         cmocka_unit_test(test_options_round_trip),
+        cmocka_unit_test(test_window_mask),
         cmocka_unit_test(test_narration),
         cmocka_unit_test(test_labels),
         cmocka_unit_test(test_trace_floats_exact),

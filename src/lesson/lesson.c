@@ -701,6 +701,60 @@ static int read_word(Ctx *c, const JsonNode *n, const char *path, const char *co
     return fail_type(c, n, path, want);
 }
 
+/* mask.padding's entries, each 0 or 1, n_k of them. */
+static int check_padding(Ctx *c, const JsonNode *p)
+{
+    const AttnConfig *cfg = &c->L->cfg;
+    char why[96];
+    snprintf(why, sizeof why, "one per key: n_k = %d, the %s", cfg->n_k, cfg->cross ? "source_tokens" : "tokens");
+    if (!cJSON_IsArray(p->item)) return fail_type(c, p, "mask.padding", "an array of 0 and 1, one per key");
+    if ((int)p->n != cfg->n_k)
+        return lesson_fail(c, p, "mask.padding: expected %d entries (%s), found %u", cfg->n_k, why, (unsigned)p->n);
+    const JsonNode *e = json_first(p);
+    for (uint32_t j = 0; j < p->n; j++, e = json_skip(e))
+        if (!cJSON_IsNumber(e->item) || (e->item->valuedouble != 0 && e->item->valuedouble != 1)) {
+            char path[64];
+            snprintf(path, sizeof path, "mask.padding[%u]", (unsigned)j);
+            return fail_type(c, e, path, "0 or 1 (1 = may attend, 0 = blocked)");
+        }
+    return 0;
+}
+
+/* A sliding window, {"window": w} or {"window": w, "causal": false}, with
+ * key padding when "padding" is there too: query i may attend key j exactly
+ * when i − w < j ≤ i (causal, the default) or |i − j| < w, and the padding
+ * lets it. The lesson keeps it as the n_q × n_k matrix it means. */
+static int read_window(Ctx *c, const JsonNode *n, const JsonNode *win, const JsonNode *causal, const JsonNode *pad)
+{
+    Lesson *L = c->L;
+    AttnConfig *cfg = &L->cfg;
+    if (!win)
+        return lesson_fail(c, causal,
+                           "mask.causal: expected it only with \"window\" ({\"window\": 2, \"causal\": false}), "
+                           "found it without");
+    double w = 0;
+    if (read_int(c, win, "mask.window", 1, 1000000, "the keys a query sees, counting itself", &w) != 0) return -1;
+    int is_causal = 1;
+    if (causal) {
+        if (!cJSON_IsBool(causal->item))
+            return fail_type(c, causal, "mask.causal", "true (keys up to the query) or false (keys on both sides)");
+        is_causal = cJSON_IsTrue(causal->item);
+    }
+    if (pad && check_padding(c, pad) != 0) return -1;
+    L->mask = malloc((size_t)cfg->n_q * (size_t)cfg->n_k); /* (n_q, n_k) */
+    if (!L->mask) return lesson_fail(c, n, "mask: out of memory");
+    const JsonNode *e = pad ? json_first(pad) : NULL;
+    for (int j = 0; j < cfg->n_k; j++, e = e ? json_skip(e) : NULL) {
+        int open = !e || e->item->valuedouble != 0; /* key j is not padding */
+        for (int i = 0; i < cfg->n_q; i++) {
+            int in = is_causal ? i - (int)w < j && j <= i : abs(i - j) < (int)w;
+            L->mask[(size_t)i * (size_t)cfg->n_k + (size_t)j] = (unsigned char)(in && open);
+        }
+    }
+    cfg->mask_kind = ATTN_MASK_MATRIX;
+    return 0;
+}
+
 static int read_mask(Ctx *c)
 {
     Lesson *L = c->L;
@@ -718,28 +772,19 @@ static int read_mask(Ctx *c)
         return 0;
     }
     if (cJSON_IsObject(n->item)) {
-        static const char *const keys[] = {"padding"};
-        if (check_keys(c, n, "mask.", keys, 1) != 0) return -1;
-        const JsonNode *p = member(n, "padding", NULL);
+        static const char *const keys[] = {"padding", "window", "causal"};
+        if (check_keys(c, n, "mask.", keys, 3) != 0) return -1;
+        const JsonNode *p = member(n, "padding", NULL), *win = member(n, "window", NULL);
+        const JsonNode *causal = member(n, "causal", NULL);
+        if (win || causal) return read_window(c, n, win, causal, p);
         if (!p)
-            return lesson_fail(
-                c, n,
-                "mask: expected {\"padding\": [1, 1, 0]} (one 0 or 1 per key), found an object without \"padding\"");
-        char why[96];
-        snprintf(why, sizeof why, "one per key: n_k = %d, the %s", cfg->n_k, kt);
-        if (!cJSON_IsArray(p->item)) return fail_type(c, p, "mask.padding", "an array of 0 and 1, one per key");
-        if ((int)p->n != cfg->n_k)
-            return lesson_fail(c, p, "mask.padding: expected %d entries (%s), found %u", cfg->n_k, why, (unsigned)p->n);
-        const JsonNode *e = json_first(p);
-        for (uint32_t j = 0; j < p->n; j++, e = json_skip(e))
-            if (!cJSON_IsNumber(e->item) || (e->item->valuedouble != 0 && e->item->valuedouble != 1)) {
-                char path[64];
-                snprintf(path, sizeof path, "mask.padding[%u]", (unsigned)j);
-                return fail_type(c, e, path, "0 or 1 (1 = may attend, 0 = blocked)");
-            }
+            return lesson_fail(c, n,
+                               "mask: expected {\"padding\": [1, 1, 0]} (one 0 or 1 per key) or {\"window\": 2}, found "
+                               "an object without \"padding\" or \"window\"");
+        if (check_padding(c, p) != 0) return -1;
         L->mask = malloc((size_t)cfg->n_k); /* (n_k) */
         if (!L->mask) return lesson_fail(c, p, "mask: out of memory");
-        e = json_first(p);
+        const JsonNode *e = json_first(p);
         for (int j = 0; j < cfg->n_k; j++, e = json_skip(e)) L->mask[j] = e->item->valuedouble != 0;
         cfg->mask_kind = ATTN_MASK_PADDING;
         return 0;

@@ -50,7 +50,15 @@ def mask_matrix(lesson, n_q, n_k):
     if m == "causal":
         return torch.tril(torch.ones(n_q, n_k))
     if isinstance(m, dict):
-        return torch.tensor(m["padding"], dtype=torch.float32).expand(n_q, n_k).clone()
+        pad = torch.tensor(m["padding"], dtype=torch.float32).expand(n_q, n_k).clone() if "padding" in m \
+            else torch.ones(n_q, n_k)
+        if "window" not in m:
+            return pad
+        # a sliding window: i − w < j ≤ i (causal), or |i − j| < w, as the diagonals of torch.tril/triu
+        w, ones = m["window"], torch.ones(n_q, n_k)
+        band = torch.tril(ones) * torch.triu(ones, diagonal=1 - w) if m.get("causal", True) \
+            else torch.tril(ones, diagonal=w - 1) * torch.triu(ones, diagonal=1 - w)
+        return band * pad
     return torch.tensor(m, dtype=torch.float32)
 
 
@@ -187,7 +195,7 @@ def reference_mha(trace, lesson, inp):
     kw = {}
     m = lesson.get("mask", "none")
     nq, nk = cfg["n_q"], cfg["n_k"]
-    if isinstance(m, dict):
+    if isinstance(m, dict) and "window" not in m:
         kw["key_padding_mask"] = torch.tensor(m["padding"])[None] == 0
     elif m != "none":
         kw["attn_mask"] = mask_matrix(lesson, nq, nk) == 0
