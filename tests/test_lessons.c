@@ -136,6 +136,7 @@ static const char *const required[] = {
     /* the attention of today's models */
     "kv-cache-xihuan-paobu",
     "mqa-xihuan-paobu",
+    "sliding-window-xihuan-paobu",
 };
 #define N_REQUIRED ((int)(sizeof required / sizeof required[0]))
 
@@ -1034,6 +1035,35 @@ static void test_mqa(void **state)
     unload(&L);
 }
 
+/* ---- today's models: a sliding window ---------------------------------------------------- */
+
+/* Each query sees itself and the two keys before it: exactly those scores
+ * survive the mask, 15 of the 36 (21 under a causal mask), and 跑步's
+ * weights are on 在, 公园 and itself, as the narration says. */
+static void test_sliding_window(void **state)
+{
+    (void)state;
+    Loaded L;
+    load_id(&L, "sliding-window-xihuan-paobu");
+    const AttnTrace *t = L.trace;
+    const AttnStep *m = step(t, "masked_1"), *w = step(t, "weights_1");
+    int n = L.lesson.cfg.n_q, kept = 0;
+    assert_int_equal(n, 6);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            int in = i - 3 < j && j <= i;
+            assert_int_equal(!isinf(at(m, i, j)), in);
+            if (!in) assert_true(at(w, i, j) == 0.0f);
+            kept += in;
+        }
+    assert_int_equal(kept, 15);
+    assert_int_equal(n * (n + 1) / 2, 21);
+    assert_string_equal(L.lesson.tokens[5], "跑步");
+    assert_string_equal(L.lesson.tokens[3], "在");
+    assert_float_equal(at(w, 5, 3) + at(w, 5, 4) + at(w, 5, 5), 1.0, 1e-6);
+    unload(&L);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1060,6 +1090,7 @@ int main(void)
         cmocka_unit_test(test_biases),
         cmocka_unit_test(test_kv_cache),
         cmocka_unit_test(test_mqa),
+        cmocka_unit_test(test_sliding_window),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     attn_shutdown();
