@@ -242,6 +242,7 @@ static void save_frame(Show *s)
 /* Draws and shows one frame begun at t. An APP_* status. */
 static int draw_frame(Show *s, double t)
 {
+    show_stats_begin(&s->stats);
     if (s->save_request) save_frame(s);
     View *v = &s->cur.view;
     int pw, ph;
@@ -266,6 +267,11 @@ static void pace(const Show *s, double t)
     double spent = attn_clock_seconds() - t;
     if (!s->opt.frame_stats && spent < 1.0 / 60.0 && view_is_busy(&s->cur.view))
         SDL_Delay((Uint32)((1.0 / 60.0 - spent) * 1000.0));
+}
+
+int show_idle(const Show *s)
+{
+    return !show_needs_frame(s) && !view_is_busy(&s->cur.view) && !view_preparing(&s->cur.view);
 }
 
 int show_pass(Show *s, int may_wait)

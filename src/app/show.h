@@ -97,9 +97,12 @@ typedef struct ShowStats {
     size_t n_frames, cap_frames;
     double first_frame; /* seconds from the process's start to the first frame shown, -1 before */
     FILE *log;          /* ATTNVIZ_FRAME_LOG, or NULL */
+    double cpu_begun;   /* this thread's CPU time when the frame being drawn began, seconds */
 } ShowStats;
 
 void show_stats_open(ShowStats *st, int enabled, double t_start);
+/* A frame begins (its CPU time is counted from here). */
+void show_stats_begin(ShowStats *st);
 /* A frame started at t was shown; drawn at t_drawn, presented now. */
 void show_stats_frame(ShowStats *st, const ShowWindow *w, const View *v, double t, double t_drawn,
                       unsigned long long sent);
@@ -144,6 +147,9 @@ int show_lesson_open(Show *s);
  * browser calls one pass per display frame instead, and never waits).
  * APP_OK with s->running 0 when the window is to close, or an APP_* error. */
 int show_pass(Show *s, int may_wait);
+/* Nothing is left to do until the next event: the frame on screen is the
+ * View as it is, no animation or notice runs and no step is being computed. */
+int show_idle(const Show *s);
 /* Closes the window, frees the lesson and s itself (cmd_show allocated it);
  * returns status. */
 int show_end(Show *s, int status);
@@ -153,9 +159,22 @@ int show_end(Show *s, int status);
 void show_web_run(Show *s);
 /* Offers the file at path (in the page's memory) to the user as a download. */
 void show_web_download(const char *path);
+/* Copies rectangles rects[0..n) of an ARGB8888 frame (pitch bytes a row) to
+ * the page's canvas. 0. */
+int show_web_put(const void *pixels, int pitch, const SDL_Rect *rects, int n);
+/* F: the page in fullscreen (on 1), out of it (0), or the other way round (-1). */
+void show_web_fullscreen(int on);
 /* Called by the page with the path of a lesson file it wrote into memory:
  * opened as a file dropped on the window is. */
 void attnviz_web_open(const char *path);
+/* Called by the page after the browser window was resized (the canvas
+ * cleared): the next pass draws the whole frame. */
+void attnviz_web_exposed(void);
+/* What the frame on screen has at canvas pixel (x, y): a ViewTargetKind. */
+int attnviz_web_hit(int x, int y);
+/* Where the frame on screen draws cell (row, col) of the step shown: "x y w h"
+ * in canvas pixels, or "" when it does not. */
+const char *attnviz_web_cell(int row, int col);
 #endif
 
 #endif

@@ -13,6 +13,7 @@
 #include "editor.h"
 #include "lesson.h"
 #include "render.h"
+#include "show.h"
 #include "show_edit.h"
 #include "view.h"
 
@@ -46,6 +47,9 @@ void show_edit_save(ShowEdit *se, View *v)
     fputs("attnviz: saved as ", stdout);
     app_print_line(stdout, path);
     fflush(stdout);
+#ifdef __EMSCRIPTEN__
+    show_web_download(path); /* the page's memory is gone with the page */
+#endif
     lesson_free(&out);
 }
 

@@ -207,13 +207,20 @@ static void on_key(Show *s, const SDL_KeyboardEvent *e)
 {
     if (show_edit_key(&s->se, &s->cur.view, e)) return; /* edit mode, and the edit keys (show_edit.h) */
     unsigned req = view_key(&s->cur.view, view_key_of(&e->keysym));
-    if (req & VIEW_REQ_QUIT) s->running = 0;
     if (req & VIEW_REQ_SAVE) s->save_request = 1;
     if (req & VIEW_REQ_TITLE) show_window_title(&s->w, &s->cur);
+#ifdef __EMSCRIPTEN__
+    /* in a browser the page is the window: it goes fullscreen, and its tab,
+     * not Q or Esc, closes it (src/app/web/show_web.c) */
+    if (req & VIEW_REQ_QUIT) show_web_fullscreen(0);
+    if (req & VIEW_REQ_FULLSCREEN) show_web_fullscreen(-1);
+#else
+    if (req & VIEW_REQ_QUIT) s->running = 0;
     if (req & VIEW_REQ_FULLSCREEN) {
         Uint32 fl = SDL_GetWindowFlags(s->w.win);
         SDL_SetWindowFullscreen(s->w.win, (fl & SDL_WINDOW_FULLSCREEN_DESKTOP) ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP);
     }
+#endif
     if (req & VIEW_REQ_RELOAD) reload(s, s->cur.path);
 }
 

@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "attn.h"
+#ifdef __EMSCRIPTEN__
+#include "show.h"
+#endif
 
 static void pixel_size(SDL_Window *win, int *w, int *h)
 {
@@ -121,6 +124,7 @@ static int last_diff(const uint32_t *a, const uint32_t *b, int lo, int hi)
     return i;
 }
 
+#ifndef __EMSCRIPTEN__
 /* The window surface holds the frame's pixels byte for byte (XRGB8888 under
  * an ARGB8888 frame, the usual X11 visual): rows are copied, not converted
  * pixel by pixel by SDL_BlitSurface (the alpha byte is ignored there). */
@@ -145,6 +149,7 @@ static int copy_rect(ShowScreen *s, SDL_Surface *ws, SDL_Rect r)
                (size_t)r.w * 4);
     return 0;
 }
+#endif
 
 int show_screen_present(ShowScreen *s)
 {
@@ -156,19 +161,28 @@ int show_screen_present(ShowScreen *s)
     double t0 = 1e3 * attn_clock_seconds();
     s->last_rects = 0;
     s->last_scan_ms = s->last_send_ms = 0;
+#ifndef __EMSCRIPTEN__
     SDL_Surface *ws = SDL_GetWindowSurface(s->win);
     if (!ws) return -1;
     if (ws->w != s->w || ws->h != s->h) s->full = 1; /* a resize under way: the next begin follows it */
     SDL_SetSurfaceBlendMode(s->frame, SDL_BLENDMODE_NONE);
+#endif
     const uint32_t *px = s->frame->pixels;
     size_t pitch = (size_t)s->frame->pitch / 4, w = (size_t)s->w;
     if (s->full) {
+#ifndef __EMSCRIPTEN__
         if (SDL_BlitSurface(s->frame, NULL, ws, NULL) != 0) return -1; /* clips when ws is not (yet) the frame's size */
+#endif
         for (int y = 0; y < s->h; y++) memcpy(s->prev + (size_t)y * w, px + (size_t)y * pitch, w * 4);
         s->full = 0;
         s->sent_px += (unsigned long long)s->w * (unsigned long long)s->h;
         double t1 = 1e3 * attn_clock_seconds();
+#ifdef __EMSCRIPTEN__
+        SDL_Rect all = {0, 0, s->w, s->h};
+        int st = show_web_put(s->frame->pixels, s->frame->pitch, &all, 1);
+#else
         int st = SDL_UpdateWindowSurface(s->win);
+#endif
         s->last_rects = 1;
         s->last_scan_ms = t1 - t0;
         s->last_send_ms = 1e3 * attn_clock_seconds() - t1;
@@ -212,13 +226,19 @@ int show_screen_present(ShowScreen *s)
     if (!n) return 0;
     for (int i = 0; i < n; i++) {
         SDL_Rect r = rects[i];
+#ifndef __EMSCRIPTEN__
         if (copy_rect(s, ws, r) != 0) return -1;
+#endif
         for (int yy = r.y; yy < r.y + r.h; yy++)
             memcpy(s->prev + (size_t)yy * w + (size_t)r.x, px + (size_t)yy * pitch + (size_t)r.x, (size_t)r.w * 4);
         s->sent_px += (unsigned long long)r.w * (unsigned long long)r.h;
     }
     double t1 = 1e3 * attn_clock_seconds();
+#ifdef __EMSCRIPTEN__
+    int st = show_web_put(s->frame->pixels, s->frame->pitch, rects, n);
+#else
     int st = SDL_UpdateWindowSurfaceRects(s->win, rects, n);
+#endif
     s->last_rects = n;
     s->last_send_ms = 1e3 * attn_clock_seconds() - t1;
     return st;

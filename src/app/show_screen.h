@@ -5,7 +5,8 @@
  * window shows the export's pixels; it then sends the X server only the
  * rectangles that changed since the last frame (an animation touches one
  * matrix, not 1920×1080 pixels), which keeps frames fast on Xvfb and on
- * machines without a GPU. With `--gpu` the frame is drawn by SDL's
+ * machines without a GPU. In a browser those rectangles go from the frame
+ * straight to the page's canvas (show_web_put). With `--gpu` the frame is drawn by SDL's
  * accelerated renderer on the window instead (vsync when not measuring).
  *
  * Usage:

@@ -73,6 +73,20 @@ void show_stats_open(ShowStats *st, int enabled, double t_start)
     if (log_path && *log_path) st->log = open_frame_log(log_path);
 }
 
+/* This thread's CPU time in seconds: unlike the time between two clock
+ * readings, it does not grow while other programs have the processor. */
+static double thread_cpu_seconds(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void show_stats_begin(ShowStats *st)
+{
+    if (st->log) st->cpu_begun = thread_cpu_seconds();
+}
+
 void show_stats_frame(ShowStats *st, const ShowWindow *w, const View *v, double t, double t_drawn,
                       unsigned long long sent)
 {
@@ -90,9 +104,11 @@ void show_stats_frame(ShowStats *st, const ShowWindow *w, const View *v, double 
     }
     if (st->log)
         fprintf(st->log,
-                "%.3f draw %.2f ms present %.2f ms sent %llu px step %d %s t %.3f rects %d scan %.2f ms send %.2f ms\n",
+                "%.3f draw %.2f ms present %.2f ms sent %llu px step %d %s t %.3f rects %d scan %.2f ms send %.2f ms "
+                "cpu %.2f ms\n",
                 (t - st->t_start) * 1000.0, (t_drawn - t) * 1000.0, (now - t_drawn) * 1000.0, sent, v->step,
-                view_current(v)->name, v->t, w->scr.last_rects, w->scr.last_scan_ms, w->scr.last_send_ms);
+                view_current(v)->name, v->t, w->scr.last_rects, w->scr.last_scan_ms, w->scr.last_send_ms,
+                (thread_cpu_seconds() - st->cpu_begun) * 1000.0);
     if (st->first_frame < 0) {
         st->first_frame = now - st->t_start + (st->age0 > 0 ? st->age0 : 0);
         if (st->log) fprintf(st->log, "start-up: first frame shown at %.1f ms\n", st->first_frame * 1000.0);

@@ -229,6 +229,23 @@ static int write_temp(const Lesson *L, const char *dir, char **tmp, char *err, s
     return 0;
 }
 
+/* On a filesystem without hard links (FAT, a browser page's memory): path
+ * is taken with O_EXCL, failing when the name was taken meanwhile, and the
+ * whole file tmp renamed over that empty one. 0, or -1 with errno. */
+static int take_and_rename(const char *tmp, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return -1;
+    close(fd);
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(path);
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
 int lesson_save_new(Lesson *L, const char *dir, char *path, size_t pathlen, char *err, size_t errlen)
 {
     err[0] = '\0';
@@ -270,6 +287,10 @@ int lesson_save_new(Lesson *L, const char *dir, char *path, size_t pathlen, char
         /* link() makes the file appear whole under its name, and fails when
          * the name was taken meanwhile */
         int rc = link(tmp, path), e = errno;
+        if (rc != 0 && (e == EMLINK || e == EPERM || e == ENOSYS || e == EOPNOTSUPP)) {
+            rc = take_and_rename(tmp, path);
+            e = errno;
+        }
         unlink(tmp);
         free(tmp);
         if (rc == 0) {

@@ -42,7 +42,12 @@ static const ViewBinding bindings[] = {
     {VIEW_ACT_RELOAD, {'r'}, {"R", "R"}, {"reload the lesson file", "重新载入课程文件"}},
     {VIEW_ACT_HEADS, {'a'}, {"A", "A"}, {"all heads panel on / off", "显示或隐藏所有头的面板"}},
     {VIEW_ACT_HELP, {'?', 'h', VIEW_KEY_F1}, {"? / H / F1", "? / H / F1"}, {"this help", "本帮助"}},
+#ifdef __EMSCRIPTEN__
+    /* a page is closed with its tab (src/app/web/show_web.c) */
+    {VIEW_ACT_QUIT, {VIEW_KEY_ESCAPE, 'q'}, {"Esc / Q", "Esc / Q"}, {"leave fullscreen", "退出全屏"}},
+#else
     {VIEW_ACT_QUIT, {VIEW_KEY_ESCAPE, 'q'}, {"Esc / Q", "Esc / Q"}, {"quit", "退出"}},
+#endif
     {VIEW_ACT_EDIT, {'e'}, {"E", "E"}, {"edit: arrows, Tab, a number, Enter", "编辑：方向键、Tab、数字、回车"}},
     {VIEW_ACT_EDIT_SCALE, {'<', '>'}, {"< / >", "< / >"}, {"scale (temperature)", "缩放（温度）"}},
     {VIEW_ACT_EDIT_MASK, {'k'}, {"K", "K"}, {"mask: none, causal, padding", "掩码：无、因果、填充"}},
