@@ -230,6 +230,37 @@ for sig in TERM INT; do
     fi
 done
 
+# ---- a kill part-way: the journal lists what is there; the next export clears it -------------
+mkdir K
+"$app" export ok.json -o K --steps 1-12 --size 320x200 2>/dev/null
+sed 's/"id":"t"/"id":"u"/' ok.json >u.json
+"$app" export u.json -o K --frames --fps 30 --size 640x400 --threads 1 >/dev/null 2>err &
+pid=$!
+for _ in $(seq 600); do
+    [ -n "$(ls K/00001?.png 2>/dev/null)" ] && break
+    sleep 0.05
+done
+kill -KILL $pid 2>/dev/null
+wait $pid 2>/dev/null
+unlisted=0
+for f in K/*.png; do
+    [ -e "$f" ] && ! grep -q " ${f#K/}$" K/.index.json.attnviz-journal 2>/dev/null && unlisted=$((unlisted + 1))
+done
+olds=$(grep -la 'attnviz:lesson.t' K/*.png 2>/dev/null | wc -l)
+if [ ! -e K/index.json ] && [ $unlisted -eq 0 ] && [ "$olds" -eq 0 ]; then
+    ok "SIGKILL part-way: no index.json, no PNG of the earlier export, the journal lists every PNG"
+else
+    fail "SIGKILL part-way: index.json $([ -e K/index.json ] && echo left), $unlisted unlisted, $olds earlier: $(ls -A K | tr '\n' ' ')"
+fi
+if run "the export after a kill" 60 "$app" export u.json -o K --steps 1-2 --size 320x200; then
+    left=$(cd K && ls -A | LC_ALL=C sort | tr '\n' ' ')
+    if [ $st -eq 0 ] && [ "$left" = "001-input.png 002-weight.png index.json " ]; then
+        ok "the next export removes what the killed one wrote, and leaves exactly its own files"
+    else
+        fail "after a kill: status $st, left '$left', err '$(cat err)'"
+    fi
+fi
+
 # ---- long paths: written whole or refused, never cut -------------------------------------
 # Folders of 200-byte names make --sheet's path 1,103 bytes long: cut at
 # 1,100 bytes it would read .../handout, where a foreign file waits.
