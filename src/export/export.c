@@ -1093,14 +1093,21 @@ static int sheet_check_pages(Run *r, const char *path, char *err, size_t errlen)
             rc = 0;
         if (rc == 0 && page > 1) rc = export__check_entry(dir, name, err, errlen);
         if (rc == 0 && page == 1 && !sheet_is_pdf(path)) { /* the journal, the longest name of all */
-            char *journal = export__journal_path(dir, name);
+            char *journal = export__journal_path(dir, name), *msg = malloc(EXPORT_ERR_MAX);
             const char *slash = journal ? strrchr(journal, '/') : NULL;
-            if (!journal) export__set_err(err, errlen, "out of memory");
-            rc = !journal || export__check_length(journal, err, errlen) != 0 ||
-                         export__check_entry(dir, slash + 1, err, errlen) != 0
-                     ? -1
-                     : 0;
+            if (!journal || !msg) {
+                export__set_err(err, errlen, "out of memory");
+                rc = -1;
+            } else if (export__check_length(journal, msg, EXPORT_ERR_MAX) != 0) {
+                export__set_err(err, errlen,
+                                "%s: too long a name for a PNG handout, which keeps a journal beside it: %s", path,
+                                msg);
+                rc = -1;
+            } else {
+                rc = export__check_entry(dir, slash + 1, err, errlen);
+            }
             free(journal);
+            free(msg);
         }
         free(file);
         free(dir);
