@@ -516,6 +516,13 @@ static void test_sheet_earlier_pages(void **state)
     assert_int_equal(access(path, F_OK), 0);
     snprintf(path, sizeof path, "%s/notes-3.png", scratch);
     assert_int_equal(access(path, F_OK), 0);
+    /* nor replaced by a longer handout: refused before anything is written */
+    opt.steps = NULL;
+    assert_int_equal(export_lesson(&l, NULL, &opt, &res, err, sizeof err), -1);
+    assert_true(res.usage_error);
+    assert_non_null(strstr(err, "notes-2.png: exists and is not a page of an attnviz handout"));
+    snprintf(cmd, sizeof cmd, "cmp -s '%s/001-input.png' '%s/notes-2.png'", dir, scratch);
+    assert_int_equal(system(cmd), 0);
     lesson_free(&l);
 }
 

@@ -289,6 +289,9 @@ enum {
     TEXT_COUNT
 };
 
+/* The text chunk every step's PNG and frame carries, and a handout's page never. */
+#define STEP_KEY_STEP "attnviz:step"
+
 typedef struct StepText {
     char step[16], head[16], software[64];
     char narration[NARRATE_MAX_STEP_TEXT];
@@ -310,8 +313,8 @@ static void step_text_fill(StepText *st, const View *v)
     view_step_title(s, st->title, sizeof st->title);
     const char *title = lesson_text(&l->title, v->lang);
     static const char *const keys[TEXT_COUNT] = {
-        "Title",        "Software",          "Description",       "attnviz:lesson", "attnviz:lang",
-        "attnviz:step", "attnviz:step-name", "attnviz:step-kind", "attnviz:head",   "attnviz:formula"};
+        "Title",       "Software",          "Description",       "attnviz:lesson", "attnviz:lang",
+        STEP_KEY_STEP, "attnviz:step-name", "attnviz:step-kind", "attnviz:head",   "attnviz:formula"};
     const char *vals[TEXT_COUNT] = {title ? title : "",
                                     st->software,
                                     st->narration,
@@ -1472,8 +1475,9 @@ static int sheet_commit(Sheet *sh, char *err, size_t errlen)
             export__sha256(sh->later[k - 2].data, sh->later[k - 2].len, hex);
             rc = export__records_add(&now, pname, (long long)sh->later[k - 2].len, hex);
             if (rc != 0) export__set_err(err, errlen, "out of memory");
-            if (rc == 0 && export__check_replaceable(pdir, pname, SHEET_KEY_PAGE, "a page of an attnviz handout", err,
-                                                     errlen) != 0)
+            /* a page of attnviz's (an older attnviz's too): not a step's PNG or a frame */
+            if (rc == 0 &&
+                export__check_replaceable(pdir, pname, STEP_KEY_STEP, "a page of an attnviz handout", err, errlen) != 0)
                 r->res->usage_error = 1, rc = -1;
             free(pdir);
             free(pname);

@@ -310,13 +310,13 @@ static int png_says_attnviz(const unsigned char *buf, size_t len)
     return ours;
 }
 
-int export__png_is_ours(const char *path, const char *marker_key)
+int export__png_is_ours(const char *path, const char *not_key)
 {
     size_t len = 0;
     unsigned char *buf = (unsigned char *)read_regular(path, PNG_TEXT_SCAN_BYTES, 1, &len, NULL);
-    char *marker = marker_key ? png_text(buf, len, marker_key) : NULL;
-    int ours = png_says_attnviz(buf, len) && (!marker_key || marker);
-    free(marker);
+    char *other = not_key ? png_text(buf, len, not_key) : NULL;
+    int ours = png_says_attnviz(buf, len) && !other;
+    free(other);
     free(buf);
     return ours;
 }
@@ -519,7 +519,7 @@ int export__check_entry(const char *dir, const char *name, char *err, size_t err
     return rc;
 }
 
-int export__check_replaceable(const char *dir, const char *name, const char *marker_key, const char *what, char *err,
+int export__check_replaceable(const char *dir, const char *name, const char *not_key, const char *what, char *err,
                               size_t errlen)
 {
     if (export__check_entry(dir, name, err, errlen) != 0) return -1;
@@ -530,7 +530,7 @@ int export__check_replaceable(const char *dir, const char *name, const char *mar
     }
     struct stat st;
     int rc = 0;
-    if (lstat(path, &st) == 0 && !export__png_is_ours(path, marker_key)) {
+    if (lstat(path, &st) == 0 && !export__png_is_ours(path, not_key)) {
         export__set_err(err, errlen, "%s: exists and is not %s; attnviz replaces only its own files", path, what);
         rc = -1;
     }

@@ -78,8 +78,8 @@ int export__accept_folder_name(const char *name, void *user);
 /* NNNNNN.png, with its number in *index (index may be NULL). */
 int export__is_frame_name(const char *name, int *index);
 /* A regular PNG file whose Software text chunk says "attnviz ..." and,
- * when marker_key is not NULL, which has a text chunk of that key. */
-int export__png_is_ours(const char *path, const char *marker_key);
+ * when not_key is not NULL, which has no text chunk of that key. */
+int export__png_is_ours(const char *path, const char *not_key);
 /* The text chunk key of an attnviz PNG (as above), malloc'd, or NULL. */
 char *export__png_text_of(const char *path, const char *key);
 /* Removes dir/rec->name when it is exactly what rec recorded: a regular
@@ -127,10 +127,10 @@ int export__remove_stale_temporaries(const char *dir, const struct timespec *bef
 /* -1 with err when dir/name exists and is not a regular file (it will not
  * be replaced); 0 when it is free or a regular file. */
 int export__check_entry(const char *dir, const char *name, char *err, size_t errlen);
-/* -1 with err when dir/name exists and is not a PNG of attnviz's (with a
- * text chunk marker_key, when not NULL), named `what` in the message: it
- * will not be replaced. 0 when it is free or attnviz's. */
-int export__check_replaceable(const char *dir, const char *name, const char *marker_key, const char *what, char *err,
+/* -1 with err when dir/name exists and is not a PNG of attnviz's (or has
+ * a text chunk not_key, when that is not NULL), named `what` in the
+ * message: it will not be replaced. 0 when it is free or attnviz's. */
+int export__check_replaceable(const char *dir, const char *name, const char *not_key, const char *what, char *err,
                               size_t errlen);
 /* -1 with err when path, or the temporary it is written through, is
  * longer than the file system takes (NAME_MAX bytes a name, PATH_MAX a
