@@ -610,8 +610,7 @@ static int files_plan(Run *r, const char *dir, const char *journal, int *frames_
         }
     *frames_total = total;
     int rc = export__check_entry(dir, EXPORT_INDEX_NAME, err, errlen);
-    const char *slash = strrchr(journal, '/');
-    if (rc == 0) rc = export__check_entry(dir, slash ? slash + 1 : journal, err, errlen);
+    if (rc == 0) rc = export__check_journal(journal, err, errlen);
     if (rc == 0 && export__previous_read(dir, prev) < 0) {
         export__set_err(err, errlen,
                         "%s/%s: exists and is not the index of an attnviz export; attnviz replaces only its own files",
@@ -1097,7 +1096,6 @@ static int sheet_check_pages(Run *r, const char *path, char *err, size_t errlen)
         if (rc == 0 && page > 1) rc = export__check_entry(dir, name, err, errlen);
         if (rc == 0 && page == 1 && !sheet_is_pdf(path)) { /* the journal, the longest name of all */
             char *journal = export__journal_path(dir, name), *msg = malloc(EXPORT_ERR_MAX);
-            const char *slash = journal ? strrchr(journal, '/') : NULL;
             if (!journal || !msg) {
                 export__set_err(err, errlen, "out of memory");
                 rc = -1;
@@ -1107,7 +1105,7 @@ static int sheet_check_pages(Run *r, const char *path, char *err, size_t errlen)
                                 msg);
                 rc = -1;
             } else {
-                rc = export__check_entry(dir, slash + 1, err, errlen);
+                rc = export__check_journal(journal, err, errlen);
             }
             free(journal);
             free(msg);

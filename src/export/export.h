@@ -42,7 +42,8 @@
  * The folder: attnviz writes only its own names there, each through a new
  * temporary renamed into place; a name taken by anything but a regular file
  * (a FIFO, a device, a symbolic link), by a file that is not attnviz's PNG,
- * or an index.json that is not an export's, is refused before drawing,
+ * an index.json that is not an export's, or a file under the journal's
+ * name that is not a journal, is refused before drawing,
  * never opened or replaced. index.json records each file's size and
  * SHA-256 ("bytes", "sha256"; for frames, "frame_files": runs of identical
  * frames). An export removes what the earlier export into DIR recorded,

@@ -373,6 +373,24 @@ int export__journal_read(const char *path, ExportRecords *out, int (*accept)(con
     return ok;
 }
 
+int export__check_journal(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) return 0;
+    size_t len = 0, head = sizeof JOURNAL_FORMAT - 1;
+    char *text = S_ISREG(st.st_mode) ? read_regular(path, head + 1, 1, &len, NULL) : NULL;
+    int ours = text && len == head + 1 && strncmp(text, JOURNAL_FORMAT, head) == 0 && text[head] == '\n';
+    free(text);
+    if (ours) return 0;
+    if (!S_ISREG(st.st_mode))
+        export__set_err(err, errlen, "%s: exists and is %s, not a regular file; attnviz replaces only its own files",
+                        path, lesson_file_kind(st.st_mode));
+    else
+        export__set_err(err, errlen,
+                        "%s: exists and is not a journal of attnviz's; attnviz replaces only its own files", path);
+    return -1;
+}
+
 int export__journal_begin(ExportJournal *j, const char *path, const ExportRecords *records, char *err, size_t errlen)
 {
     memset(j, 0, sizeof *j);

@@ -105,6 +105,10 @@ char *export__journal_path(const char *dir, const char *name);
 /* The records of the journal at path (when it is a regular file of that
  * format) into out. 1 when there was one, else 0. */
 int export__journal_read(const char *path, ExportRecords *out, int (*accept)(const char *name, void *user), void *user);
+/* -1 with err when path exists and is not a journal of attnviz's (not a
+ * regular file, or not of that format): it is never replaced. 0 when it
+ * is free or a journal. */
+int export__check_journal(const char *path, char *err, size_t errlen);
 /* Writes the journal at path, whole, listing records, and opens it to
  * append to. 0, or -1 with err. */
 int export__journal_begin(ExportJournal *j, const char *path, const ExportRecords *records, char *err, size_t errlen);

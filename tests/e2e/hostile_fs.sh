@@ -188,6 +188,23 @@ if run "export over a foreign 001-input.png" 60 "$app" export ok.json -o X --ste
     fi
 fi
 
+# A file under the journal's name that is not a journal: refused, kept.
+mkdir J
+echo "my notes" >J/.index.json.attnviz-journal
+echo "my notes" >J/.h.png.attnviz-journal
+for args in "-o J --steps 1" "--sheet J/h.png --steps 1"; do
+    # shellcheck disable=SC2086 # the options are words
+    if run "export beside a foreign journal ($args)" 60 "$app" export ok.json $args --size 320x200; then
+        if [ $st -eq 2 ] && grep -q "attnviz-journal: exists and is not a journal of attnviz's" err &&
+            [ "$(cat J/.index.json.attnviz-journal J/.h.png.attnviz-journal)" = "my notes
+my notes" ] && [ "$(ls -A J | wc -l)" -eq 2 ]; then
+            ok "export $args refuses to replace a foreign file named like its journal, and writes nothing"
+        else
+            fail "foreign journal ($args): status $st, $(ls -A J | tr '\n' ' '), err '$(cat err)'"
+        fi
+    fi
+done
+
 # ---- signals end an export at once, and leave no temporary ---------------------------------
 for sig in TERM INT; do
     rm -rf S
