@@ -1079,10 +1079,13 @@ static int sheet_accept_name(const char *name, void *user)
 }
 
 /* Before drawing: a refusal when a page's name, or its temporary's, is
- * too long for the file system, or when a later page's name (there are
- * at most as many pages as steps) or the handout's journal is taken by
- * something that is not a regular file (a FIFO, a device, a link), which
- * is never opened or replaced. */
+ * too long for the file system, or when a later page's name or the
+ * handout's journal is taken by something that is not a regular file (a
+ * FIFO, a device, a link), which is never opened or replaced. The pages
+ * checked are one a step; a caption continued on the next pages makes
+ * more, whose names are never too long when the journal's is not: the
+ * journal's name (".NAME.attnviz-journal", written through its own
+ * temporary) takes as many bytes as page 9999999999999999's. */
 static int sheet_check_pages(Run *r, const char *path, char *err, size_t errlen)
 {
     int pages = sheet_is_pdf(path) ? 1 : r->n_selected;
