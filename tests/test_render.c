@@ -1466,6 +1466,34 @@ static void test_wrap_lessons(void **state)
     canvas_free(c);
 }
 
+/* The bundled fonts found through an assets folder named by a path of
+ * over 1,024 bytes ("/." steps): looked for under the whole path, never a
+ * cut one. */
+static void test_long_assets_path(void **state)
+{
+    (void)state;
+    size_t n = strlen(ATTNVIZ_TESTS_DIR) + 2 * 700 + sizeof "/../assets";
+    char *dir = malloc(n), err[512];
+    assert_non_null(dir);
+    strcpy(dir, ATTNVIZ_TESTS_DIR);
+    for (int i = 0; i < 700; i++) strcat(dir, "/.");
+    strcat(dir, "/../assets");
+    SDL_Surface *surf = SDL_CreateRGBSurfaceWithFormat(0, 64, 64, 32, SDL_PIXELFORMAT_ARGB8888);
+    assert_non_null(surf);
+    SDL_Renderer *sdl = SDL_CreateSoftwareRenderer(surf);
+    assert_non_null(sdl);
+    RenderOptions opt = {0};
+    opt.no_system_fonts = 1;
+    opt.assets_dir = dir;
+    RenderCtx *rc = render_create(sdl, &opt, err, sizeof err);
+    if (!rc) fail_msg("render_create with a %zu-byte assets path: %s", strlen(dir), err);
+    assert_int_equal(render_font_count(rc), 2);
+    render_destroy(rc);
+    SDL_DestroyRenderer(sdl);
+    SDL_FreeSurface(surf);
+    free(dir);
+}
+
 int main(void)
 {
     SDL_SetHint(SDL_HINT_RENDER_DRIVER, "software");
@@ -1479,6 +1507,7 @@ int main(void)
         cmocka_unit_test(test_legend_and_labels),
         cmocka_unit_test(test_hits_outlive_no_trace),
         cmocka_unit_test(test_chinese_glyphs),
+        cmocka_unit_test(test_long_assets_path),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_numbers_change),
         cmocka_unit_test(test_edit_keeps_lesson_choices),

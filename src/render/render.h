@@ -167,7 +167,8 @@ SDL_Color render_weight_color(ViewWeightScale scale, float w, float row_max);
 int render_font_count(const RenderCtx *rc);
 const char *render_font_path(const RenderCtx *rc, int i);
 /* Font i's file into file and its face index in that file (0 unless the
- * file is a collection), or -1 when there is no font i. */
+ * file is a collection), or -1 when there is no font i or its path does
+ * not fit in len bytes. */
 long render_font_file(const RenderCtx *rc, int i, char *file, size_t len);
 /* The index of the first font of the chain that has a glyph for cp, or -1. */
 int render_font_for(const RenderCtx *rc, uint32_t cp);

@@ -33,16 +33,20 @@ static int dir_exists(const char *p)
     return p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* "path#index" → path and index, when path alone is not a file. */
+/* "path#index" → path and index, when path alone is not a file. -1 (and
+ * file empty) when the path does not fit in len bytes: never a cut path,
+ * which could name another file. */
 static long split_spec(const char *spec, char *file, size_t len)
 {
     const char *hash = strrchr(spec, '#');
-    if (hash && !file_exists(spec)) {
-        snprintf(file, len, "%.*s", (int)(hash - spec), spec);
-        return atol(hash + 1);
+    size_t n = hash && !file_exists(spec) ? (size_t)(hash - spec) : strlen(spec);
+    if (n >= len) {
+        if (len) file[0] = '\0';
+        return -1;
     }
-    snprintf(file, len, "%s", spec);
-    return 0;
+    memcpy(file, spec, n);
+    file[n] = '\0';
+    return n < strlen(spec) ? atol(hash + 1) : 0;
 }
 
 /* Opens a font "path" or "path#index" (a face of a collection) at a size;
@@ -51,7 +55,7 @@ static TTF_Font *open_sized(const char *spec, int size)
 {
     char file[PATH_MAX];
     long index = split_spec(spec, file, sizeof file);
-    return file_exists(file) ? TTF_OpenFontIndex(file, size, index) : NULL;
+    return index >= 0 && file_exists(file) ? TTF_OpenFontIndex(file, size, index) : NULL;
 }
 
 /* The font fontconfig matches for `pattern` (a family, optionally with a
@@ -120,8 +124,7 @@ static void map_fonts(RenderCtx *rc)
 #ifdef RENDER_HAVE_MMAP
     for (int i = 0; i < rc->n_fonts; i++) {
         char file[PATH_MAX];
-        split_spec(rc->font_path[i], file, sizeof file);
-        int fd = open(file, O_RDONLY);
+        int fd = split_spec(rc->font_path[i], file, sizeof file) < 0 ? -1 : open(file, O_RDONLY);
         if (fd < 0) continue;
         struct stat st;
         if (fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size <= INT_MAX) { /* SDL_RWFromConstMem takes an int */
@@ -180,12 +183,15 @@ int render_fonts_open(RenderCtx *rc, const RenderOptions *opt, char *err, size_t
             free(spec);
         }
     }
-    char path[1024];
     const char *dir = assets_dir(opt);
-    snprintf(path, sizeof path, "%s/fonts/DejaVuSans.ttf", dir);
-    add_font(rc, path);
-    snprintf(path, sizeof path, "%s/fonts/NotoSansCJKsc-Subset.otf", dir);
-    add_font(rc, path);
+    static const char *const shipped[] = {"fonts/DejaVuSans.ttf", "fonts/NotoSansCJKsc-Subset.otf"};
+    for (size_t i = 0; i < sizeof shipped / sizeof shipped[0]; i++) {
+        size_t n = strlen(dir) + strlen(shipped[i]) + 2;
+        char *path = malloc(n);
+        if (path) snprintf(path, n, "%s/%s", dir, shipped[i]);
+        add_font(rc, path);
+        free(path);
+    }
     map_fonts(rc);
     if (rc->n_fonts == 0) {
         snprintf(err, errlen,
@@ -285,7 +291,7 @@ static FontSlot *slot_for(RenderCtx *rc, int size)
         if (rc->font_map[i]) {
             char file[PATH_MAX];
             long index = split_spec(rc->font_path[i], file, sizeof file);
-            SDL_RWops *rw = SDL_RWFromConstMem(rc->font_map[i], (int)rc->font_map_len[i]);
+            SDL_RWops *rw = index < 0 ? NULL : SDL_RWFromConstMem(rc->font_map[i], (int)rc->font_map_len[i]);
             fs->font[i] = rw ? TTF_OpenFontIndexRW(rw, 1, size, index) : NULL;
         }
         if (!fs->font[i]) fs->font[i] = open_sized(rc->font_path[i], size);
