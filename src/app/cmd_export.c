@@ -102,9 +102,9 @@ static void on_deadline(int sig)
     _exit(APP_RUNTIME);
 }
 
-/* SIGINT, SIGTERM: the export stops after the frame being drawn and the
- * files being written; if it has not ended within a second, or at a second
- * signal, the deadline ends it. */
+/* SIGINT, SIGTERM, SIGHUP (the terminal closed): the export stops after
+ * the frame being drawn and the files being written; if it has not ended
+ * within a second, or at a second signal, the deadline ends it. */
 static void on_interrupt(int sig)
 {
     if (interrupted) on_deadline(sig);
@@ -360,11 +360,13 @@ int cmd_export(int argc, char **argv)
     signal(SIGALRM, on_deadline);
     signal(SIGINT, on_interrupt);
     signal(SIGTERM, on_interrupt);
+    signal(SIGHUP, on_interrupt);
     ExportResult res;
     char err[EXPORT_ERR_MAX];
     int rc = export_lesson(&lesson, dir, &opt, &res, err, sizeof err);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
     struct itimerval off = {{0, 0}, {0, 0}};
     setitimer(ITIMER_REAL, &off, NULL);
     if (pr.shown) fputc('\n', stderr);

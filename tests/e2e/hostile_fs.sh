@@ -206,7 +206,7 @@ my notes" ] && [ "$(ls -A J | wc -l)" -eq 2 ]; then
 done
 
 # ---- signals end an export at once, and leave no temporary ---------------------------------
-for sig in TERM INT; do
+for sig in TERM INT HUP; do
     rm -rf S
     "$app" export ok.json -o S --size 4000x4000 --png-level 0 --threads 2 >/dev/null 2>err &
     pid=$!
@@ -239,7 +239,7 @@ for sig in TERM INT; do
         for f in S/*.png; do
             [ -e "$f" ] && ! grep -q " ${f#S/}$" S/.index.json.attnviz-journal && unlisted=$((unlisted + 1))
         done
-        if [ $st -ne 0 ] && [ "$temps" -eq 0 ] && [ ! -e S/index.json ] && [ $unlisted -eq 0 ]; then
+        if [ $st -eq 1 ] && grep -q interrupted err && [ "$temps" -eq 0 ] && [ ! -e S/index.json ] && [ $unlisted -eq 0 ]; then
             ok "SIG$sig ends the export (status $st), leaves no temporary, and its journal lists what it wrote"
         else
             fail "SIG$sig: status $st, $temps temporaries, $unlisted PNGs unlisted: $(ls -A S | tr '\n' ' ')"
