@@ -303,6 +303,17 @@ if run "--sheet with a 250-byte name" 60 "$app" export ok.json --sheet "$name" -
         fail "--sheet with a 250-byte name: status $st, err '$(cat err)'"
     fi
 fi
+# A name that fits, whose journal (.NAME.attnviz-journal, written through
+# its own temporary) does not: refused, naming the handout and why.
+name=$(printf 'j%.0s' $(seq 226)).png
+if run "--sheet with a 230-byte name" 60 "$app" export ok.json --sheet "$name" --steps 1 --size 320x200; then
+    if [ $st -eq 2 ] && grep -q "^attnviz export: $name: too long a name for a PNG handout, which keeps a journal" err &&
+        [ -z "$(ls -A | grep 'jjj')" ]; then
+        ok "--sheet with a 230-byte name: refused for its journal, nothing written"
+    else
+        fail "--sheet with a 230-byte name: status $st, err '$(cat err)'"
+    fi
+fi
 far=$deep
 while [ ${#far} -lt 4100 ]; do far=$far/$(printf 'g%.0s' $(seq 200)); done
 if run "-o past PATH_MAX" 60 "$app" export ok.json -o "$far" --steps 1 --size 320x200; then
