@@ -1096,6 +1096,7 @@ static int sheet_check_pages(Run *r, const char *path, char *err, size_t errlen)
             export__set_err(err, errlen, "out of memory");
         else if (export__check_length(file, err, errlen) == 0)
             rc = 0;
+        if (rc == 0 && page == 1) rc = export_check_not_link(path, err, errlen);
         if (rc == 0 && page > 1) rc = export__check_entry(dir, name, err, errlen);
         if (rc == 0 && page == 1 && !sheet_is_pdf(path)) { /* the journal, the longest name of all */
             char *journal = export__journal_path(dir, name), *msg = malloc(EXPORT_ERR_MAX);

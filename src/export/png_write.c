@@ -573,6 +573,19 @@ static int write_via_temporary(const char *path, const void *data, size_t len, c
     return 0;
 }
 
+int export_check_not_link(const char *path, char *err, size_t errlen)
+{
+    struct stat lst, st;
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+        export__set_err(err, errlen,
+                        "%s: is a symbolic link to a file; attnviz replaces neither the link nor the file it "
+                        "points to (name the file itself)",
+                        path);
+        return -1;
+    }
+    return 0;
+}
+
 int export_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
     struct stat st;
@@ -586,6 +599,7 @@ int export_write_file(const char *path, const void *data, size_t len, char *err,
             return -1;
         }
         if (!S_ISREG(st.st_mode)) return write_direct(path, data, len, err, errlen);
+        if (export_check_not_link(path, err, errlen) != 0) return -1;
     }
     return write_via_temporary(path, data, len, err, errlen);
 }

@@ -155,9 +155,14 @@ void export_png_stream_abort(ExportPngStream *s);
  * temporary in path's folder (.NAME.attnviz-XXXXXX), renamed when complete
  * (mode 0666 & ~umask).
  * When path already exists and is a device or a pipe (/dev/stdout,
- * /dev/full), the bytes are written to it directly. A folder is an error.
+ * /dev/full), the bytes are written to it directly. A folder, and a
+ * symbolic link to a regular file (export_check_not_link), are errors.
  * 0, or -1 with err = "PATH: reason" and no file left under any name. */
 int export_write_file(const char *path, const void *data, size_t len, char *err, size_t errlen);
+/* -1 with err when path is a symbolic link to a regular file: writing
+ * through a temporary would replace the link, writing into it the file it
+ * points to; neither is attnviz's. 0 otherwise. */
+int export_check_not_link(const char *path, char *err, size_t errlen);
 
 /* The same for a file attnviz owns inside its output folder (a step PNG,
  * a frame, index.json): only ever a temporary plus rename. An existing

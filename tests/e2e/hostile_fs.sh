@@ -89,6 +89,21 @@ if run "export into a folder with a symlink" 60 "$app" export ok.json -o d --ste
     fi
 fi
 
+# --sheet naming a symbolic link to a file: refused before drawing; neither
+# the link nor the file it points to is replaced.
+for ext in png pdf; do
+    ln -s "$work/target.txt" "link.$ext"
+    if run "--sheet link.$ext" 60 "$app" export ok.json --sheet "link.$ext" --steps 1 --size 320x200; then
+        if [ $st -eq 2 ] && grep -q "link.$ext: is a symbolic link to a file" err && [ -L "link.$ext" ] &&
+            [ "$(cat target.txt)" = "not attnviz's" ]; then
+            ok "--sheet link.$ext (a link to a file): refused, the link and its target kept"
+        else
+            fail "--sheet link.$ext: status $st, $(ls -l "link.$ext"), target '$(cat target.txt)', err '$(cat err)'"
+        fi
+    fi
+    rm -f "link.$ext"
+done
+
 # ---- deleting: only attnviz's own files -------------------------------------------------
 mkdir P
 for i in 1 2 3; do echo photo >"P/00000$i.png"; done
