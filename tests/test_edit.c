@@ -768,9 +768,10 @@ static void test_bad_edits(void **state)
         assert_traces_identical("after a refused edit", e.trace, before);
     }
     /* a value of 400 characters: quoted in part, cut at a character with "…",
-     * the whole line valid UTF-8 with nothing replaced */
+     * the whole line valid UTF-8 with nothing replaced; "9喜喜" is 7 bytes, so
+     * the quotes' byte limits fall inside a 喜 */
     char spec[1300] = "X[0][0]=";
-    for (int i = 0; i < 400; i++) strcat(spec, i % 2 ? "喜" : "9");
+    for (int i = 0; i < 400; i++) strcat(spec, i % 3 ? "喜" : "9");
     assert_int_equal(edit_set(&e, spec), -1);
     assert_null(strchr(e.msg, '?'));
     assert_non_null(strstr(e.msg, "…': X[0][0]: expected a number, found \"9喜"));

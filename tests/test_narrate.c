@@ -421,6 +421,15 @@ static void test_when_messages(void **state)
             if ((p[j] & 0xC0) != 0x80) fail_msg("a character cut in \"%s\"", msg);
         p += k;
     }
+    /* a comparison without an operator, quoted in part: its byte limit (120)
+     * falls inside the 喜 at bytes 119-121, which is left out whole, not
+     * shown as '?' */
+    char none[400] = "ab";
+    for (int i = 0; i < 100; i++) strcat(none, "喜");
+    char long_msg[1024];
+    assert_int_equal(narrate_when(none, &f->lesson, f->trace, NULL, long_msg, sizeof long_msg), -1);
+    assert_non_null(strstr(long_msg, "found \"ab喜喜"));
+    assert_null(strchr(long_msg, '?'));
 }
 
 /* narrate_check: every narration in both languages, and keys that match nothing. */
