@@ -29,9 +29,10 @@ if(ATTNVIZ_XVFB_RUN)
   # own rendering are checked by the export tests and under valgrind.
   set_tests_properties(robust_window PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 400 RUN_SERIAL TRUE
     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
-  # Random keys and mouse events (seeded) in edit mode, compare mode, column
-  # notation and the log scale, in bursts that reach the window at once; a
-  # sanitizer report, a crash or a hang fails it. Thousands where the
+  # Random keys, mouse events and resizes (seeded) in edit mode, compare
+  # mode, column notation and the log scale, in bursts that reach the window
+  # at once; a sanitizer report, a crash, a hang or a saved lesson that
+  # check refuses fails it. Thousands where the
   # sanitizers watch (tools/ci-robustness.sh), a quarter of them elsewhere.
   if(ATTNVIZ_SANITIZE)
     set(_events 3200)

@@ -11,8 +11,8 @@
 # (default 27): clicks, double-clicks, drags (with and without Shift), the
 # wheel both ways, numbers and token names typed, Enter, Esc, Tab, arrows,
 # Backspace, Ctrl+Z / Ctrl+Y, F2 / Insert / Delete, K, < and >, E, O, R
-# (reload), Ctrl+S (save as), and the view's keys (steps, heads, M, C, N, W,
-# L, T, A, +, −, ?).
+# (reload), Ctrl+S (save as), the view's keys (steps, heads, M, C, N, W,
+# L, T, A, +, −, ?), and the window resized.
 #
 # The events go in bursts of 1 to 12. Before each burst the window is
 # stopped (SIGSTOP) and after it continued, so that the whole burst reaches
@@ -27,6 +27,8 @@
 # -DATTNVIZ_SANITIZE=address,undefined, as tools/ci-robustness.sh does). Esc
 # or an edit that leaves the window may quit it with status 0: it is then
 # opened again and the events go on.
+#
+# Every lesson Ctrl+S saved must then pass `attnviz check`.
 #
 # Exit status: 0 all passed, 1 a scenario failed, 77 skipped (no X server,
 # no xdotool).
@@ -184,6 +186,10 @@ event() {
     24) key e; key Escape ;; # Esc (in edit mode; else it may quit)
     25) key ctrl+s ;;
     26 | 27 | 28) key ctrl+z ;;
+    29) # the window resized: the next frame's layout differs from the last one's
+        ww=$((160 + RANDOM % 1100)) wh=$((120 + RANDOM % 700))
+        echo "windowsize $win $ww $wh"
+        ;;
     *) key "${keys[RANDOM % ${#keys[@]}]}" ;;
     esac
 }
@@ -255,6 +261,19 @@ run_scenario edit "$per" "$work/heads.json" --step $masked
 run_scenario compare "$per" "$work/heads.json" --view compare --step $masked
 run_scenario column-log "$per" "$work/heads.json" --notation column --weight-scale log --step 15
 run_scenario cross "$per" "$work/cross.json" --step 15
+
+# What Ctrl+S saved is a lesson attnviz accepts (README: saved lessons check)
+scenario=saved
+saved=0
+for f in "$work"/saved/*.json; do
+    [ -e "$f" ] || continue
+    saved=$((saved + 1))
+    if ! "$app" check "$f" >/dev/null 2>"$work/err"; then
+        fail "attnviz check refuses the saved lesson $(basename "$f")"
+        cp "$f" "${TMPDIR:-/tmp}/window-events-refused-$(basename "$f")" && echo "(kept in ${TMPDIR:-/tmp})"
+    fi
+done
+echo "ok   [saved] $saved saved lesson(s) pass check"
 
 if [ $failures -gt 0 ]; then
     echo "$failures scenario(s) failed (seed $seed)"
