@@ -27,6 +27,18 @@ else()
 endif()
 set_tests_properties(edit_e2e PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 RESOURCE_LOCK xvfb
                      ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+# Reflex keys never lose an edit (Xvfb, xdotool): with unsaved edits a second
+# Esc shows a notice instead of quitting, the edit is kept in a recovery file,
+# and the next window restores it with Y.
+if(ATTNVIZ_XVFB_RUN)
+  add_test(NAME unsaved_e2e
+           COMMAND ${ATTNVIZ_XVFB_RUN} -a -s "-screen 0 1280x800x24"
+                   ${ATTNVIZ_TESTS_DIR}/e2e/unsaved_e2e.sh $<TARGET_FILE:attnviz>)
+else()
+  add_test(NAME unsaved_e2e COMMAND sh -c "echo 'SKIP: xvfb-run is not installed (apt-get install xvfb)'; exit 77")
+endif()
+set_tests_properties(unsaved_e2e PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 RESOURCE_LOCK xvfb
+                     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 # attnviz check refuses a narration condition that is false for the lesson's
 # own numbers: exit 2, one line naming the key, its line and column.
 add_test(NAME check_false_condition

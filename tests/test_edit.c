@@ -243,6 +243,45 @@ static void test_revert(void **state)
     lesson_free(&L);
 }
 
+/* The window's recovery: a lesson saved from an edited one, restored into a
+ * fresh edit of the lesson as loaded, is the edited lesson again, as one
+ * change; a lesson of other sizes is refused and nothing changes. */
+static void test_restore(void **state)
+{
+    (void)state;
+    Lesson L;
+    parse(&L, LESSON_CAUSAL);
+    char err[512];
+    Edit e, fresh;
+    assert_int_equal(edit_init(&e, &L, err, sizeof err), 0);
+    assert_int_equal(edit_set(&e, "X[2][0]=4"), 0);
+    assert_int_equal(edit_add_token(&e, 0, 3, "d"), 0);
+    assert_int_equal(edit_toggle_mask(&e, 1, 0), 0);
+    assert_int_equal(edit_step_scale(&e, +1), 0);
+    Lesson saved;
+    int dropped = 0;
+    assert_int_equal(edit_saveable(&e, &saved, &dropped, err, sizeof err), 0);
+    assert_int_equal(edit_init(&fresh, &L, err, sizeof err), 0);
+    assert_int_equal(edit_restore(&fresh, &saved), 0);
+    assert_true(edit_modified(&fresh));
+    assert_edit_matches(&fresh, edit_lesson(&e));
+    assert_int_equal(edit_undo(&fresh), 0); /* one change */
+    assert_false(edit_modified(&fresh));
+    edit_free(&fresh);
+    lesson_free(&saved);
+    /* other sizes: refused, the lesson kept */
+    Lesson other;
+    parse(&other, LESSON_DOT);
+    assert_int_equal(edit_init(&fresh, &L, err, sizeof err), 0);
+    assert_int_equal(edit_restore(&fresh, &other), -1);
+    assert_non_null(strstr(fresh.msg, "not those of the lesson"));
+    assert_false(edit_modified(&fresh));
+    edit_free(&fresh);
+    lesson_free(&other);
+    edit_free(&e);
+    lesson_free(&L);
+}
+
 static void test_mask_toggle(void **state)
 {
     (void)state;
@@ -1388,6 +1427,7 @@ int main(void)
         cmocka_unit_test(test_undo_redo),
         cmocka_unit_test(test_scrub_is_one_undo),
         cmocka_unit_test(test_revert),
+        cmocka_unit_test(test_restore),
         cmocka_unit_test(test_mask_toggle),
         cmocka_unit_test(test_mask_padding_and_cycle),
         cmocka_unit_test(test_tokens),

@@ -1045,6 +1045,79 @@ static void test_keys(void **state)
     fixture_free(f);
 }
 
+/* Keys pressed by reflex lose nothing: with unsaved edits Esc and Q first
+ * show a notice, and Q (not Esc) while it shows quits; fullscreen, Esc leaves
+ * fullscreen instead of quitting; F5 (a clicker's button) is fullscreen. */
+static void test_reflex_keys(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make(LESSON_MHSA);
+    View *v = &f->view;
+    view_set_unsaved(v, 1);
+    assert_int_equal(view_key(v, VIEW_KEY_ESCAPE), VIEW_REQ_NONE);
+    assert_int_equal(v->notice_what, VS_NOTICE_UNSAVED);
+    assert_true(view_quit_confirmed(v));
+    assert_int_equal(view_key(v, VIEW_KEY_ESCAPE), VIEW_REQ_NONE); /* a second Esc: still only the notice */
+    assert_int_equal(view_key(v, 'q'), VIEW_REQ_QUIT);             /* Q again quits */
+    /* once the notice is gone, Q asks again */
+    view_advance(v, 60.0);
+    assert_false(view_quit_confirmed(v));
+    assert_int_equal(view_key(v, 'q'), VIEW_REQ_NONE);
+    assert_int_equal(view_key(v, 'Q'), VIEW_REQ_QUIT);
+    char text[256];
+    view_set_lang(v, LESSON_ZH);
+    view_notice_text(v, text, sizeof text);
+    assert_string_equal(text, "修改尚未保存：按 Ctrl+S 保存，再按 Q 退出");
+    /* saved: Esc quits */
+    view_set_unsaved(v, 0);
+    view_advance(v, 60.0);
+    assert_int_equal(view_key(v, VIEW_KEY_ESCAPE), VIEW_REQ_QUIT);
+    /* fullscreen: Esc leaves it, with or without edits; F5 toggles it */
+    view_set_fullscreen(v, 1);
+    assert_int_equal(view_key(v, VIEW_KEY_ESCAPE), VIEW_REQ_FULLSCREEN);
+    view_set_unsaved(v, 1);
+    assert_int_equal(view_key(v, VIEW_KEY_ESCAPE), VIEW_REQ_FULLSCREEN);
+    assert_int_equal(view_key(v, VIEW_KEY_F5), VIEW_REQ_FULLSCREEN);
+    /* Q in fullscreen with unsaved edits: the notice first */
+    assert_int_equal(view_key(v, 'q'), VIEW_REQ_NONE);
+    assert_int_equal(view_key(v, 'q'), VIEW_REQ_QUIT);
+    fixture_free(f);
+}
+
+/* B and '.' (a clicker's blank-screen button) black the screen and pause
+ * autoplay; B again, or a clicker's next or back, brings it back where it
+ * was and autoplay resumes. */
+static void test_black_screen(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make(LESSON_MHSA);
+    View *v = &f->view;
+    view_goto(v, 3);
+    view_finish(v);
+    view_set_playing(v, 1);
+    unsigned long rev = v->revision;
+    assert_int_equal(view_key(v, 'b'), VIEW_REQ_NONE);
+    assert_true(v->black);
+    assert_false(v->playing);
+    assert_true(v->revision != rev);
+    view_advance(v, 30.0);
+    assert_int_equal(v->step, 3);    /* nothing moves while black */
+    view_key(v, VIEW_KEY_PAGE_DOWN); /* a clicker's next: the screen comes back, on the same step */
+    assert_false(v->black);
+    assert_true(v->playing);
+    assert_int_equal(v->step, 3);
+    view_set_playing(v, 0);
+    view_key(v, '.');
+    assert_true(v->black);
+    view_key(v, VIEW_KEY_PAGE_UP);
+    assert_false(v->black);
+    assert_false(v->playing);
+    assert_int_equal(v->step, 3);
+    view_key(v, VIEW_KEY_PAGE_DOWN); /* and then steps as usual */
+    assert_int_equal(v->step, 4);
+    fixture_free(f);
+}
+
 /* The help lists every row of the key table, two to a line, then the mouse. */
 static void test_help_text(void **state)
 {
@@ -1067,10 +1140,10 @@ static void test_help_text(void **state)
         assert_memory_equal(help, first, strlen(first));
         assert_non_null(strstr(help, view_string(VS_HELP_MOUSE, (LessonLang)l)));
         /* too small a buffer: cut at a whole line, terminated */
-        char small[64];
+        char small[100];
         size_t cut = view_help_text((LessonLang)l, small, sizeof small);
         assert_int_equal(cut, strlen(small));
-        assert_true(cut < sizeof small);
+        assert_true(cut > 0 && cut < sizeof small);
         assert_memory_equal(small, help, cut);
         assert_true(help[cut] == '\n');
     }
@@ -1344,6 +1417,8 @@ int main(void)
         cmocka_unit_test(test_selection_and_notice),
         cmocka_unit_test(test_revision),
         cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_reflex_keys),
+        cmocka_unit_test(test_black_screen),
         cmocka_unit_test(test_help_text),
         cmocka_unit_test(test_pointer),
         cmocka_unit_test(test_saving_and_names),

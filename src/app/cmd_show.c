@@ -53,11 +53,14 @@ static void show_usage(FILE *out)
             "  --frame-stats      on exit print 'frames: N p50: X ms p99: Y ms max: Z ms' (vsync off)\n"
             "                     and 'first-frame: X ms' (process start to the first frame shown)\n"
             "\n"
-            "Keys (? in the window lists them): → / Space next, ← back (the step plays backwards),\n"
-            "Home / End, P play / pause, [ ] slower / faster, 1-9 head, Tab next head,\n"
+            "Keys (? in the window lists them): → / Space / PageDown next, ← / PageUp back (the step\n"
+            "plays backwards), Home / End, P play / pause, [ ] slower / faster, 1-9 head, Tab next head,\n"
             "M single / multi-head, C compare, L 中文 / English, T theme, W weight scale,\n"
-            "N row / column notation, + / - text size,\n"
-            "F or F11 fullscreen, S save frame, R reload, ? help, Esc / Q quit.\n"
+            "N row / column notation, + / - text size, B or . black screen (pauses),\n"
+            "F, F11 or F5 fullscreen (Esc leaves it), S save frame, R reload, ? help, Esc / Q quit\n"
+            "(with unsaved edits: a notice first, then Q quits).\n"
+            "Unsaved edits are kept in SAVE_DIR/.ID.attnviz-recovery.json; the next window on the\n"
+            "lesson offers them: Y restores, D discards.\n"
             "Editing: E edit mode (arrows, Tab next matrix, type a number and Enter, Esc leaves; drag a\n"
             "cell up or down, Shift finer; F2 / Insert / Delete tokens on X), < > the scale, K the mask\n"
             "kind, Ctrl+Z / Ctrl+Y undo / redo, O back to the lesson as loaded, Ctrl+S save as.\n",
@@ -239,6 +242,13 @@ static void save_frame(Show *s)
     }
 }
 
+/* B: the whole window black, nothing on it. 0, or -1 with SDL_GetError(). */
+static int draw_black(SDL_Renderer *r)
+{
+    if (SDL_SetRenderDrawColor(r, 0, 0, 0, 255) != 0) return -1;
+    return SDL_RenderClear(r);
+}
+
 /* Draws and shows one frame begun at t. An APP_* status. */
 static int draw_frame(Show *s, double t)
 {
@@ -246,7 +256,8 @@ static int draw_frame(Show *s, double t)
     if (s->save_request) save_frame(s);
     View *v = &s->cur.view;
     int pw, ph;
-    if (show_screen_begin(&s->w.scr, s->w.rc, &pw, &ph) != 0 || render_frame(s->w.rc, v, pw, ph) != 0)
+    if (show_screen_begin(&s->w.scr, s->w.rc, &pw, &ph) != 0 ||
+        (v->black ? draw_black(s->w.scr.sdl) : render_frame(s->w.rc, v, pw, ph)) != 0)
         return app_fail(APP_RUNTIME, "drawing failed: %s", SDL_GetError());
     double t_drawn = attn_clock_seconds();
     unsigned long long sent0 = s->w.scr.sent_px;
@@ -287,6 +298,7 @@ int show_pass(Show *s, int may_wait)
     if (!s->running) return APP_OK;
     show_edit_flush(&s->se, v); /* a drag's motion since the last frame, as one change */
     show_edit_tell(&s->se, v);
+    show_recovery_follow(s);
     char err[1200];
     if (view_poll(v, err, sizeof err) != 0) return app_fail(APP_USAGE, "%s", err);
 

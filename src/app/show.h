@@ -7,6 +7,7 @@
  *                  dropped file), each turning the event into View calls
  *                  (view_input.h holds the rules); loading and reloading
  *   show_stats.c   --frame-stats and ATTNVIZ_FRAME_LOG
+ *   show_recovery.c unsaved edits kept in a recovery file, offered again
  *   web/show_web.c in a browser (Emscripten): the page runs the loop's
  *                  passes, keeps its URL in step with the View, offers
  *                  saved frames as downloads and opens dropped files
@@ -55,6 +56,7 @@ typedef struct ShowLesson {
     Edit *edit;
     View view;
     char *path;
+    unsigned long changes; /* changes the edit has made (each recompute), undo and redo included */
 } ShowLesson;
 
 /* Loads path into a new lesson, edit and view, with the command line's edits
@@ -119,6 +121,16 @@ typedef struct ShowTap {
     Uint32 ms; /* when, SDL's milliseconds */
 } ShowTap;
 
+/* The recovery file of edits not saved (show_recovery.c). */
+typedef struct ShowRecovery {
+    char path[4096];                        /* SAVE_DIR/.ID.attnviz-recovery.json */
+    int offered;                            /* one from last time waits for Y (restore) or D (discard) */
+    int owned;                              /* the file at path, if any, is this window's to replace and remove */
+    char blocked[8192];                     /* why no edits can be kept there (a file not ours), or "" */
+    int failed;                             /* the last write failed, and the window said so */
+    unsigned long changes_seen, saves_seen; /* ShowLesson.changes and ShowEdit.saves when last looked at */
+} ShowRecovery;
+
 /* Everything the window's loop holds. */
 typedef struct Show {
     ShowOptions opt;
@@ -134,7 +146,19 @@ typedef struct Show {
     double last_t;              /* when the last pass advanced the animation */
     unsigned long frames_drawn; /* frames shown so far */
     ShowTap tap;
+    ShowRecovery rec;
+    unsigned long saved_changes; /* cur.changes when Ctrl+S last saved (or the lesson was loaded) */
 } Show;
+
+/* Looks for the recovery file of s->cur's lesson in the save folder and,
+ * when there is one from last time, offers it (a notice: Y restores, D
+ * discards). */
+void show_recovery_open(Show *s);
+/* Y or D while a recovery is offered: 1 when the key answered it. */
+int show_recovery_key(Show *s, const SDL_KeyboardEvent *e);
+/* After each pass's events: tells the View whether edits are unsaved, and
+ * writes or removes the recovery file when the edits changed. */
+void show_recovery_follow(Show *s);
 
 /* One event, whatever its kind, to its handler. */
 void show_on_event(Show *s, SDL_Event *e);

@@ -43,6 +43,7 @@ void show_edit_save(ShowEdit *se, View *v)
         app_fail(APP_OK, "save as: %s", err); /* escaped: the folder's name is the user's */
         return;
     }
+    se->saves++;
     view_set_notice(v, dropped ? VS_SAVED_DROPPED : VS_SAVED_AS, path, 0);
     fputs("attnviz: saved as ", stdout);
     app_print_line(stdout, path);
@@ -126,7 +127,7 @@ int show_edit_key(ShowEdit *se, View *v, const SDL_KeyboardEvent *ev)
         }
     /* F11, F1 and ? keep working; every other key is text in edit mode
      * (digits are not heads, '-' is not the text size) */
-    return !(k == SDLK_F11 || k == SDLK_F1 || k == SDLK_QUESTION || (k == SDLK_SLASH && shift));
+    return !(k == SDLK_F11 || k == SDLK_F5 || k == SDLK_F1 || k == SDLK_QUESTION || (k == SDLK_SLASH && shift));
 }
 
 int show_edit_text(ShowEdit *se, View *v, const char *text)

@@ -30,6 +30,7 @@ typedef struct ShowEdit {
     int swallow_text;     /* the text event of a key that was a command (E, K, O, <, >) */
     int scrubbing, scrub_y;
     int pending_dy, pending_fine; /* drag motion not yet applied: one recompute a frame */
+    unsigned long saves;          /* lessons Ctrl+S has saved */
 } ShowEdit;
 
 /* 1 when the key was an edit key (the window then does nothing else with it). */

@@ -18,6 +18,7 @@ static int follow_edit(void *user, char *err, size_t errlen)
 {
     ShowLesson *l = user;
     if (view_recompute(&l->view, err, errlen) != 0) return -1;
+    l->changes++;
     l->view.edited = edit_modified(l->edit);
     editor_follow(&l->view, l->edit);
     return 0;
@@ -103,6 +104,8 @@ int show_lesson_open(Show *s)
     if (o->step >= 0) view_goto(v, o->step);
     if (!o->autoplay) view_finish(v);
     view_set_playing(v, o->autoplay);
+    view_set_fullscreen(v, o->fullscreen);
+    show_recovery_open(s);
     return APP_OK;
 }
 
@@ -140,6 +143,7 @@ static void reload(Show *s, const char *path)
     view_set_text_scale(n, o->text_scale);
     view_set_speed(n, o->speed);
     view_set_playing(n, o->playing);
+    view_set_fullscreen(n, o->fullscreen);
     if (s->cur.path && strcmp(s->cur.path, path) == 0) {
         view_set_mode(n, o->mode);
         view_set_head(n, o->head <= view_head_count(n) ? o->head : 1);
@@ -155,6 +159,8 @@ static void reload(Show *s, const char *path)
     show_lesson_bind(&s->cur);
     s->se.edit = s->cur.edit;
     show_window_title(&s->w, &s->cur);
+    /* the edits of the lesson before stay in its recovery file, if unsaved */
+    show_recovery_open(s);
 }
 
 /* ---- keys ---- */
@@ -189,6 +195,8 @@ static int view_key_of(const SDL_Keysym *k)
         return VIEW_KEY_F1;
     case SDLK_F11:
         return VIEW_KEY_F11;
+    case SDLK_F5:
+        return VIEW_KEY_F5;
     case SDLK_KP_PLUS:
         return '+';
     case SDLK_KP_MINUS:
@@ -203,8 +211,15 @@ static int view_key_of(const SDL_Keysym *k)
     }
 }
 
+/* The View knows whether the window is fullscreen (Esc then leaves it). */
+static void follow_fullscreen(Show *s)
+{
+    view_set_fullscreen(&s->cur.view, (SDL_GetWindowFlags(s->w.win) & SDL_WINDOW_FULLSCREEN) != 0);
+}
+
 static void on_key(Show *s, const SDL_KeyboardEvent *e)
 {
+    if (show_recovery_key(s, e)) return;                /* Y or D: the edits of last time */
     if (show_edit_key(&s->se, &s->cur.view, e)) return; /* edit mode, and the edit keys (show_edit.h) */
     unsigned req = view_key(&s->cur.view, view_key_of(&e->keysym));
     if (req & VIEW_REQ_SAVE) s->save_request = 1;
@@ -219,6 +234,7 @@ static void on_key(Show *s, const SDL_KeyboardEvent *e)
     if (req & VIEW_REQ_FULLSCREEN) {
         Uint32 fl = SDL_GetWindowFlags(s->w.win);
         SDL_SetWindowFullscreen(s->w.win, (fl & SDL_WINDOW_FULLSCREEN_DESKTOP) ? 0 : SDL_WINDOW_FULLSCREEN_DESKTOP);
+        follow_fullscreen(s);
     }
 #endif
     if (req & VIEW_REQ_RELOAD) reload(s, s->cur.path);
@@ -298,6 +314,16 @@ static void on_window(Show *s, const SDL_WindowEvent *e)
         /* the window's pixels are gone or stale: draw and send everything */
         show_screen_invalidate(&s->w.scr);
         s->must_draw = 1;
+        follow_fullscreen(s);
+        break;
+    case SDL_WINDOWEVENT_CLOSE:
+        /* with unsaved edits the first close says so, and the second quits
+         * (SDL_HINT_QUIT_ON_LAST_WINDOW_CLOSE is off: a signal's SDL_QUIT
+         * still quits at once, the edits being in the recovery file) */
+        if (s->cur.view.unsaved && !view_quit_confirmed(&s->cur.view))
+            view_set_notice(&s->cur.view, VS_NOTICE_UNSAVED_CLOSE, NULL, 1);
+        else
+            s->running = 0;
         break;
     default:
         break;

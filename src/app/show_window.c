@@ -21,6 +21,8 @@ static int is_invisible(const char *drv)
 static int open_sdl(ShowWindow *w)
 {
     SDL_SetHint(SDL_HINT_VIDEO_ALLOW_SCREENSAVER, "1");
+    /* closing the window is an event the window answers (unsaved edits ask first) */
+    SDL_SetHint(SDL_HINT_QUIT_ON_LAST_WINDOW_CLOSE, "0");
     const char *drv = NULL;
     const char *asked = getenv("SDL_VIDEODRIVER");
     for (int attempt = 1;; attempt++) {

@@ -254,6 +254,11 @@ int lesson_write_json(FILE *out, const Lesson *lesson);
  * pathlen - 1 bytes is refused before anything is written. 0, or -1 with
  * one line in err (nothing is left behind). */
 int lesson_save_new(Lesson *lesson, const char *dir, char *path, size_t pathlen, char *err, size_t errlen);
+/* Saves the lesson as path, a file in dir (made when only it is missing),
+ * replacing what path was, atomically: a temporary file in dir, then
+ * renamed over path. Refused when path is anything but a regular file. 0,
+ * or -1 with one line in err (path is then as it was). */
+int lesson_save_replacing(const Lesson *lesson, const char *dir, const char *path, char *err, size_t errlen);
 
 /* Writes the trace as "attnviz-trace/1" JSON (see README). 0, or -1 on a
  * write error (errno set). */

@@ -246,9 +246,9 @@ static int take_and_rename(const char *tmp, const char *path)
     return 0;
 }
 
-int lesson_save_new(Lesson *L, const char *dir, char *path, size_t pathlen, char *err, size_t errlen)
+/* dir, made when only it is missing. 0, or -1 with err. */
+static int save_folder(const char *dir, char *err, size_t errlen)
 {
-    err[0] = '\0';
     struct stat st;
     if (stat(dir, &st) != 0) {
         if (errno != ENOENT || mkdir(dir, 0777) != 0) {
@@ -259,6 +259,35 @@ int lesson_save_new(Lesson *L, const char *dir, char *path, size_t pathlen, char
         snprintf(err, errlen, "%s: expected a folder to save lessons in, found %s", dir, lesson_file_kind(st.st_mode));
         return -1;
     }
+    return 0;
+}
+
+int lesson_save_replacing(const Lesson *L, const char *dir, const char *path, char *err, size_t errlen)
+{
+    err[0] = '\0';
+    if (save_folder(dir, err, errlen) != 0) return -1;
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: expected a lesson file to replace, found %s", path, lesson_file_kind(st.st_mode));
+        return -1;
+    }
+    char *tmp;
+    if (write_temp(L, dir, &tmp, err, errlen) != 0) return -1;
+    /* rename() replaces the file whole: a reader sees the old lesson or the new */
+    int rc = rename(tmp, path), e = errno;
+    if (rc != 0) {
+        unlink(tmp);
+        snprintf(err, errlen, "%s: %s", path, strerror(e));
+    }
+    free(tmp);
+    return rc == 0 ? 0 : -1;
+}
+
+int lesson_save_new(Lesson *L, const char *dir, char *path, size_t pathlen, char *err, size_t errlen)
+{
+    err[0] = '\0';
+    struct stat st;
+    if (save_folder(dir, err, errlen) != 0) return -1;
     char base[LESSON_MAX_ID_BYTES + 1];
     snprintf(base, sizeof base, "%s", L->id);
     char *id = L->id;

@@ -1523,19 +1523,19 @@ int edit_redo(Edit *e)
     return 0;
 }
 
-int edit_revert(Edit *e)
+/* Makes the working lesson's numbers, tokens, mask and scale those of `to`
+ * (of the same shapes but for the tokens), as one change that can be undone. */
+static int become(Edit *e, const Lesson *to)
 {
-    e->scrub_open = 0;
-    if (!edit_modified(e)) return refuse(e, "the lesson is as loaded already");
     if (own_work(e) != 0) return -1;
-    /* a change like any other: what differs from the lesson as loaded, both ways */
-    Diff *d = diff_make(&e->work, e->orig);
+    /* a change like any other: what differs from `to`, both ways */
+    Diff *d = diff_make(&e->work, to);
     if (!d || diff_apply(&e->work, d, 1) != 0) {
         diff_free(d);
         return refuse(e, "out of memory");
     }
     unsigned gen_before = e->work.generated;
-    e->work.generated = e->orig->generated;
+    e->work.generated = to->generated;
     if (recompute(e) != 0) { /* the lesson as loaded was computed once; only memory can fail here */
         char why[sizeof e->msg];
         lesson_text_copy(why, sizeof why, e->msg);
@@ -1552,9 +1552,35 @@ int edit_revert(Edit *e)
     x->kind = E_DIFF;
     x->diff = d;
     x->gen[0] = gen_before;
-    x->gen[1] = e->orig->generated;
+    x->gen[1] = to->generated;
     recorded(e, x);
     return 0;
+}
+
+int edit_revert(Edit *e)
+{
+    e->scrub_open = 0;
+    if (!edit_modified(e)) return refuse(e, "the lesson is as loaded already");
+    return become(e, e->orig);
+}
+
+int edit_restore(Edit *e, const Lesson *from)
+{
+    e->scrub_open = 0;
+    const AttnConfig *a = &e->orig->cfg, *b = &from->cfg;
+    if (a->attention != b->attention || a->cross != b->cross || a->d_model != b->d_model || a->heads != b->heads ||
+        a->d_k != b->d_k || a->d_v != b->d_v || a->d_x != b->d_x || a->d_y != b->d_y || a->d_a != b->d_a ||
+        a->decode != b->decode || a->mask_order != b->mask_order || a->mask_fill != b->mask_fill)
+        return refuse(e, "%s: its sizes or options are not those of the lesson %s", from->id, e->orig->id);
+    for (int m = 0; m < LESSON_MAT_COUNT; m++) {
+        int ra, ca, rb, cb;
+        const float *pa = lesson_matrix(e->orig, m, &ra, &ca), *pb = lesson_matrix(from, m, &rb, &cb);
+        int token_rows = m == LESSON_MAT_X || m == LESSON_MAT_Y;
+        if (!pa != !pb || (pa && (ca != cb || (!token_rows && ra != rb))))
+            return refuse(e, "%s: its matrix %s is not of the lesson %s's shape", from->id, lesson_matrix_name(m),
+                          e->orig->id);
+    }
+    return become(e, from);
 }
 
 /* ---- the lesson to save ---- */

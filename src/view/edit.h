@@ -165,6 +165,10 @@ int edit_undo(Edit *e); /* -1 with e.msg when there is nothing to undo */
 int edit_redo(Edit *e);
 /* Back to the lesson as loaded, itself an entry that can be undone. */
 int edit_revert(Edit *e);
+/* The numbers, tokens, mask and scale of `from`, a lesson of the same sizes
+ * and options (a lesson saved from this one: the window's recovery file), as
+ * one change that can be undone; refused when the sizes differ. */
+int edit_restore(Edit *e, const Lesson *from);
 int edit_can_undo(const Edit *e);
 int edit_can_redo(const Edit *e);
 

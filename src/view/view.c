@@ -243,6 +243,17 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                          "只画出结果，以便显示数值；按 C 看参与运算的矩阵"},
     [VS_RESULT_ALONE_PAPER] = {"The result alone, so that its numbers show", "只画出结果，以便显示数值"},
     [VS_PREPARING] = {"Computing step %d…", "正在计算第 %d 步……"},
+    [VS_NOTICE_UNSAVED] = {"unsaved changes: Ctrl+S saves, Q again quits", "修改尚未保存：按 Ctrl+S 保存，再按 Q 退出"},
+    [VS_NOTICE_UNSAVED_CLOSE] = {"unsaved changes: Ctrl+S saves, closing the window again quits",
+                                 "修改尚未保存：按 Ctrl+S 保存，再次关闭窗口即退出"},
+    [VS_NOTICE_RECOVERY_OFFER] = {"This lesson has unsaved edits from last time (%s): Y restores them, D discards them",
+                                  "这节课有上次未保存的修改（%s）：按 Y 恢复，按 D 丢弃"},
+    [VS_NOTICE_RECOVERED] = {"restored the unsaved edits from %s (Ctrl+Z undoes)",
+                             "已从 %s 恢复上次未保存的修改（Ctrl+Z 可撤销）"},
+    [VS_NOTICE_RECOVERY_DISCARDED] = {"discarded the unsaved edits of last time", "已丢弃上次未保存的修改"},
+    [VS_NOTICE_RECOVERY_FAILED] = {"the unsaved edits could not be kept on disk: %s", "未保存的修改无法写入磁盘：%s"},
+    [VS_NOTICE_RECOVERY_REFUSED] = {"the unsaved edits of last time cannot be restored: %s",
+                                    "无法恢复上次未保存的修改：%s"},
 };
 
 const char *const view_mode_names[VIEW_MODE_COUNT] = {"multi", "single", "compare"};
@@ -975,6 +986,35 @@ void view_set_help(View *v, int shown)
 {
     v->show_help = shown != 0;
     touch(v);
+}
+
+void view_set_black(View *v, int black)
+{
+    black = black != 0;
+    if (black == v->black) return;
+    if (black) {
+        v->black_was_playing = v->playing;
+        if (v->playing) view_set_playing(v, 0);
+    } else if (v->black_was_playing) {
+        view_set_playing(v, 1);
+    }
+    v->black = black;
+    touch(v);
+}
+
+void view_set_unsaved(View *v, int unsaved)
+{
+    v->unsaved = unsaved != 0; /* nothing on screen changes */
+}
+
+void view_set_fullscreen(View *v, int fullscreen)
+{
+    v->fullscreen = fullscreen != 0;
+}
+
+int view_quit_confirmed(const View *v)
+{
+    return v->notice_left > 0 && (v->notice_what == VS_NOTICE_UNSAVED || v->notice_what == VS_NOTICE_UNSAVED_CLOSE);
 }
 
 void view_set_hover_label(View *v, const char *label)

@@ -128,10 +128,14 @@ typedef struct View {
     int dragging;       /* the left button is down on a zoomed result matrix */
     int drag_x, drag_y; /* in pixels, where the drag last moved the matrix */
 
-    int show_help;  /* the help overlay */
-    int hide_heads; /* focus: the all-heads panel hidden (A) */
-    int slides;     /* 1: slide frames: no status line, no timeline, no overlays; 2: also no
-                     * narration (a handout's figure, its caption below says it) */
+    int unsaved;           /* the window holds edits not saved (set by the window): Esc and Q then ask first */
+    int fullscreen;        /* the window is fullscreen (set by the window): Esc then leaves fullscreen */
+    int black;             /* B: the window shows a black screen; autoplay waits meanwhile */
+    int black_was_playing; /* autoplay was on when the screen went black: it resumes after */
+    int show_help;         /* the help overlay */
+    int hide_heads;        /* focus: the all-heads panel hidden (A) */
+    int slides;            /* 1: slide frames: no status line, no timeline, no overlays; 2: also no
+                            * narration (a handout's figure, its caption below says it) */
     /* A short message (frame saved, reload failed): notice_what is its entry
      * of the string table (a ViewString), whose one %s is notice_detail (a
      * path, the loader's message). It is put into words when drawn, in the
@@ -287,6 +291,14 @@ void view_next_theme(View *v);
 void view_set_playing(View *v, int playing);
 void view_toggle_play(View *v); /* P */
 void view_set_help(View *v, int shown);
+/* What the window tells the View: it holds edits not yet saved; it is fullscreen. */
+void view_set_unsaved(View *v, int unsaved);
+void view_set_fullscreen(View *v, int fullscreen);
+/* B (or a clicker's "blank screen" button): the screen goes black, or comes
+ * back as it was; autoplay pauses while it is black and resumes after. */
+void view_set_black(View *v, int black);
+/* 1 while the unsaved-changes notice is on screen: a second Q (or close) then quits. */
+int view_quit_confirmed(const View *v);
 /* The hovered cell: step `step` of trace (cell row, col), or none with trace
  * NULL or step < 0. */
 /* The whole text of the shortened label under the mouse (borrowed), or NULL. */
@@ -508,6 +520,13 @@ typedef enum ViewString {
     VS_RESULT_ALONE_PAPER,
     /* a step whose numbers are still being computed: its 1-based number */
     VS_PREPARING,
+    VS_NOTICE_UNSAVED,        /* Esc or Q with unsaved edits: Q again quits */
+    VS_NOTICE_UNSAVED_CLOSE,  /* the window closed with unsaved edits: closing again quits */
+    VS_NOTICE_RECOVERY_OFFER, /* %s: the recovery file */
+    VS_NOTICE_RECOVERED,      /* %s: the recovery file */
+    VS_NOTICE_RECOVERY_DISCARDED,
+    VS_NOTICE_RECOVERY_FAILED,  /* %s: why the edits could not be kept on disk */
+    VS_NOTICE_RECOVERY_REFUSED, /* %s: why the recovery file cannot be restored */
     VS_STRING_COUNT
 } ViewString;
 const char *view_string(ViewString id, LessonLang lang);

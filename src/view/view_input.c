@@ -13,11 +13,11 @@
 static const ViewBinding bindings[] = {
     {VIEW_ACT_NEXT,
      {VIEW_KEY_RIGHT, ' ', VIEW_KEY_PAGE_DOWN, VIEW_KEY_DOWN},
-     {"→ / Space", "→ / 空格"},
+     {"→ / Space / PgDn", "→ / 空格 / PgDn"},
      {"next step", "下一步"}},
     {VIEW_ACT_PREV,
      {VIEW_KEY_LEFT, VIEW_KEY_PAGE_UP, VIEW_KEY_UP, VIEW_KEY_BACKSPACE},
-     {"←", "←"},
+     {"← / PgUp", "← / PgUp"},
      {"back (the step plays backwards)", "后退（本步倒放）"}},
     {VIEW_ACT_HOME, {VIEW_KEY_HOME}, {"Home", "Home"}, {"first step", "第一步"}},
     {VIEW_ACT_END, {VIEW_KEY_END}, {"End", "End"}, {"last step", "最后一步"}},
@@ -35,18 +35,25 @@ static const ViewBinding bindings[] = {
      {"W", "W"},
      {"weight colours: 0–1, ÷ row max, log", "权重配色：0–1、÷ 行最大值、对数"}},
     {VIEW_ACT_NOTATION, {'n'}, {"N", "N"}, {"row ↔ column notation", "行向量 ↔ 列向量记法"}},
-    {VIEW_ACT_FULLSCREEN, {'f', VIEW_KEY_F11}, {"F / F11", "F / F11"}, {"fullscreen", "全屏"}},
+    {VIEW_ACT_FULLSCREEN,
+     {'f', VIEW_KEY_F11, VIEW_KEY_F5},
+     {"F / F11 / F5", "F / F11 / F5"},
+     {"fullscreen (Esc leaves it)", "全屏（Esc 退出全屏）"}},
     {VIEW_ACT_TEXT_BIGGER, {'+', '='}, {"+", "+"}, {"larger text", "放大字号"}},
     {VIEW_ACT_TEXT_SMALLER, {'-'}, {"−", "−"}, {"smaller text", "缩小字号"}},
     {VIEW_ACT_SAVE, {'s'}, {"S", "S"}, {"save this frame as PNG", "把当前画面存为 PNG"}},
     {VIEW_ACT_RELOAD, {'r'}, {"R", "R"}, {"reload the lesson file", "重新载入课程文件"}},
     {VIEW_ACT_HEADS, {'a'}, {"A", "A"}, {"all heads panel on / off", "显示或隐藏所有头的面板"}},
+    {VIEW_ACT_BLACK, {'b', '.'}, {"B / .", "B / ."}, {"black screen (pauses), and back", "黑屏（暂停播放），再按恢复"}},
     {VIEW_ACT_HELP, {'?', 'h', VIEW_KEY_F1}, {"? / H / F1", "? / H / F1"}, {"this help", "本帮助"}},
 #ifdef __EMSCRIPTEN__
     /* a page is closed with its tab (src/app/web/show_web.c) */
     {VIEW_ACT_QUIT, {VIEW_KEY_ESCAPE, 'q'}, {"Esc / Q", "Esc / Q"}, {"leave fullscreen", "退出全屏"}},
 #else
-    {VIEW_ACT_QUIT, {VIEW_KEY_ESCAPE, 'q'}, {"Esc / Q", "Esc / Q"}, {"quit", "退出"}},
+    {VIEW_ACT_QUIT,
+     {VIEW_KEY_ESCAPE, 'q'},
+     {"Esc / Q", "Esc / Q"},
+     {"quit (unsaved edits: asks first)", "退出（有未保存的修改时先提示）"}},
 #endif
     {VIEW_ACT_EDIT, {'e'}, {"E", "E"}, {"edit: arrows, Tab, a number, Enter", "编辑：方向键、Tab、数字、回车"}},
     {VIEW_ACT_EDIT_SCALE, {'<', '>'}, {"< / >", "< / >"}, {"scale (temperature)", "缩放（温度）"}},
@@ -141,6 +148,9 @@ unsigned view_do(View *v, ViewAction action, int key)
     case VIEW_ACT_HEADS:
         view_toggle_heads(v);
         break;
+    case VIEW_ACT_BLACK:
+        view_set_black(v, !v->black);
+        break;
     case VIEW_ACT_FULLSCREEN:
         return VIEW_REQ_FULLSCREEN;
     case VIEW_ACT_SAVE:
@@ -148,16 +158,29 @@ unsigned view_do(View *v, ViewAction action, int key)
     case VIEW_ACT_RELOAD:
         return VIEW_REQ_RELOAD;
     case VIEW_ACT_QUIT:
-        if (!(v->show_help && key == VIEW_KEY_ESCAPE)) return VIEW_REQ_QUIT;
-        view_set_help(v, 0); /* Esc over the help closes the help */
-        break;
+        if (key == VIEW_KEY_ESCAPE && v->show_help) {
+            view_set_help(v, 0); /* Esc over the help closes the help */
+            break;
+        }
+        /* Esc, pressed by reflex or sent by a clicker's presentation button,
+         * leaves fullscreen (F5 or F goes back) and never quits from it */
+        if (key == VIEW_KEY_ESCAPE && v->fullscreen) return VIEW_REQ_FULLSCREEN;
+        /* unsaved edits: the first press says so; Q while it says so quits */
+        if (v->unsaved && !(key != VIEW_KEY_ESCAPE && view_quit_confirmed(v))) {
+            view_set_notice(v, VS_NOTICE_UNSAVED, NULL, 1);
+            break;
+        }
+        return VIEW_REQ_QUIT;
     }
     return VIEW_REQ_NONE;
 }
 
 unsigned view_key(View *v, int key)
 {
-    return view_do(v, view_key_action(key), key);
+    ViewAction a = view_key_action(key);
+    /* black: a clicker's next or back brings the screen back where it was */
+    if (v->black && (a == VIEW_ACT_NEXT || a == VIEW_ACT_PREV)) a = VIEW_ACT_BLACK;
+    return view_do(v, a, key);
 }
 
 /* Appends "LABEL  description" to buf at *at; 0, or -1 when it does not fit. */

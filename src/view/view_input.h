@@ -47,6 +47,7 @@ typedef enum ViewKey {
     VIEW_KEY_ESCAPE,
     VIEW_KEY_F1,
     VIEW_KEY_F11,
+    VIEW_KEY_F5, /* a clicker's "start the presentation" button */
 } ViewKey;
 
 typedef enum ViewAction {
@@ -70,10 +71,13 @@ typedef enum ViewAction {
     VIEW_ACT_TEXT_SMALLER, /* text ÷ 1.1 */
     VIEW_ACT_HELP,         /* the help overlay on / off */
     VIEW_ACT_HEADS,        /* focus: the all-heads panel on / off */
+    VIEW_ACT_BLACK,        /* a black screen, and back; a step key while black comes back first */
     VIEW_ACT_FULLSCREEN,   /* asks the window: VIEW_REQ_FULLSCREEN */
     VIEW_ACT_SAVE,         /* asks the window: VIEW_REQ_SAVE */
     VIEW_ACT_RELOAD,       /* asks the window: VIEW_REQ_RELOAD */
-    VIEW_ACT_QUIT,         /* VIEW_REQ_QUIT; Esc over the help closes the help instead */
+    VIEW_ACT_QUIT,         /* VIEW_REQ_QUIT; Esc over the help closes the help, in fullscreen leaves
+                            * fullscreen; with unsaved edits the first press shows a notice, and Q
+                            * while it shows quits */
     /* the edit keys: the window hands them to its editor (editor.h, which has
      * the Edit they need) before this table; here they are for the help */
     VIEW_ACT_EDIT,        /* E: edit mode */

@@ -238,6 +238,9 @@ run_scenario() {
         xdo key Escape Escape
         sleep 0.3
         alive && xdo key q
+        # with unsaved edits the first q shows a notice; q while it shows quits
+        sleep 0.5
+        alive && xdo key q
         for _ in $(seq 1 100); do
             alive || break
             sleep 0.1
