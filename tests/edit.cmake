@@ -39,6 +39,18 @@ else()
 endif()
 set_tests_properties(unsaved_e2e PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 RESOURCE_LOCK xvfb
                      ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
+# The pointer's tools (Xvfb, xdotool): ink and a drag change the frame, the
+# stroke comes back with its step and into a saved frame, X clears it; the
+# spotlight, the laser and B's black screen change the frame.
+if(ATTNVIZ_XVFB_RUN)
+  add_test(NAME ink_e2e
+           COMMAND ${ATTNVIZ_XVFB_RUN} -a -s "-screen 0 1280x800x24"
+                   ${ATTNVIZ_TESTS_DIR}/e2e/ink_e2e.sh $<TARGET_FILE:attnviz>)
+else()
+  add_test(NAME ink_e2e COMMAND sh -c "echo 'SKIP: xvfb-run is not installed (apt-get install xvfb)'; exit 77")
+endif()
+set_tests_properties(ink_e2e PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 RESOURCE_LOCK xvfb
+                     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")
 # attnviz check refuses a narration condition that is false for the lesson's
 # own numbers: exit 2, one line naming the key, its line and column.
 add_test(NAME check_false_condition

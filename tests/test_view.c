@@ -18,6 +18,7 @@
 #include "test_trace.h"
 #include "test_util.h"
 #include "view.h"
+#include "ink.h"
 #include "view_input.h"
 
 /* Two heads, d_model 4, 我喜欢跑步, W_O given, narration with a placeholder. */
@@ -970,7 +971,7 @@ static void test_keys(void **state)
     }
     for (int a = VIEW_ACT_NONE + 1; a < VIEW_ACTION_COUNT; a++)
         if (seen[a] != 1) fail_msg("action %d is in the key table %d times", a, seen[a]);
-    assert_int_equal(view_key_action('x'), VIEW_ACT_NONE);
+    assert_int_equal(view_key_action('j'), VIEW_ACT_NONE);
     assert_int_equal(view_key_action('P'), VIEW_ACT_PLAY); /* upper case is the same key */
 
     /* stepping */
@@ -1115,6 +1116,59 @@ static void test_black_screen(void **state)
     assert_int_equal(v->step, 3);
     view_key(v, VIEW_KEY_PAGE_DOWN); /* and then steps as usual */
     assert_int_equal(v->step, 4);
+    fixture_free(f);
+}
+
+/* Ink: strokes stay with the step (and mode) they were drawn on and come
+ * back with it; X clears only that step's; I, G and Z choose the pointer's
+ * tool, the same key again turning it off. */
+static void test_ink_per_step(void **state)
+{
+    (void)state;
+    Ink ink = {0};
+    assert_null(ink_page(&ink, VIEW_MULTI, 3));
+    assert_int_equal(ink_begin(&ink, VIEW_MULTI, 3, 0.1f, 0.2f), 0);
+    assert_int_equal(ink_add(&ink, 0.3f, 0.4f), 0);
+    assert_int_equal(ink_add(&ink, 1.5f, -0.5f), 0); /* outside the frame: clamped to its edge */
+    ink_end(&ink);
+    assert_int_equal(ink_add(&ink, 0.9f, 0.9f), 0); /* no stroke open: nothing */
+    assert_int_equal(ink_begin(&ink, VIEW_MULTI, 3, 0.5f, 0.5f), 0);
+    ink_end(&ink);
+    assert_int_equal(ink_begin(&ink, VIEW_MULTI, 4, 0.6f, 0.6f), 0);
+    ink_end(&ink);
+    assert_int_equal(ink_begin(&ink, VIEW_SINGLE, 3, 0.7f, 0.7f), 0);
+    ink_end(&ink);
+    const InkPage *p = ink_page(&ink, VIEW_MULTI, 3);
+    assert_non_null(p);
+    assert_int_equal(p->n, 2);
+    assert_int_equal(p->strokes[0].n, 3);
+    assert_true(p->strokes[0].pts[1].x == 0.3f && p->strokes[0].pts[1].y == 0.4f);
+    assert_true(p->strokes[0].pts[2].x == 1.0f && p->strokes[0].pts[2].y == 0.0f);
+    assert_int_equal(ink_page(&ink, VIEW_MULTI, 4)->n, 1);
+    assert_int_equal(ink_page(&ink, VIEW_SINGLE, 3)->n, 1);
+    unsigned long changes = ink.changes;
+    assert_int_equal(ink_clear(&ink, VIEW_MULTI, 3), 1);
+    assert_true(ink.changes != changes);
+    assert_null(ink_page(&ink, VIEW_MULTI, 3));
+    assert_int_equal(ink_clear(&ink, VIEW_MULTI, 3), 0);
+    assert_int_equal(ink_page(&ink, VIEW_MULTI, 4)->n, 1); /* other steps keep theirs */
+    assert_int_equal(ink_page(&ink, VIEW_SINGLE, 3)->n, 1);
+    ink_free(&ink);
+    assert_null(ink_page(&ink, VIEW_MULTI, 4));
+
+    Fixture *f = fixture_make(LESSON_MHSA);
+    View *v = &f->view;
+    assert_int_equal(v->tool, VIEW_TOOL_NONE);
+    view_key(v, 'i');
+    assert_int_equal(v->tool, VIEW_TOOL_INK);
+    assert_int_equal(v->notice_what, VS_NOTICE_INK);
+    assert_int_equal(view_key(v, 'x'), VIEW_REQ_INK_CLEAR);
+    view_key(v, 'g');
+    assert_int_equal(v->tool, VIEW_TOOL_SPOTLIGHT);
+    view_key(v, 'z');
+    assert_int_equal(v->tool, VIEW_TOOL_LASER);
+    view_key(v, 'z');
+    assert_int_equal(v->tool, VIEW_TOOL_NONE);
     fixture_free(f);
 }
 
@@ -1419,6 +1473,7 @@ int main(void)
         cmocka_unit_test(test_keys),
         cmocka_unit_test(test_reflex_keys),
         cmocka_unit_test(test_black_screen),
+        cmocka_unit_test(test_ink_per_step),
         cmocka_unit_test(test_help_text),
         cmocka_unit_test(test_pointer),
         cmocka_unit_test(test_saving_and_names),

@@ -57,6 +57,8 @@ static void show_usage(FILE *out)
             "plays backwards), Home / End, P play / pause, [ ] slower / faster, 1-9 head, Tab next head,\n"
             "M single / multi-head, C compare, L 中文 / English, T theme, W weight scale,\n"
             "N row / column notation, + / - text size, B or . black screen (pauses),\n"
+            "I ink (drag to draw; strokes stay with their step), X clear the step's ink,\n"
+            "G spotlight, Z laser pointer,\n"
             "F, F11 or F5 fullscreen (Esc leaves it), S save frame, R reload, ? help, Esc / Q quit\n"
             "(with unsaved edits: a notice first, then Q quits).\n"
             "Unsaved edits are kept in SAVE_DIR/.ID.attnviz-recovery.json; the next window on the\n"
@@ -224,7 +226,8 @@ static void save_frame(Show *s)
     char saved[PATH_MAX], err[EXPORT_ERR_MAX];
     s->save_request = 0;
     render_set_paper(s->w.rc, 1); /* the same pixels as `attnviz export` */
-    int drawn = show_screen_begin(&s->w.scr, s->w.rc, &pw, &ph) == 0 && render_frame(s->w.rc, &clean, pw, ph) == 0;
+    int drawn = show_screen_begin(&s->w.scr, s->w.rc, &pw, &ph) == 0 && render_frame(s->w.rc, &clean, pw, ph) == 0 &&
+                show_ink_draw(&s->ink, &clean, s->w.scr.sdl, pw, ph) == 0; /* the step's ink, on the saved frame too */
     render_set_paper(s->w.rc, 0);
     if (!drawn) {
         snprintf(err, sizeof err, "drawing the frame to save failed: %s", SDL_GetError());
@@ -257,7 +260,9 @@ static int draw_frame(Show *s, double t)
     View *v = &s->cur.view;
     int pw, ph;
     if (show_screen_begin(&s->w.scr, s->w.rc, &pw, &ph) != 0 ||
-        (v->black ? draw_black(s->w.scr.sdl) : render_frame(s->w.rc, v, pw, ph)) != 0)
+        (v->black ? draw_black(s->w.scr.sdl)
+                  : render_frame(s->w.rc, v, pw, ph) || show_ink_draw(&s->ink, v, s->w.scr.sdl, pw, ph) ||
+                        show_pointer_draw(&s->pointer, v, s->w.scr.sdl, pw, ph)) != 0)
         return app_fail(APP_RUNTIME, "drawing failed: %s", SDL_GetError());
     double t_drawn = attn_clock_seconds();
     unsigned long long sent0 = s->w.scr.sent_px;
@@ -324,6 +329,7 @@ int show_end(Show *s, int status)
     show_stats_close(&s->stats, s->running || status == APP_OK);
     show_window_close(&s->w);
     show_lesson_free(&s->cur);
+    ink_free(&s->ink);
     free(s);
     return status;
 }

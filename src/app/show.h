@@ -8,6 +8,7 @@
  *                  (view_input.h holds the rules); loading and reloading
  *   show_stats.c   --frame-stats and ATTNVIZ_FRAME_LOG
  *   show_recovery.c unsaved edits kept in a recovery file, offered again
+ *   show_ink.c     ink, the spotlight and the laser pointer over the frame
  *   web/show_web.c in a browser (Emscripten): the page runs the loop's
  *                  passes, keeps its URL in step with the View, offers
  *                  saved frames as downloads and opens dropped files
@@ -25,6 +26,7 @@
 
 #include "app.h"
 #include "edit.h"
+#include "ink.h"
 #include "lesson.h"
 #include "render.h"
 #include "show_edit.h"
@@ -131,6 +133,12 @@ typedef struct ShowRecovery {
     unsigned long changes_seen, saves_seen; /* ShowLesson.changes and ShowEdit.saves when last looked at */
 } ShowRecovery;
 
+/* Where the pointer is, in frame pixels, for the spotlight and the laser. */
+typedef struct ShowPointer {
+    int in; /* over the window */
+    int x, y;
+} ShowPointer;
+
 /* Everything the window's loop holds. */
 typedef struct Show {
     ShowOptions opt;
@@ -147,6 +155,8 @@ typedef struct Show {
     unsigned long frames_drawn; /* frames shown so far */
     ShowTap tap;
     ShowRecovery rec;
+    Ink ink; /* the strokes drawn with I on, per step */
+    ShowPointer pointer;
     unsigned long saved_changes; /* cur.changes when Ctrl+S last saved (or the lesson was loaded) */
 } Show;
 
@@ -159,6 +169,14 @@ int show_recovery_key(Show *s, const SDL_KeyboardEvent *e);
 /* After each pass's events: tells the View whether edits are unsaved, and
  * writes or removes the recovery file when the edits changed. */
 void show_recovery_follow(Show *s);
+
+/* The pointer's tools (show_ink.c). A mouse event at frame pixel (x, y):
+ * 1 when the tool took it (ink on: the left button draws). */
+int show_ink_mouse(Show *s, const SDL_Event *e, int x, int y);
+/* Draws the strokes of v's step over a w × h frame; 0, or -1 with SDL_GetError(). */
+int show_ink_draw(const Ink *ink, const View *v, SDL_Renderer *r, int w, int h);
+/* Draws the spotlight or the laser's dot at the pointer, when on. */
+int show_pointer_draw(const ShowPointer *pt, const View *v, SDL_Renderer *r, int w, int h);
 
 /* One event, whatever its kind, to its handler. */
 void show_on_event(Show *s, SDL_Event *e);

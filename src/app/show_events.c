@@ -238,6 +238,7 @@ static void on_key(Show *s, const SDL_KeyboardEvent *e)
     }
 #endif
     if (req & VIEW_REQ_RELOAD) reload(s, s->cur.path);
+    if ((req & VIEW_REQ_INK_CLEAR) && ink_clear(&s->ink, s->cur.view.mode, s->cur.view.step)) s->must_draw = 1;
 }
 
 /* ---- the mouse ---- */
@@ -264,6 +265,7 @@ static void on_mouse(Show *s, const SDL_Event *e)
     case SDL_MOUSEMOTION:
         x = e->motion.x, y = e->motion.y;
         target_at(s, &x, &y, &hit);
+        if (show_ink_mouse(s, e, x, y)) break;
         if (show_edit_mouse_motion(&s->se, v, y, (SDL_GetModState() & KMOD_SHIFT) != 0)) break;
         /* a drag pans by whole cells of the size render draws at 720 pixels: 40 */
         view_pointer_move(v, &hit, x, y, 40.0f * (float)s->w.scr.h / 720.0f);
@@ -271,12 +273,16 @@ static void on_mouse(Show *s, const SDL_Event *e)
     case SDL_MOUSEBUTTONDOWN:
         if (e->button.button != SDL_BUTTON_LEFT) break;
         x = e->button.x, y = e->button.y;
-        if (e->button.which == SDL_TOUCH_MOUSEID) s->tap = (ShowTap){1, x, y, e->button.timestamp};
         target_at(s, &x, &y, &hit);
+        if (show_ink_mouse(s, e, x, y)) break;
+        if (e->button.which == SDL_TOUCH_MOUSEID) s->tap = (ShowTap){1, e->button.x, e->button.y, e->button.timestamp};
         if (show_edit_mouse_down(&s->se, v, &hit, e->button.clicks, y)) break;
         view_pointer_press(v, &hit, x, y);
         break;
     case SDL_MOUSEBUTTONUP:
+        x = e->button.x, y = e->button.y;
+        target_at(s, &x, &y, &hit);
+        if (show_ink_mouse(s, e, x, y)) break;
         show_edit_mouse_up(&s->se, v);
         view_pointer_release(v);
         /* a tap on a touch screen: on a cell it has shown the cell's
@@ -315,6 +321,10 @@ static void on_window(Show *s, const SDL_WindowEvent *e)
         show_screen_invalidate(&s->w.scr);
         s->must_draw = 1;
         follow_fullscreen(s);
+        break;
+    case SDL_WINDOWEVENT_LEAVE: /* the spotlight and the laser follow the pointer out */
+        s->pointer.in = 0;
+        s->must_draw = 1;
         break;
     case SDL_WINDOWEVENT_CLOSE:
         /* with unsaved edits the first close says so, and the second quits

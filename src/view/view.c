@@ -243,6 +243,12 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
                          "只画出结果，以便显示数值；按 C 看参与运算的矩阵"},
     [VS_RESULT_ALONE_PAPER] = {"The result alone, so that its numbers show", "只画出结果，以便显示数值"},
     [VS_PREPARING] = {"Computing step %d…", "正在计算第 %d 步……"},
+    [VS_NOTICE_INK] = {"ink: draw with the mouse or a finger; X clears this step's ink, I ends",
+                       "墨迹：用鼠标或手指书写；X 清除本步的墨迹，再按 I 结束"},
+    [VS_NOTICE_SPOTLIGHT] = {"spotlight: the pointer lights its surroundings; G ends",
+                             "聚光灯：只照亮指针周围；再按 G 结束"},
+    [VS_NOTICE_LASER] = {"laser pointer; Z ends", "激光笔；再按 Z 结束"},
+    [VS_NOTICE_TOOL_OFF] = {"pointer: hover and click", "指针：悬停与点击"},
     [VS_NOTICE_UNSAVED] = {"unsaved changes: Ctrl+S saves, Q again quits", "修改尚未保存：按 Ctrl+S 保存，再按 Q 退出"},
     [VS_NOTICE_UNSAVED_CLOSE] = {"unsaved changes: Ctrl+S saves, closing the window again quits",
                                  "修改尚未保存：按 Ctrl+S 保存，再次关闭窗口即退出"},
@@ -1000,6 +1006,16 @@ void view_set_black(View *v, int black)
     }
     v->black = black;
     touch(v);
+}
+
+void view_toggle_tool(View *v, ViewTool tool)
+{
+    static const int said[] = {[VIEW_TOOL_NONE] = VS_NOTICE_TOOL_OFF,
+                               [VIEW_TOOL_INK] = VS_NOTICE_INK,
+                               [VIEW_TOOL_SPOTLIGHT] = VS_NOTICE_SPOTLIGHT,
+                               [VIEW_TOOL_LASER] = VS_NOTICE_LASER};
+    v->tool = v->tool == tool ? VIEW_TOOL_NONE : tool;
+    view_set_notice(v, said[v->tool], NULL, 0);
 }
 
 void view_set_unsaved(View *v, int unsaved)

@@ -69,6 +69,10 @@ typedef enum ViewWeightScale {
  * display transform: every matrix is drawn transposed and every formula and
  * shape written for columns; the traces are the same. */
 typedef enum ViewNotation { VIEW_NOTATION_ROW, VIEW_NOTATION_COLUMN, VIEW_NOTATION_COUNT } ViewNotation;
+/* What the mouse (or a finger) does over the frame besides hovering: draw
+ * ink (src/view/ink.h), light a spotlight around itself (the rest dimmed), or
+ * show a laser pointer's dot. The window draws them. */
+typedef enum ViewTool { VIEW_TOOL_NONE, VIEW_TOOL_INK, VIEW_TOOL_SPOTLIGHT, VIEW_TOOL_LASER } ViewTool;
 
 #define VIEW_TEXT_SCALE_MIN 0.6f
 #define VIEW_TEXT_SCALE_MAX 2.5f
@@ -132,6 +136,7 @@ typedef struct View {
     int fullscreen;        /* the window is fullscreen (set by the window): Esc then leaves fullscreen */
     int black;             /* B: the window shows a black screen; autoplay waits meanwhile */
     int black_was_playing; /* autoplay was on when the screen went black: it resumes after */
+    ViewTool tool;         /* I ink, G spotlight, Z laser: what the pointer does */
     int show_help;         /* the help overlay */
     int hide_heads;        /* focus: the all-heads panel hidden (A) */
     int slides;            /* 1: slide frames: no status line, no timeline, no overlays; 2: also no
@@ -297,6 +302,8 @@ void view_set_fullscreen(View *v, int fullscreen);
 /* B (or a clicker's "blank screen" button): the screen goes black, or comes
  * back as it was; autoplay pauses while it is black and resumes after. */
 void view_set_black(View *v, int black);
+/* The pointer's tool: the same tool again turns it off. */
+void view_toggle_tool(View *v, ViewTool tool);
 /* 1 while the unsaved-changes notice is on screen: a second Q (or close) then quits. */
 int view_quit_confirmed(const View *v);
 /* The hovered cell: step `step` of trace (cell row, col), or none with trace
@@ -527,6 +534,10 @@ typedef enum ViewString {
     VS_NOTICE_RECOVERY_DISCARDED,
     VS_NOTICE_RECOVERY_FAILED,  /* %s: why the edits could not be kept on disk */
     VS_NOTICE_RECOVERY_REFUSED, /* %s: why the recovery file cannot be restored */
+    VS_NOTICE_INK,
+    VS_NOTICE_SPOTLIGHT,
+    VS_NOTICE_LASER,
+    VS_NOTICE_TOOL_OFF,
     VS_STRING_COUNT
 } ViewString;
 const char *view_string(ViewString id, LessonLang lang);

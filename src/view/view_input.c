@@ -45,6 +45,10 @@ static const ViewBinding bindings[] = {
     {VIEW_ACT_RELOAD, {'r'}, {"R", "R"}, {"reload the lesson file", "重新载入课程文件"}},
     {VIEW_ACT_HEADS, {'a'}, {"A", "A"}, {"all heads panel on / off", "显示或隐藏所有头的面板"}},
     {VIEW_ACT_BLACK, {'b', '.'}, {"B / .", "B / ."}, {"black screen (pauses), and back", "黑屏（暂停播放），再按恢复"}},
+    {VIEW_ACT_INK, {'i'}, {"I", "I"}, {"ink: draw on the frame", "墨迹：在画面上书写"}},
+    {VIEW_ACT_INK_CLEAR, {'x'}, {"X", "X"}, {"clear this step's ink", "清除本步的墨迹"}},
+    {VIEW_ACT_SPOTLIGHT, {'g'}, {"G", "G"}, {"spotlight on the pointer", "聚光灯跟随指针"}},
+    {VIEW_ACT_LASER, {'z'}, {"Z", "Z"}, {"laser pointer", "激光笔"}},
     {VIEW_ACT_HELP, {'?', 'h', VIEW_KEY_F1}, {"? / H / F1", "? / H / F1"}, {"this help", "本帮助"}},
 #ifdef __EMSCRIPTEN__
     /* a page is closed with its tab (src/app/web/show_web.c) */
@@ -151,6 +155,17 @@ unsigned view_do(View *v, ViewAction action, int key)
     case VIEW_ACT_BLACK:
         view_set_black(v, !v->black);
         break;
+    case VIEW_ACT_INK:
+        view_toggle_tool(v, VIEW_TOOL_INK);
+        break;
+    case VIEW_ACT_SPOTLIGHT:
+        view_toggle_tool(v, VIEW_TOOL_SPOTLIGHT);
+        break;
+    case VIEW_ACT_LASER:
+        view_toggle_tool(v, VIEW_TOOL_LASER);
+        break;
+    case VIEW_ACT_INK_CLEAR:
+        return VIEW_REQ_INK_CLEAR;
     case VIEW_ACT_FULLSCREEN:
         return VIEW_REQ_FULLSCREEN;
     case VIEW_ACT_SAVE:

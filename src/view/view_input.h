@@ -72,6 +72,10 @@ typedef enum ViewAction {
     VIEW_ACT_HELP,         /* the help overlay on / off */
     VIEW_ACT_HEADS,        /* focus: the all-heads panel on / off */
     VIEW_ACT_BLACK,        /* a black screen, and back; a step key while black comes back first */
+    VIEW_ACT_INK,          /* ink on / off: the mouse draws */
+    VIEW_ACT_INK_CLEAR,    /* asks the window: VIEW_REQ_INK_CLEAR */
+    VIEW_ACT_SPOTLIGHT,    /* the spotlight on / off */
+    VIEW_ACT_LASER,        /* the laser pointer on / off */
     VIEW_ACT_FULLSCREEN,   /* asks the window: VIEW_REQ_FULLSCREEN */
     VIEW_ACT_SAVE,         /* asks the window: VIEW_REQ_SAVE */
     VIEW_ACT_RELOAD,       /* asks the window: VIEW_REQ_RELOAD */
@@ -97,6 +101,7 @@ typedef enum ViewRequest {
     VIEW_REQ_FULLSCREEN = 1 << 2, /* toggle fullscreen */
     VIEW_REQ_RELOAD = 1 << 3,     /* load the lesson file again */
     VIEW_REQ_TITLE = 1 << 4,      /* the language or the mode changed: the window title with it (view_title) */
+    VIEW_REQ_INK_CLEAR = 1 << 5,  /* clear the ink of the step on screen */
 } ViewRequest;
 
 enum { VIEW_BINDING_MAX_KEYS = 9 };
