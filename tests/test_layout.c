@@ -357,6 +357,8 @@ typedef struct FrameSizes {
     long cells;             /* cells drawn (an elided matrix's kept ones) */
     double least_cell;      /* the smallest cell's side, px */
     int min_size, max_size; /* of its texts and numbers, px */
+    double mean_size;       /* their mean size, px */
+    int narration_size;     /* of the narration's text, px */
 } FrameSizes;
 
 static FrameSizes frame_measure(RenderCtx *rc)
@@ -364,6 +366,7 @@ static FrameSizes frame_measure(RenderCtx *rc)
     int n;
     const LayoutBox *b = render_layout_boxes(rc, &n);
     FrameSizes m = {.least_cell = 1e9, .min_size = 1 << 20};
+    int texts = 0;
     for (int i = 0; i < n; i++) {
         if (b[i].kind == LAYOUT_MATRIX) {
             m.area += (double)b[i].rect.w * b[i].rect.h;
@@ -372,19 +375,26 @@ static FrameSizes frame_measure(RenderCtx *rc)
             m.least_cell = fmin(m.least_cell, fmin(w, h));
         }
         if (b[i].kind == LAYOUT_TEXT || b[i].kind == LAYOUT_NUMBER) {
+            m.mean_size += b[i].size;
+            if (b[i].what && strcmp(b[i].what, "narration") == 0 && b[i].size > m.narration_size)
+                m.narration_size = b[i].size;
+            texts++;
             m.min_size = b[i].size < m.min_size ? b[i].size : m.min_size;
             m.max_size = b[i].size > m.max_size ? b[i].size : m.max_size;
         }
     }
+    if (texts) m.mean_size /= texts;
     return m;
 }
 
-/* + (text scale × 1.1, nine times) on every step of two lessons at two
- * sizes: the text never gets smaller; the matrices never shrink below
- * their size at scale 1, unless they show fewer cells (elided further so
- * that the larger numbers fit), each larger than at scale 1; and − never
- * takes text under the minimum. */
-static void test_plus_only_enlarges(void **state)
+/* + (text scale × 1.1, nine times) on every third step of two lessons at two
+ * sizes: each press makes text larger (the narration, the smallest or the
+ * largest) and none smaller than the smallest before (a title or formula
+ * too wide for the frame still shrinks to fit, the narration to stay whole,
+ * and numbers too large for their cells are left to the hover),
+ * the matrices giving up room as they must (they elide or stack, as at any
+ * size); and − never takes text under the minimum. */
+static void test_plus_always_enlarges(void **state)
 {
     (void)state;
     static const char *const lessons[] = {"mhsa-wo-xihuan-paobu.json", "seed001-shapes-512.json"};
@@ -397,22 +407,19 @@ static void test_plus_only_enlarges(void **state)
             for (int s = 0; s < view_trace(v)->n_steps; s += 3) {
                 view_goto(v, s);
                 view_finish(v);
-                FrameSizes base = {0}, prev = {0};
+                FrameSizes prev = {0};
                 float scale = 1.0f;
                 for (int press = 0; press <= 9; press++) {
                     view_set_text_scale(v, scale);
                     if (render_frame(rc, v, sizes[si].w, sizes[si].h) != 0) fail_msg("%s", SDL_GetError());
                     FrameSizes m = frame_measure(rc);
-                    if (press == 0) base = m;
-                    if (m.area < base.area * 0.999 && !(m.cells < base.cells && m.least_cell > base.least_cell))
-                        fail_msg("%s step %d at %dx%d, text ×%.2f: the matrices shrank from %.0f to %.0f px² "
-                                 "(%ld cells, the smallest %.1f px; at ×1 %ld, %.1f px)",
-                                 lessons[k], s, sizes[si].w, sizes[si].h, (double)scale, base.area, m.area, m.cells,
-                                 m.least_cell, base.cells, base.least_cell);
-                    if (press > 0 && (m.min_size < prev.min_size || m.max_size < prev.max_size))
-                        fail_msg("%s step %d at %dx%d, text ×%.2f: text got smaller (%d..%d px, was %d..%d)",
+                    int grew = m.narration_size > prev.narration_size || m.min_size > prev.min_size ||
+                               m.max_size > prev.max_size;
+                    if (press > 0 && (m.min_size < prev.min_size || !grew))
+                        fail_msg("%s step %d at %dx%d, text ×%.2f: the text did not grow (%d..%d px, the "
+                                 "narration %d; was %d..%d, %d)",
                                  lessons[k], s, sizes[si].w, sizes[si].h, (double)scale, m.min_size, m.max_size,
-                                 prev.min_size, prev.max_size);
+                                 m.narration_size, prev.min_size, prev.max_size, prev.narration_size);
                     prev = m;
                     scale *= 1.1f;
                 }
@@ -423,6 +430,40 @@ static void test_plus_only_enlarges(void **state)
             }
         rig_close(&rig);
     }
+}
+
+/* Big text (U, --big-text) on every step of the default lesson at 1024×768
+ * and 1920×1080, both languages: no text under 1/30 of the frame's height,
+ * and the text larger on average than without it. */
+static void test_big_text(void **state)
+{
+    (void)state;
+    static const Size big[] = {{1024, 768}, {1920, 1080}};
+    Rig rig;
+    rig_open_projector(&rig, "mhsa-wo-xihuan-paobu.json", 1, 1);
+    View *v = &rig.v;
+    for (size_t si = 0; si < 2; si++)
+        for (int l = 0; l < LESSON_LANG_COUNT; l++)
+            for (int s = 0; s < view_trace(v)->n_steps; s++) {
+                view_set_lang(v, (LessonLang)l);
+                view_goto(v, s);
+                view_finish(v);
+                view_set_big_text(v, 0);
+                if (render_frame(rig.rc, v, big[si].w, big[si].h) != 0) fail_msg("%s", SDL_GetError());
+                FrameSizes plain = frame_measure(rig.rc);
+                view_set_big_text(v, 1);
+                if (render_frame(rig.rc, v, big[si].w, big[si].h) != 0) fail_msg("%s", SDL_GetError());
+                FrameSizes m = frame_measure(rig.rc);
+                if (m.min_size * 30 < big[si].h)
+                    fail_msg("step %d at %dx%d (%d): big text draws text of %d px, under 1/30 of the height", s,
+                             big[si].w, big[si].h, l, m.min_size);
+                if (m.mean_size <= plain.mean_size)
+                    fail_msg("step %d at %dx%d (%d): big text's text (mean %.2f px) is no larger than without it "
+                             "(%.2f px)",
+                             s, big[si].w, big[si].h, l, m.mean_size, plain.mean_size);
+            }
+    view_set_big_text(v, 0);
+    rig_close(&rig);
 }
 
 /* An elided matrix (seed 001's X, 12×512, at 1024×768): its last kept
@@ -555,8 +596,11 @@ int main(void)
         return 1;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_lesson),          cmocka_unit_test(test_plus_only_enlarges),
-        cmocka_unit_test(test_elided_cells_are_true), cmocka_unit_test(test_first_and_last_entries),
+        cmocka_unit_test(test_every_lesson),
+        cmocka_unit_test(test_plus_always_enlarges),
+        cmocka_unit_test(test_big_text),
+        cmocka_unit_test(test_elided_cells_are_true),
+        cmocka_unit_test(test_first_and_last_entries),
         cmocka_unit_test(test_openings_fit),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -1025,8 +1025,13 @@ static void test_keys(void **state)
     float ts = v->text_scale;
     view_key(v, '+');
     assert_true(v->text_scale > ts);
+    char said[64];
+    view_notice_text(v, said, sizeof said);
+    assert_string_equal(said, "text 110%"); /* brief feedback of the size */
     view_key(v, '-');
     assert_true(fabsf(v->text_scale - ts) < 1e-5f);
+    view_notice_text(v, said, sizeof said);
+    assert_string_equal(said, "text 100%");
     /* what the window does */
     assert_int_equal(view_key(v, 'l'), VIEW_REQ_TITLE);
     assert_int_equal(v->lang, LESSON_ZH);
@@ -1169,6 +1174,42 @@ static void test_ink_per_step(void **state)
     assert_int_equal(v->tool, VIEW_TOOL_LASER);
     view_key(v, 'z');
     assert_int_equal(v->tool, VIEW_TOOL_NONE);
+    fixture_free(f);
+}
+
+/* Big text's caption: the narration's first sentence, cut after its full
+ * stop and never inside a number; U toggles big text. */
+static void test_big_text_caption(void **state)
+{
+    (void)state;
+    Fixture *f = fixture_make(LESSON_MHSA);
+    View *v = &f->view;
+    char narr[NARRATE_MAX_STEP_TEXT], cap[NARRATE_MAX_STEP_TEXT];
+    for (int l = 0; l < LESSON_LANG_COUNT; l++) {
+        view_set_lang(v, (LessonLang)l);
+        for (int s = 0; s < view_step_count(v); s++) {
+            view_goto(v, s);
+            view_narration(v, narr, sizeof narr);
+            size_t n = view_big_text_caption(v, cap, sizeof cap);
+            assert_int_equal(n, strlen(cap));
+            assert_true(n > 0);
+            assert_memory_equal(narr, cap, n); /* the narration's start */
+            int ends = n == strlen(narr) || cap[n - 1] == '.' || cap[n - 1] == '!' || cap[n - 1] == '?' ||
+                       (n >= 3 && (strcmp(cap + n - 3, "。") == 0 || strcmp(cap + n - 3, "！") == 0 ||
+                                   strcmp(cap + n - 3, "？") == 0));
+            if (!ends) fail_msg("step %d (%d): the caption \"%s\" does not end a sentence", s, l, cap);
+            if (n >= 2 && cap[n - 1] == '.')
+                assert_false(cap[n - 2] >= '0' && cap[n - 2] <= '9' && narr[n] != ' ' && narr[n]);
+        }
+    }
+    assert_int_equal(view_big_text_min(768), 26);
+    assert_int_equal(view_big_text_min(1080), 36);
+    unsigned long rev = v->revision;
+    view_key(v, 'u');
+    assert_true(v->big_text);
+    assert_true(v->revision != rev);
+    view_key(v, 'U');
+    assert_false(v->big_text);
     fixture_free(f);
 }
 
@@ -1474,6 +1515,7 @@ int main(void)
         cmocka_unit_test(test_reflex_keys),
         cmocka_unit_test(test_black_screen),
         cmocka_unit_test(test_ink_per_step),
+        cmocka_unit_test(test_big_text_caption),
         cmocka_unit_test(test_help_text),
         cmocka_unit_test(test_pointer),
         cmocka_unit_test(test_saving_and_names),

@@ -48,6 +48,7 @@ static void export_usage(FILE *out)
             "  --notation row|column  one token per row (Q = X·W_Q, default) or per column\n"
             "                     (Q = W_Q·X): every matrix and formula transposed\n"
             "  --text-scale X     text size factor (default 1)\n"
+            "%s"
             "  --slides           slides: the step, its formula and its narration on the\n"
             "                     whole frame, without the status line and the timeline\n"
             "  --set 'NAME[i][j]=VALUE'\n"
@@ -83,8 +84,11 @@ static void export_usage(FILE *out)
             "write are never replaced or removed. Exit status: 0 done, 1 a runtime\n"
             "failure (a folder that cannot be created or written, a full disk), 2 bad\n"
             "input or usage.\n",
-            EXPORT_DEFAULT_WIDTH, EXPORT_DEFAULT_HEIGHT, EXPORT_DEFAULT_FPS, VIEW_DWELL_SECONDS,
-            EXPORT_PNG_DEFAULT_LEVEL, EXPORT_PNG_DEFAULT_FILTER, EXPORT_PNG_DEFAULT_STRATEGY);
+            EXPORT_DEFAULT_WIDTH, EXPORT_DEFAULT_HEIGHT,
+            "  --big-text         big text for the back row: the step's caption instead of its\n"
+            "                     narration, no text under 1/30 of the height\n",
+            EXPORT_DEFAULT_FPS, VIEW_DWELL_SECONDS, EXPORT_PNG_DEFAULT_LEVEL, EXPORT_PNG_DEFAULT_FILTER,
+            EXPORT_PNG_DEFAULT_STRATEGY);
 }
 
 static volatile sig_atomic_t interrupted;
@@ -167,6 +171,7 @@ enum {
     OPT_SIZE,
     OPT_SCALE,
     OPT_TEXT_SCALE,
+    OPT_BIG_TEXT,
     OPT_LANG,
     OPT_THEME,
     OPT_VIEW,
@@ -193,6 +198,7 @@ static const AppOption export_options[] = {
     {"size", 0, 1, OPT_SIZE},
     {"scale", 0, 1, OPT_SCALE},
     {"text-scale", 0, 1, OPT_TEXT_SCALE},
+    {"big-text", 0, 0, OPT_BIG_TEXT},
     {"lang", 0, 1, OPT_LANG},
     {"theme", 0, 1, OPT_THEME},
     {"view", 0, 1, OPT_VIEW},
@@ -243,6 +249,9 @@ static int export_option(const AppArgs *a, int id, const char *val, ExportArgs *
         ok = app_arg_number(a, val, VIEW_TEXT_SCALE_MIN, VIEW_TEXT_SCALE_MAX, &d);
         opt->text_scale = (float)d;
         return ok;
+    case OPT_BIG_TEXT:
+        opt->big_text = 1;
+        return 0;
     case OPT_LANG:
         ok = app_arg_choice(a, val, lesson_lang_names, LESSON_LANG_COUNT, &n);
         opt->lang = (LessonLang)n;

@@ -38,6 +38,8 @@ static void show_usage(FILE *out)
             "                     (Q = W_Q·X): every matrix and formula transposed\n"
             "  --speed X          animation speed factor (%.3g .. %g, default 1)\n"
             "  --text-scale X     text size factor (default 1)\n"
+            "  --big-text         big text for the back row (U): the step's caption instead of its\n"
+            "                     narration, the room to the matrices, no text under 1/30 of the height\n"
             "  --fullscreen       start in fullscreen\n"
             "  --gpu              draw with SDL's accelerated renderer (default: the software\n"
             "                     renderer of `attnviz export`, sending only what changed)\n"
@@ -56,7 +58,7 @@ static void show_usage(FILE *out)
             "Keys (? in the window lists them): → / Space / PageDown next, ← / PageUp back (the step\n"
             "plays backwards), Home / End, P play / pause, [ ] slower / faster, 1-9 head, Tab next head,\n"
             "M single / multi-head, C compare, L 中文 / English, T theme, W weight scale,\n"
-            "N row / column notation, + / - text size, B or . black screen (pauses),\n"
+            "N row / column notation, + / - text size, U big text, B or . black screen (pauses),\n"
             "I ink (drag to draw; strokes stay with their step), X clear the step's ink,\n"
             "G spotlight, Z laser pointer,\n"
             "F, F11 or F5 fullscreen (Esc leaves it), S save frame, R reload, ? help, Esc / Q quit\n"
@@ -85,6 +87,7 @@ enum {
     OPT_NOTATION,
     OPT_SPEED,
     OPT_TEXT_SCALE,
+    OPT_BIG_TEXT,
     OPT_FRAMES_DIR,
     OPT_SLIDES,
     OPT_SAVE_DIR,
@@ -106,6 +109,7 @@ static const AppOption show_options[] = {
     {"notation", 0, 1, OPT_NOTATION},
     {"speed", 0, 1, OPT_SPEED},
     {"text-scale", 0, 1, OPT_TEXT_SCALE},
+    {"big-text", 0, 0, OPT_BIG_TEXT},
     {"frames-dir", 0, 1, OPT_FRAMES_DIR},
     {"slides", 0, 0, OPT_SLIDES},
     {"save-dir", 0, 1, OPT_SAVE_DIR},
@@ -160,6 +164,9 @@ static int show_option(const AppArgs *a, int id, const char *val, ShowOptions *o
         ok = app_arg_number(a, val, VIEW_TEXT_SCALE_MIN, VIEW_TEXT_SCALE_MAX, &d);
         o->text_scale = (float)d;
         return ok;
+    case OPT_BIG_TEXT:
+        o->big_text = 1;
+        return 0;
     case OPT_FRAMES_DIR:
         o->frames_dir = val;
         return app_check_output_path("show", "--frames-dir", "a folder", val);

@@ -46,6 +46,7 @@ typedef struct ShowOptions {
     int weight_scale, notation; /* ViewWeightScale, ViewNotation */
     double speed;
     float text_scale;
+    int big_text; /* --big-text */
     const char *frames_dir;
     const char *save_dir; /* where Ctrl+S saves the edited lesson */
     AppEdits edits;       /* --set, --scale, --tokens: applied to the lesson as loaded */

@@ -93,6 +93,7 @@ int show_lesson_open(Show *s)
     view_set_theme(v, (ViewTheme)o->theme);
     view_set_speed(v, o->speed);
     view_set_text_scale(v, o->text_scale);
+    view_set_big_text(v, o->big_text);
     view_set_mode(v, (ViewMode)o->mode);
     view_set_weight_scale(v, (ViewWeightScale)o->weight_scale);
     view_set_notation(v, (ViewNotation)o->notation);
@@ -141,6 +142,7 @@ static void reload(Show *s, const char *path)
     view_set_weight_scale(n, o->weight_scale);
     view_set_notation(n, o->notation);
     view_set_text_scale(n, o->text_scale);
+    view_set_big_text(n, o->big_text);
     view_set_speed(n, o->speed);
     view_set_playing(n, o->playing);
     view_set_fullscreen(n, o->fullscreen);

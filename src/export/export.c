@@ -1742,6 +1742,7 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
         goto out;
     }
     view_set_text_scale(&r.view, opt->text_scale);
+    view_set_big_text(&r.view, opt->big_text);
     r.view.slides = opt->slides;
     view_set_weight_scale(&r.view, opt->weight_scale);
     view_set_notation(&r.view, opt->notation);

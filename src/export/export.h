@@ -138,6 +138,7 @@ typedef struct ExportOptions {
     ViewTheme theme;
     ViewMode mode;                /* VIEW_MULTI (default), VIEW_SINGLE, VIEW_COMPARE */
     float text_scale;             /* View.text_scale, default 1 */
+    int big_text;                 /* View.big_text: the caption instead of the narration, text ≥ 1/30 of the height */
     ViewWeightScale weight_scale; /* colours of attention weights, default VIEW_WEIGHTS_UNIT */
     ViewNotation notation;        /* VIEW_NOTATION_ROW (default) or VIEW_NOTATION_COLUMN */
     int slides;                   /* 1: slide frames (View.slides): no status line, no timeline */

@@ -3550,6 +3550,7 @@ static Fonts fonts_for(const View *v, int width, int height, float scale)
     base *= scale;
     Fonts f;
     f.min = render_min_text(width, height);
+    if (v->big_text) f.min = imax(f.min, view_big_text_min(height)); /* the back row's floor */
     f.body = imax(f.min, (int)lrintf(base));
     f.small = imax(f.min, (int)lrintf(base * 0.78f));
     f.label = imax(f.min, (int)lrintf(base * 0.9f));
@@ -3653,7 +3654,7 @@ static int compare_readable(RenderCtx *rc, const View *v, const Fonts *f, SDL_Re
  * the notation and the weight scale. */
 static uint64_t lesson_choice_key(const View *v, uint64_t size)
 {
-    return mix64(mix64((uint64_t)v->layout_id, size), (uint64_t)v->lang << 12 |
+    return mix64(mix64((uint64_t)v->layout_id, size), (uint64_t)v->big_text << 20 | (uint64_t)v->lang << 12 |
                                                           (uint64_t)(v->theme == VIEW_THEME_PROJECTOR) << 8 |
                                                           (uint64_t)v->notation << 4 | (uint64_t)v->weight_scale << 16);
 }
@@ -3718,18 +3719,6 @@ static int compare_side_by_side(RenderCtx *rc, const View *v, const Fonts *f, SD
     return choice_put(&rc->side, key, a_sb >= GROW_FOR * a_st);
 }
 
-/* What a frame's layout depends on in the view, beyond the output's size
- * and the text scale: the step, the mode, language and theme, the zoom and
- * what is shown. */
-static uint64_t view_layout_key(const View *v)
-{
-    uint64_t k = mix64(mix64((uint64_t)v->id, (uint64_t)v->step),
-                       (uint64_t)v->mode << 8 | (uint64_t)v->lang << 4 | (uint64_t)v->theme);
-    k = mix64(k, (uint64_t)view_step_ready(v, view_trace(v), v->step));
-    return mix64(k, (uint64_t)lrintf(v->zoom * 100.0f) << 20 | (uint64_t)lrintf(v->pan_x) << 10 |
-                        (uint64_t)lrintf(v->pan_y) << 4 | (uint64_t)v->slides << 1 | (uint64_t)v->hide_heads);
-}
-
 /* Where the frame's parts go, for one set of font sizes. */
 typedef struct Frame {
     Fonts f;
@@ -3740,6 +3729,15 @@ typedef struct Frame {
 } Frame;
 
 static int strip_for_lesson(RenderCtx *rc, const View *v, int width, int height);
+
+/* The text under the step: its narration, or in big text its caption. */
+static void frame_text(const View *v, char *buf, size_t len)
+{
+    if (v->big_text)
+        view_big_text_caption(v, buf, len);
+    else
+        view_narration(v, buf, len);
+}
 
 /* The heads' strip at the right of the main area, the step's panel left of it. */
 static void frame_strip(Frame *F, int width)
@@ -3805,7 +3803,7 @@ static int strip_for_lesson(RenderCtx *rc, const View *v, int width, int height)
         if (!view_step_ready(v, view_trace(v), s)) return 1; /* decided once the trace is whole */
     for (int s = 0; s < view_trace(v)->n_steps && kept; s++) {
         w.step = s;
-        view_narration(&w, narr, sizeof narr);
+        frame_text(&w, narr, sizeof narr);
         Frame F;
         frame_place(rc, &w, width, height, 1.0f, narr, &F, 0);
         SDL_Rect main = F.main;
@@ -3816,45 +3814,6 @@ static int strip_for_lesson(RenderCtx *rc, const View *v, int width, int height)
         kept = with >= without;
     }
     return choice_put(&rc->strip, key, kept);
-}
-
-/* The area of the current step's matrices in a frame laid out as F
- * (compare mode: the multi-head side's, as a proxy for both). */
-static double frame_matrix_area(RenderCtx *rc, const View *v, const Frame *F)
-{
-    SDL_Rect area = F->panel;
-    if (v->mode == VIEW_COMPARE) area.w /= 2;
-    return panel_probe(rc, v, &F->f, area, NULL);
-}
-
-/* The text scale drawn: the largest step of × 1.1 up to the one asked for
- * whose layout leaves the matrices at least as large as at scale 1, so +
- * enlarges text and numbers together and never shrinks the matrices (and,
- * past that point, does nothing). Kept for the last view state asked. */
-static float frame_scale(RenderCtx *rc, const View *v, int width, int height, const char *narr)
-{
-    float asked = v->text_scale;
-    if (asked <= 1.0f) return asked;
-    uint64_t key =
-        mix64(mix64(view_layout_key(v), (uint64_t)width << 20 | (uint64_t)height), (uint64_t)lrintf(asked * 1000.0f));
-    if (key == rc->scale_key) return rc->scale_drawn;
-    Frame F;
-    frame_layout(rc, v, width, height, 1.0f, narr, &F);
-    double base = frame_matrix_area(rc, v, &F) * 0.999;
-    int n = 0;
-    while (n < 64 && powf(1.1f, (float)(n + 1)) <= asked * 1.0001f) n++;
-    float s = 1.0f;
-    for (int k = n; k >= 1; k--) {
-        float c = k == n ? asked : powf(1.1f, (float)k);
-        frame_layout(rc, v, width, height, c, narr, &F);
-        if (frame_matrix_area(rc, v, &F) >= base) {
-            s = c;
-            break;
-        }
-    }
-    rc->scale_key = key;
-    rc->scale_drawn = s;
-    return s;
 }
 
 /* ---- edit mode: the cursor, what is typed, the scale ---- */
@@ -3998,11 +3957,11 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     rc->height = height;
     const Theme *th = render_theme(v->theme);
     char narr[NARRATE_MAX_STEP_TEXT];
-    view_narration(v, narr, sizeof narr);
+    frame_text(v, narr, sizeof narr);
     Frame F;
     int record = rc->record;
     rc->record = 0; /* trial layouts are not the frame's */
-    frame_layout(rc, v, width, height, frame_scale(rc, v, width, height, narr), narr, &F);
+    frame_layout(rc, v, width, height, v->text_scale, narr, &F);
     rc->record = record;
     rc->n_boxes = 0;
     Fonts f = F.f;

@@ -249,8 +249,6 @@ struct RenderCtx {
     int n_boxes, cap_boxes;
     SDL_Rect within; /* where the texts drawn now belong */
     const char *within_what;
-    uint64_t scale_key; /* the view state the text scale below was worked out for */
-    float scale_drawn;
     RenderChoices strip, side;
     /* the widest number of a matrix at a size, which laying a panel out asks
      * for again and again: keyed on the view (its id changes with the

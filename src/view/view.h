@@ -137,6 +137,8 @@ typedef struct View {
     int black;             /* B: the window shows a black screen; autoplay waits meanwhile */
     int black_was_playing; /* autoplay was on when the screen went black: it resumes after */
     ViewTool tool;         /* I ink, G spotlight, Z laser: what the pointer does */
+    int big_text;          /* U, --big-text: the projector's big text: the step's caption instead of its
+                            * narration, the room to the matrices, no text under 1/30 of the height */
     int show_help;         /* the help overlay */
     int hide_heads;        /* focus: the all-heads panel hidden (A) */
     int slides;            /* 1: slide frames: no status line, no timeline, no overlays; 2: also no
@@ -302,6 +304,14 @@ void view_set_fullscreen(View *v, int fullscreen);
 /* B (or a clicker's "blank screen" button): the screen goes black, or comes
  * back as it was; autoplay pauses while it is black and resumes after. */
 void view_set_black(View *v, int black);
+/* Big text for the back row (U, --big-text): on or off. */
+void view_set_big_text(View *v, int on);
+/* What big text shows instead of the narration: the step's caption, the
+ * first sentence of its narration (cut after its full stop: ". ", "。", "！",
+ * "？", never inside a number). Returns its length. */
+size_t view_big_text_caption(const View *v, char *buf, size_t len);
+/* The smallest text big text draws in a frame `height` pixels high: 1/30 of it. */
+int view_big_text_min(int height);
 /* The pointer's tool: the same tool again turns it off. */
 void view_toggle_tool(View *v, ViewTool tool);
 /* 1 while the unsaved-changes notice is on screen: a second Q (or close) then quits. */
@@ -538,6 +548,7 @@ typedef enum ViewString {
     VS_NOTICE_SPOTLIGHT,
     VS_NOTICE_LASER,
     VS_NOTICE_TOOL_OFF,
+    VS_NOTICE_TEXT_SIZE, /* %s: the text's size, "125%" */
     VS_STRING_COUNT
 } ViewString;
 const char *view_string(ViewString id, LessonLang lang);

@@ -41,6 +41,10 @@ static const ViewBinding bindings[] = {
      {"fullscreen (Esc leaves it)", "全屏（Esc 退出全屏）"}},
     {VIEW_ACT_TEXT_BIGGER, {'+', '='}, {"+", "+"}, {"larger text", "放大字号"}},
     {VIEW_ACT_TEXT_SMALLER, {'-'}, {"−", "−"}, {"smaller text", "缩小字号"}},
+    {VIEW_ACT_BIG_TEXT,
+     {'u'},
+     {"U", "U"},
+     {"big text: a caption, not the narration", "大字模式：只显示提要，不显示讲解"}},
     {VIEW_ACT_SAVE, {'s'}, {"S", "S"}, {"save this frame as PNG", "把当前画面存为 PNG"}},
     {VIEW_ACT_RELOAD, {'r'}, {"R", "R"}, {"reload the lesson file", "重新载入课程文件"}},
     {VIEW_ACT_HEADS, {'a'}, {"A", "A"}, {"all heads panel on / off", "显示或隐藏所有头的面板"}},
@@ -141,11 +145,13 @@ unsigned view_do(View *v, ViewAction action, int key)
         view_toggle_notation(v);
         break;
     case VIEW_ACT_TEXT_BIGGER:
-        view_set_text_scale(v, v->text_scale * 1.1f);
+    case VIEW_ACT_TEXT_SMALLER: {
+        view_set_text_scale(v, action == VIEW_ACT_TEXT_BIGGER ? v->text_scale * 1.1f : v->text_scale / 1.1f);
+        char size[16]; /* the size as it now is, briefly: the one feedback at the limits too */
+        snprintf(size, sizeof size, "%d%%", (int)lrintf(v->text_scale * 100.0f));
+        view_set_notice(v, VS_NOTICE_TEXT_SIZE, size, 0);
         break;
-    case VIEW_ACT_TEXT_SMALLER:
-        view_set_text_scale(v, v->text_scale / 1.1f);
-        break;
+    }
     case VIEW_ACT_HELP:
         view_set_help(v, !v->show_help);
         break;
@@ -163,6 +169,9 @@ unsigned view_do(View *v, ViewAction action, int key)
         break;
     case VIEW_ACT_LASER:
         view_toggle_tool(v, VIEW_TOOL_LASER);
+        break;
+    case VIEW_ACT_BIG_TEXT:
+        view_set_big_text(v, !v->big_text);
         break;
     case VIEW_ACT_INK_CLEAR:
         return VIEW_REQ_INK_CLEAR;

@@ -76,6 +76,7 @@ typedef enum ViewAction {
     VIEW_ACT_INK_CLEAR,    /* asks the window: VIEW_REQ_INK_CLEAR */
     VIEW_ACT_SPOTLIGHT,    /* the spotlight on / off */
     VIEW_ACT_LASER,        /* the laser pointer on / off */
+    VIEW_ACT_BIG_TEXT,     /* big text for the back row on / off */
     VIEW_ACT_FULLSCREEN,   /* asks the window: VIEW_REQ_FULLSCREEN */
     VIEW_ACT_SAVE,         /* asks the window: VIEW_REQ_SAVE */
     VIEW_ACT_RELOAD,       /* asks the window: VIEW_REQ_RELOAD */
