@@ -96,9 +96,12 @@ static int stdout_errno;
 
 int app_flush_stdout(void)
 {
+    /* output longer than the stream's buffer was written, and failed, inside
+     * the printf that filled it: its errno is still the one that call left */
+    int earlier = ferror(stdout) ? errno : 0;
     errno = 0;
     if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
-    if (!stdout_errno) stdout_errno = errno ? errno : EIO;
+    if (!stdout_errno) stdout_errno = errno ? errno : earlier ? earlier : EIO;
     errno = stdout_errno;
     return -1;
 }
