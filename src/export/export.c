@@ -11,6 +11,7 @@
 #include <assert.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -1035,6 +1036,47 @@ static char *sheet_page_path(const char *path, int page)
     return out;
 }
 
+/* Whether the regular file at path is a PDF attnviz wrote: "%PDF-" first,
+ * and the document information cairo writes near the end naming attnviz as
+ * its Creator (sheet_open). */
+#define SHEET_PDF_TAIL_BYTES 65536
+static int sheet_pdf_is_ours(const char *path)
+{
+    static const char creator[] = "/Creator (attnviz ";
+    const size_t m = sizeof creator - 1;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return 0;
+    struct stat st;
+    char head[5];
+    int ours = 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pread(fd, head, sizeof head, 0) == (ssize_t)sizeof head &&
+        memcmp(head, "%PDF-", sizeof head) == 0) {
+        off_t tail = st.st_size < SHEET_PDF_TAIL_BYTES ? st.st_size : SHEET_PDF_TAIL_BYTES;
+        char *buf = malloc((size_t)tail);
+        ssize_t got = buf ? pread(fd, buf, (size_t)tail, st.st_size - tail) : -1;
+        for (ssize_t i = 0; !ours && got >= (ssize_t)m && i <= got - (ssize_t)m; i++)
+            ours = memcmp(buf + i, creator, m) == 0;
+        free(buf);
+    }
+    close(fd);
+    return ours;
+}
+
+/* A handout's first page, or its PDF, replaces only a handout attnviz
+ * wrote: a page of one (never a step's PNG or a frame, which carry
+ * STEP_KEY_STEP), or a PDF whose Creator is attnviz. A FIFO or a device
+ * is written through. */
+static int sheet_check_first(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    int pdf = sheet_is_pdf(path);
+    if (pdf ? sheet_pdf_is_ours(path) : export__png_is_ours(path, STEP_KEY_STEP)) return 0;
+    export__set_err(err, errlen, "%s: exists and is not %s; attnviz replaces only its own files", path,
+                    pdf ? "a PDF handout attnviz wrote" : "a page of an attnviz handout");
+    return -1;
+}
+
 /* Page `page` (≥ 2) of the handout at path as its folder and its name in
  * it, both malloc'd. 0, or -1 when memory runs out. */
 static int sheet_page_entry(const char *path, int page, char **dir, char **name)
@@ -1097,6 +1139,7 @@ static int sheet_check_pages(Run *r, const char *path, char *err, size_t errlen)
         else if (export__check_length(file, err, errlen) == 0)
             rc = 0;
         if (rc == 0 && page == 1) rc = export_check_not_link(path, err, errlen);
+        if (rc == 0 && page == 1) rc = sheet_check_first(path, err, errlen);
         if (rc == 0 && page > 1) rc = export__check_entry(dir, name, err, errlen);
         if (rc == 0 && page == 1 && !sheet_is_pdf(path)) { /* the journal, the longest name of all */
             char *journal = export__journal_path(dir, name), *msg = malloc(EXPORT_ERR_MAX);

@@ -89,6 +89,35 @@ if run "export into a folder with a symlink" 60 "$app" export ok.json -o d --ste
     fi
 fi
 
+# --sheet naming a file of the user's, or a step's PNG attnviz wrote:
+# refused before drawing, the file kept; a handout attnviz wrote is replaced.
+printf 'my thesis' >mine.pdf
+printf 'my notes' >mine.png
+"$app" export ok.json -o S --steps 1 --size 320x200 >/dev/null 2>&1
+for f in mine.pdf mine.png S/001-input.png; do
+    before=$(sha256sum "$f")
+    if run "--sheet $f" 60 "$app" export ok.json --sheet "$f" --steps 1 --size 320x200; then
+        if [ $st -eq 2 ] && grep -q "$f: exists and is not a" err && [ "$(sha256sum "$f")" = "$before" ] &&
+            [ "$(wc -l <err)" -eq 1 ]; then
+            ok "--sheet $f (not a handout of attnviz's): refused, kept"
+        else
+            fail "--sheet $f: status $st, err '$(cat err)'"
+        fi
+    fi
+done
+for ext in png pdf; do
+    if run "--sheet own.$ext twice" 60 "$app" export ok.json --sheet "own.$ext" --steps 1 --size 320x200 &&
+        [ $st -eq 0 ] && run "--sheet own.$ext again" 60 "$app" export ok.json --sheet "own.$ext" --steps 1-2 --size 320x200; then
+        if [ $st -eq 0 ]; then
+            ok "--sheet own.$ext: attnviz's own handout is replaced"
+        else
+            fail "--sheet own.$ext again: status $st, err '$(cat err)'"
+        fi
+    else
+        fail "--sheet own.$ext: status $st, err '$(cat err)'"
+    fi
+done
+
 # --sheet naming a symbolic link to a file: refused before drawing; neither
 # the link nor the file it points to is replaced.
 for ext in png pdf; do
