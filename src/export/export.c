@@ -1614,6 +1614,35 @@ static int sheet_close(Sheet *sh, int ok, char *err, size_t errlen)
     return rc;
 }
 
+/* Whether a page of the handout at path (in the export's folder dir) has
+ * a name the export into dir writes itself: 0, or -1 with err set. */
+static int sheet_names_clash(Run *r, const char *path, const char *dir, char *err, size_t errlen)
+{
+    int pages = sheet_is_pdf(path) ? 1 : r->n_selected;
+    for (int page = 1; page <= pages; page++) {
+        char *pdir = NULL, *name = NULL;
+        int clash = -1;
+        if (page == 1) {
+            const char *slash = strrchr(path, '/');
+            name = strdup(slash ? slash + 1 : path);
+        } else if (sheet_page_entry(path, page, &pdir, &name) != 0) {
+            name = NULL;
+        }
+        if (name) clash = export__accept_folder_name(name, NULL);
+        if (clash < 0)
+            export__set_err(err, errlen, "out of memory");
+        else if (clash > 0)
+            export__set_err(err, errlen,
+                            "%s: page %d of the handout would be %s, a name the export into %s writes itself; "
+                            "give the handout another name",
+                            path, page, name, dir);
+        free(pdir);
+        free(name);
+        if (clash != 0) return -1;
+    }
+    return 0;
+}
+
 static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
 {
     if (sheet_check_pages(r, path, err, errlen) != 0) return -1;
@@ -1834,12 +1863,19 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
                 *slash = 0;
             else
                 strcpy(folder, ".");
-            struct stat fst;
+            struct stat fst, dst;
             int ok = stat(folder, &fst) == 0 && S_ISDIR(fst.st_mode);
             if (!ok) export__set_err(err, errlen, "%s: the folder %s does not exist", opt->sheet, folder);
             int prc = ok ? probe_dir(folder, err, errlen) : -1;
             free(folder);
             if (prc != 0) goto out;
+            /* in the export's own folder, no page may take a name the
+             * export writes (a step's PNG, a frame, index.json, its journal) */
+            if (write_files && stat(dir, &dst) == 0 && dst.st_dev == fst.st_dev && dst.st_ino == fst.st_ino &&
+                sheet_names_clash(&r, opt->sheet, dir, err, errlen) != 0) {
+                res->usage_error = 1;
+                goto out;
+            }
         }
     }
 

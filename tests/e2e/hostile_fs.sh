@@ -118,6 +118,21 @@ for ext in png pdf; do
     fi
 done
 
+# -o DIR with --sheet DIR/NAME, NAME one the export writes itself: refused
+# before anything is drawn, naming the clash; the folder keeps what it held.
+"$app" export ok.json -o C --steps 1-3 --size 320x200 >/dev/null 2>&1
+for name in index.json 002-weight.png 000001.png .index.json.attnviz-journal; do
+    before=$(cd C && sha256sum * | sha256sum)
+    if run "-o C --sheet C/$name" 60 "$app" export ok.json -o C --steps 1-3 --size 320x200 --sheet "C/$name"; then
+        if [ $st -eq 2 ] && grep -q "C/$name: page 1 of the handout would be $name, a name the export into C writes" err &&
+            [ "$(cd C && sha256sum * | sha256sum)" = "$before" ] && [ ! -e "C/.$name.attnviz-journal" ]; then
+            ok "-o C --sheet C/$name: refused, the export's folder unchanged"
+        else
+            fail "-o C --sheet C/$name: status $st, err '$(cat err)', $(ls -a C | tr '\n' ' ')"
+        fi
+    fi
+done
+
 # --sheet naming a symbolic link to a file: refused before drawing; neither
 # the link nor the file it points to is replaced.
 for ext in png pdf; do
