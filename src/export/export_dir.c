@@ -495,6 +495,24 @@ static int is_own_temporary(const char *name, int (*accept)(const char *name, vo
     return own;
 }
 
+/* Whether a temporary's bytes are attnviz's: nothing yet (killed before it
+ * wrote), a PNG whose Software is attnviz, a journal, or an index. A file
+ * of the user's that only carries the name is kept. */
+static int temporary_holds_ours(const char *path)
+{
+    size_t len = 0;
+    struct stat st;
+    char *buf = read_regular(path, PNG_TEXT_SCAN_BYTES, 1, &len, &st);
+    if (!buf) return 0;
+    size_t head = sizeof JOURNAL_FORMAT - 1;
+    int ours = len == 0 || png_says_attnviz((const unsigned char *)buf, len) ||
+               (len >= head && strncmp(buf, JOURNAL_FORMAT, head) == 0) ||
+               (strstr(buf, "\"format\"") && strstr(buf, "\"" EXPORT_FORMAT "\"") &&
+                strstr(buf, "\"" EXPORT_FORMAT "\"") - buf < 64);
+    free(buf);
+    return ours;
+}
+
 int export__remove_stale_temporaries(const char *dir, const struct timespec *before,
                                      int (*accept)(const char *name, void *user), void *user)
 {
@@ -511,7 +529,7 @@ int export__remove_stale_temporaries(const char *dir, const struct timespec *bef
         if (path && lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
             (st.st_mtim.tv_sec < before->tv_sec ||
              (st.st_mtim.tv_sec == before->tv_sec && st.st_mtim.tv_nsec < before->tv_nsec)) &&
-            unlink(path) == 0)
+            temporary_holds_ours(path) && unlink(path) == 0)
             removed++;
         free(path);
     }

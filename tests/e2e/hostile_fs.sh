@@ -133,6 +133,25 @@ for name in index.json 002-weight.png 000001.png .index.json.attnviz-journal; do
     fi
 done
 
+# files of the user's under a temporary's name (.NAME.attnviz-XXXXXX), old
+# enough to be a killed export's: kept, since attnviz did not write them
+mkdir T
+for f in .index.json.attnviz-ABCDEF .003-weight.png.attnviz-ABCDEF .999-x.png.attnviz-ABCDEF; do
+    echo mine >"T/$f"
+    touch -d '1 hour ago' "T/$f"
+done
+if run "export over look-alike temporaries" 60 "$app" export ok.json -o T --steps 1-3 --size 320x200; then
+    kept=0
+    for f in .index.json.attnviz-ABCDEF .003-weight.png.attnviz-ABCDEF .999-x.png.attnviz-ABCDEF; do
+        [ "$(cat "T/$f" 2>/dev/null)" = mine ] && kept=$((kept + 1))
+    done
+    if [ $st -eq 0 ] && [ $kept -eq 3 ]; then
+        ok "an export keeps the user's 3 files named like its temporaries"
+    else
+        fail "look-alike temporaries: status $st, kept $kept of 3, err '$(cat err)'"
+    fi
+fi
+
 # --sheet naming a symbolic link to a file: refused before drawing; neither
 # the link nor the file it points to is replaced.
 for ext in png pdf; do
