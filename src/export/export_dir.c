@@ -501,14 +501,13 @@ static int is_own_temporary(const char *name, int (*accept)(const char *name, vo
 static int temporary_holds_ours(const char *path)
 {
     size_t len = 0;
-    struct stat st;
-    char *buf = read_regular(path, PNG_TEXT_SCAN_BYTES, 1, &len, &st);
+    char *buf = read_regular(path, PNG_TEXT_SCAN_BYTES, 1, &len, NULL);
     if (!buf) return 0;
     size_t head = sizeof JOURNAL_FORMAT - 1;
+    const char *format = strstr(buf, "\"" EXPORT_FORMAT "\""); /* an index names its format first */
     int ours = len == 0 || png_says_attnviz((const unsigned char *)buf, len) ||
                (len >= head && strncmp(buf, JOURNAL_FORMAT, head) == 0) ||
-               (strstr(buf, "\"format\"") && strstr(buf, "\"" EXPORT_FORMAT "\"") &&
-                strstr(buf, "\"" EXPORT_FORMAT "\"") - buf < 64);
+               (format && format - buf < 64 && strstr(buf, "\"format\""));
     free(buf);
     return ours;
 }
