@@ -1327,6 +1327,18 @@ static void pdf_caption_text(Sheet *sh, const Caption *c, int a, int b, int x, i
 #endif
 
 /* Starts the handout: the page buffer, or the PDF. */
+/* A blank page to draw the next steps on, in sh->page. */
+static int sheet_new_page(Sheet *sh, char *err, size_t errlen)
+{
+    sh->page = malloc((size_t)SHEET_PAGE_W * SHEET_PAGE_H * 4);
+    if (!sh->page) {
+        export__set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    sheet_clear(sh->page, sh->bg);
+    return 0;
+}
+
 static int sheet_open(Sheet *sh, Run *r, const char *path, RenderCtx *rc, SDL_Renderer *sdl, char *err, size_t errlen)
 {
     memset(sh, 0, sizeof *sh);
@@ -1361,13 +1373,7 @@ static int sheet_open(Sheet *sh, Run *r, const char *path, RenderCtx *rc, SDL_Re
         return -1;
     }
 #endif
-    sh->page = malloc((size_t)SHEET_PAGE_W * SHEET_PAGE_H * 4);
-    if (!sh->page) {
-        export__set_err(err, errlen, "out of memory");
-        return -1;
-    }
-    sheet_clear(sh->page, sh->bg);
-    return 0;
+    return sheet_new_page(sh, err, errlen);
 }
 
 /* A step's entry in the PDF's outline (its bookmarks), pointing at (x, y)
@@ -1442,13 +1448,7 @@ static int sheet_page_done(Sheet *sh, char *err, size_t errlen)
 #endif
     if (sh->pages == 1) { /* its pixels kept: it is encoded last */
         sh->first = sh->page;
-        sh->page = malloc((size_t)SHEET_PAGE_W * SHEET_PAGE_H * 4);
-        if (!sh->page) {
-            export__set_err(err, errlen, "out of memory");
-            return -1;
-        }
-        sheet_clear(sh->page, sh->bg);
-        return 0;
+        return sheet_new_page(sh, err, errlen);
     }
     ExportBuffer *grown = realloc(sh->later, sizeof *grown * (size_t)(sh->pages - 1));
     if (!grown) {
