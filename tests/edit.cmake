@@ -57,3 +57,16 @@ add_test(NAME check_false_condition
          COMMAND sh -c "sed 's/{row_max_token:1} == 跑步/{row_max_token:1} == 我/' \"$1\" > \"$2\" || exit 1; out=$(\"$0\" check \"$2\" 2>&1); rc=$?; echo \"$out\"; [ $rc -eq 2 ] && [ $(echo \"$out\" | wc -l) -eq 1 ] && echo \"$out\" | grep -qE \"^$2:[0-9]+:[0-9]+: narration.weights_1.when \\(step weights_1\\): the condition .* is false for the lesson's own numbers$\""
                  $<TARGET_FILE:attnviz> ${PROJECT_SOURCE_DIR}/lessons/mhsa-wo-xihuan-paobu.json
                  ${CMAKE_CURRENT_BINARY_DIR}/false_condition.json)
+# --presenter (Xvfb, xdotool): two windows on one screen, a key in either
+# moves both on, the presenter's clock runs alone, B blacks the audience's
+# window only, and the laser over the presenter's small frame shows on the
+# audience's.
+if(ATTNVIZ_XVFB_RUN)
+  add_test(NAME presenter_e2e
+           COMMAND ${ATTNVIZ_XVFB_RUN} -a -s "-screen 0 2400x1300x24"
+                   ${ATTNVIZ_TESTS_DIR}/e2e/presenter_e2e.sh $<TARGET_FILE:attnviz>)
+else()
+  add_test(NAME presenter_e2e COMMAND sh -c "echo 'SKIP: xvfb-run is not installed (apt-get install xvfb)'; exit 77")
+endif()
+set_tests_properties(presenter_e2e PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 RESOURCE_LOCK xvfb
+                     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0")

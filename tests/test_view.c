@@ -973,6 +973,7 @@ static void test_keys(void **state)
         if (seen[a] != 1) fail_msg("action %d is in the key table %d times", a, seen[a]);
     assert_int_equal(view_key_action('j'), VIEW_ACT_NONE);
     assert_int_equal(view_key_action('P'), VIEW_ACT_PLAY); /* upper case is the same key */
+    assert_int_equal(view_key(v, '0'), VIEW_REQ_CLOCK);    /* the presenter's clock: the window's */
 
     /* stepping */
     view_finish(v);

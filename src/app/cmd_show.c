@@ -41,6 +41,9 @@ static void show_usage(FILE *out)
             "  --big-text         big text for the back row (U): the step's caption instead of its\n"
             "                     narration, the room to the matrices, no text under 1/30 of the height\n"
             "  --fullscreen       start in fullscreen\n"
+            "  --presenter        two windows: the frame with a caption for the class (on the second\n"
+            "                     display when there is one) and the presenter's: the frame small, the\n"
+            "                     whole narration, the next step, the step number and a clock (0 restarts it)\n"
             "  --gpu              draw with SDL's accelerated renderer (default: the software\n"
             "                     renderer of `attnviz export`, sending only what changed)\n"
             "  --frames-dir DIR   where S saves frames (default ./%s)\n"
@@ -60,7 +63,7 @@ static void show_usage(FILE *out)
             "M single / multi-head, C compare, L 中文 / English, T theme, W weight scale,\n"
             "N row / column notation, + / - text size, U big text, B or . black screen (pauses),\n"
             "I ink (drag to draw; strokes stay with their step), X clear the step's ink,\n"
-            "G spotlight, Z laser pointer,\n"
+            "G spotlight, Z laser pointer, 0 the presenter's clock from 0:00,\n"
             "F, F11 or F5 fullscreen (Esc leaves it), S save frame, R reload, ? help, Esc / Q quit\n"
             "(with unsaved edits: a notice first, then Q quits).\n"
             "Unsaved edits are kept in SAVE_DIR/.ID.attnviz-recovery.json; the next window on the\n"
@@ -88,6 +91,7 @@ enum {
     OPT_SPEED,
     OPT_TEXT_SCALE,
     OPT_BIG_TEXT,
+    OPT_PRESENTER,
     OPT_FRAMES_DIR,
     OPT_SLIDES,
     OPT_SAVE_DIR,
@@ -110,6 +114,7 @@ static const AppOption show_options[] = {
     {"speed", 0, 1, OPT_SPEED},
     {"text-scale", 0, 1, OPT_TEXT_SCALE},
     {"big-text", 0, 0, OPT_BIG_TEXT},
+    {"presenter", 0, 0, OPT_PRESENTER},
     {"frames-dir", 0, 1, OPT_FRAMES_DIR},
     {"slides", 0, 0, OPT_SLIDES},
     {"save-dir", 0, 1, OPT_SAVE_DIR},
@@ -167,6 +172,13 @@ static int show_option(const AppArgs *a, int id, const char *val, ShowOptions *o
     case OPT_BIG_TEXT:
         o->big_text = 1;
         return 0;
+    case OPT_PRESENTER:
+#ifdef __EMSCRIPTEN__
+        return app_cmd_fail("show", -1, "--presenter: a browser page has one window; open the page twice instead");
+#else
+        o->presenter = 1;
+        return 0;
+#endif
     case OPT_FRAMES_DIR:
         o->frames_dir = val;
         return app_check_output_path("show", "--frames-dir", "a folder", val);
@@ -271,6 +283,8 @@ static int draw_frame(Show *s, double t)
                   : render_frame(s->w.rc, v, pw, ph) || show_ink_draw(&s->ink, v, s->w.scr.sdl, pw, ph) ||
                         show_pointer_draw(&s->pointer, v, s->w.scr.sdl, pw, ph)) != 0)
         return app_fail(APP_RUNTIME, "drawing failed: %s", SDL_GetError());
+    if (show_presenter_capture(&s->pres, &s->w.scr) != 0)
+        return app_fail(APP_RUNTIME, "drawing failed: %s", SDL_GetError());
     double t_drawn = attn_clock_seconds();
     unsigned long long sent0 = s->w.scr.sent_px;
     if (show_screen_present(&s->w.scr) != 0)
@@ -294,17 +308,26 @@ static void pace(const Show *s, double t)
 
 int show_idle(const Show *s)
 {
-    return !show_needs_frame(s) && !view_is_busy(&s->cur.view) && !view_preparing(&s->cur.view);
+    return !show_needs_frame(s) && !show_presenter_due(s) && !view_is_busy(&s->cur.view) &&
+           !view_preparing(&s->cur.view);
+}
+
+/* How long an idle loop may sleep: for ever, but 20 ms while the trace is
+ * computed and until the presenter's clock shows its next second. */
+static int wait_ms(const Show *s)
+{
+    int ms = view_preparing(&s->cur.view) ? 20 : -1, clock = show_presenter_wait_ms(&s->pres);
+    return clock >= 0 && (ms < 0 || clock < ms) ? clock : ms;
 }
 
 int show_pass(Show *s, int may_wait)
 {
     View *v = &s->cur.view;
     SDL_Event e;
-    int idle = !show_needs_frame(s) && !view_is_busy(v);
+    int idle = !show_needs_frame(s) && !show_presenter_due(s) && !view_is_busy(v);
     /* nothing moves: sleep until something happens, or, while the trace is
      * computed, look at it every 20 ms */
-    int have = idle && may_wait ? show_wait_event(&s->w, &e, view_preparing(v) ? 20 : -1) : SDL_PollEvent(&e);
+    int have = idle && may_wait ? show_wait_event(&s->w, &e, wait_ms(s)) : SDL_PollEvent(&e);
     if (idle) s->last_t = attn_clock_seconds(); /* an animation that starts now starts from 0 */
     for (; have && s->running; have = SDL_PollEvent(&e)) show_on_event(s, &e);
     if (!s->running) return APP_OK;
@@ -318,7 +341,8 @@ int show_pass(Show *s, int may_wait)
     double dt = t - s->last_t > 0.25 ? 0.25 : t - s->last_t; /* after a stall, do not skip whole steps */
     s->last_t = t;
     if (view_is_busy(v)) view_advance(v, dt);
-    if (!show_needs_frame(s)) {
+    int frame = show_needs_frame(s);
+    if (!frame && !show_presenter_due(s)) {
         if (s->opt.quit_at_end && view_at_end(v)) s->running = 0; /* the end has been shown */
         /* autoplay's dwell changes nothing on screen: wait instead of
          * drawing the same frame again (and wake for input at once) */
@@ -326,7 +350,9 @@ int show_pass(Show *s, int may_wait)
             show_wait_event(&s->w, NULL, 20);
         return APP_OK;
     }
-    int st = draw_frame(s, t);
+    int st = frame ? draw_frame(s, t) : APP_OK;
+    /* after the audience's frame, which the presenter's shows */
+    if (st == APP_OK && show_presenter_due(s)) st = show_presenter_draw(s);
     if (st == APP_OK && may_wait) pace(s, t);
     return st;
 }
@@ -334,6 +360,7 @@ int show_pass(Show *s, int may_wait)
 int show_end(Show *s, int status)
 {
     show_stats_close(&s->stats, s->running || status == APP_OK);
+    show_presenter_close(&s->pres);
     show_window_close(&s->w);
     show_lesson_free(&s->cur);
     ink_free(&s->ink);
@@ -355,7 +382,9 @@ int cmd_show(int argc, char **argv)
     show_stats_mark(&s->stats, "options read");
     st = show_lesson_open(s);
     show_stats_mark(&s->stats, "lesson open");
-    if (st == APP_OK) st = show_window_open(&s->w, &s->opt, &s->cur);
+    if (st == APP_OK)
+        st = show_window_open(&s->w, s->opt.presenter ? SHOW_ROLE_AUDIENCE : SHOW_ROLE_FRAME, &s->opt, &s->cur);
+    if (st == APP_OK && s->opt.presenter) st = show_presenter_open(s);
     show_stats_mark(&s->stats, "window open");
     if (st == APP_OK) {
         s->running = 1;

@@ -9,6 +9,8 @@
  *   show_stats.c   --frame-stats and ATTNVIZ_FRAME_LOG
  *   show_recovery.c unsaved edits kept in a recovery file, offered again
  *   show_ink.c     ink, the spotlight and the laser pointer over the frame
+ *   show_presenter.c  --presenter: the teacher's window beside the class's
+ *                  (the frame small, the narration, the next step, the clock)
  *   web/show_web.c in a browser (Emscripten): the page runs the loop's
  *                  passes, keeps its URL in step with the View, offers
  *                  saved frames as downloads and opens dropped files
@@ -46,7 +48,8 @@ typedef struct ShowOptions {
     int weight_scale, notation; /* ViewWeightScale, ViewNotation */
     double speed;
     float text_scale;
-    int big_text; /* --big-text */
+    int big_text;  /* --big-text */
+    int presenter; /* --presenter: the presenter's window beside the audience's */
     const char *frames_dir;
     const char *save_dir; /* where Ctrl+S saves the edited lesson */
     AppEdits edits;       /* --set, --scale, --tokens: applied to the lesson as loaded */
@@ -74,8 +77,14 @@ int show_lesson_load(ShowLesson *out, const char *path, const AppEdits *edits, i
 void show_lesson_bind(ShowLesson *l);
 void show_lesson_free(ShowLesson *l);
 
+/* What a window is for: the frame alone (no --presenter), or with
+ * --presenter the frame the class sees (on the second display when there is
+ * one) and the teacher's window beside it. */
+typedef enum ShowRole { SHOW_ROLE_FRAME, SHOW_ROLE_AUDIENCE, SHOW_ROLE_PRESENTER } ShowRole;
+
 /* The window and what draws into it. */
 typedef struct ShowWindow {
+    ShowRole role;
     SDL_Window *win;
     ShowScreen scr;
     RenderCtx *rc;
@@ -83,10 +92,12 @@ typedef struct ShowWindow {
     int sdl, screen; /* what is open, for show_window_close */
 } ShowWindow;
 
-/* Opens SDL and the window titled after the lesson. An APP_*
+/* Opens the window of that role titled after the lesson, placed for its
+ * role (show_window.c), and SDL when no window has opened it. An APP_*
  * status; on failure the message is printed and nothing stays open. */
-int show_window_open(ShowWindow *w, const ShowOptions *o, const ShowLesson *cur);
-/* Closes whatever show_window_open opened, in reverse order. */
+int show_window_open(ShowWindow *w, ShowRole role, const ShowOptions *o, const ShowLesson *cur);
+/* Closes whatever show_window_open opened, in reverse order (the window
+ * that opened SDL closes it: close it last). */
 void show_window_close(ShowWindow *w);
 /* "attnviz — <the lesson's title in the view's language>". */
 void show_window_title(ShowWindow *w, const ShowLesson *cur);
@@ -140,11 +151,31 @@ typedef struct ShowPointer {
     int x, y;
 } ShowPointer;
 
+/* The presenter's window (show_presenter.c): the audience's frame small
+ * (the pointer, ink and a black screen as the class sees them), the full
+ * narration, the next step, the answer to the step's question, the step's
+ * number and the time since the window opened. */
+typedef struct ShowPresenter {
+    ShowWindow w;                /* w.win NULL: no presenter */
+    SDL_Surface *now;            /* the audience's last frame, (h, w) ARGB8888, owned */
+    SDL_Surface *next;           /* the next step's frame at the audience's size, owned */
+    SDL_Renderer *next_sdl;      /* draws into next, owned */
+    RenderCtx *next_rc;          /* owned */
+    unsigned long long next_key; /* what next shows (a hash of the View's state), 0: nothing */
+    double clock0;               /* when the clock started: the window opened, or 0 was pressed */
+    long shown_second;           /* the clock's second on screen, -1: none yet */
+    SDL_Rect now_box;            /* where the frame is drawn in the presenter's pixels; 0 wide: nowhere */
+    int must_draw;               /* exposed, resized, or the audience's frame changed */
+    unsigned long drawn_revision;
+    int drawn_w, drawn_h;
+} ShowPresenter;
+
 /* Everything the window's loop holds. */
 typedef struct Show {
     ShowOptions opt;
     ShowLesson cur;
-    ShowWindow w;
+    ShowWindow w; /* the frame: the only window, or with --presenter the audience's */
+    ShowPresenter pres;
     ShowStats stats;
     ShowEdit se; /* the edit keys and mouse */
     int running;
@@ -178,6 +209,30 @@ int show_ink_mouse(Show *s, const SDL_Event *e, int x, int y);
 int show_ink_draw(const Ink *ink, const View *v, SDL_Renderer *r, int w, int h);
 /* Draws the spotlight or the laser's dot at the pointer, when on. */
 int show_pointer_draw(const ShowPointer *pt, const View *v, SDL_Renderer *r, int w, int h);
+
+/* --presenter (show_presenter.c). Opens the presenter's window after the
+ * audience's: an APP_* status, the message printed. */
+int show_presenter_open(Show *s);
+/* Closes it (before the audience's window, which closes SDL). */
+void show_presenter_close(ShowPresenter *p);
+/* After the audience's frame is drawn, before it is shown: keeps its
+ * pixels for the presenter's window. 0, or -1 with SDL_GetError(). */
+int show_presenter_capture(ShowPresenter *p, ShowScreen *aud);
+/* 1 when the presenter's window is to be drawn: it is stale, the View
+ * changed, or the clock's second did. 0 without a presenter. */
+int show_presenter_due(const Show *s);
+/* Milliseconds until the clock shows its next second; -1 without a presenter. */
+int show_presenter_wait_ms(const ShowPresenter *p);
+/* Draws and shows the presenter's window. An APP_* status. */
+int show_presenter_draw(Show *s);
+/* 0: the clock starts again from 0:00. */
+void show_presenter_clock_reset(ShowPresenter *p);
+/* A point of the presenter's window, in window coordinates: the point of
+ * the audience's frame (scr's pixels) it shows there. 1 when it is over the
+ * frame, else 0. */
+int show_presenter_point(const ShowPresenter *p, const ShowScreen *scr, int *x, int *y);
+/* 1 when window id is the presenter's window. */
+int show_presenter_window(const ShowPresenter *p, Uint32 id);
 
 /* One event, whatever its kind, to its handler. */
 void show_on_event(Show *s, SDL_Event *e);

@@ -161,6 +161,7 @@ static void reload(Show *s, const char *path)
     show_lesson_bind(&s->cur);
     s->se.edit = s->cur.edit;
     show_window_title(&s->w, &s->cur);
+    if (s->pres.w.win) show_window_title(&s->pres.w, &s->cur);
     /* the edits of the lesson before stay in its recovery file, if unsaved */
     show_recovery_open(s);
 }
@@ -225,7 +226,11 @@ static void on_key(Show *s, const SDL_KeyboardEvent *e)
     if (show_edit_key(&s->se, &s->cur.view, e)) return; /* edit mode, and the edit keys (show_edit.h) */
     unsigned req = view_key(&s->cur.view, view_key_of(&e->keysym));
     if (req & VIEW_REQ_SAVE) s->save_request = 1;
-    if (req & VIEW_REQ_TITLE) show_window_title(&s->w, &s->cur);
+    if (req & VIEW_REQ_TITLE) {
+        show_window_title(&s->w, &s->cur);
+        if (s->pres.w.win) show_window_title(&s->pres.w, &s->cur);
+    }
+    if (req & VIEW_REQ_CLOCK) show_presenter_clock_reset(&s->pres);
 #ifdef __EMSCRIPTEN__
     /* in a browser the page is the window: it goes fullscreen, and its tab,
      * not Q or Esc, closes it (src/app/web/show_web.c) */
@@ -245,17 +250,26 @@ static void on_key(Show *s, const SDL_KeyboardEvent *e)
 
 /* ---- the mouse ---- */
 
-/* What is under window point (x, y): the point in frame pixels (high-DPI)
- * and the hit there. */
-static void target_at(Show *s, int *x, int *y, ViewTarget *hit)
+/* What is under point (x, y) of window `win`: the point in the frame's
+ * pixels (high-DPI) and the hit there. The presenter's window shows the
+ * frame small: a point over it is that point of the frame. 0 when the
+ * point is over no frame (the presenter's narration, its next step). */
+static int target_at(Show *s, Uint32 win, int *x, int *y, ViewTarget *hit)
 {
-    int ww, wh;
-    SDL_GetWindowSize(s->w.win, &ww, &wh);
-    if (ww > 0 && wh > 0) {
-        *x = (int)((long)*x * s->w.scr.w / ww);
-        *y = (int)((long)*y * s->w.scr.h / wh);
+    memset(hit, 0, sizeof *hit);
+    hit->kind = VIEW_TARGET_NONE;
+    if (show_presenter_window(&s->pres, win)) {
+        if (!show_presenter_point(&s->pres, &s->w.scr, x, y)) return 0;
+    } else {
+        int ww, wh;
+        SDL_GetWindowSize(s->w.win, &ww, &wh);
+        if (ww > 0 && wh > 0) {
+            *x = (int)((long)*x * s->w.scr.w / ww);
+            *y = (int)((long)*y * s->w.scr.h / wh);
+        }
     }
     render_hit_test(s->w.rc, &s->cur.view, *x, *y, hit);
+    return 1;
 }
 
 static void on_mouse(Show *s, const SDL_Event *e)
@@ -266,7 +280,11 @@ static void on_mouse(Show *s, const SDL_Event *e)
     switch (e->type) {
     case SDL_MOUSEMOTION:
         x = e->motion.x, y = e->motion.y;
-        target_at(s, &x, &y, &hit);
+        if (!target_at(s, e->motion.windowID, &x, &y, &hit)) {
+            if (s->pointer.in) s->must_draw = 1; /* the laser's dot leaves the frame with the pointer */
+            s->pointer.in = 0;
+            break;
+        }
         if (show_ink_mouse(s, e, x, y)) break;
         if (show_edit_mouse_motion(&s->se, v, y, (SDL_GetModState() & KMOD_SHIFT) != 0)) break;
         /* a drag pans by whole cells of the size render draws at 720 pixels: 40 */
@@ -275,15 +293,15 @@ static void on_mouse(Show *s, const SDL_Event *e)
     case SDL_MOUSEBUTTONDOWN:
         if (e->button.button != SDL_BUTTON_LEFT) break;
         x = e->button.x, y = e->button.y;
-        target_at(s, &x, &y, &hit);
+        if (!target_at(s, e->button.windowID, &x, &y, &hit)) break;
         if (show_ink_mouse(s, e, x, y)) break;
         if (e->button.which == SDL_TOUCH_MOUSEID) s->tap = (ShowTap){1, e->button.x, e->button.y, e->button.timestamp};
         if (show_edit_mouse_down(&s->se, v, &hit, e->button.clicks, y)) break;
         view_pointer_press(v, &hit, x, y);
         break;
-    case SDL_MOUSEBUTTONUP:
+    case SDL_MOUSEBUTTONUP: /* wherever it is: a drag ends */
         x = e->button.x, y = e->button.y;
-        target_at(s, &x, &y, &hit);
+        target_at(s, e->button.windowID, &x, &y, &hit);
         if (show_ink_mouse(s, e, x, y)) break;
         show_edit_mouse_up(&s->se, v);
         view_pointer_release(v);
@@ -295,14 +313,13 @@ static void on_mouse(Show *s, const SDL_Event *e)
             x = e->button.x, y = e->button.y;
             int still = abs(x - s->tap.x) < 16 && abs(y - s->tap.y) < 16 && e->button.timestamp - s->tap.ms < 500;
             s->tap.down = 0;
-            target_at(s, &x, &y, &hit);
+            target_at(s, e->button.windowID, &x, &y, &hit);
             if (still && hit.kind == VIEW_TARGET_NONE) view_key(v, VIEW_KEY_RIGHT);
         }
         break;
     case SDL_MOUSEWHEEL:
         SDL_GetMouseState(&x, &y);
-        target_at(s, &x, &y, &hit);
-        view_wheel(v, &hit, e->wheel.y);
+        if (target_at(s, e->wheel.windowID, &x, &y, &hit)) view_wheel(v, &hit, e->wheel.y);
         break;
     default:
         break;
@@ -313,6 +330,7 @@ static void on_mouse(Show *s, const SDL_Event *e)
 
 static void on_window(Show *s, const SDL_WindowEvent *e)
 {
+    int presenter = show_presenter_window(&s->pres, e->windowID);
     switch (e->event) {
     case SDL_WINDOWEVENT_EXPOSED:
     case SDL_WINDOWEVENT_SHOWN:
@@ -320,6 +338,11 @@ static void on_window(Show *s, const SDL_WindowEvent *e)
     case SDL_WINDOWEVENT_RESTORED:
     case SDL_WINDOWEVENT_MAXIMIZED:
         /* the window's pixels are gone or stale: draw and send everything */
+        if (presenter) {
+            show_screen_invalidate(&s->pres.w.scr);
+            s->pres.must_draw = 1;
+            break;
+        }
         show_screen_invalidate(&s->w.scr);
         s->must_draw = 1;
         follow_fullscreen(s);
@@ -328,7 +351,7 @@ static void on_window(Show *s, const SDL_WindowEvent *e)
         s->pointer.in = 0;
         s->must_draw = 1;
         break;
-    case SDL_WINDOWEVENT_CLOSE:
+    case SDL_WINDOWEVENT_CLOSE: /* either window's */
         /* with unsaved edits the first close says so, and the second quits
          * (SDL_HINT_QUIT_ON_LAST_WINDOW_CLOSE is off: a signal's SDL_QUIT
          * still quits at once, the edits being in the recovery file) */

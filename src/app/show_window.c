@@ -72,36 +72,67 @@ static int x_connection(SDL_Window *win)
     return -1;
 }
 
-/* "attnviz — " and the frame's own title (view_title: the lesson's, or in
- * the single-head view of several heads one saying what is drawn); a long
- * one is cut at a character boundary, with "…". */
-static void show_window_title_of(const ShowLesson *cur, char *title, size_t len)
+/* "attnviz — " (the presenter's: "attnviz presenter — ", "attnviz 演讲者视图 — ")
+ * and the frame's own title (view_title: the lesson's, or in the
+ * single-head view of several heads one saying what is drawn); a long one
+ * is cut at a character boundary, with "…". */
+static void show_window_title_of(ShowRole role, const ShowLesson *cur, char *title, size_t len)
 {
     char t[480];
     view_title(&cur->view, t, sizeof t);
-    int n = snprintf(title, len, "attnviz — ");
+    const char *who = role != SHOW_ROLE_PRESENTER   ? "attnviz — "
+                      : cur->view.lang == LESSON_ZH ? "attnviz 演讲者视图 — "
+                                                    : "attnviz presenter — ";
+    int n = snprintf(title, len, "%s", who);
     if (n > 0 && (size_t)n < len) lesson_text_copy(title + n, len - (size_t)n, t);
 }
 
-int show_window_open(ShowWindow *w, const ShowOptions *o, const ShowLesson *cur)
+/* Where a window of that role opens, and its size: the frame's alone on the
+ * first display, centred; beside a presenter's, the audience's goes on the
+ * second display when there is one (the projector), the presenter's on the
+ * first, filling it. When they share one display, the audience's is at its
+ * top left and the presenter's at its bottom right. The default size is
+ * shrunk to the display's usable area, so that on a 1024×768 projector the
+ * whole frame is on the screen; --size is the frame's, exactly. */
+static void place_window(ShowRole role, const ShowOptions *o, int *x, int *y, int *width, int *height)
+{
+    int two = SDL_GetNumVideoDisplays() > 1;
+    int display = role == SHOW_ROLE_AUDIENCE && two ? 1 : 0;
+    *width = o->width, *height = o->height;
+    *x = *y = (int)SDL_WINDOWPOS_CENTERED_DISPLAY(display);
+    SDL_Rect usable;
+    if (SDL_GetDisplayUsableBounds(display, &usable) != 0 || usable.w <= 0 || usable.h <= 0) return;
+    if (role == SHOW_ROLE_PRESENTER && two) {
+        *x = usable.x, *y = usable.y;
+        *width = usable.w, *height = usable.h;
+        return;
+    }
+    if (role == SHOW_ROLE_PRESENTER || !o->size_given) {
+        *width = *width < usable.w ? *width : usable.w;
+        *height = *height < usable.h ? *height : usable.h;
+    }
+    if (two || role == SHOW_ROLE_FRAME) return;
+    if (role == SHOW_ROLE_AUDIENCE) {
+        *x = usable.x, *y = usable.y;
+    } else {
+        *x = usable.x + usable.w - *width, *y = usable.y + usable.h - *height;
+    }
+}
+
+int show_window_open(ShowWindow *w, ShowRole role, const ShowOptions *o, const ShowLesson *cur)
 {
     memset(w, 0, sizeof *w);
     w->xfd = -1;
-    int st = open_sdl(w);
+    w->role = role;
+    int st = SDL_WasInit(SDL_INIT_VIDEO) ? APP_OK : open_sdl(w); /* the first window opens SDL */
     if (st != APP_OK) goto fail;
-    Uint32 flags =
-        SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI | (o->fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
+    int full = o->fullscreen && role != SHOW_ROLE_PRESENTER; /* --fullscreen: the frame the class sees */
+    Uint32 flags = SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI | (full ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
     char title[512];
-    show_window_title_of(cur, title, sizeof title);
-    /* the default size, shrunk to the display's usable area: on a 1024×768
-     * projector the whole frame is on the screen */
-    int width = o->width, height = o->height;
-    SDL_Rect usable;
-    if (!o->size_given && SDL_GetDisplayUsableBounds(0, &usable) == 0 && usable.w > 0 && usable.h > 0) {
-        width = width < usable.w ? width : usable.w;
-        height = height < usable.h ? height : usable.h;
-    }
-    w->win = SDL_CreateWindow(title, SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, width, height, flags);
+    show_window_title_of(role, cur, title, sizeof title);
+    int x, y, width, height;
+    place_window(role, o, &x, &y, &width, &height);
+    w->win = SDL_CreateWindow(title, x, y, width, height, flags);
     if (!w->win) {
         st = app_fail(APP_RUNTIME, "cannot open a window: %s", SDL_GetError());
         goto fail;
@@ -123,7 +154,8 @@ int show_window_open(ShowWindow *w, const ShowOptions *o, const ShowLesson *cur)
     SDL_StartTextInput(); /* numbers and token names typed in edit mode */
     w->xfd = x_connection(w->win);
     const char *font = render_font_count(w->rc) > 0 ? render_font_path(w->rc, 0) : "";
-    if (strstr(font, "/fonts/DejaVuSans.ttf") && strncmp(font, app_assets_dir(), strlen(app_assets_dir())) == 0)
+    if (w->sdl && strstr(font, "/fonts/DejaVuSans.ttf") &&
+        strncmp(font, app_assets_dir(), strlen(app_assets_dir())) == 0)
         app_fail(APP_OK, "fontconfig found neither DejaVu Sans nor Noto Sans CJK; using the bundled fonts in %s", font);
     return APP_OK;
 fail:
@@ -144,7 +176,7 @@ void show_window_close(ShowWindow *w)
 void show_window_title(ShowWindow *w, const ShowLesson *cur)
 {
     char title[512];
-    show_window_title_of(cur, title, sizeof title);
+    show_window_title_of(w->role, cur, title, sizeof title);
     SDL_SetWindowTitle(w->win, title);
 }
 

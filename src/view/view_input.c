@@ -53,6 +53,7 @@ static const ViewBinding bindings[] = {
     {VIEW_ACT_INK_CLEAR, {'x'}, {"X", "X"}, {"clear this step's ink", "清除本步的墨迹"}},
     {VIEW_ACT_SPOTLIGHT, {'g'}, {"G", "G"}, {"spotlight on the pointer", "聚光灯跟随指针"}},
     {VIEW_ACT_LASER, {'z'}, {"Z", "Z"}, {"laser pointer", "激光笔"}},
+    {VIEW_ACT_CLOCK, {'0'}, {"0", "0"}, {"presenter: clock from 0:00", "演讲者视图：计时从 0:00 重新开始"}},
     {VIEW_ACT_HELP, {'?', 'h', VIEW_KEY_F1}, {"? / H / F1", "? / H / F1"}, {"this help", "本帮助"}},
 #ifdef __EMSCRIPTEN__
     /* a page is closed with its tab (src/app/web/show_web.c) */
@@ -175,6 +176,8 @@ unsigned view_do(View *v, ViewAction action, int key)
         break;
     case VIEW_ACT_INK_CLEAR:
         return VIEW_REQ_INK_CLEAR;
+    case VIEW_ACT_CLOCK:
+        return VIEW_REQ_CLOCK;
     case VIEW_ACT_FULLSCREEN:
         return VIEW_REQ_FULLSCREEN;
     case VIEW_ACT_SAVE:

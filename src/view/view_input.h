@@ -76,6 +76,7 @@ typedef enum ViewAction {
     VIEW_ACT_INK_CLEAR,    /* asks the window: VIEW_REQ_INK_CLEAR */
     VIEW_ACT_SPOTLIGHT,    /* the spotlight on / off */
     VIEW_ACT_LASER,        /* the laser pointer on / off */
+    VIEW_ACT_CLOCK,        /* asks the window: VIEW_REQ_CLOCK */
     VIEW_ACT_BIG_TEXT,     /* big text for the back row on / off */
     VIEW_ACT_FULLSCREEN,   /* asks the window: VIEW_REQ_FULLSCREEN */
     VIEW_ACT_SAVE,         /* asks the window: VIEW_REQ_SAVE */
@@ -103,6 +104,7 @@ typedef enum ViewRequest {
     VIEW_REQ_RELOAD = 1 << 3,     /* load the lesson file again */
     VIEW_REQ_TITLE = 1 << 4,      /* the language or the mode changed: the window title with it (view_title) */
     VIEW_REQ_INK_CLEAR = 1 << 5,  /* clear the ink of the step on screen */
+    VIEW_REQ_CLOCK = 1 << 6,      /* the presenter's clock starts again from 0:00 */
 } ViewRequest;
 
 enum { VIEW_BINDING_MAX_KEYS = 9 };
