@@ -597,6 +597,19 @@ static void test_window_mask(void **state)
                         fail_msg("%s%s: query %d, key %d: allowed %d, expected %d", masks[k], cross ? " (cross)" : "",
                                  i, j, attn_allowed(&L.cfg, i, j), want);
                 }
+            /* the window is known (for the trace's config) while the matrix is still that window */
+            int is_causal = -1;
+            assert_int_equal(lesson_window(&L, &is_causal), w[k]);
+            assert_int_equal(is_causal, causal[k]);
+            Lesson copy;
+            assert_int_equal(lesson_copy(&copy, &L), 0);
+            assert_int_equal(lesson_window(&copy, &is_causal), w[k]);
+            /* one cell changed (the last query against key 0, as a click in the window does) is no window:
+             * opened outside the band, or inside it made unlike row 0's, which sees key 0 in every window */
+            unsigned char *cell = &copy.mask[(size_t)(copy.cfg.n_q - 1) * (size_t)copy.cfg.n_k];
+            *cell = (unsigned char)!*cell;
+            assert_int_equal(lesson_window(&copy, &is_causal), 0);
+            lesson_free(&copy);
             lesson_free(&L);
         }
 }

@@ -752,7 +752,28 @@ static int read_window(Ctx *c, const JsonNode *n, const JsonNode *win, const Jso
         }
     }
     cfg->mask_kind = ATTN_MASK_MATRIX;
+    L->window = (int)w;
+    L->window_causal = is_causal;
     return 0;
+}
+
+int lesson_window(const Lesson *L, int *causal)
+{
+    const AttnConfig *g = &L->cfg;
+    if (L->window <= 0 || g->mask_kind != ATTN_MASK_MATRIX || !L->mask) return 0;
+    /* the band, each key of it open in every row or (padding) in none */
+    for (int j = 0; j < g->n_k; j++) {
+        int open = -1; /* key j's value in the band: 1 open, 0 padding, -1 not met yet */
+        for (int i = 0; i < g->n_q; i++) {
+            int in = L->window_causal ? i - L->window < j && j <= i : abs(i - j) < L->window;
+            int v = L->mask[(size_t)i * (size_t)g->n_k + (size_t)j] != 0;
+            if (!in && v) return 0;
+            if (in && open >= 0 && v != open) return 0;
+            if (in) open = v;
+        }
+    }
+    *causal = L->window_causal;
+    return L->window;
 }
 
 static int read_mask(Ctx *c)
@@ -1571,6 +1592,8 @@ int lesson_copy(Lesson *dst, const Lesson *src)
         *d = dup_bytes(p, sizeof(float) * (size_t)rows * (size_t)cols, &fail);
     }
     dst->mask = dup_bytes(src->mask, lesson_mask_bytes(&src->cfg), &fail);
+    dst->window = src->window;
+    dst->window_causal = src->window_causal;
     narration_copy(dst, src, &fail);
     lesson_bind(dst);
     if (fail) {

@@ -55,6 +55,9 @@ int trace_write_json(FILE *out, const Lesson *lesson, const AttnTrace *t)
     put_number(out, t->divisor);
     fprintf(out, ", \"mask\": \"%s\", \"mask_fill\": ", attn_mask_kind_name(c->mask_kind));
     put_number(out, c->mask_fill);
+    int window_causal = 0, window = lesson_window(lesson, &window_causal);
+    if (window) /* the sliding window the mask's matrix is */
+        fprintf(out, ", \"window\": %d, \"window_causal\": %s", window, window_causal ? "true" : "false");
     if (!additive && c->mask_kind != ATTN_MASK_NONE)
         fprintf(out, ", \"mask_order\": \"%s\"", attn_mask_order_name(c->mask_order));
     if (additive) fprintf(out, ", \"d_x\": %d, \"d_y\": %d, \"d_a\": %d", c->d_x, c->cross ? c->d_y : c->d_x, c->d_a);
