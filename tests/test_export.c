@@ -894,9 +894,9 @@ static void test_window_pixels(void **state)
     char err[1024];
     RenderCtx *rc = render_create(r, NULL, err, sizeof err);
     if (!rc) fail_msg("%s", err);
-    render_set_paper(rc, 1); /* the window as the S key draws it for saving */
     View v;
     assert_int_equal(view_init(&v, &l, err, sizeof err), 0);
+    v.output = VIEW_OUTPUT_PAPER; /* the window as the S key draws it for saving */
     v.lang = LESSON_ZH;
     v.theme = VIEW_THEME_PROJECTOR;
 
@@ -1006,7 +1006,7 @@ static void test_status_on_paper(void **state)
         v.lang = lang ? LESSON_ZH : LESSON_EN;
         const char *step = lang ? "步骤" : "step", *paused = lang ? "暂停" : "paused", *help = lang ? "帮助" : "help";
         for (int paper = 0; paper < 2; paper++) {
-            render_set_paper(rc, paper);
+            v.output = paper ? VIEW_OUTPUT_PAPER : VIEW_OUTPUT_SCREEN;
             assert_int_equal(render_frame(rc, &v, 1280, 720), 0);
             assert_true(drew_text(rc, step));
             assert_int_equal(drew_text(rc, paused), !paper);

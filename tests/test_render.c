@@ -579,7 +579,7 @@ static void test_number_ink(void **state)
     for (int i = 0; i < nb; i++) {
         if (b[i].kind != LAYOUT_NUMBER) continue;
         seen++;
-        assert_int_equal(b[i].rect.h, render_number_height(c->rc, b[i].size));
+        assert_int_equal(b[i].rect.h, text_number_height(&c->rc->text, b[i].size));
         assert_true(b[i].rect.h < render_line_height(c->rc, b[i].size));
         /* centred in its cell, to a pixel */
         int top = b[i].rect.y - b[i].within.y, bottom = b[i].within.y + b[i].within.h - (b[i].rect.y + b[i].rect.h);
@@ -893,7 +893,7 @@ static void test_focus_and_slides(void **state)
     draw(c);
     assert_int_equal(hits_of(c, RENDER_HIT_HEAD), 0);
     view_toggle_heads(&c->view);
-    c->view.slides = 1;
+    c->view.output = VIEW_OUTPUT_SLIDE;
     c->view.show_help = 1;
     render_layout_record(c->rc, 1);
     draw(c);
@@ -1299,7 +1299,7 @@ static void test_wrap_fonts(void **state)
         lines_seen += n;
         for (int i = 0; i < n; i++) {
             const char *ln = text + starts[i];
-            assert_true(render_measure(c->rc, ln, lens[i], 16) <= width);
+            assert_true(text_measure(&c->rc->text, ln, lens[i], 16) <= width);
             if (i > 0 &&
                 (!strncmp(ln, "，", 3) || !strncmp(ln, "：", 3) || !strncmp(ln, "。", 3) || !strncmp(ln, "」", 3)))
                 fail_msg("width %d px: line %d starts with punctuation: \"%.*s\"", width, i + 1, (int)lens[i], ln);
@@ -1415,7 +1415,7 @@ static const char *wrap_fault(RenderCtx *rc, const char *text, size_t end, size_
     }
     /* closing punctuation after it goes with it: 「k。」 cannot be parted */
     while (has_prefix_of(w1, strlen(w1), closing)) render_utf8_next(&w1);
-    if (render_measure(rc, w0, (size_t)(w1 - w0), size) > width) return NULL;
+    if (text_measure(&rc->text, w0, (size_t)(w1 - w0), size) > width) return NULL;
     return "a word is cut";
 }
 

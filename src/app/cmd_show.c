@@ -240,14 +240,13 @@ static void save_frame(Show *s)
 {
     View *v = &s->cur.view, clean;
     view_for_saving(v, &clean);
-    clean.slides = s->opt.slides; /* --slides: S saves the state as a slide */
+    /* the same pixels as `attnviz export`; --slides: S saves the state as a slide */
+    clean.output = s->opt.slides ? VIEW_OUTPUT_SLIDE : VIEW_OUTPUT_PAPER;
     int pw, ph;
     char saved[PATH_MAX], err[EXPORT_ERR_MAX];
     s->save_request = 0;
-    render_set_paper(s->w.rc, 1); /* the same pixels as `attnviz export` */
     int drawn = show_screen_begin(&s->w.scr, s->w.rc, &pw, &ph) == 0 && render_frame(s->w.rc, &clean, pw, ph) == 0 &&
                 show_ink_draw(&s->ink, &clean, s->w.scr.sdl, pw, ph) == 0; /* the step's ink, on the saved frame too */
-    render_set_paper(s->w.rc, 0);
     if (!drawn) {
         snprintf(err, sizeof err, "drawing the frame to save failed: %s", SDL_GetError());
         view_set_notice(v, VS_NOTICE_SAVE_FAILED, err, 1);

@@ -38,7 +38,7 @@
 typedef struct ShowOptions {
     const char *lesson;
     int autoplay, quit_at_end, frame_stats, fullscreen, gpu;
-    int slides; /* S saves slides (View.slides) */
+    int slides; /* S saves slides (VIEW_OUTPUT_SLIDE) */
     int width, height;
     int size_given; /* --size: the window exactly so; else the default, shrunk to fit the display */
     int lang;       /* -1: the default (English) */

@@ -384,7 +384,6 @@ static int headless_init(Headless *h, int width, int height, const ExportOptions
         headless_free(h);
         return -1;
     }
-    render_set_paper(h->rc, 1);
     return 0;
 }
 
@@ -1670,7 +1669,8 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         opened = 1;
     }
     int y = SHEET_MARGIN, on_page = 0, done_steps = 0;
-    v->slides = 2; /* the figure: no status line, no timeline, no narration */
+    ViewOutput output = v->output;
+    v->output = VIEW_OUTPUT_FIGURE;
     for (int i = 0; i < t->n_steps && rc == 0; i++) {
         if (!r->selected[i]) continue;
         if (r->opt->cancel && *r->opt->cancel) {
@@ -1727,7 +1727,7 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
         if (!r->res->steps) r->res->steps = done_steps;
     }
     if (opened) rc = sheet_close(&sh, rc == 0, err, errlen);
-    v->slides = 0;
+    v->output = output;
     headless_free(&fr);
     free(px);
     if (cap) caption_free(cap);
@@ -1815,7 +1815,7 @@ int export_lesson(const Lesson *lesson, const char *dir, const ExportOptions *op
     }
     view_set_text_scale(&r.view, opt->text_scale);
     view_set_big_text(&r.view, opt->big_text);
-    r.view.slides = opt->slides;
+    r.view.output = opt->slides ? VIEW_OUTPUT_SLIDE : VIEW_OUTPUT_PAPER;
     view_set_weight_scale(&r.view, opt->weight_scale);
     view_set_notation(&r.view, opt->notation);
     if (opt->head > view_head_count(&r.view)) {

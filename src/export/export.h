@@ -141,7 +141,7 @@ typedef struct ExportOptions {
     int big_text;                 /* View.big_text: the caption instead of the narration, text ≥ 1/30 of the height */
     ViewWeightScale weight_scale; /* colours of attention weights, default VIEW_WEIGHTS_UNIT */
     ViewNotation notation;        /* VIEW_NOTATION_ROW (default) or VIEW_NOTATION_COLUMN */
-    int slides;                   /* 1: slide frames (View.slides): no status line, no timeline */
+    int slides;                   /* 1: slide frames (VIEW_OUTPUT_SLIDE): no status line, no timeline */
     int head;                     /* 0: every head's steps; H ≥ 1: only head H's per-head steps, H selected */
     const char *steps;            /* "FROM-TO", "FROM-", "-TO" or "ITEM", see export_select_steps; NULL: all */
     int frames;                   /* 1: every animation frame (000000.png ...) instead of one PNG per step */

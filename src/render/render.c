@@ -137,7 +137,7 @@ RenderCtx *render_create(SDL_Renderer *sdl, const RenderOptions *opt, char *err,
     }
     rc->sdl = sdl;
     rc->frame = 1;
-    if (render_fonts_open(rc, opt, err, errlen) != 0) {
+    if (text_open(&rc->text, sdl, opt, err, errlen) != 0) {
         free(rc);
         return NULL;
     }
@@ -172,26 +172,21 @@ static void mat_cache_trim(RenderCtx *rc, size_t need)
 static void drop_textures(RenderCtx *rc)
 {
     for (int i = 0; i < RENDER_MAT_CACHE; i++) mat_entry_drop(rc, &rc->mats[i]);
-    render_text_clear(rc);
 }
 
 void render_set_renderer(RenderCtx *rc, SDL_Renderer *sdl)
 {
     if (!rc || !sdl || sdl == rc->sdl) return;
     drop_textures(rc);
+    text_set_renderer(&rc->text, sdl);
     rc->sdl = sdl;
     rc->n_hitboxes = rc->n_hitmats = 0;
-}
-
-void render_set_paper(RenderCtx *rc, int paper)
-{
-    rc->paper = paper;
 }
 
 void render_destroy(RenderCtx *rc)
 {
     if (!rc) return;
-    render_fonts_close(rc);
+    text_close(&rc->text);
     for (int i = 0; i < RENDER_MAT_CACHE; i++)
         if (rc->mats[i].tex) SDL_DestroyTexture(rc->mats[i].tex);
     for (int i = 0; i < rc->n_index; i++) free(rc->index_label[i]);
@@ -228,13 +223,14 @@ const LayoutBox *render_layout_boxes(const RenderCtx *rc, int *n)
     return rc->boxes;
 }
 
-void render_within(RenderCtx *rc, SDL_Rect within, const char *what)
+/* The box the texts drawn next must stay inside, and what they are. */
+static void render_within(RenderCtx *rc, SDL_Rect within, const char *what)
 {
     rc->within = within;
     rc->within_what = what;
 }
 
-void render_layout_add(RenderCtx *rc, LayoutBox b)
+static void render_layout_add(RenderCtx *rc, LayoutBox b)
 {
     if (!rc->record) return;
     if (rc->n_boxes == rc->cap_boxes) {
@@ -249,14 +245,41 @@ void render_layout_add(RenderCtx *rc, LayoutBox b)
 
 /* ---- drawing helpers ---- */
 
-void render_fill(RenderCtx *rc, SDL_Rect r, SDL_Color c)
+/* A line of text (text_draw), its box recorded. */
+static int draw_text(RenderCtx *rc, const char *s, int size, SDL_Color col, int x, int y, int align)
+{
+    SDL_Rect d;
+    int w = text_draw(&rc->text, s, size, col, x, y, align, &d);
+    if (w < 0) return 0;
+    if (rc->record) {
+        LayoutBox b = {.rect = d, .within = rc->within, .kind = LAYOUT_TEXT, .size = size, .what = rc->within_what};
+        snprintf(b.text, sizeof b.text, "%s", s);
+        render_layout_add(rc, b);
+    }
+    return w;
+}
+
+/* A cell's number (text_glyphs), its ink recorded. */
+static int draw_glyphs(RenderCtx *rc, const char *s, int size, SDL_Color col, int cx, int cy, int maxw)
+{
+    SDL_Rect ink;
+    int w = text_glyphs(&rc->text, s, size, col, cx, cy, maxw, &ink);
+    if (w >= 0 && rc->record) {
+        LayoutBox b = {.rect = ink, .within = rc->within, .kind = LAYOUT_NUMBER, .size = size, .what = rc->within_what};
+        snprintf(b.text, sizeof b.text, "%s", s);
+        render_layout_add(rc, b);
+    }
+    return w;
+}
+
+static void render_fill(RenderCtx *rc, SDL_Rect r, SDL_Color c)
 {
     SDL_SetRenderDrawBlendMode(rc->sdl, c.a == 255 ? SDL_BLENDMODE_NONE : SDL_BLENDMODE_BLEND);
     SDL_SetRenderDrawColor(rc->sdl, c.r, c.g, c.b, c.a);
     SDL_RenderFillRect(rc->sdl, &r);
 }
 
-void render_outline(RenderCtx *rc, SDL_Rect r, SDL_Color c, int thick)
+static void render_outline(RenderCtx *rc, SDL_Rect r, SDL_Color c, int thick)
 {
     SDL_SetRenderDrawBlendMode(rc->sdl, SDL_BLENDMODE_NONE);
     SDL_SetRenderDrawColor(rc->sdl, c.r, c.g, c.b, c.a);
@@ -803,7 +826,7 @@ typedef struct Fonts {
 
 static int text_h(RenderCtx *rc, int size)
 {
-    return render_line_height(rc, size);
+    return text_line_height(&rc->text, size);
 }
 
 /* A width cached under key, or -1. */
@@ -833,7 +856,7 @@ static int label_width(RenderCtx *rc, const char *const *labels, int n, int size
     int w = width_cached(&rc->label_widths, key);
     if (w >= 0) return w;
     w = 0;
-    for (int i = 0; i < n; i += step) w = imax(w, render_text_width(rc, labels[i], size));
+    for (int i = 0; i < n; i += step) w = imax(w, text_width(&rc->text, labels[i], size));
     return width_cache(&rc->label_widths, key, w);
 }
 
@@ -844,14 +867,14 @@ static int draw_fit_as(RenderCtx *rc, const char *s, int size, int maxw, SDL_Col
                        int keep)
 {
     char buf[256];
-    const char *t = render_text_fit(rc, s, size, maxw, buf, sizeof buf);
+    const char *t = text_fit(&rc->text, s, size, maxw, buf, sizeof buf);
     if (!t) return 0;
-    int w = render_text(rc, t, size, col, x, y, align);
+    int w = draw_text(rc, t, size, col, x, y, align);
     if (keep && t != s && rc->n_shorts < RENDER_MAX_SHORTS)
         rc->shorts[rc->n_shorts++] = (ShortLabel){{align == 1   ? x - w / 2
                                                    : align == 2 ? x - w
                                                                 : x,
-                                                   y, w, render_line_height(rc, size)},
+                                                   y, w, text_line_height(&rc->text, size)},
                                                   s};
     return w;
 }
@@ -876,7 +899,7 @@ static void draw_label_tooltip(RenderCtx *rc, const View *v, int size)
     for (int i = 0; i < rc->n_shorts; i++) {
         if (rc->shorts[i].full != v->hover_label) continue;
         SDL_Rect r = rc->shorts[i].rect;
-        int w = render_text_width(rc, v->hover_label, size), lh = render_line_height(rc, size);
+        int w = text_width(&rc->text, v->hover_label, size), lh = text_line_height(&rc->text, size);
         w = w < rc->width - 8 ? w : rc->width - 8;
         SDL_Rect box = {r.x + r.w / 2 - w / 2 - 8, r.y + r.h + 4, w + 16, lh + 8};
         if (box.x + box.w > rc->width - 4) box.x = rc->width - 4 - box.w;
@@ -885,8 +908,8 @@ static void draw_label_tooltip(RenderCtx *rc, const View *v, int size)
         render_fill(rc, box, th->panel);
         render_outline(rc, box, th->text, 1);
         char buf[256];
-        const char *t = render_text_fit(rc, v->hover_label, size, w, buf, sizeof buf);
-        if (t) render_text(rc, t, size, th->text, box.x + 8, box.y + 4, 0);
+        const char *t = text_fit(&rc->text, v->hover_label, size, w, buf, sizeof buf);
+        if (t) draw_text(rc, t, size, th->text, box.x + 8, box.y + 4, 0);
         return;
     }
 }
@@ -928,9 +951,9 @@ static int legend_width(RenderCtx *rc, const View *v, const Item *it, const Font
     char a[32], b[32];
     legend_text(a, sizeof a, v, it, 1);
     legend_text(b, sizeof b, v, it, 0);
-    int w = f->body / 2 + 4 + imax(render_text_width(rc, a, f->small), render_text_width(rc, b, f->small)) + 6;
+    int w = f->body / 2 + 4 + imax(text_width(&rc->text, a, f->small), text_width(&rc->text, b, f->small)) + 6;
     const char *name = legend_scale_name(v, it);
-    if (name) w = imax(w, render_text_width(rc, name, f->small) + 6);
+    if (name) w = imax(w, text_width(&rc->text, name, f->small) + 6);
     return w;
 }
 
@@ -948,7 +971,7 @@ static void draw_legend(RenderCtx *rc, const View *v, const Item *it, const Font
         y += lh + 2;
         h -= lh + 2;
     }
-    if (name) render_text(rc, name, f->small, th->text, x, name_y, 0);
+    if (name) draw_text(rc, name, f->small, th->text, x, name_y, 0);
     /* the end values sit beside the bar's ends, inside the matrix's height */
     if (h < 2 * lh) {
         y -= (2 * lh - h) / 2;
@@ -966,9 +989,9 @@ static void draw_legend(RenderCtx *rc, const View *v, const Item *it, const Font
     legend_text(a, sizeof a, v, it, 1);
     legend_text(b, sizeof b, v, it, 0);
     legend_text(mid, sizeof mid, v, it, -1);
-    render_text(rc, a, f->small, th->dim, x + bw + 4, y, 0);
-    render_text(rc, b, f->small, th->dim, x + bw + 4, y + h - lh, 0);
-    if (mid[0] && h >= 4 * lh) render_text(rc, mid, f->small, th->dim, x + bw + 4, y + h / 2 - lh / 2, 0);
+    draw_text(rc, a, f->small, th->dim, x + bw + 4, y, 0);
+    draw_text(rc, b, f->small, th->dim, x + bw + 4, y + h - lh, 0);
+    if (mid[0] && h >= 4 * lh) draw_text(rc, mid, f->small, th->dim, x + bw + 4, y + h / 2 - lh / 2, 0);
 }
 
 /* Token labels: every k-th when rows are thinner than the text. */
@@ -1149,13 +1172,13 @@ static void item_draw_w_a_split(RenderCtx *rc, const View *v, const Item *it, co
     for (int b = 0; b < 2; b++) {
         int a0 = imax(0, (b ? dx : 0) - off), a1 = imin(along, (b ? it->s->rows : dx) - off);
         /* named where the band is long enough for its name */
-        if (a1 <= a0 || cs * (float)(a1 - a0) < (float)(tr ? render_text_width(rc, band[b], lsz) + 4 : llh)) continue;
+        if (a1 <= a0 || cs * (float)(a1 - a0) < (float)(tr ? text_width(&rc->text, band[b], lsz) + 4 : llh)) continue;
         if (!(it->edges & (tr ? EDGE_TOP : EDGE_LEFT))) continue;
         int mid = (int)lrintf(cs * (float)(a0 + a1) / 2.0f);
         if (tr)
-            render_text(rc, band[b], lsz, th->text, it->x + mid, it->y - llh - 4, 1);
+            draw_text(rc, band[b], lsz, th->text, it->x + mid, it->y - llh - 4, 1);
         else
-            render_text(rc, band[b], lsz, th->text, it->x - 8, it->y + mid - llh / 2, 2);
+            draw_text(rc, band[b], lsz, th->text, it->x - 8, it->y + mid - llh / 2, 2);
     }
 }
 
@@ -1219,7 +1242,7 @@ static int numbers_width(RenderCtx *rc, const View *v, const Item *it, int size)
                 snprintf(num, sizeof num, "0");
             else
                 fmt_cell(num, sizeof num, x, it->style);
-            w = imax(w, render_text_width(rc, num, size));
+            w = imax(w, text_width(&rc->text, num, size));
         }
     return width_cache(&rc->num_widths, key, w);
 }
@@ -1234,7 +1257,7 @@ static int numbers_width(RenderCtx *rc, const View *v, const Item *it, int size)
 /* The height of a cell that holds a number at size. */
 static float number_cell_h(RenderCtx *rc, int size)
 {
-    return (float)(render_number_height(rc, size) + 2 * NUMBERS_VPAD);
+    return (float)(text_number_height(&rc->text, size) + 2 * NUMBERS_VPAD);
 }
 
 /* The cells' texture, the grid between cells large enough to tell apart, the frame. */
@@ -1313,12 +1336,12 @@ static void item_draw_numbers(RenderCtx *rc, const View *v, const Item *it)
             /* a number too wide for its cell: a power of ten one digit shorter */
             SDL_Color ink = ink_on(bgc);
             int cx = cell.x + cell.w / 2, cy = cell.y + cell.h / 2;
-            if (render_text_glyphs(rc, num, it->nsize, ink, cx, cy, cell.w - 2) < 0 && strchr(num, 'e')) {
+            if (draw_glyphs(rc, num, it->nsize, ink, cx, cy, cell.w - 2) < 0 && strchr(num, 'e')) {
                 float written = st == ST_BLOCKED && !it->weights
                                     ? it->s->data[(size_t)r * (size_t)it->s->cols + (size_t)c]
                                     : step_val(it, r, c);
                 fmt_cell_digits(num, sizeof num, written, CELL_PLAIN, 1);
-                render_text_glyphs(rc, num, it->nsize, ink, cx, cy, cell.w - 2);
+                draw_glyphs(rc, num, it->nsize, ink, cx, cy, cell.w - 2);
             }
         }
 }
@@ -1423,11 +1446,11 @@ static void item_draw_blocks(RenderCtx *rc, const View *v, const Item *it, const
             if (tr || !(it->edges & EDGE_BOTTOM)) continue;
             char hn[32];
             snprintf(hn, sizeof hn, "%s %d", view_string(VS_HEAD, v->lang), b + 1);
-            if (render_text_width(rc, hn, f->small) <= br.w)
-                render_text(rc, hn, f->small, th->head[b % 8], br.x + br.w / 2, it->y + H + 3, 1);
-            else if (render_text_width(rc, hn + strlen(hn) - (b + 1 >= 10 ? 2 : 1), f->small) <= br.w)
-                render_text(rc, hn + strlen(hn) - (b + 1 >= 10 ? 2 : 1), f->small, th->head[b % 8], br.x + br.w / 2,
-                            it->y + H + 3, 1);
+            if (text_width(&rc->text, hn, f->small) <= br.w)
+                draw_text(rc, hn, f->small, th->head[b % 8], br.x + br.w / 2, it->y + H + 3, 1);
+            else if (text_width(&rc->text, hn + strlen(hn) - (b + 1 >= 10 ? 2 : 1), f->small) <= br.w)
+                draw_text(rc, hn + strlen(hn) - (b + 1 >= 10 ? 2 : 1), f->small, th->head[b % 8], br.x + br.w / 2,
+                          it->y + H + 3, 1);
         }
     }
 }
@@ -1479,8 +1502,8 @@ static void item_draw_rowsums(RenderCtx *rc, const View *v, const Item *it, cons
     int lh = text_h(rc, f->small), tr = it->transposed, H = item_h(it);
     if (!(it->edges & (tr ? EDGE_BOTTOM : EDGE_RIGHT))) return; /* beside the last column, under the last row */
     int n = tr ? it->cols : it->rows, off = tr ? it->c0 : it->r0;
-    int k = tr ? label_stride(it->cw, render_text_width(rc, "0.00", f->small) + 4) : it->k_tok;
-    if (tr && it->edges & EDGE_LEFT) render_text(rc, "Σ =", f->small, th->accent, it->x - 6, it->y + H + 3, 2);
+    int k = tr ? label_stride(it->cw, text_width(&rc->text, "0.00", f->small) + 4) : it->k_tok;
+    if (tr && it->edges & EDGE_LEFT) draw_text(rc, "Σ =", f->small, th->accent, it->x - 6, it->y + H + 3, 2);
     for (int i = 0; i < n; i += k) {
         if (it->rowsum_on && !it->rowsum_on[i + off]) continue;
         char buf[48], num[32];
@@ -1490,11 +1513,11 @@ static void item_draw_rowsums(RenderCtx *rc, const View *v, const Item *it, cons
         else
             fmt_cell(num, sizeof num, sv, CELL_PLAIN);
         if (tr) {
-            render_text(rc, num, f->small, th->accent, it->x + (int)lrintf(it->cw * (i + 0.5f)), it->y + H + 3, 1);
+            draw_text(rc, num, f->small, th->accent, it->x + (int)lrintf(it->cw * (i + 0.5f)), it->y + H + 3, 1);
         } else {
             snprintf(buf, sizeof buf, "Σ = %s", num);
-            render_text(rc, buf, f->small, th->accent, it->x + item_w(it) + 8,
-                        it->y + (int)lrintf(it->ch * (i + 0.5f)) - lh / 2, 0);
+            draw_text(rc, buf, f->small, th->accent, it->x + item_w(it) + 8,
+                      it->y + (int)lrintf(it->ch * (i + 0.5f)) - lh / 2, 0);
         }
     }
 }
@@ -1518,9 +1541,9 @@ static void item_draw_caption(RenderCtx *rc, const View *v, const Item *it, cons
      * as it fits under the row labels, the cells and the legend */
     int lo = it->x - it->lab_w, hi = it->x + W + it->leg_w, cx = it->x + W / 2;
     int half = imin(cx - (it->x - it->lab_w / 2), hi - cx);
-    if (render_text_width(rc, shape, f->body) > 2 * half)
+    if (text_width(&rc->text, shape, f->body) > 2 * half)
         snprintf(shape, sizeof shape, "%s%s", title, it->formula_t ? "ᵀ" : "");
-    int tw = imin(render_text_width(rc, shape, f->body), hi - lo);
+    int tw = imin(text_width(&rc->text, shape, f->body), hi - lo);
     SDL_Color col = it->result ? th->text : th->dim;
     render_within(rc, it->area, "matrix caption");
     draw_fit(rc, shape, f->body, hi - lo, col, imax(lo, imin(cx - tw / 2, hi - tw)), sy, 0);
@@ -1560,8 +1583,8 @@ static void item_draw_gaps(RenderCtx *rc, const View *v, const Item *it, const F
             SDL_Rect cell = cell_rect(it, i, j);
             const char *mark = gr && gc ? "⋱" : gr ? "⋮" : "⋯";
             /* in cells too small for the mark, the empty cells alone */
-            if (render_text_width(rc, mark, size) > cell.w || lh > cell.h) continue;
-            render_text(rc, mark, size, th->dim, cell.x + cell.w / 2, cell.y + cell.h / 2 - lh / 2, 1);
+            if (text_width(&rc->text, mark, size) > cell.w || lh > cell.h) continue;
+            draw_text(rc, mark, size, th->dim, cell.x + cell.w / 2, cell.y + cell.h / 2 - lh / 2, 1);
         }
     int llh = text_h(rc, it->lsize);
     render_within(rc, it->area, "matrix label");
@@ -1569,14 +1592,14 @@ static void item_draw_gaps(RenderCtx *rc, const View *v, const Item *it, const F
         SDL_Rect cell = cell_rect(it, 0, it->keep_c);
         /* only where the labels either side keep to their own columns */
         int k = it->index_cols ? it->k_col : it->k_tok;
-        int side = imax(render_text_width(rc, it->cl[it->keep_c - 1], it->lsize),
-                        render_text_width(rc, it->cl[it->full_cols - it->keep_c], it->lsize));
-        if (k == 1 && !it->stagger && side <= cell.w && render_text_width(rc, "⋯", it->lsize) <= cell.w)
-            render_text(rc, "⋯", it->lsize, th->dim, cell.x + cell.w / 2, it->y - llh - 4, 1);
+        int side = imax(text_width(&rc->text, it->cl[it->keep_c - 1], it->lsize),
+                        text_width(&rc->text, it->cl[it->full_cols - it->keep_c], it->lsize));
+        if (k == 1 && !it->stagger && side <= cell.w && text_width(&rc->text, "⋯", it->lsize) <= cell.w)
+            draw_text(rc, "⋯", it->lsize, th->dim, cell.x + cell.w / 2, it->y - llh - 4, 1);
     }
     if (it->keep_r && it->rl && it->labels) {
         SDL_Rect cell = cell_rect(it, it->keep_r, 0);
-        if (llh <= cell.h) render_text(rc, "⋮", it->lsize, th->dim, it->x - 6, cell.y + cell.h / 2 - llh / 2, 2);
+        if (llh <= cell.h) draw_text(rc, "⋮", it->lsize, th->dim, it->x - 6, cell.y + cell.h / 2 - llh / 2, 2);
     }
 }
 
@@ -1606,7 +1629,7 @@ static void draw_item(RenderCtx *rc, const View *v, Item *it, const Fonts *f, ui
     item_draw_caption(rc, v, it, f);
     if (it->legend && !it->shared) {
         int lx = it->x + item_w(it) + 8 +
-                 (it->rowsum && !it->transposed ? render_text_width(rc, "Σ = 0.00", f->small) + 12 : 0);
+                 (it->rowsum && !it->transposed ? text_width(&rc->text, "Σ = 0.00", f->small) + 12 : 0);
         draw_legend(rc, v, it, f, lx, it->y, item_h(it));
     }
 }
@@ -2332,7 +2355,7 @@ static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
         P->ops[i] = i == P->n - 1                   ? op_before_result(s, P->opbuf[i], sizeof P->opbuf[i], t, v->lang)
                     : P->shown_as == SHOW_END_HEADS ? (column ? "; ⋯ ;" : "| ⋯ |")
                                                     : op_between(s, P->shown[i - 1]->s, P->shown[i]->s, column);
-        P->opw[i] = render_text_width(rc, P->ops[i], f->formula) + f->body / 2 + 6;
+        P->opw[i] = text_width(&rc->text, P->ops[i], f->formula) + f->body / 2 + 6;
     }
     int lh = text_h(rc, f->label);
     P->top_h = text_h(rc, f->small) / 2 + 4;
@@ -2378,10 +2401,10 @@ static void panel_measure(Panel *P, RenderCtx *rc, const View *v, const AttnTrac
         int lw = it->labels && it->rl ? label_width(rc, it->rl, it->full_rows, it->lsize) : 0;
         it->lab_w = lw ? imin(lw, imax(3 * f->label, area.w / 7)) + 10 : 4;
         /* W_a's bands, x_i and y_j, named left of its rows */
-        if (is_w_a(it) && !it->transposed) it->lab_w = render_text_width(rc, "y_j", it->lsize) + 12;
+        if (is_w_a(it) && !it->transposed) it->lab_w = text_width(&rc->text, "y_j", it->lsize) + 12;
         it->leg_w = it->legend && !it->shared ? legend_width(rc, v, it, f) + 8 : 0;
         if (it->result && it->s->kind == ATTN_STEP_SOFTMAX && !it->transposed)
-            it->leg_w += render_text_width(rc, "Σ = 0.00", f->small) + 12;
+            it->leg_w += text_width(&rc->text, "Σ = 0.00", f->small) + 12;
     }
     int blocks = 0, below = 0;
     for (int i = 0; i < P->n; i++) {
@@ -2718,7 +2741,7 @@ static void panel_text(Panel *P, RenderCtx *rc, const View *v, const Fonts *f)
         Item *it = P->shown[i];
         it->k_tok = k;
         if (it->index_cols) {
-            int w = render_text_width(rc, it->cl[it->full_cols - 1], it->lsize) + 8;
+            int w = text_width(&rc->text, it->cl[it->full_cols - 1], it->lsize) + 8;
             it->k_col = nice_stride(imax(1, (int)ceilf((float)w / it->cw)));
         }
         it->nsize = 0;
@@ -3093,11 +3116,12 @@ static void panel_note(Panel *P, RenderCtx *rc, const View *v, const AttnTrace *
         int cx = imin(imax(res->x + item_w(res) / 2, area.x + area.w / 4), area.x + area.w * 3 / 4);
         draw_fit(rc, note, f->formula, area.w / 2, th->accent, cx, y, 1);
     } else if (P->shown_as == SHOW_RESULT) {
-        draw_fit(rc, view_string(rc->paper ? VS_RESULT_ALONE_PAPER : VS_RESULT_ALONE, v->lang), f->small, area.w,
-                 th->dim, area.x + area.w / 2, y + text_h(rc, f->formula) - text_h(rc, f->small), 1);
+        draw_fit(rc, view_string(v->output != VIEW_OUTPUT_SCREEN ? VS_RESULT_ALONE_PAPER : VS_RESULT_ALONE, v->lang),
+                 f->small, area.w, th->dim, area.x + area.w / 2, y + text_h(rc, f->formula) - text_h(rc, f->small), 1);
     } else if (P->numbers_hidden) {
-        draw_fit(rc, view_string(rc->paper ? VS_NUMBERS_HIDDEN_PAPER : VS_NUMBERS_HIDDEN, v->lang), f->small, area.w,
-                 th->dim, area.x + area.w / 2, y + text_h(rc, f->formula) - text_h(rc, f->small), 1);
+        draw_fit(rc,
+                 view_string(v->output != VIEW_OUTPUT_SCREEN ? VS_NUMBERS_HIDDEN_PAPER : VS_NUMBERS_HIDDEN, v->lang),
+                 f->small, area.w, th->dim, area.x + area.w / 2, y + text_h(rc, f->formula) - text_h(rc, f->small), 1);
     }
 }
 
@@ -3110,7 +3134,7 @@ static int draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, int
     if (!view_step_ready(v, t, step)) { /* its numbers are still being computed: say so */
         char msg[96];
         snprintf(msg, sizeof msg, view_string(VS_PREPARING, v->lang), view_step_ordinal(step));
-        render_text(rc, msg, f->body, th->dim, area.x + area.w / 2, area.y + area.h / 2 - text_h(rc, f->body) / 2, 1);
+        draw_text(rc, msg, f->body, th->dim, area.x + area.w / 2, area.y + area.h / 2 - text_h(rc, f->body) / 2, 1);
         return 0;
     }
     Panel *P = calloc(1, sizeof *P);
@@ -3125,8 +3149,8 @@ static int draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, int
     render_within(rc, area, "operator");
     for (int i = 1; i < P->n; i++) {
         const Item *it = P->shown[i];
-        render_text(rc, P->ops[i], f->formula, th->text, it->x - it->lab_w - P->opw[i] / 2,
-                    it->y + item_h(it) / 2 - text_h(rc, f->formula) / 2, 1);
+        draw_text(rc, P->ops[i], f->formula, th->text, it->x - it->lab_w - P->opw[i] / 2,
+                  it->y + item_h(it) / 2 - text_h(rc, f->formula) / 2, 1);
     }
     for (int i = 0; i < P->n; i++) draw_item(rc, v, P->shown[i], f, i == P->n - 1 ? P->akey : 0);
     if (before) draw_changed(rc, v, P->res, before);
@@ -3210,9 +3234,9 @@ static void draw_head_thumb(RenderCtx *rc, const View *v, const AttnStep *w, int
      * the numbers would run together */
     char lab[32];
     snprintf(lab, sizeof lab, "%s %d", view_string(VS_HEAD, v->lang), h);
-    const char *name = render_text_width(rc, lab, f->small) <= dst.w + 4 ? lab : strrchr(lab, ' ') + 1;
-    if (render_text_width(rc, name, f->small) <= dst.w + 4 || row_start)
-        render_text(rc, name, f->small, sel ? th->text : th->dim, dst.x + dst.w / 2, dst.y + dst.h + 7, 1);
+    const char *name = text_width(&rc->text, lab, f->small) <= dst.w + 4 ? lab : strrchr(lab, ' ') + 1;
+    if (text_width(&rc->text, name, f->small) <= dst.w + 4 || row_start)
+        draw_text(rc, name, f->small, sel ? th->text : th->dim, dst.x + dst.w / 2, dst.y + dst.h + 7, 1);
     RenderHit hit = {RENDER_HIT_HEAD, t, -1, -1, -1, h, 0, NULL};
     add_hitbox(rc, (SDL_Rect){dst.x - 2, dst.y - 2, dst.w + 4, dst.h + text_h(rc, f->small) + 11}, hit);
 }
@@ -3234,7 +3258,7 @@ static void draw_heads_strip(RenderCtx *rc, const View *v, SDL_Rect area, int ma
     const char *scale = view_weight_scale_text(v);
     char line[160];
     snprintf(line, sizeof line, "%s  ·  %s", title, scale);
-    int two = render_text_width(rc, line, f->small) > area.w;
+    int two = text_width(&rc->text, line, f->small) > area.w;
     draw_fit(rc, two ? title : line, f->small, area.w, th->dim, area.x + area.w / 2, area.y, 1);
     if (two) draw_fit(rc, scale, f->small, area.w, th->dim, area.x + area.w / 2, area.y + lh, 1);
     /* in column notation the thumbnails stand transposed: keys down, queries across */
@@ -3304,21 +3328,21 @@ static void draw_formula(RenderCtx *rc, const View *v, SDL_Rect bar, const Fonts
     int size = f->formula;
     int total;
     for (;;) {
-        total = render_text_width(rc, pre, size) + render_text_width(rc, mid, size) +
-                render_text_width(rc, post, size) + 16;
+        total = text_width(&rc->text, pre, size) + text_width(&rc->text, mid, size) +
+                text_width(&rc->text, post, size) + 16;
         if (total <= bar.w - 20 || size <= 10) break;
         size = size * 9 / 10;
     }
     int lh = text_h(rc, size);
     int x = bar.x + (bar.w - total) / 2, y = bar.y + (bar.h - lh) / 2;
-    x += render_text(rc, pre, size, th->dim, x, y, 0);
+    x += draw_text(rc, pre, size, th->dim, x, y, 0);
     if (mid[0]) {
-        int w = render_text_width(rc, mid, size);
+        int w = text_width(&rc->text, mid, size);
         render_fill(rc, (SDL_Rect){x + 2, y - 2, w + 12, lh + 4}, th->hl_bg);
-        render_text(rc, mid, size, th->text, x + 8, y, 0);
+        draw_text(rc, mid, size, th->text, x + 8, y, 0);
         x += w + 16;
     }
-    render_text(rc, post, size, th->dim, x, y, 0);
+    draw_text(rc, post, size, th->dim, x, y, 0);
 }
 
 /* A phase of the timeline: its steps and its label. */
@@ -3343,7 +3367,7 @@ static void tl_label(RenderCtx *rc, const View *v, const AttnTrace *t, TlGroup *
             if (cut) *cut = '\0';
         }
     }
-    g->lw = render_text_width(rc, g->lab, f->small);
+    g->lw = text_width(&rc->text, g->lab, f->small);
 }
 
 /* Widths for the phases: each as wide as its steps at w pixels a step, or
@@ -3395,7 +3419,7 @@ static void draw_timeline(RenderCtx *rc, const View *v, SDL_Rect bar, const Font
     for (int k = 0; k < ng; k++) {
         int cur_in = v->step >= g[k].start && v->step < g[k].start + g[k].n;
         if (g[k].lw && g[k].lw <= (int)g[k].w)
-            render_text(rc, g[k].lab, f->small, cur_in ? th->text : th->dim, (int)lrintf(x + g[k].w / 2), bar.y, 1);
+            draw_text(rc, g[k].lab, f->small, cur_in ? th->text : th->dim, (int)lrintf(x + g[k].w / 2), bar.y, 1);
         float w = g[k].w / (float)g[k].n;
         for (int i = g[k].start; i < g[k].start + g[k].n; i++) {
             float sx = x + w * (float)(i - g[k].start);
@@ -3420,7 +3444,7 @@ static void draw_timeline(RenderCtx *rc, const View *v, SDL_Rect bar, const Font
 static void draw_wrapped(RenderCtx *rc, const char *text, int size, SDL_Color col, SDL_Rect box, int max_lines)
 {
     size_t starts[64], lens[64];
-    int n = render_wrap(rc, text, size, box.w, starts, lens, max_lines < 64 ? max_lines : 64);
+    int n = text_wrap(&rc->text, text, size, box.w, starts, lens, max_lines < 64 ? max_lines : 64);
     int lh = text_h(rc, size);
     for (int i = 0; i < n; i++) {
         char line[1024];
@@ -3430,18 +3454,18 @@ static void draw_wrapped(RenderCtx *rc, const char *text, int size, SDL_Color co
         if (i == n - 1 && n == max_lines && text[starts[i] + lens[i]] && text[starts[i] + lens[i] + 1]) {
             /* more text than lines: the last line ends with "…", within the width */
             char cut[1024];
-            const char *fit = render_text_fit(rc, text + starts[i], size, box.w, cut, sizeof cut);
+            const char *fit = text_fit(&rc->text, text + starts[i], size, box.w, cut, sizeof cut);
             if (fit && fit != text + starts[i]) snprintf(line, sizeof line, "%s", fit);
             render_within(rc, rc->within, "text shortened");
         }
-        render_text(rc, line, size, col, box.x, box.y + i * lh, 0);
+        draw_text(rc, line, size, col, box.x, box.y + i * lh, 0);
     }
 }
 
 static int wrapped_lines(RenderCtx *rc, const char *text, int size, int width)
 {
     size_t starts[64], lens[64];
-    return render_wrap(rc, text, size, width, starts, lens, 64);
+    return text_wrap(&rc->text, text, size, width, starts, lens, 64);
 }
 
 static void draw_tooltip(RenderCtx *rc, const View *v, const Fonts *f)
@@ -3456,9 +3480,9 @@ static void draw_tooltip(RenderCtx *rc, const View *v, const Fonts *f)
     int size = f->small;
     int maxw = imin(rc->width * 2 / 3, 60 * size);
     size_t starts[24], lens[24];
-    int n = render_wrap(rc, text, size, maxw, starts, lens, 24);
+    int n = text_wrap(&rc->text, text, size, maxw, starts, lens, 24);
     int lh = text_h(rc, size), w = 0;
-    for (int i = 0; i < n; i++) w = imax(w, render_measure(rc, text + starts[i], lens[i], size));
+    for (int i = 0; i < n; i++) w = imax(w, text_measure(&rc->text, text + starts[i], lens[i], size));
     SDL_Rect box = {cell.x + cell.w + 10, cell.y + cell.h + 6, w + 20, n * lh + 14};
     if (box.x + box.w > rc->width - 4) box.x = imax(4, cell.x - box.w - 10);
     if (box.y + box.h > rc->height - 4) box.y = imax(4, cell.y - box.h - 6);
@@ -3504,7 +3528,7 @@ static void draw_help(RenderCtx *rc, const View *v, const Fonts *f)
             render_fill(rc, (SDL_Rect){0, 0, rc->width, rc->height}, (SDL_Color){0, 0, 0, 110});
             render_fill(rc, (SDL_Rect){x0, y0, bw, bh}, bg);
             render_outline(rc, (SDL_Rect){x0, y0, bw, bh}, th->text, 2);
-            render_text(rc, view_string(VS_HELP_TITLE, v->lang), size, th->accent, x0 + size, y0 + 10, 0);
+            draw_text(rc, view_string(VS_HELP_TITLE, v->lang), size, th->accent, x0 + size, y0 + 10, 0);
             y0 += 10 + lh * 3 / 2;
             x0 += size;
         }
@@ -3520,14 +3544,14 @@ static void draw_help(RenderCtx *rc, const View *v, const Fonts *f)
                 while (*second == ' ') second++;
             }
             if (pass == 0) {
-                w1 = imax(w1, render_text_width(rc, line, size) * (second ? 1 : 0));
+                w1 = imax(w1, text_width(&rc->text, line, size) * (second ? 1 : 0));
                 if (second)
-                    w2 = imax(w2, render_text_width(rc, second, size));
+                    w2 = imax(w2, text_width(&rc->text, second, size));
                 else
-                    w2 = imax(w2, render_text_width(rc, line, size) - w1);
+                    w2 = imax(w2, text_width(&rc->text, line, size) - w1);
             } else {
-                render_text(rc, line, size, th->text, x0, y0, 0);
-                if (second) render_text(rc, second, size, th->text, x0 + w1 + 2 * size, y0, 0);
+                draw_text(rc, line, size, th->text, x0, y0, 0);
+                if (second) draw_text(rc, second, size, th->text, x0 + w1 + 2 * size, y0, 0);
                 y0 += lh;
             }
             p += L;
@@ -3587,14 +3611,14 @@ static int status_text(const View *v, RenderCtx *rc, int size, int maxw, char *b
     char hint[96];
     snprintf(hint, sizeof hint, "  ·  %s", view_string(VS_HINT, v->lang));
     /* on paper there are no keys and nothing plays: step, head and mode only */
-    if (rc->paper) play[0] = hint[0] = '\0';
+    if (v->output != VIEW_OUTPUT_SCREEN) play[0] = hint[0] = '\0';
     /* the least needed parts go first: the hint, the mode, the play state */
     for (int drop = 0; drop < 4; drop++) {
         snprintf(buf, len, "%s %d/%d%s%s%s%s", view_string(VS_STEP, v->lang), view_step_ordinal(v->step), t->n_steps,
                  headpart, drop < 2 ? modepart : "", drop < 3 ? play : "", drop < 1 ? hint : "");
-        if (render_text_width(rc, buf, size) <= maxw) break;
+        if (text_width(&rc->text, buf, size) <= maxw) break;
     }
-    return render_text_width(rc, buf, size);
+    return text_width(&rc->text, buf, size);
 }
 
 /* How much of a laid-out panel shows its numbers: nothing, the result's
@@ -3719,6 +3743,15 @@ static int compare_side_by_side(RenderCtx *rc, const View *v, const Fonts *f, SD
     return choice_put(&rc->side, key, a_sb >= GROW_FOR * a_st);
 }
 
+/* Which parts a frame has: all of them (the screen's, paper's), a slide's
+ * (no status line, timeline or overlays), a figure's (no narration either). */
+enum { FRAME_WHOLE, FRAME_SLIDE, FRAME_FIGURE };
+
+static int frame_parts(const View *v)
+{
+    return v->output == VIEW_OUTPUT_FIGURE ? FRAME_FIGURE : v->output == VIEW_OUTPUT_SLIDE ? FRAME_SLIDE : FRAME_WHOLE;
+}
+
 /* Where the frame's parts go, for one set of font sizes. */
 typedef struct Frame {
     Fonts f;
@@ -3758,7 +3791,7 @@ static void frame_place(RenderCtx *rc, const View *v, int width, int height, flo
     F->title = (SDL_Rect){0, 0, width, text_h(rc, f.title) + m};
     F->fbar = (SDL_Rect){m, F->title.h, width - 2 * m, text_h(rc, f.formula) + m};
     /* slides have no timeline: the narration sits at the bottom */
-    int tl_h = v->slides ? 0 : text_h(rc, f.small) + imax(12, f.body * 3 / 4) + 6;
+    int tl_h = frame_parts(v) != FRAME_WHOLE ? 0 : text_h(rc, f.small) + imax(12, f.body * 3 / 4) + 6;
     F->tl = (SDL_Rect){m, height - m / 2 - tl_h, width - 2 * m, tl_h};
     int nsize = f.body, nw = width - 4 * m;
     while (wrapped_lines(rc, narr, nsize, nw) > F->max_lines && nsize > f.small) nsize--;
@@ -3767,7 +3800,8 @@ static void frame_place(RenderCtx *rc, const View *v, int width, int height, flo
     F->max_lines = imax(F->max_lines, wrapped_lines(rc, narr, nsize, nw));
     F->nsize = nsize;
     int nl = imin(F->max_lines, imax(2, wrapped_lines(rc, narr, nsize, nw)));
-    int narr_h = v->slides == 2 ? 0 : nl * text_h(rc, nsize) + m; /* a handout's figure: the caption says it */
+    int narr_h =
+        frame_parts(v) == FRAME_FIGURE ? 0 : nl * text_h(rc, nsize) + m; /* a handout's figure: the caption says it */
     F->nbox = (SDL_Rect){m, F->tl.y - m / 2 - narr_h, width - 2 * m, narr_h};
     F->main = (SDL_Rect){m, F->fbar.y + F->fbar.h + m / 2, width - 2 * m, F->nbox.y - (F->fbar.y + F->fbar.h) - m};
     F->panel = F->main;
@@ -3793,7 +3827,7 @@ static void frame_layout(RenderCtx *rc, const View *v, int width, int height, fl
  * computed, the strip stays. */
 static int strip_for_lesson(RenderCtx *rc, const View *v, int width, int height)
 {
-    uint64_t key = mix64(lesson_choice_key(v, (uint64_t)width << 32 | (uint64_t)height), (uint64_t)v->slides);
+    uint64_t key = mix64(lesson_choice_key(v, (uint64_t)width << 32 | (uint64_t)height), (uint64_t)frame_parts(v));
     int kept;
     if (choice_find(&rc->strip, key, &kept)) return kept;
     View w = view_for_lesson_choice(v);
@@ -3870,8 +3904,8 @@ static void draw_scale_slider(RenderCtx *rc, const View *v, const Fonts *f, SDL_
         if (ticks[i].at < lo || ticks[i].at > hi || (i == 1 && ticks[1].at == base)) continue;
         int x = x0 + (int)lrint((x1 - x0) * (log10(ticks[i].at / lo) / 2.0));
         render_fill(rc, (SDL_Rect){x - 1, y - lh / 2, 2, lh}, th->text);
-        if (abs(x - last_x) > render_text_width(rc, ticks[i].label, f->small)) {
-            render_text(rc, ticks[i].label, f->small, th->dim, x, y + lh / 2 + 1, 1);
+        if (abs(x - last_x) > text_width(&rc->text, ticks[i].label, f->small)) {
+            draw_text(rc, ticks[i].label, f->small, th->dim, x, y + lh / 2 + 1, 1);
             last_x = x;
         }
     }
@@ -3880,8 +3914,8 @@ static void draw_scale_slider(RenderCtx *rc, const View *v, const Fonts *f, SDL_
     render_fill(rc, (SDL_Rect){kx - 4, y - lh / 2 - 2, 9, lh + 4}, th->accent);
     char label[64];
     snprintf(label, sizeof label, "÷ %.4g", (double)t->divisor);
-    render_text(rc, label, f->small, th->text, x1 + f->small / 2, y - lh / 2, 0);
-    render_text(rc, "< >", f->small, th->dim, box.x + f->small / 2, y - lh / 2, 0);
+    draw_text(rc, label, f->small, th->text, x1 + f->small / 2, y - lh / 2, 0);
+    draw_text(rc, "< >", f->small, th->dim, box.x + f->small / 2, y - lh / 2, 0);
 }
 
 /* main: the step's panel, clear of the heads' strip when the frame has one. */
@@ -3923,10 +3957,10 @@ static void draw_editing(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect 
         if (v->typing) {
             char typed[80];
             snprintf(typed, sizeof typed, "%s▏", v->typed);
-            int tw = render_text_width(rc, typed, f->body) + 8, tth = text_h(rc, f->body) + 4;
+            int tw = text_width(&rc->text, typed, f->body) + 8, tth = text_h(rc, f->body) + 4;
             SDL_Rect tb = {cell.x + cell.w / 2 - tw / 2, cell.y + cell.h + 4, tw, tth};
             render_fill(rc, tb, th->accent);
-            render_text(rc, typed, f->body, th->accent_text, tb.x + 4, tb.y + 2, 0);
+            draw_text(rc, typed, f->body, th->accent_text, tb.x + 4, tb.y + 2, 0);
         }
     }
     /* the mode's line: where the cursor is, its value, the keys */
@@ -3936,21 +3970,21 @@ static void draw_editing(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect 
         snprintf(full, sizeof full, "%s  ·  %s  ·  %s", line, hint, view_string(VS_EDIT_HINT_TOKENS, v->lang));
     else
         snprintf(full, sizeof full, "%s  ·  %s", line, hint);
-    if (render_text_width(rc, full, f->small) + 16 > main.w) /* the token keys go first */
+    if (text_width(&rc->text, full, f->small) + 16 > main.w) /* the token keys go first */
         snprintf(full, sizeof full, "%s  ·  %s", line, hint);
     int fsize = f->small;
-    while (render_text_width(rc, full, fsize) + 16 > main.w && fsize > 9) fsize--;
-    int w = imin(main.w, render_text_width(rc, full, fsize) + 16);
+    while (text_width(&rc->text, full, fsize) + 16 > main.w && fsize > 9) fsize--;
+    int w = imin(main.w, text_width(&rc->text, full, fsize) + 16);
     SDL_Rect bar = {main.x, main.y + main.h - lh - 6, w, lh + 6};
     render_fill(rc, bar, th->accent);
-    render_text(rc, full, fsize, th->accent_text, bar.x + 8, bar.y + 3 + (lh - text_h(rc, fsize)) / 2, 0);
+    draw_text(rc, full, fsize, th->accent_text, bar.x + 8, bar.y + 3 + (lh - text_h(rc, fsize)) / 2, 0);
 }
 
 int render_frame(RenderCtx *rc, const View *v, int width, int height)
 {
     if (!rc || !v || !v->trace || width <= 0 || height <= 0) return SDL_SetError("render_frame: nothing to draw");
     rc->frame++;
-    render_text_trim(rc);
+    text_begin_frame(&rc->text);
     rc->n_hitboxes = rc->n_hitmats = rc->n_shorts = 0;
     rc->hits_view = v->id;
     rc->width = width;
@@ -3987,16 +4021,15 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
      * (nine tenths of the body text, which grows with +), does not fit
      * beside it; then the title is shrunk to fit, and at that size shortened */
     int tfloor = imax(f.min, f.body * 9 / 10);
-    int smax = imin(width * 45 / 100, width - 3 * m - render_text_width(rc, title, tfloor));
+    int smax = imin(width * 45 / 100, width - 3 * m - text_width(&rc->text, title, tfloor));
     char status[320] = "";
-    int sw = v->slides ? 0 : status_text(v, rc, f.small, smax, status, sizeof status);
+    int sw = frame_parts(v) != FRAME_WHOLE ? 0 : status_text(v, rc, f.small, smax, status, sizeof status);
     int stw = width - 3 * m - sw;
     int tsize = f.title;
-    while (render_text_width(rc, title, tsize) > stw && tsize * 9 / 10 >= tfloor) tsize = tsize * 9 / 10;
+    while (text_width(&rc->text, title, tsize) > stw && tsize * 9 / 10 >= tfloor) tsize = tsize * 9 / 10;
     draw_label(rc, title, tsize, stw, th->text, m, m / 2, 0);
     if (status[0])
-        render_text(rc, status, f.small, th->dim, width - m, m / 2 + (text_h(rc, f.title) - text_h(rc, f.small)) / 2,
-                    2);
+        draw_text(rc, status, f.small, th->dim, width - m, m / 2 + (text_h(rc, f.title) - text_h(rc, f.small)) / 2, 2);
 
     /* formula bar */
     render_fill(rc, F.fbar, th->panel);
@@ -4011,7 +4044,7 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
         draw_wrapped(rc, narr, F.nsize, th->text, (SDL_Rect){nbox.x + m, nbox.y + m / 2, width - 4 * m, nbox.h},
                      F.max_lines);
     render_within(rc, F.tl, "timeline");
-    if (!v->slides) draw_timeline(rc, v, F.tl, &f);
+    if (frame_parts(v) == FRAME_WHOLE) draw_timeline(rc, v, F.tl, &f);
 
     /* the main area */
     SDL_Rect main = F.main;
@@ -4044,13 +4077,13 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
             int half = main.h / 2;
             left = (SDL_Rect){main.x, main.y + lh + 2, main.w, half - lh - 6};
             right = (SDL_Rect){main.x, main.y + half + lh + 4, main.w, main.h - half - lh - 4};
-            render_text(rc, cap1, f.body, th->text, main.x, main.y, 0);
-            render_text(rc, cap2, f.body, th->text, main.x, main.y + half + 2, 0);
+            draw_text(rc, cap1, f.body, th->text, main.x, main.y, 0);
+            draw_text(rc, cap2, f.body, th->text, main.x, main.y + half + 2, 0);
             SDL_RenderDrawLine(rc->sdl, main.x, main.y + half, main.x + main.w, main.y + half);
         } else {
             int half = main.w / 2;
-            render_text(rc, cap1, f.body, th->text, main.x + half / 2, main.y, 1);
-            render_text(rc, cap2, f.body, th->text, main.x + half + half / 2, main.y, 1);
+            draw_text(rc, cap1, f.body, th->text, main.x + half / 2, main.y, 1);
+            draw_text(rc, cap2, f.body, th->text, main.x + half + half / 2, main.y, 1);
             SDL_RenderDrawLine(rc->sdl, main.x + half, main.y, main.x + half, main.y + main.h);
             left = (SDL_Rect){main.x, main.y + lh + 4, half - m / 2, main.h - lh - 4};
             right = (SDL_Rect){main.x + half + m / 2, main.y + lh + 4, half - m / 2, main.h - lh - 4};
@@ -4067,7 +4100,7 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
         draw_step_panel(rc, v, t, v->step, p, main, &f);
     }
 
-    if (v->slides) return 0; /* no hover, notice or help on a slide */
+    if (frame_parts(v) != FRAME_WHOLE) return 0; /* no hover, notice or help on a slide */
     render_within(rc, all, "overlay");
     draw_editing(rc, v, &f, F.strip.w > 0 ? F.panel : main);
     draw_tooltip(rc, v, &f);
@@ -4077,7 +4110,7 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
     char notice[2 * VIEW_MAX_NOTICE];
     if (view_notice_text(v, notice, sizeof notice)) {
         int size = f.body;
-        int w = imin(width - 4 * m, render_text_width(rc, notice, size) + 2 * m);
+        int w = imin(width - 4 * m, text_width(&rc->text, notice, size) + 2 * m);
         int lines = wrapped_lines(rc, notice, size, w - 2 * m);
         int h = lines * text_h(rc, size) + m;
         SDL_Rect box = {(width - w) / 2, nbox.y - h - m / 2, w, h};
@@ -4141,4 +4174,51 @@ int render_cell_rect(const RenderCtx *rc, const AttnTrace *trace, int step, int 
         return 0;
     }
     return -1;
+}
+
+/* ---- text, for what is drawn beside a frame ---- */
+
+int render_text(RenderCtx *rc, const char *s, int size, SDL_Color col, int x, int y, int align)
+{
+    return draw_text(rc, s, size, col, x, y, align);
+}
+
+int render_text_width(RenderCtx *rc, const char *s, int size)
+{
+    return text_width(&rc->text, s, size);
+}
+
+int render_text_runs(RenderCtx *rc, const char *s, int size, RenderTextRun *runs, int max, int *ascent)
+{
+    return text_runs(&rc->text, s, size, runs, max, ascent);
+}
+
+int render_line_height(RenderCtx *rc, int size)
+{
+    return text_line_height(&rc->text, size);
+}
+
+int render_wrap(RenderCtx *rc, const char *s, int size, int width, size_t *starts, size_t *lens, int max)
+{
+    return text_wrap(&rc->text, s, size, width, starts, lens, max);
+}
+
+int render_font_count(const RenderCtx *rc)
+{
+    return rc ? rc->text.n_fonts : 0;
+}
+
+const char *render_font_path(const RenderCtx *rc, int i)
+{
+    return rc && i >= 0 && i < rc->text.n_fonts ? rc->text.font_path[i] : NULL;
+}
+
+long render_font_file(const RenderCtx *rc, int i, char *file, size_t len)
+{
+    return rc ? text_font_file(&rc->text, i, file, len) : -1;
+}
+
+int render_font_for(const RenderCtx *rc, uint32_t cp)
+{
+    return text_font_for(&rc->text, cp);
 }

@@ -84,10 +84,6 @@ typedef struct RenderCtx RenderCtx;
 RenderCtx *render_create(SDL_Renderer *sdl, const RenderOptions *opt, char *err, size_t errlen);
 void render_destroy(RenderCtx *rc);
 
-/* 1: the frames go to files (slides, handouts, PNGs, the S key's), where
- * nobody can hover, zoom or press a key: the notes leave hovering and
- * zooming out, and the status line the play state and the help key. */
-void render_set_paper(RenderCtx *rc, int paper);
 /* Moves the context to another renderer (the window's after a resize):
  * drops every cached texture, keeps the fonts. */
 void render_set_renderer(RenderCtx *rc, SDL_Renderer *sdl);

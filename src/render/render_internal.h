@@ -5,10 +5,9 @@
 #include <stdint.h>
 
 #include <SDL.h>
-#include <SDL_ttf.h>
-
 #include "heatmap.h"
 #include "render.h"
+#include "render_text.h"
 
 extern const unsigned char render_viridis[256][3]; /* (256, rgb) */
 extern const unsigned char render_rdbu[256][3];    /* (256, rgb), index 127.5 is 0 */
@@ -18,38 +17,6 @@ typedef struct Theme {
     SDL_Color head[8]; /* the heads' block colours (split, concat) */
 } Theme;
 const Theme *render_theme(ViewTheme t);
-
-/* ---- text (render_text.c) ---- */
-
-#define RENDER_SIZE_SLOTS   24
-#define RENDER_METRIC_SIZES 512  /* text sizes whose metrics are kept (SizeMetrics) */
-#define RENDER_TEXT_CACHE   4096 /* a power of two */
-/* The cached texts' textures are trimmed beyond this many bytes, as beyond
- * 3/4 of the entries: a line of narration across a 1920-pixel frame is
- * 200 KB, and every step has its own. */
-#define RENDER_TEXT_BUDGET ((size_t)8 << 20)
-
-typedef struct TextEntry {
-    uint64_t key; /* 0: empty */
-    SDL_Texture *tex;
-    int w, h, ascent;
-    unsigned last_frame;
-} TextEntry;
-
-typedef struct FontSlot {
-    int size; /* 0: free */
-    TTF_Font *font[RENDER_MAX_FONTS];
-    unsigned last_frame;
-} FontSlot;
-
-/* What the layout asks of a text size, again and again: the line height
- * (render_line_height) and the digits' ink (render_digit_ink). Kept per
- * size for sizes under RENDER_METRIC_SIZES, so that asking does not open
- * the fonts at that size again once their slot has gone to another size
- * (a layout tries many sizes). line_h 0: not yet measured. */
-typedef struct SizeMetrics {
-    short line_h, ink_above, ink_below;
-} SizeMetrics;
 
 typedef struct HitMat {
     SDL_Rect rect; /* the cells' area on screen */
@@ -126,9 +93,6 @@ typedef struct LayoutBox {
 void render_layout_record(RenderCtx *rc, int on);
 /* The boxes of the last frame drawn with recording on. */
 const LayoutBox *render_layout_boxes(const RenderCtx *rc, int *n);
-/* The box the texts drawn next must stay inside, and what they are. */
-void render_within(RenderCtx *rc, SDL_Rect within, const char *what);
-void render_layout_add(RenderCtx *rc, LayoutBox b);
 
 /* A buffer worked out from one step of one view (render.c's step_blocked,
  * softmax_exps, softmax_rowsums), kept while that step is shown. */
@@ -193,21 +157,8 @@ typedef struct RangeEntry {
 
 struct RenderCtx {
     SDL_Renderer *sdl;
-    int paper; /* frames for files (export): no pointer to hover or wheel to zoom */
+    RenderText text; /* fonts, measuring, the texts' textures (render_text.h) */
     RangeEntry ranges[RENDER_RANGE_CACHE];
-    int n_fonts;
-    char *font_path[RENDER_MAX_FONTS];
-    TTF_Font *probe[RENDER_MAX_FONTS]; /* each font at one size, for glyph coverage */
-    /* each font file mapped into memory (NULL: opened by path), which the
-     * fonts at every size read their glyphs from */
-    const void *font_map[RENDER_MAX_FONTS];
-    size_t font_map_len[RENDER_MAX_FONTS];
-    FontSlot slots[RENDER_SIZE_SLOTS];
-    SizeMetrics metrics[RENDER_METRIC_SIZES];
-    TextEntry text[RENDER_TEXT_CACHE];
-    int n_text;
-    size_t text_bytes;      /* the pixels of the cached texts' textures, 4 bytes each */
-    size_t text_trim_bytes; /* render_text_trim trims when text_bytes passes this (0: RENDER_TEXT_BUDGET) */
     MatEntry mats[RENDER_MAT_CACHE];
     size_t mat_bytes; /* the pixels of the cached matrices' textures, 4 bytes each */
     unsigned frame;
@@ -260,56 +211,5 @@ struct RenderCtx {
     char **index_label; /* (n_index) "1", "2", …: the inputs' feature columns */
     int n_index;
 };
-
-/* A text texture from the cache (rendered on first use). NULL for "". */
-const TextEntry *render_text_get(RenderCtx *rc, const char *s, int size, SDL_Color col);
-/* The cached text of the one character at *p, which moves past it; NULL
- * when it cannot be drawn. */
-const TextEntry *render_text_next_glyph(RenderCtx *rc, const char **p, int size, SDL_Color col);
-/* The ink of the digits at size: pixels above the baseline and below it
- * (an overshoot); a cell number's height is their sum. */
-void render_digit_ink(RenderCtx *rc, int size, int *above, int *below);
-int render_number_height(RenderCtx *rc, int size);
-/* A short string (a number) from cached one-character textures, its digits'
- * ink centred on (cx, cy); returns its width, or -1 (nothing drawn) when wider than maxw. */
-int render_text_glyphs(RenderCtx *rc, const char *s, int size, SDL_Color col, int cx, int cy, int maxw);
-/* Width of s[0, nbytes) by glyph advances (fast; for wrapping). */
-int render_measure(RenderCtx *rc, const char *s, size_t nbytes, int size);
-/* s shortened with "…" at a character boundary so that it is at most maxw
- * pixels wide at size, into buf; s itself when it fits. NULL when not even
- * "…" fits. */
-const char *render_text_fit(RenderCtx *rc, const char *s, int size, int maxw, char *buf, size_t len);
-
-/* 1 for a codepoint of Chinese, Japanese or Korean writing: Han, kana,
- * Hangul, and the CJK and full-width punctuation. Such text is drawn upright
- * in a vertical label, and a line may break before or after any of it. */
-int render_is_cjk(uint32_t cp);
-/* The width of one codepoint, in whatever unit the width of the line is. */
-typedef int (*RenderAdvanceFn)(void *user, uint32_t cp);
-/* The line-breaking rule, for every text that wraps. Splits s into lines of
- * at most `width` (advances summed through `advance`) and fills starts[] and
- * lens[] (byte ranges of s, spaces at the break left out); returns the line
- * count (≤ max). A newline always breaks. Otherwise a line breaks at a space
- * or before or after a CJK character (but not at a middle dot: s1·我), never
- * inside an English word or number, and never so that a line starts with closing punctuation
- * (，。、：；！？」』）》】… , . : ; ! ? ) ] ' %) or ends with an opening bracket
- * (「『（《【 ( [): the character before such a break moves to the next line
- * with it. A short quotation (at most 8 characters between 「 and 」, a
- * quoted token such as 「跑步」) is not broken inside. Only a word wider than
- * the whole line is broken inside, at a codepoint boundary, with the same
- * punctuation rule where the word allows. */
-int render_break_lines(const char *s, int width, RenderAdvanceFn advance, void *user, size_t *starts, size_t *lens,
-                       int max);
-int render_fonts_open(RenderCtx *rc, const RenderOptions *opt, char *err, size_t errlen);
-void render_fonts_close(RenderCtx *rc);
-/* Between frames: drops the cached texts the last two frames did not use,
- * once the cache holds 3/4 of its entries or more bytes than its budget. */
-void render_text_trim(RenderCtx *rc);
-/* Drops every cached text. */
-void render_text_clear(RenderCtx *rc);
-
-/* ---- helpers (render.c) ---- */
-void render_fill(RenderCtx *rc, SDL_Rect r, SDL_Color c);
-void render_outline(RenderCtx *rc, SDL_Rect r, SDL_Color c, int thick);
 
 #endif

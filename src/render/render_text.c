@@ -19,7 +19,7 @@
 #define RENDER_HAVE_MMAP 1
 #endif
 
-#include "render_internal.h"
+#include "render_text.h"
 
 static int file_exists(const char *p)
 {
@@ -57,6 +57,8 @@ static TTF_Font *open_sized(const char *spec, int size)
     long index = split_spec(spec, file, sizeof file);
     return index >= 0 && file_exists(file) ? TTF_OpenFontIndex(file, size, index) : NULL;
 }
+
+static void text_clear(RenderText *tx);
 
 /* The font fontconfig matches for `pattern` (a family, optionally with a
  * language), as "file" or "file#index" for a face of a collection, only when
@@ -99,56 +101,56 @@ static char *fc_find(const char *pattern, const char *lang, const char *family_h
 
 /* Appends the font "path" or "path#index" to the chain, unless it is there
  * already or cannot be opened. */
-static void add_font(RenderCtx *rc, const char *spec)
+static void add_font(RenderText *tx, const char *spec)
 {
-    if (!spec || rc->n_fonts >= RENDER_MAX_FONTS) return;
-    for (int i = 0; i < rc->n_fonts; i++)
-        if (strcmp(rc->font_path[i], spec) == 0) return;
+    if (!spec || tx->n_fonts >= RENDER_MAX_FONTS) return;
+    for (int i = 0; i < tx->n_fonts; i++)
+        if (strcmp(tx->font_path[i], spec) == 0) return;
     char *copy = strdup(spec);
     TTF_Font *f = copy ? open_sized(spec, 16) : NULL;
     if (!f) {
         free(copy);
         return;
     }
-    rc->probe[rc->n_fonts] = f;
-    rc->font_path[rc->n_fonts] = copy;
-    rc->n_fonts++;
+    tx->probe[tx->n_fonts] = f;
+    tx->font_path[tx->n_fonts] = copy;
+    tx->n_fonts++;
 }
 
 /* Maps each font file of the chain into memory. A font opened by path reads
  * its glyphs through stdio (a seek and a read per glyph outline: hundreds of
  * system calls for the first frame of a step with new text); from memory it
  * reads nothing. Where mapping fails the font stays opened by path. */
-static void map_fonts(RenderCtx *rc)
+static void map_fonts(RenderText *tx)
 {
 #ifdef RENDER_HAVE_MMAP
-    for (int i = 0; i < rc->n_fonts; i++) {
+    for (int i = 0; i < tx->n_fonts; i++) {
         char file[PATH_MAX];
-        int fd = split_spec(rc->font_path[i], file, sizeof file) < 0 ? -1 : open(file, O_RDONLY);
+        int fd = split_spec(tx->font_path[i], file, sizeof file) < 0 ? -1 : open(file, O_RDONLY);
         if (fd < 0) continue;
         struct stat st;
         if (fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size <= INT_MAX) { /* SDL_RWFromConstMem takes an int */
             void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
             if (m != MAP_FAILED) {
-                rc->font_map[i] = m;
-                rc->font_map_len[i] = (size_t)st.st_size;
+                tx->font_map[i] = m;
+                tx->font_map_len[i] = (size_t)st.st_size;
             }
         }
         close(fd);
     }
 #else
-    (void)rc;
+    (void)tx;
 #endif
 }
 
-static void unmap_fonts(RenderCtx *rc)
+static void unmap_fonts(RenderText *tx)
 {
     for (int i = 0; i < RENDER_MAX_FONTS; i++) {
 #ifdef RENDER_HAVE_MMAP
-        if (rc->font_map[i]) munmap((void *)rc->font_map[i], rc->font_map_len[i]);
+        if (tx->font_map[i]) munmap((void *)tx->font_map[i], tx->font_map_len[i]);
 #endif
-        rc->font_map[i] = NULL;
-        rc->font_map_len[i] = 0;
+        tx->font_map[i] = NULL;
+        tx->font_map_len[i] = 0;
     }
 }
 
@@ -161,15 +163,18 @@ static const char *assets_dir(const RenderOptions *opt)
     return ATTNVIZ_SOURCE_DIR "/assets";
 }
 
-int render_fonts_open(RenderCtx *rc, const RenderOptions *opt, char *err, size_t errlen)
+int text_open(RenderText *tx, SDL_Renderer *sdl, const RenderOptions *opt, char *err, size_t errlen)
 {
-    /* SDL_ttf counts its starts: each context starts it, and render_fonts_close stops it */
+    memset(tx, 0, sizeof *tx);
+    tx->sdl = sdl;
+    tx->frame = 1;
+    /* SDL_ttf counts its starts: each context starts it, and text_close stops it */
     if (TTF_Init() != 0) {
         snprintf(err, errlen, "starting SDL_ttf: %s", TTF_GetError());
         return -1;
     }
     if (opt)
-        for (int i = 0; i < RENDER_MAX_FONTS && opt->font_paths[i]; i++) add_font(rc, opt->font_paths[i]);
+        for (int i = 0; i < RENDER_MAX_FONTS && opt->font_paths[i]; i++) add_font(tx, opt->font_paths[i]);
     if (!opt || !opt->no_system_fonts) {
         /* DejaVu Sans for Latin and the math symbols (ᵀ, subscripts, √), Noto
          * Sans CJK SC for Han: neither covers both. The .ttc of Noto CJK holds
@@ -179,7 +184,7 @@ int render_fonts_open(RenderCtx *rc, const RenderOptions *opt, char *err, size_t
                                                       {"WenQuanYi Micro Hei", "zh-cn", "WenQuanYi Micro Hei"}};
         for (size_t i = 0; i < sizeof system_fonts / sizeof system_fonts[0]; i++) {
             char *spec = fc_find(system_fonts[i][0], system_fonts[i][1], system_fonts[i][2]);
-            add_font(rc, spec);
+            add_font(tx, spec);
             free(spec);
         }
     }
@@ -189,11 +194,11 @@ int render_fonts_open(RenderCtx *rc, const RenderOptions *opt, char *err, size_t
         size_t n = strlen(dir) + strlen(shipped[i]) + 2;
         char *path = malloc(n);
         if (path) snprintf(path, n, "%s/%s", dir, shipped[i]);
-        add_font(rc, path);
+        add_font(tx, path);
         free(path);
     }
-    map_fonts(rc);
-    if (rc->n_fonts == 0) {
+    map_fonts(tx);
+    if (tx->n_fonts == 0) {
         snprintf(err, errlen,
                  "no usable font: fontconfig found neither DejaVu Sans nor Noto Sans CJK, and %s/fonts/ "
                  "has no DejaVuSans.ttf (set ATTNVIZ_ASSETS to the assets folder)",
@@ -204,45 +209,42 @@ int render_fonts_open(RenderCtx *rc, const RenderOptions *opt, char *err, size_t
     return 0;
 }
 
-void render_fonts_close(RenderCtx *rc)
+void text_close(RenderText *tx)
 {
     for (int s = 0; s < RENDER_SIZE_SLOTS; s++) {
-        for (int i = 0; i < rc->n_fonts; i++)
-            if (rc->slots[s].font[i]) TTF_CloseFont(rc->slots[s].font[i]);
-        memset(&rc->slots[s], 0, sizeof rc->slots[s]);
+        for (int i = 0; i < tx->n_fonts; i++)
+            if (tx->slots[s].font[i]) TTF_CloseFont(tx->slots[s].font[i]);
+        memset(&tx->slots[s], 0, sizeof tx->slots[s]);
     }
-    memset(rc->metrics, 0, sizeof rc->metrics);
-    for (int i = 0; i < rc->n_fonts; i++) {
-        if (rc->probe[i]) TTF_CloseFont(rc->probe[i]);
-        free(rc->font_path[i]);
-        rc->probe[i] = NULL;
-        rc->font_path[i] = NULL;
+    memset(tx->metrics, 0, sizeof tx->metrics);
+    for (int i = 0; i < tx->n_fonts; i++) {
+        if (tx->probe[i]) TTF_CloseFont(tx->probe[i]);
+        free(tx->font_path[i]);
+        tx->probe[i] = NULL;
+        tx->font_path[i] = NULL;
     }
-    rc->n_fonts = 0;
-    unmap_fonts(rc); /* after every font that read from it is closed */
-    render_text_clear(rc);
+    tx->n_fonts = 0;
+    unmap_fonts(tx); /* after every font that read from it is closed */
+    text_clear(tx);
     TTF_Quit();
 }
 
-int render_font_count(const RenderCtx *rc)
+void text_set_renderer(RenderText *tx, SDL_Renderer *sdl)
 {
-    return rc ? rc->n_fonts : 0;
-}
-const char *render_font_path(const RenderCtx *rc, int i)
-{
-    return rc && i >= 0 && i < rc->n_fonts ? rc->font_path[i] : NULL;
+    text_clear(tx);
+    tx->sdl = sdl;
 }
 
-long render_font_file(const RenderCtx *rc, int i, char *file, size_t len)
+long text_font_file(const RenderText *tx, int i, char *file, size_t len)
 {
-    if (!rc || i < 0 || i >= rc->n_fonts) return -1;
-    return split_spec(rc->font_path[i], file, len);
+    if (i < 0 || i >= tx->n_fonts) return -1;
+    return split_spec(tx->font_path[i], file, len);
 }
 
-int render_font_for(const RenderCtx *rc, uint32_t cp)
+int text_font_for(const RenderText *tx, uint32_t cp)
 {
-    for (int i = 0; i < rc->n_fonts; i++)
-        if (TTF_GlyphIsProvided32(rc->probe[i], cp)) return i;
+    for (int i = 0; i < tx->n_fonts; i++)
+        if (TTF_GlyphIsProvided32(tx->probe[i], cp)) return i;
     return -1;
 }
 
@@ -268,13 +270,13 @@ uint32_t render_utf8_next(const char **sp)
 }
 
 /* The chain at a pixel size, opened on first use; slots are reused oldest first. */
-static FontSlot *slot_for(RenderCtx *rc, int size)
+static FontSlot *slot_for(RenderText *tx, int size)
 {
-    FontSlot *free_slot = NULL, *oldest = &rc->slots[0];
+    FontSlot *free_slot = NULL, *oldest = &tx->slots[0];
     for (int s = 0; s < RENDER_SIZE_SLOTS; s++) {
-        FontSlot *fs = &rc->slots[s];
+        FontSlot *fs = &tx->slots[s];
         if (fs->size == size) {
-            fs->last_frame = rc->frame;
+            fs->last_frame = tx->frame;
             return fs;
         }
         if (!fs->size && !free_slot) free_slot = fs;
@@ -286,36 +288,36 @@ static FontSlot *slot_for(RenderCtx *rc, int size)
         fs->font[i] = NULL;
     }
     fs->size = size;
-    fs->last_frame = rc->frame;
-    for (int i = 0; i < rc->n_fonts; i++) {
-        if (rc->font_map[i]) {
+    fs->last_frame = tx->frame;
+    for (int i = 0; i < tx->n_fonts; i++) {
+        if (tx->font_map[i]) {
             char file[PATH_MAX];
-            long index = split_spec(rc->font_path[i], file, sizeof file);
-            SDL_RWops *rw = index < 0 ? NULL : SDL_RWFromConstMem(rc->font_map[i], (int)rc->font_map_len[i]);
+            long index = split_spec(tx->font_path[i], file, sizeof file);
+            SDL_RWops *rw = index < 0 ? NULL : SDL_RWFromConstMem(tx->font_map[i], (int)tx->font_map_len[i]);
             fs->font[i] = rw ? TTF_OpenFontIndexRW(rw, 1, size, index) : NULL;
         }
-        if (!fs->font[i]) fs->font[i] = open_sized(rc->font_path[i], size);
+        if (!fs->font[i]) fs->font[i] = open_sized(tx->font_path[i], size);
     }
     return fs;
 }
 
-static int font_index_for(RenderCtx *rc, uint32_t cp)
+static int font_index_for(RenderText *tx, uint32_t cp)
 {
-    int i = render_font_for(rc, cp);
+    int i = text_font_for(tx, cp);
     return i < 0 ? 0 : i; /* no font has it: the first font's .notdef, visibly */
 }
 
 /* The line height and the digits' ink at a size, measured on the fonts. */
-static SizeMetrics measure_size(RenderCtx *rc, int size)
+static SizeMetrics measure_size(RenderText *tx, int size)
 {
-    FontSlot *fs = slot_for(rc, size);
+    FontSlot *fs = slot_for(tx, size);
     int h = 0;
-    for (int i = 0; i < rc->n_fonts; i++)
+    for (int i = 0; i < tx->n_fonts; i++)
         if (fs->font[i] && TTF_FontHeight(fs->font[i]) > h) h = TTF_FontHeight(fs->font[i]);
     /* CJK fonts carry tall line gaps; the first font's height is the rhythm. */
     if (fs->font[0]) h = TTF_FontHeight(fs->font[0]) > h * 9 / 10 ? TTF_FontHeight(fs->font[0]) : h * 9 / 10;
     SizeMetrics m = {.line_h = (short)(h ? h : size)};
-    int i = font_index_for(rc, '0'), minx, maxx, miny, maxy, adv;
+    int i = font_index_for(tx, '0'), minx, maxx, miny, maxy, adv;
     if (fs->font[i] && TTF_GlyphMetrics32(fs->font[i], '0', &minx, &maxx, &miny, &maxy, &adv) == 0 && maxy > 0) {
         m.ink_above = (short)maxy;
         m.ink_below = (short)(miny < 0 ? -miny : 0);
@@ -328,36 +330,36 @@ static SizeMetrics measure_size(RenderCtx *rc, int size)
 
 /* The metrics of a size: kept (SizeMetrics) under RENDER_METRIC_SIZES,
  * measured each time above (text that large is drawn rarely). */
-static SizeMetrics size_metrics(RenderCtx *rc, int size)
+static SizeMetrics size_metrics(RenderText *tx, int size)
 {
-    if (size <= 0 || size >= RENDER_METRIC_SIZES) return measure_size(rc, size);
-    SizeMetrics *m = &rc->metrics[size];
-    if (!m->line_h) *m = measure_size(rc, size);
+    if (size <= 0 || size >= RENDER_METRIC_SIZES) return measure_size(tx, size);
+    SizeMetrics *m = &tx->metrics[size];
+    if (!m->line_h) *m = measure_size(tx, size);
     return *m;
 }
 
-int render_line_height(RenderCtx *rc, int size)
+int text_line_height(RenderText *tx, int size)
 {
-    return size_metrics(rc, size).line_h;
+    return size_metrics(tx, size).line_h;
 }
 
 /* The advance of cp in the chain at one size (no kerning). */
 typedef struct ChainAdvance {
-    RenderCtx *rc;
+    RenderText *tx;
     FontSlot *fs;
 } ChainAdvance;
 
 static int chain_advance(void *user, uint32_t cp)
 {
     ChainAdvance *a = user;
-    int fi = font_index_for(a->rc, cp), adv = 0;
+    int fi = font_index_for(a->tx, cp), adv = 0;
     if (a->fs->font[fi] && TTF_GlyphMetrics32(a->fs->font[fi], cp, NULL, NULL, NULL, NULL, &adv) != 0) adv = 0;
     return adv;
 }
 
-int render_measure(RenderCtx *rc, const char *s, size_t nbytes, int size)
+int text_measure(RenderText *tx, const char *s, size_t nbytes, int size)
 {
-    ChainAdvance a = {rc, slot_for(rc, size)};
+    ChainAdvance a = {tx, slot_for(tx, size)};
     const char *p = s, *end = s + nbytes;
     int w = 0;
     while (p < end && *p) w += chain_advance(&a, render_utf8_next(&p));
@@ -513,9 +515,9 @@ int render_break_lines(const char *s, int width, RenderAdvanceFn advance, void *
     return n;
 }
 
-int render_wrap(RenderCtx *rc, const char *s, int size, int width, size_t *starts, size_t *lens, int max)
+int text_wrap(RenderText *tx, const char *s, int size, int width, size_t *starts, size_t *lens, int max)
 {
-    ChainAdvance a = {rc, slot_for(rc, size)};
+    ChainAdvance a = {tx, slot_for(tx, size)};
     return render_break_lines(s, width, chain_advance, &a, starts, lens, max);
 }
 
@@ -527,22 +529,22 @@ static uint64_t text_key(const char *s, int size, SDL_Color c)
     return h ? h : 1;
 }
 
-int render_text_runs(RenderCtx *rc, const char *s, int size, RenderTextRun *runs, int max, int *ascent)
+int text_runs(RenderText *tx, const char *s, int size, RenderTextRun *runs, int max, int *ascent)
 {
-    FontSlot *fs = slot_for(rc, size);
+    FontSlot *fs = slot_for(tx, size);
     int nr = 0, asc = 0, x = 0;
     const char *p = s;
     char buf[4096];
     while (*p && nr < max) {
         const char *start = p;
         uint32_t cp = render_utf8_next(&p);
-        int fi = font_index_for(rc, cp);
+        int fi = font_index_for(tx, cp);
         const char *q = p;
         while (*q) {
             const char *before = q;
             uint32_t c2 = render_utf8_next(&q);
             /* spaces and ASCII punctuation stay with the run they are in */
-            int f2 = (c2 == ' ') ? fi : font_index_for(rc, c2);
+            int f2 = (c2 == ' ') ? fi : font_index_for(tx, c2);
             if (f2 != fi) {
                 q = before;
                 break;
@@ -574,14 +576,14 @@ int render_text_runs(RenderCtx *rc, const char *s, int size, RenderTextRun *runs
 }
 
 /* Renders s with per-codepoint font fallback into one ARGB surface: its
- * runs (render_text_runs) side by side on one baseline. */
-static SDL_Surface *text_surface(RenderCtx *rc, const char *s, int size, SDL_Color col, int *ascent_out)
+ * runs (text_runs) side by side on one baseline. */
+static SDL_Surface *text_surface(RenderText *tx, const char *s, int size, SDL_Color col, int *ascent_out)
 {
-    FontSlot *fs = slot_for(rc, size);
+    FontSlot *fs = slot_for(tx, size);
     enum { MAX_RUNS = 64 };
     RenderTextRun runs[MAX_RUNS];
     SDL_Surface *img[MAX_RUNS];
-    int asc = 0, desc = 0, w = 0, nr = render_text_runs(rc, s, size, runs, MAX_RUNS, &asc);
+    int asc = 0, desc = 0, w = 0, nr = text_runs(tx, s, size, runs, MAX_RUNS, &asc);
     int ni = 0;
     char buf[4096];
     for (int i = 0; i < nr; i++) {
@@ -612,119 +614,116 @@ static SDL_Surface *text_surface(RenderCtx *rc, const char *s, int size, SDL_Col
     return out;
 }
 
-void render_text_clear(RenderCtx *rc)
+/* Drops every cached text. */
+static void text_clear(RenderText *tx)
 {
     for (int i = 0; i < RENDER_TEXT_CACHE; i++)
-        if (rc->text[i].tex) SDL_DestroyTexture(rc->text[i].tex);
-    memset(rc->text, 0, sizeof rc->text);
-    rc->n_text = 0;
-    rc->text_bytes = 0;
+        if (tx->text[i].tex) SDL_DestroyTexture(tx->text[i].tex);
+    memset(tx->text, 0, sizeof tx->text);
+    tx->n_text = 0;
+    tx->text_bytes = 0;
 }
 
-void render_text_trim(RenderCtx *rc)
+void text_begin_frame(RenderText *tx)
 {
-    size_t budget = rc->text_trim_bytes ? rc->text_trim_bytes : RENDER_TEXT_BUDGET;
-    if (rc->n_text < RENDER_TEXT_CACHE * 3 / 4 && rc->text_bytes <= budget) return;
+    tx->frame++;
+    size_t budget = tx->text_trim_bytes ? tx->text_trim_bytes : RENDER_TEXT_BUDGET;
+    if (tx->n_text < RENDER_TEXT_CACHE * 3 / 4 && tx->text_bytes <= budget) return;
     /* Keep what the last two frames used; rebuild the table. */
-    TextEntry *old = malloc(sizeof rc->text);
+    TextEntry *old = malloc(sizeof tx->text);
     if (!old) return;
-    memcpy(old, rc->text, sizeof rc->text);
-    memset(rc->text, 0, sizeof rc->text);
-    rc->n_text = 0;
-    rc->text_bytes = 0;
+    memcpy(old, tx->text, sizeof tx->text);
+    memset(tx->text, 0, sizeof tx->text);
+    tx->n_text = 0;
+    tx->text_bytes = 0;
     for (int i = 0; i < RENDER_TEXT_CACHE; i++) {
         if (!old[i].key) continue;
-        if (old[i].last_frame + 2 < rc->frame) {
+        if (old[i].last_frame + 2 < tx->frame) {
             SDL_DestroyTexture(old[i].tex);
             continue;
         }
         size_t j = old[i].key & (RENDER_TEXT_CACHE - 1);
-        while (rc->text[j].key) j = (j + 1) & (RENDER_TEXT_CACHE - 1);
-        rc->text[j] = old[i];
-        rc->n_text++;
-        rc->text_bytes += (size_t)old[i].w * (size_t)old[i].h * 4;
+        while (tx->text[j].key) j = (j + 1) & (RENDER_TEXT_CACHE - 1);
+        tx->text[j] = old[i];
+        tx->n_text++;
+        tx->text_bytes += (size_t)old[i].w * (size_t)old[i].h * 4;
     }
     free(old);
     /* when two frames' own texts fill most of the budget, the next trim
      * waits until they have doubled, not the next frame */
-    rc->text_trim_bytes = rc->text_bytes * 2 > RENDER_TEXT_BUDGET ? rc->text_bytes * 2 : 0;
+    tx->text_trim_bytes = tx->text_bytes * 2 > RENDER_TEXT_BUDGET ? tx->text_bytes * 2 : 0;
 }
 
-const TextEntry *render_text_get(RenderCtx *rc, const char *s, int size, SDL_Color col)
+/* A text texture from the cache (rendered on first use). NULL for "". */
+static const TextEntry *text_get(RenderText *tx, const char *s, int size, SDL_Color col)
 {
     if (!s || !*s) return NULL;
     if (size < 4) size = 4;
     uint64_t key = text_key(s, size, col);
     size_t j = key & (RENDER_TEXT_CACHE - 1);
-    while (rc->text[j].key) {
-        if (rc->text[j].key == key) {
-            rc->text[j].last_frame = rc->frame;
-            return &rc->text[j];
+    while (tx->text[j].key) {
+        if (tx->text[j].key == key) {
+            tx->text[j].last_frame = tx->frame;
+            return &tx->text[j];
         }
         j = (j + 1) & (RENDER_TEXT_CACHE - 1);
     }
-    if (rc->n_text >= RENDER_TEXT_CACHE - 1) return NULL; /* full within one frame: draw nothing more */
+    if (tx->n_text >= RENDER_TEXT_CACHE - 1) return NULL; /* full within one frame: draw nothing more */
     int asc = 0;
-    SDL_Surface *surf = text_surface(rc, s, size, col, &asc);
+    SDL_Surface *surf = text_surface(tx, s, size, col, &asc);
     if (!surf) return NULL;
-    SDL_Texture *tex = SDL_CreateTextureFromSurface(rc->sdl, surf);
-    TextEntry *e = &rc->text[j];
+    SDL_Texture *tex = SDL_CreateTextureFromSurface(tx->sdl, surf);
+    TextEntry *e = &tx->text[j];
     e->key = key;
     e->tex = tex;
     e->w = surf->w;
     e->h = surf->h;
     e->ascent = asc;
-    e->last_frame = rc->frame;
+    e->last_frame = tx->frame;
     SDL_FreeSurface(surf);
     if (!tex) {
         e->key = 0;
         return NULL;
     }
-    rc->text_bytes += (size_t)e->w * (size_t)e->h * 4;
+    tx->text_bytes += (size_t)e->w * (size_t)e->h * 4;
     SDL_SetTextureBlendMode(tex, SDL_BLENDMODE_BLEND);
-    rc->n_text++;
+    tx->n_text++;
     return e;
 }
 
-int render_text(RenderCtx *rc, const char *s, int size, SDL_Color col, int x, int y, int align)
+int text_draw(RenderText *tx, const char *s, int size, SDL_Color col, int x, int y, int align, SDL_Rect *drawn)
 {
-    const TextEntry *e = render_text_get(rc, s, size, col);
-    if (!e) return 0;
+    const TextEntry *e = text_get(tx, s, size, col);
+    if (!e) return -1;
     SDL_Rect d = {x, y, e->w, e->h};
     if (align == 1) d.x -= e->w / 2;
     if (align == 2) d.x -= e->w;
-    SDL_RenderCopy(rc->sdl, e->tex, NULL, &d);
-    if (rc->record) {
-        int lh = render_line_height(rc, size);
-        LayoutBox b = {.rect = {d.x, d.y, d.w, d.h < lh ? d.h : lh},
-                       .within = rc->within,
-                       .kind = LAYOUT_TEXT,
-                       .size = size,
-                       .what = rc->within_what};
-        snprintf(b.text, sizeof b.text, "%s", s);
-        render_layout_add(rc, b);
+    SDL_RenderCopy(tx->sdl, e->tex, NULL, &d);
+    if (drawn) {
+        int lh = text_line_height(tx, size);
+        *drawn = (SDL_Rect){d.x, d.y, d.w, d.h < lh ? d.h : lh};
     }
     return e->w;
 }
 
-int render_text_width(RenderCtx *rc, const char *s, int size)
+int text_width(RenderText *tx, const char *s, int size)
 {
-    return s ? render_measure(rc, s, strlen(s), size) : 0;
+    return s ? text_measure(tx, s, strlen(s), size) : 0;
 }
 
-const char *render_text_fit(RenderCtx *rc, const char *s, int size, int maxw, char *buf, size_t len)
+const char *text_fit(RenderText *tx, const char *s, int size, int maxw, char *buf, size_t len)
 {
     if (!s) return NULL;
     size_t n = strlen(s);
-    if (render_measure(rc, s, n, size) <= maxw) return s;
-    int ell = render_text_width(rc, "…", size);
+    if (text_measure(tx, s, n, size) <= maxw) return s;
+    int ell = text_width(tx, "…", size);
     if (ell > maxw || len < 4) return NULL;
     /* the longest prefix of whole characters that leaves room for "…" */
     size_t best = 0;
     for (const char *p = s; *p;) {
         render_utf8_next(&p);
         size_t at = (size_t)(p - s);
-        if (at + 4 > len || render_measure(rc, s, at, size) + ell > maxw) break;
+        if (at + 4 > len || text_measure(tx, s, at, size) + ell > maxw) break;
         best = at;
     }
     memcpy(buf, s, best);
@@ -732,30 +731,24 @@ const char *render_text_fit(RenderCtx *rc, const char *s, int size, int maxw, ch
     return buf;
 }
 
-const TextEntry *render_text_next_glyph(RenderCtx *rc, const char **p, int size, SDL_Color col)
+/* The cached text of the one character at *p, which moves past it; NULL
+ * when it cannot be drawn. */
+static const TextEntry *next_glyph(RenderText *tx, const char **p, int size, SDL_Color col)
 {
     const char *start = *p;
     render_utf8_next(p);
     char ch[8];
     snprintf(ch, sizeof ch, "%.*s", (int)(*p - start), start);
-    return render_text_get(rc, ch, size, col);
+    return text_get(tx, ch, size, col);
 }
 
-void render_digit_ink(RenderCtx *rc, int size, int *above, int *below)
+int text_number_height(RenderText *tx, int size)
 {
-    SizeMetrics m = size_metrics(rc, size);
-    *above = m.ink_above;
-    *below = m.ink_below;
+    SizeMetrics m = size_metrics(tx, size);
+    return m.ink_above + m.ink_below;
 }
 
-int render_number_height(RenderCtx *rc, int size)
-{
-    int above, below;
-    render_digit_ink(rc, size, &above, &below);
-    return above + below;
-}
-
-int render_text_glyphs(RenderCtx *rc, const char *s, int size, SDL_Color col, int cx, int cy, int maxw)
+int text_glyphs(RenderText *tx, const char *s, int size, SDL_Color col, int cx, int cy, int maxw, SDL_Rect *ink)
 {
     /* Numbers change every step and every animation frame; their few
      * distinct characters are cached one by one, so a new number costs
@@ -763,29 +756,21 @@ int render_text_glyphs(RenderCtx *rc, const char *s, int size, SDL_Color col, in
     const TextEntry *g[32];
     int n = 0, w = 0;
     for (const char *p = s; *p && n < 32;) {
-        const TextEntry *e = render_text_next_glyph(rc, &p, size, col);
+        const TextEntry *e = next_glyph(tx, &p, size, col);
         if (!e) continue;
         g[n++] = e;
         w += e->w;
     }
     if (!n || w > maxw) return -1;
     /* the digits' ink, not the line's box, is centred on (cx, cy): a number
-     * needs only its digits' height (render_number_height) */
-    int above, below;
-    render_digit_ink(rc, size, &above, &below);
+     * needs only its digits' height (text_number_height) */
+    SizeMetrics m = size_metrics(tx, size);
+    int above = m.ink_above, below = m.ink_below;
     int x = cx - w / 2, baseline = cy + (above - below) / 2;
-    if (rc->record) {
-        LayoutBox b = {.rect = {x, baseline - above, w, above + below},
-                       .within = rc->within,
-                       .kind = LAYOUT_NUMBER,
-                       .size = size,
-                       .what = rc->within_what};
-        snprintf(b.text, sizeof b.text, "%s", s);
-        render_layout_add(rc, b);
-    }
+    if (ink) *ink = (SDL_Rect){x, baseline - above, w, above + below};
     for (int i = 0; i < n; i++) {
         SDL_Rect d = {x, baseline - g[i]->ascent, g[i]->w, g[i]->h};
-        SDL_RenderCopy(rc->sdl, g[i]->tex, NULL, &d);
+        SDL_RenderCopy(tx->sdl, g[i]->tex, NULL, &d);
         x += g[i]->w;
     }
     return w;

@@ -73,6 +73,18 @@ typedef enum ViewNotation { VIEW_NOTATION_ROW, VIEW_NOTATION_COLUMN, VIEW_NOTATI
  * ink (src/view/ink.h), light a spotlight around itself (the rest dimmed), or
  * show a laser pointer's dot. The window draws them. */
 typedef enum ViewTool { VIEW_TOOL_NONE, VIEW_TOOL_INK, VIEW_TOOL_SPOTLIGHT, VIEW_TOOL_LASER } ViewTool;
+/* What a frame is drawn for. The screen (the window) shows everything. A
+ * frame for a file (paper: a PNG, the S key's) has nobody to hover, zoom or
+ * press a key: its notes leave those out, and its status line the play state
+ * and the help key. A slide also leaves out the status line, the timeline and
+ * the overlays; a handout's figure the narration too (its caption says it). */
+typedef enum ViewOutput {
+    VIEW_OUTPUT_SCREEN,
+    VIEW_OUTPUT_PAPER,
+    VIEW_OUTPUT_SLIDE,
+    VIEW_OUTPUT_FIGURE,
+    VIEW_OUTPUT_COUNT
+} ViewOutput;
 
 #define VIEW_TEXT_SCALE_MIN 0.6f
 #define VIEW_TEXT_SCALE_MAX 2.5f
@@ -141,8 +153,7 @@ typedef struct View {
                             * narration, the room to the matrices, no text under 1/30 of the height */
     int show_help;         /* the help overlay */
     int hide_heads;        /* focus: the all-heads panel hidden (A) */
-    int slides;            /* 1: slide frames: no status line, no timeline, no overlays; 2: also no
-                            * narration (a handout's figure, its caption below says it) */
+    ViewOutput output;     /* what the frames are drawn for: the screen (the default), paper, a slide, a figure */
     /* A short message (frame saved, reload failed): notice_what is its entry
      * of the string table (a ViewString), whose one %s is notice_detail (a
      * path, the loader's message). It is put into words when drawn, in the
