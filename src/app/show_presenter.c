@@ -65,11 +65,6 @@ static int imax(int a, int b)
     return a > b ? a : b;
 }
 
-static int imin(int a, int b)
-{
-    return a < b ? a : b;
-}
-
 /* ---- opening and closing ---- */
 
 int show_presenter_open(Show *s)
@@ -271,22 +266,31 @@ static int draw_picture(SDL_Renderer *r, SDL_Surface *src, SDL_Rect box)
 
 /* Text wrapped to width at the largest size from `size` down to `least`
  * whose lines fit in height (at `least`, the lines that fit, the last
- * ending "…"), drawn from (x, y). Returns the height drawn. */
+ * ending "…"), drawn from (x, y); a paragraph ('\n') starts half a line
+ * lower. Returns the height drawn. */
 static int draw_wrapped(RenderCtx *rc, const char *text, int size, int least, SDL_Color col, int x, int y, int width,
                         int height)
 {
     enum { MAX_LINES = 64 };
     size_t starts[MAX_LINES], lens[MAX_LINES];
+    int tops[MAX_LINES + 1];
     int n = 0, lh = 0;
     for (;; size--) {
         n = render_wrap(rc, text, size, width, starts, lens, MAX_LINES);
         lh = render_line_height(rc, size);
-        if (n * lh <= height || size <= least) break;
+        tops[0] = 0;
+        for (int i = 1; i <= n; i++) /* tops[i]: where line i starts; tops[n]: the height of all */
+            tops[i] = tops[i - 1] + lh + (i < n && starts[i] > 0 && text[starts[i] - 1] == '\n' ? lh / 2 : 0);
+        if (tops[n] <= height || size <= least) break;
     }
-    int fit = imax(1, imin(n, height / imax(1, lh)));
-    char line[1024];
+    int fit = 0;
+    while (fit < n && tops[fit] + lh <= height) fit++;
+    if (fit == 0) fit = 1;
+    char lines[MAX_LINES][1024];
+    int ascent[MAX_LINES], most = 0;
     for (int i = 0; i < fit; i++) {
-        size_t len = lens[i] < sizeof line - 4 ? lens[i] : sizeof line - 4;
+        char *line = lines[i];
+        size_t len = lens[i] < sizeof lines[i] - 4 ? lens[i] : sizeof lines[i] - 4;
         memcpy(line, text + starts[i], len);
         line[len] = '\0';
         if (i == fit - 1 && fit < n) {
@@ -294,9 +298,13 @@ static int draw_wrapped(RenderCtx *rc, const char *text, int size, int least, SD
             if (len > 0) len--;
             memcpy(line + len, "…", sizeof "…");
         }
-        render_text(rc, line, size, col, x, y + i * lh, 0);
+        RenderTextRun runs[32];
+        render_text_runs(rc, line, size, runs, 32, &ascent[i]);
+        if (ascent[i] > most) most = ascent[i];
     }
-    return fit * lh;
+    /* every line's baseline the same distance below its top, whatever fonts it mixes */
+    for (int i = 0; i < fit; i++) render_text(rc, lines[i], size, col, x, y + tops[i] + most - ascent[i], 0);
+    return tops[fit - 1] + lh;
 }
 
 int show_presenter_draw(Show *s)
