@@ -1515,6 +1515,13 @@ static void test_names(void **state)
     }
     assert_int_equal(attn_step_kind_from_name("Softmax"), -1);
     assert_int_equal(attn_step_kind_from_name(""), -1);
+    /* every role has a name of its own, which finds it */
+    for (int r = 0; r < ATTN_ROLE_COUNT; r++) {
+        assert_true(attn_role_name((AttnRole)r)[0] != '\0');
+        assert_int_equal(attn_role_from_name(attn_role_name((AttnRole)r)), r);
+    }
+    assert_int_equal(attn_role_from_name("weights_1"), -1);
+    assert_int_equal(attn_role_from_name("w_q"), -1);
     assert_string_equal(attn_mask_kind_name(ATTN_MASK_NONE), "none");
     assert_string_equal(attn_mask_kind_name(ATTN_MASK_CAUSAL), "causal");
     assert_string_equal(attn_mask_kind_name(ATTN_MASK_PADDING), "padding");

@@ -114,6 +114,13 @@ int attn_step_axis_size(const AttnConfig *c, AttnAxis axis, int at)
     return axis == ATTN_AXIS_PREFIX && at > 0 ? at : attn_axis_size(c, axis);
 }
 
+int attn_role_from_name(const char *name)
+{
+    for (int i = 0; i < ATTN_ROLE_COUNT; i++)
+        if (strcmp(role_names[i], name) == 0) return i;
+    return -1;
+}
+
 int attn_axis_size(const AttnConfig *c, AttnAxis axis)
 {
     int dy = c->cross ? c->d_y : c->d_x;

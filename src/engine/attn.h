@@ -143,6 +143,8 @@ typedef enum AttnRole {
 
 /* "X", "W_Q", "Q", "scores", ...: a step's name without its head. */
 const char *attn_role_name(AttnRole role);
+/* The role of that name, or -1. */
+int attn_role_from_name(const char *name);
 
 /* What the rows or the columns of a step count. attn_axis_size says how
  * many there are for a config; attn_step_axis_size for a step, whose

@@ -200,13 +200,11 @@ static int put_value(Ctx *c, Sink *s, const char *arg, const AttnTrace *trace)
         return ctx_fail(c, "{value:%s}: unexpected '%s' after [I][J]", arg, p);
     }
     const AttnStep *st = attn_trace_find_name(trace, name);
-    if (!st && c->step && c->step->head > 0) {
+    int role = attn_role_from_name(name);
+    if (!st && role >= 0 && c->step && c->step->head > 0)
         /* a per-head name without its head ("scores", "weights") means the
          * narrated step's own head */
-        char own[NARRATE_MAX_NAME + 16];
-        snprintf(own, sizeof own, "%s_%d", name, c->step->head);
-        st = attn_trace_find_name(trace, own);
-    }
+        st = attn_trace_find_role(trace, (AttnRole)role, c->step->head);
     if (!st)
         return ctx_fail(
             c, "{value:%s}: this lesson's trace has no step named '%s'%s", arg, name,
@@ -214,16 +212,12 @@ static int put_value(Ctx *c, Sink *s, const char *arg, const AttnTrace *trace)
                 ? ""
                 : " (a name without a head number means the step's own head, and this step belongs to no head)");
     if (c->checking && c->every_head && trace == c->trace && c->step && c->step->head > 0 && st->head > 0 &&
-        st->head != c->step->head) {
-        size_t base = strlen(name);
-        while (base > 0 && isdigit((unsigned char)name[base - 1])) base--;
-        if (base > 0 && name[base - 1] == '_') base--;
+        st->head != c->step->head)
         return ctx_fail(c,
                         "{value:%s}: quotes head %d's cells on head %d's step %s (this text is written for every "
-                        "step of its kind); write {value:%.*s%s} for the step's own head, or key the text by the "
+                        "step of its kind); write {value:%s%s} for the step's own head, or key the text by the "
                         "step's name",
-                        arg, st->head, c->step->head, c->step->name, (int)base, name, br);
-    }
+                        arg, st->head, c->step->head, c->step->name, attn_role_name((AttnRole)st->role), br);
     if (i >= st->rows || j >= st->cols)
         return ctx_fail(c, "{value:%s}: [%ld][%ld] is outside %s, which is %d×%d", arg, i, j, name, st->rows, st->cols);
     float v = st->data[(size_t)i * (size_t)st->cols + (size_t)j];
@@ -360,164 +354,314 @@ static int need_step(Ctx *c, const char *name)
     return ctx_fail(c, "{%s} needs a step, and this text (intro or summary) belongs to none", name);
 }
 
+/* ---- the placeholders ---- */
+
+typedef struct Placeholder Placeholder;
+/* Writes placeholder p's value for c into s (arg: what follows ':' in
+ * {name:arg}, or NULL). 0, or -1 with the message in c->err. */
+typedef int (*PutFn)(Ctx *c, Sink *s, const Placeholder *p, const char *arg);
+
+enum {
+    PH_NO_ARG = 1,         /* refuses an argument */
+    PH_DOT = 2,            /* defined for dot attention only */
+    PH_ADDITIVE = 4,       /* defined for additive attention only */
+    PH_SIZE = 8,           /* a size of the config (additive attention's are d_x, d_y, d_a) */
+    PH_STEP = 16,          /* needs a step: not in the intro or the summary */
+    PH_TOKEN = 32,         /* writes a token, which Chinese quotes 「」 */
+    PH_KEYS = 64,          /* tokens: the key tokens, not the query tokens */
+    PH_MIN = 128,          /* weights: the smallest, not the largest */
+    PH_FIRST_COLUMN = 256, /* columns: the first, not the one past the last */
+    PH_COLUMNS = 512,      /* the step's columns, not its rows */
+    PH_GROUP = 1024,       /* kv_head: the query heads that read the K/V head, not its number */
+};
+
+struct Placeholder {
+    const char *name;
+    PutFn put;
+    unsigned flags; /* PH_* */
+    int axis;       /* a size: the AttnAxis it counts (sqrt_dk, sqrt_dmodel: under the root) */
+};
+
+static int put_size(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
+{
+    (void)arg;
+    sink_printf(s, "%d", attn_axis_size(&c->trace->cfg, (AttnAxis)p->axis));
+    return 0;
+}
+
+static int put_heads(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
+{
+    (void)p, (void)arg;
+    sink_printf(s, "%d", c->trace->cfg.heads);
+    return 0;
+}
+
+static int put_scale(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
+{
+    (void)p, (void)arg;
+    put_number(s, c->trace->divisor, 4);
+    return 0;
+}
+
+static int put_sqrt_expr(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
+{
+    (void)p, (void)arg;
+    const AttnConfig *cfg = &c->trace->cfg;
+    if (is_additive(c) || cfg->scale_kind == ATTN_SCALE_NONE)
+        sink_put(s, "1", 1);
+    else if (cfg->scale_kind == ATTN_SCALE_SQRT_DK)
+        sink_printf(s, "√%d", cfg->d_k);
+    else if (cfg->scale_kind == ATTN_SCALE_SQRT_DMODEL)
+        sink_printf(s, "√%d", cfg->d_model);
+    else
+        put_number(s, cfg->scale_value, 4);
+    return 0;
+}
+
+static int put_sqrt(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
+{
+    (void)arg;
+    put_number(s, sqrtf((float)attn_axis_size(&c->trace->cfg, (AttnAxis)p->axis)), 4);
+    return 0;
+}
+
+static int put_mask_fill(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
+{
+    (void)p, (void)arg;
+    put_number(s, c->trace->cfg.mask_fill, 4);
+    return 0;
+}
+
+static int put_head(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
+{
+    (void)p, (void)arg;
+    if (c->step->head < 1) return ctx_fail(c, "{head}: step '%s' belongs to no head", c->step->name);
+    sink_printf(s, "%d", c->step->head);
+    return 0;
+}
+
+static int put_kv_heads(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
+{
+    (void)p, (void)arg;
+    sink_printf(s, "%d", attn_kv_heads(&c->trace->cfg));
+    return 0;
+}
+
+/* The K/V head of the narrated step (a K/V step's own, a query head's the
+ * one it reads), or the query heads that read it: "3–4", or "3" alone. */
+static int put_kv_head(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
+{
+    (void)arg;
+    const AttnConfig *cfg = &c->trace->cfg;
+    if (c->step->head < 1 || is_additive(c))
+        return ctx_fail(c, "{%s}: step '%s' belongs to no head of dot attention", p->name, c->step->name);
+    AttnRole r = (AttnRole)c->step->role;
+    int kv = r == ATTN_ROLE_K || r == ATTN_ROLE_V || r == ATTN_ROLE_K_CACHE || r == ATTN_ROLE_V_CACHE;
+    int g = kv ? c->step->head : attn_kv_head(cfg, c->step->head), per = cfg->heads / attn_kv_heads(cfg);
+    if (!(p->flags & PH_GROUP) || per == 1)
+        sink_printf(s, "%d", g);
+    else
+        sink_printf(s, "%d–%d", (g - 1) * per + 1, g * per);
+    return 0;
+}
+
+/* Incremental decoding's multiply-adds: with the cache, one whole forward,
+ * without a cache. */
+static int put_macs(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
+{
+    (void)p;
+    if (c->trace->cfg.decode != ATTN_DECODE_INCREMENTAL)
+        return ctx_fail(c, "{macs:%s}: the lesson does not decode token by token (\"decode\": \"incremental\")",
+                        arg ? arg : "");
+    AttnDecodeMacs m;
+    attn_decode_macs(c->trace, &m);
+    if (arg && strcmp(arg, "incremental") == 0)
+        sink_printf(s, "%llu", (unsigned long long)m.incremental);
+    else if (arg && strcmp(arg, "full") == 0)
+        sink_printf(s, "%llu", (unsigned long long)m.full);
+    else if (arg && strcmp(arg, "recompute") == 0)
+        sink_printf(s, "%llu", (unsigned long long)m.recompute);
+    else
+        return ctx_fail(c, "{macs:%s}: expected {macs:incremental}, {macs:full} or {macs:recompute}", arg ? arg : "");
+    return 0;
+}
+
+/* The columns of the projection (or of concat) that this head's step
+ * covers: d_v wide for a step of values, d_k for the others. */
+static int put_column(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
+{
+    (void)arg;
+    const AttnConfig *cfg = &c->trace->cfg;
+    if (c->step->head < 1 || is_additive(c))
+        return ctx_fail(c, "{%s}: step '%s' belongs to no head of dot attention", p->name, c->step->name);
+    int width = c->step->col_axis == ATTN_AXIS_DV ? cfg->d_v : cfg->d_k;
+    sink_printf(s, "%d", (c->step->head - (p->flags & PH_FIRST_COLUMN ? 1 : 0)) * width);
+    return 0;
+}
+
+static int put_step(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
+{
+    (void)p, (void)arg;
+    sink_put(s, c->step->name, strlen(c->step->name));
+    return 0;
+}
+
+static int put_step_size(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
+{
+    (void)arg;
+    sink_printf(s, "%d", p->flags & PH_COLUMNS ? c->step->cols : c->step->rows);
+    return 0;
+}
+
+static int put_tokens(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
+{
+    (void)arg;
+    const Lesson *l = c->lesson;
+    if (p->flags & PH_KEYS && l->n_source_tokens > 0)
+        put_token_list(c, s, l->source_tokens, l->n_source_tokens);
+    else
+        put_token_list(c, s, l->tokens, l->n_tokens);
+    return 0;
+}
+
+static int put_one_token(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
+{
+    const Lesson *l = c->lesson;
+    int keys = (p->flags & PH_KEYS) != 0;
+    long i;
+    const char *end = arg ? parse_index(arg, &i) : NULL;
+    if (!end || *end) return ctx_fail(c, "{%s:I}: I must be a 0-based token number", p->name);
+    int n = keys ? key_count(l) : l->n_tokens;
+    if (i >= n) return ctx_fail(c, "{%s:%ld}: there are only %d tokens", p->name, i, n);
+    put_token(c, s, keys ? key_token(l, (int)i) : l->tokens[i]);
+    return 0;
+}
+
+/* Row arg of the head's weights: its largest weight, or the key token that
+ * has it (no token when the mask blocks the whole row). */
+static int put_row_max(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
+{
+    const AttnStep *w = head_weights(c);
+    if (!w) return ctx_fail(c, "{%s}: this lesson's trace has no softmax", p->name);
+    int r = 0;
+    if (row_arg(c, p->name, arg, w->rows, &r)) return -1;
+    int j = row_argmax(w, r);
+    if (!(p->flags & PH_TOKEN)) {
+        put_number(s, w->data[(size_t)r * (size_t)w->cols + (size_t)j], 4);
+    } else if (row_sees_nothing(c, r, w->cols)) {
+        /* every key of the row is masked: no token is "the most attended" */
+        const char *none = view_string(VS_ROW_SEES_NOTHING, c->lang);
+        sink_put(s, none, strlen(none));
+    } else {
+        const char *tok = key_token(c->lesson, j);
+        if (!tok) return ctx_fail(c, "{%s}: key %d has no token", p->name, j);
+        put_token(c, s, tok);
+    }
+    return 0;
+}
+
+/* The head's largest (or smallest) weight. */
+static int put_extreme_weight(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
+{
+    (void)arg;
+    const AttnStep *w = head_weights(c);
+    if (!w) return ctx_fail(c, "{%s}: this lesson's trace has no softmax", p->name);
+    int want_max = !(p->flags & PH_MIN);
+    float m = w->data[0];
+    for (size_t k = 1; k < (size_t)w->rows * (size_t)w->cols; k++)
+        if (want_max ? w->data[k] > m : w->data[k] < m) m = w->data[k];
+    put_number(s, m, 4);
+    return 0;
+}
+
+static int put_max_weight_if_arg(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
+{
+    (void)p;
+    return put_max_weight_if(c, s, arg);
+}
+
+static int put_value_arg(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
+{
+    (void)p;
+    if (!arg) return ctx_fail(c, "{value} needs a cell: {value:NAME[I][J]}");
+    return put_value(c, s, arg, c->trace);
+}
+
+static int put_value_heads_arg(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
+{
+    (void)p;
+    return put_value_heads(c, s, arg);
+}
+
+/* Every placeholder a text may hold (lessons/FORMAT.md lists them). */
+static const Placeholder placeholders[] = {
+    {"d_model", put_size, PH_NO_ARG | PH_DOT | PH_SIZE, ATTN_AXIS_MODEL},
+    {"d_k", put_size, PH_NO_ARG | PH_DOT | PH_SIZE, ATTN_AXIS_DK},
+    {"d_v", put_size, PH_NO_ARG | PH_DOT | PH_SIZE, ATTN_AXIS_DV},
+    {"heads", put_heads, PH_NO_ARG | PH_DOT | PH_SIZE, 0},
+    {"n", put_size, PH_NO_ARG, ATTN_AXIS_QUERIES},
+    {"n_q", put_size, PH_NO_ARG, ATTN_AXIS_QUERIES},
+    {"n_k", put_size, PH_NO_ARG, ATTN_AXIS_KEYS},
+    {"d_x", put_size, PH_NO_ARG | PH_ADDITIVE, ATTN_AXIS_DX},
+    {"d_y", put_size, PH_NO_ARG | PH_ADDITIVE, ATTN_AXIS_DY},
+    {"d_a", put_size, PH_NO_ARG | PH_ADDITIVE, ATTN_AXIS_DA},
+    {"scale", put_scale, 0, 0},
+    {"sqrt_expr", put_sqrt_expr, 0, 0},
+    {"sqrt_dk", put_sqrt, PH_DOT, ATTN_AXIS_DK},
+    {"sqrt_dmodel", put_sqrt, PH_DOT, ATTN_AXIS_MODEL},
+    {"mask_fill", put_mask_fill, 0, 0},
+    {"head", put_head, PH_STEP, 0},
+    {"kv_heads", put_kv_heads, PH_NO_ARG | PH_DOT, 0},
+    {"kv_head", put_kv_head, PH_STEP, 0},
+    {"kv_group", put_kv_head, PH_STEP | PH_GROUP, 0},
+    {"macs", put_macs, 0, 0},
+    {"col_from", put_column, PH_STEP | PH_FIRST_COLUMN, 0},
+    {"col_to", put_column, PH_STEP, 0},
+    {"step", put_step, PH_STEP, 0},
+    {"rows", put_step_size, PH_STEP, 0},
+    {"cols", put_step_size, PH_STEP | PH_COLUMNS, 0},
+    {"tokens", put_tokens, PH_TOKEN, 0},
+    {"key_tokens", put_tokens, PH_TOKEN | PH_KEYS, 0},
+    {"token", put_one_token, PH_TOKEN, 0},
+    {"key_token", put_one_token, PH_TOKEN | PH_KEYS, 0},
+    {"row_max_token", put_row_max, PH_TOKEN, 0},
+    {"row_max_weight", put_row_max, 0, 0},
+    {"max_weight", put_extreme_weight, PH_NO_ARG, 0},
+    {"min_weight", put_extreme_weight, PH_NO_ARG | PH_MIN, 0},
+    {"max_weight_if", put_max_weight_if_arg, 0, 0},
+    {"value", put_value_arg, 0, 0},
+    {"value_heads", put_value_heads_arg, 0, 0},
+};
+
+static const Placeholder *placeholder(const char *name)
+{
+    for (size_t i = 0; i < sizeof placeholders / sizeof placeholders[0]; i++)
+        if (strcmp(name, placeholders[i].name) == 0) return &placeholders[i];
+    return NULL;
+}
+
 /* One placeholder: name and optional argument (after ':'). */
 static int put_placeholder(Ctx *c, Sink *s, const char *name, const char *arg)
 {
-    const AttnConfig *cfg = &c->trace->cfg;
-    const Lesson *l = c->lesson;
-    int add = is_additive(c);
-
-    /* Sizes: plain integers, no argument. */
-    struct {
-        const char *name;
-        int value;
-        int dot_only;
-    } sizes[] = {
-        {"d_model", cfg->d_model, 1}, {"d_k", cfg->d_k, 1}, {"d_v", cfg->d_v, 1},
-        {"heads", cfg->heads, 1},     {"n", cfg->n_q, 0},   {"n_q", cfg->n_q, 0},
-        {"n_k", cfg->n_k, 0},         {"d_x", cfg->d_x, 0}, {"d_y", cfg->cross ? cfg->d_y : cfg->d_x, 0},
-        {"d_a", cfg->d_a, 0},
-    };
-    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
-        if (strcmp(name, sizes[k].name) != 0) continue;
-        if (arg) return ctx_fail(c, "{%s} takes no argument, found ':%s'", name, arg);
-        if (sizes[k].dot_only && add)
-            return ctx_fail(c, "{%s} is not defined for additive attention (use {d_x}, {d_y}, {d_a})", name);
-        if (!sizes[k].dot_only && name[0] == 'd' && !add)
-            return ctx_fail(c, "{%s} is only defined for additive attention", name);
-        sink_printf(s, "%d", sizes[k].value);
-        return 0;
-    }
-
-    if (strcmp(name, "scale") == 0) {
-        put_number(s, c->trace->divisor, 4);
-    } else if (strcmp(name, "sqrt_expr") == 0) {
-        if (add || cfg->scale_kind == ATTN_SCALE_NONE)
-            sink_put(s, "1", 1);
-        else if (cfg->scale_kind == ATTN_SCALE_SQRT_DK)
-            sink_printf(s, "√%d", cfg->d_k);
-        else if (cfg->scale_kind == ATTN_SCALE_SQRT_DMODEL)
-            sink_printf(s, "√%d", cfg->d_model);
-        else
-            put_number(s, cfg->scale_value, 4);
-    } else if (strcmp(name, "sqrt_dk") == 0 || strcmp(name, "sqrt_dmodel") == 0) {
-        if (add) return ctx_fail(c, "{%s} is not defined for additive attention", name);
-        put_number(s, sqrtf((float)(name[6] == 'k' ? cfg->d_k : cfg->d_model)), 4);
-    } else if (strcmp(name, "mask_fill") == 0) {
-        put_number(s, cfg->mask_fill, 4);
-    } else if (strcmp(name, "head") == 0) {
-        if (need_step(c, name)) return -1;
-        if (c->step->head < 1) return ctx_fail(c, "{head}: step '%s' belongs to no head", c->step->name);
-        sink_printf(s, "%d", c->step->head);
-    } else if (strcmp(name, "kv_heads") == 0) {
-        if (arg) return ctx_fail(c, "{%s} takes no argument, found ':%s'", name, arg);
-        if (add) return ctx_fail(c, "{%s} is not defined for additive attention", name);
-        sink_printf(s, "%d", attn_kv_heads(cfg));
-    } else if (strcmp(name, "kv_head") == 0 || strcmp(name, "kv_group") == 0) {
-        /* the K/V head of the narrated step (a K/V step's own, a query head's the one it reads), and
-         * the query heads that read it: "3–4", or "3" alone */
-        if (need_step(c, name)) return -1;
-        if (c->step->head < 1 || add)
-            return ctx_fail(c, "{%s}: step '%s' belongs to no head of dot attention", name, c->step->name);
-        AttnRole r = (AttnRole)c->step->role;
-        int kv = r == ATTN_ROLE_K || r == ATTN_ROLE_V || r == ATTN_ROLE_K_CACHE || r == ATTN_ROLE_V_CACHE;
-        int g = kv ? c->step->head : attn_kv_head(cfg, c->step->head), per = cfg->heads / attn_kv_heads(cfg);
-        if (name[3] == 'h')
-            sink_printf(s, "%d", g);
-        else if (per == 1)
-            sink_printf(s, "%d", g);
-        else
-            sink_printf(s, "%d–%d", (g - 1) * per + 1, g * per);
-    } else if (strcmp(name, "macs") == 0) {
-        /* incremental decoding's multiply-adds: with the cache, one whole forward, without a cache */
-        if (cfg->decode != ATTN_DECODE_INCREMENTAL)
-            return ctx_fail(c, "{macs:%s}: the lesson does not decode token by token (\"decode\": \"incremental\")",
-                            arg ? arg : "");
-        AttnDecodeMacs m;
-        attn_decode_macs(c->trace, &m);
-        if (arg && strcmp(arg, "incremental") == 0)
-            sink_printf(s, "%llu", (unsigned long long)m.incremental);
-        else if (arg && strcmp(arg, "full") == 0)
-            sink_printf(s, "%llu", (unsigned long long)m.full);
-        else if (arg && strcmp(arg, "recompute") == 0)
-            sink_printf(s, "%llu", (unsigned long long)m.recompute);
-        else
-            return ctx_fail(c, "{macs:%s}: expected {macs:incremental}, {macs:full} or {macs:recompute}",
-                            arg ? arg : "");
-    } else if (strcmp(name, "col_from") == 0 || strcmp(name, "col_to") == 0) {
-        /* the columns of the projection (or of concat) that this head's step covers */
-        if (need_step(c, name)) return -1;
-        if (c->step->head < 1 || add)
-            return ctx_fail(c, "{%s}: step '%s' belongs to no head of dot attention", name, c->step->name);
-        int width = (c->step->name[0] == 'V' || c->step->kind == ATTN_STEP_WEIGHTED_SUM) ? cfg->d_v : cfg->d_k;
-        sink_printf(s, "%d", (c->step->head - (name[4] == 'f')) * width);
-    } else if (strcmp(name, "step") == 0) {
-        if (need_step(c, name)) return -1;
-        sink_put(s, c->step->name, strlen(c->step->name));
-    } else if (strcmp(name, "rows") == 0 || strcmp(name, "cols") == 0) {
-        if (need_step(c, name)) return -1;
-        sink_printf(s, "%d", name[0] == 'r' ? c->step->rows : c->step->cols);
-    } else if (strcmp(name, "tokens") == 0) {
-        put_token_list(c, s, l->tokens, l->n_tokens);
-    } else if (strcmp(name, "key_tokens") == 0) {
-        if (l->n_source_tokens > 0)
-            put_token_list(c, s, l->source_tokens, l->n_source_tokens);
-        else
-            put_token_list(c, s, l->tokens, l->n_tokens);
-    } else if (strcmp(name, "token") == 0 || strcmp(name, "key_token") == 0) {
-        long i;
-        const char *end = arg ? parse_index(arg, &i) : NULL;
-        if (!end || *end) return ctx_fail(c, "{%s:I}: I must be a 0-based token number", name);
-        int n = name[0] == 't' ? l->n_tokens : key_count(l);
-        if (i >= n) return ctx_fail(c, "{%s:%ld}: there are only %d tokens", name, i, n);
-        put_token(c, s, name[0] == 't' ? l->tokens[i] : key_token(l, (int)i));
-    } else if (strcmp(name, "row_max_token") == 0 || strcmp(name, "row_max_weight") == 0) {
-        const AttnStep *w = head_weights(c);
-        if (!w) return ctx_fail(c, "{%s}: this lesson's trace has no softmax", name);
-        int r = 0;
-        if (row_arg(c, name, arg, w->rows, &r)) return -1;
-        int j = row_argmax(w, r);
-        if (name[8] == 't' && row_sees_nothing(c, r, w->cols)) {
-            /* every key of the row is masked: no token is "the most attended" */
-            const char *none = view_string(VS_ROW_SEES_NOTHING, c->lang);
-            sink_put(s, none, strlen(none));
-        } else if (strcmp(name, "row_max_weight") == 0) {
-            put_number(s, w->data[(size_t)r * (size_t)w->cols + (size_t)j], 4);
-        } else {
-            const char *tok = key_token(l, j);
-            if (!tok) return ctx_fail(c, "{%s}: key %d has no token", name, j);
-            put_token(c, s, tok);
-        }
-    } else if (strcmp(name, "max_weight") == 0 || strcmp(name, "min_weight") == 0) {
-        if (arg) return ctx_fail(c, "{%s} takes no argument, found ':%s'", name, arg);
-        const AttnStep *w = head_weights(c);
-        if (!w) return ctx_fail(c, "{%s}: this lesson's trace has no softmax", name);
-        int want_max = name[1] == 'a';
-        float m = w->data[0];
-        for (size_t k = 1; k < (size_t)w->rows * (size_t)w->cols; k++)
-            if (want_max ? w->data[k] > m : w->data[k] < m) m = w->data[k];
-        put_number(s, m, 4);
-    } else if (strcmp(name, "max_weight_if") == 0) {
-        return put_max_weight_if(c, s, arg);
-    } else if (strcmp(name, "value") == 0) {
-        if (!arg) return ctx_fail(c, "{value} needs a cell: {value:NAME[I][J]}");
-        return put_value(c, s, arg, c->trace);
-    } else if (strcmp(name, "value_heads") == 0) {
-        return put_value_heads(c, s, arg);
-    } else {
+    const Placeholder *p = placeholder(name);
+    if (!p)
         return ctx_fail(c, "unknown placeholder {%s%s%s} (lessons/FORMAT.md lists the placeholders)", name,
                         arg ? ":" : "", arg ? arg : "");
-    }
-    return 0;
+    if (p->flags & PH_NO_ARG && arg) return ctx_fail(c, "{%s} takes no argument, found ':%s'", name, arg);
+    if (p->flags & PH_DOT && is_additive(c))
+        return ctx_fail(c, "{%s} is not defined for additive attention%s", name,
+                        p->flags & PH_SIZE ? " (use {d_x}, {d_y}, {d_a})" : "");
+    if (p->flags & PH_ADDITIVE && !is_additive(c))
+        return ctx_fail(c, "{%s} is only defined for additive attention", name);
+    if (p->flags & PH_STEP && need_step(c, name)) return -1;
+    return p->put(c, s, p, arg);
 }
 
 /* Does this placeholder write a token (quoted 「」 in Chinese)? */
 static int is_token_placeholder(const char *name)
 {
-    static const char *const names[] = {"token", "key_token", "tokens", "key_tokens", "row_max_token"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(name, names[i]) == 0) return 1;
-    return 0;
+    const Placeholder *p = placeholder(name);
+    return p && p->flags & PH_TOKEN;
 }
 
 /* narrate_fill, with the context's flags; on failure *fail_at is the byte of
