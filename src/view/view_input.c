@@ -88,6 +88,35 @@ ViewAction view_key_action(int key)
     return VIEW_ACT_NONE;
 }
 
+/* A step of the text size, bigger or smaller, and the size as it now is,
+ * briefly: the one feedback at the limits too. */
+static void text_size_step(View *v, int bigger)
+{
+    view_set_text_scale(v, bigger ? v->text_scale * 1.1f : v->text_scale / 1.1f);
+    char size[16];
+    snprintf(size, sizeof size, "%d%%", (int)lrintf(v->text_scale * 100.0f));
+    view_set_notice(v, VS_NOTICE_TEXT_SIZE, size, 0);
+}
+
+/* Q or Esc: what they ask of the window, or VIEW_REQ_NONE when the View
+ * answers them itself. */
+static unsigned quit_request(View *v, int key)
+{
+    if (key == VIEW_KEY_ESCAPE && v->show_help) {
+        view_set_help(v, 0); /* Esc over the help closes the help */
+        return VIEW_REQ_NONE;
+    }
+    /* Esc, pressed by reflex or sent by a clicker's presentation button,
+     * leaves fullscreen (F5 or F goes back) and never quits from it */
+    if (key == VIEW_KEY_ESCAPE && v->fullscreen) return VIEW_REQ_FULLSCREEN;
+    /* unsaved edits: the first press says so; Q while it says so quits */
+    if (v->unsaved && !(key != VIEW_KEY_ESCAPE && view_quit_confirmed(v))) {
+        view_set_notice(v, VS_NOTICE_UNSAVED, NULL, 1);
+        return VIEW_REQ_NONE;
+    }
+    return VIEW_REQ_QUIT;
+}
+
 unsigned view_do(View *v, ViewAction action, int key)
 {
     switch (action) {
@@ -146,13 +175,9 @@ unsigned view_do(View *v, ViewAction action, int key)
         view_toggle_notation(v);
         break;
     case VIEW_ACT_TEXT_BIGGER:
-    case VIEW_ACT_TEXT_SMALLER: {
-        view_set_text_scale(v, action == VIEW_ACT_TEXT_BIGGER ? v->text_scale * 1.1f : v->text_scale / 1.1f);
-        char size[16]; /* the size as it now is, briefly: the one feedback at the limits too */
-        snprintf(size, sizeof size, "%d%%", (int)lrintf(v->text_scale * 100.0f));
-        view_set_notice(v, VS_NOTICE_TEXT_SIZE, size, 0);
+    case VIEW_ACT_TEXT_SMALLER:
+        text_size_step(v, action == VIEW_ACT_TEXT_BIGGER);
         break;
-    }
     case VIEW_ACT_HELP:
         view_set_help(v, !v->show_help);
         break;
@@ -185,19 +210,7 @@ unsigned view_do(View *v, ViewAction action, int key)
     case VIEW_ACT_RELOAD:
         return VIEW_REQ_RELOAD;
     case VIEW_ACT_QUIT:
-        if (key == VIEW_KEY_ESCAPE && v->show_help) {
-            view_set_help(v, 0); /* Esc over the help closes the help */
-            break;
-        }
-        /* Esc, pressed by reflex or sent by a clicker's presentation button,
-         * leaves fullscreen (F5 or F goes back) and never quits from it */
-        if (key == VIEW_KEY_ESCAPE && v->fullscreen) return VIEW_REQ_FULLSCREEN;
-        /* unsaved edits: the first press says so; Q while it says so quits */
-        if (v->unsaved && !(key != VIEW_KEY_ESCAPE && view_quit_confirmed(v))) {
-            view_set_notice(v, VS_NOTICE_UNSAVED, NULL, 1);
-            break;
-        }
-        return VIEW_REQ_QUIT;
+        return quit_request(v, key);
     }
     return VIEW_REQ_NONE;
 }
