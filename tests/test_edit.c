@@ -423,6 +423,17 @@ static void test_tokens(void **state)
     assert_non_null(strstr(e.msg, "empty"));
     assert_int_equal(edit_rename_token(&e, 0, 0, "a\nb"), -1);
     assert_non_null(strstr(e.msg, "line break"));
+    /* characters not seen, or that reorder what is seen: refused, naming
+     * the character, and the tokens stay as they were */
+    assert_int_equal(edit_rename_token(&e, 0, 0, "b\u202ec"), -1);
+    assert_non_null(
+        strstr(e.msg, "tokens[0]: expected a token of visible characters, found U+202E (right-to-left override)"));
+    assert_int_equal(edit_add_token(&e, 0, 1, "\u200bc"), -1);
+    assert_non_null(strstr(e.msg, "found U+200B (zero width space)"));
+    assert_int_equal(edit_set_tokens(&e, "x y\u2066z"), -1);
+    assert_non_null(strstr(e.msg, "--tokens: token 1: expected a token of visible characters, found U+2066"));
+    assert_int_equal(edit_lesson(&e)->n_tokens, 1);
+    assert_string_equal(edit_lesson(&e)->tokens[0], "b");
     assert_int_equal(edit_add_token(&e, 1, 0, "x"), -1); /* no source side in self-attention */
     assert_int_equal(edit_set_tokens(&e, "   "), -1);
     edit_free(&e);

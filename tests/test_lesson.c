@@ -792,6 +792,16 @@ static void test_check_token(void **state)
         {"a\x7f", "expected a token of printable characters, found the control character U+007F"},
         {"a\033[31m", "expected a token on one line, found the control character 0x1b (escape)"},
         {"a\nb", "expected a token on one line, found the control character 0x0a (a line break)"},
+        {"a\u202eb", "expected a token of visible characters, found U+202E (right-to-left override), which "
+                     "reorders the text around it on screen"},
+        {"\u2066a", "expected a token of visible characters, found U+2066 (left-to-right isolate), which reorders "
+                    "the text around it on screen"},
+        {"a\u200b", "expected a token of visible characters, found U+200B (zero width space), which is not seen on "
+                    "screen"},
+        {"\ufeffa", "expected a token of visible characters, found U+FEFF (zero width no-break space, a byte order "
+                    "mark), which is not seen on screen"},
+        {"a\u2028b", "expected a token of visible characters, found U+2028 (line separator), which breaks the line "
+                     "in some programs and not in others"},
     };
     char why[200];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -800,6 +810,23 @@ static void test_check_token(void **state)
     }
     assert_int_equal(lesson_check_token("喜欢", why, sizeof why), 0);
     assert_int_equal(lesson_check_token("\xc2\xa0x", why, sizeof why), 0); /* U+00A0 is printable */
+    /* each character not seen or reordering what is, and its neighbours */
+    static const uint32_t hidden[] = {0x061C, 0x200B, 0x200C, 0x200D, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A,
+                                      0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069, 0xFEFF};
+    static const uint32_t shown[] = {0x061B, 0x200A, 0x2010, 0x2027, 0x202F, 0x2065, 0x206A, 0xFEFE, 0xFF01};
+    for (size_t i = 0; i < sizeof hidden / sizeof hidden[0] + sizeof shown / sizeof shown[0]; i++) {
+        int refused = i < sizeof hidden / sizeof hidden[0];
+        uint32_t cp = refused ? hidden[i] : shown[i - sizeof hidden / sizeof hidden[0]];
+        char token[8] = "x", want[32];
+        if (cp < 0x800)
+            token[1] = (char)(0xC0 | cp >> 6), token[2] = (char)(0x80 | (cp & 0x3F));
+        else
+            token[1] = (char)(0xE0 | cp >> 12), token[2] = (char)(0x80 | ((cp >> 6) & 0x3F)),
+            token[3] = (char)(0x80 | (cp & 0x3F));
+        snprintf(want, sizeof want, "found U+%04X (", (unsigned)cp);
+        assert_int_equal(lesson_check_token(token, why, sizeof why), refused ? -1 : 0);
+        if (refused && !strstr(why, want)) fail_msg("U+%04X: %s", (unsigned)cp, why);
+    }
 }
 
 /* The trace's JSON is JSON whatever a lesson built in memory holds: control

@@ -354,7 +354,8 @@ static int check_braces(Ctx *c, const LessonText *t, int lang, const char *path)
     return 0;
 }
 
-/* Text a lesson may hold: UTF-8 without control characters; `lines`
+/* Text a lesson may hold: UTF-8 without control characters or characters
+ * that are not seen or reorder what is (lesson_invisible_name); `lines`
  * allows line breaks and tabs (narration). 0, or -1 with *at the byte of
  * the first character that is not allowed and what it is in why: "expected
  * ..., found ...", the expectation named by `what` ("a token", "text"). */
@@ -381,6 +382,15 @@ static int check_chars(const char *s, const char *what, int lines, size_t *at, c
                               : cp == '\t' ? " (a tab)"
                               : cp == 0x1B ? " (escape)"
                                            : "");
+            return -1;
+        }
+        const char *name = lesson_invisible_name(cp);
+        if (name) {
+            const char *does = lesson_is_bidi_control(cp)     ? "reorders the text around it on screen"
+                               : cp == 0x2028 || cp == 0x2029 ? "breaks the line in some programs and not in others"
+                                                              : "is not seen on screen";
+            lesson_format(why, whylen, "expected %s of visible characters, found U+%04X (%s), which %s", what,
+                          (unsigned)cp, name, does);
             return -1;
         }
         p += k;
@@ -1812,6 +1822,42 @@ int lesson_utf8_decode(const char *str, uint32_t *cp)
 int lesson_is_control(uint32_t cp)
 {
     return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F);
+}
+
+int lesson_is_bidi_control(uint32_t cp)
+{
+    return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
+           (cp >= 0x2066 && cp <= 0x2069);
+}
+
+const char *lesson_invisible_name(uint32_t cp)
+{
+    static const struct {
+        uint32_t cp;
+        const char *name;
+    } names[] = {
+        {0x061C, "Arabic letter mark"},
+        {0x200B, "zero width space"},
+        {0x200C, "zero width non-joiner"},
+        {0x200D, "zero width joiner"},
+        {0x200E, "left-to-right mark"},
+        {0x200F, "right-to-left mark"},
+        {0x2028, "line separator"},
+        {0x2029, "paragraph separator"},
+        {0x202A, "left-to-right embedding"},
+        {0x202B, "right-to-left embedding"},
+        {0x202C, "pop directional formatting"},
+        {0x202D, "left-to-right override"},
+        {0x202E, "right-to-left override"},
+        {0x2066, "left-to-right isolate"},
+        {0x2067, "right-to-left isolate"},
+        {0x2068, "first strong isolate"},
+        {0x2069, "pop directional isolate"},
+        {0xFEFF, "zero width no-break space, a byte order mark"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].cp == cp) return names[i].name;
+    return NULL;
 }
 
 char *lesson_quote(char *out, size_t outlen, const char *s, size_t max)

@@ -232,6 +232,16 @@ int lesson_utf8_decode(const char *s, uint32_t *cp);
  * (C0 but the line break and tab, DEL, C1: U+0080..U+009F); the line break
  * and tab are allowed where a text may have several lines. */
 int lesson_is_control(uint32_t cp);
+/* The name of code point cp when it is a character no text of a lesson
+ * holds because a reader does not see it or it reorders what is seen:
+ * the bidirectional controls (lesson_is_bidi_control), the zero-width
+ * characters U+200B..U+200D and U+FEFF, and the line and paragraph
+ * separators U+2028, U+2029 (a line break no line-based tool sees);
+ * NULL for any other. */
+const char *lesson_invisible_name(uint32_t cp);
+/* 1 when cp is one of Unicode's bidirectional controls (Bidi_Control:
+ * U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069). */
+int lesson_is_bidi_control(uint32_t cp);
 
 /* What a file-system entry is, for messages: "a FIFO (named pipe)", "a
  * character device", "a symbolic link", "a folder", ... (st_mode bits). */
