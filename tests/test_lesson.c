@@ -763,15 +763,18 @@ static void test_format_and_quote(void **state)
     assert_string_equal(buf, "--set '…"); /* 喜 would be cut: it goes whole */
     assert_int_equal(lesson_format(buf, sizeof buf, "x%sy", "好好好好"), 1);
     assert_string_equal(buf, "x好好…");
-    /* quoting a user's text: control characters and bytes that are not
-     * UTF-8 become '?', on one line, at most max bytes then "…" */
+    /* quoting a user's text: control characters, characters not seen or
+     * reordering the line and bytes that are not UTF-8 escaped as
+     * app_escape prints them, on one line, at most max bytes then "…" */
     char q[64];
     assert_string_equal(lesson_quote(q, sizeof q, "a\nb\tc\033[31m\xc2\x85\xc2\x9b\x7f\xff中", 100),
-                        "a?b?c?[31m????中");
+                        "a\\nb\\tc\\x1b[31m\\u0085\\u009b\\x7f\\xff中");
+    assert_string_equal(lesson_quote(q, sizeof q, "ab\u202ecd\u200b", 100), "ab\\u202ecd\\u200b");
     assert_string_equal(lesson_quote(q, sizeof q, "喜欢跑步", 7), "喜欢…");
     assert_string_equal(lesson_quote(q, 8, "abcdefghij", 100), "abcd…");
-    assert_string_equal(lesson_quote(q, sizeof q, "\xe5\x96", 100), "??"); /* a character cut short */
-    /* a part of a text: no '?' where the limit falls inside a character */
+    assert_string_equal(lesson_quote(q, sizeof q, "\xe5\x96", 100), "\\xe5\\x96"); /* a character cut short */
+    assert_string_equal(lesson_quote(q, 10, "ab\033\033cd", 100), "ab\\x1b…");     /* an escape is never cut */
+    /* a part of a text: no escape where the limit falls inside a character */
     assert_string_equal(lesson_quote_part(q, sizeof q, "x=喜喜喜喜", 14, 9), "x=喜喜…");
     assert_string_equal(lesson_quote_part(q, sizeof q, "x=喜喜喜喜", 8, 100), "x=喜喜");
 }

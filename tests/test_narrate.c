@@ -430,6 +430,9 @@ static void test_when_messages(void **state)
     assert_int_equal(narrate_when(none, &f->lesson, f->trace, NULL, long_msg, sizeof long_msg), -1);
     assert_non_null(strstr(long_msg, "found \"ab喜喜"));
     assert_null(strchr(long_msg, '?'));
+    /* a line break in a condition is quoted as messages print one: \n */
+    assert_int_equal(narrate_when("{d_k} <\n\033", &f->lesson, f->trace, NULL, msg, sizeof msg), -1);
+    if (!strstr(msg, "(in \"{d_k} <\\n\\x1b\" as written)")) fail_msg("the condition is not quoted escaped: %s", msg);
 }
 
 /* narrate_check: every narration in both languages, and keys that match nothing. */

@@ -51,11 +51,11 @@ int app_fail(int status, const char *fmt, ...) APP_PRINTF(2, 3);
 void app_set_command(const char *name);
 /* The same as "attnviz CMD: message". */
 int app_cmd_fail(const char *cmd, int status, const char *fmt, ...) APP_PRINTF(3, 4);
-/* Writes s to f with every control character escaped, so that nothing a
- * lesson or a file name holds can break a line or reach the terminal as a
- * command: "\n", "\t", "\r", else "\x1b" for C0 controls and DEL,
- * "\u009b" for C1 controls, "\xff" for a byte that is not UTF-8; other
- * UTF-8 text as it is. Returns the bytes written. */
+/* Writes s to f with each character escaped as lesson_escape_char says
+ * (control characters, characters not seen or that reorder the line, bytes
+ * that are not UTF-8), so that nothing a lesson or a file name holds can
+ * break a line or reach the terminal as a command; other UTF-8 text as it
+ * is. Returns the bytes written. */
 size_t app_escape(FILE *f, const char *s);
 /* app_escape(f, line) and a newline: a message from a library (a lesson's
  * error) as one line. */

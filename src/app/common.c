@@ -17,26 +17,14 @@ size_t app_escape(FILE *f, const char *text)
 {
     size_t out = 0;
     const char *s = text ? text : "";
+    size_t left = strlen(s);
     while (*s) {
-        char esc[8] = "";
-        uint32_t cp;
-        int n = lesson_utf8_decode(s, &cp);
-        if (n == 0) /* not UTF-8 */
-            snprintf(esc, sizeof esc, "\\x%02x", (unsigned char)*s), n = 1;
-        else if (cp == '\n' || cp == '\t' || cp == '\r')
-            snprintf(esc, sizeof esc, "\\%c", cp == '\n' ? 'n' : cp == '\t' ? 't' : 'r');
-        else if (cp < 0x80 && lesson_is_control(cp))
-            snprintf(esc, sizeof esc, "\\x%02x", (unsigned)cp);
-        else if (lesson_is_control(cp)) /* C1: U+0080..U+009F */
-            snprintf(esc, sizeof esc, "\\u%04x", (unsigned)cp);
-        if (esc[0]) {
-            fputs(esc, f);
-            out += strlen(esc);
-        } else {
-            fwrite(s, 1, (size_t)n, f);
-            out += (size_t)n;
-        }
-        s += n;
+        char esc[LESSON_ESCAPE_MAX];
+        size_t n = (size_t)lesson_escape_char(s, left, esc);
+        size_t w = esc[0] ? strlen(esc) : n;
+        fwrite(esc[0] ? esc : s, 1, w, f);
+        out += w;
+        s += n, left -= n;
     }
     return out;
 }

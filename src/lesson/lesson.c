@@ -1865,39 +1865,59 @@ char *lesson_quote(char *out, size_t outlen, const char *s, size_t max)
     return lesson_quote_part(out, outlen, s, s ? strlen(s) : 0, max);
 }
 
+int lesson_escape_char(const char *s, size_t n, char esc[LESSON_ESCAPE_MAX])
+{
+    uint32_t cp;
+    int k = lesson_utf8_decode(s, &cp);
+    esc[0] = '\0';
+    if (k == 0 || (size_t)k > n) { /* not UTF-8, or a character the text ends inside */
+        snprintf(esc, LESSON_ESCAPE_MAX, "\\x%02x", (unsigned char)*s);
+        return 1;
+    }
+    if (cp == '\n' || cp == '\t' || cp == '\r')
+        snprintf(esc, LESSON_ESCAPE_MAX, "\\%c", cp == '\n' ? 'n' : cp == '\t' ? 't' : 'r');
+    else if (cp < 0x80 && lesson_is_control(cp))
+        snprintf(esc, LESSON_ESCAPE_MAX, "\\x%02x", (unsigned)cp);
+    else if (lesson_is_control(cp) || lesson_invisible_name(cp))
+        snprintf(esc, LESSON_ESCAPE_MAX, "\\u%04x", (unsigned)cp);
+    return k;
+}
+
+/* The first n bytes of s, each character escaped, into out (room bytes
+ * and a NUL) while they fit in room and max bytes of s; 1 when something
+ * was left out. */
+static int quote_into(char *out, size_t room, const char *s, size_t n, size_t max)
+{
+    size_t at = 0, took = 0;
+    int cut = 0;
+    while (took < n && *s) {
+        char esc[LESSON_ESCAPE_MAX];
+        size_t k = (size_t)lesson_escape_char(s, n - took, esc);
+        size_t w = esc[0] ? strlen(esc) : k;
+        if (took + k > max || at + w > room) {
+            cut = 1;
+            break;
+        }
+        memcpy(out + at, esc[0] ? esc : s, w);
+        at += w, took += k, s += k;
+    }
+    out[at] = '\0';
+    return cut;
+}
+
 char *lesson_quote_part(char *out, size_t outlen, const char *s, size_t n, size_t max)
 {
     if (!out || outlen == 0) return out;
     if (!s) s = "";
-    size_t room = outlen - 1, at = 0, took = 0;
-    int cut = 0;
-    while (took < n && *s) {
-        uint32_t cp;
-        int k = lesson_utf8_decode(s, &cp);
-        if (took + (size_t)k > n) k = 0; /* a character the part ends inside */
-        int bad = k == 0 || lesson_is_control(cp);
-        size_t w = bad ? 1 : (size_t)k;
-        if (took + (k ? (size_t)k : 1) > max || at + w > room) {
-            cut = 1;
-            break;
-        }
-        if (bad)
-            out[at] = '?';
-        else
-            memcpy(out + at, s, w);
-        at += w;
-        took += k ? (size_t)k : 1;
-        s += k ? k : 1;
+    if (!quote_into(out, outlen - 1, s, n, max)) return out;
+    /* cut: again, leaving room for the mark after the last whole character or escape */
+    size_t mark = sizeof ellipsis - 1;
+    if (outlen - 1 < mark) {
+        out[0] = '\0';
+        return out;
     }
-    out[at] = '\0';
-    if (cut) {
-        /* room for the mark: drop whole characters from the end */
-        while (at > 0 && at + sizeof ellipsis > outlen) {
-            at--;
-            while (at > 0 && ((unsigned char)out[at] & 0xC0) == 0x80) at--;
-        }
-        if (at + sizeof ellipsis <= outlen) memcpy(out + at, ellipsis, sizeof ellipsis);
-    }
+    quote_into(out, outlen - 1 - mark, s, n, max);
+    strcat(out, ellipsis);
     return out;
 }
 

@@ -215,10 +215,21 @@ int lesson_format(char *dst, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-/* A user's text as a message quotes it, on one line: each control
- * character (C0, DEL, C1) and each byte that is not UTF-8 becomes '?', and
- * a text of more than max bytes is cut at a character boundary and ends
- * with "…". Writes at most outlen bytes, NUL included; returns out. */
+/* How a message shows the character at s, of which at most n bytes
+ * belong to the text: the number of bytes it takes (at least 1), with
+ * esc (LESSON_ESCAPE_MAX bytes) the escape that stands for it, or "" when
+ * it is shown as it is. Escaped, so that nothing a lesson or a file name
+ * holds breaks a line, reaches a terminal as a command or reorders the
+ * line around it: "\n", "\t", "\r"; "\x1b" for the other C0 controls
+ * and DEL; "\u009b" for a C1 control, and "\u202e" for a character of
+ * lesson_invisible_name; "\xff" for each byte that is not UTF-8 (a
+ * character cut by n too). */
+#define LESSON_ESCAPE_MAX 8
+int lesson_escape_char(const char *s, size_t n, char esc[LESSON_ESCAPE_MAX]);
+/* A user's text as a message quotes it, on one line, each character
+ * escaped as lesson_escape_char says; a text of more than max bytes is cut
+ * at a character boundary and ends with "…". Writes at most outlen bytes,
+ * NUL included; returns out. */
 char *lesson_quote(char *out, size_t outlen, const char *s, size_t max);
 /* The same for the first n bytes of s (a part of a longer text). */
 char *lesson_quote_part(char *out, size_t outlen, const char *s, size_t n, size_t max);

@@ -133,6 +133,12 @@ expect 2 'no\nsuch\x1b[2J.json: no such lesson file' "$app" check "$(printf 'no\
 grep -q "$(printf '\033')" "$tmp/err" && fail "an ESC reached stderr"
 # a C1 control (U+009B, a CSI on some terminals) and a byte that is not UTF-8; 中 stays as it is
 expect 2 'c1\u009bbad\xff中.json: no such lesson file' "$app" check "$(printf 'c1\302\233bad\377\344\270\255.json')"
+# a right-to-left override, which would reorder the rest of the line on the terminal
+expect 2 'rlo\u202enosj.json: no such lesson file' "$app" check "$(printf 'rlo\342\200\256nosj.json')"
+# a library's message quotes a text with the same escapes as the program's own lines
+sed 's/"summary": *{/"summary": {"when": "{n} <\\n", /' "$lesson" >"$tmp/lessons/t.json"
+grep -q '"when"' "$tmp/lessons/t.json" || fail "no condition in the lesson made from $lesson"
+expect 2 '"{n} <\n"' "$app" check "$tmp/lessons/t.json"
 
 # A dangling symbolic link as the output says what it is.
 ln -s "$tmp/missing/target" "$tmp/dangling"
