@@ -5,6 +5,7 @@
  * test_lesson_errors.c. */
 #include <errno.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -722,6 +723,27 @@ static void test_save_new_files(void **state)
     if (!strstr(err, "expected a folder to save lessons in, found a FIFO (named pipe)"))
         fail_msg("a FIFO as the folder: \"%s\"", err);
     unlink(fifo);
+    /* a symbolic link to nothing as the folder is named for what it is */
+    char link_path[96];
+    snprintf(link_path, sizeof link_path, "%s/gone", dir);
+    assert_int_equal(symlink("nowhere/at/all", link_path), 0);
+    assert_int_equal(lesson_save_new(&L, link_path, path, sizeof path, err, sizeof err), -1);
+    if (!strstr(err, "/gone: expected a folder to save lessons in, found a symbolic link to a missing target "
+                     "('nowhere/at/all')"))
+        fail_msg("a dangling link as the folder: \"%s\"", err);
+    unlink(link_path);
+    assert_int_equal(entries(dir), 0);
+    /* a folder's name longer than a path may be: the message ends with its
+     * reason, the name cut with "…" */
+    char *huge = malloc(PATH_MAX + 200);
+    assert_non_null(huge);
+    snprintf(huge, PATH_MAX + 200, "%s/", dir);
+    while (strlen(huge) < PATH_MAX + 100) strcat(huge, "abcdefghi/");
+    assert_int_equal(lesson_save_new(&L, huge, path, sizeof path, err, sizeof err), -1);
+    static const char reason[] = "…: cannot create the folder: File name too long";
+    if (strlen(err) < sizeof reason || strcmp(err + strlen(err) - (sizeof reason - 1), reason) != 0)
+        fail_msg("a folder's name too long: \"%s\"", err);
+    free(huge);
     lesson_free(&L);
     assert_int_equal(rmdir(dir), 0);
 }

@@ -11,7 +11,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +176,28 @@ int lesson_write_json(FILE *f, const Lesson *L)
     return ferror(f) ? -1 : 0;
 }
 
+/* "NAME: reason" into err, the reason whole and NAME (a folder or a file
+ * the user named, which may be as long as a file system allows) quoted and,
+ * when it would take more than half of err, cut with "…". Returns -1. */
+static int save_fail(char *err, size_t errlen, const char *name, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static int save_fail(char *err, size_t errlen, const char *name, const char *fmt, ...)
+{
+    lesson_quote(err, errlen, name, errlen / 2);
+    size_t at = strlen(err);
+    if (at + 2 < errlen) {
+        memcpy(err + at, ": ", 3);
+        va_list ap;
+        va_start(ap, fmt);
+        lesson_vformat(err + at + 2, errlen - at - 2, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
 /* Writes the lesson into a new temporary file in dir, "DIR/.ID.json.attnviz-XXXXXX"
  * (the marker attnviz's temporaries carry); its path in *tmp, malloc'd. */
 static int write_temp(const Lesson *L, const char *dir, char **tmp, char *err, size_t errlen)
@@ -199,7 +223,7 @@ static int write_temp(const Lesson *L, const char *dir, char **tmp, char *err, s
         errno = e;
     }
     if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot create a file there: %s", dir, strerror(errno));
+        save_fail(err, errlen, dir, "cannot create a file there: %s", strerror(errno));
         free(*tmp);
         *tmp = NULL;
         return -1;
@@ -209,7 +233,7 @@ static int write_temp(const Lesson *L, const char *dir, char **tmp, char *err, s
         int e = errno;
         close(fd);
         unlink(*tmp);
-        snprintf(err, errlen, "%s: %s", dir, strerror(e));
+        save_fail(err, errlen, dir, "%s", strerror(e));
         free(*tmp);
         *tmp = NULL;
         return -1;
@@ -221,7 +245,7 @@ static int write_temp(const Lesson *L, const char *dir, char **tmp, char *err, s
     if (fclose(f) != 0 && rc == 0) rc = -1, e = errno;
     if (rc != 0) {
         unlink(*tmp);
-        snprintf(err, errlen, "%s: writing the lesson: %s", dir, strerror(e ? e : EIO));
+        save_fail(err, errlen, dir, "writing the lesson: %s", strerror(e ? e : EIO));
         free(*tmp);
         *tmp = NULL;
         return -1;
@@ -251,13 +275,20 @@ static int save_folder(const char *dir, char *err, size_t errlen)
 {
     struct stat st;
     if (stat(dir, &st) != 0) {
-        if (errno != ENOENT || mkdir(dir, 0777) != 0) {
-            snprintf(err, errlen, "%s: cannot create the folder: %s", dir, strerror(errno));
-            return -1;
+        int e = errno;
+        if (e == ENOENT && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)) {
+            char target[PATH_MAX], quoted[256];
+            ssize_t n = readlink(dir, target, sizeof target - 1);
+            target[n > 0 ? n : 0] = '\0';
+            return save_fail(err, errlen, dir,
+                             "expected a folder to save lessons in, found a symbolic link to a missing target ('%s')",
+                             lesson_quote(quoted, sizeof quoted, target, 200));
         }
+        if (e != ENOENT || mkdir(dir, 0777) != 0)
+            return save_fail(err, errlen, dir, "cannot create the folder: %s", strerror(e != ENOENT ? e : errno));
     } else if (!S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "%s: expected a folder to save lessons in, found %s", dir, lesson_file_kind(st.st_mode));
-        return -1;
+        return save_fail(err, errlen, dir, "expected a folder to save lessons in, found %s",
+                         lesson_file_kind(st.st_mode));
     }
     return 0;
 }
@@ -268,8 +299,8 @@ int lesson_save_replacing(const Lesson *L, const char *dir, const char *path, ch
     if (save_folder(dir, err, errlen) != 0) return -1;
     struct stat st;
     if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "%s: expected a lesson file to replace, found %s", path, lesson_file_kind(st.st_mode));
-        return -1;
+        return save_fail(err, errlen, path, "expected a lesson file to replace, found %s",
+                         lesson_file_kind(st.st_mode));
     }
     char *tmp;
     if (write_temp(L, dir, &tmp, err, errlen) != 0) return -1;
@@ -277,7 +308,7 @@ int lesson_save_replacing(const Lesson *L, const char *dir, const char *path, ch
     int rc = rename(tmp, path), e = errno;
     if (rc != 0) {
         unlink(tmp);
-        snprintf(err, errlen, "%s: %s", path, strerror(e));
+        save_fail(err, errlen, path, "%s", strerror(e));
     }
     free(tmp);
     return rc == 0 ? 0 : -1;
@@ -307,7 +338,7 @@ int lesson_save_new(Lesson *L, const char *dir, char *path, size_t pathlen, char
         L->id = nid;
         /* refused rather than saved under a name the caller cannot be told */
         if ((size_t)snprintf(path, pathlen, "%s/%s.json", dir, nid) >= pathlen) {
-            snprintf(err, errlen, "%s: the path is too long to save a lesson in (at most %zu bytes)", dir, pathlen - 1);
+            save_fail(err, errlen, dir, "the path is too long to save a lesson in (at most %zu bytes)", pathlen - 1);
             break;
         }
         if (lstat(path, &st) == 0) continue; /* taken: never replaced */
@@ -327,11 +358,11 @@ int lesson_save_new(Lesson *L, const char *dir, char *path, size_t pathlen, char
             return 0;
         }
         if (e != EEXIST) {
-            snprintf(err, errlen, "%s: %s", path, strerror(e));
+            save_fail(err, errlen, path, "%s", strerror(e));
             break;
         }
     }
-    if (err[0] == '\0') snprintf(err, errlen, "%s: no free name for %s", dir, base);
+    if (err[0] == '\0') save_fail(err, errlen, dir, "no free name for %s", base);
     if (L->id != id) free(L->id);
     L->id = id;
     return -1;
