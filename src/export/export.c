@@ -669,13 +669,13 @@ static int files_begin(Run *r, const char *dir, const char *journal, const Expor
         char *path = export__path_join(dir, prev->rec[i].name);
         if (!path)
             rc = -1;
-        else if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+        else if (prev->rec[i].bytes >= 0 && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
             rc = export__records_add(&there, prev->rec[i].name, prev->rec[i].bytes, prev->rec[i].sha256);
         free(path);
     }
-    const char **names = there.n ? malloc(sizeof *names * (size_t)there.n) : NULL;
+    const char **names = prev->n ? malloc(sizeof *names * (size_t)prev->n) : NULL;
     char *index = export__path_join(dir, EXPORT_INDEX_NAME);
-    if (rc != 0 || (there.n && !names) || !index) {
+    if (rc != 0 || (prev->n && !names) || !index) {
         export__set_err(err, errlen, "out of memory");
         rc = -1;
     }
@@ -688,11 +688,13 @@ static int files_begin(Run *r, const char *dir, const char *journal, const Expor
     for (int i = 0; rc == 0 && i < there.n; i++)
         if (export__remove_recorded(dir, &there.rec[i], NULL, NULL))
             r->res->stale_removed += !files_written_now(r, there.rec[i].name, frames);
-    /* what is still there of what was recorded, each name once */
-    int left = prev->unverifiable;
-    for (int i = 0; rc == 0 && i < there.n; i++) names[i] = there.rec[i].name;
-    if (rc == 0 && there.n) qsort(names, (size_t)there.n, sizeof *names, names_cmp);
-    for (int i = 0; rc == 0 && i < there.n; i++) {
+    /* what is still there of what was recorded, whatever it is now (a file
+     * changed since, one listed without a size and hash, a link, a folder),
+     * each name once, and not one this run writes again */
+    int left = 0;
+    for (int i = 0; rc == 0 && i < prev->n; i++) names[i] = prev->rec[i].name;
+    if (rc == 0 && prev->n) qsort(names, (size_t)prev->n, sizeof *names, names_cmp);
+    for (int i = 0; rc == 0 && i < prev->n; i++) {
         if ((i > 0 && strcmp(names[i], names[i - 1]) == 0) || files_written_now(r, names[i], frames)) continue;
         char *path = export__path_join(dir, names[i]);
         left += path && lstat(path, &st) == 0;

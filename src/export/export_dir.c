@@ -253,14 +253,18 @@ int export__previous_read(const char *dir, ExportRecords *prev)
         if (!cJSON_IsString(f) || !export__is_own_name(f->valuestring)) continue;
         if (cJSON_IsNumber(bytes) && cJSON_IsString(sha) && is_sha256_hex(sha->valuestring))
             export__records_add(prev, f->valuestring, (long long)bytes->valuedouble, sha->valuestring);
-        else
-            prev->unverifiable++; /* an older attnviz recorded no size and hash */
+        else /* an older attnviz recorded no size and hash */
+            export__records_add(prev, f->valuestring, -1, "");
     }
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "frame_files")) previous_frames(e, prev);
     const cJSON *frames = cJSON_GetObjectItemCaseSensitive(doc, "frame_count");
     if (cJSON_IsNumber(frames) && frames->valuedouble > 0 && frames->valuedouble <= EXPORT_MAX_FRAMES &&
         !cJSON_GetObjectItemCaseSensitive(doc, "frame_files"))
-        prev->unverifiable += (int)frames->valuedouble;
+        for (int k = 0; k < (int)frames->valuedouble; k++) {
+            char name[16];
+            snprintf(name, sizeof name, "%06d.png", k);
+            export__records_add(prev, name, -1, "");
+        }
     cJSON_Delete(doc);
     return 1;
 }

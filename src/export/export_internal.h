@@ -41,13 +41,12 @@ void export__sha256(const void *data, size_t len, char hex[EXPORT_SHA256_HEX]);
  * handout's first page) list it. */
 typedef struct ExportRecord {
     char *name; /* in its folder, no '/': attnviz's own spelling or a handout page's; owned */
-    long long bytes;
+    long long bytes; /* -1: listed without a size and hash (an older attnviz's), never removed */
     char sha256[EXPORT_SHA256_HEX];
 } ExportRecord;
 typedef struct ExportRecords {
     ExportRecord *rec; /* (n) owned */
     int n, cap;
-    int unverifiable; /* entries listed without a size and hash (an older attnviz's): never removed */
 } ExportRecords;
 /* Appends a copy of the record. 0, or -1 when memory runs out. */
 int export__records_add(ExportRecords *r, const char *name, long long bytes, const char *sha256);
@@ -61,7 +60,8 @@ void export__records_parse(const char *text, ExportRecords *out, int (*accept)(c
                            void *user);
 
 /* What the previous export into dir recorded in its index.json: its files
- * with their sizes and hashes. 1 when dir holds an index.json of format
+ * with their sizes and hashes (bytes -1 and no hash for those an older
+ * attnviz listed without them). 1 when dir holds an index.json of format
  * attnviz-export/1, 0 when it holds none, -1 when index.json is something
  * else (not replaced: not attnviz's). prev is filled (or left empty). */
 int export__previous_read(const char *dir, ExportRecords *prev);

@@ -240,6 +240,34 @@ if run "export over frames the user replaced" 60 "$app" export ok.json -o V --st
         fail "frames replaced by the user: status $st, $(ls V | wc -l) files, $mine of $((n - 2)) texts, err '$(cat err)'"
     fi
 fi
+# The count of what an earlier export listed and this one leaves is exact:
+# a file changed since, a link and a folder under a listed name count; a
+# listed file gone since, and one this export writes again, do not.
+mkdir L
+"$app" export ok.json -o L --steps 1-6 --size 320x200 2>/dev/null
+rm L/003-*.png
+f=$(ls L/004-*.png) && rm "$f" && ln -s 001-input.png "$f"
+f=$(ls L/005-*.png) && rm "$f" && mkdir "$f"
+echo changed >>"$(ls L/006-*.png)"
+if run "export over changed, linked and missing files" 60 "$app" export ok.json -o L --steps 1 --size 320x200; then
+    if [ $st -eq 0 ] && grep -q "removed 1 file of an earlier export" err &&
+        grep -q "left 3 files an earlier export listed" err; then
+        ok "an export counts the 3 listed names it leaves (changed, a link, a folder), not the one gone"
+    else
+        fail "changed, linked and missing files: status $st, $(ls -A L | tr '\n' ' '), err '$(cat err)'"
+    fi
+fi
+# An older attnviz's index (no sizes or hashes): what is there is left and counted
+mkdir O
+"$app" export ok.json -o O --steps 1-2 --size 320x200 2>/dev/null
+printf '{"format": "attnviz-export/1", "files": [{"file": "001-input.png"}, {"file": "002-weight.png"}, {"file": "009-softmax.png"}]}\n' >O/index.json
+if run "export over an older attnviz's index" 60 "$app" export ok.json -o O --steps 1 --size 320x200; then
+    if [ $st -eq 0 ] && [ -e O/002-weight.png ] && grep -q "left 1 file an earlier export listed" err; then
+        ok "of an older index's 3 names, 1 is written again, 1 is gone: 1 left, and said so"
+    else
+        fail "older index: status $st, $(ls -A O | tr '\n' ' '), err '$(cat err)'"
+    fi
+fi
 # A hand-written index.json: its frames and files are not attnviz's.
 mkdir H
 echo "my notes" >H/000001.png
@@ -248,8 +276,9 @@ echo "my notes" >H/007-softmax.png
 sum=$(sha256sum H/007-softmax.png | cut -d' ' -f1)
 printf '{"format": "attnviz-export/1", "frame_count": 5, "files": [{"file": "007-softmax.png", "bytes": 9, "sha256": "%s"}]}\n' "$sum" >H/index.json
 if run "export beside a hand-written index.json" 60 "$app" export ok.json -o H --steps 1 --size 320x200; then
-    if [ $st -eq 0 ] && [ "$(cat H/000001.png H/000004.png H/007-softmax.png | grep -c 'my notes')" -eq 3 ]; then
-        ok "a hand-written index.json removes nothing of the user's"
+    if [ $st -eq 0 ] && [ "$(cat H/000001.png H/000004.png H/007-softmax.png | grep -c 'my notes')" -eq 3 ] &&
+        grep -q "left 3 files an earlier export listed" err; then
+        ok "a hand-written index.json removes nothing of the user's, and the 3 files it names that are there are counted"
     else
         fail "hand-written index.json: status $st, $(ls H | tr '\n' ' '), err '$(cat err)'"
     fi
