@@ -18,10 +18,11 @@
 #define JSON_MAX_NUMBER_CHARS 127
 
 /* One level of the path of the value being scanned, for messages. */
-typedef enum PathKind { PATH_INDEX, PATH_KEY, PATH_IN_KEY } PathKind;
+typedef enum PathKind { PATH_INDEX, PATH_KEY, PATH_KEY_READ, PATH_IN_KEY } PathKind;
 typedef struct PathPart {
     uint8_t kind;          /* PathKind; PATH_IN_KEY prints "(key)" */
-    uint32_t key, key_end; /* PATH_KEY: the key's JSON spelling, text[key..key_end), quotes included */
+    uint32_t key, key_end; /* PATH_KEY: the key's JSON spelling, text[key..key_end), quotes included;
+                            * PATH_KEY_READ: a key being read, from its quote at text[key] */
     uint32_t index;        /* PATH_INDEX */
 } PathPart;
 
@@ -125,7 +126,13 @@ static void path_format(const Parser *p, char *out, size_t outlen)
                 decoded = cJSON_ParseWithLength(p->s + part->key, part->key_end - part->key);
                 src = cJSON_IsString(decoded) ? decoded->valuestring : "(key)"; /* only out of memory fails */
             }
-            lesson_quote(k, sizeof k, src, 48);
+            if (part->kind == PATH_KEY_READ) { /* not yet read whole: as written, to its closing quote */
+                size_t from = part->key + 1, to = from;
+                while (to < p->len && p->s[to] != '"') to += p->s[to] == '\\' && to + 1 < p->len ? 2 : 1;
+                lesson_quote_part(k, sizeof k, p->s + from, to - from, 48);
+            } else {
+                lesson_quote(k, sizeof k, src, 48);
+            }
             w = snprintf(out + at, outlen - at, "%s%s", at ? "." : "", k);
             cJSON_Delete(decoded);
         } else
@@ -484,6 +491,7 @@ static int parse_object(Parser *p)
                 return expected(p, "a key in double quotes");
             }
             size_t key = p->pos;
+            set_part(p, PATH_KEY_READ, key, 0, 0); /* an error inside the key names it, not the one before */
             if (parse_string(p, 1) != 0) return -1;
             size_t key_end = p->pos;
             skip_ws(p);
