@@ -743,9 +743,10 @@ static void test_failures(void **state)
     snprintf(file, sizeof file, "%s/regular", scratch);
     fclose(fopen(file, "w"));
     snprintf(a, sizeof a, "%s -o %s/sub", L, file);
-    expect_cli(1, "regular is not a folder", "%s", a);
+    expect_cli(2, "regular is not a folder", "%s", a);
+    /* -o naming a file is a bad argument (exit 2), as any other */
     snprintf(a, sizeof a, "%s -o %s", L, file);
-    expect_cli(1, "exists and is not a folder", "%s", a);
+    expect_cli(2, "regular: expected a folder, found a regular file", "%s", a);
     /* /proc takes no new folders, even from root */
     snprintf(a, sizeof a, "%s -o /proc/attnviz-test", L);
     expect_cli(1, "/proc/attnviz-test: cannot create the folder", "%s", a);

@@ -215,9 +215,9 @@ static int ensure_dir(const char *dir, int *usage, char *err, size_t errlen)
     }
     struct stat st;
     if (stat(dir, &st) == 0) {
-        if (!S_ISDIR(st.st_mode)) {
-            export__set_err(err, errlen, "%s: exists and is not a folder", dir);
-            *usage = 0; /* a file-system problem, like a missing parent: exit 1 */
+        if (!S_ISDIR(st.st_mode)) { /* a bad argument (exit 2), as a dangling link is */
+            export__set_err(err, errlen, "%s: expected a folder, found %s", dir, lesson_file_kind(st.st_mode));
+            *usage = 1;
             return -1;
         }
     } else if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
@@ -240,9 +240,10 @@ static int ensure_dir(const char *dir, int *usage, char *err, size_t errlen)
         int parent_is_dir = stat(parent, &pst) == 0 && S_ISDIR(pst.st_mode);
         if (e == ENOENT && !parent_is_dir)
             export__set_err(err, errlen, "%s: cannot create the folder: its parent %s does not exist", dir, parent);
-        else if (e == ENOTDIR)
+        else if (e == ENOTDIR) { /* a path through a file: a bad argument too */
             export__set_err(err, errlen, "%s: cannot create the folder: %s is not a folder", dir, parent);
-        else
+            *usage = 1;
+        } else
             export__set_err(err, errlen, "%s: cannot create the folder: %s", dir, strerror(e));
         free(parent);
         return -1;
