@@ -843,13 +843,14 @@ static void test_full_disk_library(void **state)
  * "interrupted", the files written are complete, no temporary file stays. */
 static volatile sig_atomic_t cancel_flag;
 
-/* Called once per frame queued: cancel after the tenth (counting calls, not
- * files done, so that a slow machine cannot finish first). */
+/* Called as the frames begin, then once per frame queued: cancel after the
+ * tenth frame (counting calls, not files done, so that a slow machine
+ * cannot finish first). */
 static void cancel_after_ten(void *user, const ExportProgress *p)
 {
     int *calls = user;
     (void)p;
-    if (++*calls >= 10) cancel_flag = 1;
+    if (++*calls >= 1 + 10) cancel_flag = 1;
 }
 
 static void test_cancel(void **state)

@@ -92,16 +92,43 @@ static void export_usage(FILE *out)
 }
 
 static volatile sig_atomic_t interrupted;
+/* For the deadline's message: "attnviz export: TARGET: interrupted", made
+ * before the signals are caught, and how far the export was (show_progress). */
+static char *interrupted_line;
+static size_t interrupted_len;
+static volatile sig_atomic_t done_count, total_count, counting_steps;
+
+/* Writes n in decimal to stderr; async-signal-safe. */
+static void write_count(long n)
+{
+    char digits[24];
+    int at = (int)sizeof digits;
+    do digits[--at] = (char)('0' + n % 10);
+    while ((n /= 10) > 0 && at > 0);
+    ssize_t w = write(2, digits + at, sizeof digits - (size_t)at);
+    (void)w;
+}
 
 /* The deadline: whatever the export is doing (a file system that does not
  * answer, a frame that takes long to draw), the process ends now, removing
- * the temporaries being written. Only async-signal-safe calls. */
+ * the temporaries being written. Its line is the one an export stopped by
+ * the signal gives (export_lesson: "TARGET: interrupted after N of M
+ * files"). Only async-signal-safe calls. */
 static void on_deadline(int sig)
 {
     (void)sig;
     export_remove_temporaries();
-    static const char msg[] = "attnviz: export: interrupted\n";
-    ssize_t w = write(2, msg, sizeof msg - 1);
+    static const char fallback[] = "attnviz export: interrupted";
+    ssize_t w =
+        interrupted_line ? write(2, interrupted_line, interrupted_len) : write(2, fallback, sizeof fallback - 1);
+    if (total_count > 0) {
+        w = write(2, " after ", 7);
+        write_count(done_count);
+        w = write(2, " of ", 4);
+        write_count(total_count);
+        w = counting_steps ? write(2, " steps", 6) : write(2, " files", 6);
+    }
+    w = write(2, "\n", 1);
     (void)w;
     _exit(APP_RUNTIME);
 }
@@ -142,13 +169,20 @@ static void export_note(const char *fmt, ...)
 typedef struct Progress {
     double last; /* when the line was last drawn */
     int shown;   /* a line is on screen */
+    int tty;     /* stderr is a terminal: the line is drawn */
     const char *what;
 } Progress;
 
-/* One line, redrawn in place at most ten times a second, on a terminal only. */
+/* How far the export is, for the deadline's message; and one line, redrawn
+ * in place at most ten times a second, on a terminal only. */
 static void show_progress(void *user, const ExportProgress *p)
 {
     Progress *pr = user;
+    int sheet = strcmp(p->what, "sheet") == 0;
+    counting_steps = sheet;
+    done_count = sheet ? p->steps_done : p->frames_done;
+    total_count = sheet ? p->steps_total : p->frames_total;
+    if (!pr->tty) return;
     double now = attn_clock_seconds();
     int final = p->steps_done == p->steps_total && p->frames_done == p->frames_total;
     if (!final && now - pr->last < 0.1) return;
@@ -157,7 +191,7 @@ static void show_progress(void *user, const ExportProgress *p)
     pr->last = now;
     char eta[32] = "";
     if (p->eta >= 0 && !final) snprintf(eta, sizeof eta, ", %.0f s left", ceil(p->eta));
-    if (strcmp(p->what, "sheet") == 0)
+    if (sheet)
         fprintf(stderr, "\r\033[Kexport: sheet, step %d/%d, %.1f steps/s%s", p->steps_done, p->steps_total, p->fps,
                 eta);
     else
@@ -354,10 +388,16 @@ int cmd_export(int argc, char **argv)
         return app_refuse_range("export", "--head", "a head", 1, heads, opt.head);
     }
 
-    Progress pr = {0, 0, NULL};
-    if (!x.quiet && isatty(2)) {
-        opt.progress = show_progress;
-        opt.progress_user = &pr;
+    Progress pr = {0, 0, !x.quiet && isatty(2), NULL};
+    opt.progress = show_progress;
+    opt.progress_user = &pr;
+    /* the deadline's line, escaped as every line is */
+    FILE *line = open_memstream(&interrupted_line, &interrupted_len);
+    if (line) {
+        fputs("attnviz export: ", line);
+        app_escape(line, dir ? dir : opt.sheet);
+        fputs(": interrupted", line);
+        if (fclose(line) != 0) interrupted_line = NULL;
     }
     opt.write_steps = dir != NULL;
     /* A file-size limit (ulimit -f) must be an error message, not a kill:
@@ -378,6 +418,8 @@ int cmd_export(int argc, char **argv)
     signal(SIGHUP, SIG_DFL);
     struct itimerval off = {{0, 0}, {0, 0}};
     setitimer(ITIMER_REAL, &off, NULL);
+    free(interrupted_line);
+    interrupted_line = NULL;
     if (pr.shown) fputc('\n', stderr);
     lesson_free(&lesson);
     if (rc != 0) return app_cmd_fail("export", res.usage_error ? APP_USAGE : APP_RUNTIME, "%s", err);

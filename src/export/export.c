@@ -946,6 +946,7 @@ static int export_files(Run *r, const char *dir, char *err, size_t errlen)
         rc = -1;
     }
     if (rc == 0) rc = files_plan(r, dir, journal, &frames_total, &prev, err, errlen);
+    if (rc == 0) report(r, NULL, 0, 0, frames_total); /* how much there is to do, from the start */
     if (rc == 0) {
         r->hashes = calloc((size_t)(opt->frames ? frames_total : r->trace->n_steps), sizeof *r->hashes);
         if (!r->hashes) {
@@ -1674,10 +1675,11 @@ static int export_sheet(Run *r, const char *path, char *err, size_t errlen)
     int y = SHEET_MARGIN, on_page = 0, done_steps = 0;
     ViewOutput output = v->output;
     v->output = VIEW_OUTPUT_FIGURE;
+    if (rc == 0) report(r, NULL, 0, 0, r->n_selected);
     for (int i = 0; i < t->n_steps && rc == 0; i++) {
         if (!r->selected[i]) continue;
         if (r->opt->cancel && *r->opt->cancel) {
-            export__set_err(err, errlen, "%s: interrupted", path);
+            export__set_err(err, errlen, "%s: interrupted after %d of %d steps", path, done_steps, r->n_selected);
             rc = -1;
             break;
         }

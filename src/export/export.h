@@ -154,7 +154,8 @@ typedef struct ExportOptions {
     ExportPngOptions png;
     RenderOptions render; /* fonts: the window's defaults unless a test pins them */
     int use_render_options;
-    ExportProgressFn progress; /* called after each file and at the end; NULL: silent */
+    ExportProgressFn progress; /* called as each part begins (nothing done yet), after each file and at
+                                * the end; NULL: silent */
     void *progress_user;
     /* When not NULL and set (by a signal handler, say), the export stops
      * after the files already queued are written, and fails "interrupted":
