@@ -780,14 +780,20 @@ static void test_bad_edits(void **state)
     static const struct {
         const char *spec, *msg;
     } bad[] = {
-        {"X[0][1]=abc", "--set 'X[0][1]=abc': X[0][1]: expected a number, found \"abc\""},
-        {"X[0][1]=", "--set 'X[0][1]=': X[0][1]: expected a number, found \"\""},
-        {"X[0][1]=nan", "X[0][1]: expected a finite number that float32 can hold, found \"nan\""},
-        {"X[0][1]=inf", "X[0][1]: expected a finite number that float32 can hold, found \"inf\""},
+        {"X[0][1]=abc",
+         "--set 'X[0][1]=abc': X[0][1]: expected a decimal number (such as -0.5 or 1e-3), found \"abc\""},
+        {"X[0][1]=", "--set 'X[0][1]=': X[0][1]: expected a decimal number (such as -0.5 or 1e-3), found \"\""},
+        {"X[0][1]=nan", "X[0][1]: expected a decimal number (such as -0.5 or 1e-3), found \"nan\""},
+        {"X[0][1]=inf", "X[0][1]: expected a decimal number (such as -0.5 or 1e-3), found \"inf\""},
         {"X[0][1]=-Infinity", "found \"-Infinity\""},
+        /* decimal only: strtod's hexadecimal forms are refused */
+        {"X[0][1]=0x1p3",
+         "--set 'X[0][1]=0x1p3': X[0][1]: expected a decimal number (such as -0.5 or 1e-3), found \"0x1p3\""},
+        {"X[0][1]=-0X10", "X[0][1]: expected a decimal number (such as -0.5 or 1e-3), found \"-0X10\""},
+        {"X[0][1]=1e", "X[0][1]: expected a decimal number (such as -0.5 or 1e-3), found \"1e\""},
         {"X[0][1]=1e39", "X[0][1]: expected a number float32 can hold (|x| <= 3.4028235e38), found 1e+39"},
         {"X[0][1]=1e400", "expected a finite number that float32 can hold, found \"1e400\""},
-        {"X[0][1]=2 3", "expected a number, found \"2 3\""},
+        {"X[0][1]=2 3", "expected a decimal number (such as -0.5 or 1e-3), found \"2 3\""},
         {"X[3][0]=1", "X[3][0]: expected a row 0..2 (X is 3×4), found 3"},
         {"X[0][4]=1", "X[0][4]: expected a column 0..3 (X is 3×4), found 4"},
         {"W_q[0][0]=1", "W_q: not a matrix of the lesson; expected one of X, Y, W_Q"},
@@ -824,7 +830,7 @@ static void test_bad_edits(void **state)
     for (int i = 0; i < 400; i++) strcat(spec, i % 3 ? "喜" : "9");
     assert_int_equal(edit_set(&e, spec), -1);
     assert_null(strchr(e.msg, '?'));
-    assert_non_null(strstr(e.msg, "…': X[0][0]: expected a number, found \"9喜"));
+    assert_non_null(strstr(e.msg, "…': X[0][0]: expected a decimal number (such as -0.5 or 1e-3), found \"9喜"));
     assert_true(strlen(e.msg) < 400);
     for (const char *p = e.msg; *p;) {
         uint32_t cp;
@@ -834,7 +840,9 @@ static void test_bad_edits(void **state)
     }
     /* typed text in the window */
     assert_int_equal(edit_set_cell_text(&e, LESSON_MAT_W_K, 0, 0, "1,5"), -1);
-    assert_string_equal(e.msg, "W_K[0][0]: expected a number, found \"1,5\"");
+    assert_string_equal(e.msg, "W_K[0][0]: expected a decimal number (such as -0.5 or 1e-3), found \"1,5\"");
+    assert_int_equal(edit_set_cell_text(&e, LESSON_MAT_W_K, 0, 0, "0x1p-1"), -1);
+    assert_string_equal(e.msg, "W_K[0][0]: expected a decimal number (such as -0.5 or 1e-3), found \"0x1p-1\"");
     assert_int_equal(edit_set_cell_text(&e, LESSON_MAT_W_K, 0, 0, " -2.5e-1 "), 0);
     assert_true(edit_cell(&e, LESSON_MAT_W_K, 0, 0) == -0.25);
     assert_int_equal(edit_set_cell(&e, LESSON_MAT_W_K, 0, 0, NAN, 0), -1);

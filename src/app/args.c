@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "lesson.h"
 #include "export.h"
 
 /* getopt_long's `val` for the long option opts[i]: above every character. */
@@ -115,10 +116,10 @@ int app_arg_bad(const AppArgs *a, const char *expected, const char *found)
 
 int app_arg_number(const AppArgs *a, const char *val, double lo, double hi, double *out)
 {
-    char *end = NULL;
+    double d = 0;
     errno = 0;
-    double d = strtod(val, &end);
-    if (!*val || *end || errno || !isfinite(d) || d < lo || d > hi) {
+    size_t n = lesson_read_decimal(val, &d);
+    if (!n || val[n] || errno || !isfinite(d) || d < lo || d > hi) {
         char expected[96];
         snprintf(expected, sizeof expected, "a number from %g to %g", lo, hi);
         app_arg_bad(a, expected, val);

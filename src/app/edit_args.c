@@ -25,9 +25,9 @@ int app_edit_arg(AppEdits *e, const AppArgs *a, int id, const char *val)
         return 1;
     case APP_OPT_SCORE_SCALE: {
         /* the range is the lesson's (0.1·√d_k to 10·√d_k), checked once it is loaded */
-        char *end = NULL;
-        double d = strtod(val, &end);
-        if (!*val || *end || !isfinite(d) || d <= 0) {
+        double d = 0;
+        size_t n = lesson_read_decimal(val, &d);
+        if (!n || val[n] || !isfinite(d) || d <= 0) {
             app_arg_bad(a, "a positive number (the divisor of the scores)", val);
             return -1;
         }

@@ -15,6 +15,7 @@
  */
 #include "lesson.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -1790,6 +1791,52 @@ int lesson_format(char *dst, size_t len, const char *fmt, ...)
     int cut = lesson_vformat(dst, len, fmt, ap);
     va_end(ap);
     return cut;
+}
+
+char *lesson_utf8_valid(const char *s)
+{
+    static const char replacement[] = "\xEF\xBF\xBD"; /* U+FFFD */
+    size_t n = 0;
+    for (const char *p = s; *p;) {
+        uint32_t cp;
+        int k = lesson_utf8_decode(p, &cp);
+        n += k ? (size_t)k : sizeof replacement - 1;
+        p += k ? k : 1;
+    }
+    char *out = malloc(n + 1), *o = out;
+    if (!out) return NULL;
+    for (const char *p = s; *p;) {
+        uint32_t cp;
+        int k = lesson_utf8_decode(p, &cp);
+        memcpy(o, k ? p : replacement, k ? (size_t)k : sizeof replacement - 1);
+        o += k ? (size_t)k : sizeof replacement - 1;
+        p += k ? k : 1;
+    }
+    *o = '\0';
+    return out;
+}
+
+size_t lesson_read_decimal(const char *s, double *out)
+{
+    size_t n = 0, digits = 0;
+    if (s[n] == '+' || s[n] == '-') n++;
+    while (isdigit((unsigned char)s[n])) n++, digits++;
+    if (s[n] == '.') {
+        n++;
+        while (isdigit((unsigned char)s[n])) n++, digits++;
+    }
+    if (!digits) return 0;
+    if (s[n] == 'e' || s[n] == 'E') { /* an exponent only when digits follow */
+        size_t e = n + 1;
+        if (s[e] == '+' || s[e] == '-') e++;
+        if (isdigit((unsigned char)s[e])) {
+            while (isdigit((unsigned char)s[e])) e++;
+            n = e;
+        }
+    }
+    char *end = NULL;
+    *out = strtod(s, &end); /* the same span: decimal is a form strtod reads */
+    return end == s + n ? n : 0;
 }
 
 int lesson_utf8_decode(const char *str, uint32_t *cp)

@@ -239,6 +239,17 @@ char *lesson_quote_part(char *out, size_t outlen, const char *s, size_t n, size_
  * continuation byte, an overlong form, a surrogate, a code point above
  * U+10FFFF, or a sequence cut short). */
 int lesson_utf8_decode(const char *s, uint32_t *cp);
+/* A copy of s (malloc'd; NULL when memory runs out) that is valid UTF-8:
+ * each byte that is not UTF-8 (a file name is bytes) becomes U+FFFD, the
+ * replacement character, as every JSON document attnviz writes shows one. */
+char *lesson_utf8_valid(const char *s);
+/* A decimal number as a person writes one, the only form attnviz reads
+ * from a command line or an edit: an optional sign, digits with an
+ * optional fraction (or a fraction alone, ".5"), an optional exponent
+ * ("1e-3"). No hexadecimal ("0x1p3"), "inf" or "nan", which strtod would
+ * also take. The number of bytes it takes at s, its value in *out; 0 when
+ * s does not start with one. */
+size_t lesson_read_decimal(const char *s, double *out);
 /* 1 when code point cp is a control character no text of a lesson holds
  * (C0 but the line break and tab, DEL, C1: U+0080..U+009F); the line break
  * and tab are allowed where a text may have several lines. */

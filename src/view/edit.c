@@ -538,18 +538,18 @@ void edit_end_scrub(Edit *e)
     e->scrub_open = 0;
 }
 
-/* A number as typed: all of the text (spaces around it allowed). Refuses
- * NaN and infinities, which strtod would take. */
+/* A number as typed: all of the text a decimal number (lesson_read_decimal;
+ * spaces around it allowed). */
 static int parse_value(Edit *e, const char *what, const char *text, double *out)
 {
-    char *end = NULL;
     const char *s = text;
     while (*s == ' ') s++;
     errno = 0;
-    double v = strtod(s, &end);
-    if (end == s) return refuse(e, "%s: expected a number, found \"%s\"", what, QUOTED(text));
-    while (*end == ' ') end++;
-    if (*end) return refuse(e, "%s: expected a number, found \"%s\"", what, QUOTED(text));
+    double v = 0;
+    const char *end = s + lesson_read_decimal(s, &v);
+    while (end > s && *end == ' ') end++;
+    if (end == s || *end)
+        return refuse(e, "%s: expected a decimal number (such as -0.5 or 1e-3), found \"%s\"", what, QUOTED(text));
     if (isnan(v) || isinf(v) || (errno == ERANGE && fabs(v) > 1))
         return refuse(e, "%s: expected a finite number that float32 can hold, found \"%s\"", what, QUOTED(text));
     *out = v;

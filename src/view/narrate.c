@@ -790,13 +790,10 @@ static int read_number(const char *s, double *out)
     if (strcmp(s, "∞") == 0) {
         v = INFINITY;
     } else {
-        /* decimal only: strtod would also read "inf", "nan" and hex */
-        if (!isdigit((unsigned char)*s) && !(*s == '.' && isdigit((unsigned char)s[1]))) return 0;
-        for (const char *p = s; *p; p++)
-            if (!strchr("0123456789.eE+-", *p)) return 0;
-        char *end = NULL;
-        v = strtod(s, &end);
-        if (end == s || *end) return 0;
+        /* decimal only, its sign read above */
+        if (*s == '+' || *s == '-') return 0;
+        size_t n = lesson_read_decimal(s, &v);
+        if (!n || s[n]) return 0;
     }
     *out = neg ? -v : v;
     return 1;

@@ -58,6 +58,13 @@ expect 2 "attnviz export: --fps: expected a number from 1 to 240, found '0'" \
     "$app" export "$lesson" -o "$tmp/x" --frames --fps 0
 expect 2 "attnviz export: expected one lesson, found" "$app" export "$lesson" "$lesson" -o "$tmp/x"
 expect 2 "attnviz bench: --reps: expected a whole number from 1 to 100000, found 'many'" "$app" bench --reps=many
+# numbers are decimal only: strtod's hexadecimal forms are refused
+expect 2 "attnviz export: --fps: expected a number from 1 to 240, found '0x1e'" \
+    "$app" export "$lesson" -o "$tmp/x" --frames --fps 0x1e
+expect 2 "attnviz trace: --scale: expected a positive number (the divisor of the scores), found '0x1p1'" \
+    "$app" trace "$lesson" --scale 0x1p1
+expect 2 "X[0][0]: expected a decimal number (such as -0.5 or 1e-3), found \"0x1p3\"" \
+    "$app" trace "$lesson" --set 'X[0][0]=0x1p3'
 expect 2 "attnviz list: expected at most one folder, found 'a' and 'b'" "$app" list a b
 expect 2 "attnviz trace: expected one lesson, found" "$app" trace "$lesson" "$lesson"
 expect 2 "attnviz check: expected at least one lesson, found none" "$app" check
