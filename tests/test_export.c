@@ -526,6 +526,70 @@ static void test_sheet_earlier_pages(void **state)
     lesson_free(&l);
 }
 
+/* 1 when the NUL-terminated s is UTF-8 all through. */
+static int is_utf8(const char *s)
+{
+    for (uint32_t cp; *s; s += lesson_utf8_decode(s, &cp))
+        if (!lesson_utf8_decode(s, &cp)) return 0;
+    return 1;
+}
+
+/* A file name is bytes; index.json and a PNG's text are UTF-8. The lesson's
+ * path in index.json has U+FFFD for a byte that is not UTF-8; a handout
+ * whose name is no UTF-8 (and holds a line break) records its later pages
+ * in UTF-8, escaped, and a shorter handout still finds and removes them. */
+static void test_names_not_utf8(void **state)
+{
+    (void)state;
+    char lesson_path[600], dir[600], sheet[600], cmd[1400], err[1024];
+    snprintf(lesson_path, sizeof lesson_path, "%s/l\xff.json", scratch);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", LESSON_A, lesson_path);
+    assert_int_equal(system(cmd), 0);
+    Lesson l;
+    load(&l, lesson_path);
+    ExportOptions opt;
+    export_options_init(&opt);
+    opt.steps = "1";
+    snprintf(dir, sizeof dir, "%s/d", scratch);
+    ExportResult res;
+    if (export_lesson(&l, dir, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    char index[700];
+    snprintf(index, sizeof index, "%s/index.json", dir);
+    char *text = test_read_file(index, NULL);
+    assert_non_null(text);
+    if (!is_utf8(text)) fail_msg("index.json is not UTF-8");
+    cJSON *doc = cJSON_Parse(text);
+    assert_non_null(doc);
+    const cJSON *file = cJSON_GetObjectItemCaseSensitive(doc, "lesson_file");
+    assert_true(cJSON_IsString(file));
+    char want[700];
+    snprintf(want, sizeof want, "%s/l\xef\xbf\xbd.json", scratch);
+    assert_string_equal(file->valuestring, want);
+    cJSON_Delete(doc);
+    free(text);
+
+    snprintf(sheet, sizeof sheet, "%s/h\xfe\n.png", scratch);
+    opt.sheet = sheet;
+    opt.write_steps = 0;
+    opt.steps = NULL;
+    if (export_lesson(&l, NULL, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    int pages = res.pages;
+    assert_true(pages >= 3);
+    TestPng png;
+    if (test_png_read(sheet, &png, err, sizeof err) != 0) fail_msg("%s", err);
+    const char *record = test_png_text(&png, "attnviz:handout-pages");
+    assert_non_null(record);
+    if (!is_utf8(record)) fail_msg("the handout's record of its pages is not UTF-8");
+    assert_non_null(strstr(record, " h\\xfe\\x0a-2.png\n"));
+    test_png_free(&png);
+    opt.steps = "1";
+    if (export_lesson(&l, NULL, &opt, &res, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_int_equal(res.pages, 1);
+    assert_int_equal(res.pages_removed, pages - 1);
+    assert_int_equal(test_dir_count(scratch), 3); /* the lesson, d and the handout */
+    lesson_free(&l);
+}
+
 /* The text pdftotext finds in a PDF, without any whitespace (the caption's
  * line breaks and spaces are the layout's, not the text's); NULL when
  * pdftotext (poppler-utils) is not installed. malloc'd. */
@@ -1287,6 +1351,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sheet, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sheet_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sheet_earlier_pages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_names_not_utf8, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sheet_pdf, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sheet_long_caption, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failures, setup, teardown),

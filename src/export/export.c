@@ -890,7 +890,9 @@ static int files_write_index(Run *r, const char *dir, cJSON *list, int frames, c
     cJSON_AddStringToObject(index, "format", EXPORT_FORMAT);
     cJSON_AddStringToObject(index, "software", st->software);
     cJSON_AddStringToObject(index, "lesson", l->id ? l->id : "");
-    cJSON_AddStringToObject(index, "lesson_file", l->path ? l->path : "");
+    char *lesson_file = lesson_utf8_valid(l->path ? l->path : ""); /* JSON is UTF-8, a path bytes */
+    cJSON_AddStringToObject(index, "lesson_file", lesson_file ? lesson_file : "");
+    free(lesson_file);
     cJSON_AddStringToObject(index, "title", title ? title : "");
     cJSON_AddStringToObject(index, "lang", lesson_lang_names[opt->lang]);
     cJSON_AddStringToObject(index, "theme", view_theme_names[opt->theme]);

@@ -32,6 +32,7 @@
 
 #include "export.h"
 #include "export_internal.h"
+#include "lesson.h" /* lesson_utf8_decode, lesson_is_control */
 
 /* An index.json larger than this is not one attnviz wrote (a million frames
  * take about 120 bytes each in the steps list at most). */
@@ -172,14 +173,75 @@ static int is_sha256_hex(const char *s)
     return s[EXPORT_SHA256_HEX - 1] == '\0';
 }
 
+/* A name in a record is UTF-8 text on one line, whatever bytes the file's
+ * name has: a byte that is not UTF-8, a control character's bytes and '\\'
+ * are written "\\xHH", and read back as the byte. So a record (a line of a
+ * journal, a handout's PNG text chunk, which must be UTF-8) names any file
+ * exactly. Writes the name at out (NULL: only counts); returns its bytes. */
+static size_t name_escape(char *out, const char *name)
+{
+    size_t n = 0;
+    for (const char *s = name; *s;) {
+        uint32_t cp;
+        int k = lesson_utf8_decode(s, &cp);
+        if (k && !lesson_is_control(cp) && cp != '\\') {
+            if (out) memcpy(out + n, s, (size_t)k);
+            n += (size_t)k, s += k;
+            continue;
+        }
+        for (int i = 0; i < (k ? k : 1); i++, s++) {
+            if (out) snprintf(out + n, 5, "\\x%02x", (unsigned char)*s);
+            n += 4;
+        }
+    }
+    return n;
+}
+
+/* The name a record's escaped spelling stands for (malloc'd), or NULL when
+ * it is not one name_escape writes. */
+static char *name_unescape(const char *text)
+{
+    char *name = malloc(strlen(text) + 1), *o = name;
+    if (!name) return NULL;
+    for (const char *s = text; *s;) {
+        unsigned v;
+        if (*s != '\\') {
+            *o++ = *s++;
+        } else if (s[1] == 'x' && isxdigit((unsigned char)s[2]) && isxdigit((unsigned char)s[3]) &&
+                   sscanf(s + 2, "%2x", &v) == 1 && v != 0) {
+            *o++ = (char)v;
+            s += 4;
+        } else {
+            free(name);
+            return NULL;
+        }
+    }
+    *o = '\0';
+    return name;
+}
+
+/* "BYTES SHA256 NAME\n" at out (NULL: only counts); returns its bytes. */
+static size_t record_line(char *out, long long bytes, const char *sha256, const char *name)
+{
+    char head[24 + EXPORT_SHA256_HEX + 2];
+    size_t h = (size_t)snprintf(head, sizeof head, "%lld %s ", bytes, sha256);
+    size_t n = name_escape(NULL, name);
+    if (out) {
+        memcpy(out, head, h);
+        name_escape(out + h, name);
+        out[h + n] = '\n';
+    }
+    return h + n + 1;
+}
+
 char *export__records_text(const ExportRecords *r, const char *first_line)
 {
     size_t n = first_line ? strlen(first_line) + 1 : 0;
-    for (int i = 0; i < r->n; i++) n += 24 + EXPORT_SHA256_HEX + strlen(r->rec[i].name) + 2;
+    for (int i = 0; i < r->n; i++) n += record_line(NULL, r->rec[i].bytes, r->rec[i].sha256, r->rec[i].name);
     char *text = malloc(n + 1), *p = text;
     if (!text) return NULL;
     p += first_line ? sprintf(p, "%s\n", first_line) : 0;
-    for (int i = 0; i < r->n; i++) p += sprintf(p, "%lld %s %s\n", r->rec[i].bytes, r->rec[i].sha256, r->rec[i].name);
+    for (int i = 0; i < r->n; i++) p += record_line(p, r->rec[i].bytes, r->rec[i].sha256, r->rec[i].name);
     *p = '\0';
     return text;
 }
@@ -195,9 +257,10 @@ void export__records_parse(const char *text, ExportRecords *out, int (*accept)(c
         char *sp1 = copy ? strchr(copy, ' ') : NULL, *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
         if (sp1 && sp2 && all_digits(copy, (size_t)(sp1 - copy)) && sp1 - copy <= 18) {
             *sp1 = *sp2 = '\0';
-            const char *name = sp2 + 1;
-            if (is_sha256_hex(sp1 + 1) && !strchr(name, '/') && accept(name, user))
+            char *name = name_unescape(sp2 + 1);
+            if (name && name[0] && is_sha256_hex(sp1 + 1) && !strchr(name, '/') && accept(name, user))
                 export__records_add(out, name, atoll(copy), sp1 + 1);
+            free(name);
         }
         free(copy);
         line = end + 1;
@@ -427,13 +490,13 @@ int export__journal_begin(ExportJournal *j, const char *path, const ExportRecord
 
 int export__journal_add(ExportJournal *j, const char *name, size_t bytes, const char *sha256, char *err, size_t errlen)
 {
-    size_t n = strlen(name) + EXPORT_SHA256_HEX + 32;
-    char *line = malloc(n);
+    size_t len = record_line(NULL, (long long)bytes, sha256, name);
+    char *line = malloc(len);
     if (!line) {
         export__set_err(err, errlen, "%s: out of memory", j->path);
         return -1;
     }
-    int len = snprintf(line, n, "%zu %s %s\n", bytes, sha256, name);
+    record_line(line, (long long)bytes, sha256, name);
     /* one write of the whole line, appended: lines of threads never mix */
     pthread_mutex_lock(&j->mu);
     ssize_t w;
@@ -442,7 +505,7 @@ int export__journal_add(ExportJournal *j, const char *name, size_t bytes, const 
     pthread_mutex_unlock(&j->mu);
     int e = errno;
     free(line);
-    if (w != len) {
+    if (w != (ssize_t)len) {
         export__set_err(err, errlen, "%s: %s", j->path, w < 0 ? strerror(e) : strerror(ENOSPC));
         return -1;
     }

@@ -40,7 +40,7 @@ void export__sha256(const void *data, size_t len, char hex[EXPORT_SHA256_HEX]);
 /* A file attnviz wrote, as its records (index.json, a journal, a
  * handout's first page) list it. */
 typedef struct ExportRecord {
-    char *name; /* in its folder, no '/': attnviz's own spelling or a handout page's; owned */
+    char *name;      /* in its folder, no '/': attnviz's own spelling or a handout page's; owned */
     long long bytes; /* -1: listed without a size and hash (an older attnviz's), never removed */
     char sha256[EXPORT_SHA256_HEX];
 } ExportRecord;
