@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <time.h>
+#include <fcntl.h>
 
 #include <dirent.h>
 
@@ -748,6 +750,62 @@ static void test_save_new_files(void **state)
     assert_int_equal(rmdir(dir), 0);
 }
 
+/* What a save killed part-way left goes, and only that: a hidden file of a
+ * save's temporary name, older than the run, holding nothing or the start
+ * of a lesson as attnviz writes one. */
+static void test_remove_stale_saves(void **state)
+{
+    (void)state;
+    char dir[64], path[160];
+    assert_int_equal(test_scratch_dir(dir, sizeof dir, "stale"), 0);
+    static const struct {
+        const char *name, *bytes;
+        int old, goes;
+    } files[] = {
+        {".t.json.attnviz-Ab12Cd", "{\n  \"format\": \"attnviz-lesson/1\",\n  \"id\": \"t\",\n  \"ti", 1, 1},
+        {".t.json.attnviz-Qw3rTy", "", 1, 1},
+        {".t.json.attnviz-Zz9Zz9", "{\n  \"form", 1, 1},
+        {".t.json.attnviz-My0wn1", "my notes\n", 1, 0},                            /* the user's bytes */
+        {".u.json.attnviz-Ab12Cd", "{\n  \"format\": \"attnviz-lesson/1\"", 0, 0}, /* being written now */
+        {".t.json.attnviz-Ab12C", "", 1, 0},                                       /* not mkstemp's six */
+        {".t.json.attnviz-Ab12C!", "", 1, 0},
+        {"t.json.attnviz-Ab12Cd", "", 1, 0}, /* not hidden */
+        {".t.json.backup-Ab12Cd", "", 1, 0},
+        {"t.json", "{\n  \"format\": \"attnviz-lesson/1\",\n  \"id\": \"t\"", 1, 0},
+    };
+    const size_t n = sizeof files / sizeof files[0];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i].name);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(files[i].bytes, f);
+        fclose(f);
+        if (files[i].old) {
+            struct timespec t[2] = {{time(NULL) - 3600, 0}, {time(NULL) - 3600, 0}};
+            assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+        }
+    }
+    /* a link under such a name, to an old empty file: neither goes */
+    snprintf(path, sizeof path, "%s/.l.json.attnviz-Ln1k00", dir);
+    assert_int_equal(symlink(".t.json.attnviz-Ab12C", path), 0);
+    struct timespec before;
+    clock_gettime(CLOCK_REALTIME, &before);
+    before.tv_sec -= 60; /* the run began a minute ago; .u... was written since */
+    assert_int_equal(lesson_remove_stale_saves(dir, &before), 3);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i].name);
+        if ((access(path, F_OK) != 0) != files[i].goes)
+            fail_msg("%s: %s", files[i].name, files[i].goes ? "kept" : "removed");
+    }
+    snprintf(path, sizeof path, "%s/.l.json.attnviz-Ln1k00", dir);
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    assert_int_equal(lesson_remove_stale_saves(dir, &before), 0);
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* A cut is at a character boundary and marked with "…"; a text that fits is
  * copied whole. */
 static void test_text_copy(void **state)
@@ -1134,6 +1192,7 @@ int main(void)
         cmocka_unit_test(test_file_errors),
         cmocka_unit_test(test_not_regular_files),
         cmocka_unit_test(test_save_new_files),
+        cmocka_unit_test(test_remove_stale_saves),
         cmocka_unit_test(test_text_copy),
         cmocka_unit_test(test_each_limit_reachable),
         cmocka_unit_test(test_positions),

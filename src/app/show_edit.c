@@ -47,6 +47,12 @@ void show_edit_save(ShowEdit *se, View *v)
     view_set_notice(v, dropped ? VS_SAVED_DROPPED : VS_SAVED_AS, path, 0);
     fputs("attnviz: saved as ", stdout);
     app_print_line(stdout, path);
+    /* what a save killed part-way left beside it */
+    int swept = lesson_remove_stale_saves(se->save_dir, &se->started);
+    if (swept) {
+        printf("attnviz: removed %d temporar%s of a save that did not finish from ", swept, swept == 1 ? "y" : "ies");
+        app_print_line(stdout, se->save_dir);
+    }
     fflush(stdout);
 #ifdef __EMSCRIPTEN__
     show_web_download(path); /* the page's memory is gone with the page */

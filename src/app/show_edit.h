@@ -19,6 +19,7 @@
 #define SHOW_EDIT_H
 
 #include <SDL.h>
+#include <time.h>
 
 #include "edit.h"
 #include "render.h"
@@ -31,6 +32,7 @@ typedef struct ShowEdit {
     int scrubbing, scrub_y;
     int pending_dy, pending_fine; /* drag motion not yet applied: one recompute a frame */
     unsigned long saves;          /* lessons Ctrl+S has saved */
+    struct timespec started;      /* when the window opened: a save's temporary older than this is stale */
 } ShowEdit;
 
 /* 1 when the key was an edit key (the window then does nothing else with it). */

@@ -86,6 +86,7 @@ int show_lesson_open(Show *s)
     }
     s->se.edit = s->cur.edit;
     s->se.save_dir = o->save_dir ? o->save_dir : "attnviz-lessons";
+    clock_gettime(CLOCK_REALTIME, &s->se.started);
     View *v = &s->cur.view;
     if (o->mode == VIEW_COMPARE && view_compare_refused(v, s->cur.path, err, sizeof err))
         return app_cmd_fail("show", APP_USAGE, "%s", err);

@@ -299,6 +299,14 @@ int lesson_save_new(Lesson *lesson, const char *dir, char *path, size_t pathlen,
  * renamed over path. Refused when path is anything but a regular file. 0,
  * or -1 with one line in err (path is then as it was). */
 int lesson_save_replacing(const Lesson *lesson, const char *dir, const char *path, char *err, size_t errlen);
+/* Removes from dir what saves killed part-way left: hidden regular files
+ * named as a save's temporaries are (".ID.json.attnviz-XXXXXX", six
+ * letters or digits), last written before `before` (so not one another
+ * attnviz is writing now), whose bytes are attnviz's: none yet, or the
+ * beginning of a lesson as lesson_write_json writes one. A link, a file of
+ * other bytes or any other name is never touched. Returns how many went. */
+struct timespec;
+int lesson_remove_stale_saves(const char *dir, const struct timespec *before);
 
 /* Writes the trace as "attnviz-trace/1" JSON (see README). 0, or -1 on a
  * write error (errno set). */

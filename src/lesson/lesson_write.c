@@ -9,6 +9,8 @@
  * it under its final name, which fails rather than replace a file that is
  * already there, so nothing is ever overwritten or half-written.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lesson.h"
@@ -176,6 +179,12 @@ int lesson_write_json(FILE *f, const Lesson *L)
     return ferror(f) ? -1 : 0;
 }
 
+/* A save's temporary: "." ID SAVE_TEMP_MARKER and six letters or digits
+ * (mkstemp's XXXXXX). */
+#define SAVE_TEMP_MARKER ".json.attnviz-"
+/* What every lesson lesson_write_json writes begins with. */
+#define SAVE_HEAD "{\n  \"format\": \"" LESSON_FORMAT "\",\n  \"id\": \""
+
 /* "NAME: reason" into err, the reason whole and NAME (a folder or a file
  * the user named, which may be as long as a file system allows) quoted and,
  * when it would take more than half of err, cut with "…". Returns -1. */
@@ -208,7 +217,7 @@ static int write_temp(const Lesson *L, const char *dir, char **tmp, char *err, s
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    snprintf(*tmp, len, "%s/.%s.json.attnviz-XXXXXX", dir, L->id);
+    snprintf(*tmp, len, "%s/.%s" SAVE_TEMP_MARKER "XXXXXX", dir, L->id);
     int fd = mkstemp(*tmp);
     /* mkstemp makes 0600 files; a lesson gets the mode every file attnviz
      * writes has, what open(..., 0666) would give (umask is read by setting
@@ -312,6 +321,49 @@ int lesson_save_replacing(const Lesson *L, const char *dir, const char *path, ch
     }
     free(tmp);
     return rc == 0 ? 0 : -1;
+}
+
+static int is_save_temporary(const char *name)
+{
+    size_t n = strlen(name), m = sizeof SAVE_TEMP_MARKER - 1;
+    if (name[0] != '.' || n < 1 + 1 + m + 6 || memcmp(name + n - 6 - m, SAVE_TEMP_MARKER, m) != 0) return 0;
+    for (size_t i = n - 6; i < n; i++)
+        if (!isalnum((unsigned char)name[i])) return 0;
+    return 1;
+}
+
+/* 1 when the regular file fd holds nothing or the beginning of a lesson as
+ * lesson_write_json writes one. */
+static int holds_a_save(int fd)
+{
+    char head[sizeof SAVE_HEAD - 1];
+    ssize_t n = read(fd, head, sizeof head);
+    return n >= 0 && memcmp(head, SAVE_HEAD, (size_t)n) == 0;
+}
+
+int lesson_remove_stale_saves(const char *dir, const struct timespec *before)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int removed = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!is_save_temporary(de->d_name)) continue;
+        int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) continue;
+        struct stat st, now;
+        /* a regular file, older than `before`, of attnviz's bytes, and still
+         * the file read when it goes */
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+            (st.st_mtim.tv_sec < before->tv_sec ||
+             (st.st_mtim.tv_sec == before->tv_sec && st.st_mtim.tv_nsec < before->tv_nsec)) &&
+            holds_a_save(fd) && fstatat(dirfd(d), de->d_name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+            now.st_dev == st.st_dev && now.st_ino == st.st_ino && unlinkat(dirfd(d), de->d_name, 0) == 0)
+            removed++;
+        close(fd);
+    }
+    closedir(d);
+    return removed;
 }
 
 int lesson_save_new(Lesson *L, const char *dir, char *path, size_t pathlen, char *err, size_t errlen)

@@ -29,6 +29,12 @@ mkdir -p "$out"
 # it must not reach the terminal raw
 saved="$out/saved$(printf '\033[31m')"
 rm -rf "$saved"
+# what a save killed part-way left there goes after the next save; a file of
+# the user's under such a name stays
+mkdir "$saved"
+printf '{\n  "format": "attnviz-lesson/1",\n  "id": "x' >"$saved/.x.json.attnviz-Ab12Cd"
+echo "my notes" >"$saved/.notes.json.attnviz-Zz9Zz9"
+touch -d '1 hour ago' "$saved/.x.json.attnviz-Ab12Cd" "$saved/.notes.json.attnviz-Zz9Zz9"
 cd "$out" || exit 1
 
 export SDL_VIDEODRIVER=x11
@@ -67,6 +73,10 @@ done
 grep -qF 'saved\x1b[31m/' "$out/stdout.log" || fail "'saved as' does not name the folder escaped: $(cat -v "$out/stdout.log")"
 ! grep -q "$(printf '\033')" "$out/stdout.log" "$out/stderr.log" || fail "a raw escape reached the terminal: $(cat -v "$out/stdout.log")"
 echo "ok: the save folder's name is printed escaped"
+[ ! -e "$saved/.x.json.attnviz-Ab12Cd" ] && [ -e "$saved/.notes.json.attnviz-Zz9Zz9" ] &&
+    grep -q "removed 1 temporary of a save that did not finish" "$out/stdout.log" ||
+    fail "a killed save's temporary: $(ls -A "$saved" | tr '\n' ' '), $(cat -v "$out/stdout.log")"
+echo "ok: Ctrl+S removed a killed save's temporary, not the user's file of such a name"
 shot 05-saved
 changed 04-set 05-saved "Ctrl+S says where the lesson went"
 press Escape
