@@ -199,6 +199,27 @@ static void test_tokens(void **state)
     expect_error(f, NULL, "{token}", "0-based token number");
 }
 
+/* What {row_max_token} {row_max_weight} fill to for a row, worked out here:
+ * the keys equal to the largest weight as %.4g prints them, or "every key
+ * alike (uniform)" when they are all the keys weighted above 0. */
+static void expected_winners(const float *row, int n, char *const *tokens, char *want, size_t len)
+{
+    char top[32], here[32], names[256] = "";
+    float mx = row[0];
+    for (int j = 1; j < n; j++)
+        if (row[j] > mx) mx = row[j];
+    snprintf(top, sizeof top, "%.4g", (double)mx);
+    int tied = 0, positive = 0;
+    for (int j = 0; j < n; j++) {
+        positive += row[j] > 0;
+        snprintf(here, sizeof here, "%.4g", (double)row[j]);
+        if (strcmp(here, top) != 0) continue;
+        size_t at = strlen(names);
+        snprintf(names + at, sizeof names - at, "%s%s", tied++ ? ", " : "", tokens[j]);
+    }
+    snprintf(want, len, "%s %s", tied > 1 && tied == positive ? "every key alike (uniform)" : names, top);
+}
+
 /* The head's weights: computed here from the trace, formatted %.4g. */
 static void test_weights(void **state)
 {
@@ -208,11 +229,8 @@ static void test_weights(void **state)
         snprintf(name, sizeof name, "weights_%d", h);
         const AttnStep *w = step(f, name);
         for (int r = 0; r < 3; r++) {
-            int best = 0;
-            for (int j = 1; j < 3; j++)
-                if (w->data[r * 3 + j] > w->data[r * 3 + best]) best = j;
             snprintf(text, sizeof text, "{row_max_token:%d} {row_max_weight:%d}", r, r);
-            snprintf(want, sizeof want, "%s %.4g", f->lesson.tokens[best], (double)w->data[r * 3 + best]);
+            expected_winners(w->data + r * 3, 3, f->lesson.tokens, want, sizeof want);
             expect_fill(f, name, LESSON_EN, text, want);
             /* any step of the same head means the same weights */
             snprintf(name, sizeof name, "scores_%d", h);
@@ -575,10 +593,81 @@ static void test_row_sees_nothing(void **state)
                     "no token (the row is fully masked and sees nothing)");
         /* a row that sees something still names its key */
         const AttnStep *w = step(&f, "weights_1");
-        const char *want = w->data[3] >= w->data[4] ? "我" : "喜欢";
-        expect_fill(&f, "weights_1", LESSON_EN, "{row_max_token:1}", want);
+        char want[256];
+        expected_winners(w->data + 3, 3, f.lesson.tokens, want, sizeof want);
+        expect_fill(&f, "weights_1", LESSON_EN, "{row_max_token:1} {row_max_weight:1}", want);
         fixture_free(&f);
     }
+}
+
+/* Ties: one head over a, b, c, d with Q = K = X. a's query meets equal
+ * keys a and c, so a's row ties them; d's query is 0, so its row is even. */
+#define TIE_LESSON                                                                                                     \
+    "{\"format\": \"attnviz-lesson/1\", \"id\": \"t\", \"title\": {\"en\": \"t\"},"                                    \
+    " \"tokens\": [\"a\", \"b\", \"c\", \"d\"], \"d_model\": 2, \"heads\": 1,"                                         \
+    " \"X\": [[1,0],[0,1],[1,0],[0,0]], \"W_Q\": [[1,0],[0,1]], \"W_K\": [[1,0],[0,1]], \"W_V\": [[1,0],[0,1]]"
+
+static void test_ties(void **state)
+{
+    (void)state;
+    Fixture f;
+    fixture_load(&f, TIE_LESSON "}");
+    const AttnStep *w = NULL;
+    for (int i = 0; i < f.trace->n_steps; i++)
+        if (f.trace->steps[i].kind == ATTN_STEP_SOFTMAX) w = &f.trace->steps[i];
+    assert_non_null(w);
+    /* the numbers the test rests on: a ties a and c, d is even */
+    assert_true(w->data[0] == w->data[2] && w->data[0] > w->data[1]);
+    for (int j = 1; j < 4; j++) assert_true(w->data[12 + j] == w->data[12]);
+    char want[128];
+    snprintf(want, sizeof want, "a → a, c (%.4g)", (double)w->data[0]);
+    expect_fill(&f, w->name, LESSON_EN, "a → {row_max_token:0} ({row_max_weight:0})", want);
+    expect_fill(&f, w->name, LESSON_ZH, "{row_max_token:0}", "「a」「c」");
+    expect_fill(&f, w->name, LESSON_EN, "{row_max_token:1}", "b");
+    expect_fill(&f, w->name, LESSON_EN, "{row_max_token:3}", "every key alike (uniform)");
+    expect_fill(&f, w->name, LESSON_ZH, "{row_max_token:3}", "每个键（均匀分布）");
+    /* a condition naming one winner of a tie does not hold */
+    char msg[256];
+    assert_int_equal(narrate_when("{row_max_token:0} == c", &f.lesson, f.trace, w, msg, sizeof msg), 0);
+    assert_int_equal(narrate_when("{row_max_token:1} == b", &f.lesson, f.trace, w, msg, sizeof msg), 1);
+    /* a tie within the printed digits is a tie */
+    int keys[4], uniform;
+    const float close[] = {0.46831f, 0.0634f, 0.46834f};
+    assert_int_equal(narrate_row_winners(close, 3, keys, 4, &uniform), 2);
+    assert_int_equal(keys[1], 2);
+    assert_int_equal(uniform, 0);
+    const float causal[] = {0.5f, 0.5f, 0.0f};
+    assert_int_equal(narrate_row_winners(causal, 3, keys, 4, &uniform), 2);
+    assert_int_equal(uniform, 1);
+    fixture_free(&f);
+
+    /* check: the placeholders name every tied key, and are accepted */
+    char err[512];
+    fixture_load(&f,
+                 TIE_LESSON ", \"narration\": {\"softmax\": {\"en\": \"a → {row_max_token:0} ({row_max_weight:0})\","
+                            " \"zh\": \"「a」→{row_max_token:0}（{row_max_weight:0}）\"}}}");
+    assert_int_equal(narrate_check(&f.lesson, f.trace, err, sizeof err), 0);
+    fixture_free(&f);
+    /* a text naming c alone where a and c tie is refused, naming file, field and step */
+    fixture_load(&f, TIE_LESSON ", \"narration\": {\"softmax\": {\"en\": \"a → c ({row_max_weight:0}).\"}}}");
+    assert_int_equal(narrate_check(&f.lesson, f.trace, err, sizeof err), 1);
+    if (!strstr(err, "test.json:") || !strstr(err, "narration.softmax.en (step ") || !strstr(err, "a, c"))
+        fail_msg("unexpected message: %s", err);
+    fixture_free(&f);
+    fixture_load(&f, TIE_LESSON
+                 ", \"narration\": {\"softmax\": {\"en\": \"a\", \"zh\": \"「a」→「c」（{row_max_weight:0}）\"}}}");
+    assert_int_equal(narrate_check(&f.lesson, f.trace, err, sizeof err), 1);
+    assert_non_null(strstr(err, "narration.softmax.zh"));
+    fixture_free(&f);
+    /* its weight printed without its keys named by the placeholder */
+    fixture_load(&f, TIE_LESSON ", \"narration\": {\"softmax\": {\"en\": \"a gives {row_max_weight:0} to c.\"}}}");
+    assert_int_equal(narrate_check(&f.lesson, f.trace, err, sizeof err), 1);
+    assert_non_null(strstr(err, "{row_max_token:0}"));
+    fixture_free(&f);
+    /* a cell named by its pair is not a claim of a winner */
+    fixture_load(&f, TIE_LESSON ", \"narration\": {\"softmax\": {\"en\": \"a → c = {value:weights[0][2]}\"}}}");
+    assert_int_equal(narrate_check(&f.lesson, f.trace, err, sizeof err), 0);
+    fixture_free(&f);
 }
 
 /* What check accepts fits every view: a text filling to more than
@@ -634,6 +723,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_value_heads, setup, teardown),
         cmocka_unit_test(test_additive),
         cmocka_unit_test(test_row_sees_nothing),
+        cmocka_unit_test(test_ties),
         cmocka_unit_test(test_filled_limit),
         cmocka_unit_test(test_when_values),
         cmocka_unit_test_setup_teardown(test_when_messages, setup, teardown),

@@ -159,13 +159,32 @@ static void check_narration(Opened *o)
                 /* each query's largest weight, from the drawn trace */
                 const char *const *q = view_row_labels(v, v->single, s), *const *k = view_col_labels(v, v->single, s);
                 for (int r = 0; r < s->rows && r < 6; r++) {
-                    int best = 0;
+                    /* every key equal to the largest weight as %.4g prints it */
+                    const float *row = s->data + r * s->cols;
+                    float mx = row[0];
                     for (int c = 1; c < s->cols; c++)
-                        if (s->data[r * s->cols + c] > s->data[r * s->cols + best]) best = c;
-                    if (!(s->data[r * s->cols + best] > 0)) continue;
-                    char want[256];
-                    snprintf(want, sizeof want, lang == LESSON_ZH ? "「%s」→「%s」（%.4g）" : "%s → %s %.4g", q[r],
-                             k[best], (double)s->data[r * s->cols + best]);
+                        if (row[c] > mx) mx = row[c];
+                    if (!(mx > 0)) continue;
+                    char top[32], here[32], keys[512] = "", want[1024];
+                    snprintf(top, sizeof top, "%.4g", (double)mx);
+                    int tied = 0, positive = 0;
+                    for (int c = 0; c < s->cols; c++) {
+                        positive += row[c] > 0;
+                        snprintf(here, sizeof here, "%.4g", (double)row[c]);
+                        if (strcmp(here, top) != 0 || tied++ >= 6) continue;
+                        size_t at = strlen(keys);
+                        snprintf(keys + at, sizeof keys - at, lang == LESSON_ZH ? "「%s」" : "%s%s",
+                                 lang == LESSON_ZH ? k[c]
+                                 : tied > 1        ? ", "
+                                                   : "",
+                                 k[c]);
+                    }
+                    if (tied > 1 && tied == positive)
+                        snprintf(want, sizeof want,
+                                 lang == LESSON_ZH ? "「%s」：均匀分布，各 %s" : "%s: uniform, %s each", q[r], top);
+                    else
+                        snprintf(want, sizeof want, lang == LESSON_ZH ? "「%s」→%s（%s）" : "%s → %s (%s)", q[r], keys,
+                                 top);
                     if (!strstr(text, want)) fail_msg("%s: %s says '%s', not '%s'", id, s->name, text, want);
                 }
             }

@@ -12,6 +12,7 @@
 #include "view.h"
 
 #define NARRATE_MAX_NAME 64 /* longest placeholder name or argument we read */
+#define NARRATE_MAX_TIED 16 /* tied keys {row_max_token} names before "…" */
 
 /* The output being built: out[0..len) so far, cap bytes in all. */
 typedef struct Sink {
@@ -168,14 +169,25 @@ static int row_arg(Ctx *c, const char *name, const char *arg, int rows, int *row
     return 0;
 }
 
-/* Index of the largest entry of row r (the first one on a tie). */
-static int row_argmax(const AttnStep *w, int r)
+int narrate_row_winners(const float *row, int cols, int *keys, int max, int *uniform)
 {
-    const float *row = w->data + (size_t)r * (size_t)w->cols;
+    *uniform = 0;
     int best = 0;
-    for (int j = 1; j < w->cols; j++)
+    for (int j = 1; j < cols; j++)
         if (row[j] > row[best]) best = j;
-    return best;
+    if (cols < 1 || !(row[best] > 0.0f)) return 0;
+    char top[32], here[32];
+    snprintf(top, sizeof top, "%.*g", NARRATE_WEIGHT_DIGITS, (double)row[best]);
+    int n = 0, above_zero = 0;
+    for (int j = 0; j < cols; j++) {
+        above_zero += row[j] > 0.0f;
+        snprintf(here, sizeof here, "%.*g", NARRATE_WEIGHT_DIGITS, (double)row[j]);
+        if (strcmp(here, top) != 0) continue;
+        if (n < max) keys[n] = j;
+        n++;
+    }
+    *uniform = n >= 2 && n == above_zero;
+    return n;
 }
 
 /* {value:NAME[I][J]} or {value:NAME[I][J]:P} */
@@ -537,25 +549,37 @@ static int put_one_token(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
     return 0;
 }
 
-/* Row arg of the head's weights: its largest weight, or the key token that
- * has it (no token when the mask blocks the whole row). */
+/* Row arg of the head's weights: its largest weight, or every key token
+ * tied for it (narrate_row_winners), "uniform" for an even row, no token
+ * when the mask blocks the whole row. */
 static int put_row_max(Ctx *c, Sink *s, const Placeholder *p, const char *arg)
 {
     const AttnStep *w = head_weights(c);
     if (!w) return ctx_fail(c, "{%s}: this lesson's trace has no softmax", p->name);
     int r = 0;
     if (row_arg(c, p->name, arg, w->rows, &r)) return -1;
-    int j = row_argmax(w, r);
+    const float *row = w->data + (size_t)r * (size_t)w->cols;
+    int keys[NARRATE_MAX_TIED], uniform;
+    int n = narrate_row_winners(row, w->cols, keys, NARRATE_MAX_TIED, &uniform);
     if (!(p->flags & PH_TOKEN)) {
-        put_number(s, w->data[(size_t)r * (size_t)w->cols + (size_t)j], 4);
-    } else if (row_sees_nothing(c, r, w->cols)) {
+        put_number(s, n ? row[keys[0]] : 0.0f, NARRATE_WEIGHT_DIGITS);
+    } else if (n == 0 || row_sees_nothing(c, r, w->cols)) {
         /* every key of the row is masked: no token is "the most attended" */
         const char *none = view_string(VS_ROW_SEES_NOTHING, c->lang);
         sink_put(s, none, strlen(none));
+    } else if (uniform) {
+        const char *even = view_string(VS_ROW_UNIFORM, c->lang);
+        sink_put(s, even, strlen(even));
     } else {
-        const char *tok = key_token(c->lesson, j);
-        if (!tok) return ctx_fail(c, "{%s}: key %d has no token", p->name, j);
-        put_token(c, s, tok);
+        /* every key tied for the largest weight, in order: 我, 跑步 */
+        const char *sep = view_string(VS_TOKEN_LIST_SEP, c->lang);
+        for (int k = 0; k < n && k < NARRATE_MAX_TIED; k++) {
+            const char *tok = key_token(c->lesson, keys[k]);
+            if (!tok) return ctx_fail(c, "{%s}: key %d has no token", p->name, keys[k]);
+            if (k) sink_put(s, sep, strlen(sep));
+            put_token(c, s, tok);
+        }
+        if (n > NARRATE_MAX_TIED) sink_put(s, "…", strlen("…"));
     }
     return 0;
 }
@@ -913,6 +937,52 @@ typedef struct CheckState {
     size_t errlen;
 } CheckState;
 
+/* A text that names one key as a row's largest weight where the lesson's
+ * own numbers tie: it prints {row_max_weight:I} without {row_max_token:I}
+ * (so it names the key in words), or it writes "Q → K" (「Q」→「K」) with
+ * one tied key K alone before the weight in brackets. 0, or -1 with the message in c->err and *where the
+ * byte of the text it points at. */
+static int check_named_winner(Ctx *c, const char *text, const char *filled, size_t *where)
+{
+    const AttnStep *w = head_weights(c);
+    const Lesson *l = c->lesson;
+    if (!w) return 0;
+    for (int r = 0; r < w->rows && r < l->n_tokens; r++) {
+        int keys[NARRATE_MAX_TIED], uniform;
+        int n = narrate_row_winners(w->data + (size_t)r * (size_t)w->cols, w->cols, keys, NARRATE_MAX_TIED, &uniform);
+        if (n < 2 || row_sees_nothing(c, r, w->cols)) continue;
+        char weight[32], token[32], tied[256] = "";
+        snprintf(weight, sizeof weight, "{row_max_weight:%d}", r);
+        snprintf(token, sizeof token, "{row_max_token:%d}", r);
+        for (int k = 0, at = 0; k < n && k < NARRATE_MAX_TIED && at < (int)sizeof tied; k++)
+            at += snprintf(tied + at, sizeof tied - (size_t)at, "%s%s", k ? ", " : "", key_token(l, keys[k]));
+        const char *used = strstr(text, weight);
+        if (!used && r == 0) used = strstr(text, "{row_max_weight}");
+        if (used && !strstr(text, token) && !(r == 0 && strstr(text, "{row_max_token}"))) {
+            *where = (size_t)(used - text);
+            return ctx_fail(c,
+                            "%s is %s's largest weight, which %s share at %d digits, but the text does not name "
+                            "them with %s: it names one winner where the numbers tie",
+                            weight, l->tokens[r], tied, NARRATE_WEIGHT_DIGITS, token);
+        }
+        for (int k = 0; k < n && k < NARRATE_MAX_TIED; k++) {
+            char pair[2 * LESSON_MAX_TOKEN_BYTES + 32];
+            const char *key = key_token(l, keys[k]);
+            snprintf(pair, sizeof pair, c->lang == LESSON_ZH ? "「%s」→「%s」" : "%s → %s", l->tokens[r], key);
+            for (const char *p = strstr(filled, pair); p; p = strstr(p + 1, pair)) {
+                /* the form of a claim, "Q → K (weight)"; "Q → K = score" names a cell */
+                const char *after = p + strlen(pair);
+                if (strncmp(after, c->lang == LESSON_ZH ? "（" : " (", strlen(c->lang == LESSON_ZH ? "（" : " (")))
+                    continue;
+                *where = 0;
+                return ctx_fail(c, "\"%s\" names %s alone as %s's largest weight, but %s share it at %d digits", pair,
+                                key, l->tokens[r], tied, NARRATE_WEIGHT_DIGITS);
+            }
+        }
+    }
+    return 0;
+}
+
 /* The first failure becomes the one line `attnviz check` prints:
  * "PATH:LINE:COL: narration.KEY.LANG (step NAME): message". */
 static void check_one(CheckState *st, const Lesson *lesson, const AttnTrace *trace, const AttnStep *step,
@@ -924,7 +994,11 @@ static void check_one(CheckState *st, const Lesson *lesson, const AttnTrace *tra
         char msg[512] = "";
         Ctx c = {lesson, trace, step, (LessonLang)lang, msg, sizeof msg, 1, every_head, text->text[lang], NULL};
         size_t at;
-        if (fill(buf, sizeof buf, &c, &at) == 0) continue;
+        int rc = fill(buf, sizeof buf, &c, &at);
+        /* a text hidden for these numbers (its condition fails) claims nothing of them */
+        if (rc == 0 && (!text->when || narrate_when(text->when, lesson, trace, step, msg, sizeof msg) == 1))
+            rc = check_named_winner(&c, text->text[lang], buf, &at);
+        if (rc == 0) continue;
         if (st->failures++ == 0 && st->err && st->errlen) {
             int line, col;
             lesson_text_where(text, (LessonLang)lang, at, &line, &col);

@@ -24,7 +24,8 @@
  *   {macs:incremental|full|recompute}: decoding's multiply-adds with the K/V cache, of one whole
  *     forward, and without a cache (attn_decode_macs)
  *   {tokens} {key_tokens}; {token:I} {key_token:J}
- *   {row_max_token} {row_max_token:I} {row_max_weight} {row_max_weight:I}
+ *   {row_max_token} {row_max_token:I} {row_max_weight} {row_max_weight:I}: every key tied
+ *     for the row's largest weight (narrate_row_winners), or "uniform" for an even row
  *   {max_weight} {min_weight} {max_weight_if:none|sqrt_dk|sqrt_dmodel}
  *   {value:NAME[I][J]} and {value:NAME[I][J]:P} (P significant digits, default 4); on a
  *     step of head h a per-head name without its number ({value:scores[1][0]}) is head h's;
@@ -59,6 +60,19 @@ extern "C" {
  * step's own text, each filled, with a line break between them, and room
  * for the view's own note or description of the step. */
 #define NARRATE_MAX_STEP_TEXT (4 * (NARRATE_MAX_FILLED + 1))
+
+/* The significant digits a text prints a weight with ({row_max_weight}, the
+ * narration the view writes from a step): weights equal at this precision
+ * read as a tie. */
+#define NARRATE_WEIGHT_DIGITS 4
+
+/* The keys that share one row's largest weight as a student reads it, equal
+ * to it at NARRATE_WEIGHT_DIGITS significant digits: their indices, in
+ * order, in keys[0..max). Returns how many there are; 0 when the row's
+ * largest weight is not above 0 (the row sees no key). *uniform becomes 1
+ * when two or more keys share it and every key weighted above 0 is among
+ * them: the row spreads its weight evenly. */
+int narrate_row_winners(const float *row, int cols, int *keys, int max, int *uniform);
 
 /* Copies text into out with every placeholder replaced. step may be NULL (the
  * lesson's intro); placeholders that need a step are then errors. Returns 0,

@@ -532,12 +532,15 @@ typedef enum ViewString {
     VS_TOKEN,
     /* {row_max_token} of a row whose every key is masked */
     VS_ROW_SEES_NOTHING,
+    /* {row_max_token} of a row whose keys all share its largest weight */
+    VS_ROW_UNIFORM,
     VS_TOKEN_LIST_SEP,
     /* the narration written from a step (the tokens, the largest weights) */
     VS_TOKEN_NEXT,
     VS_TOKENS_MORE,
     VS_LARGEST_WEIGHTS,
-    VS_LARGEST_WEIGHT,
+    VS_LARGEST_WEIGHT,  /* %s: the query, the keys tied for its largest weight, the weight */
+    VS_LARGEST_UNIFORM, /* %s: the query, the weight every key gets */
     VS_LIST_SEP,
     VS_LIST_CUT,
     VS_FULL_STOP,

@@ -97,7 +97,8 @@ size_t view_describe_kv_shared(const View *v, const AttnTrace *trace, const Attn
     return view_cat(buf, len, at, view_string(VS_KV_SHARED, v->lang), g, group, G, c->heads);
 }
 
-/* Softmax: each query's largest weight, for the first six queries that see a key. */
+/* Softmax: each query's largest weight, for the first six queries that see a
+ * key: every key tied for it (narrate_row_winners), or "uniform". */
 size_t view_describe_largest_weights(const View *v, const AttnTrace *trace, const AttnStep *s, char *buf, size_t len,
                                      size_t at)
 {
@@ -108,14 +109,25 @@ size_t view_describe_largest_weights(const View *v, const AttnTrace *trace, cons
     int shown = 0;
     for (int r = 0; r < s->rows && shown < 6; r++) {
         const float *row = s->data + (size_t)r * (size_t)s->cols;
-        int best = 0;
-        for (int c = 1; c < s->cols; c++)
-            if (row[c] > row[best]) best = c;
-        if (!(row[best] > 0.0f)) continue; /* a row that sees no key */
+        int keys[6], uniform;
+        int n = narrate_row_winners(row, s->cols, keys, 6, &uniform);
+        if (n == 0) continue; /* a row that sees no key */
         if (shown++) at = view_cat(buf, len, at, "%s", view_string(VS_LIST_SEP, L));
         char num[32];
-        cat_num(num, sizeof num, 0, row[best], 0);
-        at = view_cat(buf, len, at, view_string(VS_LARGEST_WEIGHT, L), rl[r], cl[best], num);
+        cat_num(num, sizeof num, 0, row[keys[0]], 0);
+        if (uniform) {
+            at = view_cat(buf, len, at, view_string(VS_LARGEST_UNIFORM, L), rl[r], num);
+            continue;
+        }
+        char tied[6 * (LESSON_MAX_TOKEN_BYTES + 8)];
+        size_t t = 0;
+        tied[0] = '\0';
+        for (int k = 0; k < n && k < 6; k++) {
+            if (k) t = view_cat(tied, sizeof tied, t, "%s", view_string(VS_TOKEN_LIST_SEP, L));
+            t = view_cat(tied, sizeof tied, t, view_string(VS_TOKEN, L), cl[keys[k]]);
+        }
+        if (n > 6) t = view_cat(tied, sizeof tied, t, "%s", view_string(VS_TOKENS_MORE, L));
+        at = view_cat(buf, len, at, view_string(VS_LARGEST_WEIGHT, L), rl[r], tied, num);
     }
     return view_cat(buf, len, at, "%s", view_string(s->rows > shown && shown == 6 ? VS_LIST_CUT : VS_FULL_STOP, L));
 }

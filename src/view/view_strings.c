@@ -117,14 +117,17 @@ static const char *const ui_strings[VS_STRING_COUNT][LESSON_LANG_COUNT] = {
     [VS_TOKEN] = {"%s", "「%s」"},
     [VS_ROW_SEES_NOTHING] = {"no token (the row is fully masked and sees nothing)",
                              "无（这一行被完全屏蔽，看不到任何词元）"},
+    [VS_ROW_UNIFORM] = {"every key alike (uniform)", "每个键（均匀分布）"},
     [VS_TOKEN_LIST_SEP] = {", ", ""},
     [VS_TOKEN_NEXT] = {" %s", "「%s」"},
     [VS_TOKENS_MORE] = {" …", "…"},
-    [VS_LARGEST_WEIGHTS] = {" Each query's largest weight: ", "每个查询最大的权重："},
-    /* %s: the query, the key, the weight */
-    [VS_LARGEST_WEIGHT] = {"%s → %s %s", "「%s」→「%s」（%s）"},
-    [VS_LIST_SEP] = {", ", "，"},
-    [VS_LIST_CUT] = {", …", "……"},
+    [VS_LARGEST_WEIGHTS] = {" Each query's largest weight: ", "每个查询最大的注意力权重："},
+    /* %s: the query, the keys (quoted in Chinese), the weight */
+    [VS_LARGEST_WEIGHT] = {"%s → %s (%s)", "「%s」→%s（%s）"},
+    [VS_LARGEST_UNIFORM] = {"%s: uniform, %s each", "「%s」：均匀分布，各 %s"},
+    /* between the queries of a list whose items may list tied keys */
+    [VS_LIST_SEP] = {"; ", "；"},
+    [VS_LIST_CUT] = {"; …", "……"},
     [VS_FULL_STOP] = {".", "。"},
     [VS_NUMBERS_HIDDEN] = {"Cells too small for their numbers: hover a cell, or zoom with the wheel",
                            "单元格太小，放不下数值：把鼠标移到单元格上，或用滚轮放大"},
