@@ -984,7 +984,16 @@ static void test_narration_stays_true(void **state)
     goto_name(&p->v, "weights_1");
     assert_int_equal(view_narration(&p->v, buf, sizeof buf), -1);
     assert_null(strstr(buf, "verb–object"));
-    assert_non_null(strstr(buf, no_longer));
+    /* the hint says which claim of the text no longer holds, and what holds now */
+    assert_null(strstr(buf, no_longer));
+    /* 喜欢's query in head 1 is now 0: its row is even */
+    assert_non_null(strstr(buf, "(The lesson's text for this step does not hold for these numbers: it says 喜欢's "
+                                "largest weight goes to 跑步; now it goes to every key alike (uniform).)"));
+    p->v.lang = LESSON_ZH;
+    assert_int_equal(view_narration(&p->v, buf, sizeof buf), -1);
+    assert_non_null(strstr(buf, "。（课程对这一步的讲解不适用于现在的数字：讲解说「喜欢」最大的注意力权重给了「跑步」，"
+                                "现在给了每个键（均匀分布）。）"));
+    p->v.lang = LESSON_EN;
     goto_name(&p->v, "Q_2"); /* "always": placeholders only */
     assert_int_equal(view_narration(&p->v, buf, sizeof buf), 0);
     assert_null(strstr(buf, about));
@@ -1002,6 +1011,37 @@ static void test_narration_stays_true(void **state)
     assert_int_equal(edit_rename_token(&p->e, 0, 2, "游泳"), 0);
     goto_name(&p->v, "weights_2");
     assert_int_equal(view_narration(&p->v, buf, sizeof buf), -1);
+    assert_non_null(strstr(buf, "it is written for token 3 being 跑步; it is now 游泳."));
+    pair_free(p);
+    lesson_free(&L);
+}
+
+/* After an edit, "About the lesson before its numbers were changed:" opens
+ * the first step's narration once, not each of its summary, intro and text. */
+static void test_about_the_lesson_before_said_once(void **state)
+{
+    (void)state;
+    static const char json[] =
+        "{\"format\": \"attnviz-lesson/1\", \"id\": \"once\", \"title\": {\"en\": \"Once\"},"
+        " \"tokens\": [\"我\", \"喜欢\"], \"d_model\": 2, \"W_O\": null,"
+        " \"X\": [[1, 0], [0, 1]], \"W_Q\": [[1, 0], [2, 0]], \"W_K\": [[1, 0], [0, 1]], \"W_V\": [[1, 0], [0, 1]],"
+        " \"summary\": {\"en\": \"The summary.\", \"zh\": \"摘要。\"},"
+        " \"narration\": {\"intro\": {\"en\": \"The intro.\", \"zh\": \"引言。\"},"
+        " \"X\": {\"en\": \"X's text.\", \"zh\": \"X 的讲解。\"}}}";
+    Lesson L;
+    parse(&L, json);
+    Pair *p = pair_make(&L);
+    char buf[4096];
+    assert_int_equal(edit_set(&p->e, "W_Q[1][0]=9"), 0);
+    goto_name(&p->v, "X");
+    for (int lang = 0; lang < LESSON_LANG_COUNT; lang++) {
+        p->v.lang = (LessonLang)lang;
+        const char *about = view_string(VS_ABOUT_ORIGINAL, (LessonLang)lang);
+        assert_int_equal(view_narration(&p->v, buf, sizeof buf), 0);
+        assert_ptr_equal(strstr(buf, about), buf);
+        assert_null(strstr(buf + strlen(about), about));
+        assert_non_null(strstr(buf, lang == LESSON_ZH ? "X 的讲解。" : "X's text."));
+    }
     pair_free(p);
     lesson_free(&L);
 }
@@ -1320,7 +1360,7 @@ static void test_editor_keys(void **state)
     assert_int_equal(v->cur_col, 2);
     char name[64];
     editor_cursor_name(v, name, sizeof name);
-    assert_string_equal(name, "X[2][2]");
+    assert_string_equal(name, "X[跑步, 3]"); /* as drawn: row 跑步, the column labelled 3 */
     /* typing a number, Enter */
     assert_int_equal(editor_type(v, "q"), 0); /* not part of a number */
     assert_int_equal(editor_type(v, "-"), 1);
@@ -1462,6 +1502,7 @@ int main(void)
         cmocka_unit_test(test_narration_stays_true),
         cmocka_unit_test(test_when_conditions),
         cmocka_unit_test(test_texts_about_the_lesson_before),
+        cmocka_unit_test(test_about_the_lesson_before_said_once),
         cmocka_unit_test(test_mend_an_overflow),
         cmocka_unit_test(test_save_round_trip),
         cmocka_unit_test(test_write_read_fields),

@@ -913,6 +913,42 @@ static void test_focus_and_slides(void **state)
     canvas_free(c);
 }
 
+/* The texts of the title bar (the title and the status line), joined. */
+static void title_bar_text(Canvas *c, char *buf, size_t len)
+{
+    render_layout_record(c->rc, 1);
+    draw(c);
+    int n;
+    const LayoutBox *b = render_layout_boxes(c->rc, &n);
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++)
+        if (b[i].kind == LAYOUT_TEXT && (strcmp(b[i].what, "title bar") == 0 || strcmp(b[i].what, "edit bar") == 0))
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s | ", b[i].text);
+}
+
+/* The status line names the view's mode only where there are two: a
+ * lesson of one head shows the same in both, so none is named. */
+static void test_status_names_a_mode_only_with_heads(void **state)
+{
+    (void)state;
+    char text[4096];
+    Canvas *c = canvas_make_file(1920, 1080, 1, ATTNVIZ_TESTS_DIR "/../lessons/self-attention-xihuan-paobu.json");
+    for (int lang = 0; lang < LESSON_LANG_COUNT; lang++) {
+        c->view.lang = (LessonLang)lang;
+        title_bar_text(c, text, sizeof text);
+        if (strstr(text, view_string(VS_MODE_MULTI, c->view.lang)) || strstr(text, "多头") ||
+            strstr(text, "multi-head"))
+            fail_msg("a one-head lesson's status names a mode: %s", text);
+        assert_non_null(strstr(text, view_string(VS_HINT, c->view.lang)));
+    }
+    canvas_free(c);
+    c = canvas_make(1920, 1080, 1); /* two heads */
+    c->view.lang = LESSON_ZH;
+    title_bar_text(c, text, sizeof text);
+    if (!strstr(text, "多头视图")) fail_msg("the two-head lesson's status names no mode: %s", text);
+    canvas_free(c);
+}
+
 /* Pixels of cell (r, c) of step `step` that are exactly colour want. */
 static int cell_pixels_of(const Canvas *c, int step, int r, int col, SDL_Color want)
 {
@@ -1520,6 +1556,7 @@ int main(void)
         cmocka_unit_test(test_concat_slide),
         cmocka_unit_test(test_heads_strip_labels),
         cmocka_unit_test(test_focus_and_slides),
+        cmocka_unit_test(test_status_names_a_mode_only_with_heads),
         cmocka_unit_test(test_no_inbetween_numbers),
         cmocka_unit_test(test_long_label_hover),
         cmocka_unit_test(test_blocked_weights_true_values),

@@ -334,7 +334,7 @@ static void test_kv_groups(void **state)
     /* hovering W_K names the K/V head whose column a weight feeds */
     char cell[1024];
     assert_int_equal(view_explain_cell(v, v->trace, step_of(v, "W_K"), 0, 3, cell, sizeof cell), 0);
-    assert_non_null(strstr(cell, "(K/V head 2's column 1)"));
+    assert_non_null(strstr(cell, "(K/V head 2's column 2)")); /* W_K's column 4, counted from 1 */
     view_set_mode(v, VIEW_SINGLE);
     assert_int_equal(v->mode, VIEW_MULTI);
     assert_non_null(strstr(v->single_error, "kv_heads"));
@@ -486,10 +486,17 @@ static void test_narration_and_explain(void **state)
     assert_non_null(strstr(buf, "exp(x − max) / Σ"));
     /* an output cell as Σ weight·value */
     assert_int_equal(view_explain_cell(v, t, step_of(v, "head_1"), 2, 1, buf, sizeof buf), 0);
-    assert_non_null(strstr(buf, "Σ_j weights₁[跑步]_j · V_1[j, 1]"));
+    assert_non_null(strstr(buf, "Σ_j weights₁[跑步]_j · V_1[j, 2]"));
     /* a weight says where it carries a feature */
     assert_int_equal(view_explain_cell(v, t, step_of(v, "W_Q"), 1, 3, buf, sizeof buf), 0);
-    assert_non_null(strstr(buf, "feature 1 of each token into Q's column 3 (head 2's column 1)"));
+    assert_non_null(strstr(buf, "feature 2 of each token into Q's column 4 (head 2's column 2)"));
+    /* the same in Chinese: 第 2 个 is the second, drawn under "2" */
+    v->lang = LESSON_ZH;
+    assert_int_equal(view_explain_cell(v, t, step_of(v, "W_Q"), 1, 3, buf, sizeof buf), 0);
+    assert_non_null(strstr(buf, "与每个词元的第 2 个特征相乘，计入 Q 的第 4 列（头 2 的第 2 列）"));
+    assert_int_equal(view_explain_cell(v, t, step_of(v, "K_2"), 1, 0, buf, sizeof buf), 0);
+    assert_non_null(strstr(buf, "K[喜欢, 3]（头 2 的第 1 列，共 2 列）"));
+    v->lang = LESSON_EN;
     /* column notation: every index in the order the transposed matrices are drawn */
     view_set_notation(v, VIEW_NOTATION_COLUMN);
     view_goto(v, step_of(v, "X"));
@@ -503,14 +510,14 @@ static void test_narration_and_explain(void **state)
     assert_non_null(strstr(buf, "scores₁[跑步, 喜欢]"));
     assert_non_null(strstr(buf, "Q₁[:, 喜欢] · K₁[:, 跑步]"));
     assert_int_equal(view_explain_cell(v, t, step_of(v, "Q"), 0, 2, buf, sizeof buf), 0);
-    assert_non_null(strstr(buf, "Q[2, 我]"));
-    assert_non_null(strstr(buf, "X[:, 我] · W_Q[2, :]"));
+    assert_non_null(strstr(buf, "Q[3, 我]"));
+    assert_non_null(strstr(buf, "X[:, 我] · W_Q[3, :]"));
     assert_int_equal(view_explain_cell(v, t, step_of(v, "head_1"), 2, 1, buf, sizeof buf), 0);
-    assert_non_null(strstr(buf, "Σ_j weights₁[:, 跑步]_j · V_1[1, j]"));
+    assert_non_null(strstr(buf, "Σ_j weights₁[:, 跑步]_j · V_1[2, j]"));
     assert_int_equal(view_explain_cell(v, t, step_of(v, "W_Q"), 1, 3, buf, sizeof buf), 0);
-    assert_non_null(strstr(buf, "feature 1 of each token into Q's row 3 (head 2's row 1)"));
+    assert_non_null(strstr(buf, "feature 2 of each token into Q's row 4 (head 2's row 2)"));
     assert_int_equal(view_explain_cell(v, t, step_of(v, "K_2"), 1, 0, buf, sizeof buf), 0);
-    assert_non_null(strstr(buf, "K[2, 喜欢]  (head 2, its row 0 of 0…1)"));
+    assert_non_null(strstr(buf, "K[3, 喜欢]  (head 2's row 1 of 2)"));
     view_set_notation(v, VIEW_NOTATION_ROW);
     /* out of range */
     assert_int_equal(view_explain_cell(v, t, si, 3, 0, buf, sizeof buf), -1);

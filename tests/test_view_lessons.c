@@ -125,7 +125,7 @@ static void test_compare_panes_agree(void **state)
  * its heads, so each step is described from the single-head trace itself
  * (each query's largest weight, as drawn); a lesson with one head is the
  * same computation, and its texts are shown. The title follows the same rule.
- * The compare view narrates the multi-head pane, which is on screen. */
+ * The compare view narrates both panes, each under its caption. */
 static void check_narration(Opened *o)
 {
     View *v = &o->view;
@@ -198,17 +198,69 @@ static void check_narration(Opened *o)
                 view_set_mode(v, VIEW_SINGLE);
             }
         }
-        /* compare: the text of the multi-head step in the right-hand pane */
+        /* compare: each pane's text under its caption, the single head's first, as drawn */
         view_set_mode(v, VIEW_COMPARE);
         for (int i = 0; i < v->trace->n_steps && view_can_compare(v); i++) {
-            char cmp[4096], multi[4096];
+            char cmp[8192], single[4096], multi[4096], cap[128], want[8192];
             view_goto(v, i);
             view_narration(v, cmp, sizeof cmp);
+            view_step_narration(v, v->single, view_compare_step(v, i), single, sizeof single);
             view_step_narration(v, v->trace, i, multi, sizeof multi);
-            assert_string_equal(cmp, multi);
+            const char *sep = lang == LESSON_ZH ? "：" : ": ";
+            view_compare_caption(v, 0, cap, sizeof cap);
+            size_t at = (size_t)snprintf(want, sizeof want, "%s%s%s\n", cap, sep, single);
+            view_compare_caption(v, 1, cap, sizeof cap);
+            snprintf(want + at, sizeof want - at, "%s%s%s", cap, sep, multi);
+            assert_string_equal(cmp, want);
+            if (!strstr(cmp, lang == LESSON_ZH ? "单头视图（h = 1，d_k = " : "single head (h = 1, d_k = ") ||
+                !strstr(cmp, lang == LESSON_ZH ? "多头视图（h = " : "multi-head (h = "))
+                fail_msg("%s: compare step %d does not name both panes: %s", id, i + 1, cmp);
         }
         view_set_mode(v, VIEW_MULTI);
     }
+}
+
+/* What a person reads counts from 1, as the labels are drawn: no hover of
+ * any lesson, in either language or notation, says 第 0 or counts a row,
+ * column, feature or head from 0; a head's column of the projection is the
+ * one drawn under the same number. */
+static void check_hover_ordinals(Opened *o)
+{
+    View *v = &o->view;
+    const AttnTrace *t = v->trace;
+    for (int n = 0; n < VIEW_NOTATION_COUNT; n++)
+        for (int lang = 0; lang < LESSON_LANG_COUNT; lang++) {
+            v->lang = (LessonLang)lang;
+            view_set_notation(v, (ViewNotation)n);
+            for (int i = 0; i < t->n_steps; i++) {
+                const AttnStep *s = &t->steps[i];
+                for (int r = 0; r < s->rows && r < 6; r++)
+                    for (int c = 0; c < s->cols && c < 6; c++) {
+                        char buf[2048];
+                        if (view_explain_cell(v, t, i, r, c, buf, sizeof buf) != 0) continue;
+                        static const char *const bad[] = {"第 0 ",    "第 0·", "0…",   "of 0", "feature 0", "row 0",
+                                                          "column 0", "[0]",   "[0, ", ", 0]", "x_0",       "y_0"};
+                        for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+                            if (strstr(buf, bad[k]))
+                                fail_msg("%s: %s[%d][%d] (notation %d, lang %d) counts from 0: %s", o->lesson.id,
+                                         s->name, r, c, n, lang, buf);
+                        if (s->kind != ATTN_STEP_SPLIT || n != VIEW_NOTATION_ROW || lang != LESSON_EN) continue;
+                        /* Q_2[我, 1] = Q[我, 3]: head 2's first column is drawn under "3" in Q */
+                        char want[64];
+                        snprintf(want, sizeof want, ", %d]  (head %d's column %d of %d)",
+                                 (s->head - 1) * s->cols + c + 1, s->head, c + 1, s->cols);
+                        if (!strstr(buf, want))
+                            fail_msg("%s: %s[%d][%d] says '%s', not '%s'", o->lesson.id, s->name, r, c, buf, want);
+                    }
+            }
+        }
+    view_set_notation(v, VIEW_NOTATION_ROW);
+}
+
+static void test_hovers_count_from_1(void **state)
+{
+    (void)state;
+    for_each_lesson(check_hover_ordinals);
 }
 
 static void test_single_and_compare_narrate_what_is_drawn(void **state)
@@ -252,6 +304,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compare_panes_agree),
         cmocka_unit_test(test_single_and_compare_narrate_what_is_drawn),
+        cmocka_unit_test(test_hovers_count_from_1),
         cmocka_unit_test(test_formula_labels),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "editor.h"
 #include "heatmap.h"
 #include "render_internal.h"
 
@@ -3597,7 +3598,8 @@ static int status_text(const View *v, RenderCtx *rc, int size, int maxw, char *b
     if (nh > 1 && v->mode != VIEW_SINGLE)
         snprintf(headpart, sizeof headpart, "  ·  %s %d/%d", view_string(VS_HEAD, v->lang), v->head, nh);
     char modepart[96] = "";
-    if (t->cfg.attention == ATTN_DOT) snprintf(modepart, sizeof modepart, "  ·  %s", mode);
+    /* one head: the single-head and multi-head views are the same, so no mode is named */
+    if (t->cfg.attention == ATTN_DOT && v->trace->cfg.heads > 1) snprintf(modepart, sizeof modepart, "  ·  %s", mode);
     if (v->notation == VIEW_NOTATION_COLUMN)
         snprintf(modepart + strlen(modepart), sizeof modepart - strlen(modepart), "  ·  %s",
                  view_string(VS_NOTATION_COLUMN, v->lang));
@@ -3936,9 +3938,8 @@ static void draw_editing(RenderCtx *rc, const View *v, const Fonts *f, SDL_Rect 
     /* the cursor */
     int st = cursor_step(v);
     SDL_Rect cell;
-    char name[64], line[256];
-    snprintf(name, sizeof name, "%s[%d][%d]", v->cur_mat == LESSON_MAT_COUNT ? "mask" : lesson_matrix_name(v->cur_mat),
-             v->cur_row, v->cur_col);
+    char name[2 * LESSON_MAX_TOKEN_BYTES + 32], line[sizeof name + 96];
+    editor_cursor_name(v, name, sizeof name);
     if (v->cur_mat == LESSON_MAT_COUNT)
         snprintf(line, sizeof line, "%s  %s = %d", view_string(VS_EDIT_MODE, v->lang), name,
                  mask_entry(v->lesson, v->cur_row, v->cur_col));
@@ -4066,9 +4067,8 @@ int render_frame(RenderCtx *rc, const View *v, int width, int height)
             stacked = k_st > k_sb || (k_st == k_sb && !compare_side_by_side(rc, v, &f, st, sb));
         }
         char cap1[128], cap2[128];
-        snprintf(cap1, sizeof cap1, "%s  (h = 1, d_k = %d)", view_string(VS_MODE_SINGLE, v->lang), v->single->cfg.d_k);
-        snprintf(cap2, sizeof cap2, "%s  (h = %d, d_k = %d)", view_string(VS_MULTI_TITLE, v->lang), v->trace->cfg.heads,
-                 v->trace->cfg.d_k);
+        view_compare_caption(v, 0, cap1, sizeof cap1);
+        view_compare_caption(v, 1, cap2, sizeof cap2);
         SDL_Rect left, right;
         render_within(rc, main, "compare caption");
         SDL_SetRenderDrawBlendMode(rc->sdl, SDL_BLENDMODE_NONE);

@@ -125,7 +125,24 @@ void editor_follow(View *v, const Edit *e)
 
 void editor_cursor_name(const View *v, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s[%d][%d]", edit_matrix_name(v->cur_mat), v->cur_row, v->cur_col);
+    const AttnTrace *t = view_trace(v);
+    if (v->cur_mat == LESSON_MAT_COUNT) {
+        /* the mask: its query and key, as the weights label them */
+        const AttnStep *w = attn_trace_find(t, ATTN_STEP_SOFTMAX, 1);
+        const char *const *q = w ? view_row_labels(v, t, w) : NULL, *const *k = w ? view_col_labels(v, t, w) : NULL;
+        int col = v->notation == VIEW_NOTATION_COLUMN;
+        if (q && k && v->cur_row < w->rows && v->cur_col < w->cols) {
+            snprintf(buf, len, "mask[%s, %s]", col ? k[v->cur_col] : q[v->cur_row],
+                     col ? q[v->cur_row] : k[v->cur_col]);
+            return;
+        }
+        snprintf(buf, len, "mask[%d, %d]", (col ? v->cur_col : v->cur_row) + 1, (col ? v->cur_row : v->cur_col) + 1);
+        return;
+    }
+    const AttnStep *m = attn_trace_find_name(t, lesson_matrix_name(v->cur_mat));
+    view_cell_name(v, t, m ? attn_trace_index(t, m) : -1, v->cur_row, v->cur_col, buf, len);
+    if (!buf[0]) /* the matrix is not drawn: its numbers from 1 */
+        snprintf(buf, len, "%s[%d, %d]", edit_matrix_name(v->cur_mat), v->cur_row + 1, v->cur_col + 1);
 }
 
 /* The token side of the cursor's matrix: 0 X's rows (queries), 1 Y's rows

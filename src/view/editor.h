@@ -66,7 +66,9 @@ int editor_type(View *v, const char *text);
  * dy·step (step 0.01, fine 0.001), merged into one undo step until
  * edit_end_scrub. */
 int editor_scrub(View *v, Edit *e, int dy, int fine);
-/* "W_Q[1][2]", "mask[0][2]" for the cursor, into buf. */
+/* The cursor's cell as a person reads it, into buf: as the hover names it,
+ * its labels or its numbers from 1 ("X[喜欢, 3]", "W_Q[2, 3]", "mask[我, 跑步]"),
+ * where --set counts from 0 (X[1][2]). */
 void editor_cursor_name(const View *v, char *buf, size_t len);
 
 #ifdef __cplusplus

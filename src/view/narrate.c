@@ -929,6 +929,69 @@ int narrate_when(const char *cond, const Lesson *lesson, const AttnTrace *trace,
     return holds;
 }
 
+/* The claim a false comparison [s, end) stood for, as a student reads it,
+ * when it compares a token placeholder with a token: "{row_max_token:1} ==
+ * 跑步" says 喜欢's largest weight goes to 跑步. 1 with the claim in out, else 0. */
+static int describe_claim(Ctx *c, const char *s, const char *end, LessonLang lang, char *out, size_t outlen)
+{
+    const char *eq = find_outside(s, end, "==");
+    if (!eq) return 0;
+    while (s < eq && is_space(*s)) s++;
+    const char *lend = eq, *r = eq + 2, *rend = end;
+    while (lend > s && is_space(lend[-1])) lend--;
+    while (r < rend && is_space(*r)) r++;
+    while (rend > r && is_space(rend[-1])) rend--;
+    char left[NARRATE_MAX_NAME * 2], right[LESSON_MAX_TOKEN_BYTES + 1], name[NARRATE_MAX_NAME] = "";
+    if (lend - s < 3 || (size_t)(lend - s) >= sizeof left || *s != '{' || lend[-1] != '}' || rend <= r ||
+        (size_t)(rend - r) >= sizeof right || memchr(r, '{', (size_t)(rend - r)))
+        return 0;
+    lesson_format(left, sizeof left, "%.*s", (int)(lend - s), s);
+    lesson_format(right, sizeof right, "%.*s", (int)(rend - r), r);
+    size_t k = strcspn(left + 1, ":}");
+    lesson_format(name, sizeof name, "%.*s", (int)k, left + 1);
+    long i = 0;
+    if (left[1 + k] == ':' && !parse_index(left + 2 + k, &i)) return 0;
+    int row_max = strcmp(name, "row_max_token") == 0;
+    if (!row_max && strcmp(name, "token") != 0 && strcmp(name, "key_token") != 0) return 0;
+    if (row_max && i >= c->lesson->n_tokens) return 0;
+    /* what the placeholder says now, in the reader's language */
+    char now[512];
+    Ctx f = *c;
+    f.lang = lang;
+    f.text = left;
+    size_t at;
+    if (fill(now, sizeof now, &f, &at) != 0) return 0;
+    char want[LESSON_MAX_TOKEN_BYTES + 8];
+    snprintf(want, sizeof want, view_string(VS_TOKEN, lang), right);
+    if (row_max) {
+        char query[LESSON_MAX_TOKEN_BYTES + 8];
+        snprintf(query, sizeof query, view_string(VS_TOKEN, lang), c->lesson->tokens[i]);
+        lesson_format(out, outlen, view_string(VS_CLAIM_ROW_MAX, lang), query, want, now);
+    } else {
+        lesson_format(out, outlen, view_string(VS_CLAIM_TOKEN, lang), (int)i + 1, want, now);
+    }
+    return 1;
+}
+
+int narrate_when_claim(const char *cond, const Lesson *lesson, const AttnTrace *trace, const AttnStep *step,
+                       LessonLang lang, char *out, size_t outlen)
+{
+    if (!out || !outlen) return 0;
+    out[0] = '\0';
+    if (!cond || strcmp(cond, "always") == 0) return 0;
+    char why[512] = "";
+    Ctx c = {lesson, trace, step, LESSON_EN, why, sizeof why, 0, 0, NULL, NULL};
+    const char *end = cond + strlen(cond);
+    for (const char *part = cond;;) {
+        const char *amp = find_outside(part, end, "&&");
+        int r = compare_one(&c, part, amp ? amp : end);
+        if (r < 0) return 0;
+        if (r == 0) return describe_claim(&c, part, amp ? amp : end, lang, out, outlen);
+        if (!amp) return 0;
+        part = amp + 2;
+    }
+}
+
 /* ---- narrate_check --------------------------------------------------------- */
 
 typedef struct CheckState {

@@ -92,6 +92,14 @@ int narrate_fill(char *out, size_t outlen, const char *text, const Lesson *lesso
 int narrate_when(const char *cond, const Lesson *lesson, const AttnTrace *trace, const AttnStep *step, char *msg,
                  size_t msglen);
 
+/* When cond does not hold for these numbers and its first false comparison
+ * compares a token placeholder ({row_max_token:I}, {token:I},
+ * {key_token:J}) with a token, the claim it stood for and what holds now, in
+ * lang: "it says 喜欢's largest weight goes to 跑步; now it goes to 我, 跑步".
+ * 1 with that in out, else 0 (out ""). */
+int narrate_when_claim(const char *cond, const Lesson *lesson, const AttnTrace *trace, const AttnStep *step,
+                       LessonLang lang, char *out, size_t outlen);
+
 /* Fills every narration of the lesson, in both languages, against every step
  * it applies to (a kind key: every step of that kind; a name key: that step;
  * "intro": no step), and the summary. A key that matches no step of the trace

@@ -418,13 +418,21 @@ void view_formula_highlight(const View *v, int *start, int *end);
  * character boundary, ending in "…". Returns 0, or -1 when no text of the
  * lesson is shown (buf holds the description). */
 int view_narration(const View *v, char *buf, size_t len);
-/* The same for any step of any of the View's traces. */
+/* The same for any step of any of the View's traces. In compare mode,
+ * view_narration gives each pane's text under the pane's caption. */
 int view_step_narration(const View *v, const AttnTrace *trace, int step, char *buf, size_t len);
+/* Compare mode's caption of a pane: the single head (multi 0) or the
+ * lesson's heads (1): "single head (h = 1, d_k = 4)". */
+void view_compare_caption(const View *v, int multi, char *buf, size_t len);
 
 /* How cell (r, c) of step `step` of `trace` was computed, with the actual
  * numbers, one line per '\n': "scores₁[我, 喜欢] = Q₁[我]·K₁[喜欢] = 1·5 + 2·6 = 17".
  * Returns 0, or -1 for an index out of range. */
 int view_explain_cell(const View *v, const AttnTrace *trace, int step, int r, int c, char *buf, size_t len);
+/* Cell (r, c) of a step as a person reads it, the way the hover names it:
+ * its labels, or its numbers from 1 as drawn, in the notation's order:
+ * "X[喜欢, 3]", "W_Q[2, 4]"; "" when out of range. */
+void view_cell_name(const View *v, const AttnTrace *trace, int step, int r, int c, char *buf, size_t len);
 
 /* Display name of a step with subscript head digits: "Q₁", "weights₂", "concat". */
 void view_step_title(const AttnStep *step, char *buf, size_t len);
@@ -462,8 +470,6 @@ typedef enum ViewString {
     VS_PHASE_ATTEND,
     VS_ROW_SUM,
     VS_BLOCKED,
-    VS_SINGLE_TITLE,
-    VS_MULTI_TITLE,
     VS_ALL_HEADS,
     VS_HELP_TITLE,
     VS_HELP_MOUSE,
@@ -499,7 +505,10 @@ typedef enum ViewString {
     VS_SAVED_DROPPED,
     VS_ABOUT_ORIGINAL,
     VS_TEXT_NO_LONGER,
-    VS_NOTICE_HISTORY_FULL, /* %s: how many of the oldest changes can no longer be undone */
+    VS_TEXT_NO_LONGER_BECAUSE, /* %s: the claim that no longer holds (narrate_when_claim) */
+    VS_CLAIM_ROW_MAX,          /* %s: the query, the key the text names, the keys that have its largest weight now */
+    VS_CLAIM_TOKEN,            /* %d: the token's number from 1; %s: the token the text names, the token now */
+    VS_NOTICE_HISTORY_FULL,    /* %s: how many of the oldest changes can no longer be undone */
     /* the notices: one %s each */
     VS_NOTICE_RELOAD_FAILED,
     VS_NOTICE_SAVED,
@@ -507,6 +516,10 @@ typedef enum ViewString {
     VS_NOTICE_RELOADED,
     VS_NOTICE_SINGLE_UNAVAILABLE,
     VS_NOTICE_COMPARE_ONE_HEAD,
+    /* compare mode's panes: %d d_k; %d heads, %d d_k; between a pane's name and its text */
+    VS_COMPARE_SINGLE,
+    VS_COMPARE_MULTI,
+    VS_PANE_SEP,
     /* the operator between a masked step's operands and its result */
     VS_OP_MASK,
     /* the default narration of a step: its title, rows, cols, kind text */

@@ -142,13 +142,23 @@ static size_t cat_paragraph(const View *v, const AttnTrace *trace, char *all, si
     return at;
 }
 
+/* "About the lesson before its numbers were changed:" before the first text
+ * it applies to, once for the step's whole narration (*said). */
+static size_t cat_about_original(const View *v, char *all, size_t at, int *said)
+{
+    if (*said) return at;
+    *said = 1;
+    return view_cat(all, NARRATE_MAX_STEP_TEXT, at, "%s", view_string(VS_ABOUT_ORIGINAL, v->lang));
+}
+
 /* A text of no step (the summary, the intro) as its own paragraph, when it
- * may be shown, under its marker; returns the new length. */
-static size_t cat_text_paragraph(const View *v, const AttnTrace *trace, char *all, size_t at, const LessonText *t)
+ * may be shown, under the marker (*said); returns the new length. */
+static size_t cat_text_paragraph(const View *v, const AttnTrace *trace, char *all, size_t at, const LessonText *t,
+                                 int *said)
 {
     int truth = t && t->text[LESSON_EN] ? narration_truth(v, t, trace, NULL) : 0;
     if (!truth) return at;
-    if (truth == 2) at = view_cat(all, NARRATE_MAX_STEP_TEXT, at, "%s", view_string(VS_ABOUT_ORIGINAL, v->lang));
+    if (truth == 2) at = cat_about_original(v, all, at, said);
     return cat_paragraph(v, trace, all, at, lesson_text(t, v->lang));
 }
 
@@ -172,28 +182,75 @@ int view_step_narration(const View *v, const AttnTrace *trace, int step, char *b
     char *all = malloc(NARRATE_MAX_STEP_TEXT);
     if (!all) return -1;
     size_t at = 0;
+    int about_said = 0;
     all[0] = '\0';
     if (text && v->notation == VIEW_NOTATION_COLUMN) /* lesson texts count rows and columns as in row notation */
         at = view_cat(all, NARRATE_MAX_STEP_TEXT, at, "%s\n", view_string(VS_TEXT_IN_ROW_NOTATION, v->lang));
     if (step == 0) {
         /* the lesson's summary, then its introduction, open its first step,
          * each as its own paragraph */
-        at = cat_text_paragraph(v, trace, all, at, &v->lesson->summary);
-        at = cat_text_paragraph(v, trace, all, at, lesson_narration_text(v->lesson, "intro"));
+        at = cat_text_paragraph(v, trace, all, at, &v->lesson->summary, &about_said);
+        at = cat_text_paragraph(v, trace, all, at, lesson_narration_text(v->lesson, "intro"), &about_said);
     }
     int rc = 0;
-    if (text && truth == 2)
-        at = view_cat(all, NARRATE_MAX_STEP_TEXT, at, "%s", view_string(VS_ABOUT_ORIGINAL, v->lang));
+    if (text && truth == 2) at = cat_about_original(v, all, at, &about_said);
     size_t before_text = at;
     if (!text || put_filled(v, trace, s, text, all, &at) != 0) {
         at = before_text;
         all[at] = '\0';
         describe_step(v, trace, s, all + at, NARRATE_MAX_STEP_TEXT - at);
-        if (lt) view_cat(all, NARRATE_MAX_STEP_TEXT, strlen(all), " %s", view_string(VS_TEXT_NO_LONGER, v->lang));
+        if (lt) {
+            /* which claim no longer holds, where its condition says */
+            char claim[1024];
+            if (!truth && narrate_when_claim(lt->when, v->lesson, trace, s, v->lang, claim, sizeof claim))
+                view_cat(all, NARRATE_MAX_STEP_TEXT, strlen(all), view_string(VS_TEXT_NO_LONGER_BECAUSE, v->lang),
+                         claim);
+            else
+                view_cat(all, NARRATE_MAX_STEP_TEXT, strlen(all), "%s", view_string(VS_TEXT_NO_LONGER, v->lang));
+        }
         rc = -1;
     }
     lesson_text_copy(buf, len, all);
     free(all);
+    return rc;
+}
+
+void view_compare_caption(const View *v, int multi, char *buf, size_t len)
+{
+    if (multi)
+        snprintf(buf, len, view_string(VS_COMPARE_MULTI, v->lang), v->trace->cfg.heads, v->trace->cfg.d_k);
+    else
+        snprintf(buf, len, view_string(VS_COMPARE_SINGLE, v->lang), v->single ? v->single->cfg.d_k : 0);
+}
+
+/* Compare mode: each pane's narration under the pane's caption, in the
+ * order they are drawn (the single head first). */
+static int compare_narration(const View *v, char *buf, size_t len)
+{
+    char *all = malloc(NARRATE_MAX_STEP_TEXT), *one = malloc(NARRATE_MAX_STEP_TEXT);
+    if (!all || !one) {
+        free(all);
+        free(one);
+        return view_step_narration(v, v->trace, v->step, buf, len);
+    }
+    char cap[128];
+    const char *sep = view_string(VS_PANE_SEP, v->lang);
+    int ss = view_compare_step(v, v->step);
+    view_compare_caption(v, 0, cap, sizeof cap);
+    size_t at = view_cat(all, NARRATE_MAX_STEP_TEXT, 0, "%s%s", cap, sep);
+    if (ss >= 0 && view_step_ready(v, v->single, ss)) {
+        view_step_narration(v, v->single, ss, one, NARRATE_MAX_STEP_TEXT);
+        at = view_cat(all, NARRATE_MAX_STEP_TEXT, at, "%s", one);
+    } else {
+        at = view_cat(all, NARRATE_MAX_STEP_TEXT, at, view_string(VS_PREPARING, v->lang), view_step_ordinal(v->step));
+    }
+    view_compare_caption(v, 1, cap, sizeof cap);
+    at = view_cat(all, NARRATE_MAX_STEP_TEXT, at, "\n%s%s", cap, sep);
+    int rc = view_step_narration(v, v->trace, v->step, one, NARRATE_MAX_STEP_TEXT);
+    view_cat(all, NARRATE_MAX_STEP_TEXT, at, "%s", one);
+    lesson_text_copy(buf, len, all);
+    free(all);
+    free(one);
     return rc;
 }
 
@@ -203,10 +260,15 @@ int view_narration(const View *v, char *buf, size_t len)
         if (len) snprintf(buf, len, view_string(VS_PREPARING, v->lang), view_step_ordinal(v->step));
         return -1;
     }
+    if (v->mode == VIEW_COMPARE && v->single && view_can_compare(v)) return compare_narration(v, buf, len);
     return view_step_narration(v, view_trace(v), v->step, buf, len);
 }
 
-/* ---- how a cell was computed ---- */
+/* ---- how a cell was computed ----
+ *
+ * What a person reads counts from 1, as the drawn labels do: W_Q[:, 3] is
+ * the column drawn under "3", hidden[5] the fifth row. Code (--set, the
+ * placeholders, the trace's JSON) counts from 0. */
 
 /* A number as a teacher writes it: 4 significant digits, a true minus sign,
  * negative terms in parentheses when asked. */
@@ -235,12 +297,22 @@ static size_t cat_cellref(const View *v, const AttnTrace *t, char *buf, size_t l
     if (col && c < 0) at = view_cat(buf, len, at, ":, ");
     for (int k = 0; k < 2; k++) {
         int row_part = k == col; /* which index comes first */
-        if (row_part && r >= 0) at = rl ? view_cat(buf, len, at, "%s", rl[r]) : view_cat(buf, len, at, "%d", r);
-        if (!row_part && c >= 0) at = cl ? view_cat(buf, len, at, "%s", cl[c]) : view_cat(buf, len, at, "%d", c);
+        /* a row or column without token labels is numbered from 1, as drawn */
+        if (row_part && r >= 0) at = rl ? view_cat(buf, len, at, "%s", rl[r]) : view_cat(buf, len, at, "%d", r + 1);
+        if (!row_part && c >= 0) at = cl ? view_cat(buf, len, at, "%s", cl[c]) : view_cat(buf, len, at, "%d", c + 1);
         if (k == 0 && r >= 0 && c >= 0) at = view_cat(buf, len, at, ", ");
     }
     if (col && r < 0) at = view_cat(buf, len, at, ", :");
     return view_cat(buf, len, at, "]");
+}
+
+void view_cell_name(const View *v, const AttnTrace *trace, int step, int r, int c, char *buf, size_t len)
+{
+    if (!len) return;
+    buf[0] = '\0';
+    if (!trace || step < 0 || step >= trace->n_steps) return;
+    const AttnStep *s = &trace->steps[step];
+    if (r >= 0 && c >= 0 && r < s->rows && c < s->cols) cat_cellref(v, trace, buf, len, 0, s, r, c);
 }
 
 #define EXPLAIN_TERMS 6
@@ -293,8 +365,8 @@ size_t view_explain_product(const View *v, const AttnTrace *t, const AttnStep *s
     at = view_cat(buf, len, at, " · ");
     char wt[64];
     view_step_title(W, wt, sizeof wt);
-    at = view_cat(buf, len, at, v->notation == VIEW_NOTATION_COLUMN ? "%s[%d, :]" : "%s[:, %d]", wt, c);
-    if (bias) at = view_cat(buf, len, at, " + %s[%d]", bias->name, c);
+    at = view_cat(buf, len, at, v->notation == VIEW_NOTATION_COLUMN ? "%s[%d, :]" : "%s[:, %d]", wt, c + 1);
+    if (bias) at = view_cat(buf, len, at, " + %s[%d]", bias->name, c + 1);
     at = view_cat(buf, len, at, "\n");
     at = cat_dot(buf, len, at, A->data, (size_t)r * (size_t)A->cols, 1, W->data, (size_t)c, (size_t)W->cols, A->cols,
                  v->lang);
@@ -315,13 +387,13 @@ size_t view_explain_split(const View *v, const AttnTrace *t, const AttnStep *s, 
         /* Q[2, 我]: the transposed projection's row */
         at = view_cat(buf, len, at, "\n= ");
         at = cat_cellref(v, t, buf, len, at, P, r, (s->head - 1) * s->cols + c);
-        return view_cat(buf, len, at, view_string(VS_EXPLAIN_SPLIT_ROW, v->lang), s->head, c, s->cols - 1);
+        return view_cat(buf, len, at, view_string(VS_EXPLAIN_SPLIT_ROW, v->lang), s->head, c + 1, s->cols);
     }
     at = view_cat(buf, len, at, "\n= %s[", P->name);
     const char *const *rl = view_row_labels(v, t, P);
-    at = rl ? view_cat(buf, len, at, "%s", rl[r]) : view_cat(buf, len, at, "%d", r);
-    at = view_cat(buf, len, at, view_string(VS_EXPLAIN_SPLIT_COLUMN, v->lang), (s->head - 1) * s->cols + c, s->head, c,
-                  s->cols - 1);
+    at = rl ? view_cat(buf, len, at, "%s", rl[r]) : view_cat(buf, len, at, "%d", r + 1);
+    at = view_cat(buf, len, at, view_string(VS_EXPLAIN_SPLIT_COLUMN, v->lang), (s->head - 1) * s->cols + c + 1, s->head,
+                  c + 1, s->cols);
     return at;
 }
 
@@ -344,7 +416,7 @@ size_t view_explain_scores(const View *v, const AttnTrace *t, const AttnStep *s,
         const AttnStep *Hd = from_kind(t, s, ATTN_STEP_ADDITIVE_HIDDEN, 0), *va = from_kind(t, s, ATTN_STEP_WEIGHT, 0);
         if (!Hd || !va) return at;
         size_t hr = (size_t)r * (size_t)s->cols + (size_t)c;
-        at = view_cat(buf, len, at, view_string(VS_EXPLAIN_ADDITIVE_ROW, v->lang), hr, r, c);
+        at = view_cat(buf, len, at, view_string(VS_EXPLAIN_ADDITIVE_ROW, v->lang), hr + 1, r + 1, c + 1);
         at = cat_dot(buf, len, at, Hd->data, hr * (size_t)Hd->cols, 1, va->data, 0, 1, Hd->cols, v->lang);
     }
     return at;
@@ -411,7 +483,7 @@ size_t view_explain_weighted_sum(const View *v, const AttnTrace *t, const AttnSt
     at = view_cat(buf, len, at, "\n= Σ_j ");
     at = cat_cellref(v, t, buf, len, at, W, r, -1);
     at = view_cat(buf, len, at, v->notation == VIEW_NOTATION_COLUMN ? "_j · %s[%d, j]\n" : "_j · %s[j, %d]\n", V->name,
-                  c);
+                  c + 1);
     at = cat_dot(buf, len, at, W->data, (size_t)r * (size_t)W->cols, 1, V->data, (size_t)c, (size_t)V->cols, W->cols,
                  v->lang);
     return at;
@@ -458,7 +530,8 @@ size_t view_explain_weight(const View *v, const AttnTrace *t, const AttnStep *s,
     int col = v->notation == VIEW_NOTATION_COLUMN;
     ViewString how = kv ? (col ? VS_EXPLAIN_WEIGHT_KV_ROW : VS_EXPLAIN_WEIGHT_KV_COLUMN)
                         : (col ? VS_EXPLAIN_WEIGHT_ROW : VS_EXPLAIN_WEIGHT_COLUMN);
-    if (dk > 0 && P) at = view_cat(buf, len, at, view_string(how, v->lang), r, P->name, c, c / dk + 1, c % dk);
+    if (dk > 0 && P)
+        at = view_cat(buf, len, at, view_string(how, v->lang), r + 1, P->name, c + 1, c / dk + 1, c % dk + 1);
     return at;
 }
 
@@ -469,8 +542,8 @@ size_t view_explain_additive_hidden(const View *v, const AttnTrace *t, const Att
     int nk = t->cfg.n_k;
     const char *y = t->cfg.cross ? "y" : "x", *ba = from_kind(t, s, ATTN_STEP_BIAS, 0) ? " + b_a" : "";
     if (v->notation == VIEW_NOTATION_COLUMN)
-        return view_cat(buf, len, at, "\n= tanh(W_a[%d, :] · [x_%d ; %s_%d]%s)", c, r / nk, y, r % nk, ba);
-    return view_cat(buf, len, at, "\n= tanh([x_%d ; %s_%d] · W_a[:, %d]%s)", r / nk, y, r % nk, c, ba);
+        return view_cat(buf, len, at, "\n= tanh(W_a[%d, :] · [x_%d ; %s_%d]%s)", c + 1, r / nk + 1, y, r % nk + 1, ba);
+    return view_cat(buf, len, at, "\n= tanh([x_%d ; %s_%d] · W_a[:, %d]%s)", r / nk + 1, y, r % nk + 1, c + 1, ba);
 }
 
 int view_explain_cell(const View *v, const AttnTrace *t, int step, int r, int c, char *buf, size_t len)

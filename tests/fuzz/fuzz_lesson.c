@@ -140,15 +140,17 @@ static int shown_as(const View *v, const LessonText *t, const AttnTrace *trace, 
 }
 
 /* Appends a text of no step (the summary, the intro) as the view opens
- * step 0 with it: filled, after its marker, and a line break; nothing when
- * its condition does not hold. */
-static void want_paragraph(char *want, size_t cap, const View *v, const AttnTrace *trace, const LessonText *t)
+ * step 0 with it: filled, after the marker (said once a step: *said), and a
+ * line break; nothing when its condition does not hold. */
+static void want_paragraph(char *want, size_t cap, const View *v, const AttnTrace *trace, const LessonText *t,
+                           int *said)
 {
     static char filled[NARRATE_MAX_FILLED + 1];
     int as = t && t->text[LESSON_EN] ? shown_as(v, t, trace, NULL) : 0;
     if (!as || narrate_fill(filled, sizeof filled, lesson_text(t, v->lang), v->lesson, trace, NULL, v->lang) != 0)
         return;
-    if (as == 2) strncat(want, view_string(VS_ABOUT_ORIGINAL, v->lang), cap - strlen(want) - 1);
+    if (as == 2 && !*said) strncat(want, view_string(VS_ABOUT_ORIGINAL, v->lang), cap - strlen(want) - 1);
+    if (as == 2) *said = 1;
     strncat(want, filled, cap - strlen(want) - 1);
     strncat(want, "\n", cap - strlen(want) - 1);
 }
@@ -172,21 +174,26 @@ static void check_step_narration(const View *v, const AttnTrace *trace, int i)
         return;
     }
     want[0] = '\0';
+    int said = 0;
     if (i == 0) {
-        want_paragraph(want, sizeof want, v, trace, &v->lesson->summary);
-        want_paragraph(want, sizeof want, v, trace, lesson_narration_text(v->lesson, "intro"));
+        want_paragraph(want, sizeof want, v, trace, &v->lesson->summary, &said);
+        want_paragraph(want, sizeof want, v, trace, lesson_narration_text(v->lesson, "intro"), &said);
     }
     int as = lt ? shown_as(v, lt, trace, s) : 0;
     if (!as) {
         if (rc != -1 || strncmp(shown, want, strlen(want)) != 0) fuzz_fail("summary or intro not shown whole", s->name);
-        if (lt && !strstr(shown, view_string(VS_TEXT_NO_LONGER, v->lang)))
+        /* the word that the text does not hold, or the same naming the claim */
+        const char *because = view_string(VS_TEXT_NO_LONGER_BECAUSE, v->lang);
+        char prefix[256];
+        snprintf(prefix, sizeof prefix, "%.*s", (int)(strstr(because, "%s") - because), because);
+        if (lt && !strstr(shown, view_string(VS_TEXT_NO_LONGER, v->lang)) && !strstr(shown, prefix))
             fuzz_fail("a text whose condition does not hold was not said to be left out", s->name);
         return;
     }
     if (narrate_fill(filled, sizeof filled, text, v->lesson, trace, s, v->lang) != 0)
         fuzz_fail("a narration check accepted does not fill in a view", s->name);
     if (rc != 0) fuzz_fail("a narration that fills was not shown", s->name);
-    if (as == 2) strncat(want, view_string(VS_ABOUT_ORIGINAL, v->lang), sizeof want - strlen(want) - 1);
+    if (as == 2 && !said) strncat(want, view_string(VS_ABOUT_ORIGINAL, v->lang), sizeof want - strlen(want) - 1);
     strncat(want, filled, sizeof want - strlen(want) - 1);
     if (strcmp(shown, want) != 0) fuzz_fail("the view's narration is not the filled text, whole", s->name);
 }
