@@ -94,7 +94,7 @@ int show_lesson_open(Show *s)
     view_set_theme(v, (ViewTheme)o->theme);
     view_set_speed(v, o->speed);
     view_set_text_scale(v, o->text_scale);
-    view_set_big_text(v, o->big_text);
+    view_set_big_text(v, o->big_text || o->presenter); /* the class reads the caption, the presenter the rest */
     view_set_mode(v, (ViewMode)o->mode);
     view_set_weight_scale(v, (ViewWeightScale)o->weight_scale);
     view_set_notation(v, (ViewNotation)o->notation);

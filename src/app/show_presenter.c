@@ -27,6 +27,7 @@
 
 #include "app.h"
 #include "attn.h"
+#include "caption.h"
 #include "show.h"
 
 /* The presenter's own words, in the View's language. */
@@ -37,6 +38,7 @@ enum {
     PS_BLACK,    /* over the frame while the screen is black */
     PS_ANSWER,   /* before the answer to the step's question */
     PS_KEYS,     /* the keys a teacher needs most, at the bottom */
+    PS_CAPTION,  /* before the caption the class reads */
     PS_PREPARING /* the next step is still being computed */
 };
 static const char *const ps_strings[][LESSON_LANG_COUNT] = {
@@ -45,6 +47,7 @@ static const char *const ps_strings[][LESSON_LANG_COUNT] = {
     [PS_LAST] = {"This is the last step.", "这是最后一步。"},
     [PS_BLACK] = {"The screen is black: B brings it back.", "投影已黑屏：按 B 恢复。"},
     [PS_ANSWER] = {"answer:", "答案："},
+    [PS_CAPTION] = {"the class reads:", "投影上的提要："},
     [PS_KEYS] = {"→ next   ← back   B black screen   0 clock from 0:00   ? help",
                  "→ 下一步   ← 后退   B 黑屏   0 计时归零   ? 帮助"},
     [PS_PREPARING] = {"computing…", "计算中…"},
@@ -58,7 +61,8 @@ static const char *ps(int id, LessonLang lang)
 /* Dark, as a presenter's console is, so that the laptop does not light the
  * teacher's face; the text light on it. */
 static const SDL_Color BG = {28, 30, 34, 255}, TEXT = {236, 238, 240, 255}, DIM = {160, 166, 176, 255},
-                       CLOCK = {255, 214, 102, 255}, ANSWER = {130, 220, 150, 255}, EDGE = {90, 96, 106, 255};
+                       CLOCK = {255, 214, 102, 255}, ANSWER = {130, 220, 150, 255}, CAPTION = {150, 200, 255, 255},
+                       EDGE = {90, 96, 106, 255};
 
 static int imax(int a, int b)
 {
@@ -365,23 +369,27 @@ int show_presenter_draw(Show *s)
         if (!got) render_text(rc, ps(PS_PREPARING, lang), small, DIM, nb.x + m, nb.y + m, 0);
     }
 
-    /* right: the whole narration, the answer to the step's question under it */
-    char answer[1024];
-    step_answer(v, answer, sizeof answer);
-    int answer_h = 0;
-    if (answer[0]) { /* at most a third of the column */
-        answer_h = (bottom - top) / 3;
-        int ay = bottom - answer_h;
-        render_text(rc, ps(PS_ANSWER, lang), small, DIM, right_x, ay, 0);
-        int lh = render_line_height(rc, small);
-        draw_wrapped(rc, answer, body, least, ANSWER, right_x, ay + lh, right_w, answer_h - lh);
+    /* right: the whole narration; under it the answer to the step's
+     * question and the caption the class reads instead of the narration */
+    int lh = render_line_height(rc, small), low = bottom;
+    char *text = malloc(NARRATE_MAX_STEP_TEXT);
+    if (!text) return app_fail(APP_RUNTIME, "out of memory");
+    if (v->big_text && view_big_text_caption(v, text, NARRATE_MAX_STEP_TEXT) > 0) { /* two lines at most */
+        int h = lh + 2 * render_line_height(rc, small + 2);
+        low -= h + m;
+        render_text(rc, ps(PS_CAPTION, lang), small, DIM, right_x, low + m, 0);
+        draw_wrapped(rc, text, small + 2, least, CAPTION, right_x, low + m + lh, right_w, h - lh);
     }
-    char *narr = malloc(NARRATE_MAX_STEP_TEXT);
-    if (narr) {
-        view_narration(v, narr, NARRATE_MAX_STEP_TEXT);
-        draw_wrapped(rc, narr, body, least, TEXT, right_x, top, right_w, bottom - top - answer_h - m);
-        free(narr);
+    step_answer(v, text, NARRATE_MAX_STEP_TEXT);
+    if (text[0]) { /* at most a third of the column */
+        int h = (low - top) / 3;
+        low -= h + m;
+        render_text(rc, ps(PS_ANSWER, lang), small, DIM, right_x, low + m, 0);
+        draw_wrapped(rc, text, body, least, ANSWER, right_x, low + m + lh, right_w, h - lh);
     }
+    view_narration(v, text, NARRATE_MAX_STEP_TEXT);
+    draw_wrapped(rc, text, body, least, TEXT, right_x, top, right_w, low - top);
+    free(text);
 
     /* the keys, along the bottom */
     render_text(rc, ps(PS_KEYS, lang), small, DIM, m, H - m - render_line_height(rc, small), 0);

@@ -354,42 +354,6 @@ int view_big_text_min(int height)
     return (height + 29) / 30;
 }
 
-/* The byte after the first sentence of text: after a full stop, an
- * exclamation or a question mark that ends the text or is followed by a
- * space (so "0.5" and "e.g" do not end one), or after "。", "！", "？". */
-static size_t first_sentence(const char *text)
-{
-    for (size_t i = 0; text[i]; i++) {
-        char c = text[i];
-        if ((c == '.' || c == '!' || c == '?') && (text[i + 1] == '\0' || text[i + 1] == ' ' || text[i + 1] == '\n'))
-            return i + 1;
-        if (strncmp(text + i, "。", 3) == 0 || strncmp(text + i, "！", 3) == 0 || strncmp(text + i, "？", 3) == 0)
-            return i + 3;
-    }
-    return strlen(text);
-}
-
-size_t view_big_text_caption(const View *v, char *buf, size_t len)
-{
-    if (!len) return 0;
-    char *narr = malloc(NARRATE_MAX_STEP_TEXT);
-    if (!narr) {
-        buf[0] = '\0';
-        return 0;
-    }
-    view_narration(v, narr, NARRATE_MAX_STEP_TEXT);
-    /* the narration of an edited lesson may begin with a line about it: the
-     * caption is the first sentence of what follows */
-    const char *text = narr;
-    const char *about = view_string(VS_ABOUT_ORIGINAL, v->lang);
-    if (v->edited && strncmp(text, about, strlen(about)) == 0) text += strlen(about);
-    size_t n = first_sentence(text);
-    narr[(size_t)(text - narr) + n] = '\0';
-    lesson_text_copy(buf, len, text);
-    free(narr);
-    return strlen(buf);
-}
-
 void view_toggle_tool(View *v, ViewTool tool)
 {
     static const int said[] = {[VIEW_TOOL_NONE] = VS_NOTICE_TOOL_OFF,

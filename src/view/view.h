@@ -318,8 +318,8 @@ void view_set_black(View *v, int black);
 /* Big text for the back row (U, --big-text): on or off. */
 void view_set_big_text(View *v, int on);
 /* What big text shows instead of the narration: the step's caption, the
- * first sentence of its narration (cut after its full stop: ". ", "。", "！",
- * "？", never inside a number). Returns its length. */
+ * first sentence of its narration, shortened when long (src/view/caption.h).
+ * Returns its length. */
 size_t view_big_text_caption(const View *v, char *buf, size_t len);
 /* The smallest text big text draws in a frame `height` pixels high: 1/30 of it. */
 int view_big_text_min(int height);

@@ -17,6 +17,10 @@
 #     presenter's), and B again brings it back;
 #   - Z (the laser) and the mouse over the presenter's small frame put the
 #     laser's dot on the audience's frame;
+#   - the audience's frame shows the step's caption where the narration was:
+#     S saves the frame the class sees, and it is `attnviz export --big-text`'s
+#     frame of the step, not the plain export's with the whole narration
+#     (which the presenter's window shows);
 #   - Q quits both, with status 0.
 #
 # Exit status: 0 passed, 1 failed, 77 skipped (no X display, xdotool or import).
@@ -34,7 +38,8 @@ mkdir -p "$out"
 cd "$out" || exit 1
 export SDL_VIDEODRIVER=x11
 
-"$app" show --presenter --size 1024x768 --step 5 --theme projector >"$out/stdout.log" 2>"$out/stderr.log" &
+"$app" show --presenter --size 1024x768 --step 5 --theme projector --frames-dir "$out/frames" \
+    >"$out/stdout.log" 2>"$out/stderr.log" &
 pid=$!
 
 # the two windows, told apart by their titles
@@ -123,6 +128,28 @@ share=$(convert "$out/08-laser-aud.png" -fill black +opaque "rgb(255,30,30)" -fi
     -format '%[fx:mean]' info:)
 awk -v s="$share" 'BEGIN { exit !(s > 0.0001) }' || fail "no laser dot on the audience's frame (share of red $share)"
 echo "ok: the laser over the presenter's small frame shows on the audience's frame"
+
+# the class's frame: the caption in the narration's place (step 7: 5, then → and PageDown)
+key "$pres" z
+key "$pres" s
+for _ in $(seq 1 50); do
+    ls "$out"/frames/*.png >/dev/null 2>&1 && break
+    sleep 0.1
+done
+saved=$(ls "$out"/frames/*.png 2>/dev/null | head -n 1)
+[ -n "$saved" ] || fail "S saved no frame"
+for kind in caption narration; do
+    extra=""
+    [ "$kind" = caption ] && extra=--big-text
+    "$app" export mhsa-wo-xihuan-paobu -o "$out/export-$kind" --size 1024x768 --theme projector --step 7 $extra \
+        >/dev/null 2>"$out/export-$kind.log" || fail "attnviz export ($kind) failed: $(cat "$out/export-$kind.log")"
+done
+ae() { compare -metric AE "$1" "$2" null: 2>&1 | cut -d' ' -f1; }
+d=$(ae "$saved" "$out"/export-caption/007-*.png)
+[ "$d" = 0 ] || fail "the class's frame is not the step's frame with its caption ($d pixels differ from export --big-text)"
+d=$(ae "$saved" "$out"/export-narration/007-*.png)
+[ "$d" != 0 ] || fail "the class's frame shows the whole narration (it equals the plain export)"
+echo "ok: the class's frame shows the step's caption, not its whole narration"
 
 # the window may be gone before xdotool has sent the key's release
 xdotool key --window "$pres" --clearmodifiers q 2>/dev/null
