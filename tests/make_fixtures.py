@@ -54,6 +54,14 @@ computation besides float64:
     against ordinary attention on W_K, b_K, W_V, b_V with each K/V head's
     columns repeated (repeat_interleave), and nn.MultiheadAttention on those
     where its layout applies.
+  * rotary position embeddings ("rope": {"base": b}): the angles p·b^(−2i/d_k)
+    (`angles`), then each head's Q_h and each K/V head's K_g with the pair
+    (2i, 2i+1) of row p rotated by angle [p][i] (Q_rot_h, K_rot_g), which the
+    scores read; decoding rotates each token's rows (Q_rot_h@t, K_rot_g@t)
+    and caches the rotated keys. Checked against the rotation written as
+    LLaMA writes it, complex numbers (torch.view_as_complex times
+    torch.polar(1, angle)), and for the property RoPE exists for: the score
+    of a query at position m and a key at n depends only on n − m.
 
 A fully blocked row with the fill -inf is NaN in torch (softmax of all -inf).
 The fixture keeps torch's NaN; the C test asserts that the engine gives exact
@@ -105,7 +113,8 @@ OUT = os.path.join(HERE, "fixtures")
 SCALE_KINDS = {"sqrt_dk": 0, "sqrt_dmodel": 1, "none": 2, "value": 3}
 # a configuration's options and their values in the file (version 3): "decode" 1 = incremental,
 # "kv_heads" G: grouped-query attention's K/V heads
-OPTIONS = {"decode": lambda v: {"incremental": 1.0}[v], "kv_heads": float}
+# "rope_base" b: rotary position embeddings with base b
+OPTIONS = {"decode": lambda v: {"incremental": 1.0}[v], "kv_heads": float, "rope_base": float}
 MASK_KINDS = {"none": 0, "causal": 1, "padding": 2, "matrix": 3}
 
 torch.set_num_threads(1)
@@ -205,6 +214,21 @@ def divisor_of(c):
 
 # ---- the reference: plain torch ops in the seeds' convention -----------------
 
+def rope_angles(n, d, base):
+    """RoPE's angle of position p (row) and pair i (column): p·base^(−2i/d), in float64, then float32 as the
+    engine records it."""
+    theta = base ** (-2.0 * torch.arange(d // 2, dtype=torch.float64) / d)
+    return (torch.arange(n, dtype=torch.float64)[:, None] * theta[None, :]).to(torch.float32)
+
+
+def rope_rotate(x, angles):
+    """Each row's pairs (x[2i], x[2i+1]) rotated by the row's angles[i], in x's dtype."""
+    a = angles.to(x.dtype)
+    c, s = torch.cos(a), torch.sin(a)
+    even, odd = x[:, 0::2], x[:, 1::2]
+    return torch.stack((even * c - odd * s, even * s + odd * c), dim=2).reshape(x.shape)
+
+
 def reference(c, t, allow):
     """Every computed step as a list of (name, kind, head, tensor), in order.
     Works in whatever dtype the inputs have (float32, or float64 for the check)."""
@@ -243,6 +267,9 @@ def reference(c, t, allow):
     add("Q", "projection", 0, Q)
     add("K", "projection", 0, K)
     add("V", "projection", 0, V)
+    rope = "rope_base" in c
+    if rope:
+        ang = add("angles", "rope_angles", 0, rope_angles(X.shape[0], dk, c["rope_base"]))
     div = divisor_of(c)
     G = c.get("kv_heads", H)
     heads = []
@@ -250,10 +277,15 @@ def reference(c, t, allow):
         n = h + 1
         Qh = add(f"Q_{n}", "split", n, Q[:, h * dk:(h + 1) * dk])
         g = h * G // H  # the K/V head query head h reads, split with the first head of its group
-        if h == 0 or (h - 1) * G // H != g:
+        first = h == 0 or (h - 1) * G // H != g
+        if first:
             Kh = add(f"K_{g + 1}", "split", g + 1, K[:, g * dk:(g + 1) * dk])
             Vh = add(f"V_{g + 1}", "split", g + 1, V[:, g * dv:(g + 1) * dv])
-        s = add(f"scores_{n}", "scores", n, Qh @ Kh.T)
+        if rope:  # queries and keys turned by their positions; the scores read the turned ones
+            Qh = add(f"Q_rot_{n}", "rope", n, rope_rotate(Qh, ang))
+            if first:
+                Kr = add(f"K_rot_{g + 1}", "rope", g + 1, rope_rotate(Kh, ang))
+        s = add(f"scores_{n}", "scores", n, Qh @ (Kr if rope else Kh).T)
         if has_mask and c["mask_order"] == "mask_then_scale":
             # seed 003: energy.masked_fill(mask == 0, -1e20), then / sqrt(embed_size)
             s = add(f"masked_{n}", "masked", n, s.masked_fill(blocked, fill))
@@ -281,6 +313,8 @@ def decode(c, t, X, div, add):
     def row(x, name):
         return x @ t["W_" + name] + t["b_" + name] if "b_" + name in t else x @ t["W_" + name]
 
+    rope = "rope_base" in c
+    ang = rope_angles(X.shape[0], dk, c["rope_base"]) if rope else None
     K_cache, V_cache, last = [None] * G, [None] * G, []
     for s in range(X.shape[0]):
         at = f"@{s + 1}"
@@ -297,8 +331,12 @@ def decode(c, t, X, div, add):
                 m = g + 1
                 kh = add(f"K_{m}{at}", "split", m, k[:, g * dk:(g + 1) * dk])
                 vh = add(f"V_{m}{at}", "split", m, v[:, g * dv:(g + 1) * dv])
+                if rope:  # the key turned by its position once; the cache keeps it turned
+                    kh = add(f"K_rot_{m}{at}", "rope", m, rope_rotate(kh, ang[s:s + 1]))
                 K_cache[g] = add(f"K_cache_{m}{at}", "kv_append", m, kh if s == 0 else torch.cat((K_cache[g], kh)))
                 V_cache[g] = add(f"V_cache_{m}{at}", "kv_append", m, vh if s == 0 else torch.cat((V_cache[g], vh)))
+            if rope:
+                qh = add(f"Q_rot_{n}{at}", "rope", n, rope_rotate(qh, ang[s:s + 1]))
             sc = add(f"scores_{n}{at}", "scores", n, qh @ K_cache[g].T)
             sc = add(f"scaled_{n}{at}", "scaled", n, sc / div)
             w = add(f"weights_{n}{at}", "softmax", n, torch.softmax(sc, dim=-1))
@@ -404,8 +442,41 @@ def check_gqa(c, t, allow, steps):
             if base in ("K", "V"):
                 continue
         worst = max(worst, close(name, x, by[name], 1.0, "vs K/V repeated"))
-    if c["d_k"] == c["d_v"] == c["d_model"] // H and c["d_model"] % H == 0 and c["scale"] == "sqrt_dk":
+    if (c["d_k"] == c["d_v"] == c["d_model"] // H and c["d_model"] % H == 0 and c["scale"] == "sqrt_dk"
+            and "rope_base" not in c):
         worst = max(worst, check_mha(plain, t_rep, allow, steps))
+    return worst
+
+
+def check_rope(c, steps):
+    """RoPE as LLaMA writes it: a head's features as d/2 complex numbers x[2i] + i·x[2i+1], each times
+    e^(i·angle) (torch.polar); then the relative-position property: Q_rot_h[m]·K_rot[n] equals the
+    score of the unrotated pair with the key turned by angle(n − m) alone (positions m, n with n − m
+    in range)."""
+    by = {s[0]: s[3] for s in steps}
+    ang = by["angles"].double()
+    worst = 0.0
+    for name, kind, head, x in steps:
+        if kind != "rope" or "@" in name:
+            continue
+        src = by[name.replace("_rot", "")].double()
+        z = torch.view_as_complex(src.reshape(src.shape[0], -1, 2).contiguous())
+        turned = torch.view_as_real(z * torch.polar(torch.ones_like(ang), ang)).reshape(src.shape)
+        worst = max(worst, close(name, x, turned, 1.0, "vs complex rotation"))
+    H, G = c["heads"], c.get("kv_heads", c["heads"])
+    for h in range(1, H + 1):
+        g = (h - 1) * G // H + 1
+        q, k = by[f"Q_{h}"].double(), by[f"K_{g}"].double()
+        n = q.shape[0]
+        rel = torch.empty(n, n, dtype=torch.float64)
+        for m in range(n):
+            for j in range(n):  # turn only the key, by the angle of the distance j − m (negative: backwards)
+                d = j - m
+                a = ang[abs(d)] * (1 if d >= 0 else -1)
+                kz = torch.view_as_complex(k[j].reshape(-1, 2).contiguous())
+                kt = torch.view_as_real(kz * torch.polar(torch.ones_like(a), a)).reshape(-1)
+                rel[m, j] = q[m] @ kt
+        worst = max(worst, close(f"scores_{h}", by[f"scores_{h}"], rel, 1.0, "scores vs relative position"))
     return worst
 
 
@@ -563,6 +634,13 @@ CONFIGS = [
         mask_values=[1, 1, 0, 1, 1]),
     dot("gqa_decode", 163, 5, 8, 4, kv_heads=2, mask="causal", decode="incremental"),
     dot("mqa_decode_causal", 164, 4, 6, 2, kv_heads=1, mask="causal", decode="incremental", d_k=2, d_v=3),
+    # rotary position embeddings: 我喜欢跑步 with two heads; a small base (angles turn fast) with no W_O; with
+    # grouped K/V heads and a causal mask; decoding with a K/V cache of rotated keys; 16 tokens, d_k = 8
+    dot("rope_2head", 170, 5, 8, 2, rope_base=10000.0),
+    dot("rope_base100_noWO", 171, 6, 4, 1, rope_base=100.0, W_O=False, bias="QK"),
+    dot("rope_gqa_causal", 172, 5, 8, 4, kv_heads=2, d_k=4, d_v=2, mask="causal", rope_base=10000.0),
+    dot("rope_decode", 173, 4, 6, 3, kv_heads=1, mask="causal", decode="incremental", rope_base=500.0),
+    dot("rope_16_tokens", 174, 16, 16, 2, mask="causal", rope_base=10000.0, int8_exp=8),
 ]
 
 
@@ -718,7 +796,7 @@ def build(c):
     if c["attention"] == "additive":
         report.append(f"seed004 {check_seed004(c, t, allow, steps):.3f}")
     elif (c["d_k"] == c["d_v"] == c["d_model"] // c["heads"] and c["d_model"] % c["heads"] == 0
-          and c["scale"] == "sqrt_dk" and "kv_heads" not in c):
+          and c["scale"] == "sqrt_dk" and "kv_heads" not in c and "rope_base" not in c):
         report.append(f"MHA {check_mha(c, t, allow, steps):.3f}")
     else:
         report.append("MHA n/a")
@@ -726,6 +804,8 @@ def build(c):
         report.append(f"decoded {check_decode(c, steps):.3f}")
     if "kv_heads" in c:
         report.append(f"K/V repeated {check_gqa(c, t, allow, steps):.3f}")
+    if "rope_base" in c:
+        report.append(f"RoPE as complex, relative {check_rope(c, steps):.3f}")
     # 3. what the C test relies on: NaN only in rows with no allowed key, and only with fill -inf
     dead = ~allow.any(dim=1)
     for n, _, _, x in steps:

@@ -318,6 +318,8 @@ static void fixture_config(const Fixture *f, AttnConfig *c)
             c->decode = ATTN_DECODE_INCREMENTAL;
         else if (strcmp(o->key, "kv_heads") == 0 && o->value >= 1 && o->value <= c->heads)
             c->kv_heads = (int)o->value;
+        else if (strcmp(o->key, "rope_base") == 0 && o->value > 1)
+            c->rope_base = (float)o->value;
         else
             fail_msg("%s: unknown option %s = %g (tests/make_fixtures.py, OPTIONS)", f->name, o->key, o->value);
     }
@@ -452,8 +454,11 @@ static void expected_steps(const AttnConfig *c, ExpList *L)
     exp_add(L, ATTN_STEP_PROJECTION, 0, nq, H * dk, "Q", 3, "X", "W_Q", c->b_Q ? "b_Q" : NULL);
     exp_add(L, ATTN_STEP_PROJECTION, 0, nk, G * dk, "K", 3, src, "W_K", c->b_K ? "b_K" : NULL);
     exp_add(L, ATTN_STEP_PROJECTION, 0, nk, G * dv, "V", 3, src, "W_V", c->b_V ? "b_V" : NULL);
+    /* RoPE: the angles, then each head's Q_h and each K/V head's K_g turned, which the scores read */
+    int rope = c->rope_base != 0;
+    if (rope) exp_add(L, ATTN_STEP_ROPE_ANGLES, 0, nq, dk / 2, "angles", 0);
     for (int h = 1; h <= H; h++) {
-        char q[16], k[16], v[16], s[24], a[24], m[24], w[24], o[24];
+        char q[16], k[16], v[16], s[24], a[24], m[24], w[24], o[24], qr[24], kr[24];
         int g = (h - 1) * G / H + 1, first = h == 1 || (h - 2) * G / H + 1 != g;
         snprintf(q, sizeof q, "Q_%d", h);
         snprintf(k, sizeof k, "K_%d", g);
@@ -468,7 +473,11 @@ static void expected_steps(const AttnConfig *c, ExpList *L)
             exp_add(L, ATTN_STEP_SPLIT, g, nk, dk, k, 1, "K");
             exp_add(L, ATTN_STEP_SPLIT, g, nk, dv, v, 1, "V");
         }
-        exp_add(L, ATTN_STEP_SCORES, h, nq, nk, s, 2, q, k);
+        snprintf(qr, sizeof qr, "Q_rot_%d", h);
+        snprintf(kr, sizeof kr, "K_rot_%d", g);
+        if (rope) exp_add(L, ATTN_STEP_ROPE, h, nq, dk, qr, 2, q, "angles");
+        if (rope && first) exp_add(L, ATTN_STEP_ROPE, g, nk, dk, kr, 2, k, "angles");
+        exp_add(L, ATTN_STEP_SCORES, h, nq, nk, s, 2, rope ? qr : q, rope ? kr : k);
         if (mask && c->mask_order == ATTN_MASK_THEN_SCALE) { /* seed 003: mask the raw scores, then divide */
             exp_add(L, ATTN_STEP_MASKED, h, nq, nk, m, 1, s);
             exp_add(L, ATTN_STEP_SCALED, h, nq, nk, a, 1, m);
@@ -487,7 +496,7 @@ static void expected_steps(const AttnConfig *c, ExpList *L)
     int row_mask = c->mask_kind != ATTN_MASK_CAUSAL; /* a cache of tokens 1..t holds no key the causal mask blocks */
     for (int at = 1; at <= nq; at++) {
         char q[40], k[40], v[40], qh[40], kh[40], vh[40], kc[40], vc[40], pk[40], pv[40], s[40], a[40], m[40], w[40],
-            o[40], cat[40], out[40], b[24];
+            o[40], cat[40], out[40], b[24], qr[40], kr[40];
         g_exp_at = at;
         exp_add(L, ATTN_STEP_PROJECTION, 0, 1, H * dk, at_name(q, sizeof q, "Q", at), 3, "X", "W_Q",
                 c->b_Q ? "b_Q" : NULL);
@@ -505,16 +514,22 @@ static void expected_steps(const AttnConfig *c, ExpList *L)
             at_name(vh, sizeof vh, b, at);
             if (first) exp_add(L, ATTN_STEP_SPLIT, g, 1, dk, kh, 1, k);
             if (first) exp_add(L, ATTN_STEP_SPLIT, g, 1, dv, vh, 1, v);
+            snprintf(b, sizeof b, "K_rot_%d", g);
+            at_name(kr, sizeof kr, b, at);
+            if (first && rope) exp_add(L, ATTN_STEP_ROPE, g, 1, dk, kr, 2, kh, "angles");
             snprintf(b, sizeof b, "K_cache_%d", g);
             at_name(pk, sizeof pk, b, at - 1);
             at_name(kc, sizeof kc, b, at);
-            if (first) exp_add(L, ATTN_STEP_KV_APPEND, g, at, dk, kc, 2, at > 1 ? pk : NULL, kh);
+            if (first) exp_add(L, ATTN_STEP_KV_APPEND, g, at, dk, kc, 2, at > 1 ? pk : NULL, rope ? kr : kh);
             snprintf(b, sizeof b, "V_cache_%d", g);
             at_name(pv, sizeof pv, b, at - 1);
             at_name(vc, sizeof vc, b, at);
             if (first) exp_add(L, ATTN_STEP_KV_APPEND, g, at, dv, vc, 2, at > 1 ? pv : NULL, vh);
+            snprintf(b, sizeof b, "Q_rot_%d", h);
+            at_name(qr, sizeof qr, b, at);
+            if (rope) exp_add(L, ATTN_STEP_ROPE, h, 1, dk, qr, 2, qh, "angles");
             snprintf(b, sizeof b, "scores_%d", h);
-            exp_add(L, ATTN_STEP_SCORES, h, 1, at, at_name(s, sizeof s, b, at), 2, qh, kc);
+            exp_add(L, ATTN_STEP_SCORES, h, 1, at, at_name(s, sizeof s, b, at), 2, rope ? qr : qh, kc);
             snprintf(b, sizeof b, "scaled_%d", h);
             at_name(a, sizeof a, b, at);
             snprintf(b, sizeof b, "masked_%d", h);
@@ -886,10 +901,10 @@ static void case_describe(const Case *k, const char *label, int n)
     else
         snprintf(
             g_ctx, sizeof g_ctx,
-            "%s case %d (%s, n_q %d n_k %d d_model %d heads %d kv_heads %d d_k %d d_v %d, %s, mask %s, fill %g%s%s)",
+            "%s case %d (%s, n_q %d n_k %d d_model %d heads %d kv_heads %d d_k %d d_v %d, %s, mask %s, fill %g%s%s%s)",
             label, n, c->cross ? "cross" : "self", c->n_q, c->n_k, c->d_model, c->heads, c->kv_heads, c->d_k, c->d_v,
             attn_scale_kind_name(c->scale_kind), attn_mask_kind_name(c->mask_kind), (double)c->mask_fill,
-            c->W_O ? ", W_O" : "", c->decode ? ", decoding" : "");
+            c->W_O ? ", W_O" : "", c->decode ? ", decoding" : "", c->rope_base != 0 ? ", RoPE" : "");
 }
 
 static void case_free(Case *k)
@@ -962,6 +977,9 @@ static void case_options(Case *k, Rng *r)
             if (c->heads % g == 0) divisors[n++] = g;
         c->kv_heads = divisors[rng_int(r, 0, n - 1)];
     }
+    /* RoPE on self-attention with an even d_k, a third of the time, with a base from 2 to 10000 */
+    static const float bases[] = {2.0f, 100.0f, 10000.0f};
+    if (!c->cross && c->d_k % 2 == 0 && rng_int(r, 0, 2) == 0) c->rope_base = bases[rng_int(r, 0, 2)];
 }
 
 /* Grouped-query attention is ordinary multi-head attention whose K/V head g
@@ -995,8 +1013,8 @@ static void check_gqa_as_repeated(const AttnTrace *t, const AttnConfig *c)
     for (int i = 0; i < t->n_steps; i++) {
         const AttnStep *s = &t->steps[i];
         if (s->role == ATTN_ROLE_K || s->role == ATTN_ROLE_V || s->role == ATTN_ROLE_K_CACHE ||
-            s->role == ATTN_ROLE_V_CACHE || s->role == ATTN_ROLE_W_K || s->role == ATTN_ROLE_W_V ||
-            s->role == ATTN_ROLE_B_K || s->role == ATTN_ROLE_B_V)
+            s->role == ATTN_ROLE_V_CACHE || s->role == ATTN_ROLE_K_ROT || s->role == ATTN_ROLE_W_K ||
+            s->role == ATTN_ROLE_W_V || s->role == ATTN_ROLE_B_K || s->role == ATTN_ROLE_B_V)
             continue;
         const AttnStep *y = attn_trace_find_name(tx, s->name);
         if (!y || y->rows != s->rows || y->cols != s->cols)
@@ -1028,15 +1046,81 @@ static void check_options(const AttnTrace *t, const AttnConfig *c)
         for (int h = 1; h <= (c->kv_heads ? c->kv_heads : c->heads); h++) {
             const AttnStep *kc = attn_trace_find_at(t, ATTN_ROLE_K_CACHE, h, c->n_q);
             const AttnStep *vc = attn_trace_find_at(t, ATTN_ROLE_V_CACHE, h, c->n_q);
-            snprintf(what, sizeof what, "%s: the last K cache of head %d against K_%d", g_ctx, h, h);
-            assert_floats_close(what, kc->data, attn_trace_find_role(t, ATTN_ROLE_K, h)->data, kc->rows, kc->cols,
-                                TEST_ABS_TOL, TEST_REL_TOL);
+            /* with RoPE the cache holds the keys turned by their positions, as K_rot does */
+            snprintf(what, sizeof what, "%s: the last K cache of head %d against K%s_%d", g_ctx, h,
+                     c->rope_base != 0 ? "_rot" : "", h);
+            const AttnStep *keys = attn_trace_find_role(t, c->rope_base != 0 ? ATTN_ROLE_K_ROT : ATTN_ROLE_K, h);
+            assert_floats_close(what, kc->data, keys->data, kc->rows, kc->cols, TEST_ABS_TOL, TEST_REL_TOL);
             snprintf(what, sizeof what, "%s: the last V cache of head %d against V_%d", g_ctx, h, h);
             assert_floats_close(what, vc->data, attn_trace_find_role(t, ATTN_ROLE_V, h)->data, vc->rows, vc->cols,
                                 TEST_ABS_TOL, TEST_REL_TOL);
         }
     }
     if (c->kv_heads > 0) check_gqa_as_repeated(t, c);
+    /* RoPE turns each pair and so keeps each pair's length: a rotated row is as long as its source's */
+    for (int i = 0; c->rope_base != 0 && i < t->n_steps; i++) {
+        const AttnStep *s = &t->steps[i];
+        if (s->kind != ATTN_STEP_ROPE) continue;
+        const AttnStep *src = &t->steps[s->from[0]];
+        for (int r = 0; r < s->rows; r++)
+            for (int p = 0; p < s->cols / 2; p++) {
+                const float *a = s->data + (size_t)r * s->cols + 2 * p, *b = src->data + (size_t)r * s->cols + 2 * p;
+                double la = hypot(a[0], a[1]), lb = hypot(b[0], b[1]);
+                if (fabs(la - lb) > TEST_ABS_TOL + TEST_REL_TOL * lb)
+                    fail_msg("%s: %s[%d] pair %d has length %.9g, %s's %.9g", g_ctx, s->name, r, p, la, src->name, lb);
+            }
+    }
+}
+
+/* RoPE, from its definition: the angle of position p and pair i is
+ * p·base^(−2i/d_k), and with every token the same vector the scores depend
+ * only on the distance j − i between query and key, which they do not
+ * without RoPE. A rotation by the wrong angle, in the wrong direction for
+ * the query or the key, or of the wrong position breaks one of these. */
+static void test_rope_relative_position(void **state)
+{
+    (void)state;
+    enum { N = 6, D = 4 };
+    float X[N * D], W[D * D] = {0};
+    for (int i = 0; i < N; i++)
+        for (int d = 0; d < D; d++) X[i * D + d] = (float)d - 1.5f; /* every token the same */
+    for (int d = 0; d < D; d++) W[d * D + d] = 1.0f;                /* Q = K = V = X */
+    AttnConfig c;
+    attn_config_init(&c);
+    c.n_q = c.n_k = N;
+    c.d_model = c.d_k = c.d_v = D;
+    c.X = X, c.W_Q = W, c.W_K = W, c.W_V = W;
+    c.rope_base = 10000.0f;
+    char err[256];
+    for (int path = 0; path < 2; path++) {
+        AttnTrace *t = path ? attn_reference_forward(&c, err, sizeof err) : attn_trace_create(&c, err, sizeof err);
+        if (!t) fail_msg("%s", err);
+        const AttnStep *a = attn_trace_find_name(t, "angles"), *s = attn_trace_find_name(t, "scores_1");
+        assert_non_null(a);
+        assert_int_equal(a->rows, N);
+        assert_int_equal(a->cols, D / 2);
+        /* θ_0 = 10000^0 = 1, θ_1 = 10000^(−2/4) = 0.01: position p turns pair 0 by p radians, pair 1 by p/100 */
+        for (int p = 0; p < N; p++) {
+            assert_float_equal(a->data[p * 2], (float)p, 1e-6);
+            assert_float_equal(a->data[p * 2 + 1], 0.01f * (float)p, 1e-7);
+        }
+        /* the worked example: Q_rot_1 row 1, pair 0 is (x0·cos 1 − x1·sin 1, x0·sin 1 + x1·cos 1) */
+        const AttnStep *q = attn_trace_find_name(t, "Q_rot_1");
+        double x0 = X[D], x1 = X[D + 1];
+        assert_float_equal(q->data[D], (float)(x0 * cos(1.0) - x1 * sin(1.0)), 1e-6);
+        assert_float_equal(q->data[D + 1], (float)(x0 * sin(1.0) + x1 * cos(1.0)), 1e-6);
+        double spread = 0;
+        for (int i = 0; i + 1 < N; i++)
+            for (int j = 0; j + 1 < N; j++) {
+                float here = s->data[i * N + j], shifted = s->data[(i + 1) * N + j + 1];
+                if (fabsf(here - shifted) > 1e-5f + 1e-5f * fabsf(here))
+                    fail_msg("%s: scores_1[%d][%d] = %.9g but scores_1[%d][%d] = %.9g: the same distance %d",
+                             path ? "reference" : "engine", i, j, (double)here, i + 1, j + 1, (double)shifted, j - i);
+                spread = fmax(spread, fabs((double)s->data[i * N + j] - (double)s->data[0]));
+            }
+        assert_true(spread > 0.5); /* the distance matters: without RoPE every score would be the same */
+        attn_trace_destroy(t);
+    }
 }
 
 /* Every softmax row sums to 1 or, fully blocked under -inf, is all zero;
@@ -1143,7 +1227,7 @@ static void test_random_dot_invariants(void **state)
             case_free(&one);
         }
         /* self-attention equals cross-attention with Y = X (which does not decode) */
-        if (!c->cross && c->decode == ATTN_DECODE_FULL) {
+        if (!c->cross && c->decode == ATTN_DECODE_FULL && c->rope_base == 0) {
             AttnConfig x = *c;
             x.cross = 1;
             x.Y = c->X;
@@ -1506,8 +1590,9 @@ static void test_names(void **state)
 {
     (void)state;
     static const char *const kinds[] = {
-        "input",   "weight",       "bias",   "projection", "split",           "scores",    "scaled",      "masked",
-        "softmax", "weighted_sum", "concat", "output",     "additive_hidden", "kv_append", "decode_check"};
+        "input",           "weight",    "bias",         "projection",   "split",  "scores",
+        "scaled",          "masked",    "softmax",      "weighted_sum", "concat", "output",
+        "additive_hidden", "kv_append", "decode_check", "rope_angles",  "rope"};
     assert_int_equal(sizeof kinds / sizeof kinds[0], ATTN_STEP_KIND_COUNT);
     for (int k = 0; k < ATTN_STEP_KIND_COUNT; k++) {
         assert_string_equal(attn_step_kind_name((AttnStepKind)k), kinds[k]);
@@ -1603,6 +1688,26 @@ static void test_config_errors(void **state)
     assert_int_equal(attn_config_check(&b, err, sizeof err), 0);
     b.decode = (AttnDecode)2;
     assert_int_equal(attn_config_check(&b, err, sizeof err), -1);
+
+    /* RoPE: a base > 1, dot self-attention, an even d_k */
+    b = c;
+    b.d_k = 2;
+    b.rope_base = 10000.0f;
+    assert_int_equal(attn_config_check(&b, err, sizeof err), 0);
+    b.rope_base = 1.0f;
+    assert_int_equal(attn_config_check(&b, err, sizeof err), -1);
+    assert_string_equal(err, "the RoPE base must be 0 (none) or a finite number > 1, got 1");
+    b.rope_base = NAN;
+    assert_int_equal(attn_config_check(&b, err, sizeof err), -1);
+    b.rope_base = 10000.0f;
+    b.d_k = 3;
+    assert_int_equal(attn_config_check(&b, err, sizeof err), -1);
+    assert_string_equal(err, "RoPE needs an even d_k (it turns pairs of features), got d_k=3");
+    b.d_k = 2;
+    b.cross = 1;
+    b.Y = one;
+    assert_int_equal(attn_config_check(&b, err, sizeof err), -1);
+    assert_string_equal(err, "RoPE needs self-attention (it rotates a query and a key by positions in one sequence)");
 }
 
 /* ---- main: the fixed tests, then one test per fixture in MANIFEST ---------------- */
@@ -1645,6 +1750,7 @@ int main(void)
         cmocka_unit_test(test_compute_overflow),
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_rope_relative_position),
     };
     int failed = cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 

@@ -48,6 +48,8 @@ static const struct {
     [ATTN_STEP_ADDITIVE_HIDDEN] = {"additive_hidden", 0},
     [ATTN_STEP_KV_APPEND] = {"kv_append", 0},
     [ATTN_STEP_DECODE_CHECK] = {"decode_check", 0},
+    [ATTN_STEP_ROPE_ANGLES] = {"rope_angles", 0},
+    [ATTN_STEP_ROPE] = {"rope", 0},
 };
 _Static_assert(sizeof kinds / sizeof kinds[0] == ATTN_STEP_KIND_COUNT,
                "kinds[] must have a row for every AttnStepKind");
@@ -100,6 +102,9 @@ static const char *const role_names[] = {
     [ATTN_ROLE_K_CACHE] = "K_cache",
     [ATTN_ROLE_V_CACHE] = "V_cache",
     [ATTN_ROLE_DECODED] = "decoded",
+    [ATTN_ROLE_ANGLES] = "angles",
+    [ATTN_ROLE_Q_ROT] = "Q_rot",
+    [ATTN_ROLE_K_ROT] = "K_rot",
 };
 _Static_assert(sizeof role_names / sizeof role_names[0] == ATTN_ROLE_COUNT, "role_names[] must name every AttnRole");
 
@@ -159,6 +164,8 @@ int attn_axis_size(const AttnConfig *c, AttnAxis axis)
         return 1;
     case ATTN_AXIS_PREFIX:
         return c->n_k;
+    case ATTN_AXIS_DK_PAIRS:
+        return c->d_k / 2;
     case ATTN_AXIS_COUNT:
         break;
     }
@@ -297,6 +304,14 @@ int attn_config_check(const AttnConfig *c, char *err, size_t errlen)
         return fail(err, errlen, "mask order must be scale_then_mask or mask_then_scale, got %d", (int)c->mask_order);
     if (c->decode != ATTN_DECODE_FULL && c->decode != ATTN_DECODE_INCREMENTAL)
         return fail(err, errlen, "decode must be full or incremental, got %d", (int)c->decode);
+    if (!(c->rope_base == 0 || (c->rope_base > 1 && isfinite(c->rope_base))))
+        return fail(err, errlen, "the RoPE base must be 0 (none) or a finite number > 1, got %g", (double)c->rope_base);
+    if (c->rope_base != 0) {
+        if (c->attention != ATTN_DOT) return fail(err, errlen, "RoPE needs dot-product attention");
+        if (c->cross)
+            return fail(err, errlen,
+                        "RoPE needs self-attention (it rotates a query and a key by positions in one sequence)");
+    }
     if (c->decode == ATTN_DECODE_INCREMENTAL) {
         if (c->attention != ATTN_DOT) return fail(err, errlen, "incremental decoding needs dot-product attention");
         if (c->cross)
@@ -329,6 +344,8 @@ int attn_config_check(const AttnConfig *c, char *err, size_t errlen)
         return fail(err, errlen, "d_v must be ≥ 1 with heads·d_v ≤ %d, got d_v=%d", ATTN_MAX_DIM, c->d_v);
     if (c->kv_heads < 0 || c->kv_heads > c->heads || (c->kv_heads > 0 && c->heads % c->kv_heads != 0))
         return fail(err, errlen, "kv_heads must be 0 or a divisor of heads = %d, got %d", c->heads, c->kv_heads);
+    if (c->rope_base != 0 && c->d_k % 2 != 0)
+        return fail(err, errlen, "RoPE needs an even d_k (it turns pairs of features), got d_k=%d", c->d_k);
     if (!c->W_Q || !c->W_K || !c->W_V) return fail(err, errlen, "W_Q, W_K and W_V are required");
     if (c->b_O && !c->W_O) return fail(err, errlen, "b_O needs W_O");
     if (c->scale_kind == ATTN_SCALE_VALUE && !(c->scale_value > 0 && isfinite(c->scale_value)))
@@ -557,15 +574,23 @@ static __attribute__((noinline)) void plan_decode(Builder *b, const AttnConfig *
                 int prev_V = dp && s > 0 ? p->decode[s - 1].kv[g].V_cache : -1;
                 kp->K = add_step_at(b, ATTN_STEP_SPLIT, ATTN_ROLE_K, g + 1, at, ATTN_AXIS_TOKEN, ATTN_AXIS_DK, &K, 1);
                 kp->V = add_step_at(b, ATTN_STEP_SPLIT, ATTN_ROLE_V, g + 1, at, ATTN_AXIS_TOKEN, ATTN_AXIS_DV, &V, 1);
+                /* RoPE: the key turned by its position before it is cached, so the cache holds rotated keys */
+                kp->Kr = p->angles >= 0 ? add_step_at(b, ATTN_STEP_ROPE, ATTN_ROLE_K_ROT, g + 1, at, ATTN_AXIS_TOKEN,
+                                                      ATTN_AXIS_DK, (int[]){kp->K, p->angles}, 2)
+                                        : -1;
                 kp->K_cache = add_step_at(b, ATTN_STEP_KV_APPEND, ATTN_ROLE_K_CACHE, g + 1, at, ATTN_AXIS_PREFIX,
-                                          ATTN_AXIS_DK, (int[]){prev_K, kp->K}, 2);
+                                          ATTN_AXIS_DK, (int[]){prev_K, kp->Kr >= 0 ? kp->Kr : kp->K}, 2);
                 kp->V_cache = add_step_at(b, ATTN_STEP_KV_APPEND, ATTN_ROLE_V_CACHE, g + 1, at, ATTN_AXIS_PREFIX,
                                           ATTN_AXIS_DV, (int[]){prev_V, kp->V}, 2);
             }
             hp->K = kp->K_cache;
             hp->V = kp->V_cache;
+            hp->Kr = -1;
+            hp->Qr = p->angles >= 0 ? add_step_at(b, ATTN_STEP_ROPE, ATTN_ROLE_Q_ROT, n_h, at, ATTN_AXIS_TOKEN,
+                                                  ATTN_AXIS_DK, (int[]){hp->Q, p->angles}, 2)
+                                    : -1;
             hp->scores = add_step_at(b, ATTN_STEP_SCORES, ATTN_ROLE_SCORES, n_h, at, ATTN_AXIS_TOKEN, ATTN_AXIS_PREFIX,
-                                     (int[]){hp->Q, hp->K}, 2);
+                                     (int[]){hp->Qr >= 0 ? hp->Qr : hp->Q, hp->K}, 2);
             int pre;
             if (has_mask && c->mask_order == ATTN_MASK_THEN_SCALE) {
                 hp->masked = add_step_at(b, ATTN_STEP_MASKED, ATTN_ROLE_MASKED, n_h, at, ATTN_AXIS_TOKEN,
@@ -630,25 +655,37 @@ static void plan_dot(Builder *b, const AttnConfig *c, Plan *p)
                     (int[]){p->X, p->W_Q, p->b_Q}, 3);
     p->K = add_step(b, ATTN_STEP_PROJECTION, ATTN_ROLE_K, 0, ATTN_AXIS_KEYS, kdk, (int[]){src, p->W_K, p->b_K}, 3);
     p->V = add_step(b, ATTN_STEP_PROJECTION, ATTN_ROLE_V, 0, ATTN_AXIS_KEYS, kdv, (int[]){src, p->W_V, p->b_V}, 3);
+    /* RoPE: the angle of each position and pair, which every head's Q and K turn by */
+    p->angles = c->rope_base != 0 ? add_step(b, ATTN_STEP_ROPE_ANGLES, ATTN_ROLE_ANGLES, 0, ATTN_AXIS_QUERIES,
+                                             ATTN_AXIS_DK_PAIRS, NULL, 0)
+                                  : -1;
 
     /* the query heads of one group (h·G/H the same) read one K/V head's
      * split, listed with the group's first */
-    int G = attn_kv_heads(c);
-    p->kv_first = G < H;
+    int G = attn_kv_heads(c), rope = p->angles >= 0;
+    p->kv_first = G < H || rope; /* shared K/V heads, and rotated keys, are made before the heads run */
     for (int h = 0; h < H; h++) {
         HeadPlan *hp = &p->head[h];
-        int n = h + 1;
+        int n = h + 1, first = h == 0 || (G == H ? h : h * G / H) != hp[-1].kv;
         hp->kv = G == H ? h : h * G / H;
         hp->Q = add_step(b, ATTN_STEP_SPLIT, ATTN_ROLE_Q, n, ATTN_AXIS_QUERIES, ATTN_AXIS_DK, &p->Q, 1);
-        if (h == 0 || hp->kv != hp[-1].kv) {
+        if (first) {
             hp->K = add_step(b, ATTN_STEP_SPLIT, ATTN_ROLE_K, hp->kv + 1, ATTN_AXIS_KEYS, ATTN_AXIS_DK, &p->K, 1);
             hp->V = add_step(b, ATTN_STEP_SPLIT, ATTN_ROLE_V, hp->kv + 1, ATTN_AXIS_KEYS, ATTN_AXIS_DV, &p->V, 1);
         } else {
             hp->K = hp[-1].K;
             hp->V = hp[-1].V;
         }
+        /* RoPE: Q_h and (once per K/V head) K_g turned by their positions' angles */
+        hp->Qr = rope ? add_step(b, ATTN_STEP_ROPE, ATTN_ROLE_Q_ROT, n, ATTN_AXIS_QUERIES, ATTN_AXIS_DK,
+                                 (int[]){hp->Q, p->angles}, 2)
+                      : -1;
+        hp->Kr = !rope   ? -1
+                 : first ? add_step(b, ATTN_STEP_ROPE, ATTN_ROLE_K_ROT, hp->kv + 1, ATTN_AXIS_KEYS, ATTN_AXIS_DK,
+                                    (int[]){hp->K, p->angles}, 2)
+                         : hp[-1].Kr;
         hp->scores = add_step(b, ATTN_STEP_SCORES, ATTN_ROLE_SCORES, n, ATTN_AXIS_QUERIES, ATTN_AXIS_KEYS,
-                              (int[]){hp->Q, hp->K}, 2);
+                              (int[]){rope ? hp->Qr : hp->Q, rope ? hp->Kr : hp->K}, 2);
         int pre;
         if (has_mask && c->mask_order == ATTN_MASK_THEN_SCALE) {
             /* seed 003: the raw scores are masked, then divided */
@@ -696,6 +733,8 @@ static void plan_additive(Builder *b, const AttnConfig *c, Plan *p)
                           (int[]){p->hidden, p->v_a}, 2);
     hp->scaled = -1;
     hp->kv = 0;
+    hp->Qr = hp->Kr = -1;
+    p->angles = -1;
     hp->masked =
         has_mask ? add_step(b, ATTN_STEP_MASKED, ATTN_ROLE_MASKED, 0, ATTN_AXIS_QUERIES, ATTN_AXIS_KEYS, &hp->scores, 1)
                  : -1;
@@ -776,9 +815,10 @@ void attn__prepare_head(AttnTrace *t, const Plan *p, int h, int values, float *p
     const AttnConfig *c = &t->cfg;
     const HeadPlan *hp = &p->head[h];
     if (!p->kv_first) split_key_or_value(t, p, h, values);
-    /* scores = Q_h · K_hᵀ: B is K_h (n_k, d_k) read transposed; the weighted sum's B is V_h (n_k, d_v) */
+    /* scores = Q_h · K_hᵀ: B is K_h (n_k, d_k) (RoPE: rotated) read transposed; the weighted sum's B is V_h (n_k,
+     * d_v) */
     if (!values)
-        attn__pack_panels(pack, data_of(t, hp->K), 1, c->d_k, c->n_k, 0, c->n_k);
+        attn__pack_panels(pack, data_of(t, hp->Kr >= 0 ? hp->Kr : hp->K), 1, c->d_k, c->n_k, 0, c->n_k);
     else if (pack)
         attn__pack_panels(pack, data_of(t, hp->V), 0, c->n_k, c->d_v, 0, c->d_v);
 }
@@ -811,11 +851,17 @@ void attn__compute_head_rows(AttnTrace *t, const Plan *p, const unsigned char *m
         split_key_or_value(t, p, h, 0);
         split_key_or_value(t, p, h, 1);
     }
+    /* 1'. RoPE: the rows' queries turned by their positions' angles (the keys were turned before the heads ran) */
+    if (hp->Qr >= 0) {
+        float *Qr = data_of(t, hp->Qr) + (size_t)r0 * dk;
+        attn__rope_rows(Qr, Qh, data_of(t, p->angles) + (size_t)r0 * (size_t)(dk / 2), rows, dk);
+        Qh = Qr;
+    }
     /* 2. scores = Q_h · K_hᵀ  (rows, n_k); 3. scaled = scores / divisor */
     size_t nn = (size_t)rows * (size_t)nk;
     float *S = data_of(t, hp->scores) + (size_t)r0 * nk;
     float *A = data_of(t, hp->scaled) + (size_t)r0 * nk;
-    const float *Kh = data_of(t, hp->K);
+    const float *Kh = data_of(t, hp->Kr >= 0 ? hp->Kr : hp->K);
     unsigned bits_s, bits_a, bits_pre;
     const float *pre = A;                               /* the rows the softmax reads */
     float *row_max = scratch ? scratch + 2 * nn : NULL; /* (rows, 16) the rows' maxima, when attn__scores gives them */
@@ -965,6 +1011,8 @@ static int dot_phases(AttnTrace *t, const AttnConfig *c, const Plan *p, const At
                  copies, copy_at, &n_copies);
     unsigned char bits[3], copy_bits[ATTN_MAX_PHASE_JOBS];
     attn__phase(proj, 3, found ? bits : NULL, copies, n_copies, found ? copy_bits : NULL, pack, c->threads);
+    /* RoPE's angles (not scanned here: check_finite scans them) */
+    if (p->angles >= 0) attn__rope_angles(data_of(t, p->angles), c->n_q, c->d_k, c->rope_base);
     if (found) {
         found[p->Q] = bits[0];
         found[p->K] = bits[1];
@@ -988,12 +1036,16 @@ static int dot_phases(AttnTrace *t, const AttnConfig *c, const Plan *p, const At
             found[hp->K] = found[p->K];
             found[hp->V] = found[p->V];
         }
-    /* K/V heads shared by query heads are split once, before any head reads them */
+    /* K/V heads shared by query heads are split once, before any head reads them; with RoPE their keys are
+     * turned then too (the rotated keys not scanned here: check_finite scans them) */
     if (p->kv_first)
         for (int h = 0; h < H; h++)
             if (h == 0 || p->head[h].kv != p->head[h - 1].kv) {
                 split_key_or_value(t, p, h, 0);
                 split_key_or_value(t, p, h, 1);
+                if (p->head[h].Kr >= 0)
+                    attn__rope_rows(data_of(t, p->head[h].Kr), data_of(t, p->head[h].K), data_of(t, p->angles), c->n_k,
+                                    c->d_k);
             }
     attn__run_heads(t, p, c->mask, H, found, pack, c->threads);
     if (cancelled(t, err, errlen) != 0) return -1; /* the heads may have stopped part way: nothing to publish */
@@ -1020,7 +1072,7 @@ static void decode_head_row(AttnTrace *t, const AttnConfig *c, const unsigned ch
 {
     float *S = data_of(t, hp->scores), *A = data_of(t, hp->scaled); /* (1, nk) */
     unsigned bits_x, bits_y;
-    attn_matmul_nt(S, data_of(t, hp->Q), data_of(t, hp->K), 1, c->d_k, nk);
+    attn_matmul_nt(S, data_of(t, hp->Qr >= 0 ? hp->Qr : hp->Q), data_of(t, hp->K), 1, c->d_k, nk);
     const float *pre = A;
     if (hp->masked >= 0) {
         AttnStep *m = &t->steps[hp->masked];
@@ -1051,6 +1103,7 @@ static void compute_decode(AttnTrace *t, const AttnConfig *c, const unsigned cha
     const float *X = data_of(t, p->X); /* (n, d_model) */
     for (int s = 0; s < n; s++) {
         const DecodePlan *dp = &p->decode[s];
+        const float *angles = p->angles >= 0 ? data_of(t, p->angles) + (size_t)s * (size_t)(dk / 2) : NULL;
         const float *x = X + (size_t)s * dm;
         float *q = data_of(t, dp->Q), *k = data_of(t, dp->K), *v = data_of(t, dp->V);
         attn_matmul(q, x, data_of(t, p->W_Q), data_of(t, p->b_Q), 1, dm, H * dk);
@@ -1060,17 +1113,19 @@ static void compute_decode(AttnTrace *t, const AttnConfig *c, const unsigned cha
             const DecodeKvPlan *kp = &dp->kv[g];
             memcpy(data_of(t, kp->K), k + (size_t)g * dk, sizeof(float) * (size_t)dk);
             memcpy(data_of(t, kp->V), v + (size_t)g * dv, sizeof(float) * (size_t)dv);
+            if (kp->Kr >= 0) attn__rope_rows(data_of(t, kp->Kr), data_of(t, kp->K), angles, 1, dk);
             float *Kc = data_of(t, kp->K_cache), *Vc = data_of(t, kp->V_cache);
             if (s > 0) {
                 memcpy(Kc, data_of(t, p->decode[s - 1].kv[g].K_cache), sizeof(float) * (size_t)s * dk);
                 memcpy(Vc, data_of(t, p->decode[s - 1].kv[g].V_cache), sizeof(float) * (size_t)s * dv);
             }
-            memcpy(Kc + (size_t)s * dk, data_of(t, kp->K), sizeof(float) * (size_t)dk);
+            memcpy(Kc + (size_t)s * dk, data_of(t, kp->Kr >= 0 ? kp->Kr : kp->K), sizeof(float) * (size_t)dk);
             memcpy(Vc + (size_t)s * dv, data_of(t, kp->V), sizeof(float) * (size_t)dv);
         }
         for (int h = 0; h < H; h++) {
             const HeadPlan *hp = &dp->head[h];
             memcpy(data_of(t, hp->Q), q + (size_t)h * dk, sizeof(float) * (size_t)dk);
+            if (hp->Qr >= 0) attn__rope_rows(data_of(t, hp->Qr), data_of(t, hp->Q), angles, 1, dk);
             decode_head_row(t, c, mask, hp, s, s + 1);
             memcpy(data_of(t, dp->concat) + (size_t)h * dv, data_of(t, hp->out), sizeof(float) * (size_t)dv);
         }

@@ -85,6 +85,8 @@ typedef enum AttnStepKind {
     ATTN_STEP_ADDITIVE_HIDDEN, /* tanh([x_i ; y_j] · W_a + b_a), (n_q·n_k) × d_a */
     ATTN_STEP_KV_APPEND,       /* decoding, token t: the K (or V) cache of a K/V head with t's row appended, t rows */
     ATTN_STEP_DECODE_CHECK,    /* decoding: every token's output row, stacked, beside the whole forward's output */
+    ATTN_STEP_ROPE_ANGLES, /* RoPE: the angle p·θ_i each position p turns each pair i by, θ_i = base^(−2i/d_k) */
+    ATTN_STEP_ROPE,        /* RoPE: Q_h or K_h with each row's pairs (2i, 2i+1) rotated by its angles */
     ATTN_STEP_KIND_COUNT
 } AttnStepKind;
 
@@ -138,6 +140,9 @@ typedef enum AttnRole {
     ATTN_ROLE_K_CACHE, /* decoding: the keys of tokens 1..t, kept from step to step */
     ATTN_ROLE_V_CACHE, /* decoding: the values of tokens 1..t */
     ATTN_ROLE_DECODED, /* decoding: the output rows of every token, stacked */
+    ATTN_ROLE_ANGLES,  /* RoPE: the rotation angle of each position and pair */
+    ATTN_ROLE_Q_ROT,   /* RoPE: a head's queries rotated by their positions' angles */
+    ATTN_ROLE_K_ROT,   /* RoPE: a K head's keys rotated */
     ATTN_ROLE_COUNT
 } AttnRole;
 
@@ -167,6 +172,7 @@ typedef enum AttnAxis {
     ATTN_AXIS_KV_DV,    /* grouped K/V heads: every V head's features side by side, kv_heads·d_v */
     ATTN_AXIS_TOKEN,    /* decoding: the one token t being decoded (the step's at), 1 */
     ATTN_AXIS_PREFIX,   /* decoding: the tokens 1..t decoded so far (the step's at), t; n_k for a config */
+    ATTN_AXIS_DK_PAIRS, /* RoPE: one head's pairs of features (2i, 2i+1) that turn together, d_k/2 */
     ATTN_AXIS_COUNT
 } AttnAxis;
 
@@ -251,6 +257,11 @@ typedef struct AttnConfig {
     const float *v_a; /* (d_a) */
 
     AttnDecode decode; /* ATTN_DECODE_INCREMENTAL: then token by token with a K/V cache (dot, self, causal) */
+    float rope_base;   /* rotary position embeddings (RoFormer, LLaMA): 0 none; else the base (10000 usually), > 1.
+                        * After the split, the pair (2i, 2i+1) of each row p (0-based position) of Q_h and K_h is
+                        * rotated by the angle p·base^(−2i/d_k) (steps `angles`, Q_rot_h, K_rot_g), so that a
+                        * score depends on the two positions only through their distance. Dot self-attention,
+                        * d_k even. */
 
     int threads; /* worker threads for the heads and the projections' rows; ≤ 1: the caller's thread only.
                   * The trace is the same, bit for bit, whatever the count. */

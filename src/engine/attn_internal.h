@@ -10,9 +10,11 @@
 
 /* Indices of one head's steps in the trace, -1 where absent: its queries,
  * the keys and values it reads (its K/V head's, kv, 0-based), and what it
- * computes from them. */
+ * computes from them. With RoPE, Qr and Kr are Q and K rotated, which the
+ * scores read (decoding: Kr is -1, the cache K holding rotated keys). */
 typedef struct HeadPlan {
     int Q, K, V, scores, scaled, masked, weights, out;
+    int Qr, Kr;
     int kv;
 } HeadPlan;
 
@@ -20,7 +22,7 @@ typedef struct HeadPlan {
  * caches head h reads; kv[g] are K/V head g's rows of the token (split from
  * K@t and V@t) and its caches (kv_heads of them). */
 typedef struct DecodeKvPlan {
-    int K, V, K_cache, V_cache;
+    int K, V, Kr, K_cache, V_cache; /* Kr: K rotated (RoPE), which the cache appends; else -1 */
 } DecodeKvPlan;
 typedef struct DecodePlan {
     int Q, K, V, concat, output;
@@ -33,6 +35,7 @@ typedef struct DecodePlan {
 typedef struct Plan {
     int X, Y, W_Q, b_Q, W_K, b_K, W_V, b_V, W_O, b_O, Q, K, V, concat, output;
     int W_a, b_a, v_a, hidden;
+    int angles;         /* RoPE's angles, or -1 */
     HeadPlan *head;     /* (heads): head_small, or allocated beyond 16 heads */
     int *concat_from;   /* (heads) scratch for concat's links; (n_q + 1) when decoding */
     DecodePlan *decode; /* (n_q) decoding's steps per token, one allocation with their head and kv arrays; or NULL */
@@ -167,6 +170,13 @@ void attn__copy_floats(float *dst, const float *src, size_t n);
 size_t attn__phase_pack_floats(const AttnMatmulJob *jobs, int n_jobs);
 void attn__phase(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, const AttnCopyJob *copies, int n_copies,
                  unsigned char *copy_bits, float *pack, int threads);
+/* RoPE: angles (n, d/2) = p·base^(−2i/d) for position p and pair i, each
+ * computed in double and rounded once. */
+void attn__rope_angles(float *angles, int n, int d, float base);
+/* RoPE: out (rows, d) = in with the pair (2i, 2i+1) of row r rotated by
+ * angles[r][i] (angles: rows × d/2), cos and sin in double. The one rotation
+ * of both paths. */
+void attn__rope_rows(float *out, const float *in, const float *angles, int rows, int d);
 /* May query i attend key j (0-based), under c's mask whose values are mask? */
 int attn__allowed(const AttnConfig *c, const unsigned char *mask, int i, int j);
 /* masked(i,j) = allowed(i,j) ? in(i,j) : cfg->mask_fill for the queries

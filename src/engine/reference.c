@@ -66,6 +66,33 @@ void attn_softmax_rows_reference(float *y, unsigned char *flags, const float *x,
     }
 }
 
+/* Rotary position embeddings (RoFormer; LLaMA's): pair i of a head's
+ * features (2i, 2i+1) turns at the frequency θ_i = base^(−2i/d), so that at
+ * position p it has turned by the angle p·θ_i. The first pair turns fastest
+ * (1 radian per position), the last slowest. */
+void attn__rope_angles(float *angles, int n, int d, float base)
+{
+    int half = d / 2;
+    for (int pos = 0; pos < n; pos++)
+        for (int i = 0; i < half; i++)
+            angles[(size_t)pos * half + i] = (float)((double)pos * pow((double)base, -2.0 * i / d));
+}
+
+/* Each pair (x, y) of a row turned by its angle a: (x·cos a − y·sin a, x·sin a + y·cos a). A rotation keeps
+ * lengths, and the dot product of a query turned by a and a key turned by b depends only on b − a: so the
+ * scores see how far apart two tokens are, not where they are. */
+void attn__rope_rows(float *out, const float *in, const float *angles, int rows, int d)
+{
+    int half = d / 2;
+    for (int r = 0; r < rows; r++)
+        for (int i = 0; i < half; i++) {
+            double a = angles[(size_t)r * half + i], cs = cos(a), sn = sin(a);
+            double x = in[(size_t)r * d + 2 * i], y = in[(size_t)r * d + 2 * i + 1];
+            out[(size_t)r * d + 2 * i] = (float)(x * cs - y * sn);
+            out[(size_t)r * d + 2 * i + 1] = (float)(x * sn + y * cs);
+        }
+}
+
 /* May query i attend key j? (cfg.mask: 1 attend, 0 blocked) */
 int attn__allowed(const AttnConfig *c, const unsigned char *mask, int i, int j)
 {
@@ -137,7 +164,9 @@ static const float *attend(AttnTrace *t, const AttnConfig *c, const HeadPlan *hp
  * weights and head. */
 static void attend_head(AttnTrace *t, const AttnConfig *c, const HeadPlan *hp, int q0, int nq, int nk)
 {
-    const float *Qh = data(t, hp->Q), *Kh = data(t, hp->K), *Vh = data(t, hp->V);
+    /* with RoPE, the queries and keys turned by their positions (decoding's cache holds turned keys) */
+    const float *Qh = data(t, hp->Qr >= 0 ? hp->Qr : hp->Q), *Kh = data(t, hp->Kr >= 0 ? hp->Kr : hp->K);
+    const float *Vh = data(t, hp->V);
     /* a. scores = Q_h · K_hᵀ: query i against key j */
     float *S = data(t, hp->scores); /* (nq, nk) */
     attn_matmul_nt_naive(S, Qh, Kh, nq, c->d_k, nk);
@@ -178,6 +207,8 @@ static void forward_decode(AttnTrace *t, const AttnConfig *c, const Plan *p)
     for (int s = 0; s < n; s++) {   /* token t = s + 1, at position s */
         const DecodePlan *dp = &p->decode[s];
         const float *x = X + (size_t)s * dm; /* (1, d_model) */
+        /* RoPE: the angles of position s, (1, d_k/2) */
+        const float *angles = p->angles >= 0 ? data(t, p->angles) + (size_t)s * (size_t)(dk / 2) : NULL;
         /* 10a. the token's query, key and value rows */
         float *q = data(t, dp->Q); /* (1, H·d_k) */
         float *k = data(t, dp->K); /* (1, G·d_k) */
@@ -190,6 +221,9 @@ static void forward_decode(AttnTrace *t, const AttnConfig *c, const Plan *p)
             /* 10b. each K/V head's columns of the rows */
             columns(data(t, kp->K), k, 1, G * dk, g * dk, dk); /* (1, d_k) */
             columns(data(t, kp->V), v, 1, G * dv, g * dv, dv); /* (1, d_v) */
+            /* RoPE: the key turned by its position once, when it comes; the cache keeps it turned */
+            if (kp->Kr >= 0) attn__rope_rows(data(t, kp->Kr), data(t, kp->K), angles, 1, dk); /* (1, d_k) */
+            const float *key = data(t, kp->Kr >= 0 ? kp->Kr : kp->K);
             /* 10c. its caches: tokens 1..t-1 as they were, then t's row */
             float *Kc = data(t, kp->K_cache); /* (t, d_k) */
             float *Vc = data(t, kp->V_cache); /* (t, d_v) */
@@ -197,7 +231,7 @@ static void forward_decode(AttnTrace *t, const AttnConfig *c, const Plan *p)
                 memcpy(Kc, data(t, p->decode[s - 1].kv[g].K_cache), sizeof(float) * (size_t)s * dk);
                 memcpy(Vc, data(t, p->decode[s - 1].kv[g].V_cache), sizeof(float) * (size_t)s * dv);
             }
-            memcpy(Kc + (size_t)s * dk, data(t, kp->K), sizeof(float) * (size_t)dk);
+            memcpy(Kc + (size_t)s * dk, key, sizeof(float) * (size_t)dk);
             memcpy(Vc + (size_t)s * dv, data(t, kp->V), sizeof(float) * (size_t)dv);
         }
         for (int h = 0; h < H; h++) {
@@ -205,6 +239,7 @@ static void forward_decode(AttnTrace *t, const AttnConfig *c, const Plan *p)
             /* 10d. the head's query columns; one row of scores, weights and output, against the t keys
              *      and values its K/V head has cached */
             columns(data(t, hp->Q), q, 1, H * dk, h * dk, dk); /* (1, d_k) */
+            if (hp->Qr >= 0) attn__rope_rows(data(t, hp->Qr), data(t, hp->Q), angles, 1, dk);
             attend_head(t, c, hp, s, 1, s + 1);
             /* 10e. its columns of the concat row */
             memcpy(data(t, dp->concat) + (size_t)h * dv, data(t, hp->out), sizeof(float) * (size_t)dv);
@@ -239,6 +274,8 @@ static void forward_dot(AttnTrace *t, const AttnConfig *c, const Plan *p)
     attn_matmul_naive(Q, c->X, c->W_Q, c->b_Q, nq, dm, H * dk);
     attn_matmul_naive(K, src, c->W_K, c->b_K, nk, dm, G * dk);
     attn_matmul_naive(V, src, c->W_V, c->b_V, nk, dm, G * dv);
+    /* 1'. RoPE: the angle by which each position p turns each pair i of a head's features */
+    if (p->angles >= 0) attn__rope_angles(data(t, p->angles), nq, dk, c->rope_base); /* (n, d_k/2) */
 
     float *concat = data(t, p->concat); /* (n_q, H·d_v) */
     for (int h = 0; h < H; h++) {
@@ -250,7 +287,11 @@ static void forward_dot(AttnTrace *t, const AttnConfig *c, const Plan *p)
         if (h == 0 || g != p->head[h - 1].kv) {
             columns(data(t, hp->K), K, nk, G * dk, g * dk, dk); /* (n_k, d_k) */
             columns(data(t, hp->V), V, nk, G * dv, g * dv, dv); /* (n_k, d_v) */
+            /* RoPE: each key turned by its position's angles */
+            if (hp->Kr >= 0) attn__rope_rows(data(t, hp->Kr), data(t, hp->K), data(t, p->angles), nk, dk);
         }
+        /* RoPE: each query turned by its position's angles */
+        if (hp->Qr >= 0) attn__rope_rows(data(t, hp->Qr), data(t, hp->Q), data(t, p->angles), nq, dk);
         /* 3-7. scores, scaled, masked, weights and head_h (attend_head) */
         attend_head(t, c, hp, 0, nq, nk);
         /* 8. concat: head h's output into columns [h·d_v, (h+1)·d_v) */

@@ -70,6 +70,7 @@ enum {
     F_EDITED_FROM,
     F_DECODE,
     F_KV_HEADS,
+    F_ROPE,
     F_COUNT
 };
 static const char *const field_names[F_COUNT] = {
@@ -77,7 +78,7 @@ static const char *const field_names[F_COUNT] = {
     "seed",       "attention", "d_model",   "heads",       "d_k",    "d_v",      "X",      "Y",
     "W_Q",        "W_K",       "W_V",       "W_O",         "b_Q",    "b_K",      "b_V",    "b_O",
     "d_x",        "d_y",       "d_a",       "W_a",         "b_a",    "v_a",      "mask",   "mask_fill",
-    "mask_order", "scale",     "narration", "edited_from", "decode", "kv_heads",
+    "mask_order", "scale",     "narration", "edited_from", "decode", "kv_heads", "rope",
 };
 
 typedef struct Ctx {
@@ -1060,6 +1061,40 @@ static int read_decode(Ctx *c)
     return 0;
 }
 
+/* rope: {"base": b} (b > 1, 10000 when left out): rotary position
+ * embeddings, which turn each head's queries and keys by their positions;
+ * self-attention with an even d_k. */
+static int read_rope(Ctx *c)
+{
+    AttnConfig *g = &c->L->cfg;
+    const JsonNode *n = c->val[F_ROPE];
+    if (!n) return 0;
+    if (!cJSON_IsObject(n->item)) return fail_type(c, n, "rope", "an object such as {\"base\": 10000}");
+    static const char *const keys[] = {"base"};
+    if (check_keys(c, n, "rope.", keys, 1) != 0) return -1;
+    const JsonNode *b = member(n, "base", NULL);
+    float base = 10000.0f;
+    if (b) {
+        if (!cJSON_IsNumber(b->item))
+            return fail_type(c, b, "rope.base", "a number > 1 (RoPE's base, 10000 in RoFormer and LLaMA)");
+        if (read_f32(c, b, "rope.base", &base) != 0) return -1;
+        if (!(base > 1.0f)) {
+            char fs[64];
+            found(c, b, fs, sizeof fs);
+            return lesson_fail(
+                c, b, "rope.base: expected a number > 1 (RoPE's base, 10000 in RoFormer and LLaMA), found %s", fs);
+        }
+    }
+    if (g->cross)
+        return lesson_fail(c, n,
+                           "rope: expected a lesson of self-attention (RoPE turns a query and a key by their positions "
+                           "in one sequence), found source_tokens and Y");
+    if (g->d_k % 2 != 0)
+        return lesson_fail(c, n, "rope: expected an even d_k (RoPE turns pairs of features), found d_k = %d", g->d_k);
+    g->rope_base = base;
+    return 0;
+}
+
 /* What a lesson's mask is, for messages: "no mask", "a padding mask", ... */
 static const char *mask_phrase(const AttnConfig *g)
 {
@@ -1115,7 +1150,7 @@ static int load_dot(Ctx *c)
             *dst = g->d_model / g->heads;
         }
     }
-    if (read_kv_heads(c) != 0 || read_decode(c) != 0 || check_trace_size(c) != 0) return -1;
+    if (read_kv_heads(c) != 0 || read_decode(c) != 0 || read_rope(c) != 0 || check_trace_size(c) != 0) return -1;
 
     char why[128];
     int H = g->heads, dm = g->d_model;
@@ -1164,8 +1199,8 @@ static int load_additive(Ctx *c)
                                    F_B_Q,   F_B_K, F_B_V, F_B_O, F_SCALE, F_MASK_ORDER};
     if (refuse_fields(c, dot_only, 13, "additive attention uses W_a, b_a and v_a, one head and no scaling") != 0)
         return -1;
-    static const int dot_options[] = {F_DECODE, F_KV_HEADS};
-    if (refuse_fields(c, dot_options, 2, "it is an option of dot-product attention") != 0) return -1;
+    static const int dot_options[] = {F_DECODE, F_KV_HEADS, F_ROPE};
+    if (refuse_fields(c, dot_options, 3, "it is an option of dot-product attention") != 0) return -1;
     if (required(c, F_W_A, "W_a, the (d_x + d_y) × d_a matrix of additive attention") != 0) return -1;
     if (required(c, F_V_A, "v_a, the d_a vector that turns tanh(...) into a score") != 0) return -1;
     int dm = 0;

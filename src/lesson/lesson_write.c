@@ -158,6 +158,11 @@ int lesson_write_json(FILE *f, const Lesson *L)
     }
     if (!additive && g->kv_heads > 0) fprintf(f, ",\n  \"kv_heads\": %d", g->kv_heads);
     if (g->decode != ATTN_DECODE_FULL) fprintf(f, ",\n  \"decode\": \"%s\"", attn_decode_name(g->decode));
+    if (!additive && g->rope_base != 0) {
+        fputs(",\n  \"rope\": {\"base\": ", f);
+        put_float(f, g->rope_base);
+        fputc('}', f);
+    }
     if (!additive) {
         fputs(",\n  \"scale\": ", f);
         if (g->scale_kind == ATTN_SCALE_VALUE)

@@ -66,6 +66,11 @@ int trace_write_json(FILE *out, const Lesson *lesson, const AttnTrace *t)
         for (int h = 1; h <= c->heads; h++) fprintf(out, "%s%d", h > 1 ? ", " : "", attn_kv_head(c, h));
         fputc(']', out);
     }
+    if (!additive && c->rope_base != 0) {
+        fputs(", \"rope\": {\"base\": ", out);
+        put_number(out, c->rope_base);
+        fputc('}', out);
+    }
     if (c->decode == ATTN_DECODE_INCREMENTAL) {
         AttnDecodeMacs m;
         attn_decode_macs(t, &m);

@@ -18,7 +18,9 @@ The options of today's models are recomputed too: incremental decoding
 ("decode": "incremental") token by token with the K/V caches growing, each
 step by its name ("scores_1@3"), and its `decoded` rows against the whole
 forward; grouped-query attention ("kv_heads") with each K/V head repeated for
-its query heads (repeat_interleave), also through nn.MultiheadAttention.
+its query heads (repeat_interleave), also through nn.MultiheadAttention;
+rotary position embeddings ("rope") as LLaMA writes them, each pair of a
+head's features a complex number multiplied by torch.polar(1, angle).
 
 Rows whose keys are all blocked under a -inf fill are NaN in torch; attnviz
 defines them as zeros. Those rows are compared as zeros and counted.
@@ -62,6 +64,19 @@ def mask_matrix(lesson, n_q, n_k):
     return torch.tensor(m, dtype=torch.float32)
 
 
+def rope_angles(n, d, base):
+    """RoPE's angle of position p and pair i, p·base^(−2i/d), in float64, kept as float32 as attnviz does."""
+    theta = base ** (-2.0 * torch.arange(d // 2, dtype=torch.float64) / d)
+    return (torch.arange(n, dtype=torch.float64)[:, None] * theta[None, :]).to(torch.float32)
+
+
+def rope_turn(x, angles):
+    """x (..., n, d) with the pair (2i, 2i+1) of row p as a complex number times e^(i·angles[p][i])."""
+    z = torch.view_as_complex(x.double().reshape(*x.shape[:-1], -1, 2).contiguous())
+    a = angles.double()
+    return torch.view_as_real(z * torch.polar(torch.ones_like(a), a)).reshape(x.shape).to(torch.float32)
+
+
 def fill_value(lesson):
     f = lesson.get("mask_fill", "-inf")
     return float("-inf") if f == "-inf" else float(f)
@@ -85,6 +100,10 @@ def reference_dot(trace, lesson):
     Qh = Q.view(nq, H, dk).transpose(0, 1)
     Kg = K.view(nk, G, dk).transpose(0, 1)
     Vg = V.view(nk, G, dv).transpose(0, 1)
+    Qs, Ks = Qh, Kg
+    if "rope" in cfg:  # each head's queries and keys turned by their positions' angles
+        ref["angles"] = angles = rope_angles(nq, dk, float(cfg["rope"]["base"]))
+        Qh, Kg = rope_turn(Qh, angles), rope_turn(Kg, angles)
     Kh = Kg.repeat_interleave(H // G, dim=0)
     Vh = Vg.repeat_interleave(H // G, dim=0)
     scores = torch.matmul(Qh, Kh.transpose(-2, -1))
@@ -106,9 +125,13 @@ def reference_dot(trace, lesson):
     out = torch.matmul(weights, Vh)
     for h in range(H):
         n = h + 1
-        ref[f"Q_{n}"] = Qh[h]
+        ref[f"Q_{n}"] = Qs[h]
         if h < G:
-            ref[f"K_{n}"], ref[f"V_{n}"] = Kg[h], Vg[h]
+            ref[f"K_{n}"], ref[f"V_{n}"] = Ks[h], Vg[h]
+        if "rope" in cfg:
+            ref[f"Q_rot_{n}"] = Qh[h]
+            if h < G:
+                ref[f"K_rot_{n}"] = Kg[h]
         ref[f"scores_{n}"], ref[f"scaled_{n}"] = scores[h], scaled[h]
         if mask is not None:
             ref[f"masked_{n}"] = masked[h]
@@ -134,6 +157,7 @@ def reference_decode(cfg, inp, X, divisor, ref):
 
     caches = {}
     rows = []
+    angles = ref.get("angles")
     for s in range(X.shape[0]):
         at = f"@{s + 1}"
         x = X[s:s + 1]
@@ -147,10 +171,14 @@ def reference_decode(cfg, inp, X, divisor, ref):
             if h == 0 or (h - 1) * G // H != g:
                 kh = ref[f"K_{m}{at}"] = k[:, g * dk:(g + 1) * dk]
                 vh = ref[f"V_{m}{at}"] = v[:, g * dv:(g + 1) * dv]
+                if angles is not None:  # the key turned by its position; the cache keeps it turned
+                    kh = ref[f"K_rot_{m}{at}"] = rope_turn(kh, angles[s:s + 1])
                 caches[("K", m)] = kh if s == 0 else torch.cat((caches[("K", m)], kh))
                 caches[("V", m)] = vh if s == 0 else torch.cat((caches[("V", m)], vh))
             K, V = caches[("K", m)], caches[("V", m)]
             ref[f"K_cache_{m}{at}"], ref[f"V_cache_{m}{at}"] = K, V
+            if angles is not None:
+                qh = ref[f"Q_rot_{n}{at}"] = rope_turn(qh, angles[s:s + 1])
             sc = ref[f"scores_{n}{at}"] = qh @ K.T
             a = ref[f"scaled_{n}{at}"] = sc / divisor
             w = ref[f"weights_{n}{at}"] = torch.softmax(a, dim=-1)
@@ -172,7 +200,7 @@ def reference_mha(trace, lesson, inp):
     cfg = trace["config"]
     d, H = cfg["d_model"], cfg["heads"]
     if ("W_O" not in inp or cfg["d_k"] * H != d or cfg["d_v"] != cfg["d_k"]
-            or lesson.get("scale", "sqrt_dk") != "sqrt_dk"):
+            or lesson.get("scale", "sqrt_dk") != "sqrt_dk" or "rope" in cfg):
         return None
     mha = torch.nn.MultiheadAttention(d, H, bias=True, batch_first=True)
     zeros = lambda n: torch.zeros(n)
