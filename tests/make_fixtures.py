@@ -62,6 +62,12 @@ computation besides float64:
     LLaMA writes it, complex numbers (torch.view_as_complex times
     torch.polar(1, angle)), and for the property RoPE exists for: the score
     of a query at position m and a key at n depends only on n − m.
+  * the sinusoidal positional encoding ("positional": "sinusoidal"):
+    PE[p][2i] = sin(p / 10000^(2i/d_model)), PE[p][2i+1] = cos(...) (`PE`),
+    and X + PE (`X_PE`), which Q, K and V are projected from; checked
+    against the Annotated Transformer's PositionalEncoding (div_term =
+    exp(arange(0, d, 2)·−ln(10000)/d)), and, decoding, each token's rows
+    from its row of X + PE.
 
 A fully blocked row with the fill -inf is NaN in torch (softmax of all -inf).
 The fixture keeps torch's NaN; the C test asserts that the engine gives exact
@@ -114,7 +120,9 @@ SCALE_KINDS = {"sqrt_dk": 0, "sqrt_dmodel": 1, "none": 2, "value": 3}
 # a configuration's options and their values in the file (version 3): "decode" 1 = incremental,
 # "kv_heads" G: grouped-query attention's K/V heads
 # "rope_base" b: rotary position embeddings with base b
-OPTIONS = {"decode": lambda v: {"incremental": 1.0}[v], "kv_heads": float, "rope_base": float}
+# "positional" 1 = sinusoidal
+OPTIONS = {"decode": lambda v: {"incremental": 1.0}[v], "kv_heads": float, "rope_base": float,
+           "positional": lambda v: {"sinusoidal": 1.0}[v]}
 MASK_KINDS = {"none": 0, "causal": 1, "padding": 2, "matrix": 3}
 
 torch.set_num_threads(1)
@@ -221,6 +229,15 @@ def rope_angles(n, d, base):
     return (torch.arange(n, dtype=torch.float64)[:, None] * theta[None, :]).to(torch.float32)
 
 
+def sinusoidal(n, d):
+    """Vaswani et al.'s positional encoding, (n, d): sin(p / 10000^(2i/d)) in column 2i, cos in 2i + 1, in
+    float64, then float32 as the engine records it."""
+    p = torch.arange(n, dtype=torch.float64)[:, None]
+    col = torch.arange(d, dtype=torch.float64)[None, :]
+    a = p / 10000.0 ** ((col - col % 2) / d)
+    return torch.where(col % 2 == 0, torch.sin(a), torch.cos(a)).to(torch.float32)
+
+
 def rope_rotate(x, angles):
     """Each row's pairs (x[2i], x[2i+1]) rotated by the row's angles[i], in x's dtype."""
     a = angles.to(x.dtype)
@@ -260,6 +277,9 @@ def reference(c, t, allow):
 
     H, dk, dv = c["heads"], c["d_k"], c["d_v"]
     X = t["X"]
+    if c.get("positional") == "sinusoidal":  # the positions added to X, which Q, K and V are made from
+        pe = add("PE", "positional_encoding", 0, sinusoidal(X.shape[0], X.shape[1]).to(X.dtype))
+        X = add("X_PE", "add_positional", 0, X + pe)
     src = t["Y"] if c["cross"] else X
     Q = X @ t["W_Q"] + t["b_Q"] if "b_Q" in t else X @ t["W_Q"]
     K = src @ t["W_K"] + t["b_K"] if "b_K" in t else src @ t["W_K"]
@@ -386,7 +406,8 @@ def check_mha(c, t, allow, steps):
                                           t.get("b_V", zeros)), dim=1)[0])
         mha.out_proj.weight.copy_(t["W_O"].T if c["W_O"] else torch.eye(dm))
         mha.out_proj.bias.copy_(t.get("b_O", zeros)[0])
-    x = t["X"][None]
+    by = {s[0]: s[3] for s in steps}
+    x = by.get("X_PE", t["X"])[None]  # with the positional encoding, what the module is given is X + PE
     y = t["Y"][None] if c["cross"] else x
     kw = {}
     if c["mask"] == "padding":
@@ -478,6 +499,19 @@ def check_rope(c, steps):
                 rel[m, j] = q[m] @ kt
         worst = max(worst, close(f"scores_{h}", by[f"scores_{h}"], rel, 1.0, "scores vs relative position"))
     return worst
+
+
+def check_positional(c, steps):
+    """The encoding as the Annotated Transformer's PositionalEncoding computes it (div_term through exp and
+    log), and X + PE."""
+    by = {s[0]: s[3] for s in steps}
+    n, d = by["PE"].shape
+    pe = torch.zeros(n, d, dtype=torch.float64)
+    position = torch.arange(0, n, dtype=torch.float64).unsqueeze(1)
+    div_term = torch.exp(torch.arange(0, d, 2, dtype=torch.float64) * -(math.log(10000.0) / d))
+    pe[:, 0::2] = torch.sin(position * div_term)
+    pe[:, 1::2] = torch.cos(position * div_term[:d // 2])
+    return close("PE", by["PE"], pe, 1.0, "vs the Annotated Transformer")
 
 
 def check_decode(c, steps):
@@ -641,6 +675,12 @@ CONFIGS = [
     dot("rope_gqa_causal", 172, 5, 8, 4, kv_heads=2, d_k=4, d_v=2, mask="causal", rope_base=10000.0),
     dot("rope_decode", 173, 4, 6, 3, kv_heads=1, mask="causal", decode="incremental", rope_base=500.0),
     dot("rope_16_tokens", 174, 16, 16, 2, mask="causal", rope_base=10000.0, int8_exp=8),
+    # the sinusoidal positional encoding: 我喜欢跑步 with one head; an odd d_model (the last column a sine)
+    # with two heads and a causal mask; decoding from X + PE; 32 positions of d_model 16 (the slow columns)
+    dot("pe_1head", 180, 5, 4, 1, positional="sinusoidal"),
+    dot("pe_odd_dmodel", 181, 4, 5, 2, d_k=2, d_v=3, mask="causal", positional="sinusoidal", W_O=False),
+    dot("pe_decode", 182, 4, 6, 2, mask="causal", decode="incremental", positional="sinusoidal"),
+    dot("pe_32_tokens", 183, 32, 16, 2, positional="sinusoidal", int8_exp=8),
 ]
 
 
@@ -806,6 +846,8 @@ def build(c):
         report.append(f"K/V repeated {check_gqa(c, t, allow, steps):.3f}")
     if "rope_base" in c:
         report.append(f"RoPE as complex, relative {check_rope(c, steps):.3f}")
+    if c.get("positional") == "sinusoidal":
+        report.append(f"PE as the Annotated Transformer {check_positional(c, steps):.3f}")
     # 3. what the C test relies on: NaN only in rows with no allowed key, and only with fill -inf
     dead = ~allow.any(dim=1)
     for n, _, _, x in steps:

@@ -320,6 +320,8 @@ static void fixture_config(const Fixture *f, AttnConfig *c)
             c->kv_heads = (int)o->value;
         else if (strcmp(o->key, "rope_base") == 0 && o->value > 1)
             c->rope_base = (float)o->value;
+        else if (strcmp(o->key, "positional") == 0 && o->value == 1)
+            c->positional = ATTN_POSITIONAL_SINUSOIDAL;
         else
             fail_msg("%s: unknown option %s = %g (tests/make_fixtures.py, OPTIONS)", f->name, o->key, o->value);
     }
@@ -451,7 +453,13 @@ static void expected_steps(const AttnConfig *c, ExpList *L)
     if (c->b_V) exp_add(L, ATTN_STEP_BIAS, 0, 1, G * dv, "b_V", 0);
     if (c->W_O) exp_add(L, ATTN_STEP_WEIGHT, 0, H * dv, dm, "W_O", 0);
     if (c->b_O) exp_add(L, ATTN_STEP_BIAS, 0, 1, dm, "b_O", 0);
-    exp_add(L, ATTN_STEP_PROJECTION, 0, nq, H * dk, "Q", 3, "X", "W_Q", c->b_Q ? "b_Q" : NULL);
+    /* the sinusoidal positional encoding: PE, then X + PE, which the projections read */
+    int pe = c->positional == ATTN_POSITIONAL_SINUSOIDAL;
+    const char *x_in = pe ? "X_PE" : "X";
+    if (pe) exp_add(L, ATTN_STEP_POSITIONAL, 0, nq, dm, "PE", 0);
+    if (pe) exp_add(L, ATTN_STEP_ADD_POSITIONAL, 0, nq, dm, "X_PE", 2, "X", "PE");
+    if (!c->cross) src = x_in;
+    exp_add(L, ATTN_STEP_PROJECTION, 0, nq, H * dk, "Q", 3, x_in, "W_Q", c->b_Q ? "b_Q" : NULL);
     exp_add(L, ATTN_STEP_PROJECTION, 0, nk, G * dk, "K", 3, src, "W_K", c->b_K ? "b_K" : NULL);
     exp_add(L, ATTN_STEP_PROJECTION, 0, nk, G * dv, "V", 3, src, "W_V", c->b_V ? "b_V" : NULL);
     /* RoPE: the angles, then each head's Q_h and each K/V head's K_g turned, which the scores read */
@@ -498,11 +506,11 @@ static void expected_steps(const AttnConfig *c, ExpList *L)
         char q[40], k[40], v[40], qh[40], kh[40], vh[40], kc[40], vc[40], pk[40], pv[40], s[40], a[40], m[40], w[40],
             o[40], cat[40], out[40], b[24], qr[40], kr[40];
         g_exp_at = at;
-        exp_add(L, ATTN_STEP_PROJECTION, 0, 1, H * dk, at_name(q, sizeof q, "Q", at), 3, "X", "W_Q",
+        exp_add(L, ATTN_STEP_PROJECTION, 0, 1, H * dk, at_name(q, sizeof q, "Q", at), 3, x_in, "W_Q",
                 c->b_Q ? "b_Q" : NULL);
-        exp_add(L, ATTN_STEP_PROJECTION, 0, 1, G * dk, at_name(k, sizeof k, "K", at), 3, "X", "W_K",
+        exp_add(L, ATTN_STEP_PROJECTION, 0, 1, G * dk, at_name(k, sizeof k, "K", at), 3, x_in, "W_K",
                 c->b_K ? "b_K" : NULL);
-        exp_add(L, ATTN_STEP_PROJECTION, 0, 1, G * dv, at_name(v, sizeof v, "V", at), 3, "X", "W_V",
+        exp_add(L, ATTN_STEP_PROJECTION, 0, 1, G * dv, at_name(v, sizeof v, "V", at), 3, x_in, "W_V",
                 c->b_V ? "b_V" : NULL);
         for (int h = 1; h <= H; h++) {
             int g = (h - 1) * G / H + 1, first = h == 1 || (h - 2) * G / H + 1 != g;
@@ -980,6 +988,8 @@ static void case_options(Case *k, Rng *r)
     /* RoPE on self-attention with an even d_k, a third of the time, with a base from 2 to 10000 */
     static const float bases[] = {2.0f, 100.0f, 10000.0f};
     if (!c->cross && c->d_k % 2 == 0 && rng_int(r, 0, 2) == 0) c->rope_base = bases[rng_int(r, 0, 2)];
+    /* the sinusoidal positional encoding on self-attention, a third of the time */
+    if (!c->cross && rng_int(r, 0, 2) == 0) c->positional = ATTN_POSITIONAL_SINUSOIDAL;
 }
 
 /* Grouped-query attention is ordinary multi-head attention whose K/V head g
@@ -1069,6 +1079,64 @@ static void check_options(const AttnTrace *t, const AttnConfig *c)
                 if (fabs(la - lb) > TEST_ABS_TOL + TEST_REL_TOL * lb)
                     fail_msg("%s: %s[%d] pair %d has length %.9g, %s's %.9g", g_ctx, s->name, r, p, la, src->name, lb);
             }
+    }
+}
+
+/* The sinusoidal positional encoding, from its definition: column 2i of
+ * row p is sin(p·ω_i) and column 2i + 1 cos(p·ω_i), ω_i = 10000^(−2i/d); so
+ * each pair of position p + k is the pair of position p turned by k·ω_i,
+ * the same linear map at every p (why "Attention Is All You Need" chose it);
+ * X_PE is X + PE, and Q is projected from it. An odd d ends with a sine. */
+static void test_positional_encoding(void **state)
+{
+    (void)state;
+    enum { N = 9, D = 5 };
+    float X[N * D], W[D * 2];
+    for (int i = 0; i < N * D; i++) X[i] = 0.1f * (float)(i % 7) - 0.3f;
+    for (int i = 0; i < D * 2; i++) W[i] = 0.2f * (float)(i % 3) - 0.2f;
+    AttnConfig c;
+    attn_config_init(&c);
+    c.n_q = c.n_k = N;
+    c.d_model = D;
+    c.d_k = c.d_v = 2;
+    c.X = X, c.W_Q = W, c.W_K = W, c.W_V = W;
+    c.positional = ATTN_POSITIONAL_SINUSOIDAL;
+    char err[256];
+    for (int path = 0; path < 2; path++) {
+        AttnTrace *t = path ? attn_reference_forward(&c, err, sizeof err) : attn_trace_create(&c, err, sizeof err);
+        if (!t) fail_msg("%s", err);
+        const AttnStep *pe = attn_trace_find_name(t, "PE"), *xp = attn_trace_find_name(t, "X_PE");
+        const AttnStep *q = attn_trace_find_name(t, "Q");
+        assert_true(pe && xp && q);
+        assert_int_equal(pe->rows, N);
+        assert_int_equal(pe->cols, D);
+        /* row 0 is (0, 1, 0, 1, 0); row 1 begins sin 1, cos 1; column 4 (2i = 4) is sin(p / 10000^(4/5)) */
+        for (int col = 0; col < D; col++) assert_float_equal(pe->data[col], (col % 2 ? 1.0f : 0.0f), 0);
+        assert_float_equal(pe->data[D], (float)sin(1.0), 1e-7);
+        assert_float_equal(pe->data[D + 1], (float)cos(1.0), 1e-7);
+        assert_float_equal(pe->data[7 * D + 4], (float)sin(7.0 / pow(10000.0, 0.8)), 1e-7);
+        /* a shift by k turns each pair by k·ω_i, whatever p */
+        for (int i = 0; 2 * i + 1 < D; i++) {
+            double w = pow(10000.0, -2.0 * i / D);
+            for (int p = 0; p < N; p++)
+                for (int k = 0; p + k < N; k++) {
+                    double s0 = pe->data[p * D + 2 * i], c0 = pe->data[p * D + 2 * i + 1];
+                    double s1 = s0 * cos(k * w) + c0 * sin(k * w), c1 = c0 * cos(k * w) - s0 * sin(k * w);
+                    if (fabs(s1 - pe->data[(p + k) * D + 2 * i]) > 1e-6 ||
+                        fabs(c1 - pe->data[(p + k) * D + 2 * i + 1]) > 1e-6)
+                        fail_msg("%s: PE row %d pair %d is not row %d's turned by %d·ω", path ? "reference" : "engine",
+                                 p + k, i, p, k);
+                }
+        }
+        for (int e = 0; e < N * D; e++) assert_float_equal(xp->data[e], X[e] + pe->data[e], 0);
+        /* Q = (X + PE) · W_Q */
+        for (int r = 0; r < N; r++)
+            for (int j = 0; j < 2; j++) {
+                double sum = 0;
+                for (int k = 0; k < D; k++) sum += (double)xp->data[r * D + k] * W[k * 2 + j];
+                assert_float_equal(q->data[r * 2 + j], (float)sum, 1e-6);
+            }
+        attn_trace_destroy(t);
     }
 }
 
@@ -1227,7 +1295,7 @@ static void test_random_dot_invariants(void **state)
             case_free(&one);
         }
         /* self-attention equals cross-attention with Y = X (which does not decode) */
-        if (!c->cross && c->decode == ATTN_DECODE_FULL && c->rope_base == 0) {
+        if (!c->cross && c->decode == ATTN_DECODE_FULL && c->rope_base == 0 && c->positional == ATTN_POSITIONAL_NONE) {
             AttnConfig x = *c;
             x.cross = 1;
             x.Y = c->X;
@@ -1592,7 +1660,8 @@ static void test_names(void **state)
     static const char *const kinds[] = {
         "input",           "weight",    "bias",         "projection",   "split",  "scores",
         "scaled",          "masked",    "softmax",      "weighted_sum", "concat", "output",
-        "additive_hidden", "kv_append", "decode_check", "rope_angles",  "rope"};
+        "additive_hidden", "kv_append", "decode_check", "rope_angles",  "rope",   "positional_encoding",
+        "add_positional"};
     assert_int_equal(sizeof kinds / sizeof kinds[0], ATTN_STEP_KIND_COUNT);
     for (int k = 0; k < ATTN_STEP_KIND_COUNT; k++) {
         assert_string_equal(attn_step_kind_name((AttnStepKind)k), kinds[k]);
@@ -1751,6 +1820,7 @@ int main(void)
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_rope_relative_position),
+        cmocka_unit_test(test_positional_encoding),
     };
     int failed = cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 

@@ -50,6 +50,8 @@ static const struct {
     [ATTN_STEP_DECODE_CHECK] = {"decode_check", 0},
     [ATTN_STEP_ROPE_ANGLES] = {"rope_angles", 0},
     [ATTN_STEP_ROPE] = {"rope", 0},
+    [ATTN_STEP_POSITIONAL] = {"positional_encoding", 0},
+    [ATTN_STEP_ADD_POSITIONAL] = {"add_positional", 0},
 };
 _Static_assert(sizeof kinds / sizeof kinds[0] == ATTN_STEP_KIND_COUNT,
                "kinds[] must have a row for every AttnStepKind");
@@ -105,6 +107,8 @@ static const char *const role_names[] = {
     [ATTN_ROLE_ANGLES] = "angles",
     [ATTN_ROLE_Q_ROT] = "Q_rot",
     [ATTN_ROLE_K_ROT] = "K_rot",
+    [ATTN_ROLE_PE] = "PE",
+    [ATTN_ROLE_X_PE] = "X_PE",
 };
 _Static_assert(sizeof role_names / sizeof role_names[0] == ATTN_ROLE_COUNT, "role_names[] must name every AttnRole");
 
@@ -199,6 +203,13 @@ const char *attn_decode_name(AttnDecode decode)
     static const char *const names[] = {"full", "incremental"};
     assert(decode >= 0 && decode <= ATTN_DECODE_INCREMENTAL);
     return names[decode];
+}
+
+const char *attn_positional_name(AttnPositional positional)
+{
+    static const char *const names[] = {"none", "sinusoidal"};
+    assert(positional >= 0 && positional <= ATTN_POSITIONAL_SINUSOIDAL);
+    return names[positional];
 }
 
 int attn_kv_heads(const AttnConfig *cfg)
@@ -306,6 +317,16 @@ int attn_config_check(const AttnConfig *c, char *err, size_t errlen)
         return fail(err, errlen, "decode must be full or incremental, got %d", (int)c->decode);
     if (!(c->rope_base == 0 || (c->rope_base > 1 && isfinite(c->rope_base))))
         return fail(err, errlen, "the RoPE base must be 0 (none) or a finite number > 1, got %g", (double)c->rope_base);
+    if (c->positional != ATTN_POSITIONAL_NONE && c->positional != ATTN_POSITIONAL_SINUSOIDAL)
+        return fail(err, errlen, "positional must be none or sinusoidal, got %d", (int)c->positional);
+    if (c->positional != ATTN_POSITIONAL_NONE) {
+        if (c->attention != ATTN_DOT)
+            return fail(err, errlen, "the sinusoidal positional encoding needs dot-product attention");
+        if (c->cross)
+            return fail(err, errlen,
+                        "the sinusoidal positional encoding needs self-attention (it adds to X the positions of one "
+                        "sequence)");
+    }
     if (c->rope_base != 0) {
         if (c->attention != ATTN_DOT) return fail(err, errlen, "RoPE needs dot-product attention");
         if (c->cross)
@@ -558,11 +579,11 @@ static __attribute__((noinline)) void plan_decode(Builder *b, const AttnConfig *
         int at = s + 1;
         DecodePlan *dp = p->decode ? &p->decode[s] : NULL;
         int Q = add_step_at(b, ATTN_STEP_PROJECTION, ATTN_ROLE_Q, 0, at, ATTN_AXIS_TOKEN, ATTN_AXIS_HEADS_DK,
-                            (int[]){p->X, p->W_Q, p->b_Q}, 3);
+                            (int[]){p->x_in, p->W_Q, p->b_Q}, 3);
         int K = add_step_at(b, ATTN_STEP_PROJECTION, ATTN_ROLE_K, 0, at, ATTN_AXIS_TOKEN, kdk,
-                            (int[]){p->X, p->W_K, p->b_K}, 3);
+                            (int[]){p->x_in, p->W_K, p->b_K}, 3);
         int V = add_step_at(b, ATTN_STEP_PROJECTION, ATTN_ROLE_V, 0, at, ATTN_AXIS_TOKEN, kdv,
-                            (int[]){p->X, p->W_V, p->b_V}, 3);
+                            (int[]){p->x_in, p->W_V, p->b_V}, 3);
         for (int h = 0; h < H; h++) {
             HeadPlan *hp = dp ? &dp->head[h] : &one_head;
             int n_h = h + 1, g = p->head[h].kv; /* its K/V head, whose caches it reads */
@@ -650,9 +671,17 @@ static void plan_dot(Builder *b, const AttnConfig *c, Plan *p)
     p->W_O =
         c->W_O ? add_step(b, ATTN_STEP_WEIGHT, ATTN_ROLE_W_O, 0, ATTN_AXIS_HEADS_DV, ATTN_AXIS_MODEL, NULL, 0) : -1;
     p->b_O = c->b_O ? add_step(b, ATTN_STEP_BIAS, ATTN_ROLE_B_O, 0, ATTN_AXIS_ONE, ATTN_AXIS_MODEL, NULL, 0) : -1;
+    /* the sinusoidal positional encoding, added to X: the projections read X + PE */
+    int pe = c->positional == ATTN_POSITIONAL_SINUSOIDAL;
+    p->PE = pe ? add_step(b, ATTN_STEP_POSITIONAL, ATTN_ROLE_PE, 0, ATTN_AXIS_QUERIES, ATTN_AXIS_MODEL, NULL, 0) : -1;
+    p->X_pe = pe ? add_step(b, ATTN_STEP_ADD_POSITIONAL, ATTN_ROLE_X_PE, 0, ATTN_AXIS_QUERIES, ATTN_AXIS_MODEL,
+                            (int[]){p->X, p->PE}, 2)
+                 : -1;
+    p->x_in = pe ? p->X_pe : p->X;
+    if (!c->cross) src = p->x_in;
 
     p->Q = add_step(b, ATTN_STEP_PROJECTION, ATTN_ROLE_Q, 0, ATTN_AXIS_QUERIES, ATTN_AXIS_HEADS_DK,
-                    (int[]){p->X, p->W_Q, p->b_Q}, 3);
+                    (int[]){p->x_in, p->W_Q, p->b_Q}, 3);
     p->K = add_step(b, ATTN_STEP_PROJECTION, ATTN_ROLE_K, 0, ATTN_AXIS_KEYS, kdk, (int[]){src, p->W_K, p->b_K}, 3);
     p->V = add_step(b, ATTN_STEP_PROJECTION, ATTN_ROLE_V, 0, ATTN_AXIS_KEYS, kdv, (int[]){src, p->W_V, p->b_V}, 3);
     /* RoPE: the angle of each position and pair, which every head's Q and K turn by */
@@ -734,7 +763,8 @@ static void plan_additive(Builder *b, const AttnConfig *c, Plan *p)
     hp->scaled = -1;
     hp->kv = 0;
     hp->Qr = hp->Kr = -1;
-    p->angles = -1;
+    p->angles = p->PE = p->X_pe = -1;
+    p->x_in = p->X;
     hp->masked =
         has_mask ? add_step(b, ATTN_STEP_MASKED, ATTN_ROLE_MASKED, 0, ATTN_AXIS_QUERIES, ATTN_AXIS_KEYS, &hp->scores, 1)
                  : -1;
@@ -979,8 +1009,9 @@ static int phase_done(AttnTrace *t, const unsigned char *found, int upto, char *
 static void dot_products(AttnTrace *t, const AttnConfig *c, const Plan *p, AttnMatmulJob proj[3], AttnMatmulJob *out)
 {
     int H = c->heads, G = attn_kv_heads(c), nq = c->n_q, nk = c->n_k, dm = c->d_model, dk = c->d_k, dv = c->d_v;
-    const float *src = c->cross ? c->Y : c->X;
-    proj[0] = (AttnMatmulJob){data_of(t, p->Q), c->X, c->W_Q, c->b_Q, nq, dm, H * dk};
+    /* with the sinusoidal positional encoding, X + PE (dot_phases computes it before the projections) */
+    const float *X = p->X_pe >= 0 ? data_of(t, p->X_pe) : c->X, *src = c->cross ? c->Y : X;
+    proj[0] = (AttnMatmulJob){data_of(t, p->Q), X, c->W_Q, c->b_Q, nq, dm, H * dk};
     proj[1] = (AttnMatmulJob){data_of(t, p->K), src, c->W_K, c->b_K, nk, dm, G * dk};
     proj[2] = (AttnMatmulJob){data_of(t, p->V), src, c->W_V, c->b_V, nk, dm, G * dv};
     *out = p->output >= 0 ? (AttnMatmulJob){data_of(t, p->output),
@@ -1010,6 +1041,13 @@ static int dot_phases(AttnTrace *t, const AttnConfig *c, const Plan *p, const At
                  (const float *const[]){c->X, c->Y, c->W_Q, c->b_Q, c->W_K, c->b_K, c->W_V, c->b_V, c->W_O, c->b_O}, 10,
                  copies, copy_at, &n_copies);
     unsigned char bits[3], copy_bits[ATTN_MAX_PHASE_JOBS];
+    /* the sinusoidal positional encoding and X + PE, which the projections read (not scanned here:
+     * check_finite scans them) */
+    if (p->PE >= 0) {
+        float *PE = data_of(t, p->PE), *Xp = data_of(t, p->X_pe);
+        attn__positional(PE, c->n_q, c->d_model);
+        for (size_t e = 0; e < (size_t)c->n_q * (size_t)c->d_model; e++) Xp[e] = c->X[e] + PE[e];
+    }
     attn__phase(proj, 3, found ? bits : NULL, copies, n_copies, found ? copy_bits : NULL, pack, c->threads);
     /* RoPE's angles (not scanned here: check_finite scans them) */
     if (p->angles >= 0) attn__rope_angles(data_of(t, p->angles), c->n_q, c->d_k, c->rope_base);
@@ -1100,7 +1138,7 @@ static void decode_head_row(AttnTrace *t, const AttnConfig *c, const unsigned ch
 static void compute_decode(AttnTrace *t, const AttnConfig *c, const unsigned char *mask, const Plan *p)
 {
     int H = c->heads, G = attn_kv_heads(c), n = c->n_q, dm = c->d_model, dk = c->d_k, dv = c->d_v;
-    const float *X = data_of(t, p->X); /* (n, d_model) */
+    const float *X = data_of(t, p->x_in); /* (n, d_model) X, or X + PE */
     for (int s = 0; s < n; s++) {
         const DecodePlan *dp = &p->decode[s];
         const float *angles = p->angles >= 0 ? data_of(t, p->angles) + (size_t)s * (size_t)(dk / 2) : NULL;

@@ -85,8 +85,10 @@ typedef enum AttnStepKind {
     ATTN_STEP_ADDITIVE_HIDDEN, /* tanh([x_i ; y_j] · W_a + b_a), (n_q·n_k) × d_a */
     ATTN_STEP_KV_APPEND,       /* decoding, token t: the K (or V) cache of a K/V head with t's row appended, t rows */
     ATTN_STEP_DECODE_CHECK,    /* decoding: every token's output row, stacked, beside the whole forward's output */
-    ATTN_STEP_ROPE_ANGLES, /* RoPE: the angle p·θ_i each position p turns each pair i by, θ_i = base^(−2i/d_k) */
-    ATTN_STEP_ROPE,        /* RoPE: Q_h or K_h with each row's pairs (2i, 2i+1) rotated by its angles */
+    ATTN_STEP_ROPE_ANGLES,     /* RoPE: the angle p·θ_i of position p and pair i, θ_i = base^(−2i/d_k) */
+    ATTN_STEP_ROPE,            /* RoPE: Q_h or K_h with each row's pairs (2i, 2i+1) rotated by its angles */
+    ATTN_STEP_POSITIONAL,      /* the sinusoidal positional encoding PE, a row per position */
+    ATTN_STEP_ADD_POSITIONAL,  /* X + PE: the tokens with their positions added, what Q, K, V are made from */
     ATTN_STEP_KIND_COUNT
 } AttnStepKind;
 
@@ -143,6 +145,8 @@ typedef enum AttnRole {
     ATTN_ROLE_ANGLES,  /* RoPE: the rotation angle of each position and pair */
     ATTN_ROLE_Q_ROT,   /* RoPE: a head's queries rotated by their positions' angles */
     ATTN_ROLE_K_ROT,   /* RoPE: a K head's keys rotated */
+    ATTN_ROLE_PE,      /* sinusoidal positional encoding: a vector per position */
+    ATTN_ROLE_X_PE,    /* X + PE */
     ATTN_ROLE_COUNT
 } AttnRole;
 
@@ -219,6 +223,17 @@ typedef enum AttnDecode {
 } AttnDecode;
 const char *attn_decode_name(AttnDecode decode); /* "full", "incremental" */
 
+/* Where the positions come from, besides RoPE. ATTN_POSITIONAL_SINUSOIDAL
+ * (Vaswani et al., 2017) adds to X, before the projections, the vector of
+ * its position p (0-based): PE[p][2i] = sin(p / 10000^(2i/d_model)),
+ * PE[p][2i+1] = cos(p / 10000^(2i/d_model)); steps `PE` and `X_PE` = X + PE,
+ * which Q, K and V are projected from. Dot self-attention. */
+typedef enum AttnPositional {
+    ATTN_POSITIONAL_NONE,      /* X as given (the default) */
+    ATTN_POSITIONAL_SINUSOIDAL /* X + PE */
+} AttnPositional;
+const char *attn_positional_name(AttnPositional positional); /* "none", "sinusoidal" */
+
 /* Everything one forward pass needs. Pointers are borrowed, row-major. */
 typedef struct AttnConfig {
     AttnKind attention;
@@ -262,6 +277,7 @@ typedef struct AttnConfig {
                         * rotated by the angle p·base^(−2i/d_k) (steps `angles`, Q_rot_h, K_rot_g), so that a
                         * score depends on the two positions only through their distance. Dot self-attention,
                         * d_k even. */
+    AttnPositional positional; /* ATTN_POSITIONAL_SINUSOIDAL: X + PE before the projections (dot, self) */
 
     int threads; /* worker threads for the heads and the projections' rows; ≤ 1: the caller's thread only.
                   * The trace is the same, bit for bit, whatever the count. */

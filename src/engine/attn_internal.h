@@ -36,6 +36,8 @@ typedef struct Plan {
     int X, Y, W_Q, b_Q, W_K, b_K, W_V, b_V, W_O, b_O, Q, K, V, concat, output;
     int W_a, b_a, v_a, hidden;
     int angles;         /* RoPE's angles, or -1 */
+    int PE, X_pe;       /* the sinusoidal positional encoding and X + PE, or -1 */
+    int x_in;           /* what the projections of X read: X, or X_PE */
     HeadPlan *head;     /* (heads): head_small, or allocated beyond 16 heads */
     int *concat_from;   /* (heads) scratch for concat's links; (n_q + 1) when decoding */
     DecodePlan *decode; /* (n_q) decoding's steps per token, one allocation with their head and kv arrays; or NULL */
@@ -170,6 +172,10 @@ void attn__copy_floats(float *dst, const float *src, size_t n);
 size_t attn__phase_pack_floats(const AttnMatmulJob *jobs, int n_jobs);
 void attn__phase(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, const AttnCopyJob *copies, int n_copies,
                  unsigned char *copy_bits, float *pack, int threads);
+/* The sinusoidal positional encoding: pe (n, d) = sin(p / 10000^(2i/d)) in
+ * column 2i and cos(p / 10000^(2i/d)) in column 2i + 1 of row p, in double,
+ * rounded once. */
+void attn__positional(float *pe, int n, int d);
 /* RoPE: angles (n, d/2) = p·base^(−2i/d) for position p and pair i, each
  * computed in double and rounded once. */
 void attn__rope_angles(float *angles, int n, int d, float base);

@@ -66,6 +66,20 @@ void attn_softmax_rows_reference(float *y, unsigned char *flags, const float *x,
     }
 }
 
+/* The sinusoidal positional encoding of "Attention Is All You Need": the
+ * row of position p holds sin and cos of p at d/2 frequencies
+ * 1/10000^(2i/d), from one turn per 2π positions (i = 0) down to one per
+ * 10000·2π, so every position gets its own pattern and a fixed offset is
+ * the same linear map (a rotation of each pair) wherever it starts. */
+void attn__positional(float *pe, int n, int d)
+{
+    for (int pos = 0; pos < n; pos++)
+        for (int col = 0; col < d; col++) {
+            double a = (double)pos / pow(10000.0, (double)(col - col % 2) / d); /* 2i = col rounded down to even */
+            pe[(size_t)pos * d + col] = (float)(col % 2 ? cos(a) : sin(a));
+        }
+}
+
 /* Rotary position embeddings (RoFormer; LLaMA's): pair i of a head's
  * features (2i, 2i+1) turns at the frequency θ_i = base^(−2i/d), so that at
  * position p it has turned by the angle p·θ_i. The first pair turns fastest
@@ -203,8 +217,8 @@ static void columns(float *dst, const float *src, int rows, int stride, int c0, 
 static void forward_decode(AttnTrace *t, const AttnConfig *c, const Plan *p)
 {
     int H = c->heads, G = attn_kv_heads(c), n = c->n_q, dm = c->d_model, dk = c->d_k, dv = c->d_v;
-    const float *X = data(t, p->X); /* (n, d_model) the tokens' inputs */
-    for (int s = 0; s < n; s++) {   /* token t = s + 1, at position s */
+    const float *X = data(t, p->x_in); /* (n, d_model) the tokens' inputs (with their positions added) */
+    for (int s = 0; s < n; s++) {      /* token t = s + 1, at position s */
         const DecodePlan *dp = &p->decode[s];
         const float *x = X + (size_t)s * dm; /* (1, d_model) */
         /* RoPE: the angles of position s, (1, d_k/2) */
@@ -265,13 +279,23 @@ static void forward_dot(AttnTrace *t, const AttnConfig *c, const Plan *p)
     record(t, p->W_V, c->W_V), record(t, p->b_V, c->b_V);
     record(t, p->W_O, c->W_O), record(t, p->b_O, c->b_O);
 
+    /* 0. the sinusoidal positional encoding: X + PE, which the projections read instead of X */
+    const float *X = c->X;
+    if (p->PE >= 0) {
+        float *PE = data(t, p->PE), *Xp = data(t, p->X_pe); /* (n_q, d_model) */
+        attn__positional(PE, nq, dm);
+        for (size_t e = 0; e < (size_t)nq * dm; e++) Xp[e] = c->X[e] + PE[e];
+        X = Xp;
+        if (!c->cross) src = Xp;
+    }
+
     /* 1. projections: every token's query, key and value, all heads side by side
      *    (G = H; with grouped-query attention, fewer K/V heads, each read by H/G query heads) */
     int G = attn_kv_heads(c);
     float *Q = data(t, p->Q); /* (n_q, H·d_k) = X · W_Q + b_Q */
     float *K = data(t, p->K); /* (n_k, G·d_k) = src · W_K + b_K */
     float *V = data(t, p->V); /* (n_k, G·d_v) = src · W_V + b_V */
-    attn_matmul_naive(Q, c->X, c->W_Q, c->b_Q, nq, dm, H * dk);
+    attn_matmul_naive(Q, X, c->W_Q, c->b_Q, nq, dm, H * dk);
     attn_matmul_naive(K, src, c->W_K, c->b_K, nk, dm, G * dk);
     attn_matmul_naive(V, src, c->W_V, c->b_V, nk, dm, G * dv);
     /* 1'. RoPE: the angle by which each position p turns each pair i of a head's features */

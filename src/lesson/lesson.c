@@ -71,6 +71,7 @@ enum {
     F_DECODE,
     F_KV_HEADS,
     F_ROPE,
+    F_POSITIONAL,
     F_COUNT
 };
 static const char *const field_names[F_COUNT] = {
@@ -78,7 +79,7 @@ static const char *const field_names[F_COUNT] = {
     "seed",       "attention", "d_model",   "heads",       "d_k",    "d_v",      "X",      "Y",
     "W_Q",        "W_K",       "W_V",       "W_O",         "b_Q",    "b_K",      "b_V",    "b_O",
     "d_x",        "d_y",       "d_a",       "W_a",         "b_a",    "v_a",      "mask",   "mask_fill",
-    "mask_order", "scale",     "narration", "edited_from", "decode", "kv_heads", "rope",
+    "mask_order", "scale",     "narration", "edited_from", "decode", "kv_heads", "rope",   "positional",
 };
 
 typedef struct Ctx {
@@ -1095,6 +1096,23 @@ static int read_rope(Ctx *c)
     return 0;
 }
 
+/* positional: "none" (the default) or "sinusoidal", which adds the
+ * positional encoding of "Attention Is All You Need" to X; self-attention. */
+static int read_positional(Ctx *c)
+{
+    const JsonNode *n = c->val[F_POSITIONAL];
+    if (!n) return 0;
+    static const char *const words[] = {"none", "sinusoidal"};
+    int w = 0;
+    if (read_word(c, n, "positional", words, 2, "\"none\" or \"sinusoidal\"", &w) != 0) return -1;
+    if (w && c->L->cfg.cross)
+        return lesson_fail(c, n,
+                           "positional: expected a lesson of self-attention for \"sinusoidal\" (it adds to X the "
+                           "positions of its tokens), found source_tokens and Y");
+    c->L->cfg.positional = w ? ATTN_POSITIONAL_SINUSOIDAL : ATTN_POSITIONAL_NONE;
+    return 0;
+}
+
 /* What a lesson's mask is, for messages: "no mask", "a padding mask", ... */
 static const char *mask_phrase(const AttnConfig *g)
 {
@@ -1150,7 +1168,9 @@ static int load_dot(Ctx *c)
             *dst = g->d_model / g->heads;
         }
     }
-    if (read_kv_heads(c) != 0 || read_decode(c) != 0 || read_rope(c) != 0 || check_trace_size(c) != 0) return -1;
+    if (read_kv_heads(c) != 0 || read_decode(c) != 0 || read_rope(c) != 0 || read_positional(c) != 0 ||
+        check_trace_size(c) != 0)
+        return -1;
 
     char why[128];
     int H = g->heads, dm = g->d_model;
@@ -1199,8 +1219,8 @@ static int load_additive(Ctx *c)
                                    F_B_Q,   F_B_K, F_B_V, F_B_O, F_SCALE, F_MASK_ORDER};
     if (refuse_fields(c, dot_only, 13, "additive attention uses W_a, b_a and v_a, one head and no scaling") != 0)
         return -1;
-    static const int dot_options[] = {F_DECODE, F_KV_HEADS, F_ROPE};
-    if (refuse_fields(c, dot_options, 3, "it is an option of dot-product attention") != 0) return -1;
+    static const int dot_options[] = {F_DECODE, F_KV_HEADS, F_ROPE, F_POSITIONAL};
+    if (refuse_fields(c, dot_options, 4, "it is an option of dot-product attention") != 0) return -1;
     if (required(c, F_W_A, "W_a, the (d_x + d_y) × d_a matrix of additive attention") != 0) return -1;
     if (required(c, F_V_A, "v_a, the d_a vector that turns tanh(...) into a score") != 0) return -1;
     int dm = 0;

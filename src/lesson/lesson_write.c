@@ -158,6 +158,8 @@ int lesson_write_json(FILE *f, const Lesson *L)
     }
     if (!additive && g->kv_heads > 0) fprintf(f, ",\n  \"kv_heads\": %d", g->kv_heads);
     if (g->decode != ATTN_DECODE_FULL) fprintf(f, ",\n  \"decode\": \"%s\"", attn_decode_name(g->decode));
+    if (!additive && g->positional != ATTN_POSITIONAL_NONE)
+        fprintf(f, ",\n  \"positional\": \"%s\"", attn_positional_name(g->positional));
     if (!additive && g->rope_base != 0) {
         fputs(",\n  \"rope\": {\"base\": ", f);
         put_float(f, g->rope_base);

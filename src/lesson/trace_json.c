@@ -66,6 +66,8 @@ int trace_write_json(FILE *out, const Lesson *lesson, const AttnTrace *t)
         for (int h = 1; h <= c->heads; h++) fprintf(out, "%s%d", h > 1 ? ", " : "", attn_kv_head(c, h));
         fputc(']', out);
     }
+    if (!additive && c->positional != ATTN_POSITIONAL_NONE)
+        fprintf(out, ", \"positional\": \"%s\"", attn_positional_name(c->positional));
     if (!additive && c->rope_base != 0) {
         fputs(", \"rope\": {\"base\": ", out);
         put_number(out, c->rope_base);

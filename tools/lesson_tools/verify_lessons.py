@@ -20,7 +20,9 @@ step by its name ("scores_1@3"), and its `decoded` rows against the whole
 forward; grouped-query attention ("kv_heads") with each K/V head repeated for
 its query heads (repeat_interleave), also through nn.MultiheadAttention;
 rotary position embeddings ("rope") as LLaMA writes them, each pair of a
-head's features a complex number multiplied by torch.polar(1, angle).
+head's features a complex number multiplied by torch.polar(1, angle);
+the sinusoidal positional encoding ("positional") as the Annotated
+Transformer computes it (div_term through exp and log), added to X.
 
 Rows whose keys are all blocked under a -inf fill are NaN in torch; attnviz
 defines them as zeros. Those rows are compared as zeros and counted.
@@ -64,6 +66,16 @@ def mask_matrix(lesson, n_q, n_k):
     return torch.tensor(m, dtype=torch.float32)
 
 
+def sinusoidal(n, d):
+    """PositionalEncoding of the Annotated Transformer: sin in the even columns, cos in the odd ones."""
+    pe = torch.zeros(n, d, dtype=torch.float64)
+    position = torch.arange(0, n, dtype=torch.float64).unsqueeze(1)
+    div_term = torch.exp(torch.arange(0, d, 2, dtype=torch.float64) * -(math.log(10000.0) / d))
+    pe[:, 0::2] = torch.sin(position * div_term)
+    pe[:, 1::2] = torch.cos(position * div_term[:d // 2])
+    return pe.to(torch.float32)
+
+
 def rope_angles(n, d, base):
     """RoPE's angle of position p and pair i, p·base^(−2i/d), in float64, kept as float32 as attnviz does."""
     theta = base ** (-2.0 * torch.arange(d // 2, dtype=torch.float64) / d)
@@ -88,8 +100,11 @@ def reference_dot(trace, lesson):
     inp = {s["name"]: tensor(s["data"]) for s in trace["steps"] if s["kind"] in ("input", "weight", "bias")}
     H, dk, dv, nq, nk = cfg["heads"], cfg["d_k"], cfg["d_v"], cfg["n_q"], cfg["n_k"]
     X = inp["X"]
-    src = inp.get("Y", X)
     ref = {}
+    if cfg.get("positional") == "sinusoidal":  # the positions added to X before the projections
+        ref["PE"] = pe = sinusoidal(nq, X.shape[1])
+        X = ref["X_PE"] = X + pe
+    src = inp.get("Y", X)
     Q = X @ inp["W_Q"] + (inp["b_Q"][0] if "b_Q" in inp else 0)
     K = src @ inp["W_K"] + (inp["b_K"][0] if "b_K" in inp else 0)
     V = src @ inp["W_V"] + (inp["b_V"][0] if "b_V" in inp else 0)
@@ -218,8 +233,9 @@ def reference_mha(trace, lesson, inp):
                                           repeated("b_V")[0] if "b_V" in inp else zeros(d)]))
         mha.out_proj.weight.copy_(inp["W_O"].T)
         mha.out_proj.bias.copy_(inp["b_O"][0] if "b_O" in inp else zeros(d))
-    X = inp["X"][None]
-    src = inp.get("Y", inp["X"])[None]
+    X = inp["X"] + sinusoidal(cfg["n_q"], d) if cfg.get("positional") == "sinusoidal" else inp["X"]
+    src = inp.get("Y", X)[None]
+    X = X[None]
     kw = {}
     m = lesson.get("mask", "none")
     nq, nk = cfg["n_q"], cfg["n_k"]
