@@ -68,6 +68,14 @@ computation besides float64:
     against the Annotated Transformer's PositionalEncoding (div_term =
     exp(arange(0, d, 2)·−ln(10000)/d)), and, decoding, each token's rows
     from its row of X + PE.
+  * the tiled softmax ("tile": B, FlashAttention's): after each head's
+    weighted sum, for each block b of B keys its columns of the softmax's
+    input (`block_h@b`), the running maximum m (`m_h@b`), the rescale factor
+    e^(m_old − m_new) (`rescale_h@b`, 0 at the first block), the running sum
+    l = rescale·l_old + Σ e^(s − m) (`l_h@b`) and weighted sum acc =
+    rescale·acc_old + Σ e^(s − m)·v (`acc_h@b`), then tiled_h = acc / l (0
+    where l = 0: every key blocked); checked against the head's untiled
+    output, which it equals.
 
 A fully blocked row with the fill -inf is NaN in torch (softmax of all -inf).
 The fixture keeps torch's NaN; the C test asserts that the engine gives exact
@@ -121,8 +129,9 @@ SCALE_KINDS = {"sqrt_dk": 0, "sqrt_dmodel": 1, "none": 2, "value": 3}
 # "kv_heads" G: grouped-query attention's K/V heads
 # "rope_base" b: rotary position embeddings with base b
 # "positional" 1 = sinusoidal
+# "tile" B: the tiled softmax's keys per block
 OPTIONS = {"decode": lambda v: {"incremental": 1.0}[v], "kv_heads": float, "rope_base": float,
-           "positional": lambda v: {"sinusoidal": 1.0}[v]}
+           "positional": lambda v: {"sinusoidal": 1.0}[v], "tile": float}
 MASK_KINDS = {"none": 0, "causal": 1, "padding": 2, "matrix": 3}
 
 torch.set_num_threads(1)
@@ -316,6 +325,8 @@ def reference(c, t, allow):
                 s = add(f"masked_{n}", "masked", n, s.masked_fill(blocked, fill))
         w = add(f"weights_{n}", "softmax", n, torch.softmax(s, dim=-1))
         heads.append(add(f"head_{n}", "weighted_sum", n, w @ Vh))
+        if "tile" in c:
+            tiled(n, s, Vh, c["tile"], add)
     cat = add("concat", "concat", 0, torch.cat(heads, dim=1))
     if c["W_O"]:
         out = cat @ t["W_O"] + t["b_O"] if "b_O" in t else cat @ t["W_O"]
@@ -323,6 +334,27 @@ def reference(c, t, allow):
     if c.get("decode") == "incremental":
         decode(c, t, X, div, add)
     return steps
+
+
+def tiled(n, s, V, B, add):
+    """FlashAttention's tiled softmax of head n: the logits s (n_q, n_k) and values V (n_k, d_v), B keys at a
+    time, with the running maximum m, sum l and weighted sum acc, each block's rescaled by e^(m_old − m_new)."""
+    inf = float("inf")
+    m = torch.full((s.shape[0], 1), -inf, dtype=s.dtype)
+    l = torch.zeros(s.shape[0], 1, dtype=s.dtype)
+    acc = torch.zeros(s.shape[0], V.shape[1], dtype=s.dtype)
+    for b, j0 in enumerate(range(0, s.shape[1], B)):
+        at = f"_{n}@{b + 1}"
+        blk = add("block" + at, "tile_scores", n, s[:, j0:j0 + B])
+        m_new = add("m" + at, "tile_max", n, torch.maximum(m, blk.max(dim=1, keepdim=True).values))
+        r = add("rescale" + at, "tile_rescale", n,
+                torch.where(m == -inf, torch.zeros_like(m), torch.exp(m - m_new)))  # nothing summed before: 0
+        p = torch.where(m_new == -inf, torch.zeros_like(blk), torch.exp(blk - m_new))  # every key blocked so far: 0
+        l = add("l" + at, "tile_sum", n, r * l + p.sum(dim=1, keepdim=True))
+        acc = add("acc" + at, "tile_accumulate", n, r * acc + p @ V[j0:j0 + B])
+        m = m_new
+    add(f"tiled_{n}", "tile_output", n, torch.where(l > 0, acc / torch.where(l > 0, l, torch.ones_like(l)),
+                                                      torch.zeros_like(acc)))
 
 
 def decode(c, t, X, div, add):
@@ -514,6 +546,20 @@ def check_positional(c, steps):
     return close("PE", by["PE"], pe, 1.0, "vs the Annotated Transformer")
 
 
+def check_tiled(c, steps):
+    """Each head's tiled output against its untiled one (rows whose keys are all blocked under a -inf fill
+    are NaN untiled and zero tiled)."""
+    by = {s[0]: s[3] for s in steps}
+    worst = 0.0
+    for h in range(1, c["heads"] + 1):
+        plain, tiled_out = by[f"head_{h}"], by[f"tiled_{h}"]
+        dead = torch.isnan(plain).any(dim=1)
+        if not torch.equal(tiled_out[dead], torch.zeros_like(tiled_out[dead])):
+            raise Fail(f"tiled_{h}: a fully blocked row is not zero")
+        worst = max(worst, close(f"tiled_{h}", tiled_out[~dead], plain[~dead], 1.0, "tiled vs untiled"))
+    return worst
+
+
 def check_decode(c, steps):
     """Incremental decoding: the decoded rows are the whole causal forward's output."""
     by = {s[0]: s[3] for s in steps}
@@ -681,6 +727,16 @@ CONFIGS = [
     dot("pe_odd_dmodel", 181, 4, 5, 2, d_k=2, d_v=3, mask="causal", positional="sinusoidal", W_O=False),
     dot("pe_decode", 182, 4, 6, 2, mask="causal", decode="incremental", positional="sinusoidal"),
     dot("pe_32_tokens", 183, 32, 16, 2, positional="sinusoidal", int8_exp=8),
+    # the tiled softmax: 我喜欢跑步 in blocks of 2 (the last block 1 key); a fully blocked row and a row whose
+    # first block is blocked, in blocks of 3; seed 003's order and fill with a blocked row; grouped K/V heads,
+    # a causal mask and blocks of 1; 16 tokens of large logits in blocks of 5
+    dot("tile_1head", 190, 5, 4, 1, tile=2),
+    dot("tile_blocked_rows", 191, 5, 4, 2, tile=3, mask="matrix",
+        mask_values=[[1, 1, 0, 1, 0], [0, 0, 0, 0, 0], [0, 0, 0, 1, 1], [1, 1, 1, 1, 1], [0, 1, 0, 0, 1]]),
+    dot("tile_mask_then_scale", 192, 4, 8, 2, tile=2, bias="O", scale="sqrt_dmodel", mask="matrix", fill=-1e20,
+        mask_order="mask_then_scale", mask_values=[[1, 0, 0, 0], [0, 0, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]),
+    dot("tile_gqa_causal", 193, 5, 8, 4, kv_heads=2, mask="causal", tile=1),
+    dot("tile_16_tokens", 194, 16, 8, 2, tile=5, scale="none", x_scale=3.0, bias=""),
 ]
 
 
@@ -848,6 +904,8 @@ def build(c):
         report.append(f"RoPE as complex, relative {check_rope(c, steps):.3f}")
     if c.get("positional") == "sinusoidal":
         report.append(f"PE as the Annotated Transformer {check_positional(c, steps):.3f}")
+    if "tile" in c:
+        report.append(f"tiled vs untiled {check_tiled(c, steps):.3f}")
     # 3. what the C test relies on: NaN only in rows with no allowed key, and only with fill -inf
     dead = ~allow.any(dim=1)
     for n, _, _, x in steps:

@@ -322,6 +322,8 @@ static void fixture_config(const Fixture *f, AttnConfig *c)
             c->rope_base = (float)o->value;
         else if (strcmp(o->key, "positional") == 0 && o->value == 1)
             c->positional = ATTN_POSITIONAL_SINUSOIDAL;
+        else if (strcmp(o->key, "tile") == 0 && o->value >= 1)
+            c->tile = (int)o->value;
         else
             fail_msg("%s: unknown option %s = %g (tests/make_fixtures.py, OPTIONS)", f->name, o->key, o->value);
     }
@@ -356,15 +358,16 @@ static int row_dead(const AttnConfig *c, int i)
 }
 
 /* May row r of step s attend its key column j? Is the row fully blocked?
- * A step of decoding's token t is one query, t - 1, against keys 0..t-1. */
+ * A step of decoding's token t (its row the one token) is one query, t - 1,
+ * against keys 0..t-1. */
 static int allow_step(const AttnConfig *c, const AttnStep *s, int r, int j)
 {
-    return allow_at(c, s->at ? s->at - 1 : r, j);
+    return allow_at(c, s->row_axis == ATTN_AXIS_TOKEN ? s->at - 1 : r, j);
 }
 
 static int row_dead_at(const AttnConfig *c, const AttnStep *s, int r)
 {
-    if (!s->at) return row_dead(c, r);
+    if (s->row_axis != ATTN_AXIS_TOKEN) return row_dead(c, r);
     for (int j = 0; j < s->at; j++)
         if (allow_step(c, s, r, j)) return 0;
     return 1;
@@ -375,7 +378,7 @@ typedef struct ExpStep {
     AttnStepKind kind;
     int head, at, rows, cols;
     int n_from;
-    char from[4][ATTN_MAX_NAME];
+    char from[5][ATTN_MAX_NAME];
 } ExpStep;
 
 typedef struct ExpList {
@@ -496,6 +499,32 @@ static void expected_steps(const AttnConfig *c, ExpList *L)
             exp_add(L, ATTN_STEP_SOFTMAX, h, nq, nk, w, 1, mask ? m : a);
         }
         exp_add(L, ATTN_STEP_WEIGHTED_SUM, h, nq, dv, o, 2, w, v);
+        /* the tiled softmax: five steps per block of c->tile keys, then the head's output again */
+        if (c->tile > 0) {
+            const char *pre = mask && c->mask_order == ATTN_SCALE_THEN_MASK ? m : a;
+            char blk[40], mx[40], r[40], l[40], acc[40], pm[40] = "", pl[40] = "", pacc[40] = "", name[24];
+            int blocks = (nk + c->tile - 1) / c->tile;
+            for (int at = 1; at <= blocks; at++) {
+                int w_b = nk - (at - 1) * c->tile < c->tile ? nk - (at - 1) * c->tile : c->tile;
+                g_exp_at = at;
+                snprintf(name, sizeof name, "block_%d", h);
+                exp_add(L, ATTN_STEP_TILE_SCORES, h, nq, w_b, at_name(blk, sizeof blk, name, at), 1, pre);
+                snprintf(name, sizeof name, "m_%d", h);
+                exp_add(L, ATTN_STEP_TILE_MAX, h, nq, 1, at_name(mx, sizeof mx, name, at), 2, at > 1 ? pm : NULL, blk);
+                snprintf(name, sizeof name, "rescale_%d", h);
+                exp_add(L, ATTN_STEP_TILE_RESCALE, h, nq, 1, at_name(r, sizeof r, name, at), 2, at > 1 ? pm : NULL, mx);
+                snprintf(name, sizeof name, "l_%d", h);
+                exp_add(L, ATTN_STEP_TILE_SUM, h, nq, 1, at_name(l, sizeof l, name, at), 4, at > 1 ? pl : NULL, r, blk,
+                        mx);
+                snprintf(name, sizeof name, "acc_%d", h);
+                exp_add(L, ATTN_STEP_TILE_ACCUMULATE, h, nq, dv, at_name(acc, sizeof acc, name, at), 5,
+                        at > 1 ? pacc : NULL, r, blk, mx, v);
+                memcpy(pm, mx, sizeof pm), memcpy(pl, l, sizeof pl), memcpy(pacc, acc, sizeof pacc);
+            }
+            g_exp_at = 0;
+            snprintf(name, sizeof name, "tiled_%d", h);
+            exp_add(L, ATTN_STEP_TILE_OUTPUT, h, nq, dv, name, 3, pacc, pl, o);
+        }
     }
     exp_add(L, ATTN_STEP_CONCAT, 0, nq, H * dv, "concat", 0); /* its sources: every head, checked below */
     if (c->W_O) exp_add(L, ATTN_STEP_OUTPUT, 0, nq, dm, "output", 3, "concat", "W_O", c->b_O ? "b_O" : NULL);
@@ -628,7 +657,8 @@ static void check_structure(const AttnTrace *t, const AttnConfig *c)
             if (!found) fail_msg("%s: step %s: not linked to its source %s", g_ctx, s->name, e->from[k]);
         }
         /* row flags exist on masked, softmax and weighted_sum steps only */
-        int flagged = s->kind == ATTN_STEP_MASKED || s->kind == ATTN_STEP_SOFTMAX || s->kind == ATTN_STEP_WEIGHTED_SUM;
+        int flagged = s->kind == ATTN_STEP_MASKED || s->kind == ATTN_STEP_SOFTMAX ||
+                      s->kind == ATTN_STEP_WEIGHTED_SUM || s->kind == ATTN_STEP_TILE_OUTPUT;
         if (flagged != (s->row_flags != NULL))
             fail_msg("%s: step %s: row_flags %s", g_ctx, s->name, flagged ? "missing" : "unexpected");
         if (s->row_flags)
@@ -990,6 +1020,8 @@ static void case_options(Case *k, Rng *r)
     if (!c->cross && c->d_k % 2 == 0 && rng_int(r, 0, 2) == 0) c->rope_base = bases[rng_int(r, 0, 2)];
     /* the sinusoidal positional encoding on self-attention, a third of the time */
     if (!c->cross && rng_int(r, 0, 2) == 0) c->positional = ATTN_POSITIONAL_SINUSOIDAL;
+    /* the tiled softmax, a third of the time, in blocks of 1 to n_k + 1 keys */
+    if (rng_int(r, 0, 2) == 0) c->tile = rng_int(r, 1, c->n_k + 1);
 }
 
 /* Grouped-query attention is ordinary multi-head attention whose K/V head g
@@ -1067,6 +1099,38 @@ static void check_options(const AttnTrace *t, const AttnConfig *c)
         }
     }
     if (c->kv_heads > 0) check_gqa_as_repeated(t, c);
+    /* the tiled softmax gives each head's output again, to within float rounding of a few sums; a row
+     * whose keys are all blocked is zero in both */
+    for (int h = 1; c->tile > 0 && h <= c->heads; h++) {
+        char name[24];
+        snprintf(name, sizeof name, "tiled_%d", h);
+        const AttnStep *tiled = attn_trace_find_name(t, name);
+        snprintf(name, sizeof name, "head_%d", h);
+        const AttnStep *plain = attn_trace_find_name(t, name);
+        snprintf(what, sizeof what, "%s: %s tiled in blocks of %d against untiled", g_ctx, name, c->tile);
+        assert_floats_close(what, tiled->data, plain->data, plain->rows, plain->cols, 1e-6, 1e-5);
+        /* after the last block, m is each row's largest logit and l the sum of e^(s − m) of the softmax */
+        snprintf(name, sizeof name, "weights_%d", h);
+        const AttnStep *w = attn_trace_find_name(t, name), *pre = &t->steps[w->from[0]];
+        int blocks = (c->n_k + c->tile - 1) / c->tile;
+        snprintf(name, sizeof name, "m_%d@%d", h, blocks);
+        const AttnStep *m = attn_trace_find_name(t, name);
+        snprintf(name, sizeof name, "l_%d@%d", h, blocks);
+        const AttnStep *l = attn_trace_find_name(t, name);
+        assert_true(m && l);
+        for (int i = 0; i < c->n_q; i++) {
+            float mx = -INFINITY;
+            for (int j = 0; j < c->n_k; j++) mx = fmaxf(mx, pre->data[(size_t)i * c->n_k + j]);
+            if (m->data[i] != mx)
+                fail_msg("%s: %s[%d] is %.9g, the row's largest logit %.9g", g_ctx, m->name, i, (double)m->data[i],
+                         (double)mx);
+            double sum = 0;
+            for (int j = 0; mx != -INFINITY && j < c->n_k; j++)
+                sum += exp((double)pre->data[(size_t)i * c->n_k + j] - mx);
+            if (fabs(l->data[i] - sum) > 1e-6 + 1e-5 * sum)
+                fail_msg("%s: %s[%d] is %.9g, Σ e^(s − m) is %.9g", g_ctx, l->name, i, (double)l->data[i], sum);
+        }
+    }
     /* RoPE turns each pair and so keeps each pair's length: a rotated row is as long as its source's */
     for (int i = 0; c->rope_base != 0 && i < t->n_steps; i++) {
         const AttnStep *s = &t->steps[i];
@@ -1658,10 +1722,11 @@ static void test_names(void **state)
 {
     (void)state;
     static const char *const kinds[] = {
-        "input",           "weight",    "bias",         "projection",   "split",  "scores",
-        "scaled",          "masked",    "softmax",      "weighted_sum", "concat", "output",
-        "additive_hidden", "kv_append", "decode_check", "rope_angles",  "rope",   "positional_encoding",
-        "add_positional"};
+        "input",           "weight",      "bias",         "projection",   "split",    "scores",
+        "scaled",          "masked",      "softmax",      "weighted_sum", "concat",   "output",
+        "additive_hidden", "kv_append",   "decode_check", "rope_angles",  "rope",     "positional_encoding",
+        "add_positional",  "tile_scores", "tile_max",     "tile_rescale", "tile_sum", "tile_accumulate",
+        "tile_output"};
     assert_int_equal(sizeof kinds / sizeof kinds[0], ATTN_STEP_KIND_COUNT);
     for (int k = 0; k < ATTN_STEP_KIND_COUNT; k++) {
         assert_string_equal(attn_step_kind_name((AttnStepKind)k), kinds[k]);
@@ -1777,6 +1842,17 @@ static void test_config_errors(void **state)
     b.Y = one;
     assert_int_equal(attn_config_check(&b, err, sizeof err), -1);
     assert_string_equal(err, "RoPE needs self-attention (it rotates a query and a key by positions in one sequence)");
+
+    /* the tiled softmax: B ≥ 1 keys a block, its steps within a trace's */
+    b = c;
+    b.tile = -1;
+    assert_int_equal(attn_config_check(&b, err, sizeof err), -1);
+    assert_string_equal(err, "tile must be 0 (none) or the keys per block, got -1");
+    b.tile = 1;
+    assert_int_equal(attn_config_check(&b, err, sizeof err), 0);
+    b.n_q = b.n_k = 14000; /* 14000 blocks of one key: 70000 steps and more */
+    assert_int_equal(attn_config_check(&b, err, sizeof err), -1);
+    assert_non_null(strstr(err, "the tiled softmax of 14000 keys in blocks of 1 with 1 head records"));
 }
 
 /* ---- main: the fixed tests, then one test per fixture in MANIFEST ---------------- */

@@ -52,6 +52,12 @@ static const struct {
     [ATTN_STEP_ROPE] = {"rope", 0},
     [ATTN_STEP_POSITIONAL] = {"positional_encoding", 0},
     [ATTN_STEP_ADD_POSITIONAL] = {"add_positional", 0},
+    [ATTN_STEP_TILE_SCORES] = {"tile_scores", ATTN_KIND_KEEPS_FILL},
+    [ATTN_STEP_TILE_MAX] = {"tile_max", ATTN_KIND_KEEPS_FILL},
+    [ATTN_STEP_TILE_RESCALE] = {"tile_rescale", 0},
+    [ATTN_STEP_TILE_SUM] = {"tile_sum", 0},
+    [ATTN_STEP_TILE_ACCUMULATE] = {"tile_accumulate", 0},
+    [ATTN_STEP_TILE_OUTPUT] = {"tile_output", ATTN_KIND_ROW_FLAGS},
 };
 _Static_assert(sizeof kinds / sizeof kinds[0] == ATTN_STEP_KIND_COUNT,
                "kinds[] must have a row for every AttnStepKind");
@@ -109,6 +115,12 @@ static const char *const role_names[] = {
     [ATTN_ROLE_K_ROT] = "K_rot",
     [ATTN_ROLE_PE] = "PE",
     [ATTN_ROLE_X_PE] = "X_PE",
+    [ATTN_ROLE_BLOCK] = "block",
+    [ATTN_ROLE_RUN_MAX] = "m",
+    [ATTN_ROLE_RESCALE] = "rescale",
+    [ATTN_ROLE_RUN_SUM] = "l",
+    [ATTN_ROLE_ACC] = "acc",
+    [ATTN_ROLE_TILED] = "tiled",
 };
 _Static_assert(sizeof role_names / sizeof role_names[0] == ATTN_ROLE_COUNT, "role_names[] must name every AttnRole");
 
@@ -120,6 +132,8 @@ const char *attn_role_name(AttnRole role)
 
 int attn_step_axis_size(const AttnConfig *c, AttnAxis axis, int at)
 {
+    if (axis == ATTN_AXIS_BLOCK && at > 0)
+        return c->n_k - (at - 1) * c->tile < c->tile ? c->n_k - (at - 1) * c->tile : c->tile;
     return axis == ATTN_AXIS_PREFIX && at > 0 ? at : attn_axis_size(c, axis);
 }
 
@@ -170,6 +184,8 @@ int attn_axis_size(const AttnConfig *c, AttnAxis axis)
         return c->n_k;
     case ATTN_AXIS_DK_PAIRS:
         return c->d_k / 2;
+    case ATTN_AXIS_BLOCK:
+        return c->tile < c->n_k ? c->tile : c->n_k;
     case ATTN_AXIS_COUNT:
         break;
     }
@@ -327,6 +343,9 @@ int attn_config_check(const AttnConfig *c, char *err, size_t errlen)
                         "the sinusoidal positional encoding needs self-attention (it adds to X the positions of one "
                         "sequence)");
     }
+    if (c->tile < 0) return fail(err, errlen, "tile must be 0 (none) or the keys per block, got %d", c->tile);
+    if (c->tile > 0 && c->attention != ATTN_DOT)
+        return fail(err, errlen, "the tiled softmax needs dot-product attention");
     if (c->rope_base != 0) {
         if (c->attention != ATTN_DOT) return fail(err, errlen, "RoPE needs dot-product attention");
         if (c->cross)
@@ -371,13 +390,18 @@ int attn_config_check(const AttnConfig *c, char *err, size_t errlen)
     if (c->b_O && !c->W_O) return fail(err, errlen, "b_O needs W_O");
     if (c->scale_kind == ATTN_SCALE_VALUE && !(c->scale_value > 0 && isfinite(c->scale_value)))
         return fail(err, errlen, "scale must be a positive finite number, got %g", (double)c->scale_value);
-    if (c->decode == ATTN_DECODE_INCREMENTAL) {
+    if (c->decode == ATTN_DECODE_INCREMENTAL || c->tile > 0) {
         long steps = attn_trace_steps(c);
-        if (steps > ATTN_MAX_STEPS)
+        if (steps > ATTN_MAX_STEPS && c->decode == ATTN_DECODE_INCREMENTAL)
             return fail(err, errlen,
                         "incremental decoding of %d tokens with %d head%s records %ld steps, more than a trace "
                         "holds (%d)",
                         c->n_q, c->heads, c->heads == 1 ? "" : "s", steps, ATTN_MAX_STEPS);
+        if (steps > ATTN_MAX_STEPS)
+            return fail(err, errlen,
+                        "the tiled softmax of %d keys in blocks of %d with %d head%s records %ld steps, more than a "
+                        "trace holds (%d)",
+                        c->n_k, c->tile, c->heads, c->heads == 1 ? "" : "s", steps, ATTN_MAX_STEPS);
     }
     return 0;
 }
@@ -607,6 +631,7 @@ static __attribute__((noinline)) void plan_decode(Builder *b, const AttnConfig *
             hp->K = kp->K_cache;
             hp->V = kp->V_cache;
             hp->Kr = -1;
+            hp->tile0 = hp->tiled = -1;
             hp->Qr = p->angles >= 0 ? add_step_at(b, ATTN_STEP_ROPE, ATTN_ROLE_Q_ROT, n_h, at, ATTN_AXIS_TOKEN,
                                                   ATTN_AXIS_DK, (int[]){hp->Q, p->angles}, 2)
                                     : -1;
@@ -650,6 +675,31 @@ static __attribute__((noinline)) void plan_decode(Builder *b, const AttnConfig *
     }
     p->decoded = add_step(b, ATTN_STEP_DECODE_CHECK, ATTN_ROLE_DECODED, 0, ATTN_AXIS_QUERIES,
                           p->output >= 0 ? ATTN_AXIS_MODEL : ATTN_AXIS_HEADS_DV, p->concat_from, n_from);
+}
+
+/* The tiled softmax of head n (1-based) after its weighted sum: for each
+ * block b of c->tile keys, its columns of the logits `pre`, the running
+ * maximum, the rescale factor, the running sum and the running weighted sum
+ * (five steps, in this order), then the head's output from the last. */
+static void plan_tiles(Builder *b, const AttnConfig *c, HeadPlan *hp, int n, int pre)
+{
+    int blocks = (c->n_k + c->tile - 1) / c->tile, m = -1, l = -1, acc = -1;
+    for (int at = 1; at <= blocks; at++) {
+        int s =
+            add_step_at(b, ATTN_STEP_TILE_SCORES, ATTN_ROLE_BLOCK, n, at, ATTN_AXIS_QUERIES, ATTN_AXIS_BLOCK, &pre, 1);
+        if (at == 1) hp->tile0 = s;
+        int m_new = add_step_at(b, ATTN_STEP_TILE_MAX, ATTN_ROLE_RUN_MAX, n, at, ATTN_AXIS_QUERIES, ATTN_AXIS_ONE,
+                                (int[]){m, s}, 2);
+        int r = add_step_at(b, ATTN_STEP_TILE_RESCALE, ATTN_ROLE_RESCALE, n, at, ATTN_AXIS_QUERIES, ATTN_AXIS_ONE,
+                            (int[]){m, m_new}, 2);
+        l = add_step_at(b, ATTN_STEP_TILE_SUM, ATTN_ROLE_RUN_SUM, n, at, ATTN_AXIS_QUERIES, ATTN_AXIS_ONE,
+                        (int[]){l, r, s, m_new}, 4);
+        acc = add_step_at(b, ATTN_STEP_TILE_ACCUMULATE, ATTN_ROLE_ACC, n, at, ATTN_AXIS_QUERIES, ATTN_AXIS_DV,
+                          (int[]){acc, r, s, m_new, hp->V}, 5);
+        m = m_new;
+    }
+    hp->tiled = add_step(b, ATTN_STEP_TILE_OUTPUT, ATTN_ROLE_TILED, n, ATTN_AXIS_QUERIES, ATTN_AXIS_DV,
+                         (int[]){acc, l, hp->out}, 3);
 }
 
 static void plan_dot(Builder *b, const AttnConfig *c, Plan *p)
@@ -734,6 +784,9 @@ static void plan_dot(Builder *b, const AttnConfig *c, Plan *p)
         hp->weights = add_step(b, ATTN_STEP_SOFTMAX, ATTN_ROLE_WEIGHTS, n, ATTN_AXIS_QUERIES, ATTN_AXIS_KEYS, &pre, 1);
         hp->out = add_step(b, ATTN_STEP_WEIGHTED_SUM, ATTN_ROLE_HEAD, n, ATTN_AXIS_QUERIES, ATTN_AXIS_DV,
                            (int[]){hp->weights, hp->V}, 2);
+        /* FlashAttention's tiled softmax: the same head again, block by block */
+        hp->tile0 = hp->tiled = -1;
+        if (c->tile > 0) plan_tiles(b, c, hp, n, pre);
     }
     /* concat depends on every head's output */
     for (int h = 0; h < H; h++) p->concat_from[h] = p->head[h].out;
@@ -763,6 +816,7 @@ static void plan_additive(Builder *b, const AttnConfig *c, Plan *p)
     hp->scaled = -1;
     hp->kv = 0;
     hp->Qr = hp->Kr = -1;
+    hp->tile0 = hp->tiled = -1;
     p->angles = p->PE = p->X_pe = -1;
     p->x_in = p->X;
     hp->masked =
@@ -1087,6 +1141,13 @@ static int dot_phases(AttnTrace *t, const AttnConfig *c, const Plan *p, const At
             }
     attn__run_heads(t, p, c->mask, H, found, pack, c->threads);
     if (cancelled(t, err, errlen) != 0) return -1; /* the heads may have stopped part way: nothing to publish */
+    /* the tiled softmax, head by head, from the softmax's input (its steps not scanned here: check_finite
+     * scans them) */
+    for (int h = 0; h < H; h++) {
+        const HeadPlan *hp = &p->head[h];
+        int pre = hp->masked >= 0 && c->mask_order == ATTN_SCALE_THEN_MASK ? hp->masked : hp->scaled;
+        if (hp->tile0 >= 0) attn__tile_head(t, hp, data_of(t, pre), data_of(t, hp->V));
+    }
     /* concat holds exact copies of the heads' outputs: what their scans found */
     if (found) {
         found[p->concat] = 0;

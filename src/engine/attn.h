@@ -89,6 +89,12 @@ typedef enum AttnStepKind {
     ATTN_STEP_ROPE,            /* RoPE: Q_h or K_h with each row's pairs (2i, 2i+1) rotated by its angles */
     ATTN_STEP_POSITIONAL,      /* the sinusoidal positional encoding PE, a row per position */
     ATTN_STEP_ADD_POSITIONAL,  /* X + PE: the tokens with their positions added, what Q, K, V are made from */
+    ATTN_STEP_TILE_SCORES,     /* tiled softmax, key block b: the block's columns of the softmax's input */
+    ATTN_STEP_TILE_MAX,        /* tiled softmax: each row's running maximum m over blocks 1..b */
+    ATTN_STEP_TILE_RESCALE,    /* tiled softmax: e^(m_old − m_new), what the sums so far are multiplied by */
+    ATTN_STEP_TILE_SUM,        /* tiled softmax: the running sum l of e^(s − m) */
+    ATTN_STEP_TILE_ACCUMULATE, /* tiled softmax: the running weighted sum of the values, not yet divided by l */
+    ATTN_STEP_TILE_OUTPUT,     /* tiled softmax: the last block's sum divided by l: the head's output again */
     ATTN_STEP_KIND_COUNT
 } AttnStepKind;
 
@@ -147,6 +153,12 @@ typedef enum AttnRole {
     ATTN_ROLE_K_ROT,   /* RoPE: a K head's keys rotated */
     ATTN_ROLE_PE,      /* sinusoidal positional encoding: a vector per position */
     ATTN_ROLE_X_PE,    /* X + PE */
+    ATTN_ROLE_BLOCK,   /* tiled softmax: one block of a head's logits */
+    ATTN_ROLE_RUN_MAX, /* tiled softmax: m, the running maximum */
+    ATTN_ROLE_RESCALE, /* tiled softmax: e^(m_old − m_new) */
+    ATTN_ROLE_RUN_SUM, /* tiled softmax: l, the running sum */
+    ATTN_ROLE_ACC,     /* tiled softmax: the running weighted sum of values */
+    ATTN_ROLE_TILED,   /* tiled softmax: the head's output computed block by block */
     ATTN_ROLE_COUNT
 } AttnRole;
 
@@ -177,6 +189,7 @@ typedef enum AttnAxis {
     ATTN_AXIS_TOKEN,    /* decoding: the one token t being decoded (the step's at), 1 */
     ATTN_AXIS_PREFIX,   /* decoding: the tokens 1..t decoded so far (the step's at), t; n_k for a config */
     ATTN_AXIS_DK_PAIRS, /* RoPE: one head's pairs of features (2i, 2i+1) that turn together, d_k/2 */
+    ATTN_AXIS_BLOCK,    /* tiled softmax: the keys of block b (the step's at), min(tile, n_k − (b−1)·tile) */
     ATTN_AXIS_COUNT
 } AttnAxis;
 
@@ -278,6 +291,11 @@ typedef struct AttnConfig {
                         * score depends on the two positions only through their distance. Dot self-attention,
                         * d_k even. */
     AttnPositional positional; /* ATTN_POSITIONAL_SINUSOIDAL: X + PE before the projections (dot, self) */
+    int tile; /* FlashAttention's tiled softmax: 0 none; else B ≥ 1, the keys per block. After each head's
+               * weighted sum, its softmax and weighted sum again over blocks of B keys, with a running maximum m,
+               * sum l and rescaled weighted sum (steps block_h@b, m_h@b, rescale_h@b, l_h@b, acc_h@b for
+               * block b), then tiled_h = acc / l, which equals head_h. Dot attention; the whole forward only
+               * (decoding's rows are not tiled). */
 
     int threads; /* worker threads for the heads and the projections' rows; ≤ 1: the caller's thread only.
                   * The trace is the same, bit for bit, whatever the count. */
@@ -320,7 +338,8 @@ typedef struct AttnStep {
     unsigned char *row_flags;   /* (rows) ATTN_ROW_* bits, or NULL when the step has none */
     int rows, cols;
     unsigned short head; /* 1-based head, 0 when the step is not per-head */
-    unsigned short at;   /* decoding: the 1-based token t the step belongs to (its name ends "@t"); 0: none */
+    unsigned short at;   /* the step's 1-based position (its name ends "@at"): decoding's token t, or the tiled
+                          * softmax's key block b; 0: none */
     unsigned short n_from;
     unsigned char kind;     /* AttnStepKind: how it is computed */
     unsigned char role;     /* AttnRole: what it stands for */

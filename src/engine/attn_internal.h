@@ -15,6 +15,8 @@
 typedef struct HeadPlan {
     int Q, K, V, scores, scaled, masked, weights, out;
     int Qr, Kr;
+    int tile0, tiled; /* tiled softmax: block 1's first step (block b's five from tile0 + 5·(b − 1)), and the
+                       * head's tiled output; -1 without tiling */
     int kv;
 } HeadPlan;
 
@@ -176,6 +178,12 @@ void attn__phase(const AttnMatmulJob *jobs, int n_jobs, unsigned char *bits, con
  * column 2i and cos(p / 10000^(2i/d)) in column 2i + 1 of row p, in double,
  * rounded once. */
 void attn__positional(float *pe, int n, int d);
+/* The tiled softmax of head hp: its logits S (n_q, n_k, the softmax's
+ * input) and values V (n_k, d_v) into its steps block_h@b ... acc_h@b of
+ * every block of cfg.tile keys, then tiled_h (its row flags from weights).
+ * Sums in double, each step rounded once from the recorded steps before
+ * it. The one tiling of both paths. */
+void attn__tile_head(AttnTrace *t, const HeadPlan *hp, const float *S, const float *V);
 /* RoPE: angles (n, d/2) = p·base^(−2i/d) for position p and pair i, each
  * computed in double and rounded once. */
 void attn__rope_angles(float *angles, int n, int d, float base);

@@ -208,6 +208,66 @@ static void columns(float *dst, const float *src, int rows, int stride, int c0, 
         for (int d = 0; d < w; d++) dst[(size_t)i * w + d] = src[(size_t)i * stride + c0 + d];
 }
 
+/* FlashAttention's idea (Dao et al., 2022): the softmax and the weighted
+ * sum of a row, computed one block of keys at a time, never holding a whole
+ * row of weights. After block b the row keeps m, the largest logit so far,
+ * l = Σ e^(s_j − m) and acc = Σ e^(s_j − m)·v_j over the keys seen. A new
+ * block whose maximum is larger moves m up; what was summed against the old
+ * m is multiplied by e^(m_old − m_new), which makes it a sum against the new
+ * one exactly (e^(s − m_old)·e^(m_old − m_new) = e^(s − m_new)). After the
+ * last block, acc / l is softmax(s)·V: the same number, not an
+ * approximation. */
+void attn__tile_head(AttnTrace *t, const HeadPlan *hp, const float *S, const float *V)
+{
+    const AttnConfig *c = &t->cfg;
+    int nq = c->n_q, nk = c->n_k, dv = c->d_v, B = c->tile, blocks = (nk + B - 1) / B;
+    enum { CHUNK = 256 };
+    double p[CHUNK]; /* e^(s_j − m) of up to CHUNK keys of the block */
+    for (int blk = 0; blk < blocks; blk++) {
+        int j0 = blk * B, w = nk - j0 < B ? nk - j0 : B, at = hp->tile0 + 5 * blk;
+        float *blockS = t->steps[at].data, *m = t->steps[at + 1].data,
+              *r = t->steps[at + 2].data;                               /* (nq, w), (nq, 1) */
+        float *l = t->steps[at + 3].data, *acc = t->steps[at + 4].data; /* (nq, 1), (nq, d_v) */
+        const float *m_old = blk ? t->steps[at - 4].data : NULL, *l_old = blk ? t->steps[at - 2].data : NULL;
+        const float *acc_old = blk ? t->steps[at - 1].data : NULL;
+        for (int i = 0; i < nq; i++) {
+            /* a. the block's logits; b. the new running maximum */
+            float *row = blockS + (size_t)i * w;
+            memcpy(row, S + (size_t)i * nk + j0, sizeof(float) * (size_t)w);
+            float mo = m_old ? m_old[i] : -INFINITY, mx = mo;
+            for (int j = 0; j < w; j++)
+                if (row[j] > mx) mx = row[j];
+            m[i] = mx;
+            /* c. the rescale factor: e^(m_old − m_new), 0 before the first key was seen (nothing is summed) */
+            r[i] = mo == -INFINITY ? 0.0f : (float)exp((double)mo - (double)mx);
+            /* d, e. the sums so far rescaled, plus this block's terms (a key with logit −∞ adds 0) */
+            double sum = blk ? (double)r[i] * l_old[i] : 0.0;
+            float *a = acc + (size_t)i * dv;
+            for (int d = 0; d < dv; d++) a[d] = blk ? (float)((double)r[i] * acc_old[(size_t)i * dv + d]) : 0.0f;
+            for (int c0 = 0; c0 < w; c0 += CHUNK) {
+                int cw = w - c0 < CHUNK ? w - c0 : CHUNK;
+                for (int j = 0; j < cw; j++) {
+                    p[j] = mx == -INFINITY ? 0.0 : exp((double)row[c0 + j] - (double)mx);
+                    sum += p[j];
+                }
+                for (int d = 0; d < dv; d++) {
+                    double s = a[d];
+                    for (int j = 0; j < cw; j++) s += p[j] * V[(size_t)(j0 + c0 + j) * dv + d];
+                    a[d] = (float)s;
+                }
+            }
+            l[i] = (float)sum;
+        }
+    }
+    /* f. the output: acc / l, each row; a row whose keys are all blocked has l = 0 and gets zeros */
+    const float *acc = t->steps[hp->tile0 + 5 * (blocks - 1) + 4].data,
+                *l = t->steps[hp->tile0 + 5 * (blocks - 1) + 3].data;
+    AttnStep *o = &t->steps[hp->tiled];
+    for (int i = 0; i < nq; i++)
+        for (int d = 0; d < dv; d++) o->data[(size_t)i * dv + d] = l[i] > 0 ? acc[(size_t)i * dv + d] / l[i] : 0.0f;
+    memcpy(o->row_flags, t->steps[hp->weights].row_flags, (size_t)nq);
+}
+
 /* 10. Incremental decoding: the forward again, one token at a time, as a
  *     decoder generates text. At token t only t's own rows of Q, K and V
  *     are computed. Each head keeps the keys and values of tokens 1..t-1 in
@@ -318,6 +378,11 @@ static void forward_dot(AttnTrace *t, const AttnConfig *c, const Plan *p)
         if (hp->Qr >= 0) attn__rope_rows(data(t, hp->Qr), data(t, hp->Q), data(t, p->angles), nq, dk);
         /* 3-7. scores, scaled, masked, weights and head_h (attend_head) */
         attend_head(t, c, hp, 0, nq, nk);
+        /* 7'. the tiled softmax: weights and head_h again, one block of keys at a time, from the logits */
+        if (hp->tile0 >= 0) {
+            int pre = hp->masked >= 0 && c->mask_order == ATTN_SCALE_THEN_MASK ? hp->masked : hp->scaled;
+            attn__tile_head(t, hp, data(t, pre), data(t, hp->V));
+        }
         /* 8. concat: head h's output into columns [h·d_v, (h+1)·d_v) */
         const float *O = data(t, hp->out); /* (n_q, d_v) */
         for (int i = 0; i < nq; i++)

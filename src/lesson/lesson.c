@@ -72,14 +72,15 @@ enum {
     F_KV_HEADS,
     F_ROPE,
     F_POSITIONAL,
+    F_TILE,
     F_COUNT
 };
 static const char *const field_names[F_COUNT] = {
-    "format",     "id",        "title",     "summary",     "order",  "comment",  "tokens", "source_tokens",
-    "seed",       "attention", "d_model",   "heads",       "d_k",    "d_v",      "X",      "Y",
-    "W_Q",        "W_K",       "W_V",       "W_O",         "b_Q",    "b_K",      "b_V",    "b_O",
-    "d_x",        "d_y",       "d_a",       "W_a",         "b_a",    "v_a",      "mask",   "mask_fill",
-    "mask_order", "scale",     "narration", "edited_from", "decode", "kv_heads", "rope",   "positional",
+    "format",    "id",       "title", "summary",    "order",     "comment",    "tokens", "source_tokens", "seed",
+    "attention", "d_model",  "heads", "d_k",        "d_v",       "X",          "Y",      "W_Q",           "W_K",
+    "W_V",       "W_O",      "b_Q",   "b_K",        "b_V",       "b_O",        "d_x",    "d_y",           "d_a",
+    "W_a",       "b_a",      "v_a",   "mask",       "mask_fill", "mask_order", "scale",  "narration",     "edited_from",
+    "decode",    "kv_heads", "rope",  "positional", "tile",
 };
 
 typedef struct Ctx {
@@ -1011,6 +1012,14 @@ static int check_trace_size(Ctx *c)
                                "steps for each of the %d tokens in each of the %d heads)",
                                ATTN_MAX_STEPS, steps, g.n_q, g.heads);
     }
+    if (g.tile > 0) {
+        long steps = attn_trace_steps(&g);
+        if (steps > ATTN_MAX_STEPS)
+            return lesson_fail(c, c->val[F_TILE],
+                               "tile: expected a trace of at most %d steps, found %ld (the tiled softmax records 5 "
+                               "steps for each block of %d of the %d keys in each of the %d heads)",
+                               ATTN_MAX_STEPS, steps, g.tile, g.n_k, g.heads);
+    }
     double floats = (double)attn_trace_floats(&g);
     if (floats <= LESSON_MAX_TRACE_FLOATS) return 0;
     if (g.attention == ATTN_ADDITIVE)
@@ -1113,6 +1122,17 @@ static int read_positional(Ctx *c)
     return 0;
 }
 
+/* tile: B, the keys per block of FlashAttention's tiled softmax. */
+static int read_tile(Ctx *c)
+{
+    const JsonNode *n = c->val[F_TILE];
+    if (!n) return 0;
+    double v = 0;
+    if (read_int(c, n, "tile", 1, LESSON_MAX_TOKENS, "the keys per block of the tiled softmax", &v) != 0) return -1;
+    c->L->cfg.tile = (int)v;
+    return 0;
+}
+
 /* What a lesson's mask is, for messages: "no mask", "a padding mask", ... */
 static const char *mask_phrase(const AttnConfig *g)
 {
@@ -1169,7 +1189,7 @@ static int load_dot(Ctx *c)
         }
     }
     if (read_kv_heads(c) != 0 || read_decode(c) != 0 || read_rope(c) != 0 || read_positional(c) != 0 ||
-        check_trace_size(c) != 0)
+        read_tile(c) != 0 || check_trace_size(c) != 0)
         return -1;
 
     char why[128];
@@ -1219,8 +1239,8 @@ static int load_additive(Ctx *c)
                                    F_B_Q,   F_B_K, F_B_V, F_B_O, F_SCALE, F_MASK_ORDER};
     if (refuse_fields(c, dot_only, 13, "additive attention uses W_a, b_a and v_a, one head and no scaling") != 0)
         return -1;
-    static const int dot_options[] = {F_DECODE, F_KV_HEADS, F_ROPE, F_POSITIONAL};
-    if (refuse_fields(c, dot_options, 4, "it is an option of dot-product attention") != 0) return -1;
+    static const int dot_options[] = {F_DECODE, F_KV_HEADS, F_ROPE, F_POSITIONAL, F_TILE};
+    if (refuse_fields(c, dot_options, 5, "it is an option of dot-product attention") != 0) return -1;
     if (required(c, F_W_A, "W_a, the (d_x + d_y) × d_a matrix of additive attention") != 0) return -1;
     if (required(c, F_V_A, "v_a, the d_a vector that turns tanh(...) into a score") != 0) return -1;
     int dm = 0;

@@ -160,6 +160,7 @@ int lesson_write_json(FILE *f, const Lesson *L)
     if (g->decode != ATTN_DECODE_FULL) fprintf(f, ",\n  \"decode\": \"%s\"", attn_decode_name(g->decode));
     if (!additive && g->positional != ATTN_POSITIONAL_NONE)
         fprintf(f, ",\n  \"positional\": \"%s\"", attn_positional_name(g->positional));
+    if (!additive && g->tile > 0) fprintf(f, ",\n  \"tile\": %d", g->tile);
     if (!additive && g->rope_base != 0) {
         fputs(",\n  \"rope\": {\"base\": ", f);
         put_float(f, g->rope_base);

@@ -68,6 +68,7 @@ int trace_write_json(FILE *out, const Lesson *lesson, const AttnTrace *t)
     }
     if (!additive && c->positional != ATTN_POSITIONAL_NONE)
         fprintf(out, ", \"positional\": \"%s\"", attn_positional_name(c->positional));
+    if (!additive && c->tile > 0) fprintf(out, ", \"tile\": %d", c->tile);
     if (!additive && c->rope_base != 0) {
         fputs(", \"rope\": {\"base\": ", out);
         put_number(out, c->rope_base);

@@ -1222,7 +1222,7 @@ int edit_restore(Edit *e, const Lesson *from)
     if (a->attention != b->attention || a->cross != b->cross || a->d_model != b->d_model || a->heads != b->heads ||
         a->d_k != b->d_k || a->d_v != b->d_v || a->d_x != b->d_x || a->d_y != b->d_y || a->d_a != b->d_a ||
         a->decode != b->decode || a->mask_order != b->mask_order || a->mask_fill != b->mask_fill ||
-        a->rope_base != b->rope_base || a->positional != b->positional)
+        a->rope_base != b->rope_base || a->positional != b->positional || a->tile != b->tile)
         return refuse(e, "%s: its sizes or options are not those of the lesson %s", from->id, e->orig->id);
     for (int m = 0; m < LESSON_MAT_COUNT; m++) {
         int ra, ca, rb, cb;

@@ -22,7 +22,9 @@ its query heads (repeat_interleave), also through nn.MultiheadAttention;
 rotary position embeddings ("rope") as LLaMA writes them, each pair of a
 head's features a complex number multiplied by torch.polar(1, angle);
 the sinusoidal positional encoding ("positional") as the Annotated
-Transformer computes it (div_term through exp and log), added to X.
+Transformer computes it (div_term through exp and log), added to X; the
+tiled softmax ("tile") block by block with the running maximum, sum and
+weighted sum, its output against the untiled one as well.
 
 Rows whose keys are all blocked under a -inf fill are NaN in torch; attnviz
 defines them as zeros. Those rows are compared as zeros and counted.
@@ -138,6 +140,11 @@ def reference_dot(trace, lesson):
     nan_rows = int(torch.isnan(weights).any(dim=-1).sum())
     weights = torch.nan_to_num(weights, nan=0.0)  # attnviz: a fully blocked row is all zero
     out = torch.matmul(weights, Vh)
+    if "tile" in cfg:
+        for h in range(H):
+            reference_tiles(h + 1, pre[h], Vh[h], cfg["tile"], ref)
+            if not torch.allclose(ref[f"tiled_{h + 1}"], out[h], rtol=REL_TOL, atol=ABS_TOL):
+                raise SystemExit("the tiled softmax differs from the untiled one in torch itself")
     for h in range(H):
         n = h + 1
         ref[f"Q_{n}"] = Qs[h]
@@ -158,6 +165,25 @@ def reference_dot(trace, lesson):
     if cfg.get("decode") == "incremental":
         reference_decode(cfg, inp, X, divisor, ref)
     return ref, nan_rows, inp
+
+
+def reference_tiles(n, s, V, B, ref):
+    """FlashAttention's tiled softmax of head n over logits s (n_q, n_k), B keys at a time: the running
+    maximum m, the rescale factor e^(m_old − m_new) (0 before any key), the running sum l and weighted sum
+    acc, then acc / l (0 where every key is blocked)."""
+    inf = float("inf")
+    m = torch.full((s.shape[0], 1), -inf)
+    l, acc = torch.zeros(s.shape[0], 1), torch.zeros(s.shape[0], V.shape[1])
+    for b, j0 in enumerate(range(0, s.shape[1], B)):
+        at = f"_{n}@{b + 1}"
+        blk = ref["block" + at] = s[:, j0:j0 + B]
+        m_new = ref["m" + at] = torch.maximum(m, blk.max(dim=1, keepdim=True).values)
+        r = ref["rescale" + at] = torch.where(m == -inf, torch.zeros_like(m), torch.exp(m - m_new))
+        p = torch.where(m_new == -inf, torch.zeros_like(blk), torch.exp(blk - m_new))
+        l = ref["l" + at] = r * l + p.sum(dim=1, keepdim=True)
+        acc = ref["acc" + at] = r * acc + p @ V[j0:j0 + B]
+        m = m_new
+    ref[f"tiled_{n}"] = torch.where(l > 0, acc / torch.where(l > 0, l, torch.ones_like(l)), torch.zeros_like(acc))
 
 
 def reference_decode(cfg, inp, X, divisor, ref):
