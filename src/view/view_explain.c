@@ -489,6 +489,109 @@ size_t view_explain_weighted_sum(const View *v, const AttnTrace *t, const AttnSt
     return at;
 }
 
+/* Where the positions enter, with the cell's numbers: RoPE's angle and
+ * rotation, the sinusoidal encoding and X + PE. A step of decoding's token
+ * t has position t − 1. */
+size_t view_explain_position(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                             size_t at)
+{
+    (void)v;
+    const AttnConfig *cfg = &t->cfg;
+    int pos = s->row_axis == ATTN_AXIS_TOKEN ? s->at - 1 : r;
+    switch (s->kind) {
+    case ATTN_STEP_ROPE_ANGLES:
+        return view_cat(buf, len, at, "\n= %d · %g^(−%d/%d)", pos, (double)cfg->rope_base, 2 * c, cfg->d_k);
+    case ATTN_STEP_POSITIONAL:
+        return view_cat(buf, len, at, "\n= %s(%d / 10000^(%d/%d))", c % 2 ? "cos" : "sin", pos, c - c % 2,
+                        cfg->d_model);
+    case ATTN_STEP_ADD_POSITIONAL: {
+        const AttnStep *X = from_kind(t, s, ATTN_STEP_INPUT, 0), *P = from_kind(t, s, ATTN_STEP_POSITIONAL, 0);
+        if (!X || !P) return at;
+        size_t i = (size_t)r * (size_t)s->cols + (size_t)c;
+        at = view_cat(buf, len, at, "\n= ");
+        at = cat_num(buf, len, at, X->data[i], 0);
+        at = view_cat(buf, len, at, " + ");
+        return cat_num(buf, len, at, P->data[i], 1);
+    }
+    default: { /* RoPE: the pair of the cell turned by its position's angle */
+        const AttnStep *src = from_not_kind(t, s, ATTN_STEP_ROPE_ANGLES, 0),
+                       *A = from_kind(t, s, ATTN_STEP_ROPE_ANGLES, 0);
+        if (!src || !A || pos < 0 || pos >= A->rows) return at;
+        int i = c / 2;
+        float x = src->data[(size_t)r * (size_t)src->cols + 2 * (size_t)i];
+        float y = src->data[(size_t)r * (size_t)src->cols + 2 * (size_t)i + 1];
+        float a = A->data[(size_t)pos * (size_t)A->cols + (size_t)i];
+        at = view_cat(buf, len, at, "\n= ");
+        at = cat_num(buf, len, at, x, 0);
+        at = view_cat(buf, len, at, c % 2 ? "·sin " : "·cos ");
+        at = cat_num(buf, len, at, a, 1);
+        at = view_cat(buf, len, at, c % 2 ? " + " : " − ");
+        at = cat_num(buf, len, at, y, 1);
+        at = view_cat(buf, len, at, c % 2 ? "·cos " : "·sin ");
+        return cat_num(buf, len, at, a, 1);
+    }
+    }
+}
+
+/* The tiled softmax: each block's running maximum, rescale factor, sums
+ * and output, from the step before it. */
+size_t view_explain_tile(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                         size_t at)
+{
+    (void)v;
+    int base = attn_trace_index(t, s);
+    /* the block's five steps: tile_scores, tile_max, tile_rescale, tile_sum, tile_accumulate */
+    int first = base - (s->kind - ATTN_STEP_TILE_SCORES);
+    const AttnStep *blk = s->kind == ATTN_STEP_TILE_OUTPUT ? NULL : &t->steps[first];
+    const AttnStep *m = blk ? &t->steps[first + 1] : NULL, *rs = blk ? &t->steps[first + 2] : NULL;
+    const AttnStep *m_old = blk && s->at > 1 ? &t->steps[first - 4] : NULL;
+    const AttnStep *l_old = blk && s->at > 1 ? &t->steps[first - 2] : NULL;
+    const AttnStep *acc_old = blk && s->at > 1 ? &t->steps[first - 1] : NULL;
+    switch (s->kind) {
+    case ATTN_STEP_TILE_SCORES: {
+        const AttnStep *pre = from_not_kind(t, s, ATTN_STEP_KIND_COUNT, 0);
+        if (!pre) return at;
+        return view_cat(buf, len, at, "\n= %s[%d, %d]", pre->name, r, (s->at - 1) * t->cfg.tile + c);
+    }
+    case ATTN_STEP_TILE_MAX: {
+        float bm = -INFINITY;
+        for (int j = 0; j < blk->cols; j++) bm = fmaxf(bm, blk->data[(size_t)r * (size_t)blk->cols + (size_t)j]);
+        at = view_cat(buf, len, at, "\n= max(");
+        at = cat_num(buf, len, at, m_old ? m_old->data[r] : -INFINITY, 0);
+        at = view_cat(buf, len, at, ", ");
+        at = cat_num(buf, len, at, bm, 0);
+        return view_cat(buf, len, at, ")");
+    }
+    case ATTN_STEP_TILE_RESCALE:
+        if (!m_old || m_old->data[r] == -INFINITY) return view_cat(buf, len, at, "\n= 0   (m_old = −∞)");
+        at = view_cat(buf, len, at, "\n= e^(");
+        at = cat_num(buf, len, at, m_old->data[r], 0);
+        at = view_cat(buf, len, at, " − ");
+        at = cat_num(buf, len, at, m->data[r], 1);
+        return view_cat(buf, len, at, ")");
+    case ATTN_STEP_TILE_SUM:
+    case ATTN_STEP_TILE_ACCUMULATE: {
+        const AttnStep *old = s->kind == ATTN_STEP_TILE_SUM ? l_old : acc_old;
+        at = view_cat(buf, len, at, "\n= ");
+        at = cat_num(buf, len, at, rs->data[r], 0);
+        at = view_cat(buf, len, at, "·");
+        at = cat_num(buf, len, at, old ? old->data[(size_t)r * (size_t)s->cols + (size_t)c] : 0.0f, 1);
+        at = view_cat(buf, len, at, s->kind == ATTN_STEP_TILE_SUM ? " + Σ_j e^(s_j − " : " + Σ_j e^(s_j − ");
+        at = cat_num(buf, len, at, m->data[r], 0);
+        return view_cat(buf, len, at, s->kind == ATTN_STEP_TILE_SUM ? ")" : ")·v_j[%d]", c);
+    }
+    default: { /* the output: acc / l of the last block */
+        const AttnStep *acc = from_kind(t, s, ATTN_STEP_TILE_ACCUMULATE, 0),
+                       *l = from_kind(t, s, ATTN_STEP_TILE_SUM, 0);
+        if (!acc || !l) return at;
+        at = view_cat(buf, len, at, "\n= ");
+        at = cat_num(buf, len, at, acc->data[(size_t)r * (size_t)acc->cols + (size_t)c], 0);
+        at = view_cat(buf, len, at, " / ");
+        return cat_num(buf, len, at, l->data[r], 1);
+    }
+    }
+}
+
 /* Concat: the head's cell it was copied from. */
 size_t view_explain_concat(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
                            size_t at)

@@ -71,7 +71,8 @@ static const char *axis_symbol(const AttnTrace *t, int axis)
         [ATTN_AXIS_DV] = "d_v",        [ATTN_AXIS_HEADS_DK] = "h·d_k", [ATTN_AXIS_HEADS_DV] = "h·d_v",
         [ATTN_AXIS_DX] = "d_x",        [ATTN_AXIS_DY] = "d_y",         [ATTN_AXIS_DXY] = "d_x + d_y",
         [ATTN_AXIS_DA] = "d_a",        [ATTN_AXIS_TOKEN] = "1",        [ATTN_AXIS_PREFIX] = "t",
-        [ATTN_AXIS_KV_DK] = "g·d_k",   [ATTN_AXIS_KV_DV] = "g·d_v",
+        [ATTN_AXIS_KV_DK] = "g·d_k",   [ATTN_AXIS_KV_DV] = "g·d_v",    [ATTN_AXIS_DK_PAIRS] = "d_k/2",
+        [ATTN_AXIS_BLOCK] = "B",
     };
     _Static_assert(sizeof symbols / sizeof symbols[0] == ATTN_AXIS_COUNT, "symbols[] must name every AttnAxis");
     if (!t->cfg.cross && (axis == ATTN_AXIS_QUERIES || axis == ATTN_AXIS_KEYS)) return "n";
@@ -99,7 +100,9 @@ void view_formula_projection(FormulaBuilder *b, const AttnTrace *t, const AttnSt
     for (int i = 0; i < 3; i++) {
         const char *name = attn_role_name(roles[i]);
         int on = s->role == roles[i];
-        const char *src = (i > 0 && t->cfg.cross) ? "Y" : "X";
+        const char *src = (i > 0 && t->cfg.cross)                           ? "Y"
+                          : t->cfg.positional == ATTN_POSITIONAL_SINUSOIDAL ? "(X + PE)"
+                                                                            : "X";
         int bias = attn_trace_find_role(t, biases[i], 0) != NULL;
         if (i) fb_add(b, 0, "     ");
         if (col)
@@ -107,6 +110,57 @@ void view_formula_projection(FormulaBuilder *b, const AttnTrace *t, const AttnSt
         else
             fb_add(b, on, "%s = %s·W_%s%s%s", name, src, name, bias ? " + b_" : "", bias ? name : "");
     }
+}
+
+/* Where the positions enter: the sinusoidal encoding added to X, or RoPE's
+ * angles and rotation of a head's queries and keys. */
+void view_formula_position(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col)
+{
+    (void)col;
+    const AttnConfig *c = &t->cfg;
+    switch (s->kind) {
+    case ATTN_STEP_POSITIONAL:
+        fb_add(b, 1, "PE[p, 2i] = sin(p / 10000^(2i/d_model)),  PE[p, 2i+1] = cos(p / 10000^(2i/d_model))");
+        fb_add(b, 0, "   (d_model = %d)", c->d_model);
+        break;
+    case ATTN_STEP_ADD_POSITIONAL:
+        fb_add(b, 1, "X_PE = X + PE");
+        fb_add(b, 0, "     Q = X_PE·W_Q,  K = X_PE·W_K,  V = X_PE·W_V");
+        break;
+    case ATTN_STEP_ROPE_ANGLES:
+        fb_add(b, 1, "angle[p, i] = p·θ_i,  θ_i = %g^(−2i/d_k)", (double)c->rope_base);
+        fb_add(b, 0, "   (d_k = %d, i = 0 … %d)", c->d_k, c->d_k / 2 - 1);
+        break;
+    default: {
+        const char *name = s->role == ATTN_ROLE_K_ROT ? "K" : "Q";
+        fb_add(b, 1,
+               "%s_rot[p, 2i] = %s[p, 2i]·cos a − %s[p, 2i+1]·sin a,  %s_rot[p, 2i+1] = %s[p, 2i]·sin a + "
+               "%s[p, 2i+1]·cos a",
+               name, name, name, name, name, name);
+        fb_add(b, 0, "   (a = angle[p, i])");
+        break;
+    }
+    }
+}
+
+/* FlashAttention's tiled softmax: the recurrence over key blocks, the
+ * step's part highlighted. */
+void view_formula_tile(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col)
+{
+    (void)col;
+    int k = s->kind;
+    fb_add(b, k == ATTN_STEP_TILE_SCORES, "block b: s_j, j in [%d, %d)", (s->at > 0 ? s->at - 1 : 0) * t->cfg.tile,
+           (s->at > 0 ? s->at - 1 : 0) * t->cfg.tile + s->cols);
+    fb_add(b, 0, "   ");
+    fb_add(b, k == ATTN_STEP_TILE_MAX, "m = max(m_old, max_j s_j)");
+    fb_add(b, 0, "   ");
+    fb_add(b, k == ATTN_STEP_TILE_RESCALE, "r = e^(m_old − m)");
+    fb_add(b, 0, "   ");
+    fb_add(b, k == ATTN_STEP_TILE_SUM, "l = r·l_old + Σ_j e^(s_j − m)");
+    fb_add(b, 0, "   ");
+    fb_add(b, k == ATTN_STEP_TILE_ACCUMULATE, "acc = r·acc_old + Σ_j e^(s_j − m)·v_j");
+    fb_add(b, 0, "   ");
+    fb_add(b, k == ATTN_STEP_TILE_OUTPUT, "out = acc / l");
 }
 
 /* A head's slice of a projection. */

@@ -88,6 +88,8 @@ void view_formula_projection(FormulaBuilder *b, const AttnTrace *t, const AttnSt
 void view_formula_split(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col);
 void view_formula_head(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col);
 void view_formula_multihead(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col);
+void view_formula_position(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col);
+void view_formula_tile(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s, int col);
 size_t view_explain_product(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
                             size_t at);
 size_t view_explain_split(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
@@ -100,6 +102,10 @@ size_t view_explain_masked(const View *v, const AttnTrace *t, const AttnStep *s,
                            size_t at);
 size_t view_explain_softmax(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
                             size_t at);
+size_t view_explain_position(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                             size_t at);
+size_t view_explain_tile(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
+                         size_t at);
 size_t view_explain_weighted_sum(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf,
                                  size_t len, size_t at);
 size_t view_explain_concat(const View *v, const AttnTrace *t, const AttnStep *s, int r, int c, char *buf, size_t len,
