@@ -202,10 +202,11 @@ void view_formula_head(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s,
     int mask_first = c->mask_kind != ATTN_MASK_NONE && c->mask_order == ATTN_MASK_THEN_SCALE;
     fb_add(b, sm, "softmax(");
     if (mask_first) fb_add(b, mk, "(");
-    /* Q·Kᵀ in rows; Kᵀ·Q in columns, one column per query */
-    fb_add(b, qk, col ? "K" : "Q");
+    /* Q·Kᵀ in rows; Kᵀ·Q in columns, one column per query; with RoPE the rotated Q_rot and K_rot */
+    const char *rot = c->rope_base != 0 ? "_rot" : "";
+    fb_add(b, qk, col ? "K%s" : "Q%s", rot);
     fb_sub(b, qk, col ? g : h);
-    fb_add(b, qk, col ? "ᵀ·Q" : "·K");
+    fb_add(b, qk, col ? "ᵀ·Q%s" : "·K%s", rot);
     fb_sub(b, qk, col ? h : g);
     if (!col) fb_add(b, qk, "ᵀ");
     if (mask_first) fb_add(b, mk, " + M)");
