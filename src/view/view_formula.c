@@ -149,8 +149,15 @@ void view_formula_tile(FormulaBuilder *b, const AttnTrace *t, const AttnStep *s,
 {
     (void)col;
     int k = s->kind;
-    fb_add(b, k == ATTN_STEP_TILE_SCORES, "block b: s_j, j in [%d, %d)", (s->at > 0 ? s->at - 1 : 0) * t->cfg.tile,
-           (s->at > 0 ? s->at - 1 : 0) * t->cfg.tile + s->cols);
+    /* block b holds keys (b − 1)·B + 1 … min(b·B, n_k), counted from 1 as on screen */
+    int first = (s->at > 0 ? s->at - 1 : 0) * t->cfg.tile + 1, last = first - 1 + t->cfg.tile;
+    if (last > t->cfg.n_k) last = t->cfg.n_k;
+    if (s->kind == ATTN_STEP_TILE_OUTPUT)
+        fb_add(b, 0, "blocks of %d keys: s_j", t->cfg.tile);
+    else if (first == last)
+        fb_add(b, k == ATTN_STEP_TILE_SCORES, "block %d: s_j, key %d", s->at, first);
+    else
+        fb_add(b, k == ATTN_STEP_TILE_SCORES, "block %d: s_j, keys %d–%d", s->at, first, last);
     fb_add(b, 0, "   ");
     fb_add(b, k == ATTN_STEP_TILE_MAX, "m = max(m_old, max_j s_j)");
     fb_add(b, 0, "   ");
