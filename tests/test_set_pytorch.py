@@ -82,6 +82,12 @@ def lesson_of(c, t):
         L["decode"] = c["decode"]
     if "kv_heads" in c:
         L["kv_heads"] = c["kv_heads"]
+    if "rope_base" in c:
+        L["rope"] = {"base": c["rope_base"]}
+    if "positional" in c:
+        L["positional"] = c["positional"]
+    if "tile" in c:
+        L["tile"] = c["tile"]
     return L
 
 
