@@ -137,7 +137,6 @@ static const char *const required[] = {
     "kv-cache-xihuan-paobu",
     "mqa-xihuan-paobu",
     "sliding-window-xihuan-paobu",
-    "rope-xihuan-paobu",
     "sinusoidal-xihuan-paobu",
     "tiling-xihuan-paobu",
 };
@@ -1067,41 +1066,9 @@ static void test_sliding_window(void **state)
     unload(&L);
 }
 
-/* RoPE: the second 我喜欢跑步 repeats the first, so 喜欢 → 我 one apart
- * scores the same at both places and differently five apart; without RoPE
- * (the same lesson, "rope" removed) the three are equal, as the narration
- * says; the weights of the two 我 in the last 喜欢's row differ. */
-static void test_rope(void **state)
-{
-    (void)state;
-    Loaded L;
-    load_id(&L, "rope-xihuan-paobu");
-    const AttnTrace *t = L.trace;
-    const AttnStep *s = step(t, "scores_1"), *w = step(t, "weights_1"), *a = step(t, "angles");
-    assert_string_equal(L.lesson.tokens[1], "喜欢");
-    assert_string_equal(L.lesson.tokens[5], "喜欢");
-    assert_string_equal(L.lesson.tokens[0], "我");
-    assert_string_equal(L.lesson.tokens[4], "我");
-    assert_float_equal(at(s, 1, 0), at(s, 5, 4), 1e-6);
-    assert_true(fabsf(at(s, 5, 0) - at(s, 5, 4)) > 0.5f);
-    assert_true(fabsf(at(w, 5, 0) - at(w, 5, 4)) > 0.05f);
-    assert_float_equal(at(a, 1, 0), 1.0, 1e-7);
-    assert_float_equal(at(a, 1, 1), 0.01, 1e-7);
-    AttnConfig plain = L.lesson.cfg;
-    plain.rope_base = 0;
-    char err[256];
-    AttnTrace *u = attn_trace_create(&plain, err, sizeof err);
-    assert_non_null(u);
-    const AttnStep *us = step(u, "scores_1");
-    assert_float_equal(at(us, 1, 0), at(us, 5, 0), 1e-6);
-    assert_float_equal(at(us, 1, 0), at(us, 5, 4), 1e-6);
-    attn_trace_destroy(u);
-    unload(&L);
-}
-
 /* The sinusoidal encoding: PE's rows are sin p, cos p, sin(p/100),
  * cos(p/100); the two 我 differ in X_PE; and 喜欢 → 我 one apart scores
- * differently at the two places (with RoPE it would not: test_rope). */
+ * differently at the two places (with RoPE it would not). */
 static void test_sinusoidal(void **state)
 {
     (void)state;
@@ -1179,7 +1146,6 @@ int main(void)
         cmocka_unit_test(test_kv_cache),
         cmocka_unit_test(test_mqa),
         cmocka_unit_test(test_sliding_window),
-        cmocka_unit_test(test_rope),
         cmocka_unit_test(test_sinusoidal),
         cmocka_unit_test(test_tiling),
     };

@@ -132,12 +132,9 @@ void view_formula_position(FormulaBuilder *b, const AttnTrace *t, const AttnStep
         fb_add(b, 0, "   (d_k = %d, i = 0 … %d)", c->d_k, c->d_k / 2 - 1);
         break;
     default: {
-        const char *name = s->role == ATTN_ROLE_K_ROT ? "K" : "Q";
-        fb_add(b, 1,
-               "%s_rot[p, 2i] = %s[p, 2i]·cos a − %s[p, 2i+1]·sin a,  %s_rot[p, 2i+1] = %s[p, 2i]·sin a + "
-               "%s[p, 2i+1]·cos a",
-               name, name, name, name, name, name);
-        fb_add(b, 0, "   (a = angle[p, i])");
+        /* each pair (x, y) = (row[2i], row[2i+1]) of row p turned by its angle */
+        fb_add(b, 1, "(x, y) → (x·cos a − y·sin a, x·sin a + y·cos a)");
+        fb_add(b, 0, "   a = angle[p, i]");
         break;
     }
     }
