@@ -137,8 +137,6 @@ static const char *const required[] = {
     "kv-cache-xihuan-paobu",
     "mqa-xihuan-paobu",
     "sliding-window-xihuan-paobu",
-    "sinusoidal-xihuan-paobu",
-    "tiling-xihuan-paobu",
 };
 #define N_REQUIRED ((int)(sizeof required / sizeof required[0]))
 
@@ -1066,59 +1064,6 @@ static void test_sliding_window(void **state)
     unload(&L);
 }
 
-/* The sinusoidal encoding: PE's rows are sin p, cos p, sin(p/100),
- * cos(p/100); the two 我 differ in X_PE; and 喜欢 → 我 one apart scores
- * differently at the two places (with RoPE it would not). */
-static void test_sinusoidal(void **state)
-{
-    (void)state;
-    Loaded L;
-    load_id(&L, "sinusoidal-xihuan-paobu");
-    const AttnTrace *t = L.trace;
-    const AttnStep *pe = step(t, "PE"), *xp = step(t, "X_PE"), *s = step(t, "scores_1");
-    for (int p = 0; p < pe->rows; p++) {
-        assert_float_equal(at(pe, p, 0), sin(p), 1e-6);
-        assert_float_equal(at(pe, p, 1), cos(p), 1e-6);
-        assert_float_equal(at(pe, p, 2), sin(p / 100.0), 1e-6);
-        assert_float_equal(at(pe, p, 3), cos(p / 100.0), 1e-6);
-    }
-    assert_string_equal(L.lesson.tokens[0], "我");
-    assert_string_equal(L.lesson.tokens[4], "我");
-    assert_true(fabsf(at(xp, 0, 0) - at(xp, 4, 0)) > 0.5f);
-    assert_true(fabsf(at(s, 1, 0) - at(s, 5, 4)) > 1.0f);
-    unload(&L);
-}
-
-/* The tiled softmax: 喜欢's running maximum rises in block 2 (its largest
- * score, on 跑步, is there), its rescale factor is e^(m_old − m_new) < 1, the
- * first block's factors are 0, the last l is the softmax's denominator and
- * tiled_1 equals head_1. */
-static void test_tiling(void **state)
-{
-    (void)state;
-    Loaded L;
-    load_id(&L, "tiling-xihuan-paobu");
-    const AttnTrace *t = L.trace;
-    const AttnStep *m1 = step(t, "m_1@1"), *m2 = step(t, "m_1@2"), *r1 = step(t, "rescale_1@1");
-    const AttnStep *r2 = step(t, "rescale_1@2"), *l2 = step(t, "l_1@2"), *a = step(t, "scaled_1");
-    const AttnStep *tiled = step(t, "tiled_1"), *head = step(t, "head_1"), *w = step(t, "weights_1");
-    assert_string_equal(L.lesson.tokens[1], "喜欢");
-    assert_string_equal(L.lesson.tokens[2], "跑步");
-    assert_int_equal(L.lesson.cfg.tile, 2);
-    assert_true(at(m2, 1, 0) > at(m1, 1, 0));
-    assert_true(at(r2, 1, 0) < 0.1f);
-    assert_float_equal(at(r2, 1, 0), exp(at(m1, 1, 0) - at(m2, 1, 0)), 1e-6);
-    for (int i = 0; i < 4; i++) assert_true(at(r1, i, 0) == 0.0f);
-    /* 喜欢's largest weight is on 跑步 */
-    for (int j = 0; j < 4; j++) assert_true(j == 2 || at(w, 1, j) < at(w, 1, 2));
-    double sum = 0;
-    for (int j = 0; j < 4; j++) sum += exp(at(a, 1, j) - at(m2, 1, 0));
-    assert_float_equal(at(l2, 1, 0), sum, 1e-5);
-    for (int i = 0; i < 4; i++)
-        for (int d = 0; d < 2; d++) assert_float_equal(at(tiled, i, d), at(head, i, d), 1e-6);
-    unload(&L);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1146,8 +1091,6 @@ int main(void)
         cmocka_unit_test(test_kv_cache),
         cmocka_unit_test(test_mqa),
         cmocka_unit_test(test_sliding_window),
-        cmocka_unit_test(test_sinusoidal),
-        cmocka_unit_test(test_tiling),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     attn_shutdown();
