@@ -133,6 +133,18 @@ static void on_deadline(int sig)
     _exit(APP_RUNTIME);
 }
 
+/* Installs handler for sig until it is replaced: sigaction, since signal()
+ * under POSIX resets the handler at the first signal, and a second Ctrl-C
+ * then ended the export silently, without its line. */
+static void catch_signal(int sig, void (*handler)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, NULL);
+}
+
 /* SIGINT, SIGTERM, SIGHUP (the terminal closed): the export stops after
  * the frame being drawn and the files being written; if it has not ended
  * within a second, or at a second signal, the deadline ends it. */
@@ -402,20 +414,23 @@ int cmd_export(int argc, char **argv)
     opt.write_steps = dir != NULL;
     /* A file-size limit (ulimit -f) must be an error message, not a kill:
      * write() then fails with EFBIG and the temporary file is removed. */
-    signal(SIGXFSZ, SIG_IGN);
+    catch_signal(SIGXFSZ, SIG_IGN);
     /* Ctrl-C: finish the files being written, then stop, so that no
      * temporary file is left in the folder. */
     opt.cancel = &interrupted;
-    signal(SIGALRM, on_deadline);
-    signal(SIGINT, on_interrupt);
-    signal(SIGTERM, on_interrupt);
-    signal(SIGHUP, on_interrupt);
+    catch_signal(SIGALRM, on_deadline);
+    catch_signal(SIGINT, on_interrupt);
+    catch_signal(SIGTERM, on_interrupt);
+    catch_signal(SIGHUP, on_interrupt);
     ExportResult res;
     char err[EXPORT_ERR_MAX];
     int rc = export_lesson(&lesson, dir, &opt, &res, err, sizeof err);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
+    /* Stopped by a signal, the export is ending with its line: a further
+     * signal now must not end it before that line is written. */
+    void (*after)(int) = interrupted ? SIG_IGN : SIG_DFL;
+    catch_signal(SIGINT, after);
+    catch_signal(SIGTERM, after);
+    catch_signal(SIGHUP, after);
     struct itimerval off = {{0, 0}, {0, 0}};
     setitimer(ITIMER_REAL, &off, NULL);
     free(interrupted_line);
