@@ -1990,7 +1990,15 @@ char *lesson_quote(char *out, size_t outlen, const char *s, size_t max)
 int lesson_escape_char(const char *s, size_t n, char esc[LESSON_ESCAPE_MAX])
 {
     uint32_t cp;
-    int k = lesson_utf8_decode(s, &cp);
+    unsigned char c0 = (unsigned char)*s;
+    /* the bytes a character starting with c0 takes: decode only when the
+     * part holds them all, as it may not end in a NUL */
+    size_t need = c0 < 0x80                  ? 1
+                  : c0 >= 0xC2 && c0 <= 0xDF ? 2
+                  : c0 >= 0xE0 && c0 <= 0xEF ? 3
+                  : c0 >= 0xF0 && c0 <= 0xF4 ? 4
+                                             : 0;
+    int k = need && need <= n ? lesson_utf8_decode(s, &cp) : 0;
     esc[0] = '\0';
     if (k == 0 || (size_t)k > n) { /* not UTF-8, or a character the text ends inside */
         snprintf(esc, LESSON_ESCAPE_MAX, "\\x%02x", (unsigned char)*s);

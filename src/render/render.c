@@ -3144,7 +3144,12 @@ static int draw_step_panel(RenderCtx *rc, const View *v, const AttnTrace *t, int
         render_layout_add(rc, (LayoutBox){.rect = area, .within = area, .kind = LAYOUT_AREA, .what = "panel"});
     panel_items(P, rc, v, t, step, p);
     panel_animate(P, rc, v, p);
-    const float *before = t == view_trace(v) && step == v->step ? v->edit_before : NULL;
+    /* the numbers before an edit, of this step and this shape: a mode's
+     * trace may give the same step index another shape */
+    const float *before =
+        t == view_trace(v) && step == v->step && P->res->s->rows == v->edit_rows && P->res->s->cols == v->edit_cols
+            ? v->edit_before
+            : NULL;
     float *edit_vals = before && !P->res->vals ? edit_animate(v, P->res, before, &P->akey) : NULL;
     panel_layout(P, rc, v, t, f, area);
     render_within(rc, area, "operator");

@@ -234,6 +234,8 @@ int view_recompute(View *v, char *err, size_t errlen)
     if (before && s->rows == rows && s->cols == cols) {
         v->edit_before = before;
         v->edit_step = to;
+        v->edit_rows = rows;
+        v->edit_cols = cols;
         v->edit_t = 0.0;
     } else {
         free(before);

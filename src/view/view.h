@@ -169,6 +169,7 @@ typedef struct View {
      * then marks the cells that changed. */
     float *edit_before;
     int edit_step;
+    int edit_rows, edit_cols; /* the shape edit_before holds */
     /* Edit mode (src/view/editor.h): the cell cursor on an editable matrix
      * of the current step or its operands, and what is being typed. */
     int edit_mode;
