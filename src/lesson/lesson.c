@@ -1914,7 +1914,9 @@ size_t lesson_read_decimal(const char *s, double *out)
     return end == s + n ? n : 0;
 }
 
-int lesson_utf8_decode(const char *str, uint32_t *cp)
+/* The UTF-8 character among the first n bytes of str: its length, or 0
+ * when they do not start a whole, valid one. */
+static int utf8_decode_n(const char *str, size_t n, uint32_t *cp)
 {
     const unsigned char *s = (const unsigned char *)str;
     unsigned c = s[0];
@@ -1932,6 +1934,7 @@ int lesson_utf8_decode(const char *str, uint32_t *cp)
     } else {
         return 0;
     }
+    if ((size_t)need > n) return 0;
     for (int i = 1; i < need; i++) { /* a NUL is no continuation byte: a cut sequence stops here */
         if ((s[i] & 0xC0) != 0x80) return 0;
         v = (v << 6) | (s[i] & 0x3F);
@@ -1939,6 +1942,11 @@ int lesson_utf8_decode(const char *str, uint32_t *cp)
     if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
     *cp = v;
     return need;
+}
+
+int lesson_utf8_decode(const char *s, uint32_t *cp)
+{
+    return utf8_decode_n(s, SIZE_MAX, cp);
 }
 
 int lesson_is_control(uint32_t cp)
@@ -1990,17 +1998,9 @@ char *lesson_quote(char *out, size_t outlen, const char *s, size_t max)
 int lesson_escape_char(const char *s, size_t n, char esc[LESSON_ESCAPE_MAX])
 {
     uint32_t cp;
-    unsigned char c0 = (unsigned char)*s;
-    /* the bytes a character starting with c0 takes: decode only when the
-     * part holds them all, as it may not end in a NUL */
-    size_t need = c0 < 0x80                  ? 1
-                  : c0 >= 0xC2 && c0 <= 0xDF ? 2
-                  : c0 >= 0xE0 && c0 <= 0xEF ? 3
-                  : c0 >= 0xF0 && c0 <= 0xF4 ? 4
-                                             : 0;
-    int k = need && need <= n ? lesson_utf8_decode(s, &cp) : 0;
+    int k = utf8_decode_n(s, n, &cp); /* the part may not end in a NUL */
     esc[0] = '\0';
-    if (k == 0 || (size_t)k > n) { /* not UTF-8, or a character the text ends inside */
+    if (k == 0) { /* not UTF-8, or a character the part ends inside */
         snprintf(esc, LESSON_ESCAPE_MAX, "\\x%02x", (unsigned char)*s);
         return 1;
     }
