@@ -71,7 +71,7 @@ shot() { # shot NAME: a screenshot after the window has settled
     n=$((n + 1))
 }
 digest() { convert "$out/$1.png" rgb:- | md5sum | cut -d' ' -f1; }
-changed() { # changed BEFORE AFTER WHAT
+changed() { # changed BEFORE AFTER WHAT [WINDOW]: AFTER is taken again of WINDOW (default: the screen)
     # AFTER is taken again, every 0.25 s for up to 10 s, while it still
     # equals BEFORE: on a loaded machine the window can take longer than
     # shot's pause to draw what a key changed
@@ -81,7 +81,7 @@ changed() { # changed BEFORE AFTER WHAT
     for _ in $(seq 1 40); do
         [ "$before" != "$after" ] && break
         sleep 0.25
-        import -window root "$out/$2.png" || fail "import failed"
+        import -window "${4:-root}" "$out/$2.png" || fail "import failed"
         after=$(digest "$2")
     done
     [ "$before" != "$after" ] || fail "$3: the window did not change within 10 s ($1.png = $2.png)"
